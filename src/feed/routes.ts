@@ -1,0 +1,45 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { HttpProblem, problemResponses } from '../http/problem.js'
+import { methodNotAllowed } from '../http/method-not-allowed.js'
+import type { PlantStore } from '../store/plant-store.js'
+import { ChangePage, ChangesQuery, EventsHeaders, EventsQuery } from './schemas.js'
+import { streamChanges } from './event-stream.js'
+
+const tags = ['plant']
+
+/** The change feed: a catch-up page endpoint and a live Server-Sent Events stream over the same log. */
+export const changeRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = async (app, { store }) => {
+  app.get('/v3/plant/changes', {
+    schema: {
+      operationId: 'list-plant-changes',
+      tags,
+      summary: 'Changes after a sequence number, oldest first (410 when that point is older than the retention)',
+      querystring: ChangesQuery,
+      response: { 200: ChangePage, ...problemResponses(400, 410, 429, 503) }
+    }
+  }, async (request) => store.changes(request.query.after ?? 0, request.query.limit))
+
+  app.get('/v3/plant/events', {
+    schema: {
+      operationId: 'stream-plant-events',
+      tags,
+      summary: 'The change feed as Server-Sent Events: `id` is the sequence, `event` the kind, `data` the change',
+      querystring: EventsQuery,
+      headers: EventsHeaders,
+      response: {
+        200: { description: 'An endless text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        ...problemResponses(400, 410, 429, 503)
+      }
+    }
+  }, async (request, reply) => {
+    const lastEventId = request.headers['last-event-id']
+    const after = lastEventId !== undefined ? Number(lastEventId) : request.query.after ?? 0
+    if (!Number.isSafeInteger(after)) throw new HttpProblem(400, 'invalid-input', 'Last-Event-ID is too large')
+    await store.changes(after, 1) // 410 or 503 now, while a problem body can still be sent
+    reply.hijack()
+    streamChanges(request, reply, store, after)
+  })
+
+  methodNotAllowed(app, '/v3/plant/changes', ['GET'])
+  methodNotAllowed(app, '/v3/plant/events', ['GET'])
+}

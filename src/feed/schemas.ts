@@ -1,0 +1,32 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Plant } from '../plants/schemas.js'
+
+const Seq = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
+
+export const Change = Type.Object({
+  seq: Type.Integer({ minimum: 1, description: 'Position in the feed: increasing, without gaps in what a client is sent.' }),
+  kind: Type.Unsafe<'created' | 'updated' | 'deleted'>({ type: 'string', enum: ['created', 'updated', 'deleted'] }),
+  id: Type.Integer({ minimum: 1 }),
+  version: Type.Integer({ minimum: 1 }),
+  plant: Type.Union([Plant, Type.Null()], { description: 'The record after the change; null for a delete.' })
+})
+
+export const ChangePage = Type.Object({
+  items: Type.Array(Change),
+  next: Type.Integer({ minimum: 0, description: 'The `after` to send for the following page.' })
+})
+
+export const ChangesQuery = Type.Object({
+  after: Type.Optional({ ...Seq, default: 0, description: 'The last sequence number the client has; 0 for the beginning.' }),
+  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 })
+}, { additionalProperties: false })
+
+export const EventsQuery = Type.Object({
+  after: Type.Optional({ ...Seq, description: 'Resume after this sequence number (Last-Event-ID takes precedence).' })
+}, { additionalProperties: false })
+
+export const EventsHeaders = Type.Object({
+  'last-event-id': Type.Optional(Type.String({ pattern: '^[0-9]{1,16}$', description: 'Resume after this sequence number.' }))
+})
+
+export type ChangesQuery = Static<typeof ChangesQuery>

@@ -1,0 +1,97 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  FeedGone, IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch
+} from '../store/plant-store.js'
+import { HttpProblem, problemBody, type FieldError } from './problem.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Status for invalid input on this route (the seed's POST says 405; everything else 400). */
+    invalidStatus?: number
+    /** The methods the route's path serves, for the Allow header of a 405. */
+    allow?: string
+    /** The body names the resource by `id`: a bad id is "Invalid ID supplied", checked before other fields. */
+    idInBody?: boolean
+  }
+}
+
+interface AjvError { instancePath: string, keyword: string, message?: string, params: Record<string, unknown> }
+
+/** One place turns every error into the contract's body: 4xx detail shown, 5xx detail logged only. */
+export function registerErrorHandler (app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const problem = toProblem(error, request)
+    if (problem.status >= 500 && problem.code !== 'storage-unavailable') {
+      request.log.error({ err: error }, 'request failed')
+    } else if (problem.status >= 500) {
+      request.log.warn({ err: error.cause ?? error }, 'storage unavailable')
+    }
+    return sendProblem(reply, problem)
+  })
+
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, new HttpProblem(404, 'route-not-found', `No route for ${request.method} ${request.url.split('?')[0]}`)))
+}
+
+export function sendProblem (reply: FastifyReply, problem: HttpProblem): FastifyReply {
+  const status = problem.status
+  const message = status >= 500 && problem.code === 'internal' ? undefined : problem.message
+  reply.code(status).headers(problem.headers).header('cache-control', 'no-store')
+  if (status === 405 && !problem.headers.allow) reply.header('allow', reply.request.routeOptions.config.allow ?? '')
+  return reply.send(problemBody(status, problem.code, reply.request.id, message, problem.errors))
+}
+
+function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
+  if (error instanceof HttpProblem) return error
+  const config = request.routeOptions.config ?? {}
+  const invalidStatus = config.invalidStatus ?? 400
+  if (error.validation) return validationProblem(error.validation as AjvError[], error.validationContext, invalidStatus, config.idInBody === true)
+  if (error instanceof PlantNotFound) return new HttpProblem(404, 'not-found')
+  if (error instanceof VersionMismatch) return new HttpProblem(412, 'precondition-failed', 'If-Match does not match the current ETag of the plant')
+  if (error instanceof IdempotencyKeyReused) return new HttpProblem(422, 'idempotency-key-reused', 'This Idempotency-Key was used with a different request body')
+  if (error instanceof FeedGone) return new HttpProblem(410, 'gone', 'Changes after that sequence are no longer kept; reload the list and follow the feed from its head')
+  if (error instanceof StorageUnavailable) return new HttpProblem(503, 'storage-unavailable', 'Storage is unavailable; retry shortly', undefined, { 'retry-after': '1' })
+  const code = error.code ?? ''
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new HttpProblem(413, 'payload-too-large', 'The request body is larger than 64 KiB')
+  if (code.startsWith('FST_ERR_CTP_') || (error instanceof SyntaxError && error.statusCode === 400)) {
+    return new HttpProblem(invalidStatus, 'invalid-input', bodyMessage(code, error.message))
+  }
+  const status = error.statusCode ?? 500
+  if (status >= 400 && status < 500) return new HttpProblem(status, status === 429 ? 'too-many-requests' : 'invalid-input', error.message)
+  if (status === 503) return new HttpProblem(503, 'shutting-down', error.message, undefined, { 'retry-after': '1' })
+  return new HttpProblem(500, 'internal')
+}
+
+function bodyMessage (code: string, message: string): string {
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return 'The body must be sent as Content-Type: application/json'
+  if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return 'The body must be a JSON object, not empty'
+  if (code === 'FST_ERR_CTP_INVALID_JSON_BODY') return 'The body is not valid JSON, or holds a forbidden __proto__ or constructor.prototype member'
+  return `The body could not be read: ${message}`
+}
+
+function validationProblem (errors: AjvError[], context: string | undefined, invalidStatus: number, idInBody: boolean): HttpProblem {
+  const fields = errors.map(fieldError)
+  if (context === 'params') return new HttpProblem(400, 'invalid-id', `${fields[0].path} ${fields[0].message}`, fields)
+  const where = context === 'body' ? '' : `${context} `
+  const detail = fields.map((f) => `${where}${f.path || '(body)'} ${f.message}`).join('; ')
+  if (context === 'body' && idInBody) {
+    const notAnObject = fields.some((f) => f.path === '')
+    const idErrors = fields.filter((f) => f.path === '/id')
+    // PUT checks the id before the other fields: a bad id is all the client hears about.
+    if (!notAnObject && idErrors.length > 0) {
+      return new HttpProblem(400, 'invalid-id', idErrors.map((f) => `/id ${f.message}`).join('; '), idErrors)
+    }
+  }
+  return new HttpProblem(invalidStatus, 'invalid-input', detail, fields)
+}
+
+function fieldError (e: AjvError): FieldError {
+  if (e.keyword === 'required') return { path: `${e.instancePath}/${String(e.params.missingProperty)}`, message: 'is required' }
+  if (e.keyword === 'additionalProperties') {
+    return { path: `${e.instancePath}/${escapePointer(String(e.params.additionalProperty))}`, message: 'is not a known field' }
+  }
+  if (e.keyword === 'pattern' && e.instancePath.endsWith('/name')) return { path: e.instancePath, message: 'must not be only white space' }
+  return { path: e.instancePath, message: e.message ?? 'is invalid' }
+}
+
+const escapePointer = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1')

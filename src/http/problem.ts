@@ -1,0 +1,75 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+// The one error body of the contract (RFC 9457 members plus `errors` and `requestId`).
+export const Problem = Type.Object({
+  type: Type.String({ description: 'A URI reference naming the kind of problem; its last segment is the stable code.' }),
+  title: Type.String(),
+  status: Type.Integer(),
+  detail: Type.Optional(Type.String()),
+  errors: Type.Optional(Type.Array(Type.Object({
+    path: Type.String({ description: 'JSON pointer to the offending member of the request part.' }),
+    message: Type.String()
+  }))),
+  requestId: Type.String()
+}, { description: 'Problem details (RFC 9457), served as application/json.' })
+export type Problem = Static<typeof Problem>
+export type FieldError = { path: string, message: string }
+
+const TITLES = {
+  'invalid-input': 'Invalid input',
+  'invalid-id': 'Invalid ID supplied',
+  'not-found': 'Plant not found',
+  'route-not-found': 'Not found',
+  'method-not-allowed': 'Method not allowed',
+  'precondition-failed': 'Precondition failed',
+  'idempotency-key-reused': 'Idempotency key reused with a different body',
+  'payload-too-large': 'Payload too large',
+  unauthorized: 'Unauthorized',
+  'too-many-requests': 'Too many requests',
+  gone: 'Gone',
+  'storage-unavailable': 'Storage unavailable',
+  'shutting-down': 'Service shutting down',
+  internal: 'Internal server error'
+} as const
+export type ProblemCode = keyof typeof TITLES
+
+/** An error the client can act on: a status, a stable code, and what to say. */
+export class HttpProblem extends Error {
+  constructor (
+    readonly status: number,
+    readonly code: ProblemCode,
+    detail?: string,
+    readonly errors?: FieldError[],
+    readonly headers: Record<string, string> = {}
+  ) {
+    super(detail ?? TITLES[code])
+  }
+}
+
+export function problemBody (status: number, code: ProblemCode, requestId: string, detail?: string, errors?: FieldError[]): Problem {
+  const body: Problem = { type: `/v3/problems/${code}`, title: TITLES[code], status, requestId }
+  if (detail !== undefined) body.detail = detail
+  if (errors !== undefined && errors.length > 0) body.errors = errors
+  return body
+}
+
+const DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid input',
+  401: 'Missing or unknown API key (writes only, when keys are configured)',
+  404: 'Plant not found',
+  405: 'Invalid input',
+  410: 'That point of the feed is older than the retention',
+  412: 'If-Match does not match the current ETag',
+  413: 'Body larger than 64 KiB',
+  422: 'Idempotency-Key reused with a different body',
+  429: 'Rate limit exceeded (see Retry-After)',
+  503: 'Storage unavailable or shutting down (see Retry-After)'
+}
+
+/** Response schemas for error statuses: a status, or [status, description] to name the route's meaning. */
+export function problemResponses (...statuses: Array<number | [number, string]>): Record<number, typeof Problem> {
+  return Object.fromEntries(statuses.map((s) => {
+    const [status, description] = Array.isArray(s) ? s : [s, DESCRIPTIONS[s]]
+    return [status, { ...Problem, description }]
+  }))
+}

@@ -1,0 +1,13 @@
+import { Ajv, type Options } from 'ajv'
+import type { FastifyInstance } from 'fastify'
+
+/**
+ * Bodies are validated strictly: no type coercion and nothing silently removed, so `"12"` is not
+ * a number and a misspelt member is an error. Path, query and headers arrive as text and are coerced.
+ */
+export function registerValidators (app: FastifyInstance): void {
+  const common: Options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false }
+  const body = new Ajv({ ...common, coerceTypes: false })
+  const text = new Ajv({ ...common, coerceTypes: 'array' })
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema))
+}

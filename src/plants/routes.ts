@@ -1,0 +1,127 @@
+import { createHash } from 'node:crypto'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { FastifyReply } from 'fastify'
+import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
+import { allowHeader, methodNotAllowed } from '../http/method-not-allowed.js'
+import { problemResponses } from '../http/problem.js'
+import { PlantNotFound, type PlantStore, type StoredPlant } from '../store/plant-store.js'
+import { decodeCursor, encodeCursor } from './cursor.js'
+import {
+  IdParams, ListQuery, NewPlant, Plant, PlantPage, PlantUpdate, ReadHeaders, UpdateHeaders, WriteHeaders, type PlantFields
+} from './schemas.js'
+
+const COLLECTION_ALLOW = allowHeader(['GET', 'POST', 'PUT'])
+const tags = ['plant']
+
+const toRecord = ({ id, name, category, tags, status }: StoredPlant): Plant => ({ id, name, category, tags, status })
+
+function sendPlant (reply: FastifyReply, plant: StoredPlant): Plant {
+  reply.header('etag', etagOf(plant)).header('location', `/v3/plant/${plant.id}`)
+  return toRecord(plant)
+}
+
+export const plantRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = async (app, { store }) => {
+  app.post('/v3/plant', {
+    schema: {
+      operationId: 'add-plant',
+      tags,
+      summary: 'Add a new plant',
+      body: NewPlant,
+      headers: WriteHeaders,
+      response: {
+        200: { ...Plant, description: 'Plant successfully added' },
+        ...problemResponses(401, 405, 413, 422, 429, 503)
+      }
+    },
+    config: { invalidStatus: 405, allow: COLLECTION_ALLOW }
+  }, async (request, reply) => {
+    const key = request.headers['idempotency-key']
+    const fields = request.body as PlantFields
+    const claim = key === undefined
+      ? undefined
+      : { key, requestHash: createHash('sha256').update(JSON.stringify(fields)).digest('base64url') }
+    const { plant } = await store.create(fields, claim)
+    reply.header('cache-control', 'no-store')
+    return sendPlant(reply, plant)
+  })
+
+  app.put('/v3/plant', {
+    schema: {
+      operationId: 'update-plant',
+      tags,
+      summary: 'Update an existing plant (named by id in the body; the whole plant is replaced)',
+      body: PlantUpdate,
+      headers: UpdateHeaders,
+      response: {
+        200: { ...Plant, description: 'Plant successfully updated' },
+        ...problemResponses([400, 'Invalid ID supplied, or invalid input'], 401, 404, 412, 413, 429, 503)
+      }
+    },
+    config: { allow: COLLECTION_ALLOW, idInBody: true }
+  }, async (request, reply) => {
+    const { id, ...fields } = request.body as PlantUpdate & PlantFields
+    const plant = await store.update(id, fields, ifMatchVersions(request.headers['if-match'], id))
+    reply.header('cache-control', 'no-store')
+    return sendPlant(reply, plant)
+  })
+
+  app.get('/v3/plant', {
+    schema: {
+      operationId: 'list-plants',
+      tags,
+      summary: 'List plants in id order, filtered, one keyset page at a time',
+      querystring: ListQuery,
+      response: { 200: PlantPage, ...problemResponses(400, 429, 503) }
+    },
+    config: { allow: COLLECTION_ALLOW }
+  }, async (request) => {
+    const { status, category, tag, limit, cursor } = request.query
+    const plants = await store.list({ status, category, tags: tag, afterId: decodeCursor(cursor), limit: limit + 1 })
+    const more = plants.length > limit
+    const items = more ? plants.slice(0, limit) : plants
+    return { items: items.map(toRecord), nextCursor: more ? encodeCursor(items[items.length - 1].id) : null }
+  })
+
+  methodNotAllowed(app, '/v3/plant', ['GET', 'POST', 'PUT'])
+
+  app.get('/v3/plant/:id', {
+    schema: {
+      operationId: 'get-plant',
+      tags,
+      summary: 'Find a plant by id',
+      params: IdParams,
+      headers: ReadHeaders,
+      response: {
+        200: { ...Plant, description: 'The plant, with its ETag' },
+        304: Type.Null({ description: 'Not modified: the plant still has the ETag in If-None-Match' }),
+        ...problemResponses([400, 'Invalid ID supplied'], 404, 429, 503)
+      }
+    }
+  }, async (request, reply) => {
+    const plant = await store.get(request.params.id)
+    if (!plant) throw new PlantNotFound()
+    const etag = etagOf(plant)
+    reply.header('etag', etag)
+    if (ifNoneMatchHits(request.headers['if-none-match'], etag)) return reply.code(304).send(null)
+    return toRecord(plant)
+  })
+
+  app.delete('/v3/plant/:id', {
+    schema: {
+      operationId: 'delete-plant',
+      tags,
+      summary: 'Delete a plant (its id is never reused)',
+      params: IdParams,
+      response: {
+        204: Type.Null({ description: 'Deleted' }),
+        ...problemResponses([400, 'Invalid ID supplied'], 401, 404, 429, 503)
+      }
+    }
+  }, async (request, reply) => {
+    await store.remove(request.params.id)
+    return reply.code(204).header('cache-control', 'no-store').send(null)
+  })
+
+  methodNotAllowed(app, '/v3/plant/:id', ['GET', 'DELETE'])
+}

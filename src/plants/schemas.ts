@@ -1,0 +1,74 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+// The plant resource: these schemas validate requests, type the code, serialise responses
+// and generate the OpenAPI document. Nothing about a plant's shape is written anywhere else.
+
+export const STATUSES = ['available', 'pending', 'sold'] as const
+export type PlantStatus = typeof STATUSES[number]
+
+const Status = Type.Unsafe<PlantStatus>({ type: 'string', enum: [...STATUSES], description: 'Sale status of the plant.' })
+export const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Server-assigned identifier; increasing, never reused.' })
+const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'Name of the plant: 1–200 characters, not only white space.' })
+const Category = Type.Unsafe<string | null>({ type: ['string', 'null'], minLength: 1, maxLength: 100, description: 'Free-form category, 1–100 characters, or null.' })
+const Tag = Type.String({ minLength: 1, maxLength: 50 })
+const Tags = Type.Array(Tag, { maxItems: 20, uniqueItems: true, description: 'Up to 20 distinct labels, each 1–50 characters.' })
+
+// The fields a client sends; absent optional fields take the defaults (PUT replaces the whole plant).
+const fields = {
+  name: Name,
+  category: Type.Optional({ ...Category, default: null }),
+  tags: Type.Optional({ ...Tags, default: [] }),
+  status: Type.Optional({ ...Status, default: 'available' })
+}
+
+export const NewPlant = Type.Object(fields, {
+  additionalProperties: false,
+  description: 'Details of the plant to add. Unknown members (an id included) are invalid input.'
+})
+export const PlantUpdate = Type.Object({ id: Id, ...fields }, {
+  additionalProperties: false,
+  description: 'Updated details of the plant, named by id. Omitted optional fields take their defaults.'
+})
+
+export const Plant = Type.Object({
+  id: Id,
+  name: Type.String(),
+  category: Type.Union([Type.String(), Type.Null()]),
+  tags: Type.Array(Type.String()),
+  status: Type.String({ description: 'Status of the plant (the seed does not restrict the response to the enumeration).' })
+}, { description: 'A stored plant.' })
+
+export type NewPlant = Static<typeof NewPlant>
+/** A plant's fields once validated and defaulted. */
+export type PlantFields = Required<NewPlant>
+export type PlantUpdate = Static<typeof PlantUpdate>
+export type Plant = Static<typeof Plant>
+
+export const PlantPage = Type.Object({
+  items: Type.Array(Plant),
+  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' })
+})
+
+export const ListQuery = Type.Object({
+  status: Type.Optional(Status),
+  tag: Type.Optional(Type.Array(Tag, { maxItems: 20, description: 'Repeat to require every tag given.' })),
+  category: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
+  cursor: Type.Optional(Type.String({ maxLength: 64, description: 'The nextCursor of the previous page.' }))
+}, { additionalProperties: false })
+export type ListQuery = Static<typeof ListQuery>
+
+export const IdParams = Type.Object({ id: Id })
+
+export const WriteHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({
+    pattern: '^[\\x21-\\x7E]{1,255}$',
+    description: 'A retry with the same key and body returns the first response and creates nothing (keys kept 24 h).'
+  }))
+})
+export const UpdateHeaders = Type.Object({
+  'if-match': Type.Optional(Type.String({ description: 'Apply only if the plant still has this ETag (else 412).' }))
+})
+export const ReadHeaders = Type.Object({
+  'if-none-match': Type.Optional(Type.String({ description: 'Answer 304 if the plant still has this ETag.' }))
+})

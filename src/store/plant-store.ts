@@ -1,0 +1,63 @@
+import type { Plant, PlantFields, PlantStatus } from '../plants/schemas.js'
+
+// The storage boundary: routes speak to this interface only; one implementation per engine.
+
+/** A plant as stored: the record plus the version its ETag is made from. */
+export interface StoredPlant extends Plant { version: number }
+
+export interface IdempotencyClaim {
+  key: string
+  /** A hash of the request body: the same key with another body is refused. */
+  requestHash: string
+}
+
+export interface CreateResult {
+  plant: StoredPlant
+  /** True when an earlier request with the same Idempotency-Key created the plant. */
+  replayed: boolean
+}
+
+export interface ListFilter {
+  status?: PlantStatus
+  category?: string
+  tags?: string[]
+  afterId: number
+  limit: number
+}
+
+export type ChangeKind = 'created' | 'updated' | 'deleted'
+export interface Change {
+  seq: number
+  kind: ChangeKind
+  id: number
+  version: number
+  plant: Plant | null
+}
+export interface ChangePage { items: Change[], next: number }
+
+export interface PlantStore {
+  readonly engine: 'sqlite' | 'postgres'
+  create (fields: PlantFields, idempotency?: IdempotencyClaim): Promise<CreateResult>
+  /** Replaces the plant's fields. `expectedVersions` (from If-Match) makes the update conditional. */
+  update (id: number, fields: PlantFields, expectedVersions?: number[]): Promise<StoredPlant>
+  remove (id: number): Promise<void>
+  get (id: number): Promise<StoredPlant | undefined>
+  /** Up to `limit` plants with id > afterId matching every filter, in id order. */
+  list (filter: ListFilter): Promise<StoredPlant[]>
+  /** Changes with seq > after, oldest first. Throws FeedGone when `after` precedes the retention. */
+  changes (after: number, limit: number): Promise<ChangePage>
+  /** Calls `listener` after changes commit (through any instance sharing the storage). */
+  onCommit (listener: () => void): () => void
+  /** Throws StorageUnavailable when the storage cannot be reached. */
+  ping (): Promise<void>
+  close (): Promise<void>
+}
+
+export class PlantNotFound extends Error {}
+export class VersionMismatch extends Error {}
+export class IdempotencyKeyReused extends Error {}
+export class FeedGone extends Error {}
+/** The storage cannot take or answer the request now (down, busy, disk full); worth a retry. */
+export class StorageUnavailable extends Error {
+  constructor (message: string, readonly cause?: unknown) { super(message) }
+}

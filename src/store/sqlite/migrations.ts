@@ -1,0 +1,60 @@
+import type Database from 'better-sqlite3'
+
+// Versioned by PRAGMA user_version; each step runs in its own transaction. Append, never edit.
+const MIGRATIONS: string[] = [
+  `
+  -- AUTOINCREMENT: an id is never handed out again, not even after the highest plant is deleted.
+  CREATE TABLE plants (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL,
+    category TEXT,
+    tags TEXT NOT NULL,
+    status TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX plants_status ON plants (status, id);
+  CREATE INDEX plants_category ON plants (category, id);
+  -- One row per tag so a tag filter walks an index instead of the catalogue.
+  CREATE TABLE plant_tags (
+    tag TEXT NOT NULL,
+    plant_id INTEGER NOT NULL,
+    PRIMARY KEY (tag, plant_id)
+  ) STRICT, WITHOUT ROWID;
+  CREATE TABLE idempotency_keys (
+    key TEXT PRIMARY KEY,
+    request_hash TEXT NOT NULL,
+    plant_id INTEGER NOT NULL,
+    response TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+  -- The change feed's outbox: written in the same transaction as the change it records.
+  CREATE TABLE changes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    plant_id INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    plant TEXT,
+    at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX changes_at ON changes (at);
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT;
+  INSERT INTO meta (key, value) VALUES ('feed_floor', 0);
+  `
+]
+
+export function migrate (db: Database.Database): void {
+  // BEGIN IMMEDIATE takes the write lock first, so processes starting together apply each step once.
+  for (;;) {
+    const step = db.transaction(() => {
+      const current = db.pragma('user_version', { simple: true }) as number
+      if (current >= MIGRATIONS.length) return false
+      db.exec(MIGRATIONS[current])
+      db.pragma(`user_version = ${current + 1}`)
+      return true
+    })
+    if (!step.immediate()) return
+  }
+}
