@@ -1,0 +1,37 @@
+import type { TestContext } from 'node:test'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import { buildApp } from '../../src/app.js'
+import { testConfig, type Config } from '../../src/config.js'
+import type { Engine, StoreOptions } from './engines.js'
+import { OpenApiCheck } from './openapi-check.js'
+
+export interface TestApp {
+  app: FastifyInstance
+  /** inject, with every response checked against the served OpenAPI document. */
+  request (options: InjectOptions): Promise<LightMyRequestResponse>
+  /** Adds a plant and returns its record. */
+  add (plant?: Record<string, unknown>): Promise<Record<string, any>>
+}
+
+/** A service on a fresh, empty store of `engine`, closed when the test ends. */
+export async function build (t: TestContext, engine: Engine, config: Partial<Config> = {}, storeOptions: StoreOptions = {}): Promise<TestApp> {
+  const store = await engine.open(storeOptions)
+  const app = await buildApp(testConfig(config), { store })
+  t.after(async () => {
+    await app.close()
+    await store.close()
+  })
+  const doc = (await app.inject({ method: 'GET', url: '/v3/openapi.json' })).json()
+  const openapi = new OpenApiCheck(doc)
+  const request = async (options: InjectOptions): Promise<LightMyRequestResponse> => {
+    const res = await app.inject(options)
+    openapi.check(options.method ?? 'GET', String(options.url), res.statusCode, res.headers['content-type'] as string | undefined, res.body)
+    return res
+  }
+  const add = async (plant: Record<string, unknown> = { name: 'Monstera' }): Promise<Record<string, any>> => {
+    const res = await request({ method: 'POST', url: '/v3/plant', payload: plant })
+    if (res.statusCode !== 200) throw new Error(`add failed: ${res.statusCode} ${res.body}`)
+    return res.json()
+  }
+  return { app, request, add }
+}

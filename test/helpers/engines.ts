@@ -1,0 +1,25 @@
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-plant-store.js'
+import type { PlantStore } from '../../src/store/plant-store.js'
+import { postgresEngine } from './postgres-engine.js'
+
+// Every HTTP test runs once per engine. SQLite always; PostgreSQL when TEST_DATABASE_URL is set.
+
+export interface StoreOptions { feedRetentionMs?: number, now?: () => number }
+
+export interface Engine {
+  name: 'sqlite' | 'postgres'
+  /** A reason to skip this engine's tests, printed by the runner; false to run them. */
+  skip: string | false
+  /** A fresh, empty, migrated store of its own. */
+  open (options?: StoreOptions): Promise<PlantStore>
+}
+
+const DAY = 86_400_000
+
+export const sqliteEngine: Engine = {
+  name: 'sqlite',
+  skip: false,
+  open: async (options = {}) => openSqliteStore({ dataDir: ':memory:', feedRetentionMs: options.feedRetentionMs ?? 7 * DAY, now: options.now })
+}
+
+export const ENGINES: Engine[] = [sqliteEngine, postgresEngine]

@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import type { ValidateFunction } from 'ajv'
+
+interface Doc { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>> }
+
+/**
+ * Checks responses against the served OpenAPI document: the status must be declared for the
+ * operation and a JSON body must validate against its schema, so the document cannot drift.
+ */
+export class OpenApiCheck {
+  private readonly ajv = new Ajv2020({ strict: false, allErrors: true })
+  private readonly validators = new Map<string, ValidateFunction>()
+  private readonly routes: Array<{ template: string, pattern: RegExp }>
+  checked = 0
+
+  constructor (private readonly doc: Doc) {
+    this.routes = Object.keys(doc.paths).map((template) => ({
+      template,
+      pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`)
+    }))
+  }
+
+  check (method: string, url: string, status: number, contentType: string | undefined, body: string): void {
+    const path = url.split('?')[0]
+    const route = this.routes.find((r) => r.pattern.test(path))
+    const operation = route && this.doc.paths[route.template][method.toLowerCase()]
+    const where = `${method} ${path} → ${status}`
+    if (!operation) {
+      // Undocumented method or path: only the generic 404 / 405 problem is allowed.
+      assert.ok(status === 404 || status === 405, `${where}: undocumented operation answered ${status}`)
+      this.validate('#/problem', this.anyProblemSchema(), JSON.parse(body), where)
+      this.checked++
+      return
+    }
+    const declared = operation.responses[String(status)]
+    assert.ok(declared, `${where}: status ${status} is not declared in the OpenAPI document`)
+    if (method === 'HEAD' || status === 204 || status === 304) return
+    const json = declared.content?.['application/json']
+    if (json) {
+      assert.match(contentType ?? '', /^application\/json/, `${where}: content-type ${contentType}`)
+      this.validate(`${route!.template} ${method} ${status}`, json.schema, JSON.parse(body), where)
+    }
+    this.checked++
+  }
+
+  private validate (key: string, schema: object, value: unknown, where: string): void {
+    let validate = this.validators.get(key)
+    if (!validate) {
+      validate = this.ajv.compile(schema)
+      this.validators.set(key, validate)
+    }
+    assert.ok(validate(value), `${where}: body does not match the document: ${this.ajv.errorsText(validate.errors)}\n${JSON.stringify(value)}`)
+  }
+
+  private anyProblemSchema (): object {
+    return this.doc.paths['/v3/plant'].post.responses['405'].content!['application/json'].schema
+  }
+}
