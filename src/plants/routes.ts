@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
 import { allowHeader, methodNotAllowed } from '../http/method-not-allowed.js'
-import { problemResponses } from '../http/problem.js'
+import { HttpProblem, problemResponses } from '../http/problem.js'
 import { PlantNotFound, type PlantStore, type StoredPlant } from '../store/plant-store.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
 import {
@@ -12,6 +12,13 @@ import {
 } from './schemas.js'
 
 const COLLECTION_ALLOW = allowHeader(['GET', 'POST', 'PUT'])
+// Path ids must be written canonically: the text coercion would otherwise read "1e3" or "0x10" as numbers.
+const CANONICAL_ID = /^[1-9][0-9]{0,15}$/
+async function canonicalId (request: FastifyRequest): Promise<void> {
+  if (!CANONICAL_ID.test((request.params as { id: string }).id)) {
+    throw new HttpProblem(400, 'invalid-id', '/id must be a positive integer written in decimal digits', [{ path: '/id', message: 'must be a positive integer' }])
+  }
+}
 const tags = ['plant']
 
 const toRecord = ({ id, name, category, tags, status }: StoredPlant): Plant => ({ id, name, category, tags, status })
@@ -86,6 +93,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = asy
   methodNotAllowed(app, '/v3/plant', ['GET', 'POST', 'PUT'])
 
   app.get('/v3/plant/:id', {
+    preValidation: canonicalId,
     schema: {
       operationId: 'get-plant',
       tags,
@@ -108,6 +116,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = asy
   })
 
   app.delete('/v3/plant/:id', {
+    preValidation: canonicalId,
     schema: {
       operationId: 'delete-plant',
       tags,

@@ -15,7 +15,8 @@ export class OpenApiCheck {
   checked = 0
 
   constructor (private readonly doc: Doc) {
-    this.routes = Object.keys(doc.paths).map((template) => ({
+    // Static paths first, as the router matches them: /v3/plant/changes is not /v3/plant/{id}.
+    this.routes = Object.keys(doc.paths).sort((a, b) => Number(a.includes('{')) - Number(b.includes('{'))).map((template) => ({
       template,
       pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`)
     }))
@@ -24,7 +25,7 @@ export class OpenApiCheck {
   check (method: string, url: string, status: number, contentType: string | undefined, body: string): void {
     const path = url.split('?')[0]
     const route = this.routes.find((r) => r.pattern.test(path))
-    const operation = route && this.doc.paths[route.template][method.toLowerCase()]
+    const operation = route && this.doc.paths[route.template][method === 'HEAD' ? 'get' : method.toLowerCase()]
     const where = `${method} ${path} → ${status}`
     if (!operation) {
       // Undocumented method or path: only the generic 404 / 405 problem is allowed.
