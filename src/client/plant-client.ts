@@ -1,0 +1,48 @@
+import createClient, { type Client } from 'openapi-fetch'
+import type { operations, paths } from './openapi.js'
+
+// A typed client for the catalogue: the paths and bodies come from the generated `openapi.ts`,
+// so a request or response that drifts from the served document fails to compile.
+
+export type { operations, paths } from './openapi.js'
+
+type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never
+
+/** A stored plant, as the API answers it. */
+export type Plant = Json<operations['get-plant']['responses'][200]>
+/** The body of add-plant. */
+export type NewPlant = operations['add-plant']['requestBody']['content']['application/json']
+/** The body of update-plant (the whole plant, named by id). */
+export type PlantUpdate = operations['update-plant']['requestBody']['content']['application/json']
+/** A page of list-plants. */
+export type PlantPage = Json<operations['list-plants']['responses'][200]>
+/** The one error body of the API (problem details). */
+export type Problem = Json<operations['add-plant']['responses'][405]>
+
+export type PlantClient = Client<paths>
+
+export interface PlantClientOptions {
+  /** The service's origin, e.g. `http://127.0.0.1:8080` (paths in the document already start with /v3). */
+  baseUrl: string
+  /** Sent as `Authorization: Bearer <key>` when the service requires keys for writes. */
+  apiKey?: string
+  /** Replaces globalThis.fetch (tests, proxies, retries). */
+  fetch?: (input: Request) => Promise<Response>
+  headers?: Record<string, string>
+}
+
+export function createPlantClient (options: PlantClientOptions): PlantClient {
+  const headers: Record<string, string> = { ...options.headers }
+  if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`
+  return createClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    headers,
+    ...(options.fetch ? { fetch: options.fetch } : {})
+  })
+}
+
+/** A one-line description of a failed call, for messages to a person. */
+export function describeProblem (status: number, problem: Partial<Problem> | undefined): string {
+  const detail = problem?.detail ?? problem?.title
+  return detail ? `${status} ${detail}` : `HTTP ${status}`
+}

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { createPlantClient, describeProblem, type Plant } from '../src/client/plant-client.js'
+import { listenOn } from '../scripts/lib/listening-service.js'
+import { servedDocument } from '../scripts/openapi-document.js'
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace']
+
+test('the typed client drives every documented operation against a listening service, error statuses included', async (t) => {
+  const service = await listenOn(':memory:')
+  t.after(() => service.close())
+  const exercised = new Set<string>()
+  const client = createPlantClient({ baseUrl: service.url })
+  client.use({ onRequest: ({ request, schemaPath }) => { exercised.add(`${request.method} ${schemaPath}`) } })
+
+  // health and ready
+  assert.deepEqual((await client.GET('/healthz')).data, { status: 'ok' })
+  assert.deepEqual((await client.GET('/readyz')).data, { status: 'ready' })
+
+  // add-plant: 200 with Location and ETag, defaults applied
+  const added = await client.POST('/v3/plant', { body: { name: 'Monstera', tags: ['large'] } })
+  assert.equal(added.response.status, 200)
+  const monstera = added.data as Plant
+  assert.deepEqual(monstera, { id: monstera.id, name: 'Monstera', category: null, tags: ['large'], status: 'available' })
+  assert.equal(added.response.headers.get('location'), `/v3/plant/${monstera.id}`)
+  const etag = added.response.headers.get('etag')
+  assert.ok(etag)
+
+  // add-plant: 405 invalid input (the seed's status), with the problem body typed as `error`
+  const invalid = await client.POST('/v3/plant', { body: { name: '   ' } })
+  assert.equal(invalid.response.status, 405)
+  assert.ok(invalid.response.headers.get('allow'))
+  assert.equal(invalid.error?.title, 'Invalid input')
+  assert.match(describeProblem(405, invalid.error), /must not be only white space/)
+  // an unknown member is refused, never dropped: the typed body forbids it, so go around the types
+  const unknown = await client.POST('/v3/plant', { body: { name: 'Fern', staus: 'sold' } as never })
+  assert.equal(unknown.response.status, 405)
+  assert.deepEqual(unknown.error?.errors, [{ path: '/staus', message: 'is not a known field' }])
+
+  // add-plant with Idempotency-Key: replayed, then 422 for another body under the same key
+  const key = { 'idempotency-key': 'client-e2e-1' }
+  const first = await client.POST('/v3/plant', { params: { header: key }, body: { name: 'Fern' } })
+  const retry = await client.POST('/v3/plant', { params: { header: key }, body: { name: 'Fern' } })
+  assert.equal(retry.data?.id, first.data?.id)
+  const reused = await client.POST('/v3/plant', { params: { header: key }, body: { name: 'Cactus' } })
+  assert.equal(reused.response.status, 422)
+
+  // get-plant: 200, 304 with If-None-Match, 404, 400 for a bad id
+  const got = await client.GET('/v3/plant/{id}', { params: { path: { id: monstera.id } } })
+  assert.deepEqual(got.data, monstera)
+  const notModified = await client.GET('/v3/plant/{id}', { params: { path: { id: monstera.id }, header: { 'if-none-match': etag } } })
+  assert.equal(notModified.response.status, 304)
+  assert.equal((await client.GET('/v3/plant/{id}', { params: { path: { id: 999_999 } } })).response.status, 404)
+  const badId = await client.GET('/v3/plant/{id}', { params: { path: { id: 0 } } })
+  assert.equal(badId.response.status, 400)
+  assert.equal(badId.error?.title, 'Invalid ID supplied')
+
+  // update-plant: 200 with a new ETag, 412 on a stale If-Match, 404, 400 invalid id, 400 invalid input
+  const updated = await client.PUT('/v3/plant', {
+    params: { header: { 'if-match': etag } },
+    body: { id: monstera.id, name: 'Monstera deliciosa', status: 'pending' }
+  })
+  assert.equal(updated.response.status, 200)
+  assert.equal(updated.data?.status, 'pending')
+  assert.notEqual(updated.response.headers.get('etag'), etag)
+  const stale = await client.PUT('/v3/plant', { params: { header: { 'if-match': etag } }, body: { id: monstera.id, name: 'X' } })
+  assert.equal(stale.response.status, 412)
+  assert.equal((await client.PUT('/v3/plant', { body: { id: 999_999, name: 'X' } })).response.status, 404)
+  const noId = await client.PUT('/v3/plant', { body: { name: 'X' } as never })
+  assert.equal(noId.response.status, 400)
+  assert.match(noId.error?.type ?? '', /invalid-id$/)
+  const badStatus = await client.PUT('/v3/plant', { body: { id: monstera.id, name: 'X', status: 'gone' as never } })
+  assert.equal(badStatus.response.status, 400)
+  assert.match(badStatus.error?.type ?? '', /invalid-input$/)
+
+  // list-plants: filters, keyset pages, 400 for a limit out of range; repeated tag means all of them
+  await client.POST('/v3/plant', { body: { name: 'Olive', tags: ['large', 'outdoor'], category: 'tree' } })
+  const page1 = await client.GET('/v3/plant', { params: { query: { limit: 2 } } })
+  assert.equal(page1.data?.items.length, 2)
+  assert.ok(page1.data?.nextCursor)
+  const page2 = await client.GET('/v3/plant', { params: { query: { limit: 2, cursor: page1.data.nextCursor } } })
+  assert.equal(page2.data?.items.length, 1)
+  assert.equal(page2.data?.nextCursor, null)
+  const both = await client.GET('/v3/plant', { params: { query: { tag: ['large', 'outdoor'], limit: 50 } } })
+  assert.deepEqual(both.data?.items.map((p) => p.name), ['Olive'])
+  assert.equal((await client.GET('/v3/plant', { params: { query: { limit: 501 } } })).response.status, 400)
+
+  // delete-plant: 204, then 404
+  assert.equal((await client.DELETE('/v3/plant/{id}', { params: { path: { id: monstera.id } } })).response.status, 204)
+  assert.equal((await client.DELETE('/v3/plant/{id}', { params: { path: { id: monstera.id } } })).response.status, 404)
+
+  // list-plant-changes: the log of what happened above, and 400 for a bad limit
+  const changes = await client.GET('/v3/plant/changes', { params: { query: { after: 0, limit: 100 } } })
+  assert.deepEqual(changes.data?.items.map((c) => c.kind), ['created', 'created', 'updated', 'created', 'deleted'])
+  assert.equal((await client.GET('/v3/plant/changes', { params: { query: { limit: 0 } } })).response.status, 400)
+
+  // stream-plant-events: the first event after `after` arrives as Server-Sent Events
+  const events = await client.GET('/v3/plant/events', { params: { query: { after: 3 } }, parseAs: 'stream' })
+  assert.equal(events.response.status, 200)
+  assert.match(events.response.headers.get('content-type') ?? '', /^text\/event-stream/)
+  const reader = events.response.body!.pipeThrough(new TextDecoderStream()).getReader()
+  let text = ''
+  while (!/\n\n(id|event|data):[^]*\n\n/.test(text)) {
+    const { value, done } = await reader.read()
+    if (done) break
+    text += value
+  }
+  await reader.cancel()
+  assert.match(text, /id: 4\nevent: created\ndata: \{"seq":4,"kind":"created"/)
+  assert.equal((await client.GET('/v3/plant/events', { params: { query: { after: -1 } } })).response.status, 400)
+
+  // Every operation of the document went through the client: a new route must be added here.
+  const doc = await servedDocument()
+  const documented = Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
+    Object.keys(item).filter((m) => METHODS.includes(m)).map((m) => `${m.toUpperCase()} ${path}`))
+  assert.deepEqual([...exercised].sort(), documented.sort())
+})
