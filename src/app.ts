@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto'
+import cors from '@fastify/cors'
+import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.js'
 import { changeRoutes } from './feed/routes.js'
+import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.js'
 import { registerErrorHandler } from './http/error-handler.js'
+import { HttpProblem } from './http/problem.js'
 import { registerValidators } from './http/validation.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
 import { registerMetrics } from './ops/metrics.js'
@@ -17,6 +21,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     store: PlantStore
     readiness: Readiness
+    /** How many API keys may write (0: writes are anonymous). */
+    writeKeyCount: number
   }
 }
 
@@ -25,6 +31,7 @@ export interface AppOptions {
   store?: PlantStore
 }
 
+const OPERATIONS_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
 const SANE_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 
 export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
@@ -55,11 +62,15 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     return503OnClosing: false,
     exposeHeadRoutes: true
   }).withTypeProvider<TypeBoxTypeProvider>()
+  // A slowloris client trickling headers is cut off after this, without holding others up.
+  app.server.headersTimeout = 10_000
 
   const store = options.store ?? await openStore(config)
   if (!options.store) app.addHook('onClose', async () => { await store.close() })
   app.decorate('store', store)
   app.decorate('readiness', { draining: false, lastRequestAt: 0 })
+  const keyHashes = loadKeyHashes(config)
+  app.decorate('writeKeyCount', keyHashes.length)
 
   registerValidators(app)
   // JSON only: a text/plain body is a wrong Content-Type, not a string to validate.
@@ -70,6 +81,20 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
     done()
   })
+  if (config.corsOrigins.length > 0) {
+    await app.register(cors, { origin: config.corsOrigins, exposedHeaders: ['etag', 'location', 'x-request-id', 'retry-after'] })
+  }
+  if (config.rateLimit > 0) {
+    await app.register(rateLimit, {
+      max: config.rateLimit,
+      timeWindow: 60_000,
+      enableDraftSpec: true,
+      allowList: (request) => OPERATIONS_PATHS.has(request.url),
+      errorResponseBuilder: (_request, context) =>
+        new HttpProblem(429, 'too-many-requests', `Rate limit of ${context.max} requests a minute exceeded; retry in ${context.after}`)
+    })
+  }
+  registerWriteAuth(app, keyHashes)
   app.addHook('onResponse', (request, reply, done) => {
     request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request completed')
     done()
@@ -85,6 +110,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
           'every response carries X-Request-Id. See the README for the decisions the seed leaves open.'
       },
       servers: [{ url: '/' }],
+      components: { securitySchemes },
       tags: [{ name: 'plant', description: 'The plant catalogue' }, { name: 'operations', description: 'Health and readiness' }]
     }
   })

@@ -2,6 +2,7 @@ import cluster from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
+import { protectedModeRefusal } from './http/auth.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 
 // The process: read config once, listen, and shut down without dropping a request.
@@ -10,6 +11,12 @@ const IDLE_MS = 300
 
 async function serve (config: Config): Promise<void> {
   const app = await buildApp(config)
+  const refusal = protectedModeRefusal(config, app.writeKeyCount)
+  if (refusal) {
+    process.stderr.write(`${refusal}\n`)
+    await app.close()
+    process.exit(1)
+  }
   closeWithGrace({ delay: config.shutdownGraceMs + 15_000 }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'fatal error, shutting down')
     else app.log.info({ signal }, 'shutting down')

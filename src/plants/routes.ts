@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { writeSecurity } from '../http/auth.js'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
 import { allowHeader, methodNotAllowed } from '../http/method-not-allowed.js'
 import { HttpProblem, problemResponses } from '../http/problem.js'
@@ -33,6 +34,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = asy
     schema: {
       operationId: 'add-plant',
       tags,
+      security: writeSecurity,
       summary: 'Add a new plant',
       body: NewPlant,
       headers: WriteHeaders,
@@ -57,6 +59,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = asy
     schema: {
       operationId: 'update-plant',
       tags,
+      security: writeSecurity,
       summary: 'Update an existing plant (named by id in the body; the whole plant is replaced)',
       body: PlantUpdate,
       headers: UpdateHeaders,
@@ -120,6 +123,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = asy
     schema: {
       operationId: 'delete-plant',
       tags,
+      security: writeSecurity,
       summary: 'Delete a plant (its id is never reused)',
       params: IdParams,
       response: {

@@ -1,0 +1,68 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Config } from '../config.js'
+import { HttpProblem } from './problem.js'
+
+const WRITES = new Set(['POST', 'PUT', 'DELETE', 'PATCH'])
+const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest()
+
+/** The OpenAPI security of a write route: either header carries a key. */
+export const writeSecurity: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { apiKeyHeader: [] }]
+export const securitySchemes = {
+  bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key, required for writes when the service has keys configured.' },
+  apiKeyHeader: { type: 'apiKey', in: 'header', name: 'api_key', description: 'The same key in the Petstore header.' }
+} as const
+
+/**
+ * The SHA-256 digests of the keys that may write: API_KEYS in clear, API_KEYS_FILE as hex digests
+ * (one a line, `#` comments), so a deployment need not keep usable keys on disk.
+ */
+export function loadKeyHashes (config: Config): Buffer[] {
+  const hashes = config.apiKeys.map(sha256)
+  if (config.apiKeysFile) {
+    for (const [n, raw] of readFileSync(config.apiKeysFile, 'utf8').split('\n').entries()) {
+      const line = raw.replace(/#.*/, '').trim().replace(/^sha256:/, '')
+      if (line === '') continue
+      if (!/^[0-9a-f]{64}$/i.test(line)) throw new Error(`API_KEYS_FILE line ${n + 1} is not a SHA-256 hex digest`)
+      hashes.push(Buffer.from(line, 'hex'))
+    }
+  }
+  return hashes
+}
+
+function presentedKey (request: FastifyRequest): string | undefined {
+  const authorization = request.headers.authorization
+  if (typeof authorization === 'string') {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization)
+    if (match) return match[1]
+  }
+  const apiKey = request.headers.api_key
+  return typeof apiKey === 'string' && apiKey !== '' ? apiKey : undefined
+}
+
+/** With keys configured, every write needs one of them; reads stay open. */
+export function registerWriteAuth (app: FastifyInstance, keyHashes: Buffer[]): void {
+  if (keyHashes.length === 0) return
+  app.addHook('onRequest', async (request) => {
+    if (!WRITES.has(request.method)) return
+    const key = presentedKey(request)
+    // Compare digests: equal length, constant time, and every configured key is tried.
+    const digest = key === undefined ? undefined : sha256(key)
+    let ok = false
+    for (const hash of keyHashes) if (digest !== undefined && timingSafeEqual(hash, digest)) ok = true
+    if (!ok) {
+      throw new HttpProblem(401, 'unauthorized', key === undefined
+        ? 'Writes need an API key: send Authorization: Bearer <key> or api_key: <key>'
+        : 'The API key is not valid', undefined, { 'www-authenticate': 'Bearer realm="plant-catalogue"' })
+    }
+  })
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost|\[::1\])$/i
+
+/** Protected mode: without keys, only a loopback listener may take anonymous writes, unless allowed. */
+export function protectedModeRefusal (config: Config, keyCount: number): string | undefined {
+  if (keyCount > 0 || config.allowAnonymousWrites || LOOPBACK.test(config.host)) return undefined
+  return `Refusing to listen on ${config.host} with no API keys: set API_KEYS or API_KEYS_FILE, or ALLOW_ANONYMOUS_WRITES=true to accept anonymous writes`
+}
