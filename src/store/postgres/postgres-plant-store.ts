@@ -1,7 +1,346 @@
-import type { PlantStore } from '../plant-store.js'
+import pg from 'pg'
+import type { Plant, PlantFields, PlantStatus } from '../../plants/schemas.js'
+import {
+  FeedGone, IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch,
+  type Change, type ChangePage, type CreateResult, type IdempotencyClaim, type ListFilter, type PlantStore, type StoredPlant
+} from '../plant-store.js'
+import { ChangeWatcher } from './change-watcher.js'
+import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connection.js'
+import { GroupCommit, type Tx } from './group-commit.js'
+import { migrate } from './migrate.js'
+import { isUnavailable } from './storage-errors.js'
 
-export interface PostgresStoreOptions { connectionString: string, feedRetentionMs: number }
+export interface PostgresStoreOptions {
+  /** postgres://…; `?pool_max=N` sets the pool size (default 10). */
+  connectionString: string
+  feedRetentionMs: number
+  idempotencyTtlMs?: number
+  now?: () => number
+  /** The longest a request waits on PostgreSQL before it is answered 503 (default 1500 ms). */
+  operationTimeoutMs?: number
+  /** The longest opening a connection may take (default 1000 ms). */
+  connectTimeoutMs?: number
+  /** How often the feed's head is polled in case a notification was missed (default 500 ms). */
+  pollIntervalMs?: number
+  /** How long open() waits for a reachable database before serving 503s while it keeps trying (default 5000 ms). */
+  startWaitMs?: number
+}
 
-export async function openPostgresStore (_options: PostgresStoreOptions): Promise<PlantStore> {
-  throw new Error('PostgreSQL store: being written')
+interface PlantRow { id: number, name: string, category: string | null, tags: string[], status: PlantStatus, version: number }
+interface ChangeRow { floor: number, seq: number | null, kind: Change['kind'], plant_id: number, version: number, plant: string | null }
+
+const DAY = 86_400_000
+const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version'
+
+// PostgreSQL's text cannot hold U+0000, which JSON allows and SQLite keeps. Such strings are stored
+// with an escape led by U+FFFF (a noncharacter that text does not use; itself escaped too), so they
+// come back exactly as sent and compare equal in filters. Every other string is stored unchanged.
+const toDb = (s: string): string =>
+  /[\u0000\uffff]/.test(s) ? s.replace(/[\u0000\uffff]/g, (c) => (c === '\u0000' ? '\uffff0' : '\uffff1')) : s
+const fromDb = (s: string): string =>
+  s.includes('\uffff') ? s.replace(/\uffff([01])/g, (_m, d: string) => (d === '0' ? '\u0000' : '\uffff')) : s
+
+const toPlant = (r: PlantRow): StoredPlant => ({
+  id: r.id,
+  name: fromDb(r.name),
+  category: r.category === null ? null : fromDb(r.category),
+  tags: r.tags.map(fromDb),
+  status: r.status,
+  version: r.version
+})
+
+const INSERT_PLANT = `
+WITH p AS (
+  INSERT INTO plants (name, category, tags, status, version, created_at, updated_at)
+  VALUES ($1, $2, $3::text[], $4, 1, $5, $5) RETURNING id
+), t AS (
+  INSERT INTO plant_tags (tag, plant_id) SELECT tag, p.id FROM p, unnest($3::text[]) AS tag
+)
+SELECT id FROM p`
+
+// The version check is part of the UPDATE, so two instances cannot both pass it: the second waits
+// for the first's row lock, then re-checks the version the first wrote, and updates nothing.
+const UPDATE_PLANT = `
+WITH u AS (
+  UPDATE plants SET name = $2, category = $3, tags = $4::text[], status = $5, version = version + 1, updated_at = $6
+  WHERE id = $1 AND ($7::bigint[] IS NULL OR version = ANY ($7::bigint[]))
+  RETURNING id, version
+), dropped AS (
+  DELETE FROM plant_tags WHERE plant_id IN (SELECT id FROM u) AND tag <> ALL ($4::text[])
+), added AS (
+  INSERT INTO plant_tags (tag, plant_id) SELECT tag, u.id FROM u, unnest($4::text[]) AS tag ON CONFLICT DO NOTHING
+)
+SELECT version FROM u`
+
+// Claims the key in the creating transaction. A concurrent claim of the same key (another instance,
+// another connection) waits on the primary key until this one commits, then finds it taken. An
+// expired key is taken over, as SQLite's INSERT OR REPLACE does.
+const CLAIM_KEY = `
+INSERT INTO idempotency_keys AS k (key, request_hash, created_at) VALUES ($1, $2, $3)
+ON CONFLICT (key) DO UPDATE SET request_hash = EXCLUDED.request_hash, plant_id = NULL, response = NULL, created_at = EXCLUDED.created_at
+WHERE k.created_at <= $4
+RETURNING key`
+
+// One statement, so the floor and the page come from one snapshot: a purge cannot slip between them.
+const CHANGES = `
+SELECT f.value AS floor, c.seq, c.kind, c.plant_id, c.version, c.plant
+FROM meta f LEFT JOIN LATERAL (SELECT * FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2) c ON true
+WHERE f.key = 'feed_floor'
+ORDER BY c.seq`
+
+/**
+ * Opens the catalogue on PostgreSQL and applies any pending migration. A malformed URL, refused
+ * credentials or a failing migration stop start-up; an unreachable server does not: the store opens
+ * unready, answers StorageUnavailable (503), and keeps trying until the database is there.
+ */
+export async function openPostgresStore (options: PostgresStoreOptions): Promise<PlantStore> {
+  const { connectionString, poolMax } = parseDatabaseUrl(options.connectionString)
+  const timeouts: Timeouts = { operationMs: options.operationTimeoutMs ?? 1_500, connectMs: options.connectTimeoutMs ?? 1_000 }
+  const config = clientConfig(connectionString, timeouts)
+  const pool = new pg.Pool({ ...config, max: poolMax ?? 10, idleTimeoutMillis: 10_000 })
+  // An idle connection dropped by a server restart or the network: the pool forgets it and connects
+  // anew on demand. Without this listener the error would crash the process.
+  pool.on('error', () => {})
+  // The pool stops listening while a connection is checked out; its error then fails the query in
+  // progress, which is where it is handled.
+  pool.on('connect', (client) => { client.on('error', () => {}) })
+  const store = new PostgresPlantStore(pool, config, timeouts, options)
+  try {
+    await store.start(options.startWaitMs ?? 5_000)
+  } catch (err) {
+    await store.close()
+    throw err
+  }
+  return store
+}
+
+class PostgresPlantStore implements PlantStore {
+  readonly engine = 'postgres'
+  private readonly now: () => number
+  private readonly idempotencyTtlMs: number
+  private readonly session: Session
+  private readonly commits: GroupCommit
+  private readonly listeners = new Set<() => void>()
+  private readonly timers: NodeJS.Timeout[] = []
+  private watcher: ChangeWatcher | undefined
+  private schema = ''
+  /** The highest sequence listeners have been told of. */
+  private announced = 0
+  private ready: Promise<void>
+  private markReady: () => void = () => {}
+  private closed = false
+
+  constructor (
+    private readonly pool: pg.Pool,
+    private readonly config: pg.ClientConfig,
+    timeouts: Timeouts,
+    private readonly options: PostgresStoreOptions
+  ) {
+    this.now = options.now ?? Date.now
+    this.idempotencyTtlMs = options.idempotencyTtlMs ?? DAY
+    this.ready = new Promise((resolve) => { this.markReady = resolve })
+    this.session = new Session(pool, timeouts, () => this.ready)
+    this.commits = new GroupCommit(this.session, timeouts.operationMs, (head) => { this.seen(head) })
+  }
+
+  /** Settles when migrated, or when `waitMs` passes with the database unreachable (it keeps trying). */
+  async start (waitMs: number): Promise<void> {
+    const first = this.initialise()
+    const outcome = await Promise.race([
+      first.then(() => 'ready' as const, (err: unknown) => err),
+      new Promise<'waiting'>((resolve) => setTimeout(resolve, waitMs, 'waiting').unref())
+    ])
+    if (outcome === 'ready') return
+    if (outcome !== 'waiting' && !isUnavailable(outcome)) throw outcome
+    // Unreachable now: keep trying in the background; requests get 503 until it succeeds.
+    void first.then(() => {}, () => this.initialiseLater(0))
+  }
+
+  private initialiseLater (failures: number): void {
+    if (this.closed) return
+    const timer = setTimeout(() => {
+      this.initialise().catch(() => this.initialiseLater(failures + 1))
+    }, Math.min(5_000, 250 * 2 ** failures))
+    timer.unref()
+    this.timers.push(timer)
+  }
+
+  private async initialise (): Promise<void> {
+    await migrate(this.config)
+    // The schema the connection string's search_path selects: it scopes this store's notifications.
+    const client = new pg.Client(this.config)
+    client.on('error', () => {})
+    try {
+      await client.connect()
+      const { rows } = await client.query<{ schema: string, head: number }>(
+        "SELECT current_schema() AS schema, value AS head FROM meta WHERE key = 'feed_head'")
+      this.schema = rows[0].schema
+      this.announced = rows[0].head
+    } finally {
+      await client.end().catch(() => {})
+    }
+    if (this.closed) return
+    this.markReady()
+    await this.purge().catch(() => {}) // not worth refusing to start for; the next hour tries again
+    this.timers.push(setInterval(() => { this.purge().catch(() => {}) }, 3_600_000).unref())
+    if (this.listeners.size > 0) this.watch()
+  }
+
+  create (fields: PlantFields, idempotency?: IdempotencyClaim): Promise<CreateResult> {
+    return this.write(async (tx) => {
+      const now = this.now()
+      if (idempotency) {
+        const { key, requestHash } = idempotency
+        const claimed = await tx.query(CLAIM_KEY, [key, requestHash, now, now - this.idempotencyTtlMs])
+        if (claimed.rowCount === 0) {
+          const { rows: [earlier] } = await tx.query<{ request_hash: string, response: string }>(
+            'SELECT request_hash, response FROM idempotency_keys WHERE key = $1', [key])
+          if (earlier.request_hash !== requestHash) throw new IdempotencyKeyReused()
+          return { plant: JSON.parse(earlier.response) as StoredPlant, replayed: true }
+        }
+      }
+      const { name, category, tags, status } = fields
+      const { rows: [row] } = await tx.query<{ id: number }>(INSERT_PLANT,
+        [toDb(name), category === null ? null : toDb(category), tags.map(toDb), status, now])
+      const plant: StoredPlant = { id: row.id, name, category, tags, status, version: 1 }
+      if (idempotency) {
+        await tx.query('UPDATE idempotency_keys SET plant_id = $2, response = $3 WHERE key = $1',
+          [idempotency.key, plant.id, JSON.stringify(plant)])
+      }
+      tx.change('created', plant.id, 1, record(plant), now)
+      return { plant, replayed: false }
+    })
+  }
+
+  update (id: number, fields: PlantFields, expectedVersions?: number[]): Promise<StoredPlant> {
+    return this.write(async (tx) => {
+      const now = this.now()
+      const { name, category, tags, status } = fields
+      // A version too large to be real cannot match; leaving it out keeps the parameter a valid bigint.
+      const expected = expectedVersions?.filter(Number.isSafeInteger) ?? null
+      const { rows } = await tx.query<{ version: number }>(UPDATE_PLANT,
+        [id, toDb(name), category === null ? null : toDb(category), tags.map(toDb), status, now, expected])
+      if (rows.length === 0) {
+        const exists = await tx.query('SELECT 1 FROM plants WHERE id = $1', [id])
+        throw exists.rowCount === 0 ? new PlantNotFound() : new VersionMismatch()
+      }
+      const plant: StoredPlant = { id, name, category, tags, status, version: rows[0].version }
+      tx.change('updated', id, plant.version, record(plant), now)
+      return plant
+    })
+  }
+
+  remove (id: number): Promise<void> {
+    return this.write(async (tx) => {
+      const { rows } = await tx.query<{ version: number }>('DELETE FROM plants WHERE id = $1 RETURNING version', [id])
+      if (rows.length === 0) throw new PlantNotFound()
+      tx.change('deleted', id, rows[0].version + 1, null, this.now())
+    })
+  }
+
+  async get (id: number): Promise<StoredPlant | undefined> {
+    const { rows } = await this.session.run((c) => c.query<PlantRow>(`SELECT ${PLANT_COLUMNS} FROM plants p WHERE p.id = $1`, [id]))
+    return rows[0] && toPlant(rows[0])
+  }
+
+  async list (filter: ListFilter): Promise<StoredPlant[]> {
+    const { text, values } = listQuery(filter)
+    const { rows } = await this.session.run((c) => c.query<PlantRow>(text, values))
+    return rows.map(toPlant)
+  }
+
+  async changes (after: number, limit: number): Promise<ChangePage> {
+    const { rows } = await this.session.run((c) => c.query<ChangeRow>(CHANGES, [after, limit]))
+    if (after < rows[0].floor) throw new FeedGone()
+    const items = rows.filter((r) => r.seq !== null).map((r): Change =>
+      ({ seq: r.seq!, kind: r.kind, id: r.plant_id, version: r.version, plant: r.plant === null ? null : JSON.parse(r.plant) }))
+    return { items, next: items.length > 0 ? items[items.length - 1].seq : after }
+  }
+
+  onCommit (listener: () => void): () => void {
+    this.listeners.add(listener)
+    this.watch()
+    return () => this.listeners.delete(listener)
+  }
+
+  async ping (): Promise<void> {
+    try {
+      await this.session.run((c) => c.query('SELECT 1'))
+    } catch (err) {
+      // Readiness: whatever keeps us from the database (credentials included) means "not ready".
+      throw err instanceof StorageUnavailable ? err : new StorageUnavailable('postgres: not reachable', err)
+    }
+  }
+
+  async close (): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    for (const t of this.timers) clearTimeout(t)
+    await this.commits.drain()
+    await this.watcher?.stop()
+    // end() waits for every connection's goodbye; a frozen server would hold shutdown for ever.
+    await Promise.race([this.pool.end().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 2_000).unref())])
+  }
+
+  /** Drops changes older than the retention and idempotency keys older than their TTL (all instances may run it). */
+  async purge (): Promise<void> {
+    const now = this.now()
+    await this.session.transaction(async (c) => {
+      await c.query("SET LOCAL statement_timeout = '60s'")
+      const { rows } = await c.query<{ seq: number | null }>('SELECT max(seq) AS seq FROM changes WHERE at <= $1', [now - this.options.feedRetentionMs])
+      const last = rows[0].seq
+      if (last !== null) {
+        await c.query('DELETE FROM changes WHERE seq <= $1', [last])
+        await c.query("UPDATE meta SET value = GREATEST(value, $1) WHERE key = 'feed_floor'", [last])
+      }
+      await c.query('DELETE FROM idempotency_keys WHERE created_at <= $1', [now - this.idempotencyTtlMs])
+    }, 60_000)
+  }
+
+  private write<T> (work: (tx: Tx) => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new StorageUnavailable('postgres: store closed'))
+    return this.commits.run(work)
+  }
+
+  /** Tells listeners once per advance of the feed's head, whichever instance committed it. */
+  private seen (head: number): void {
+    if (!(head > this.announced)) return
+    this.announced = head
+    for (const listener of this.listeners) listener()
+  }
+
+  private watch (): void {
+    if (this.watcher || this.closed || !this.schema) return
+    const readHead = async (): Promise<number> => {
+      const { rows } = await this.session.run((c) => c.query<{ value: number }>("SELECT value FROM meta WHERE key = 'feed_head'"))
+      return rows[0].value
+    }
+    this.watcher = new ChangeWatcher(this.config, this.schema, this.options.pollIntervalMs ?? 500, readHead, (head) => { this.seen(head) })
+    this.watcher.start()
+  }
+}
+
+const record = (p: StoredPlant): Plant =>
+  ({ id: p.id, name: p.name, category: p.category, tags: p.tags, status: p.status })
+
+/** Keyset pagination: walk an index in id order from afterId; no OFFSET, so a page costs the same anywhere. */
+function listQuery (filter: ListFilter): { text: string, values: unknown[] } {
+  const tags = (filter.tags ?? []).map(toDb)
+  const values: unknown[] = []
+  const param = (v: unknown): string => { values.push(v); return `$${values.length}` }
+  const where: string[] = []
+  let from = 'plants p'
+  let order = 'p.id'
+  if (tags.length > 0) {
+    // Walk the first tag's index in id order; the other tags are checked per candidate.
+    from = 'plant_tags t0 JOIN plants p ON p.id = t0.plant_id'
+    order = 't0.plant_id'
+    where.push(`t0.tag = ${param(tags[0])}`, `t0.plant_id > ${param(filter.afterId)}`)
+    for (const tag of tags.slice(1)) where.push(`EXISTS (SELECT 1 FROM plant_tags t WHERE t.tag = ${param(tag)} AND t.plant_id = p.id)`)
+  } else {
+    where.push(`p.id > ${param(filter.afterId)}`)
+  }
+  if (filter.status) where.push(`p.status = ${param(filter.status)}`)
+  if (filter.category) where.push(`p.category = ${param(toDb(filter.category))}`)
+  return { text: `SELECT ${PLANT_COLUMNS} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${param(filter.limit)}`, values }
 }

@@ -1,0 +1,160 @@
+import type pg from 'pg'
+import {
+  IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch, type ChangeKind
+} from '../plant-store.js'
+import type { Plant } from '../../plants/schemas.js'
+import type { Session } from './connection.js'
+import { isRetryable, isUnavailable, storageError } from './storage-errors.js'
+
+/** What a unit of work sees: its transaction's connection, and the outbox it appends to. */
+export interface Tx {
+  query: pg.PoolClient['query']
+  change (kind: ChangeKind, id: number, version: number, plant: Plant | null, at: number): void
+}
+
+interface Pending {
+  work: (tx: Tx) => Promise<unknown>
+  resolve: (value: any) => void
+  reject: (error: unknown) => void
+  timer: NodeJS.Timeout
+  settled: boolean
+}
+interface PendingChange { kind: ChangeKind, id: number, version: number, plant: string | null, at: number }
+type Outcome = { ok: true, value: unknown } | { ok: false, error: unknown } | undefined
+
+const ATTEMPTS = 3
+
+// The sequence numbers are handed out by one row, meta.feed_head, updated just before COMMIT. Its
+// row lock is held until the commit is visible, so transactions that write changes become visible
+// in sequence order, on every instance: a reader that sees seq N sees everything below N. A
+// BIGSERIAL would not do: two transactions can commit their values out of order, and a reader
+// between the two commits would skip the lower one for ever. The lock serialises only the last
+// statement and the commit, and this group commit puts many writes behind each acquisition.
+// NOTIFY is sent in the same statement; PostgreSQL delivers it only if the transaction commits.
+const APPEND_CHANGES = `
+WITH head AS (
+  UPDATE meta SET value = value + $1 WHERE key = 'feed_head' RETURNING value
+), appended AS (
+  INSERT INTO changes (seq, kind, plant_id, version, plant, at)
+  SELECT head.value - $1 + c.n, c.kind, c.plant_id, c.version, c.plant, c.at
+  FROM head, unnest($2::text[], $3::bigint[], $4::int[], $5::text[], $6::bigint[]) WITH ORDINALITY AS c (kind, plant_id, version, plant, at, n)
+)
+SELECT value AS head, pg_notify('plant_changes', current_schema() || ':' || value) FROM head`
+
+const isDomainError = (err: unknown): boolean =>
+  err instanceof PlantNotFound || err instanceof VersionMismatch || err instanceof IdempotencyKeyReused
+
+/**
+ * Group commit, as on SQLite: writes that arrive while a commit is in flight run together in the
+ * next transaction and share its commit (and its turn on feed_head). No promise settles before the
+ * commit holding its write is durable.
+ *
+ * A unit of work throws its domain errors (not found, version mismatch, key reused) before it writes,
+ * so a refused request leaves nothing behind and the others in the group still commit. A deadlock
+ * with another instance reruns the group; a data error reruns each write alone so only its owner fails.
+ * Each request has its own deadline: past it the request gets StorageUnavailable and, if its turn
+ * has not come yet, is never written.
+ */
+export class GroupCommit {
+  private queue: Pending[] = []
+  private running = false
+  private scheduled = false
+  private idle: Promise<void> = Promise.resolve()
+  private markIdle: () => void = () => {}
+
+  constructor (
+    private readonly session: Session,
+    private readonly deadlineMs: number,
+    private readonly committed: (head: number) => void
+  ) {}
+
+  run<T> (work: (tx: Tx) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const item: Pending = { work, resolve, reject, settled: false, timer: undefined as unknown as NodeJS.Timeout }
+      item.timer = setTimeout(() => {
+        settle(item, { ok: false, error: new StorageUnavailable(`postgres: no commit within ${this.deadlineMs} ms`) })
+      }, this.deadlineMs)
+      this.queue.push(item)
+      if (!this.running && !this.scheduled) {
+        this.scheduled = true
+        // Wait one turn of the event loop so writes arriving together share the first commit too.
+        setImmediate(() => { this.scheduled = false; void this.flush() })
+      }
+    })
+  }
+
+  /** Resolves when everything queued so far has been committed or refused. */
+  async drain (): Promise<void> {
+    if (this.queue.length > 0 && !this.running) void this.flush()
+    await this.idle
+  }
+
+  private async flush (): Promise<void> {
+    if (this.running) return
+    this.running = true
+    this.idle = new Promise((resolve) => { this.markIdle = resolve })
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.filter((p) => !p.settled)
+        this.queue = []
+        if (batch.length > 0) await this.commit(batch)
+      }
+    } finally {
+      this.running = false
+      this.markIdle()
+    }
+  }
+
+  private async commit (batch: Pending[], attempt = 1): Promise<void> {
+    let outcomes: Outcome[]
+    let head: number | undefined
+    try {
+      [outcomes, head] = await this.session.transaction(async (client) => {
+        const results: Outcome[] = []
+        const changes: PendingChange[] = []
+        const tx: Tx = {
+          query: client.query.bind(client) as Tx['query'],
+          change: (kind, id, version, plant, at) => { changes.push({ kind, id, version, plant: plant && JSON.stringify(plant), at }) }
+        }
+        for (const item of batch) {
+          // Already answered (its deadline passed while it waited): do not write what nobody will be told about.
+          if (item.settled) { results.push(undefined); continue }
+          const mark = changes.length
+          try {
+            results.push({ ok: true, value: await item.work(tx) })
+          } catch (error) {
+            if (!isDomainError(error)) throw error
+            changes.length = mark
+            results.push({ ok: false, error })
+          }
+        }
+        if (changes.length === 0) return [results, undefined] as const
+        const { rows } = await client.query<{ head: number }>(APPEND_CHANGES, [
+          changes.length,
+          changes.map((c) => c.kind), changes.map((c) => c.id), changes.map((c) => c.version),
+          changes.map((c) => c.plant), changes.map((c) => c.at)
+        ])
+        return [results, rows[0].head] as const
+      })
+    } catch (err) {
+      if (isRetryable(err) && attempt < ATTEMPTS) return this.commit(batch.filter((p) => !p.settled), attempt + 1)
+      if (!isUnavailable(err) && batch.length > 1) {
+        for (const item of batch) if (!item.settled) await this.commit([item])
+        return
+      }
+      const error = storageError(err)
+      for (const item of batch) settle(item, { ok: false, error })
+      return
+    }
+    batch.forEach((item, i) => { if (outcomes[i]) settle(item, outcomes[i]) })
+    if (head !== undefined) this.committed(head)
+  }
+}
+
+function settle (item: Pending, outcome: NonNullable<Outcome>): void {
+  if (item.settled) return
+  item.settled = true
+  clearTimeout(item.timer)
+  if (outcome.ok) item.resolve(outcome.value)
+  else item.reject(outcome.error)
+}

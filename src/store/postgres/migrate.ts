@@ -1,0 +1,66 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+
+// Numbered SQL files next to this module (copied beside the compiled one by `npm run build`).
+// Append a new file for each change; never edit one that has shipped.
+const DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
+const FILE = /^(\d+)_[\w-]+\.sql$/
+
+/** Any constant works; it only has to differ from other applications' advisory locks on the same database. */
+const MIGRATION_LOCK = 7_023_118_001
+
+export interface Migration { version: number, name: string, sql: string }
+
+export function loadMigrations (dir = DIR): Migration[] {
+  const migrations = readdirSync(dir)
+    .filter((name) => FILE.test(name))
+    .map((name) => ({ version: Number(FILE.exec(name)![1]), name, sql: readFileSync(`${dir}/${name}`, 'utf8') }))
+    .sort((a, b) => a.version - b.version)
+  if (migrations.length === 0) throw new Error(`no migrations found in ${dir}`)
+  migrations.forEach((m, i) => {
+    if (i > 0 && m.version === migrations[i - 1].version) throw new Error(`two migrations numbered ${m.version}`)
+  })
+  return migrations
+}
+
+/**
+ * Applies the migrations not yet recorded in schema_migrations, each in its own transaction.
+ * A session advisory lock makes instances that start together take turns: the first applies,
+ * the others wait, then find nothing left to do. The lock goes with the connection if we die.
+ */
+export async function migrate (config: pg.ClientConfig, migrations = loadMigrations()): Promise<number[]> {
+  // No statement timeout here: waiting for another instance's migration, or a long one, is legitimate.
+  const client = new pg.Client({ ...config, statement_timeout: undefined, idle_in_transaction_session_timeout: undefined })
+  client.on('error', () => {}) // a broken connection fails the query in progress; that is reported
+  await client.connect()
+  const applied: number[] = []
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY,
+      name TEXT NOT NULL,
+      applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    )`)
+    const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
+    const done = new Set(rows.map((r) => r.version))
+    for (const m of migrations) {
+      if (done.has(m.version)) continue
+      await client.query('BEGIN')
+      try {
+        await client.query(m.sql)
+        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name])
+        await client.query('COMMIT')
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {})
+        if (err instanceof Error) err.message = `migration ${m.name} failed: ${err.message}`
+        throw err
+      }
+      applied.push(m.version)
+    }
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK])
+  } finally {
+    await client.end().catch(() => {})
+  }
+  return applied
+}
