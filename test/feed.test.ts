@@ -179,8 +179,6 @@ describe('change feed, embedded engine specifics', () => {
         await follow(bases[round % 2])
       }
     }
-    const head = (await (await fetch(`${bases[1]}/v3/plant/changes?after=0&limit=1`)).json() as { items: Array<{ seq: number }> })
-    assert.ok(head.items.length === 1)
     // Wait until the subscriber has everything the log holds.
     let total = 0
     for (let after = 0; ;) {

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 import { Plant } from '../plants/schemas.js'
 
 const Seq = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
@@ -29,4 +29,3 @@ export const EventsHeaders = Type.Object({
   'last-event-id': Type.Optional(Type.String({ pattern: '^[0-9]{1,16}$', description: 'Resume after this sequence number.' }))
 })
 
-export type ChangesQuery = Static<typeof ChangesQuery>
