@@ -1,0 +1,321 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { get as httpGet } from 'node:http'
+import { createServer } from 'node:net'
+import { availableParallelism, cpus, tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { fileURLToPath } from 'node:url'
+import type { PlantStore } from '../src/store/plant-store.js'
+import type { Figures, Job, Op } from './load.js'
+import { plantFor } from './plants.js'
+
+// npm run bench [-- --quick] [--tsx] [--rounds=N] [--seconds=N] [--big=N] [--ops=get,list,put,post] [--cpu-prof]
+//
+// One run measures the ceiling (bare node:http on a Map) and the real service on a small and a
+// large catalogue, interleaved round by round, so every figure is compared with figures taken
+// under the same noise. Servers run on one core, the load generator on another.
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
+const args = process.argv.slice(2)
+const flag = (name: string): boolean => args.includes(`--${name}`)
+const option = (name: string, fallback: number): number => {
+  const given = args.find((a) => a.startsWith(`--${name}=`))
+  return given ? Number(given.split('=')[1]) : fallback
+}
+const quick = flag('quick')
+const settings = {
+  warmSeconds: option('warm', quick ? 1 : 3),
+  seconds: option('seconds', quick ? 2 : 5),
+  rounds: option('rounds', quick ? 1 : 5),
+  small: option('small', 1000),
+  // --quick shrinks the large catalogue so the whole run stays under a minute.
+  big: option('big', quick ? 20_000 : 1_000_000),
+  connections: option('connections', 32),
+  ops: (args.find((a) => a.startsWith('--ops='))?.split('=')[1].split(',') ?? ['get', 'list', 'put', 'post']) as Op[],
+  runtime: flag('tsx') ? 'tsx' : 'dist',
+  cpuProf: flag('cpu-prof')
+}
+const databaseUrl = process.env.DATABASE_URL
+const engine = databaseUrl ? 'postgres' : 'sqlite'
+
+const pinned = availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0
+const onCore = (core: number, command: string[]): [string, string[]] =>
+  pinned ? ['taskset', ['-c', String(core), ...command]] : [command[0], command.slice(1)]
+const SERVER_CORE = 0
+const LOAD_CORE = 1
+
+const log = (line: string): void => { process.stderr.write(`${line}\n`) }
+
+async function freePort (): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const address = s.address()
+      s.close(() => { typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')) })
+    })
+  })
+}
+
+/** Resolves with the status of GET url, or rejects when nothing answers. */
+function probe (url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpGet(url, { agent: false }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)) })
+    req.on('error', reject)
+  })
+}
+
+async function waitForAnswer (url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const until = performance.now() + timeoutMs
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${url}: the server exited with ${child.exitCode}`)
+    try {
+      const status = await probe(url)
+      if (status === 200) return
+      throw new Error(`${url} answered ${status}`)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ECONNREFUSED') throw err
+    }
+    if (performance.now() > until) throw new Error(`${url}: no answer within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+}
+
+interface Target { name: string, url: string, child: ChildProcess, idMax: number, coldStartMs?: number }
+
+async function startServer (name: string, command: string[], env: Record<string, string>, logFile: string, idMax: number): Promise<Target> {
+  const port = await freePort()
+  const out = openSync(logFile, 'a')
+  const [bin, argv] = onCore(SERVER_CORE, command)
+  const started = performance.now()
+  const child = spawn(bin, argv, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdio: ['ignore', out, out]
+  })
+  closeSync(out)
+  const url = `http://127.0.0.1:${port}`
+  // Cold start: from spawning the process to the first answered request for a stored plant.
+  try {
+    await waitForAnswer(`${url}/v3/plant/1`, child, 30_000)
+  } catch (err) {
+    await stop(child)
+    throw new Error(`${name} did not start (see ${logFile}): ${(err as Error).message}`)
+  }
+  return { name, url, child, idMax, coldStartMs: Math.round(performance.now() - started) }
+}
+
+function peakRss (child: ChildProcess): { peakMb: number, rssMb: number } {
+  // taskset execs node in place, so the pid is the server's own.
+  const status = readFileSync(`/proc/${child.pid}/status`, 'utf8')
+  const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN)
+  return { peakMb: Math.round(kb('VmHWM') / 1024), rssMb: Math.round(kb('VmRSS') / 1024) }
+}
+
+async function stop (child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+}
+
+async function openBenchStore (where: string): Promise<PlantStore> {
+  if (databaseUrl) {
+    const { openPostgresStore } = await import('../src/store/postgres/postgres-plant-store.js')
+    return openPostgresStore({ connectionString: where, feedRetentionMs: 7 * 86_400_000 })
+  }
+  const { openSqliteStore } = await import('../src/store/sqlite/sqlite-plant-store.js')
+  return openSqliteStore({ dataDir: where, feedRetentionMs: 7 * 86_400_000 })
+}
+
+/** Fills a fresh catalogue through the store API; each chunk arrives together, so it shares one group commit. */
+async function preload (where: string, count: number): Promise<number> {
+  const store = await openBenchStore(where)
+  const started = performance.now()
+  const CHUNK = 10_000
+  for (let from = 0; from < count; from += CHUNK) {
+    const creates: Array<Promise<unknown>> = []
+    for (let i = from; i < Math.min(count, from + CHUNK); i++) creates.push(store.create(plantFor(i)))
+    await Promise.all(creates)
+  }
+  const seconds = (performance.now() - started) / 1000
+  await store.close()
+  return Math.round(count / seconds)
+}
+
+/** A fresh PostgreSQL database per catalogue size, on the server DATABASE_URL names. */
+async function freshPostgres (name: string): Promise<string> {
+  const { default: pg } = await import('pg')
+  const admin = new pg.Client({ connectionString: databaseUrl })
+  await admin.connect()
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.end()
+  const url = new URL(databaseUrl!)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+async function dropPostgres (name: string): Promise<void> {
+  const { default: pg } = await import('pg')
+  const admin = new pg.Client({ connectionString: databaseUrl })
+  await admin.connect()
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  await admin.end()
+}
+
+function startLoad (): { run: (job: Job) => Promise<Figures>, close: () => void } {
+  const [bin, argv] = onCore(LOAD_CORE, [process.execPath, '--import', 'tsx', join(ROOT, 'bench/load.ts')])
+  const child = spawn(bin, argv, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  return {
+    run: (job) => new Promise((resolve, reject) => {
+      child.once('message', (m: { ok: boolean, figures?: Figures, error?: string }) => {
+        if (m.ok) resolve(m.figures!)
+        else reject(new Error(m.error))
+      })
+      child.send(job)
+    }),
+    close: () => child.disconnect()
+  }
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  const mid = s.length >> 1
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2
+}
+const round2 = (x: number): number => Math.round(x * 100) / 100
+
+async function main (): Promise<void> {
+  log(`bench: ${engine}, ${settings.runtime}, ${settings.rounds} round(s) of ${settings.seconds}s after ${settings.warmSeconds}s warm-up, ` +
+    `${settings.connections} connections, catalogues of ${settings.small} and ${settings.big}, ${pinned ? 'servers on core 0, load on core 1' : 'NOT pinned (no taskset or one core)'}`)
+  if (settings.runtime === 'dist') {
+    // tsc emits despite type errors; a type error elsewhere in a shared tree should not stop a
+    // measurement, but it is reported, and a build that emitted nothing is fatal.
+    const before = Date.now()
+    const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' })
+    if (build.status !== 0) {
+      if (!existsSync(join(ROOT, 'dist/src/server.js')) || statSync(join(ROOT, 'dist/src/server.js')).mtimeMs < before - 1000) {
+        throw new Error(`npm run build failed:\n${build.stdout}${build.stderr}`)
+      }
+      log(`warning: the build reported type errors (measuring what it emitted):\n${build.stdout.trim().split('\n').slice(0, 5).join('\n')}`)
+    }
+  }
+  const tmp = mkdtempSync(join(tmpdir(), 'plant-bench-'))
+  const targets: Target[] = []
+  const load = startLoad()
+  const pgDatabases: string[] = []
+  let failed = true
+  try {
+    const sizes = [settings.small, settings.big]
+    const serviceCommand = settings.runtime === 'dist'
+      ? [process.execPath, ...(settings.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench/results/profiles')}`] : []), 'dist/src/server.js']
+      : [process.execPath, '--import', 'tsx', 'src/server.ts']
+    const preloadRate: Record<number, number> = {}
+    const stores: Record<number, Record<string, string>> = {}
+    for (const size of sizes) {
+      let env: Record<string, string>
+      if (databaseUrl) {
+        const name = `plant_bench_${size}_${process.pid}`
+        pgDatabases.push(name)
+        env = { DATABASE_URL: await freshPostgres(name) }
+      } else {
+        env = { DATA_DIR: join(tmp, `catalogue-${size}`) }
+      }
+      log(`preloading ${size} plants through the store…`)
+      preloadRate[size] = await preload(env.DATABASE_URL ?? env.DATA_DIR, size)
+      log(`  ${preloadRate[size]} plants/s`)
+      stores[size] = env
+    }
+
+    targets.push(await startServer('ceiling', [process.execPath, '--import', 'tsx', 'bench/ceiling-server.ts'],
+      { PRELOAD: String(settings.small) }, join(tmp, 'ceiling.log'), settings.small))
+    for (const size of sizes) {
+      const t = await startServer(`service@${size}`, serviceCommand, { ...stores[size], LOG_LEVEL: 'info', NODE_ENV: 'production' },
+        join(tmp, `service-${size}.log`), size)
+      log(`${t.name}: cold start to the first answer ${t.coldStartMs} ms`)
+      targets.push(t)
+    }
+
+    const figures: Record<string, Record<string, Figures[]>> = {}
+    for (const op of settings.ops) {
+      figures[op] = {}
+      for (const t of targets) {
+        figures[op][t.name] = []
+        await load.run({ url: t.url, op, seconds: settings.warmSeconds, connections: settings.connections, idMax: t.idMax })
+      }
+      for (let r = 0; r < settings.rounds; r++) {
+        for (const t of targets) {
+          const f = await load.run({ url: t.url, op, seconds: settings.seconds, connections: settings.connections, idMax: t.idMax })
+          figures[op][t.name].push(f)
+          log(`${op.padEnd(4)} round ${r + 1} ${t.name.padEnd(16)} ${String(f.rps).padStart(6)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms` +
+            (f.non2xx || f.errors ? `  non-2xx ${f.non2xx} errors ${f.errors}` : ''))
+        }
+      }
+    }
+
+    const memory = Object.fromEntries(targets.slice(1).map((t) => [t.name, peakRss(t.child)]))
+    const [ceiling, small, big] = targets
+    const summary = settings.ops.map((op) => {
+      const of = (t: Target) => {
+        const rounds = figures[op][t.name]
+        return { rps: median(rounds.map((f) => f.rps)), p50: median(rounds.map((f) => f.p50)), p99: median(rounds.map((f) => f.p99)), failures: rounds.reduce((n, f) => n + f.non2xx + f.errors, 0) }
+      }
+      // Ratios pair each round with the ceiling's round next to it, then take the median: drift cancels out.
+      const pairRatio = (t: Target, key: 'rps' | 'p99', base: Target) =>
+        round2(median(figures[op][t.name].map((f, i) => f[key] / figures[op][base.name][i][key])))
+      return {
+        op,
+        ceiling: of(ceiling),
+        small: of(small),
+        big: of(big),
+        ratio: { rps: pairRatio(small, 'rps', ceiling), p99: pairRatio(small, 'p99', ceiling) },
+        bigRatio: { rps: pairRatio(big, 'rps', ceiling), p99: pairRatio(big, 'p99', ceiling) },
+        scaling: { rps: pairRatio(big, 'rps', small), p99: pairRatio(big, 'p99', small) }
+      }
+    })
+
+    const pad = (s: string | number, n: number): string => String(s).padStart(n)
+    const lines = [
+      '',
+      `| op | ceiling req/s | p50 | p99 | service@${settings.small} req/s | p50 | p99 | ×ceiling req/s | ×ceiling p99 | service@${settings.big} req/s | p50 | p99 | ×ceiling req/s | ${settings.big}/${settings.small} req/s |`,
+      '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+      ...summary.map((s) => `| ${s.op} | ${pad(s.ceiling.rps, 6)} | ${s.ceiling.p50} | ${s.ceiling.p99} | ${pad(s.small.rps, 6)} | ${s.small.p50} | ${s.small.p99} | ` +
+        `${s.ratio.rps} | ${s.ratio.p99} | ${pad(s.big.rps, 6)} | ${s.big.p50} | ${s.big.p99} | ${s.bigRatio.rps} | ${s.scaling.rps} |`),
+      '',
+      `latency in ms; ratios are medians of per-round ratios; failures (non-2xx + errors): ${summary.map((s) => `${s.op} ${s.small.failures + s.big.failures + s.ceiling.failures}`).join(', ')}`,
+      ...targets.slice(1).map((t) => `${t.name}: cold start ${t.coldStartMs} ms, peak RSS ${memory[t.name].peakMb} MB (RSS at the end ${memory[t.name].rssMb} MB)`),
+      `preload through the store: ${sizes.map((s) => `${s} at ${preloadRate[s]} plants/s`).join(', ')}`
+    ]
+    process.stdout.write(`${lines.join('\n')}\n`)
+
+    const result = {
+      at: new Date().toISOString(),
+      engine,
+      settings: { ...settings, pinned, cpus: cpus().map((c) => c.model)[0], node: process.version },
+      summary,
+      memory,
+      coldStartMs: Object.fromEntries(targets.map((t) => [t.name, t.coldStartMs])),
+      preloadRate,
+      rounds: figures
+    }
+    const dir = join(ROOT, 'bench/results')
+    mkdirSync(dir, { recursive: true })
+    const file = join(dir, `${result.at.replace(/[:.]/g, '-')}-${engine}${quick ? '-quick' : ''}.json`)
+    writeFileSync(file, JSON.stringify(result, null, 2))
+    writeFileSync(join(dir, 'latest.json'), JSON.stringify(result, null, 2))
+    log(`written ${file}`)
+    failed = false
+  } finally {
+    load.close()
+    for (const t of targets) await stop(t.child)
+    for (const name of pgDatabases) await dropPostgres(name).catch(() => {})
+    // Kept after a failure: the servers' logs are in it.
+    if (failed) log(`logs kept in ${tmp}`)
+    else rmSync(tmp, { recursive: true, force: true })
+  }
+}
+
+main().catch((err) => {
+  log(`bench failed: ${err instanceof Error ? err.stack : String(err)}`)
+  process.exit(1)
+})
