@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { inspectDatabase, send, startService, tempDir } from '../helpers/process.js'
+import { AuditedCatalogue } from './writers.js'
+
+// SIGTERM while writers keep sending: readiness fails at once, every request that reached the
+// service is answered (a refused connection never reached it), nothing acknowledged is lost,
+// and the process exits by itself, cleanly, once the grace period and the requests in flight are over.
+
+const ROUNDS = Math.max(1, Math.ceil(Number(process.env.FAULT_ROUNDS ?? 20) / 5))
+const GRACE_MS = 1500
+// Generous: the grace, then the requests in flight and closing the store; not a performance bound.
+const EXIT_WAIT_MS = GRACE_MS + 10_000
+
+test(`SIGTERM under write load, ${ROUNDS} times: every accepted request answered, nothing acknowledged lost, exit within the grace period`, async (t) => {
+  const dir = tempDir('plants-sigterm')
+  t.after(dir.remove)
+  const catalogue = new AuditedCatalogue()
+  let acknowledged = 0
+  let refusedAfterClose = 0
+  let reset = 0
+  for (let round = 0; round < ROUNDS; round++) {
+    const service = await startService({ dataDir: dir.path, env: { SHUTDOWN_GRACE_MS: String(GRACE_MS) } })
+    catalogue.resetStats()
+    let exited = false
+    void service.exited.then(() => { exited = true })
+    const load = catalogue.load(service.url, `r${round}`, 12, () => exited)
+    await new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 700))
+    const signalledAt = Date.now()
+    service.child.kill('SIGTERM')
+    // Readiness turns 503 at once while the service still answers everything else.
+    const ready = await send(service.url, { method: 'GET', path: '/readyz' })
+    assert.equal(ready.status, 503, `round ${round}: /readyz right after SIGTERM`)
+    assert.match(ready.json().type, /shutting-down$/)
+    const exit = await Promise.race([
+      service.exited,
+      new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), EXIT_WAIT_MS))
+    ])
+    if (exit === 'still running') service.child.kill('SIGKILL')
+    assert.notEqual(exit, 'still running', `round ${round}: no exit within ${EXIT_WAIT_MS} ms of SIGTERM`)
+    assert.deepEqual(exit, { code: 0, signal: null }, `round ${round}: exit status\n${service.output()}`)
+    const tookMs = Date.now() - signalledAt
+    await load
+    assert.deepEqual(catalogue.stats.otherErrors, [], `round ${round}: unexpected answers`)
+    const { integrity, plants } = inspectDatabase(dir.path)
+    assert.deepEqual(catalogue.droppedButApplied(plants), [], `round ${round}: writes applied but never answered`)
+    reset += catalogue.stats.dropped.length
+    assert.equal(integrity, 'ok')
+    assert.deepEqual(catalogue.audit(plants).lost, [], `round ${round}: acknowledged writes missing after SIGTERM`)
+    acknowledged += catalogue.stats.acknowledged
+    refusedAfterClose += catalogue.stats.unanswered - catalogue.stats.dropped.length
+    t.diagnostic(`round ${round}: exited ${tookMs} ms after SIGTERM (grace ${GRACE_MS} ms), ${catalogue.stats.acknowledged} writes acknowledged`)
+  }
+  t.diagnostic(`${ROUNDS} SIGTERMs; ${acknowledged} writes acknowledged, all found; ${refusedAfterClose} connections refused after the listener closed, ` +
+    `${reset} reset before the service read them (none of those writes took effect)`)
+})
