@@ -1,0 +1,162 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import net from 'node:net'
+import { dirname, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+// For the scale-out tests: service processes, and a TCP proxy that plays an unreachable database.
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+
+export async function freePort (): Promise<number> {
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as net.AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+export interface Instance {
+  url: string
+  child: ChildProcess
+  output (): string
+  /** SIGTERM, then the exit code. */
+  stop (): Promise<number | null>
+}
+
+// The service's own variables are cleared so that the developer's shell cannot change what a test runs.
+const SERVICE_VARS = ['HOST', 'PORT', 'DATA_DIR', 'DATABASE_URL', 'LOG_LEVEL', 'API_KEYS', 'API_KEYS_FILE', 'ALLOW_ANONYMOUS_WRITES',
+  'RATE_LIMIT', 'CORS_ORIGINS', 'SHUTDOWN_GRACE_MS', 'FEED_RETENTION_DAYS', 'WORKERS']
+
+/** `node --import tsx src/server.ts` with `env`, on a free port; resolves once /healthz answers. */
+export async function startInstance (env: Record<string, string>, readyTimeoutMs = 60_000): Promise<Instance> {
+  const port = await freePort()
+  const childEnv: NodeJS.ProcessEnv = { ...process.env }
+  for (const name of SERVICE_VARS) delete childEnv[name]
+  delete childEnv.NODE_TEST_CONTEXT // or the child would think it is a test file
+  delete childEnv.NODE_OPTIONS
+  Object.assign(childEnv, { HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', SHUTDOWN_GRACE_MS: '0' }, env)
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout!.on('data', (b: Buffer) => { output += b.toString() })
+  child.stderr!.on('data', (b: Buffer) => { output += b.toString() })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  let gone = false
+  void exited.then(() => { gone = true })
+  const url = `http://127.0.0.1:${port}`
+  const until = Date.now() + readyTimeoutMs
+  for (;;) {
+    if (gone) throw new Error(`the service exited during start-up:\n${output}`)
+    const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined)
+    if (res?.status === 200) break
+    if (Date.now() > until) {
+      child.kill('SIGKILL')
+      throw new Error(`the service did not answer /healthz in time:\n${output}`)
+    }
+    await sleep(100)
+  }
+  return {
+    url,
+    child,
+    output: () => output,
+    stop: async () => {
+      if (!gone) child.kill('SIGTERM')
+      return exited
+    }
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+export type ProxyMode = 'pass' | 'refuse' | 'freeze'
+
+/**
+ * A TCP proxy in front of PostgreSQL that can turn into a database that refuses connections (the
+ * port closed, connections reset) or one that is frozen (connections accepted, nothing ever answered).
+ */
+export class DatabaseProxy {
+  readonly port: number
+  private server: net.Server | undefined
+  private readonly sockets = new Set<net.Socket>()
+  private readonly pairs = new Map<net.Socket, net.Socket>()
+  mode: ProxyMode = 'pass'
+
+  private constructor (port: number, private readonly target: { host: string, port: number }) { this.port = port }
+
+  static async start (target: { host: string, port: number }, port?: number): Promise<DatabaseProxy> {
+    const proxy = new DatabaseProxy(port ?? await freePort(), target)
+    await proxy.listen()
+    return proxy
+  }
+
+  /** `url` (a PostgreSQL URL) pointed at this proxy instead. */
+  rewrite (url: string): string {
+    const u = new URL(url)
+    u.hostname = '127.0.0.1'
+    u.port = String(this.port)
+    return u.toString()
+  }
+
+  async set (mode: ProxyMode): Promise<void> {
+    if (mode === this.mode) return
+    if (mode === 'freeze') {
+      // Connections stay open and silent: no byte goes either way any more, as with a hung server.
+      for (const [client, upstream] of this.pairs) {
+        client.unpipe(upstream)
+        upstream.unpipe(client)
+        client.pause()
+        upstream.pause()
+      }
+    } else {
+      for (const s of this.sockets) s.destroy()
+      this.sockets.clear()
+    }
+    this.pairs.clear()
+    this.mode = mode
+    if (mode === 'refuse') {
+      const server = this.server
+      this.server = undefined
+      await new Promise((resolve) => server ? server.close(resolve) : resolve(undefined))
+    } else if (!this.server) {
+      await this.listen()
+    }
+  }
+
+  async close (): Promise<void> {
+    await this.set('refuse')
+  }
+
+  private async listen (): Promise<void> {
+    const server = net.createServer((client) => {
+      this.sockets.add(client)
+      client.on('close', () => this.sockets.delete(client))
+      client.on('error', () => {})
+      if (this.mode === 'freeze') return // accepted, never answered
+      const upstream = net.connect(this.target.port, this.target.host)
+      this.sockets.add(upstream)
+      upstream.on('close', () => { this.sockets.delete(upstream); client.destroy() })
+      upstream.on('error', () => {})
+      client.on('close', () => { upstream.destroy(); this.pairs.delete(client) })
+      this.pairs.set(client, upstream)
+      client.pipe(upstream).pipe(client)
+    })
+    this.server = server
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(this.port, '127.0.0.1', () => resolve())
+    })
+  }
+}
+
+/** A request that never waits longer than `timeoutMs`, and the time it took. */
+export async function timed (url: string, init: RequestInit = {}, timeoutMs = 10_000): Promise<{ res: Response, ms: number, body: any }> {
+  const started = performance.now()
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) })
+  const text = await res.text()
+  const ms = performance.now() - started
+  let body: any = text
+  try { body = JSON.parse(text) } catch { /* not JSON */ }
+  return { res, ms, body }
+}
+
+export const json = (body: unknown, headers: Record<string, string> = {}): RequestInit =>
+  ({ headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
