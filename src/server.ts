@@ -17,7 +17,8 @@ async function serve (config: Config): Promise<void> {
     await app.close()
     process.exit(1)
   }
-  closeWithGrace({ delay: config.shutdownGraceMs + 15_000 }, async ({ signal, err }) => {
+  // A cluster worker drains when its primary says so (see runPrimary), not on signals of its own.
+  const grace = closeWithGrace({ delay: config.shutdownGraceMs + 15_000, skip: cluster.isWorker ? ['SIGINT', 'SIGTERM'] : [] }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'fatal error, shutting down')
     else app.log.info({ signal }, 'shutting down')
     // Fail readiness at once, keep answering while the load balancer notices, then stop accepting.
@@ -28,6 +29,14 @@ async function serve (config: Config): Promise<void> {
     }
     await app.close() // waits for requests in flight, then closes the store
   })
+  if (cluster.isWorker) {
+    let draining = false
+    const drain = (): void => { if (!draining) { draining = true; grace.close() } }
+    process.on('message', (m) => { if (m === 'shutdown') drain() })
+    process.on('disconnect', drain) // the primary is gone
+    // Ctrl-C reaches every process of the group, and the primary relays it: count it once.
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, drain)
+  }
   await app.listen({ host: config.host, port: config.port })
 }
 
@@ -42,25 +51,44 @@ function main (): void {
   }
   const workers = config.workers === 'auto' ? availableParallelism() : config.workers
   if (workers > 1 && cluster.isPrimary) {
-    // Workers share the listening socket; each opens the storage itself (SQLite's file locks keep them safe).
-    for (let i = 0; i < workers; i++) cluster.fork()
-    cluster.on('exit', (worker, code, signal) => {
-      if (code !== 0 && signal === null && !shuttingDown) process.stderr.write(`worker ${worker.process.pid} exited with ${code}\n`)
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0)
-    })
-    let shuttingDown = false
-    for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-      process.on(sig, () => {
-        shuttingDown = true
-        for (const w of Object.values(cluster.workers ?? {})) w?.process.kill(sig)
-      })
-    }
+    runPrimary(workers)
     return
   }
   serve(config).catch((err) => {
     process.stderr.write(`start-up failed: ${err instanceof Error ? err.message : String(err)}\n`)
     process.exit(1)
   })
+}
+
+/**
+ * Workers share the listening socket; each opens the storage itself (SQLite's file locks and
+ * PostgreSQL's transactions keep them safe). A worker that fails before it listens fails them all
+ * (its siblings would fail alike: configuration, storage); one that dies later is replaced.
+ */
+function runPrimary (workers: number): void {
+  const listening = new Set<number>()
+  let shuttingDown = false
+  let exitCode = 0
+  const shutdown = (): void => {
+    shuttingDown = true
+    for (const w of Object.values(cluster.workers ?? {})) {
+      // One still starting has nothing to drain and is not listening for the message yet.
+      if (w && listening.has(w.id) && w.isConnected()) w.send('shutdown')
+      else w?.process.kill('SIGTERM')
+    }
+  }
+  cluster.on('listening', (worker) => { listening.add(worker.id) })
+  cluster.on('exit', (worker, code, signal) => {
+    const started = listening.delete(worker.id)
+    if (!shuttingDown) {
+      process.stderr.write(`worker ${worker.process.pid} exited with ${signal ?? code}${started ? '; starting another' : ' during start-up'}\n`)
+      if (started) cluster.fork()
+      else { exitCode = 1; shutdown() }
+    }
+    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode)
+  })
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, shutdown)
+  for (let i = 0; i < workers; i++) cluster.fork()
 }
 
 main()
