@@ -1,0 +1,92 @@
+import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
+import { dirname } from 'node:path'
+import Database from 'better-sqlite3'
+import { databaseFile, dataDirOf } from './catalogue.js'
+import { CommandFailed, formatDuration, plural, UsageError, type Command, type Io } from './command.js'
+
+export const backupCommand: Command = {
+  name: 'backup',
+  summary: 'take a consistent copy of the embedded database, while the service runs',
+  usage: `Usage: plants backup FILE [options]
+
+Copies the data folder's catalogue.db to FILE while the service keeps serving. The copy is one
+snapshot (VACUUM INTO inside a single read transaction): it holds every write acknowledged before
+the backup began, and writers are not blocked while it is made. The copy is checked with
+PRAGMA integrity_check, flushed to disk, and only then given its name, so FILE is either a whole,
+checked backup or absent.
+
+To restore: stop the service, replace DATA_DIR/catalogue.db with the backup, delete
+catalogue.db-wal and catalogue.db-shm beside it, start the service.
+
+Options:
+  --data-dir DIR   the service's data folder (default: $DATA_DIR, else ./data)
+  --force          replace FILE if it exists
+  -h, --help       this help
+
+A service on PostgreSQL is backed up with pg_dump; there is no backup over --url.`,
+  options: {
+    'data-dir': { type: 'string' },
+    url: { type: 'string' },
+    force: { type: 'boolean' }
+  },
+  run: runBackup
+}
+
+async function runBackup (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
+  if (values.url !== undefined) throw new UsageError('backup reads the data folder directly: run it where the service keeps its DATA_DIR')
+  if (positionals.length !== 1) throw new UsageError('backup takes one FILE')
+  const target = positionals[0]
+  const dataDir = dataDirOf(values, io)
+  const source = databaseFile(dataDir)
+  if (!existsSync(source)) throw new CommandFailed(`no catalogue in ${dataDir} (${source} does not exist)`)
+  if (existsSync(target) && !values.force) throw new CommandFailed(`${target} exists (pass --force to replace it)`)
+  const partial = `${target}.partial-${process.pid}`
+  rmSync(partial, { force: true })
+  const started = Date.now()
+  try {
+    const db = new Database(source, { readonly: true, fileMustExist: true })
+    let version: number
+    try {
+      db.pragma('busy_timeout = 10000')
+      version = db.pragma('user_version', { simple: true }) as number
+      db.prepare('VACUUM INTO ?').run(partial)
+    } finally {
+      db.close()
+    }
+    const check = verifyBackup(partial)
+    if (check.userVersion !== version) throw new CommandFailed(`the copy has schema version ${check.userVersion}, the catalogue ${version}`)
+    flush(partial)
+    renameSync(partial, target)
+    flush(dirname(target))
+    io.stdout.write(`backed up the data folder ${dataDir} to ${target} in ${formatDuration(Date.now() - started)}: ` +
+      `${plural(check.plants, 'plant')}${check.plants > 0 ? ` (ids up to ${check.maxId})` : ''}, ` +
+      `${(statSync(target).size / 1048576).toFixed(1)} MB, integrity ok\n`)
+    return 0
+  } catch (err) {
+    rmSync(partial, { force: true })
+    if (err instanceof CommandFailed) throw err
+    throw new CommandFailed(`backup failed: ${(err as Error).message}`)
+  }
+}
+
+export interface BackupCheck { plants: number, maxId: number, userVersion: number }
+
+/** Opens a backup read-only and proves it whole: integrity_check must answer a single "ok". */
+export function verifyBackup (file: string): BackupCheck {
+  const db = new Database(file, { readonly: true, fileMustExist: true })
+  try {
+    const problems = db.pragma('integrity_check') as Array<{ integrity_check: string }>
+    if (problems.length !== 1 || problems[0].integrity_check !== 'ok') {
+      throw new CommandFailed(`the copy fails PRAGMA integrity_check: ${problems.slice(0, 5).map((p) => p.integrity_check).join('; ')}`)
+    }
+    const { plants, maxId } = db.prepare('SELECT count(*) AS plants, coalesce(max(id), 0) AS maxId FROM plants').get() as { plants: number, maxId: number }
+    return { plants, maxId, userVersion: db.pragma('user_version', { simple: true }) as number }
+  } finally {
+    db.close()
+  }
+}
+
+function flush (path: string): void {
+  const fd = openSync(path, 'r')
+  try { fsyncSync(fd) } finally { closeSync(fd) }
+}

@@ -1,0 +1,183 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { loadConfig } from '../config.js'
+import { createPlantClient, describeProblem, type PlantClient } from '../client/plant-client.js'
+import type { Plant, PlantFields } from '../plants/schemas.js'
+import { StorageUnavailable, type PlantStore } from '../store/plant-store.js'
+import { openSqliteStore } from '../store/sqlite/sqlite-plant-store.js'
+import { CommandFailed, UsageError, type Io } from './command.js'
+
+// The catalogue a command works on: the embedded database in a data folder, or a running service.
+
+export type CreateOutcome = { ok: true, id: number } | { ok: false, reason: string }
+export interface NewRow { fields: PlantFields, line: number }
+
+export interface Catalogue {
+  /** For messages: "data folder ./data" or "service http://…". */
+  readonly where: string
+  /** Every plant in id order, one keyset page at a time: memory stays flat at any size. */
+  pages (pageSize: number): AsyncGenerator<Plant[]>
+  /** Adds the rows; a row the catalogue refuses is an outcome, a failure of the catalogue throws. */
+  createAll (rows: NewRow[]): Promise<CreateOutcome[]>
+  close (): Promise<void>
+}
+
+export interface TargetValues { 'data-dir'?: string, url?: string, 'api-key-file'?: string }
+
+/** The data folder the command names, else DATA_DIR as the service reads it. */
+export function dataDirOf (values: TargetValues, io: Io): string {
+  return values['data-dir'] ?? loadConfig(io.env).dataDir
+}
+
+export function databaseFile (dataDir: string): string {
+  return join(dataDir, 'catalogue.db')
+}
+
+export async function openCatalogue (values: TargetValues, io: Io, { mayCreate }: { mayCreate: boolean }): Promise<Catalogue> {
+  if (values.url !== undefined && values['data-dir'] !== undefined) throw new UsageError('give either --url or --data-dir, not both')
+  if (values.url !== undefined) {
+    const apiKey = values['api-key-file'] === undefined ? undefined : readFileSync(values['api-key-file'], 'utf8').trim()
+    return new ServiceCatalogue(values.url, apiKey)
+  }
+  if (values['api-key-file'] !== undefined) throw new UsageError('--api-key-file goes with --url')
+  const dataDir = dataDirOf(values, io)
+  if (!mayCreate && !existsSync(databaseFile(dataDir))) throw new CommandFailed(`no catalogue in ${dataDir} (${databaseFile(dataDir)} does not exist)`)
+  // The service's feed retention, so opening the store (which purges the feed) keeps what the service keeps.
+  const store = openSqliteStore({ dataDir, feedRetentionMs: loadConfig(io.env).feedRetentionMs })
+  return new StoreCatalogue(store, `data folder ${dataDir}`)
+}
+
+const record = ({ id, name, category, tags, status }: Plant): Plant => ({ id, name, category, tags, status })
+
+/** Storage that is busy now (another writer, a checkpoint) is waited for, a few times, before giving up. */
+async function withRetries<T> (what: string, attempt: () => Promise<T>, retryable: (err: unknown) => number | undefined): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await attempt()
+    } catch (err) {
+      if (err instanceof CommandFailed) throw err
+      const wait = retryable(err)
+      if (wait === undefined || tries >= 8) {
+        throw new CommandFailed(`${what}: ${err instanceof Error ? err.message : String(err)}`)
+      }
+      await sleep(wait * tries)
+    }
+  }
+}
+
+/** What a dry run compares with when the data folder holds no catalogue yet. */
+export const emptyCatalogue = (where: string): Catalogue => ({
+  where,
+  async * pages () {},
+  createAll: async () => { throw new Error('an empty catalogue stands in for a dry run only') },
+  close: async () => {}
+})
+
+export class StoreCatalogue implements Catalogue {
+  constructor (readonly store: PlantStore, readonly where: string) {}
+
+  async * pages (pageSize: number): AsyncGenerator<Plant[]> {
+    let afterId = 0
+    for (;;) {
+      const page = await this.store.list({ afterId, limit: pageSize })
+      if (page.length === 0) return
+      yield page.map(record)
+      afterId = page[page.length - 1].id
+    }
+  }
+
+  async createAll (rows: NewRow[]): Promise<CreateOutcome[]> {
+    // Creates issued in the same tick share one transaction and one fsync (the store's group
+    // commit), so a batch lands whole or, on a storage error, not at all and is tried again.
+    return withRetries('writing to the catalogue', async () => {
+      const created = await Promise.all(rows.map((row) => this.store.create(row.fields)))
+      return created.map(({ plant }): CreateOutcome => ({ ok: true, id: plant.id }))
+    }, (err) => err instanceof StorageUnavailable ? 200 : undefined)
+  }
+
+  close (): Promise<void> {
+    return this.store.close()
+  }
+}
+
+class Retry extends Error {
+  constructor (message: string, readonly waitMs: number) { super(message) }
+}
+
+export class ServiceCatalogue implements Catalogue {
+  readonly where: string
+  private readonly client: PlantClient
+  /** Each request of a run has its own key, so a retry after a lost answer cannot add a plant twice. */
+  private readonly run = `plants-import-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`
+
+  constructor (url: string, apiKey: string | undefined, private readonly concurrency = 16) {
+    let origin: URL
+    try {
+      origin = new URL(url)
+    } catch {
+      throw new UsageError(`--url ${JSON.stringify(url)} is not a URL`)
+    }
+    this.where = `service ${origin.origin}`
+    this.client = createPlantClient({ baseUrl: origin.origin, apiKey })
+  }
+
+  async * pages (pageSize: number): AsyncGenerator<Plant[]> {
+    let cursor: string | undefined
+    for (;;) {
+      const page = await withRetries(`reading ${this.where}`, async () => {
+        const { data, error, response } = await this.client.GET('/v3/plant', { params: { query: { limit: Math.min(pageSize, 500), cursor } } })
+        if (data) return data
+        throw this.failure(response, error)
+      }, retryable)
+      if (page.items.length > 0) yield page.items
+      if (page.nextCursor === null) return
+      cursor = page.nextCursor
+    }
+  }
+
+  async createAll (rows: NewRow[]): Promise<CreateOutcome[]> {
+    const outcomes: CreateOutcome[] = new Array(rows.length)
+    let next = 0
+    const worker = async (): Promise<void> => {
+      while (next < rows.length) {
+        const i = next++
+        outcomes[i] = await withRetries(`writing to ${this.where}`, () => this.create(rows[i]), retryable)
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(this.concurrency, rows.length) }, worker))
+    return outcomes
+  }
+
+  private async create (row: NewRow): Promise<CreateOutcome> {
+    const { data, error, response } = await this.client.POST('/v3/plant', {
+      params: { header: { 'idempotency-key': `${this.run}-${row.line}` } },
+      body: row.fields
+    })
+    if (data) return { ok: true, id: data.id }
+    if (response.status === 405 || response.status === 400 || response.status === 413) {
+      return { ok: false, reason: `refused by the service: ${describeProblem(response.status, error)}` }
+    }
+    throw this.failure(response, error)
+  }
+
+  private failure (response: Response, error: unknown): Error {
+    const status = response.status
+    const message = describeProblem(status, error as { detail?: string })
+    if (status === 401) return new CommandFailed(`${this.where} needs an API key for writes (--api-key-file): ${message}`)
+    if (status === 429 || status === 503) {
+      const after = Number(response.headers.get('retry-after'))
+      return new Retry(message, Number.isFinite(after) && after > 0 ? Math.min(after, 30) * 1000 : 500)
+    }
+    return new CommandFailed(`${this.where} answered ${message}`)
+  }
+
+  async close (): Promise<void> {}
+}
+
+// Overload, rate limits and lost connections are worth waiting out; anything else is an answer.
+function retryable (err: unknown): number | undefined {
+  if (err instanceof Retry) return err.waitMs
+  if (err instanceof CommandFailed || err instanceof UsageError) return undefined
+  return err instanceof TypeError ? 500 : undefined // fetch's network failures are TypeErrors
+}

@@ -1,0 +1,185 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test, type TestContext } from 'node:test'
+import { buildApp } from '../src/app.js'
+import { checkPlant } from '../src/cli/validate-row.js'
+import { testConfig } from '../src/config.js'
+import type { StoredPlant } from '../src/store/plant-store.js'
+import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
+import { csv, plants } from '../scripts/lib/cli-harness.js'
+import { listenOn } from '../scripts/lib/listening-service.js'
+
+async function tempDir (t: TestContext): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'plants-import-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  return dir
+}
+
+async function catalogueOf (dataDir: string): Promise<StoredPlant[]> {
+  const store = openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 })
+  try {
+    return await store.list({ afterId: 0, limit: 1_000_000 })
+  } finally {
+    await store.close()
+  }
+}
+
+const summary = (stdout: string, what: string): number => Number(new RegExp(`${what}\\s+([\\d,]+)`).exec(stdout)?.[1].replace(/,/g, ''))
+const reportedLines = (stderr: string, file: string): number[] =>
+  reports(stderr, file).map((l) => Number(l.split(':')[0]))
+/** The bad-row reports, FILE:LINE: reason, without the FILE: prefix. */
+const reports = (stderr: string, file: string): string[] =>
+  stderr.split('\n').filter((l) => l.startsWith(`${file}:`)).map((l) => l.slice(file.length + 1))
+
+test('a CSV with 1% bad rows: every good row is stored, every bad row is reported by line, a second run adds nothing', async (t) => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'plants.csv')
+  const bad = ['   ,x,,', 'X,,,gone', `${'n'.repeat(201)},,,`, 'X,,a|a,', 'X,,a||b,', 'X,,,,extra', `X,${'c'.repeat(101)},,`]
+  const lines = ['name,category,tags,status']
+  const badLines: number[] = []
+  const good: string[] = []
+  for (let i = 0; i < 2000; i++) {
+    if (i % 100 === 7) {
+      lines.push(bad[(i / 100 | 0) % bad.length])
+      badLines.push(lines.length)
+    } else {
+      const name = i % 3 === 0 ? `Plant "${i}", the tall` : `Plant ${i}`
+      lines.push(`${i % 3 === 0 ? `"${name.replace(/"/g, '""')}"` : name},${i % 2 ? 'indoor' : ''},${i % 5 ? 'green|large' : ''},${i % 4 ? 'available' : 'sold'}`)
+      good.push(name)
+    }
+  }
+  await writeFile(file, lines.join('\n') + '\n')
+  const dataDir = join(dir, 'data')
+
+  const first = await plants(['import', file, '--data-dir', dataDir, '--batch-size', '250'])
+  assert.equal(first.code, 1, 'rejected rows make the exit status 1')
+  assert.deepEqual(reportedLines(first.stderr, file), badLines)
+  assert.equal(summary(first.stdout, 'rows read'), 2000)
+  assert.equal(summary(first.stdout, 'added'), 1980)
+  assert.equal(summary(first.stdout, 'rejected'), 20)
+  const stored = await catalogueOf(dataDir)
+  assert.deepEqual(stored.map((p) => p.name), good, 'every good row, in file order')
+  assert.deepEqual(stored[0], { id: 1, name: 'Plant "0", the tall', category: null, tags: [], status: 'sold', version: 1 })
+  assert.deepEqual(stored[1], { id: 2, name: 'Plant 1', category: 'indoor', tags: ['green', 'large'], status: 'available', version: 1 })
+
+  const second = await plants(['import', file, '--data-dir', dataDir])
+  assert.deepEqual(reportedLines(second.stderr, file), badLines)
+  assert.equal(summary(second.stdout, 'added'), 0)
+  assert.equal(summary(second.stdout, 'already present'), 1980)
+  assert.equal((await catalogueOf(dataDir)).length, 1980)
+})
+
+test('rows repeated on purpose are all kept, and an import cut short is completed by running it again', async (t) => {
+  const dir = await tempDir(t)
+  const dataDir = join(dir, 'data')
+  const rows = ['Fern,,,', 'Fern,,,', 'Fern,,,', 'Olive,tree,,', 'Fern,shade,,', 'Olive,tree,,']
+  const head = join(dir, 'head.csv')
+  const whole = join(dir, 'whole.csv')
+  await writeFile(head, csv(...rows.slice(0, 2)))
+  await writeFile(whole, csv(...rows))
+  assert.equal((await plants(['import', head, '--data-dir', dataDir])).code, 0)
+  const rest = await plants(['import', whole, '--data-dir', dataDir])
+  assert.equal(rest.code, 0)
+  assert.equal(summary(rest.stdout, 'added'), 4)
+  assert.equal(summary(rest.stdout, 'already present'), 2)
+  const again = await plants(['import', whole, '--data-dir', dataDir])
+  assert.equal(summary(again.stdout, 'added'), 0)
+  const names = (await catalogueOf(dataDir)).map((p) => `${p.name}/${p.category ?? ''}`)
+  assert.deepEqual(names, ['Fern/', 'Fern/', 'Fern/', 'Olive/tree', 'Fern/shade', 'Olive/tree'])
+})
+
+test('JSON Lines: each line is an add-plant body; bad JSON, non-objects and unknown members are reported by line', async (t) => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'plants.jsonl')
+  await writeFile(file, [
+    '{"name":"Monstera","tags":["large"]}',
+    '',
+    '{"name":"Fern","staus":"sold"}',
+    '{"name":',
+    '["Cactus"]',
+    '{"id":99,"name":"Olive","category":"tree","status":"pending"}',
+    '{"name":"Aloe","__proto__":{"x":1}}',
+    '{"name":"Ivy","tags":"green"}'
+  ].join('\r\n'))
+  const dataDir = join(dir, 'data')
+  const result = await plants(['import', file, '--data-dir', dataDir])
+  assert.equal(result.code, 1)
+  assert.deepEqual(reports(result.stderr, file), [
+    '3: /staus is not a known field',
+    `4: not valid JSON: ${jsonError('{"name":')}`,
+    '5: must be a JSON object',
+    '7: /__proto__ is not a known field',
+    '8: /tags must be array'
+  ])
+  assert.match(result.stderr, /id members in .* are ignored/)
+  assert.deepEqual((await catalogueOf(dataDir)).map(({ id, name, category, tags, status }) => ({ id, name, category, tags, status })), [
+    { id: 1, name: 'Monstera', category: null, tags: ['large'], status: 'available' },
+    { id: 2, name: 'Olive', category: 'tree', tags: [], status: 'pending' }
+  ])
+})
+
+function jsonError (text: string): string {
+  try { JSON.parse(text) } catch (err) { return (err as Error).message }
+  return ''
+}
+
+test('a row is judged by the same rules and words as POST /v3/plant', async (t) => {
+  const store = openSqliteStore({ dataDir: ':memory:', feedRetentionMs: 86_400_000 })
+  const app = await buildApp(testConfig(), { store })
+  t.after(async () => { await app.close(); await store.close() })
+  const candidates: unknown[] = [
+    { name: 'Monstera' },
+    { name: 'Ünïcödé 🌵', category: 'indoor', tags: ['a', 'b'], status: 'sold' },
+    { name: '' }, { name: ' \t ' }, { name: 'x'.repeat(201) }, { name: 12 }, {},
+    { name: 'X', category: '' }, { name: 'X', category: null }, { name: 'X', category: 'c'.repeat(101) },
+    { name: 'X', tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }, { name: 'X', tags: ['a', 'a'] }, { name: 'X', tags: [''] },
+    { name: 'X', tags: ['t'.repeat(51)] }, { name: 'X', status: 'gone' }, { name: 'X', status: null },
+    { name: 'X', id: 3 }, { name: 'X', 'a/b~c': 1 }, { name: '', status: 'gone', extra: true }
+  ]
+  for (const candidate of candidates) {
+    const res = await app.inject({ method: 'POST', url: '/v3/plant', payload: candidate as object })
+    const check = checkPlant(structuredClone(candidate))
+    const label = JSON.stringify(candidate).slice(0, 60)
+    assert.equal(check.ok, res.statusCode === 200, `${label}: CLI ${check.ok ? 'accepts' : 'refuses'}, API answers ${res.statusCode}`)
+    if (!check.ok) assert.equal(check.reason, res.json().detail, label)
+  }
+})
+
+test('a CSV header with an unknown column is refused before anything is written', async (t) => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'plants.csv')
+  await writeFile(file, 'name,colour\nFern,green\n')
+  const result = await plants(['import', file, '--data-dir', join(dir, 'data')])
+  assert.equal(result.code, 2)
+  assert.match(result.stderr, /unknown column "colour"/)
+  assert.equal((await plants(['import', join(dir, 'plants.txt'), '--data-dir', join(dir, 'data')])).code, 2, 'no format for .txt')
+})
+
+test('import through --url writes through the API; a second run adds nothing', async (t) => {
+  const dir = await tempDir(t)
+  const service = await listenOn(join(dir, 'data'))
+  t.after(() => service.close())
+  const file = join(dir, 'plants.csv')
+  await writeFile(file, csv('Monstera,indoor,large,', 'Fern,,,', ' ,,,', 'Fern,,,', 'Olive,tree,a|b,pending'))
+  const first = await plants(['import', file, '--url', service.url])
+  assert.equal(first.code, 1)
+  assert.deepEqual(reportedLines(first.stderr, file), [4])
+  assert.equal(summary(first.stdout, 'added'), 4)
+  const second = await plants(['import', file, '--url', service.url])
+  assert.equal(summary(second.stdout, 'added'), 0)
+  const page = await (await fetch(`${service.url}/v3/plant`)).json() as { items: Array<{ name: string }> }
+  assert.deepEqual(page.items.map((p) => p.name), ['Monstera', 'Fern', 'Fern', 'Olive'])
+  const changes = await (await fetch(`${service.url}/v3/plant/changes`)).json() as { items: unknown[] }
+  assert.equal(changes.items.length, 4, 'imports appear in the change feed like any add')
+})
+
+test('--dry-run checks and counts, and writes nothing', async (t) => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'plants.csv')
+  await writeFile(file, csv('Fern,,,', 'Ivy,,,gone'))
+  const result = await plants(['import', file, '--data-dir', join(dir, 'data'), '--dry-run'])
+  assert.equal(summary(result.stdout, 'would be added'), 1)
+  assert.equal(summary(result.stdout, 'rejected'), 1)
+})
