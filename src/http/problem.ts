@@ -66,10 +66,27 @@ const DESCRIPTIONS: Record<number, string> = {
   503: 'Storage unavailable or shutting down (see Retry-After)'
 }
 
+const header = (description: string) => ({ type: 'string', description })
+/** Response headers for the OpenAPI document (fast-json-stringify ignores `headers`). */
+export const HEADERS = {
+  requestId: { 'x-request-id': header('The request id, also in the body of errors and in the logs.') },
+  etag: { etag: header('The version of the plant, for If-Match and If-None-Match.') },
+  location: { location: header('/v3/plant/{id} of the plant.') },
+  allow: { allow: header('The methods this path serves.') },
+  retryAfter: { 'retry-after': header('Seconds to wait before retrying.') },
+  wwwAuthenticate: { 'www-authenticate': header('Bearer realm="plant-catalogue"') }
+}
+const PROBLEM_HEADERS: Record<number, object> = {
+  401: HEADERS.wwwAuthenticate,
+  405: HEADERS.allow,
+  429: HEADERS.retryAfter,
+  503: HEADERS.retryAfter
+}
+
 /** Response schemas for error statuses: a status, or [status, description] to name the route's meaning. */
 export function problemResponses (...statuses: Array<number | [number, string]>): Record<number, typeof Problem> {
   return Object.fromEntries(statuses.map((s) => {
     const [status, description] = Array.isArray(s) ? s : [s, DESCRIPTIONS[s]]
-    return [status, { ...Problem, description }]
+    return [status, { ...Problem, description, headers: { ...HEADERS.requestId, ...PROBLEM_HEADERS[status] } }]
   }))
 }

@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { writeSecurity } from '../http/auth.js'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
 import { allowHeader, methodNotAllowed } from '../http/method-not-allowed.js'
-import { HttpProblem, problemResponses } from '../http/problem.js'
+import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { PlantNotFound, type PlantStore, type StoredPlant } from '../store/plant-store.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
 import {
@@ -39,7 +39,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = asy
       body: NewPlant,
       headers: WriteHeaders,
       response: {
-        200: { ...Plant, description: 'Plant successfully added' },
+        200: { ...Plant, description: 'Plant successfully added', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
         ...problemResponses(401, 405, 413, 422, 429, 503)
       }
     },
@@ -64,7 +64,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = asy
       body: PlantUpdate,
       headers: UpdateHeaders,
       response: {
-        200: { ...Plant, description: 'Plant successfully updated' },
+        200: { ...Plant, description: 'Plant successfully updated', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
         ...problemResponses([400, 'Invalid ID supplied, or invalid input'], 401, 404, 412, 413, 429, 503)
       }
     },
@@ -104,8 +104,8 @@ export const plantRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = asy
       params: IdParams,
       headers: ReadHeaders,
       response: {
-        200: { ...Plant, description: 'The plant, with its ETag' },
-        304: Type.Null({ description: 'Not modified: the plant still has the ETag in If-None-Match' }),
+        200: { ...Plant, description: 'The plant, with its ETag', headers: { ...HEADERS.requestId, ...HEADERS.etag } },
+        304: Type.Null({ description: 'Not modified: the plant still has the ETag in If-None-Match', headers: HEADERS.etag }),
         ...problemResponses([400, 'Invalid ID supplied'], 404, 429, 503)
       }
     }

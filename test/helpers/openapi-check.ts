@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { ValidateFunction } from 'ajv'
 
-interface Doc { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>> }
+interface Response { headers?: Record<string, unknown>, content?: Record<string, { schema: object }> }
+interface Doc { paths: Record<string, Record<string, { responses: Record<string, Response> }>> }
 
 /**
  * Checks responses against the served OpenAPI document: the status must be declared for the
@@ -22,7 +23,8 @@ export class OpenApiCheck {
     }))
   }
 
-  check (method: string, url: string, status: number, contentType: string | undefined, body: string): void {
+  check (method: string, url: string, status: number, headers: Record<string, unknown>, body: string): void {
+    const contentType = headers['content-type'] as string | undefined
     const path = url.split('?')[0]
     const route = this.routes.find((r) => r.pattern.test(path))
     const operation = route && this.doc.paths[route.template][method === 'HEAD' ? 'get' : method.toLowerCase()]
@@ -38,6 +40,9 @@ export class OpenApiCheck {
     }
     const declared = operation.responses[String(status)]
     assert.ok(declared, `${where}: status ${status} is not declared in the OpenAPI document`)
+    for (const name of Object.keys(declared.headers ?? {})) {
+      assert.ok(headers[name] !== undefined, `${where}: the document promises a ${name} header`)
+    }
     if (method === 'HEAD' || status === 204 || status === 304) return
     const json = declared.content?.['application/json']
     if (json) {
