@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test, type TestContext } from 'node:test'
+import { promisify } from 'node:util'
+import Database from 'better-sqlite3'
+import { verifyBackup } from '../src/cli/backup.js'
+import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
+import { plants } from '../scripts/lib/cli-harness.js'
+import { listenOn } from '../scripts/lib/listening-service.js'
+
+const run = promisify(execFile)
+const CLI = new URL('../src/cli/plants.ts', import.meta.url).pathname
+
+async function tempDir (t: TestContext): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'plants-backup-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  return dir
+}
+
+test('a backup taken by another process during a write load is whole and holds every write acknowledged before it began', async (t) => {
+  const dir = await tempDir(t)
+  const dataDir = join(dir, 'data')
+  const service = await listenOn(dataDir)
+  t.after(() => service.close())
+
+  // Writers keep adding plants through HTTP for the whole test; each acknowledged id is noted.
+  const acknowledged: number[] = []
+  let writing = true
+  const writer = async (w: number): Promise<void> => {
+    for (let i = 0; writing; i++) {
+      const res = await fetch(`${service.url}/v3/plant`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `writer ${w} plant ${i}`, tags: [`w${w}`] })
+      })
+      assert.equal(res.status, 200)
+      acknowledged.push(((await res.json()) as { id: number }).id)
+    }
+  }
+  const writers = Array.from({ length: 16 }, (_, w) => writer(w))
+  while (acknowledged.length < 100) await new Promise((resolve) => setTimeout(resolve, 10))
+
+  const before = [...acknowledged]
+  const file = join(dir, 'backup.db')
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', CLI, 'backup', file, '--data-dir', dataDir])
+  const during = acknowledged.length - before.length
+  writing = false
+  await Promise.all(writers)
+
+  assert.match(stdout, /integrity ok/)
+  const check = verifyBackup(file)
+  const db = new Database(file, { readonly: true })
+  const ids = new Set((db.prepare('SELECT id FROM plants').all() as Array<{ id: number }>).map((r) => r.id))
+  db.close()
+  assert.equal(check.plants, ids.size)
+  const missing = before.filter((id) => !ids.has(id))
+  assert.deepEqual(missing, [], `${missing.length} of ${before.length} writes acknowledged before the backup are missing`)
+  t.diagnostic(`${before.length} writes before the backup, ${during} while the CLI started and copied, ${check.plants} plants in the copy`)
+
+  // Restored the documented way (the copy in a fresh data folder), the service serves it.
+  const restored = join(dir, 'restored')
+  const store = openSqliteStore({ dataDir: restored, feedRetentionMs: 86_400_000 })
+  await store.close()
+  await copyFile(file, join(restored, 'catalogue.db'))
+  await rm(join(restored, 'catalogue.db-wal'), { force: true })
+  await rm(join(restored, 'catalogue.db-shm'), { force: true })
+  const again = await listenOn(restored)
+  t.after(() => again.close())
+  const res = await fetch(`${again.url}/v3/plant/${before[0]}`)
+  assert.equal(res.status, 200)
+  const added = await fetch(`${again.url}/v3/plant`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"after restore"}' })
+  assert.ok(((await added.json()) as { id: number }).id > check.maxId, 'ids carry on after the restored ones')
+})
+
+test('backup refuses to overwrite a file, to run over --url, and to copy a folder without a catalogue', async (t) => {
+  const dir = await tempDir(t)
+  const dataDir = join(dir, 'data')
+  const store = openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 })
+  await store.create({ name: 'Fern', category: null, tags: [], status: 'available' })
+  await store.close()
+  const file = join(dir, 'taken.db')
+  await writeFile(file, 'precious')
+  const refused = await plants(['backup', file, '--data-dir', dataDir])
+  assert.equal(refused.code, 1)
+  assert.match(refused.stderr, /exists \(pass --force/)
+  const forced = await plants(['backup', file, '--data-dir', dataDir, '--force'])
+  assert.equal(forced.code, 0, forced.stderr)
+  assert.equal(verifyBackup(file).plants, 1)
+  assert.equal((await plants(['backup', file, '--url', 'http://127.0.0.1:1'])).code, 2)
+  const none = await plants(['backup', join(dir, 'x.db'), '--data-dir', join(dir, 'empty')])
+  assert.equal(none.code, 1)
+  assert.match(none.stderr, /no catalogue in/)
+})

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test, type TestContext } from 'node:test'
+import { parse } from 'csv-parse/sync'
+import type { PlantFields } from '../src/plants/schemas.js'
+import type { StoredPlant } from '../src/store/plant-store.js'
+import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
+import { plants } from '../scripts/lib/cli-harness.js'
+import { listenOn } from '../scripts/lib/listening-service.js'
+
+const TRICKY: PlantFields[] = [
+  { name: 'Monstera', category: 'indoor', tags: ['large', 'green'], status: 'available' },
+  { name: 'Fern, "the" shy one', category: null, tags: [], status: 'sold' },
+  { name: 'Two\nlines\r\nand a tab\t', category: 'a,b', tags: ['x"y'], status: 'pending' },
+  { name: '  padded  ', category: ' c ', tags: [' t '], status: 'available' },
+  { name: 'Ünïcödé 🌵 漢字', category: 'ñ', tags: ['ü', '🌿'], status: 'available' },
+  { name: '=1+2', category: null, tags: ['-', '@'], status: 'available' }
+]
+
+async function seeded (t: TestContext, count: number): Promise<{ dir: string, dataDir: string, stored: StoredPlant[] }> {
+  const dir = await mkdtemp(join(tmpdir(), 'plants-export-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const dataDir = join(dir, 'data')
+  const store = openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 })
+  try {
+    for (let i = 0; i < count; i++) await store.create({ ...TRICKY[i % TRICKY.length], name: `${TRICKY[i % TRICKY.length].name} ${i}` })
+    // A hole in the ids: export walks by id, not by position.
+    await store.remove(2)
+    return { dir, dataDir, stored: await store.list({ afterId: 0, limit: 10_000 }) }
+  } finally {
+    await store.close()
+  }
+}
+
+const record = ({ id, name, category, tags, status }: StoredPlant): object => ({ id, name, category, tags, status })
+
+test('export writes every plant in id order as JSON Lines and as CSV, exactly as stored', async (t) => {
+  const { dataDir, stored } = await seeded(t, 2345)
+  const jsonl = await plants(['export', '--data-dir', dataDir, '--format', 'jsonl'])
+  assert.equal(jsonl.code, 0)
+  assert.deepEqual(jsonl.stdout.trimEnd().split('\n').map((l) => JSON.parse(l)), stored.map(record))
+
+  const asCsv = await plants(['export', '--data-dir', dataDir])
+  assert.equal(asCsv.code, 0)
+  const rows = parse(asCsv.stdout, { columns: true }) as Array<Record<string, string>>
+  assert.deepEqual(rows.map((r) => ({
+    id: Number(r.id), name: r.name, category: r.category === '' ? null : r.category, tags: r.tags === '' ? [] : r.tags.split('|'), status: r.status
+  })), stored.map(record))
+})
+
+test('an export loads back with plants import into an equal catalogue (ids aside), in both formats', async (t) => {
+  const { dir, dataDir, stored } = await seeded(t, 60)
+  for (const format of ['csv', 'jsonl']) {
+    const file = join(dir, `export.${format}`)
+    assert.equal((await plants(['export', '--data-dir', dataDir, '--format', format, '--output', file])).code, 0)
+    const copy = join(dir, `copy-${format}`)
+    const result = await plants(['import', file, '--data-dir', copy])
+    assert.equal(result.code, 0, result.stderr)
+    const store = openSqliteStore({ dataDir: copy, feedRetentionMs: 86_400_000 })
+    const loaded = await store.list({ afterId: 0, limit: 10_000 })
+    await store.close()
+    const fields = ({ name, category, tags, status }: StoredPlant): object => ({ name, category, tags, status })
+    assert.deepEqual(loaded.map(fields), stored.map(fields), format)
+  }
+})
+
+test('export through --url pages through the running service and writes the same bytes', async (t) => {
+  const { dataDir } = await seeded(t, 1234)
+  const direct = await plants(['export', '--data-dir', dataDir, '--format', 'jsonl'])
+  const service = await listenOn(dataDir)
+  t.after(() => service.close())
+  const viaApi = await plants(['export', '--url', service.url, '--format', 'jsonl'])
+  assert.equal(viaApi.code, 0)
+  assert.equal(viaApi.stdout, direct.stdout)
+})
+
+test('a tag holding | is counted in a warning for CSV; export of a folder without a catalogue fails clearly', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'plants-export-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const store = openSqliteStore({ dataDir: join(dir, 'data'), feedRetentionMs: 86_400_000 })
+  await store.create({ name: 'Piped', category: null, tags: ['a|b'], status: 'available' })
+  await store.close()
+  const result = await plants(['export', '--data-dir', join(dir, 'data'), '--output', join(dir, 'out.csv')])
+  assert.equal(result.code, 0)
+  assert.match(result.stderr, /1 plant has a tag holding \|/)
+  assert.match(await readFile(join(dir, 'out.csv'), 'utf8'), /^id,name,category,tags,status\n1,Piped,,a\|b,available\n$/)
+  const missing = await plants(['export', '--data-dir', join(dir, 'nothing-here')])
+  assert.equal(missing.code, 1)
+  assert.match(missing.stderr, /no catalogue in/)
+})

@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { readFile } from 'node:fs/promises'
+import { test } from 'node:test'
+import { promisify } from 'node:util'
+import { plants } from '../scripts/lib/cli-harness.js'
+
+const run = promisify(execFile)
+const root = new URL('../', import.meta.url)
+
+test('every command answers --help with its usage and exit status 0', async () => {
+  const overview = await plants(['--help'])
+  assert.equal(overview.code, 0)
+  const commands = [...overview.stdout.matchAll(/^ {2}([a-z]+) {2,}/gm)].map((m) => m[1])
+  assert.ok(commands.length >= 3, overview.stdout)
+  for (const name of commands) {
+    for (const flag of ['--help', '-h']) {
+      const result = await plants([name, flag])
+      assert.equal(result.code, 0, `${name} ${flag}`)
+      assert.match(result.stdout, new RegExp(`^Usage: plants ${name}`), `${name} ${flag}`)
+    }
+    assert.equal((await plants(['help', name])).stdout, (await plants([name, '--help'])).stdout)
+  }
+})
+
+test('usage mistakes exit with 2 and point to --help', async () => {
+  for (const args of [[], ['frobnicate'], ['import'], ['import', 'a.csv', '--bogus'], ['export', '--format', 'xml'], ['import', 'a.csv', '--batch-size', '0'],
+    ['export', '--url', 'http://127.0.0.1:1', '--data-dir', 'x']]) {
+    const result = await plants(args)
+    assert.equal(result.code, 2, args.join(' '))
+  }
+  assert.match((await plants(['import', 'a.csv', '--bogus'])).stderr, /Unknown option '--bogus'[^]*plants import --help/)
+})
+
+test('the package installs plants as a bin: dist/src/cli/plants.js, built from a source with a node shebang', async () => {
+  const pkg = JSON.parse(await readFile(new URL('package.json', root), 'utf8'))
+  assert.equal(pkg.bin.plants, 'dist/src/cli/plants.js')
+  assert.match(await readFile(new URL('src/cli/plants.ts', root), 'utf8'), /^#!\/usr\/bin\/env node\n/)
+  // The executable itself, as a separate process (through tsx in development).
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', new URL('src/cli/plants.ts', root).pathname, 'backup', '--help'])
+  assert.match(stdout, /^Usage: plants backup FILE/)
+})
