@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import http from 'node:http'
 import net from 'node:net'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -160,3 +161,33 @@ export async function timed (url: string, init: RequestInit = {}, timeoutMs = 10
 
 export const json = (body: unknown, headers: Record<string, string> = {}): RequestInit =>
   ({ headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
+
+/**
+ * One request on a connection of its own (no keep-alive): a cluster hands out connections, not
+ * requests, so this is what spreads requests over its workers.
+ */
+export async function request (base: string, path: string, init: { method?: string, body?: unknown, headers?: Record<string, string> } = {}):
+Promise<{ status: number, headers: http.IncomingHttpHeaders, text: string, body: any }> {
+  const payload = init.body === undefined ? undefined : JSON.stringify(init.body)
+  const headers: Record<string, string> = { connection: 'close', ...init.headers }
+  if (payload !== undefined) {
+    headers['content-type'] ??= 'application/json'
+    headers['content-length'] = String(Buffer.byteLength(payload))
+  }
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${base}${path}`, { method: init.method ?? 'GET', headers, agent: false, timeout: 10_000 }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('error', reject)
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString()
+        let body: any
+        try { body = JSON.parse(text) } catch { body = undefined }
+        resolve({ status: res.statusCode!, headers: res.headers, text, body })
+      })
+    })
+    req.on('timeout', () => req.destroy(new Error('no answer within 10 s')))
+    req.on('error', reject)
+    req.end(payload)
+  })
+}
