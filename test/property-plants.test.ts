@@ -147,6 +147,38 @@ for (const engine of ENGINES) {
       t.diagnostic(`${cases} requests; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`)
     })
 
+    test('a lone UTF-16 surrogate in a string is refused, or stored and returned exactly', {
+      todo: 'bug: JSON may carry "\\ud800"; the schemas accept it, POST answers 200 echoing it, but SQLite stores UTF-8 ' +
+        'so GET returns U+FFFD instead (a false 2xx: the data answered is not the data stored); the string schemas ' +
+        'should refuse lone surrogates (e.g. a pattern with the u flag, or a format)'
+    }, async (t) => {
+      const api = await build(t, engine)
+      await fc.assert(fc.asyncProperty(newPlant, fc.constantFrom('\ud800', '\udfff', '\udbff'), async (plant, lone) => {
+        const sent = { ...plant, name: `${String(plant.name)}${lone}` }
+        const res = await api.request({ method: 'POST', url: '/v3/plant', payload: JSON.stringify(sent), headers: { 'content-type': 'application/json' } })
+        if (res.statusCode !== 200) return
+        const read = await api.request({ method: 'GET', url: `/v3/plant/${res.json().id}` })
+        assert.equal(read.json().name, sent.name)
+      }), { numRuns: 20 })
+    })
+
+    test('the same body with its members in another order replays under the same Idempotency-Key', {
+      todo: 'bug (src/plants/routes.ts): the request hash is JSON.stringify of the body in the order sent (after defaults), ' +
+        'so {"name":"a","status":"sold"} then {"status":"sold","name":"a"}, or {"name":"a"} then {"name":"a","tags":[]}, ' +
+        'are refused with 422; hash a canonical form (members sorted) instead'
+    }, async (t) => {
+      const api = await build(t, engine)
+      let n = 0
+      await fc.assert(fc.asyncProperty(newPlant, async (plant) => {
+        const key = `order-${n++}`
+        const first = await api.request({ method: 'POST', url: '/v3/plant', payload: plant, headers: { 'idempotency-key': key } })
+        const reordered = Object.fromEntries(Object.entries({ ...defaultsOf(NewPlant), ...plant }).reverse())
+        const again = await api.request({ method: 'POST', url: '/v3/plant', payload: reordered, headers: { 'idempotency-key': key } })
+        assert.equal(again.statusCode, 200, again.body)
+        assert.deepEqual(again.json(), first.json())
+      }), { numRuns: 20 })
+    })
+
     test(`random sequences of create, update, delete, read and list agree with an in-memory model (${Math.ceil(RUNS / 3)} sequences)`, async (t) => {
       let sequences = 0
       let commands = 0
