@@ -8,7 +8,8 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import type { Config } from './config.js'
 import { changeRoutes } from './feed/routes.js'
 import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.js'
-import { registerErrorHandler } from './http/error-handler.js'
+import { clientErrorHandler, registerErrorHandler } from './http/error-handler.js'
+import { registerJsonBody } from './http/json-body.js'
 import { HttpProblem } from './http/problem.js'
 import { registerValidators } from './http/validation.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
@@ -62,6 +63,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     // A slowloris client trickling headers is cut off after 10 s (checked every 2 s), without holding others up.
     http: { headersTimeout: 10_000, connectionsCheckingInterval: 2_000 },
     return503OnClosing: false,
+    clientErrorHandler,
     exposeHeadRoutes: true
   }).withTypeProvider<TypeBoxTypeProvider>()
 
@@ -73,8 +75,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   app.decorate('writeKeyCount', keyHashes.length)
 
   registerValidators(app)
-  // JSON only: a text/plain body is a wrong Content-Type, not a string to validate.
-  app.removeContentTypeParser('text/plain')
+  registerJsonBody(app)
   registerErrorHandler(app)
   app.addHook('onRequest', (request, reply, done) => {
     app.readiness.lastRequestAt = Date.now()

@@ -147,11 +147,7 @@ for (const engine of ENGINES) {
       t.diagnostic(`${cases} requests; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`)
     })
 
-    test('a lone UTF-16 surrogate in a string is refused, or stored and returned exactly', {
-      todo: 'bug: JSON may carry "\\ud800"; the schemas accept it, POST answers 200 echoing it, but SQLite stores UTF-8 ' +
-        'so GET returns U+FFFD instead (a false 2xx: the data answered is not the data stored); the string schemas ' +
-        'should refuse lone surrogates (e.g. a pattern with the u flag, or a format)'
-    }, async (t) => {
+    test('a lone UTF-16 surrogate in a string is refused, or stored and returned exactly', async (t) => {
       const api = await build(t, engine)
       await fc.assert(fc.asyncProperty(newPlant, fc.constantFrom('\ud800', '\udfff', '\udbff'), async (plant, lone) => {
         const sent = { ...plant, name: `${String(plant.name)}${lone}` }
@@ -162,11 +158,7 @@ for (const engine of ENGINES) {
       }), { numRuns: 20 })
     })
 
-    test('the same body with its members in another order replays under the same Idempotency-Key', {
-      todo: 'bug (src/plants/routes.ts): the request hash is JSON.stringify of the body in the order sent (after defaults), ' +
-        'so {"name":"a","status":"sold"} then {"status":"sold","name":"a"}, or {"name":"a"} then {"name":"a","tags":[]}, ' +
-        'are refused with 422; hash a canonical form (members sorted) instead'
-    }, async (t) => {
+    test('the same body with its members in another order replays under the same Idempotency-Key', async (t) => {
       const api = await build(t, engine)
       let n = 0
       await fc.assert(fc.asyncProperty(newPlant, async (plant) => {

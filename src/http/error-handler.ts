@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto'
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   FeedGone, IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch
@@ -15,7 +18,7 @@ declare module 'fastify' {
   }
 }
 
-interface AjvError { instancePath: string, keyword: string, message?: string, params: Record<string, unknown> }
+interface AjvError { instancePath: string, keyword: string, message?: string, params: Record<string, unknown>, parentSchema?: Record<string, unknown> }
 
 /** One place turns every error into the contract's body: 4xx detail shown, 5xx detail logged only. */
 export function registerErrorHandler (app: FastifyInstance): void {
@@ -65,6 +68,7 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
 function bodyMessage (code: string, message: string): string {
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return 'The body must be sent as Content-Type: application/json'
   if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return 'The body must be a JSON object, not empty'
+  if (code === 'FST_ERR_CTP_INVALID_UTF8') return message
   if (code === 'FST_ERR_CTP_INVALID_JSON_BODY') return 'The body is not valid JSON, or holds a forbidden __proto__ or constructor.prototype member'
   return `The body could not be read: ${message}`
 }
@@ -90,8 +94,25 @@ function fieldError (e: AjvError): FieldError {
   if (e.keyword === 'additionalProperties') {
     return { path: `${e.instancePath}/${escapePointer(String(e.params.additionalProperty))}`, message: 'is not a known field' }
   }
-  if (e.keyword === 'pattern' && e.instancePath.endsWith('/name')) return { path: e.instancePath, message: 'must not be only white space' }
+  const explained = e.parentSchema?.['x-pattern-message']
+  if (e.keyword === 'pattern' && typeof explained === 'string') return { path: e.instancePath, message: explained }
   return { path: e.instancePath, message: e.message ?? 'is invalid' }
+}
+
+/**
+ * Requests the HTTP parser refuses before any route sees them (a broken request line, headers too
+ * large, a header timeout) still get the contract's body, then the connection is closed.
+ */
+export function clientErrorHandler (error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) {
+    socket.destroy()
+    return
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
+  const detail = status === 431 ? 'The request headers are too large' : status === 408 ? 'The request took too long to arrive' : 'The request is not valid HTTP'
+  const body = JSON.stringify(problemBody(status, 'invalid-input', randomUUID(), detail))
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+    `content-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`)
 }
 
 const escapePointer = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1')

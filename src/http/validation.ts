@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify'
  * a number and a misspelt member is an error. Path, query and headers arrive as text and are coerced.
  */
 export function registerValidators (app: FastifyInstance): void {
-  const common: Options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false }
+  // verbose: errors carry their schema, so a pattern can explain itself (x-pattern-message).
+  const common: Options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false, verbose: true }
   const body = new Ajv({ ...common, coerceTypes: false })
   const text = new Ajv({ ...common, coerceTypes: 'array' })
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema))

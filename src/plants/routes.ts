@@ -49,7 +49,8 @@ export const plantRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = asy
     const fields = request.body as PlantFields
     const claim = key === undefined
       ? undefined
-      : { key, requestHash: createHash('sha256').update(JSON.stringify(fields)).digest('base64url') }
+      // The validated, defaulted fields in a fixed order: the same plant sent with its members reordered is the same request.
+      : { key, requestHash: createHash('sha256').update(JSON.stringify([fields.name, fields.category, fields.tags, fields.status])).digest('base64url') }
     const { plant } = await store.create(fields, claim)
     reply.header('cache-control', 'no-store')
     return sendPlant(reply, plant)
@@ -114,7 +115,8 @@ export const plantRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = asy
     if (!plant) throw new PlantNotFound()
     const etag = etagOf(plant)
     reply.header('etag', etag)
-    if (ifNoneMatchHits(request.headers['if-none-match'], etag)) return reply.code(304).send(null)
+    // No payload at all: a 304 must not carry Content-Type or Content-Length.
+    if (ifNoneMatchHits(request.headers['if-none-match'], etag)) return (reply as FastifyReply).code(304).send()
     return toRecord(plant)
   })
 

@@ -8,9 +8,20 @@ export type PlantStatus = typeof STATUSES[number]
 
 const Status = Type.Unsafe<PlantStatus>({ type: 'string', enum: [...STATUSES], description: 'Sale status of the plant.' })
 export const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Server-assigned identifier; increasing, never reused.' })
-const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'Name of the plant: 1–200 characters, not only white space.' })
-const Category = Type.Unsafe<string | null>({ type: ['string', 'null'], minLength: 1, maxLength: 100, description: 'Free-form category, 1–100 characters, or null.' })
-const Tag = Type.String({ minLength: 1, maxLength: 50 })
+// Lone UTF-16 surrogates are refused: JSON can carry them, but no storage can keep them as sent.
+const TEXT = '^[^\\uD800-\\uDFFF]*$'
+const NO_LONE_SURROGATE = 'must not hold a lone UTF-16 surrogate'
+const Name = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^(?!\\s*$)[^\\uD800-\\uDFFF]*$',
+  'x-pattern-message': 'must not be only white space, nor hold a lone UTF-16 surrogate',
+  description: 'Name of the plant: 1–200 characters, not only white space.'
+})
+const Category = Type.Unsafe<string | null>({
+  type: ['string', 'null'], minLength: 1, maxLength: 100, pattern: TEXT, 'x-pattern-message': NO_LONE_SURROGATE, description: 'Free-form category, 1–100 characters, or null.'
+})
+const Tag = Type.String({ minLength: 1, maxLength: 50, pattern: TEXT, 'x-pattern-message': NO_LONE_SURROGATE })
 const Tags = Type.Array(Tag, { maxItems: 20, uniqueItems: true, description: 'Up to 20 distinct labels, each 1–50 characters.' })
 
 // The fields a client sends; absent optional fields take the defaults (PUT replaces the whole plant).
