@@ -136,7 +136,8 @@ test('a row is judged by the same rules and words as POST /v3/plant', async (t) 
     { name: 'X', category: '' }, { name: 'X', category: null }, { name: 'X', category: 'c'.repeat(101) },
     { name: 'X', tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }, { name: 'X', tags: ['a', 'a'] }, { name: 'X', tags: [''] },
     { name: 'X', tags: ['t'.repeat(51)] }, { name: 'X', status: 'gone' }, { name: 'X', status: null },
-    { name: 'X', id: 3 }, { name: 'X', 'a/b~c': 1 }, { name: '', status: 'gone', extra: true }
+    { name: 'X', id: 3 }, { name: 'X', 'a/b~c': 1 }, { name: '', status: 'gone', extra: true },
+    { name: 'lone \ud800 surrogate' }, { name: 'X', tags: ['\udc00'] }, { name: 'X', category: 'a\ud83c' }, { name: 'pair \ud83c\udf35' }
   ]
   for (const candidate of candidates) {
     const res = await app.inject({ method: 'POST', url: '/v3/plant', payload: candidate as object })

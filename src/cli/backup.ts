@@ -6,7 +6,6 @@ import { CommandFailed, formatDuration, plural, UsageError, type Command, type I
 
 export const backupCommand: Command = {
   name: 'backup',
-  summary: 'take a consistent copy of the embedded database, while the service runs',
   usage: `Usage: plants backup FILE [options]
 
 Copies the data folder's catalogue.db to FILE while the service keeps serving. The copy is one

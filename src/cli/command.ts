@@ -18,7 +18,6 @@ export interface Io {
 
 export interface Command {
   name: string
-  summary: string
   usage: string
   options: Options
   /** Resolves to the exit code. */

@@ -9,7 +9,6 @@ const PAGE = 1000
 
 export const exportCommand: Command = {
   name: 'export',
-  summary: 'write the whole catalogue as CSV or JSON Lines, streamed',
   usage: `Usage: plants export [options]
 
 Writes every plant, in id order, to standard output (or --output FILE). The catalogue is read one

@@ -20,7 +20,6 @@ const PAGE = 1000
 
 export const importCommand: Command = {
   name: 'import',
-  summary: 'add the plants of a CSV or JSON Lines file, skipping those already in the catalogue',
   usage: `Usage: plants import FILE [options]
 
 Adds the plants in FILE to the catalogue. Every row is checked by the API's own rules; a bad row is

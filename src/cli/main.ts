@@ -1,13 +1,18 @@
 import { ConfigError } from '../config.js'
-import { backupCommand } from './backup.js'
 import { CommandFailed, parse, UsageError, type Command, type Io } from './command.js'
-import { exportCommand } from './export.js'
-import { importCommand } from './import.js'
 
 // `plants`: the catalogue's command-line tool. Each command lives in its own module; this file
 // only dispatches, prints help, and turns failures into messages and exit codes. plants.ts runs it.
 
-const COMMANDS: Command[] = [importCommand, exportCommand, backupCommand]
+interface Entry { name: string, summary: string, load (): Promise<Command> }
+
+// Loaded on use: export then carries neither the validator nor the CSV parser, which keeps its memory low.
+const COMMANDS: Entry[] = [
+  { name: 'import', summary: 'add the plants of a CSV or JSON Lines file, skipping those already in the catalogue', load: async () => (await import('./import.js')).importCommand },
+  { name: 'export', summary: 'write the whole catalogue as CSV or JSON Lines, streamed', load: async () => (await import('./export.js')).exportCommand },
+  { name: 'backup', summary: 'take a consistent copy of the embedded database, while the service runs', load: async () => (await import('./backup.js')).backupCommand },
+  { name: 'migrate', summary: 'copy the embedded catalogue into PostgreSQL: ids, versions, sequences, feed; then verify', load: async () => (await import('./migrate.js')).migrateCommand }
+]
 
 function overview (): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length))
@@ -26,14 +31,15 @@ export async function main (argv: string[], io: Io): Promise<number> {
   const [name, ...rest] = argv
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     const topic = name === 'help' ? COMMANDS.find((c) => c.name === rest[0]) : undefined
-    io.stdout.write(`${topic ? topic.usage : overview()}\n`)
+    io.stdout.write(`${topic ? (await topic.load()).usage : overview()}\n`)
     return name === undefined ? 2 : 0
   }
-  const command = COMMANDS.find((c) => c.name === name)
-  if (!command) {
+  const entry = COMMANDS.find((c) => c.name === name)
+  if (!entry) {
     io.stderr.write(`plants: unknown command ${JSON.stringify(name)}\n\n${overview()}\n`)
     return 2
   }
+  const command = await entry.load()
   try {
     const { values, positionals } = parse(command, rest)
     if (values.help) {

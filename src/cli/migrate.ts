@@ -1,0 +1,256 @@
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import Database from 'better-sqlite3'
+import pg from 'pg'
+import { parseDatabaseUrl } from '../store/postgres/connection.js'
+import { migrate as migratePostgres } from '../store/postgres/migrate.js'
+import { databaseFile, dataDirOf } from './catalogue.js'
+import { CommandFailed, formatDuration, plural, positiveInteger, UsageError, type Command, type Io } from './command.js'
+
+export const migrateCommand: Command = {
+  name: 'migrate',
+  usage: `Usage: plants migrate --to postgres://USER:PASSWORD@HOST:PORT/DATABASE [options]
+
+Copies the embedded catalogue of a data folder into PostgreSQL, as the PostgreSQL store keeps it:
+plants with their ids and versions (so ETags stay valid), the id sequence (an id handed out on
+SQLite, even one since deleted, is never handed out again), the change feed with its sequence
+numbers (clients resume where they were), and the Idempotency-Keys still remembered.
+
+The target's schema is created (or brought up to date) by the store's own migrations; the target
+must hold no catalogue yet. Everything is copied in one transaction, and before it commits the
+copy is verified: the number of plants, tags, changes and keys, the id and feed sequences, and a
+digest of every plant read back from PostgreSQL must equal the source's. A failed check commits
+nothing.
+
+The copy is a snapshot of the data folder when the command starts: stop the service's writes first
+(stop it, or point its load balancer away), then start it with DATABASE_URL set to the target.
+
+Options:
+  --to URL           the PostgreSQL database (postgres:// or postgresql://); search_path and other
+                     connection parameters in the URL are honoured
+  --data-dir DIR     the data folder to copy (default: $DATA_DIR, else ./data)
+  --batch-size N     plants per INSERT (default 5000)
+  -h, --help         this help`,
+  options: {
+    to: { type: 'string' },
+    'data-dir': { type: 'string' },
+    'batch-size': { type: 'string' }
+  },
+  run: runMigrate
+}
+
+// The PostgreSQL store's escape for text (src/store/postgres/postgres-plant-store.ts): its text
+// type cannot hold U+0000, so U+0000 is stored as U+FFFF "0" and U+FFFF as U+FFFF "1". The
+// migrate test reads the copy back through that store, so a change there fails here.
+const toPostgresText = (s: string): string =>
+  /[\u0000\uffff]/.test(s) ? s.replace(/[\u0000\uffff]/g, (c) => (c === '\u0000' ? '\uffff0' : '\uffff1')) : s
+const fromPostgresText = (s: string): string =>
+  s.includes('\uffff') ? s.replace(/\uffff([01])/g, (_m, d: string) => (d === '0' ? '\u0000' : '\uffff')) : s
+
+interface PlantRow { id: number, name: string, category: string | null, tags: string, status: string, version: number, created_at: number, updated_at: number }
+interface Counts { plants: number, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string }
+
+/** A digest of every plant in id order, the same whichever engine the rows come from. */
+class PlantDigest {
+  private readonly hash = createHash('sha256')
+  add (id: number, name: string, category: string | null, tags: string[], status: string, version: number): void {
+    this.hash.update(JSON.stringify([id, name, category, tags, status, version])).update('\n')
+  }
+
+  hex (): string { return this.hash.digest('hex') }
+}
+
+const redact = (url: string): string => {
+  const u = new URL(url)
+  if (u.password) u.password = '***'
+  return `${u.protocol}//${u.username ? `${u.username}${u.password ? ':***' : ''}@` : ''}${u.host}${u.pathname}`
+}
+
+async function runMigrate (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
+  if (positionals.length > 0) throw new UsageError('migrate takes no FILE (the target goes in --to)')
+  if (values.to === undefined) throw new UsageError('--to postgres://… is required')
+  let connectionString: string
+  try {
+    connectionString = parseDatabaseUrl(values.to).connectionString
+  } catch (err) {
+    throw new UsageError(`--to: ${(err as Error).message.replace(/^DATABASE_URL/, 'the URL')}`)
+  }
+  const batchSize = positiveInteger('batch-size', values['batch-size'], 5000)
+  const dataDir = dataDirOf(values, io)
+  const source = databaseFile(dataDir)
+  if (!existsSync(source)) throw new CommandFailed(`no catalogue in ${dataDir} (${source} does not exist)`)
+  const started = Date.now()
+  const target = redact(values.to)
+
+  const sqlite = new Database(source, { readonly: true, fileMustExist: true })
+  const client = new pg.Client({ connectionString })
+  client.on('error', () => {}) // a lost connection fails the query in progress, which reports it
+  try {
+    sqlite.pragma('busy_timeout = 10000')
+    // One read transaction: every table is read from the same snapshot, however long the copy takes.
+    sqlite.prepare('BEGIN').run()
+    const expected = sourceCounts(sqlite)
+
+    try {
+      await migratePostgres({ connectionString })
+      await client.connect()
+    } catch (err) {
+      throw new CommandFailed(`cannot prepare ${target}: ${(err as Error).message}`)
+    }
+    const { rows: [existing] } = await client.query<{ n: string }>(
+      "SELECT (SELECT count(*) FROM plants) + (SELECT count(*) FROM changes) + (SELECT value FROM meta WHERE key = 'feed_head') AS n")
+    if (Number(existing.n) > 0) throw new CommandFailed(`${target} already holds a catalogue; migrate only into an empty one`)
+
+    await client.query('BEGIN')
+    try {
+      await copy(sqlite, client, expected, batchSize)
+      const copied = await targetCounts(client)
+      const wrong = (Object.keys(expected) as Array<keyof Counts>).filter((k) => expected[k] !== copied[k])
+      if (wrong.length > 0) {
+        throw new CommandFailed(`the copy does not match the source (nothing committed): ${wrong.map((k) => `${k} ${String(copied[k])} instead of ${String(expected[k])}`).join(', ')}`)
+      }
+      await client.query('COMMIT')
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {})
+      if (err instanceof CommandFailed) throw err
+      throw new CommandFailed(`copying into ${target} failed, nothing committed: ${(err as Error).message}`)
+    }
+    sqlite.prepare('COMMIT').run()
+
+    // Writes the service took while we copied are not in PostgreSQL: say so rather than lose them quietly.
+    const after = (sqlite.prepare('SELECT coalesce(max(seq), 0) AS seq FROM changes').get() as { seq: number }).seq
+    io.stdout.write(`migrated the data folder ${dataDir} to ${target} in ${formatDuration(Date.now() - started)}\n` +
+      `  plants          ${expected.plants.toLocaleString('en')} (last id handed out ${expected.lastId})\n` +
+      `  tags            ${expected.tags.toLocaleString('en')}\n` +
+      `  changes         ${expected.changes.toLocaleString('en')} (feed head ${expected.feedHead}, floor ${expected.feedFloor})\n` +
+      `  idempotency keys ${expected.keys.toLocaleString('en')}\n` +
+      '  verified: counts, sequences and a digest of every plant match the source\n')
+    if (after > expected.feedHead) {
+      io.stderr.write(`warning: ${plural(after - expected.feedHead, 'change')} reached the data folder after the snapshot and ${after - expected.feedHead === 1 ? 'is' : 'are'} not in PostgreSQL; stop the service's writes and migrate into an empty database again\n`)
+      return 1
+    }
+    return 0
+  } finally {
+    if (sqlite.inTransaction) sqlite.prepare('ROLLBACK').run()
+    sqlite.close()
+    await client.end().catch(() => {})
+  }
+}
+
+function sourceCounts (db: Database.Database): Counts {
+  const one = <T>(sql: string): T => db.prepare(sql).get() as T
+  const seq = (name: string): number => (db.prepare('SELECT seq FROM sqlite_sequence WHERE name = ?').get(name) as { seq: number } | undefined)?.seq ?? 0
+  const digest = new PlantDigest()
+  let tags = 0
+  for (const r of db.prepare('SELECT id, name, category, tags, status, version FROM plants ORDER BY id').iterate() as IterableIterator<PlantRow>) {
+    const list = JSON.parse(r.tags) as string[]
+    tags += list.length
+    digest.add(r.id, r.name, r.category, list, r.status, r.version)
+  }
+  const { plants, maxId } = one<{ plants: number, maxId: number }>('SELECT count(*) AS plants, coalesce(max(id), 0) AS maxId FROM plants')
+  const { changes, maxSeq } = one<{ changes: number, maxSeq: number }>('SELECT count(*) AS changes, coalesce(max(seq), 0) AS maxSeq FROM changes')
+  return {
+    plants,
+    tags,
+    changes,
+    keys: one<{ n: number }>('SELECT count(*) AS n FROM idempotency_keys').n,
+    // AUTOINCREMENT remembers the highest id ever handed out, deleted ones included.
+    lastId: Math.max(seq('plants'), maxId),
+    feedHead: Math.max(seq('changes'), maxSeq),
+    feedFloor: one<{ value: number }>("SELECT value FROM meta WHERE key = 'feed_floor'").value,
+    digest: digest.hex()
+  }
+}
+
+async function copy (db: Database.Database, client: pg.Client, expected: Counts, batchSize: number): Promise<void> {
+  const insertPlants = `
+    INSERT INTO plants (id, name, category, tags, status, version, created_at, updated_at) OVERRIDING SYSTEM VALUE
+    SELECT id, name, category, tags, status, version, created_at, updated_at
+    FROM json_to_recordset($1::json) AS r(id bigint, name text, category text, tags text[], status text, version int, created_at bigint, updated_at bigint)`
+  let batch: unknown[] = []
+  const flush = async (): Promise<void> => {
+    if (batch.length > 0) await client.query(insertPlants, [JSON.stringify(batch)])
+    batch = []
+  }
+  for (const r of db.prepare('SELECT id, name, category, tags, status, version, created_at, updated_at FROM plants ORDER BY id').iterate() as IterableIterator<PlantRow>) {
+    batch.push({
+      ...r,
+      name: toPostgresText(r.name),
+      category: r.category === null ? null : toPostgresText(r.category),
+      tags: (JSON.parse(r.tags) as string[]).map(toPostgresText)
+    })
+    if (batch.length >= batchSize) await flush()
+  }
+  await flush()
+  await client.query('INSERT INTO plant_tags (tag, plant_id) SELECT DISTINCT t, id FROM plants, unnest(tags) AS t')
+
+  // Change records and stored answers are JSON text, which escapes U+0000: they are copied as they are.
+  const insertChanges = `
+    INSERT INTO changes (seq, kind, plant_id, version, plant, at)
+    SELECT * FROM json_to_recordset($1::json) AS r(seq bigint, kind text, plant_id bigint, version int, plant text, at bigint)`
+  for (const rows of pages(db, 'SELECT seq, kind, plant_id, version, plant, at FROM changes ORDER BY seq', batchSize)) {
+    await client.query(insertChanges, [JSON.stringify(rows)])
+  }
+  const insertKeys = `
+    INSERT INTO idempotency_keys (key, request_hash, plant_id, response, created_at)
+    SELECT * FROM json_to_recordset($1::json) AS r(key text, request_hash text, plant_id bigint, response text, created_at bigint)`
+  for (const rows of pages(db, 'SELECT key, request_hash, plant_id, response, created_at FROM idempotency_keys ORDER BY key', batchSize)) {
+    await client.query(insertKeys, [JSON.stringify(rows)])
+  }
+
+  if (expected.lastId > 0) await client.query("SELECT setval(pg_get_serial_sequence('plants', 'id'), $1, true)", [expected.lastId])
+  await client.query("UPDATE meta SET value = $1 WHERE key = 'feed_head'", [expected.feedHead])
+  await client.query("UPDATE meta SET value = $1 WHERE key = 'feed_floor'", [expected.feedFloor])
+}
+
+function * pages (db: Database.Database, sql: string, size: number): Generator<unknown[]> {
+  let rows: unknown[] = []
+  for (const row of db.prepare(sql).iterate()) {
+    rows.push(row)
+    if (rows.length >= size) {
+      yield rows
+      rows = []
+    }
+  }
+  if (rows.length > 0) yield rows
+}
+
+async function targetCounts (client: pg.Client): Promise<Counts> {
+  const { rows: [c] } = await client.query<Record<string, string>>(`SELECT
+    (SELECT count(*) FROM plants) AS plants,
+    (SELECT count(*) FROM plant_tags) AS tags,
+    (SELECT count(*) FROM changes) AS changes,
+    (SELECT count(*) FROM idempotency_keys) AS keys,
+    (SELECT value FROM meta WHERE key = 'feed_head') AS feed_head,
+    (SELECT value FROM meta WHERE key = 'feed_floor') AS feed_floor`)
+  const { rows: [s] } = await client.query<{ last_value: string, is_called: boolean }>(
+    `SELECT last_value, is_called FROM ${await sequenceName(client)}`)
+  // Read back through PostgreSQL, in id order, a page at a time.
+  const digest = new PlantDigest()
+  let afterId = 0
+  for (;;) {
+    const { rows } = await client.query<{ id: string, name: string, category: string | null, tags: string[], status: string, version: number }>(
+      'SELECT id, name, category, tags, status, version FROM plants WHERE id > $1 ORDER BY id LIMIT 5000', [afterId])
+    if (rows.length === 0) break
+    for (const r of rows) {
+      digest.add(Number(r.id), fromPostgresText(r.name), r.category === null ? null : fromPostgresText(r.category), r.tags.map(fromPostgresText), r.status, r.version)
+    }
+    afterId = Number(rows[rows.length - 1].id)
+  }
+  return {
+    plants: Number(c.plants),
+    // plant_tags holds one row per distinct tag of a plant; SQLite's lists are distinct already.
+    tags: Number(c.tags),
+    changes: Number(c.changes),
+    keys: Number(c.keys),
+    lastId: s.is_called ? Number(s.last_value) : 0,
+    feedHead: Number(c.feed_head),
+    feedFloor: Number(c.feed_floor),
+    digest: digest.hex()
+  }
+}
+
+async function sequenceName (client: pg.Client): Promise<string> {
+  const { rows: [r] } = await client.query<{ name: string }>("SELECT pg_get_serial_sequence('plants', 'id') AS name")
+  return r.name
+}

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { openPostgresStore } from '../src/store/postgres/postgres-plant-store.js'
+import type { PlantStore } from '../src/store/plant-store.js'
+import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
+import { plants } from '../scripts/lib/cli-harness.js'
+import { freshSchema, TEST_DATABASE_URL } from './helpers/postgres-engine.js'
+
+const DAY = 86_400_000
+const all = (store: PlantStore) => store.list({ afterId: 0, limit: 100_000 })
+
+test('migrate copies a catalogue into PostgreSQL with ids, versions, the id sequence, the feed and idempotency keys, and verifies it', {
+  skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set (.ci/run sets it when PostgreSQL is installed)'
+}, async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'plants-migrate-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const dataDir = join(dir, 'data')
+  const sqlite = openSqliteStore({ dataDir, feedRetentionMs: 7 * DAY })
+  const claim = { key: 'retry-me', requestHash: 'h1' }
+  const kept = await sqlite.create({ name: 'Monstera', category: 'indoor', tags: ['large', 'green'], status: 'available' }, claim)
+  await sqlite.create({ name: 'NUL \u0000 and \uffff inside', category: 'c\u0000', tags: ['t\u0000', '\uffff'], status: 'pending' })
+  for (let i = 0; i < 1200; i++) await sqlite.create({ name: `Plant ${i}`, category: i % 2 ? null : 'even', tags: i % 3 ? [] : ['third'], status: 'sold' })
+  await sqlite.update(kept.plant.id, { name: 'Monstera deliciosa', category: 'indoor', tags: ['large'], status: 'sold' })
+  await sqlite.update(kept.plant.id, { name: 'Monstera deliciosa', category: 'indoor', tags: ['large', 'rare'], status: 'sold' })
+  const last = (await all(sqlite)).at(-1)!
+  await sqlite.remove(last.id) // the highest id is gone, but must never be handed out again
+  const source = await all(sqlite)
+  const feed = await sqlite.changes(0, 10_000)
+  await sqlite.close()
+
+  const scratch = await freshSchema()
+  t.after(() => scratch.drop())
+  const result = await plants(['migrate', '--to', scratch.url, '--data-dir', dataDir, '--batch-size', '500'])
+  assert.equal(result.code, 0, result.stderr)
+  assert.match(result.stdout, /plants +1,201 \(last id handed out 1202\)/)
+  assert.match(result.stdout, /verified/)
+
+  const pg = await openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 7 * DAY })
+  t.after(() => pg.close())
+  assert.deepEqual(await all(pg), source, 'every plant, with its id, version and exact strings')
+  assert.deepEqual(await pg.get(kept.plant.id), source.find((p) => p.id === kept.plant.id))
+  assert.deepEqual(await pg.list({ afterId: 0, limit: 10, tags: ['rare'] }), source.filter((p) => p.tags.includes('rare')), 'tag index rebuilt')
+  assert.deepEqual((await pg.list({ afterId: 0, limit: 10, tags: ['t\u0000'] })).map((p) => p.id), [2], 'strings with U+0000 filter as on SQLite')
+  assert.deepEqual(await pg.changes(0, 10_000), feed, 'the change feed, with its sequence numbers')
+  const replay = await pg.create({ name: 'Monstera', category: 'indoor', tags: ['large', 'green'], status: 'available' }, claim)
+  assert.equal(replay.replayed, true)
+  assert.equal(replay.plant.id, kept.plant.id)
+  const next = await pg.create({ name: 'First on PostgreSQL', category: null, tags: [], status: 'available' })
+  assert.equal(next.plant.id, last.id + 1, 'the id sequence carries on after the highest id ever handed out')
+  assert.equal((await pg.changes(feed.next, 10)).items[0].seq, feed.next + 1, 'the feed carries on from its head')
+
+  const again = await plants(['migrate', '--to', scratch.url, '--data-dir', dataDir])
+  assert.equal(again.code, 1)
+  assert.match(again.stderr, /already holds a catalogue/)
+})
+
+test('migrate refuses a URL that is not PostgreSQL and a folder without a catalogue', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'plants-migrate-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  assert.equal((await plants(['migrate', '--to', 'mysql://x/y', '--data-dir', dir])).code, 2)
+  assert.equal((await plants(['migrate', '--data-dir', dir])).code, 2)
+  const none = await plants(['migrate', '--to', 'postgres://127.0.0.1:1/none', '--data-dir', dir])
+  assert.equal(none.code, 1)
+  assert.match(none.stderr, /no catalogue in/)
+})
