@@ -1,77 +1,140 @@
+import { Worker } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
+import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../plant-store.js'
+import { batchWriter, type BatchResult, type Refusal, type WriteOp } from './writes.js'
 
-interface Pending { work: () => unknown, resolve: (v: any) => void, reject: (e: unknown) => void }
-type Outcome = { ok: true, value: unknown } | { ok: false, error: unknown }
+/** Runs a batch of writes in one transaction and says how each went. */
+export interface Committer {
+  commit (batch: WriteOp[]): Promise<BatchResult>
+  close (): Promise<void>
+}
+
+interface Pending { op: WriteOp, resolve: (v: any) => void, reject: (e: unknown) => void }
+export interface Failure { code?: string, message: string }
+
+const refused = (refusal: Refusal): Error =>
+  refusal === 'not-found' ? new PlantNotFound() : refusal === 'version-mismatch' ? new VersionMismatch() : new IdempotencyKeyReused()
 
 /**
- * Group commit: writes that arrive in the same turn of the event loop run in one transaction
- * and share one fsync. No promise settles before the commit that holds its write is durable.
- *
- * A unit of work must throw its domain errors (not found, version mismatch) before it writes,
- * so a refused request leaves nothing behind; any other error aborts the whole group.
+ * Group commit: writes that arrive while the previous commit is being flushed, or in the same
+ * turn of the event loop, run in one transaction and share one fsync. No promise settles before
+ * the commit that holds its write is durable. One batch is in flight at a time.
  */
 export class GroupCommit {
   private queue: Pending[] = []
   private scheduled = false
-  private readonly begin: Database.Statement
-  private readonly commit: Database.Statement
-  private readonly rollback: Database.Statement
+  private inFlight: Promise<void> | undefined
 
   constructor (
-    private readonly db: Database.Database,
-    private readonly mapError: (err: unknown) => unknown,
+    private readonly committer: Committer,
+    private readonly mapFailure: (failure: Failure) => unknown,
     private readonly afterCommit: () => void
-  ) {
-    this.begin = db.prepare('BEGIN IMMEDIATE')
-    this.commit = db.prepare('COMMIT')
-    this.rollback = db.prepare('ROLLBACK')
-  }
+  ) {}
 
-  run<T> (work: () => T): Promise<T> {
+  run<T> (op: WriteOp): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve, reject })
-      if (!this.scheduled) {
-        this.scheduled = true
-        setImmediate(this.flush)
-      }
+      this.queue.push({ op, resolve, reject })
+      this.schedule()
     })
   }
 
-  /** Commits whatever is queued now (used on close). */
+  /** Commits whatever is queued or in flight (used on close). */
   async drain (): Promise<void> {
-    if (this.queue.length > 0) this.flush()
+    while (this.inFlight || this.queue.length > 0) {
+      if (!this.inFlight) this.flush()
+      await this.inFlight
+    }
+  }
+
+  private schedule (): void {
+    if (this.scheduled || this.inFlight) return
+    this.scheduled = true
+    setImmediate(this.flush)
   }
 
   private readonly flush = (): void => {
     this.scheduled = false
+    if (this.inFlight || this.queue.length === 0) return
     const batch = this.queue
     this.queue = []
-    if (batch.length === 0) return
-    const outcomes: Outcome[] = []
-    try {
-      this.begin.run()
-      for (const item of batch) {
-        try {
-          outcomes.push({ ok: true, value: item.work() })
-        } catch (error) {
-          if ((error as { code?: unknown }).code !== undefined) throw error // a storage error: abort the group
-          outcomes.push({ ok: false, error })
-        }
-      }
-      this.commit.run()
-    } catch (err) {
-      if (this.db.inTransaction) {
-        try { this.rollback.run() } catch { /* the connection is already out of the transaction */ }
-      }
-      const error = this.mapError(err)
-      for (const item of batch) item.reject(error)
+    this.inFlight = this.committer.commit(batch.map((p) => p.op))
+      .catch((err: Error & { code?: string }): BatchResult => ({ failure: { code: err.code, message: err.message } }))
+      .then((result) => {
+        this.inFlight = undefined
+        if (this.queue.length > 0) this.schedule()
+        this.settle(batch, result)
+      })
+  }
+
+  private settle (batch: Pending[], result: BatchResult): void {
+    if ('failure' in result) {
+      const error = this.mapFailure(result.failure)
+      for (const p of batch) p.reject(error)
       return
     }
-    batch.forEach((item, i) => {
-      const outcome = outcomes[i]
-      if (outcome.ok) item.resolve(outcome.value)
-      else item.reject(outcome.error)
+    result.outcomes.forEach((outcome, i) => {
+      if (outcome.ok) batch[i].resolve(outcome.value)
+      else batch[i].reject(refused(outcome.refusal))
     })
-    if (outcomes.some((o) => o.ok)) this.afterCommit()
+    if (result.outcomes.some((o) => o.ok)) this.afterCommit()
+  }
+}
+
+/** Commits in the calling thread: for a private in-memory database, which no other thread can open. */
+export function inThreadCommitter (db: Database.Database, idempotencyTtlMs: number): Committer {
+  const write = batchWriter(db, idempotencyTtlMs)
+  return { commit: async (batch) => write(batch), close: async () => {} }
+}
+
+// Run from source (tests, tools under tsx), the thread's module is the .ts file next to this one,
+// and a worker on Node 20 does not inherit tsx's loader: it registers it before the import.
+const FROM_SOURCE = import.meta.url.endsWith('.ts')
+const WRITER_THREAD = new URL(FROM_SOURCE ? './writer-thread.ts' : './writer-thread.js', import.meta.url)
+const newWriterThread = (workerData: unknown): Worker => FROM_SOURCE
+  ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(WRITER_THREAD.href)}) })`, { eval: true, workerData })
+  : new Worker(WRITER_THREAD, { workerData })
+
+/**
+ * Commits in a writer thread with its own connection to the file, so the event loop is never
+ * blocked on fsync. A thread that dies fails its batch and is replaced on the next one.
+ */
+export function writerThreadCommitter (filename: string, idempotencyTtlMs: number): Committer {
+  let worker: Worker | undefined
+  let pending: { resolve: (r: BatchResult) => void, reject: (e: unknown) => void } | undefined
+  const settle = (): typeof pending => {
+    const p = pending
+    pending = undefined
+    worker?.unref()
+    return p
+  }
+  const start = (): Worker => {
+    const w = newWriterThread({ filename, idempotencyTtlMs })
+    // Idle, the thread does not keep the process alive; with a batch in flight it does.
+    w.unref()
+    w.on('message', (result: BatchResult) => settle()?.resolve(result))
+    w.on('error', (err) => settle()?.reject(err))
+    w.on('exit', () => {
+      if (worker === w) worker = undefined
+      settle()?.reject(Object.assign(new Error('the SQLite writer thread stopped'), { code: 'SQLITE_IOERR_WRITER_EXIT' }))
+    })
+    return w
+  }
+  worker = start()
+  return {
+    commit: (batch) => new Promise<BatchResult>((resolve, reject) => {
+      pending = { resolve, reject }
+      worker ??= start()
+      worker.ref()
+      worker.postMessage(batch)
+    }),
+    close: async () => {
+      const w = worker
+      if (!w) return
+      worker = undefined
+      const exited = new Promise((resolve) => w.once('exit', resolve))
+      w.ref()
+      w.postMessage('close')
+      await exited
+    }
   }
 }

@@ -1,13 +1,14 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import type { PlantFields, PlantStatus } from '../../plants/schemas.js'
 import {
-  FeedGone, IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch,
+  FeedGone, StorageUnavailable,
   type Change, type ChangePage, type CreateResult, type IdempotencyClaim, type ListFilter, type PlantStore, type StoredPlant
 } from '../plant-store.js'
-import { GroupCommit } from './group-commit.js'
+import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
 import { migrate } from './migrations.js'
+import { connect } from './writes.js'
 
 export interface SqliteStoreOptions {
   /** A folder for `catalogue.db`, or ':memory:' for a private in-memory database (tests). */
@@ -23,12 +24,14 @@ interface ChangeRow { seq: number, kind: Change['kind'], plant_id: number, versi
 const DAY = 86_400_000
 const toPlant = (r: PlantRow): StoredPlant =>
   ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags), status: r.status, version: r.version })
-const record = (p: StoredPlant): string =>
-  JSON.stringify({ id: p.id, name: p.name, category: p.category, tags: p.tags, status: p.status })
 
 // SQLite errors that mean "the storage cannot do this right now" rather than a bug.
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|PROTOCOL|NOTADB|CORRUPT)/
 function storageError (err: unknown): unknown {
+  if (!(err instanceof Error) && typeof (err as Failure).message === 'string') {
+    const { code, message } = err as Failure
+    err = Object.assign(new Error(message), code === undefined ? {} : { code })
+  }
   const code = (err as { code?: unknown }).code
   return typeof code === 'string' && UNAVAILABLE.test(code) ? new StorageUnavailable(`sqlite: ${code}`, err) : err
 }
@@ -39,13 +42,9 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     mkdirSync(options.dataDir, { recursive: true })
     filename = join(options.dataDir, 'catalogue.db')
   }
-  const db = new Database(filename)
-  db.pragma('journal_mode = WAL')
-  // FULL: a commit is fsynced before it returns, so an acknowledged write survives power loss.
-  db.pragma('synchronous = FULL')
-  db.pragma('busy_timeout = 5000')
+  const db = connect(filename)
   migrate(db)
-  return new SqlitePlantStore(db, options)
+  return new SqlitePlantStore(db, filename, options)
 }
 
 class SqlitePlantStore implements PlantStore {
@@ -53,28 +52,19 @@ class SqlitePlantStore implements PlantStore {
   private readonly now: () => number
   private readonly idempotencyTtlMs: number
   private readonly listeners = new Set<() => void>()
+  private readonly committer: Committer
   private readonly commits: GroupCommit
   private readonly timers: NodeJS.Timeout[] = []
   private dataVersion = 0
   private readonly listQueries = new Map<string, Database.Statement>()
   private readonly s
 
-  constructor (private readonly db: Database.Database, private readonly options: SqliteStoreOptions) {
+  constructor (private readonly db: Database.Database, filename: string, private readonly options: SqliteStoreOptions) {
     this.now = options.now ?? Date.now
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DAY
     this.s = {
       get: db.prepare<[number], PlantRow>('SELECT id, name, category, tags, status, version FROM plants WHERE id = ?'),
-      version: db.prepare<[number], { version: number }>('SELECT version FROM plants WHERE id = ?'),
-      insert: db.prepare('INSERT INTO plants (name, category, tags, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)'),
-      update: db.prepare('UPDATE plants SET name = ?, category = ?, tags = ?, status = ?, version = ?, updated_at = ? WHERE id = ?'),
-      delete: db.prepare('DELETE FROM plants WHERE id = ?'),
-      insertTag: db.prepare('INSERT INTO plant_tags (tag, plant_id) VALUES (?, ?)'),
-      deleteTags: db.prepare('DELETE FROM plant_tags WHERE plant_id = ?'),
-      getKey: db.prepare<[string, number], { request_hash: string, response: string }>(
-        'SELECT request_hash, response FROM idempotency_keys WHERE key = ? AND created_at > ?'),
-      putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
       purgeKeys: db.prepare('DELETE FROM idempotency_keys WHERE created_at <= ?'),
-      insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at) VALUES (?, ?, ?, ?, ?)'),
       changes: db.prepare<[number, number], ChangeRow>('SELECT seq, kind, plant_id, version, plant FROM changes WHERE seq > ? ORDER BY seq LIMIT ?'),
       floor: db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'feed_floor'"),
       lastPurged: db.prepare<[number], { seq: number | null }>('SELECT max(seq) AS seq FROM changes WHERE at <= ?'),
@@ -82,7 +72,12 @@ class SqlitePlantStore implements PlantStore {
       setFloor: db.prepare("UPDATE meta SET value = max(value, ?) WHERE key = 'feed_floor'"),
       ping: db.prepare('SELECT 1')
     }
-    this.commits = new GroupCommit(db, storageError, () => this.notify())
+    // A file is written from a writer thread so no fsync blocks the event loop; a private
+    // in-memory database cannot be shared with a thread, so it commits here.
+    this.committer = filename === ':memory:'
+      ? inThreadCommitter(db, this.idempotencyTtlMs)
+      : writerThreadCommitter(filename, this.idempotencyTtlMs)
+    this.commits = new GroupCommit(this.committer, storageError, () => this.notify())
     this.dataVersion = db.pragma('data_version', { simple: true }) as number
     this.purge()
     this.timers.push(setInterval(() => { this.purge() }, 3_600_000).unref())
@@ -91,50 +86,15 @@ class SqlitePlantStore implements PlantStore {
   }
 
   create (fields: PlantFields, idempotency?: IdempotencyClaim): Promise<CreateResult> {
-    return this.commits.run(() => {
-      const now = this.now()
-      if (idempotency) {
-        const earlier = this.s.getKey.get(idempotency.key, now - this.idempotencyTtlMs)
-        if (earlier) {
-          if (earlier.request_hash !== idempotency.requestHash) throw new IdempotencyKeyReused()
-          return { plant: JSON.parse(earlier.response) as StoredPlant, replayed: true }
-        }
-      }
-      const { name, category, tags, status } = fields
-      const id = Number(this.s.insert.run(name, category, JSON.stringify(tags), status, now, now).lastInsertRowid)
-      for (const tag of tags) this.s.insertTag.run(tag, id)
-      const plant: StoredPlant = { id, name, category, tags, status, version: 1 }
-      if (idempotency) this.s.putKey.run(idempotency.key, idempotency.requestHash, id, JSON.stringify(plant), now)
-      this.s.insertChange.run('created', id, 1, record(plant), now)
-      return { plant, replayed: false }
-    })
+    return this.commits.run({ kind: 'create', fields, idempotency, now: this.now() })
   }
 
   update (id: number, fields: PlantFields, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.commits.run(() => {
-      const current = this.s.version.get(id)
-      if (!current) throw new PlantNotFound()
-      if (expectedVersions && !expectedVersions.includes(current.version)) throw new VersionMismatch()
-      const now = this.now()
-      const version = current.version + 1
-      const { name, category, tags, status } = fields
-      this.s.update.run(name, category, JSON.stringify(tags), status, version, now, id)
-      this.s.deleteTags.run(id)
-      for (const tag of tags) this.s.insertTag.run(tag, id)
-      const plant: StoredPlant = { id, name, category, tags, status, version }
-      this.s.insertChange.run('updated', id, version, record(plant), now)
-      return plant
-    })
+    return this.commits.run({ kind: 'update', id, fields, expectedVersions, now: this.now() })
   }
 
   remove (id: number): Promise<void> {
-    return this.commits.run(() => {
-      const current = this.s.version.get(id)
-      if (!current) throw new PlantNotFound()
-      this.s.delete.run(id)
-      this.s.deleteTags.run(id)
-      this.s.insertChange.run('deleted', id, current.version + 1, null, this.now())
-    })
+    return this.commits.run({ kind: 'remove', id, now: this.now() })
   }
 
   async get (id: number): Promise<StoredPlant | undefined> {
@@ -179,6 +139,7 @@ class SqlitePlantStore implements PlantStore {
   async close (): Promise<void> {
     for (const t of this.timers) clearInterval(t)
     await this.commits.drain()
+    await this.committer.close()
     if (this.db.open) this.db.close()
   }
 

@@ -1,0 +1,116 @@
+import Database from 'better-sqlite3'
+import type { PlantFields } from '../../plants/schemas.js'
+import type { CreateResult, IdempotencyClaim, StoredPlant } from '../plant-store.js'
+
+// The write side of the SQLite store as plain data in, plain data out, so the same code commits
+// in the calling thread (an in-memory database) or in the writer thread (a database file).
+
+/** One write; `now` is taken by the caller so the store's clock stays the caller's. */
+export type WriteOp =
+  | { kind: 'create', fields: PlantFields, idempotency?: IdempotencyClaim, now: number }
+  | { kind: 'update', id: number, fields: PlantFields, expectedVersions?: number[], now: number }
+  | { kind: 'remove', id: number, now: number }
+
+export type Refusal = 'not-found' | 'version-mismatch' | 'idempotency-key-reused'
+export type Outcome = { ok: true, value: CreateResult | StoredPlant | undefined } | { ok: false, refusal: Refusal }
+/** Every write of a batch commits together, or the batch fails as a whole. */
+export type BatchResult = { outcomes: Outcome[] } | { failure: { code?: string, message: string } }
+
+/** Opens a connection with the settings every connection to the catalogue must have. */
+export function connect (filename: string): Database.Database {
+  const db = new Database(filename)
+  db.pragma('journal_mode = WAL')
+  // FULL: a commit is fsynced before it returns, so an acknowledged write survives power loss.
+  db.pragma('synchronous = FULL')
+  db.pragma('busy_timeout = 5000')
+  return db
+}
+
+const record = (p: StoredPlant): string =>
+  JSON.stringify({ id: p.id, name: p.name, category: p.category, tags: p.tags, status: p.status })
+
+class Refused {
+  constructor (readonly refusal: Refusal) {}
+}
+
+/** Returns a function that runs a batch of writes in one transaction: one commit, one fsync. */
+export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (batch: WriteOp[]) => BatchResult {
+  const s = {
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    commit: db.prepare('COMMIT'),
+    rollback: db.prepare('ROLLBACK'),
+    version: db.prepare<[number], { version: number }>('SELECT version FROM plants WHERE id = ?'),
+    insert: db.prepare('INSERT INTO plants (name, category, tags, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)'),
+    update: db.prepare('UPDATE plants SET name = ?, category = ?, tags = ?, status = ?, version = ?, updated_at = ? WHERE id = ?'),
+    delete: db.prepare('DELETE FROM plants WHERE id = ?'),
+    insertTag: db.prepare('INSERT INTO plant_tags (tag, plant_id) VALUES (?, ?)'),
+    deleteTags: db.prepare('DELETE FROM plant_tags WHERE plant_id = ?'),
+    getKey: db.prepare<[string, number], { request_hash: string, response: string }>(
+      'SELECT request_hash, response FROM idempotency_keys WHERE key = ? AND created_at > ?'),
+    putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
+    insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at) VALUES (?, ?, ?, ?, ?)')
+  }
+
+  // Each write refuses (not found, version mismatch) before it changes anything, so a refused
+  // write leaves nothing behind in the shared transaction.
+  function apply (op: WriteOp): CreateResult | StoredPlant | undefined {
+    const now = op.now
+    if (op.kind === 'create') {
+      const { fields, idempotency } = op
+      if (idempotency) {
+        const earlier = s.getKey.get(idempotency.key, now - idempotencyTtlMs)
+        if (earlier) {
+          if (earlier.request_hash !== idempotency.requestHash) throw new Refused('idempotency-key-reused')
+          return { plant: JSON.parse(earlier.response) as StoredPlant, replayed: true }
+        }
+      }
+      const { name, category, tags, status } = fields
+      const id = Number(s.insert.run(name, category, JSON.stringify(tags), status, now, now).lastInsertRowid)
+      for (const tag of tags) s.insertTag.run(tag, id)
+      const plant: StoredPlant = { id, name, category, tags, status, version: 1 }
+      if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, id, JSON.stringify(plant), now)
+      s.insertChange.run('created', id, 1, record(plant), now)
+      return { plant, replayed: false }
+    }
+    const current = s.version.get(op.id)
+    if (!current) throw new Refused('not-found')
+    if (op.kind === 'remove') {
+      s.delete.run(op.id)
+      s.deleteTags.run(op.id)
+      s.insertChange.run('deleted', op.id, current.version + 1, null, now)
+      return undefined
+    }
+    if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
+    const { id, fields: { name, category, tags, status } } = op
+    const version = current.version + 1
+    s.update.run(name, category, JSON.stringify(tags), status, version, now, id)
+    s.deleteTags.run(id)
+    for (const tag of tags) s.insertTag.run(tag, id)
+    const plant: StoredPlant = { id, name, category, tags, status, version }
+    s.insertChange.run('updated', id, version, record(plant), now)
+    return plant
+  }
+
+  return (batch) => {
+    const outcomes: Outcome[] = []
+    try {
+      s.begin.run()
+      for (const op of batch) {
+        try {
+          outcomes.push({ ok: true, value: apply(op) })
+        } catch (error) {
+          if (!(error instanceof Refused)) throw error // anything else aborts the whole batch
+          outcomes.push({ ok: false, refusal: error.refusal })
+        }
+      }
+      s.commit.run()
+      return { outcomes }
+    } catch (err) {
+      if (db.inTransaction) {
+        try { s.rollback.run() } catch { /* the connection is already out of the transaction */ }
+      }
+      const { code, message } = err as { code?: unknown, message?: unknown }
+      return { failure: { code: typeof code === 'string' ? code : undefined, message: String(message ?? err) } }
+    }
+  }
+}
