@@ -42,6 +42,11 @@ const MIGRATIONS: string[] = [
   CREATE INDEX changes_at ON changes (at);
   CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT;
   INSERT INTO meta (key, value) VALUES ('feed_floor', 0);
+  `,
+  `
+  -- PUT and DELETE replace a plant's tags by plant_id; the primary key leads with tag, so without
+  -- this index each of them scanned every tag row of the catalogue.
+  CREATE INDEX plant_tags_plant ON plant_tags (plant_id);
   `
 ]
 
