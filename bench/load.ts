@@ -7,7 +7,7 @@ import { plantFor } from './plants.js'
 
 export type Op = 'post' | 'put' | 'get' | 'list'
 export interface Job { url: string, op: Op, seconds: number, connections: number, idMax: number }
-export interface Figures { rps: number, p50: number, p99: number, requests: number, non2xx: number, errors: number }
+export interface Figures { rps: number, p50: number, p99: number, requests: number, non2xx: number, errors: number, cpuUs?: number }
 
 // Each connection is its own autocannon instance with its own prebuilt requests: autocannon then
 // sends ready buffers (a setupRequest per request costs the generator about half its rate), and

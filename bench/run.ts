@@ -11,6 +11,8 @@ import type { Figures, Job, Op } from './load.js'
 import { plantFor } from './plants.js'
 
 // npm run bench [-- --quick] [--tsx] [--rounds=N] [--seconds=N] [--big=N] [--ops=get,list,put,post] [--cpu-prof]
+//                [--baseline=DIR]  (another checkout, e.g. a git worktree of an older commit: measured as a
+//                                   fourth target on the small catalogue, for a before/after ratio in one run)
 //
 // One run measures the ceiling (bare node:http on a Map) and the real service on a small and a
 // large catalogue, interleaved round by round, so every figure is compared with figures taken
@@ -34,7 +36,8 @@ const settings = {
   connections: option('connections', 32),
   ops: (args.find((a) => a.startsWith('--ops='))?.split('=')[1].split(',') ?? ['get', 'list', 'put', 'post']) as Op[],
   runtime: flag('tsx') ? 'tsx' : 'dist',
-  cpuProf: flag('cpu-prof')
+  cpuProf: flag('cpu-prof'),
+  baseline: args.find((a) => a.startsWith('--baseline='))?.split('=')[1]
 }
 const databaseUrl = process.env.DATABASE_URL
 const engine = databaseUrl ? 'postgres' : 'sqlite'
@@ -111,6 +114,14 @@ function peakRss (child: ChildProcess): { peakMb: number, rssMb: number } {
   return { peakMb: Math.round(kb('VmHWM') / 1024), rssMb: Math.round(kb('VmRSS') / 1024) }
 }
 
+/** CPU time the process has used, user and system, all threads, in microseconds. */
+function cpuMicros (child: ChildProcess): number {
+  // Fields 14 and 15 of /proc/<pid>/stat, after the parenthesised command name.
+  const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS
+}
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
+
 async function stop (child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return
   const exited = new Promise((resolve) => child.once('exit', resolve))
@@ -118,18 +129,18 @@ async function stop (child: ChildProcess): Promise<void> {
   await exited
 }
 
-async function openBenchStore (where: string): Promise<PlantStore> {
+async function openBenchStore (where: string, root = ROOT): Promise<PlantStore> {
   if (databaseUrl) {
     const { openPostgresStore } = await import('../src/store/postgres/postgres-plant-store.js')
     return openPostgresStore({ connectionString: where, feedRetentionMs: 7 * 86_400_000 })
   }
-  const { openSqliteStore } = await import('../src/store/sqlite/sqlite-plant-store.js')
+  const { openSqliteStore } = await import(join(root, 'src/store/sqlite/sqlite-plant-store.ts')) as typeof import('../src/store/sqlite/sqlite-plant-store.js')
   return openSqliteStore({ dataDir: where, feedRetentionMs: 7 * 86_400_000 })
 }
 
 /** Fills a fresh catalogue through the store API; each chunk arrives together, so it shares one group commit. */
-async function preload (where: string, count: number): Promise<number> {
-  const store = await openBenchStore(where)
+async function preload (where: string, count: number, root = ROOT): Promise<number> {
+  const store = await openBenchStore(where, root)
   const started = performance.now()
   const CHUNK = 10_000
   for (let from = 0; from < count; from += CHUNK) {
@@ -207,6 +218,7 @@ async function main (): Promise<void> {
   let failed = true
   try {
     const sizes = [settings.small, settings.big]
+    let baselineTarget: { command: string[], env: Record<string, string> } | undefined
     const serviceCommand = settings.runtime === 'dist'
       ? [process.execPath, ...(settings.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench/results/profiles')}`] : []), 'dist/src/server.js']
       : [process.execPath, '--import', 'tsx', 'src/server.ts']
@@ -227,12 +239,28 @@ async function main (): Promise<void> {
       stores[size] = env
     }
 
+    if (settings.baseline && !databaseUrl) {
+      const dir = settings.baseline
+      const build = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: dir, encoding: 'utf8' })
+      if (build.status !== 0) log(`warning: the baseline build reported errors:\n${build.stdout.trim().split('\n').slice(0, 5).join('\n')}`)
+      const dataDir = join(tmp, 'baseline')
+      log(`preloading ${settings.small} plants through the baseline's store…`)
+      await preload(dataDir, settings.small, dir)
+      baselineTarget = { command: [process.execPath, join(dir, 'dist/src/server.js')], env: { DATA_DIR: dataDir } }
+    }
+
     targets.push(await startServer('ceiling', [process.execPath, '--import', 'tsx', 'bench/ceiling-server.ts'],
       { PRELOAD: String(settings.small) }, join(tmp, 'ceiling.log'), settings.small))
     for (const size of sizes) {
       const t = await startServer(`service@${size}`, serviceCommand, { ...stores[size], LOG_LEVEL: 'info', NODE_ENV: 'production' },
         join(tmp, `service-${size}.log`), size)
       log(`${t.name}: cold start to the first answer ${t.coldStartMs} ms`)
+      targets.push(t)
+    }
+    if (baselineTarget) {
+      const t = await startServer('baseline', baselineTarget.command, { ...baselineTarget.env, LOG_LEVEL: 'info', NODE_ENV: 'production' },
+        join(tmp, 'baseline.log'), settings.small)
+      log(`baseline: cold start to the first answer ${t.coldStartMs} ms`)
       targets.push(t)
     }
 
@@ -245,20 +273,29 @@ async function main (): Promise<void> {
       }
       for (let r = 0; r < settings.rounds; r++) {
         for (const t of targets) {
+          const cpuBefore = cpuMicros(t.child)
           const f = await load.run({ url: t.url, op, seconds: settings.seconds, connections: settings.connections, idMax: t.idMax })
+          // CPU per answer hardly moves with what else runs on the machine, unlike req/s: the steadier efficiency figure.
+          f.cpuUs = Math.round((cpuMicros(t.child) - cpuBefore) / Math.max(1, f.requests))
           figures[op][t.name].push(f)
-          log(`${op.padEnd(4)} round ${r + 1} ${t.name.padEnd(16)} ${String(f.rps).padStart(6)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms` +
+          log(`${op.padEnd(4)} round ${r + 1} ${t.name.padEnd(16)} ${String(f.rps).padStart(6)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  cpu ${f.cpuUs} µs/req` +
             (f.non2xx || f.errors ? `  non-2xx ${f.non2xx} errors ${f.errors}` : ''))
         }
       }
     }
 
     const memory = Object.fromEntries(targets.slice(1).map((t) => [t.name, peakRss(t.child)]))
-    const [ceiling, small, big] = targets
+    const [ceiling, small, big, baseline] = targets
     const summary = settings.ops.map((op) => {
       const of = (t: Target) => {
         const rounds = figures[op][t.name]
-        return { rps: median(rounds.map((f) => f.rps)), p50: median(rounds.map((f) => f.p50)), p99: median(rounds.map((f) => f.p99)), failures: rounds.reduce((n, f) => n + f.non2xx + f.errors, 0) }
+        return {
+          rps: median(rounds.map((f) => f.rps)),
+          p50: median(rounds.map((f) => f.p50)),
+          p99: median(rounds.map((f) => f.p99)),
+          cpuUs: median(rounds.map((f) => f.cpuUs ?? NaN)),
+          failures: rounds.reduce((n, f) => n + f.non2xx + f.errors, 0)
+        }
       }
       // Ratios pair each round with the ceiling's round next to it, then take the median: drift cancels out.
       const pairRatio = (t: Target, key: 'rps' | 'p99', base: Target) =>
@@ -269,18 +306,26 @@ async function main (): Promise<void> {
         small: of(small),
         big: of(big),
         ratio: { rps: pairRatio(small, 'rps', ceiling), p99: pairRatio(small, 'p99', ceiling) },
+        cpuRatio: round2(of(ceiling).cpuUs / of(small).cpuUs),
         bigRatio: { rps: pairRatio(big, 'rps', ceiling), p99: pairRatio(big, 'p99', ceiling) },
-        scaling: { rps: pairRatio(big, 'rps', small), p99: pairRatio(big, 'p99', small) }
+        scaling: { rps: pairRatio(big, 'rps', small), p99: pairRatio(big, 'p99', small) },
+        ...(baseline ? { baseline: of(baseline), overBaseline: { rps: pairRatio(small, 'rps', baseline), p99: pairRatio(small, 'p99', baseline) } } : {})
       }
     })
 
-    const pad = (s: string | number, n: number): string => String(s).padStart(n)
+    const n = (x: number): string => Number.isFinite(x) ? (x >= 100 ? String(Math.round(x)) : String(round2(x))) : '-'
     const lines = [
       '',
-      `| op | ceiling req/s | p50 | p99 | service@${settings.small} req/s | p50 | p99 | ×ceiling req/s | ×ceiling p99 | service@${settings.big} req/s | p50 | p99 | ×ceiling req/s | ${settings.big}/${settings.small} req/s |`,
-      '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
-      ...summary.map((s) => `| ${s.op} | ${pad(s.ceiling.rps, 6)} | ${s.ceiling.p50} | ${s.ceiling.p99} | ${pad(s.small.rps, 6)} | ${s.small.p50} | ${s.small.p99} | ` +
-        `${s.ratio.rps} | ${s.ratio.p99} | ${pad(s.big.rps, 6)} | ${s.big.p50} | ${s.big.p99} | ${s.bigRatio.rps} | ${s.scaling.rps} |`),
+      `| op | ceiling req/s | p50 | p99 | µs CPU/req | service@${settings.small} req/s | p50 | p99 | µs CPU/req | ×ceiling req/s | ×ceiling p99 | ceiling/service CPU | ` +
+        `service@${settings.big} req/s | p50 | p99 | ×ceiling req/s | ${settings.big}/${settings.small} req/s | ${settings.big}/${settings.small} p99 |`,
+      '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+      ...summary.map((s) => `| ${s.op} | ${n(s.ceiling.rps)} | ${n(s.ceiling.p50)} | ${n(s.ceiling.p99)} | ${n(s.ceiling.cpuUs)} | ` +
+        `${n(s.small.rps)} | ${n(s.small.p50)} | ${n(s.small.p99)} | ${n(s.small.cpuUs)} | ${s.ratio.rps} | ${s.ratio.p99} | ${s.cpuRatio} | ` +
+        `${n(s.big.rps)} | ${n(s.big.p50)} | ${n(s.big.p99)} | ${s.bigRatio.rps} | ${s.scaling.rps} | ${s.scaling.p99} |`),
+      ...(baseline
+        ? ['', ...summary.map((s) => `${s.op}: baseline ${n(s.baseline!.rps)} req/s, p99 ${n(s.baseline!.p99)} ms, ${n(s.baseline!.cpuUs)} µs CPU/req; ` +
+        `service/baseline: req/s ${s.overBaseline!.rps}, p99 ${s.overBaseline!.p99}, CPU/req ${round2(s.small.cpuUs / s.baseline!.cpuUs)}`)]
+        : []),
       '',
       `latency in ms; ratios are medians of per-round ratios; failures (non-2xx + errors): ${summary.map((s) => `${s.op} ${s.small.failures + s.big.failures + s.ceiling.failures}`).join(', ')}`,
       ...targets.slice(1).map((t) => `${t.name}: cold start ${t.coldStartMs} ms, peak RSS ${memory[t.name].peakMb} MB (RSS at the end ${memory[t.name].rssMb} MB)`),
