@@ -20,7 +20,8 @@ interface Outcome {
 }
 
 /**
- * Writes `parts` (pausing `gapMs` between them), half-closes if `end`, and reads one response.
+ * Writes `parts` (pausing `gapMs` between them), half-closes if `end` (Node's server drops a half-closed
+ * connection instead of answering it, so only a client that gives up does that), and reads one response.
  * Resolves when a whole response arrived, the connection closed, or `waitMs` passed.
  */
 async function exchange (port: number, parts: Array<string | Buffer>, options: { end?: boolean, gapMs?: number, waitMs?: number } = {}): Promise<Outcome> {
@@ -42,7 +43,7 @@ async function exchange (port: number, parts: Array<string | Buffer>, options: {
     socket.write(part)
     if (options.gapMs) await new Promise((resolve) => setTimeout(resolve, options.gapMs))
   }
-  if (options.end ?? true) socket.end()
+  if (options.end ?? false) socket.end()
   await done
   socket.destroy()
   const text = data.toString('utf8')
