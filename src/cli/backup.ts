@@ -35,7 +35,7 @@ async function runBackup (values: Record<string, any>, positionals: string[], io
   if (values.url !== undefined) throw new UsageError('backup reads the data folder directly: run it where the service keeps its DATA_DIR')
   if (positionals.length !== 1) throw new UsageError('backup takes one FILE')
   const target = positionals[0]
-  const dataDir = dataDirOf(values, io)
+  const dataDir = await dataDirOf(values, io)
   const source = databaseFile(dataDir)
   if (!existsSync(source)) throw new CommandFailed(`no catalogue in ${dataDir} (${source} does not exist)`)
   if (existsSync(target) && !values.force) throw new CommandFailed(`${target} exists (pass --force to replace it)`)

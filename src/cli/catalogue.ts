@@ -1,12 +1,24 @@
 import { existsSync, readFileSync } from 'node:fs'
+import Database from 'better-sqlite3'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { loadConfig } from '../config.js'
-import { createPlantClient, describeProblem, type PlantClient } from '../client/plant-client.js'
+import type { PlantClient } from '../client/plant-client.js'
+type ClientModule = typeof import('../client/plant-client.js')
+import type { Config } from '../config.js'
 import type { Plant, PlantFields } from '../plants/schemas.js'
-import { StorageUnavailable, type PlantStore } from '../store/plant-store.js'
-import { openSqliteStore } from '../store/sqlite/sqlite-plant-store.js'
+import type { PlantStore } from '../store/plant-store.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
+
+// The service's modules are loaded only by the paths that use them: the configuration schema alone
+// weighs some 15 MB, which an export given --data-dir has no need of (its memory is a promise).
+async function serviceConfig (io: Io): Promise<Config> {
+  const { ConfigError, loadConfig } = await import('../config.js')
+  try {
+    return loadConfig(io.env)
+  } catch (err) {
+    throw err instanceof ConfigError ? new CommandFailed(err.message) : err
+  }
+}
 
 // The catalogue a command works on: the embedded database in a data folder, or a running service.
 
@@ -26,26 +38,29 @@ export interface Catalogue {
 export interface TargetValues { 'data-dir'?: string, url?: string, 'api-key-file'?: string }
 
 /** The data folder the command names, else DATA_DIR as the service reads it. */
-export function dataDirOf (values: TargetValues, io: Io): string {
-  return values['data-dir'] ?? loadConfig(io.env).dataDir
+export async function dataDirOf (values: TargetValues, io: Io): Promise<string> {
+  return values['data-dir'] ?? (await serviceConfig(io)).dataDir
 }
 
 export function databaseFile (dataDir: string): string {
   return join(dataDir, 'catalogue.db')
 }
 
-export async function openCatalogue (values: TargetValues, io: Io, { mayCreate }: { mayCreate: boolean }): Promise<Catalogue> {
+export async function openCatalogue (values: TargetValues, io: Io, { mayCreate, readOnly = false }: { mayCreate: boolean, readOnly?: boolean }): Promise<Catalogue> {
   if (values.url !== undefined && values['data-dir'] !== undefined) throw new UsageError('give either --url or --data-dir, not both')
   if (values.url !== undefined) {
     const apiKey = values['api-key-file'] === undefined ? undefined : readFileSync(values['api-key-file'], 'utf8').trim()
-    return new ServiceCatalogue(values.url, apiKey)
+    return new ServiceCatalogue(values.url, apiKey, await import('../client/plant-client.js'))
   }
   if (values['api-key-file'] !== undefined) throw new UsageError('--api-key-file goes with --url')
-  const dataDir = dataDirOf(values, io)
+  const dataDir = await dataDirOf(values, io)
   if (!mayCreate && !existsSync(databaseFile(dataDir))) throw new CommandFailed(`no catalogue in ${dataDir} (${databaseFile(dataDir)} does not exist)`)
+  if (readOnly) return new SnapshotCatalogue(dataDir)
   // The service's feed retention, so opening the store (which purges the feed) keeps what the service keeps.
-  const store = openSqliteStore({ dataDir, feedRetentionMs: loadConfig(io.env).feedRetentionMs })
-  return new StoreCatalogue(store, `data folder ${dataDir}`)
+  const { openSqliteStore } = await import('../store/sqlite/sqlite-plant-store.js')
+  const { StorageUnavailable } = await import('../store/plant-store.js')
+  const store = openSqliteStore({ dataDir, feedRetentionMs: (await serviceConfig(io)).feedRetentionMs })
+  return new StoreCatalogue(store, `data folder ${dataDir}`, (err) => err instanceof StorageUnavailable)
 }
 
 const record = ({ id, name, category, tags, status }: Plant): Plant => ({ id, name, category, tags, status })
@@ -75,7 +90,7 @@ export const emptyCatalogue = (where: string): Catalogue => ({
 })
 
 export class StoreCatalogue implements Catalogue {
-  constructor (readonly store: PlantStore, readonly where: string) {}
+  constructor (readonly store: PlantStore, readonly where: string, private readonly busy: (err: unknown) => boolean) {}
 
   async * pages (pageSize: number): AsyncGenerator<Plant[]> {
     let afterId = 0
@@ -93,11 +108,54 @@ export class StoreCatalogue implements Catalogue {
     return withRetries('writing to the catalogue', async () => {
       const created = await Promise.all(rows.map((row) => this.store.create(row.fields)))
       return created.map(({ plant }): CreateOutcome => ({ ok: true, id: plant.id }))
-    }, (err) => err instanceof StorageUnavailable ? 200 : undefined)
+    }, (err) => this.busy(err) ? 200 : undefined)
   }
 
   close (): Promise<void> {
     return this.store.close()
+  }
+}
+
+/**
+ * Reading a data folder without the store: one read-only connection with a small page cache, inside
+ * one read transaction, so a whole export is a single consistent snapshot and its memory stays low
+ * (the store keeps a writer thread and a 16 MB cache per connection, which a reader does not need).
+ * It reads the store's plants table, as the backup and migrate commands do.
+ */
+export class SnapshotCatalogue implements Catalogue {
+  readonly where: string
+  private readonly db: Database.Database
+
+  constructor (dataDir: string) {
+    this.where = `data folder ${dataDir}`
+    this.db = new Database(databaseFile(dataDir), { readonly: true, fileMustExist: true })
+    this.db.pragma('busy_timeout = 10000')
+    this.db.pragma('cache_size = -2000')
+  }
+
+  async * pages (pageSize: number): AsyncGenerator<Plant[]> {
+    const page = this.db.prepare<[number, number], { id: number, name: string, category: string | null, tags: string, status: string }>(
+      'SELECT id, name, category, tags, status FROM plants WHERE id > ? ORDER BY id LIMIT ?')
+    this.db.prepare('BEGIN').run()
+    try {
+      let afterId = 0
+      for (;;) {
+        const rows = page.all(afterId, pageSize)
+        if (rows.length === 0) return
+        yield rows.map((r) => ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags) as string[], status: r.status }))
+        afterId = rows[rows.length - 1].id
+      }
+    } finally {
+      if (this.db.inTransaction) this.db.prepare('COMMIT').run()
+    }
+  }
+
+  async createAll (): Promise<CreateOutcome[]> {
+    throw new Error('a snapshot of a data folder is read-only')
+  }
+
+  async close (): Promise<void> {
+    this.db.close()
   }
 }
 
@@ -111,7 +169,7 @@ export class ServiceCatalogue implements Catalogue {
   /** Each request of a run has its own key, so a retry after a lost answer cannot add a plant twice. */
   private readonly run = `plants-import-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`
 
-  constructor (url: string, apiKey: string | undefined, private readonly concurrency = 16) {
+  constructor (url: string, apiKey: string | undefined, private readonly lib: ClientModule, private readonly concurrency = 16) {
     let origin: URL
     try {
       origin = new URL(url)
@@ -119,7 +177,7 @@ export class ServiceCatalogue implements Catalogue {
       throw new UsageError(`--url ${JSON.stringify(url)} is not a URL`)
     }
     this.where = `service ${origin.origin}`
-    this.client = createPlantClient({ baseUrl: origin.origin, apiKey })
+    this.client = lib.createPlantClient({ baseUrl: origin.origin, apiKey })
   }
 
   async * pages (pageSize: number): AsyncGenerator<Plant[]> {
@@ -156,14 +214,14 @@ export class ServiceCatalogue implements Catalogue {
     })
     if (data) return { ok: true, id: data.id }
     if (response.status === 405 || response.status === 400 || response.status === 413) {
-      return { ok: false, reason: `refused by the service: ${describeProblem(response.status, error)}` }
+      return { ok: false, reason: `refused by the service: ${this.lib.describeProblem(response.status, error)}` }
     }
     throw this.failure(response, error)
   }
 
   private failure (response: Response, error: unknown): Error {
     const status = response.status
-    const message = describeProblem(status, error as { detail?: string })
+    const message = this.lib.describeProblem(status, error as { detail?: string })
     if (status === 401) return new CommandFailed(`${this.where} needs an API key for writes (--api-key-file): ${message}`)
     if (status === 429 || status === 503) {
       const after = Number(response.headers.get('retry-after'))

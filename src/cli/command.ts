@@ -24,6 +24,9 @@ export interface Command {
   run (values: Record<string, string | boolean | string[] | boolean[] | undefined>, positionals: string[], io: Io): Promise<number>
 }
 
+export type Format = 'csv' | 'jsonl'
+export const FORMATS: readonly Format[] = ['csv', 'jsonl']
+
 export const HELP: Options = { help: { type: 'boolean', short: 'h' } }
 
 export const TARGET_OPTIONS: Options = {

@@ -2,17 +2,17 @@ import { once } from 'node:events'
 import { createWriteStream } from 'node:fs'
 import type { Plant } from '../plants/schemas.js'
 import { openCatalogue } from './catalogue.js'
-import { CommandFailed, oneOf, plural, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Io } from './command.js'
-import { FORMATS, type Format } from './rows.js'
+import { CommandFailed, FORMATS, oneOf, plural, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io } from './command.js'
 
-const PAGE = 1000
+const PAGE = 100
 
 export const exportCommand: Command = {
   name: 'export',
   usage: `Usage: plants export [options]
 
 Writes every plant, in id order, to standard output (or --output FILE). The catalogue is read one
-keyset page at a time and written as it is read, so memory stays flat whatever its size.
+keyset page at a time and written as it is read, so memory stays flat whatever its size. From a
+data folder the export is one consistent snapshot, taken while the service keeps running.
 
 CSV has the header id,name,category,tags,status (tags joined by |); JSON Lines has one record per
 line, as the API returns it. Both load back with plants import (the id is then ignored). A tag
@@ -35,7 +35,7 @@ async function runExport (values: Record<string, any>, positionals: string[], io
   if (positionals.length > 0) throw new UsageError(`export takes no FILE argument (use --output ${positionals[0]})`)
   if (values['api-key-file'] !== undefined) throw new UsageError('export only reads: it needs no API key')
   const format = oneOf('format', values.format, FORMATS, 'csv') as Format
-  const catalogue = await openCatalogue(values, io, { mayCreate: false })
+  const catalogue = await openCatalogue(values, io, { mayCreate: false, readOnly: true })
   const out: NodeJS.WritableStream = values.output === undefined ? io.stdout : createWriteStream(values.output)
   let failed: Error | undefined
   const onError = (err: Error): void => { failed = err }
@@ -74,13 +74,22 @@ async function runExport (values: Record<string, any>, positionals: string[], io
 
 /** Waits when the reader is slower than the catalogue: that wait is what keeps memory flat. */
 async function write (out: NodeJS.WritableStream, chunk: string): Promise<void> {
-  if (!out.write(chunk)) await Promise.race([once(out, 'drain'), once(out, 'close'), once(out, 'error').catch(() => {})])
+  if (out.write(chunk)) return
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      out.off('drain', done).off('close', done).off('error', done)
+      resolve()
+    }
+    out.on('drain', done).on('close', done).on('error', done)
+  })
 }
 
 function csvLine (p: Plant): string {
   return `${p.id},${cell(p.name)},${cell(p.category ?? '')},${cell(p.tags.join('|'))},${cell(p.status)}\n`
 }
 
+// Quoted when it holds a delimiter or quote, or begins or ends with white space a reader might trim.
+const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/
 function cell (value: string): string {
-  return /[",\r\n]/.test(value) || value !== value.trim() ? `"${value.replace(/"/g, '""')}"` : value
+  return NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value
 }

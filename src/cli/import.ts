@@ -2,10 +2,10 @@ import { existsSync } from 'node:fs'
 import type { PlantFields } from '../plants/schemas.js'
 import { databaseFile, dataDirOf, emptyCatalogue, openCatalogue, type NewRow } from './catalogue.js'
 import {
-  CommandFailed, formatDuration, oneOf, plural, positiveInteger, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Io
+  CommandFailed, FORMATS, formatDuration, oneOf, plural, positiveInteger, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io
 } from './command.js'
 import { startProgress } from './progress.js'
-import { FORMATS, formatOf, identityOf, readRows, type Format } from './rows.js'
+import { formatOf, identityOf, readRows } from './rows.js'
 import { checkPlant } from './validate-row.js'
 
 /*
@@ -81,8 +81,9 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   const good = rowsRead - rejected
 
   // 2. Count how many of those records the catalogue holds already (one pass, keyset pages).
-  const catalogue = values['dry-run'] && values.url === undefined && !existsSync(databaseFile(dataDirOf(values, io)))
-    ? emptyCatalogue(`data folder ${dataDirOf(values, io)} (no catalogue yet)`)
+  const dataDir = values.url === undefined ? await dataDirOf(values, io) : ''
+  const catalogue = values['dry-run'] && values.url === undefined && !existsSync(databaseFile(dataDir))
+    ? emptyCatalogue(`data folder ${dataDir} (no catalogue yet)`)
     : await openCatalogue(values, io, { mayCreate: true })
   let added = 0
   let present = 0

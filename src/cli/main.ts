@@ -1,4 +1,3 @@
-import { ConfigError } from '../config.js'
 import { CommandFailed, parse, UsageError, type Command, type Io } from './command.js'
 
 // `plants`: the catalogue's command-line tool. Each command lives in its own module; this file
@@ -52,7 +51,7 @@ export async function main (argv: string[], io: Io): Promise<number> {
       io.stderr.write(`plants ${command.name}: ${err.message}\nRun plants ${command.name} --help for usage.\n`)
       return 2
     }
-    if (err instanceof CommandFailed || err instanceof ConfigError) {
+    if (err instanceof CommandFailed) {
       io.stderr.write(`plants ${command.name}: ${err.message}\n`)
       return 1
     }

@@ -76,7 +76,7 @@ async function runMigrate (values: Record<string, any>, positionals: string[], i
     throw new UsageError(`--to: ${(err as Error).message.replace(/^DATABASE_URL/, 'the URL')}`)
   }
   const batchSize = positiveInteger('batch-size', values['batch-size'], 5000)
-  const dataDir = dataDirOf(values, io)
+  const dataDir = await dataDirOf(values, io)
   const source = databaseFile(dataDir)
   if (!existsSync(source)) throw new CommandFailed(`no catalogue in ${dataDir} (${source} does not exist)`)
   const started = Date.now()

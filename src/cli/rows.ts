@@ -7,8 +7,7 @@ import { UsageError } from './command.js'
 
 // Reading an import file: one candidate plant per row, each with the line it starts on.
 
-export type Format = 'csv' | 'jsonl'
-export const FORMATS: readonly Format[] = ['csv', 'jsonl']
+import type { Format } from './command.js'
 
 export type Row =
   | { line: number, ok: true, value: Record<string, unknown> }

@@ -165,6 +165,10 @@ export interface operations {
             /** @description Storage unavailable or shutting down (see Retry-After) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -227,6 +231,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -248,6 +254,10 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -269,6 +279,10 @@ export interface operations {
             /** @description Storage unavailable or shutting down (see Retry-After) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -330,6 +344,12 @@ export interface operations {
             /** @description Plant successfully updated */
             200: {
                 headers: {
+                    /** @description The version of the plant, for If-Match and If-None-Match. */
+                    etag?: string;
+                    /** @description /v3/plant/{id} of the plant. */
+                    location?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -347,6 +367,8 @@ export interface operations {
             /** @description Invalid ID supplied, or invalid input */
             400: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -368,6 +390,10 @@ export interface operations {
             /** @description Missing or unknown API key (writes only, when keys are configured) */
             401: {
                 headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -389,6 +415,8 @@ export interface operations {
             /** @description Plant not found */
             404: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -410,6 +438,8 @@ export interface operations {
             /** @description If-Match does not match the current ETag */
             412: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -431,6 +461,8 @@ export interface operations {
             /** @description Body larger than 64 KiB */
             413: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -452,6 +484,10 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -473,6 +509,10 @@ export interface operations {
             /** @description Storage unavailable or shutting down (see Retry-After) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -532,6 +572,12 @@ export interface operations {
             /** @description Plant successfully added */
             200: {
                 headers: {
+                    /** @description The version of the plant, for If-Match and If-None-Match. */
+                    etag?: string;
+                    /** @description /v3/plant/{id} of the plant. */
+                    location?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -549,6 +595,10 @@ export interface operations {
             /** @description Missing or unknown API key (writes only, when keys are configured) */
             401: {
                 headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -570,6 +620,10 @@ export interface operations {
             /** @description Invalid input */
             405: {
                 headers: {
+                    /** @description The methods this path serves. */
+                    allow?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -591,6 +645,8 @@ export interface operations {
             /** @description Body larger than 64 KiB */
             413: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -612,6 +668,8 @@ export interface operations {
             /** @description Idempotency-Key reused with a different body */
             422: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -633,6 +691,10 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -654,6 +716,10 @@ export interface operations {
             /** @description Storage unavailable or shutting down (see Retry-After) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -692,6 +758,10 @@ export interface operations {
             /** @description The plant, with its ETag */
             200: {
                 headers: {
+                    /** @description The version of the plant, for If-Match and If-None-Match. */
+                    etag?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -709,6 +779,8 @@ export interface operations {
             /** @description Not modified: the plant still has the ETag in If-None-Match */
             304: {
                 headers: {
+                    /** @description The version of the plant, for If-Match and If-None-Match. */
+                    etag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -716,6 +788,8 @@ export interface operations {
             /** @description Invalid ID supplied */
             400: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -737,6 +811,8 @@ export interface operations {
             /** @description Plant not found */
             404: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -758,6 +834,10 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -779,6 +859,10 @@ export interface operations {
             /** @description Storage unavailable or shutting down (see Retry-After) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -821,6 +905,8 @@ export interface operations {
             /** @description Invalid ID supplied */
             400: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -842,6 +928,10 @@ export interface operations {
             /** @description Missing or unknown API key (writes only, when keys are configured) */
             401: {
                 headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -863,6 +953,8 @@ export interface operations {
             /** @description Plant not found */
             404: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -884,6 +976,10 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -905,6 +1001,10 @@ export interface operations {
             /** @description Storage unavailable or shutting down (see Retry-After) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -971,6 +1071,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -992,6 +1094,8 @@ export interface operations {
             /** @description That point of the feed is older than the retention */
             410: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1013,6 +1117,10 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1034,6 +1142,10 @@ export interface operations {
             /** @description Storage unavailable or shutting down (see Retry-After) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1081,6 +1193,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1102,6 +1216,8 @@ export interface operations {
             /** @description That point of the feed is older than the retention */
             410: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1123,6 +1239,10 @@ export interface operations {
             /** @description Rate limit exceeded (see Retry-After) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1144,6 +1264,10 @@ export interface operations {
             /** @description Storage unavailable or shutting down (see Retry-After) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
