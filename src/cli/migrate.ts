@@ -42,8 +42,9 @@ Options:
 // The PostgreSQL store's escape for text (src/store/postgres/postgres-plant-store.ts): its text
 // type cannot hold U+0000, so U+0000 is stored as U+FFFF "0" and U+FFFF as U+FFFF "1". The
 // migrate test reads the copy back through that store, so a change there fails here.
+const ESCAPED = /[\0\uffff]/g
 const toPostgresText = (s: string): string =>
-  /[\u0000\uffff]/.test(s) ? s.replace(/[\u0000\uffff]/g, (c) => (c === '\u0000' ? '\uffff0' : '\uffff1')) : s
+  s.search(ESCAPED) >= 0 ? s.replace(ESCAPED, (c) => (c === '\u0000' ? '\uffff0' : '\uffff1')) : s
 const fromPostgresText = (s: string): string =>
   s.includes('\uffff') ? s.replace(/\uffff([01])/g, (_m, d: string) => (d === '0' ? '\u0000' : '\uffff')) : s
 

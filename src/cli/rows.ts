@@ -53,12 +53,9 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
     const value: Record<string, unknown> = {}
     columns.forEach((column, i) => {
       const cell = record[i]
-      if (column === IGNORED) return
       if (column === 'name') value.name = cell
       // A spreadsheet cannot tell an empty cell from a missing one: empty takes the API's default.
-      else if (cell === '') return
-      else if (column === 'tags') value.tags = cell.split('|')
-      else value[column] = cell
+      else if (column !== IGNORED && cell !== '') value[column] = column === 'tags' ? cell.split('|') : cell
     })
     yield { line, ok: true, value }
   }
