@@ -22,6 +22,10 @@ interface PlantRow { id: number, name: string, category: string | null, tags: st
 interface ChangeRow { seq: number, kind: Change['kind'], plant_id: number, version: number, plant: string | null }
 
 const DAY = 86_400_000
+type PlantTuple = [number, string, string | null, string, PlantStatus, number]
+// A page is read as arrays: better-sqlite3 builds no keyed object per row (a third of a page's read time).
+const tupleToPlant = ([id, name, category, tags, status, version]: PlantTuple): StoredPlant =>
+  ({ id, name, category, tags: JSON.parse(tags), status, version })
 const toPlant = (r: PlantRow): StoredPlant =>
   ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags), status: r.status, version: r.version })
 
@@ -107,7 +111,7 @@ class SqlitePlantStore implements PlantStore {
     const shape = `${filter.status ? 's' : ''}${filter.category ? 'c' : ''}${tags.length}`
     let query = this.listQueries.get(shape)
     if (!query) {
-      query = this.db.prepare(listSql(filter.status !== undefined, filter.category !== undefined, tags.length))
+      query = this.db.prepare(listSql(filter.status !== undefined, filter.category !== undefined, tags.length)).raw(true)
       this.listQueries.set(shape, query)
     }
     const args: unknown[] = tags.length > 0 ? [tags[0], filter.afterId, ...tags.slice(1)] : [filter.afterId]
@@ -115,7 +119,7 @@ class SqlitePlantStore implements PlantStore {
     if (filter.category) args.push(filter.category)
     args.push(filter.limit)
     const q = query
-    return this.read(() => q.all(...args) as PlantRow[]).map(toPlant)
+    return this.read(() => q.all(...args) as PlantTuple[]).map(tupleToPlant)
   }
 
   async changes (after: number, limit: number): Promise<ChangePage> {
