@@ -6,10 +6,13 @@ import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
 /** Where the generated client types live; `npm run client:generate` rewrites it. */
 export const CLIENT_TYPES_FILE = new URL('../src/client/openapi.ts', import.meta.url)
 
-/** The OpenAPI document exactly as the service serves it, taken through inject: no server, no files. */
+/**
+ * The OpenAPI document exactly as the service serves it, taken through inject: no server, no files.
+ * Served with API keys and a rate limit, so the client knows every status a deployment can send (401, 429).
+ */
 export async function servedDocument (): Promise<OpenAPI3> {
   const store = openSqliteStore({ dataDir: ':memory:', feedRetentionMs: 86_400_000 })
-  const app = await buildApp(testConfig(), { store })
+  const app = await buildApp(testConfig({ apiKeys: ['client-generation'], rateLimit: 1000 }), { store })
   try {
     const res = await app.inject({ method: 'GET', url: '/v3/openapi.json' })
     if (res.statusCode !== 200) throw new Error(`GET /v3/openapi.json answered ${res.statusCode}`)

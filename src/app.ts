@@ -119,8 +119,9 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   app.get('/v3/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   registerMetrics(app)
-  await app.register(plantRoutes, { store })
-  await app.register(changeRoutes, { store })
+  const routeOptions = { store, secured: keyHashes.length > 0, rateLimited: config.rateLimit > 0 }
+  await app.register(plantRoutes, routeOptions)
+  await app.register(changeRoutes, routeOptions)
   await app.register(healthRoutes, { store, readiness: app.readiness })
   return app
 }

@@ -43,14 +43,23 @@ describe('write authorization', () => {
     assert.equal((await request({ method: 'POST', url: '/v3/plant', payload: { name: 'a' }, headers: { authorization: `Bearer ${createHash('sha256').update('from-file').digest('hex')}` } })).statusCode, 401)
   })
 
-  test('the OpenAPI document declares both schemes on the writes', async (t) => {
-    const { request } = await build(t, sqliteEngine)
-    const doc = (await request({ method: 'GET', url: '/v3/openapi.json' })).json()
-    assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['apiKeyHeader', 'bearerAuth'])
-    assert.equal(doc.paths['/v3/plant'].post.security.length, 2)
-    assert.equal(doc.paths['/v3/plant'].put.security.length, 2)
-    assert.equal(doc.paths['/v3/plant/{id}'].delete.security.length, 2)
-    assert.equal(doc.paths['/v3/plant/{id}'].get.security, undefined)
+  test('with keys, the OpenAPI document declares both schemes and 401 on the writes only; without keys, neither', async (t) => {
+    const keyed = (await (await build(t, sqliteEngine, { apiKeys: ['k'] })).request({ method: 'GET', url: '/v3/openapi.json' })).json()
+    assert.deepEqual(Object.keys(keyed.components.securitySchemes).sort(), ['apiKeyHeader', 'bearerAuth'])
+    for (const op of [keyed.paths['/v3/plant'].post, keyed.paths['/v3/plant'].put, keyed.paths['/v3/plant/{id}'].delete]) {
+      assert.equal(op.security.length, 2)
+      assert.ok(op.responses['401'])
+    }
+    assert.equal(keyed.paths['/v3/plant/{id}'].get.security, undefined)
+    assert.equal(keyed.paths['/v3/plant/{id}'].get.responses['401'], undefined)
+    const open = (await (await build(t, sqliteEngine)).request({ method: 'GET', url: '/v3/openapi.json' })).json()
+    assert.equal(open.paths['/v3/plant'].post.security, undefined)
+    assert.equal(open.paths['/v3/plant'].post.responses['401'], undefined)
+  })
+
+  test('with keys, a method a path does not serve is still 405, not 401', async (t) => {
+    const { request } = await build(t, sqliteEngine, { apiKeys: ['k'] })
+    assert.equal((await request({ method: 'PATCH', url: '/v3/plant', payload: {} })).statusCode, 405)
   })
 
   test('protected mode: no keys on a non-loopback address is refused unless anonymous writes are allowed', () => {
@@ -77,11 +86,14 @@ describe('abuse limits and headers', () => {
     assert.equal(last!.headers['ratelimit-limit'], '4')
     assert.match(last!.json().type, /too-many-requests$/)
     assert.equal((await request({ method: 'GET', url: '/healthz' })).statusCode, 200)
+    // (the conformance check in build() has already asserted that the document declares these 429s)
   })
 
-  test('no rate limit by default', async (t) => {
+  test('no rate limit by default, and no 429 in the document', async (t) => {
     const { request } = await build(t, sqliteEngine)
     for (let i = 0; i < 30; i++) assert.equal((await request({ method: 'GET', url: '/v3/plant' })).statusCode, 200)
+    const doc = (await request({ method: 'GET', url: '/v3/openapi.json' })).json()
+    assert.equal(doc.paths['/v3/plant'].get.responses['429'], undefined)
   })
 
   test('CORS is off by default and on for the listed origins only', async (t) => {

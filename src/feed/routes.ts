@@ -1,21 +1,23 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { HttpProblem, problemResponses } from '../http/problem.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
-import type { PlantStore } from '../store/plant-store.js'
+import { guardStatuses, type RouteOptions } from '../plants/routes.js'
 import { ChangePage, ChangesQuery, EventsHeaders, EventsQuery } from './schemas.js'
 import { streamChanges } from './event-stream.js'
 
 const tags = ['plant']
 
 /** The change feed: a catch-up page endpoint and a live Server-Sent Events stream over the same log. */
-export const changeRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = async (app, { store }) => {
+export const changeRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
+  const { store } = options
+  const guards = guardStatuses(options, false)
   app.get('/v3/plant/changes', {
     schema: {
       operationId: 'list-plant-changes',
       tags,
       summary: 'Changes after a sequence number, oldest first (410 when that point is older than the retention)',
       querystring: ChangesQuery,
-      response: { 200: ChangePage, ...problemResponses(400, 410, 429, 503) }
+      response: { 200: ChangePage, ...problemResponses(...guards, 400, 410, 503) }
     }
   }, async (request) => store.changes(request.query.after ?? 0, request.query.limit))
 
@@ -28,7 +30,7 @@ export const changeRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = as
       headers: EventsHeaders,
       response: {
         200: { description: 'An endless text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-        ...problemResponses(400, 410, 429, 503)
+        ...problemResponses(...guards, 400, 410, 503)
       }
     }
   }, async (request, reply) => {

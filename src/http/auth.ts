@@ -4,7 +4,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { HttpProblem } from './problem.js'
 
-const WRITES = new Set(['POST', 'PUT', 'DELETE', 'PATCH'])
 const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest()
 
 /** The OpenAPI security of a write route: either header carries a key. */
@@ -41,11 +40,14 @@ function presentedKey (request: FastifyRequest): string | undefined {
   return typeof apiKey === 'string' && apiKey !== '' ? apiKey : undefined
 }
 
-/** With keys configured, every write needs one of them; reads stay open. */
+/**
+ * With keys configured, every write needs one of them; reads stay open. A route is a write when its
+ * schema declares `security`, so what the document promises and what is enforced are one thing.
+ */
 export function registerWriteAuth (app: FastifyInstance, keyHashes: Buffer[]): void {
   if (keyHashes.length === 0) return
   app.addHook('onRequest', async (request) => {
-    if (!WRITES.has(request.method)) return
+    if (!request.routeOptions.schema?.security) return
     const key = presentedKey(request)
     // Compare digests: equal length, constant time, and every configured key is tried.
     const digest = key === undefined ? undefined : sha256(key)

@@ -29,18 +29,34 @@ function sendPlant (reply: FastifyReply, plant: StoredPlant): Plant {
   return toRecord(plant)
 }
 
-export const plantRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = async (app, { store }) => {
+export interface RouteOptions {
+  store: PlantStore
+  /** Writes need an API key: the document then declares the schemes and 401. */
+  secured: boolean
+  /** A rate limit is set: the document then declares 429. */
+  rateLimited: boolean
+}
+
+/** The statuses that only exist when keys or a rate limit are configured, so the document says exactly what is served. */
+export const guardStatuses = ({ secured, rateLimited }: Omit<RouteOptions, 'store'>, write: boolean): number[] =>
+  [...(write && secured ? [401] : []), ...(rateLimited ? [429] : [])]
+
+export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
+  const { store, secured } = options
+  const security = secured ? writeSecurity : undefined
+  const writeGuards = guardStatuses(options, true)
+  const readGuards = guardStatuses(options, false)
   app.post('/v3/plant', {
     schema: {
       operationId: 'add-plant',
       tags,
-      security: writeSecurity,
+      security,
       summary: 'Add a new plant',
       body: NewPlant,
       headers: WriteHeaders,
       response: {
         200: { ...Plant, description: 'Plant successfully added', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
-        ...problemResponses(401, 405, 413, 422, 429, 503)
+        ...problemResponses(...writeGuards, 405, 413, 422, 503)
       }
     },
     config: { invalidStatus: 405, allow: COLLECTION_ALLOW }
@@ -60,13 +76,13 @@ export const plantRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = asy
     schema: {
       operationId: 'update-plant',
       tags,
-      security: writeSecurity,
+      security,
       summary: 'Update an existing plant (named by id in the body; the whole plant is replaced)',
       body: PlantUpdate,
       headers: UpdateHeaders,
       response: {
         200: { ...Plant, description: 'Plant successfully updated', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
-        ...problemResponses([400, 'Invalid ID supplied, or invalid input'], 401, 404, 412, 413, 429, 503)
+        ...problemResponses(...writeGuards, [400, 'Invalid ID supplied, or invalid input'], 404, 412, 413, 503)
       }
     },
     config: { allow: COLLECTION_ALLOW, idInBody: true }
@@ -83,7 +99,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = asy
       tags,
       summary: 'List plants in id order, filtered, one keyset page at a time',
       querystring: ListQuery,
-      response: { 200: PlantPage, ...problemResponses(400, 429, 503) }
+      response: { 200: PlantPage, ...problemResponses(...readGuards, 400, 503) }
     },
     config: { allow: COLLECTION_ALLOW }
   }, async (request) => {
@@ -107,7 +123,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = asy
       response: {
         200: { ...Plant, description: 'The plant, with its ETag', headers: { ...HEADERS.requestId, ...HEADERS.etag } },
         304: Type.Null({ description: 'Not modified: the plant still has the ETag in If-None-Match', headers: HEADERS.etag }),
-        ...problemResponses([400, 'Invalid ID supplied'], 404, 429, 503)
+        ...problemResponses(...readGuards, [400, 'Invalid ID supplied'], 404, 503)
       }
     }
   }, async (request, reply) => {
@@ -125,12 +141,12 @@ export const plantRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore }> = asy
     schema: {
       operationId: 'delete-plant',
       tags,
-      security: writeSecurity,
+      security,
       summary: 'Delete a plant (its id is never reused)',
       params: IdParams,
       response: {
         204: Type.Null({ description: 'Deleted' }),
-        ...problemResponses([400, 'Invalid ID supplied'], 401, 404, 429, 503)
+        ...problemResponses(...writeGuards, [400, 'Invalid ID supplied'], 404, 503)
       }
     }
   }, async (request, reply) => {
