@@ -6,6 +6,7 @@ import { parseDatabaseUrl } from '../store/postgres/connection.js'
 import { migrate as migratePostgres } from '../store/postgres/migrate.js'
 import { databaseFile, dataDirOf } from './catalogue.js'
 import { CommandFailed, formatDuration, plural, positiveInteger, UsageError, type Command, type Io } from './command.js'
+import { fromPostgresText, toPostgresText } from '../store/postgres/text-escape.js'
 
 export const migrateCommand: Command = {
   name: 'migrate',
@@ -38,15 +39,6 @@ Options:
   },
   run: runMigrate
 }
-
-// The PostgreSQL store's escape for text (src/store/postgres/postgres-plant-store.ts): its text
-// type cannot hold U+0000, so U+0000 is stored as U+FFFF "0" and U+FFFF as U+FFFF "1". The
-// migrate test reads the copy back through that store, so a change there fails here.
-const ESCAPED = /[\0\uffff]/g
-const toPostgresText = (s: string): string =>
-  s.search(ESCAPED) >= 0 ? s.replace(ESCAPED, (c) => (c === '\u0000' ? '\uffff0' : '\uffff1')) : s
-const fromPostgresText = (s: string): string =>
-  s.includes('\uffff') ? s.replace(/\uffff([01])/g, (_m, d: string) => (d === '0' ? '\u0000' : '\uffff')) : s
 
 interface PlantRow { id: number, name: string, category: string | null, tags: string, status: string, version: number, created_at: number, updated_at: number }
 interface Counts { plants: number, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string }

@@ -1,11 +1,10 @@
-import { Ajv } from 'ajv'
+import { fieldError, type AjvError } from '../http/error-handler.js'
+import { bodyValidator } from '../http/validation.js'
 import { NewPlant, type PlantFields } from '../plants/schemas.js'
 
-// A row is checked against the API's own NewPlant schema with the API's validator settings
-// (src/http/validation.ts): no coercion, nothing removed, defaults filled in. A test compares
-// the verdicts and messages with those of POST /v3/plant, so the two cannot drift apart.
-const ajv = new Ajv({ allErrors: true, useDefaults: true, removeAdditional: false, strict: false, coerceTypes: false, verbose: true })
-const validate = ajv.compile<PlantFields>(NewPlant)
+// A row is checked by the API's own NewPlant schema, validator and error wording, so an import
+// accepts and refuses exactly what POST /v3/plant does.
+const validate = bodyValidator().compile<PlantFields>(NewPlant)
 
 export type RowCheck = { ok: true, fields: PlantFields } | { ok: false, reason: string }
 
@@ -13,15 +12,8 @@ export type RowCheck = { ok: true, fields: PlantFields } | { ok: false, reason: 
 export function checkPlant (value: unknown): RowCheck {
   if (validate(value)) return { ok: true, fields: value }
   const reason = (validate.errors ?? []).map((e) => {
-    if (e.keyword === 'required') return `${e.instancePath}/${String(e.params.missingProperty)} is required`
-    if (e.keyword === 'additionalProperties') return `${e.instancePath}/${escapePointer(String(e.params.additionalProperty))} is not a known field`
-    // A pattern explains itself through the schema's x-pattern-message, as in the API's error handler.
-    const explained = (e.parentSchema as Record<string, unknown> | undefined)?.['x-pattern-message']
-    if (e.keyword === 'pattern' && typeof explained === 'string') return `${e.instancePath} ${explained}`
-    if (e.keyword === 'pattern' && e.instancePath.endsWith('/name')) return `${e.instancePath} must not be only white space`
-    return `${e.instancePath || '(body)'} ${e.message ?? 'is invalid'}`
+    const { path, message } = fieldError(e as AjvError)
+    return `${path || '(body)'} ${message}`
   }).join('; ')
   return { ok: false, reason }
 }
-
-const escapePointer = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1')

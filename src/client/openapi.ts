@@ -191,11 +191,11 @@ export interface operations {
     };
     "list-plants": {
         parameters: {
-            query: {
+            query?: {
                 category?: string;
                 /** @description The nextCursor of the previous page. */
                 cursor?: string;
-                limit: number;
+                limit?: number;
                 /** @description Sale status of the plant. */
                 status?: "available" | "pending" | "sold";
                 /** @description Repeat to require every tag given. */
@@ -1027,10 +1027,10 @@ export interface operations {
     };
     "list-plant-changes": {
         parameters: {
-            query: {
+            query?: {
                 /** @description The last sequence number the client has; 0 for the beginning. */
                 after?: number;
-                limit: number;
+                limit?: number;
             };
             header?: never;
             path?: never;

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { HttpProblem, problemResponses } from '../http/problem.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { guardStatuses, type RouteOptions } from '../plants/routes.js'
-import { ChangePage, ChangesQuery, EventsHeaders, EventsQuery } from './schemas.js'
+import { CHANGES_PAGE_SIZE, ChangePage, ChangesQuery, EventsHeaders, EventsQuery } from './schemas.js'
 import { streamChanges } from './event-stream.js'
 
 const tags = ['plant']
@@ -19,7 +19,7 @@ export const changeRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       querystring: ChangesQuery,
       response: { 200: ChangePage, ...problemResponses(...guards, 400, 410, 503) }
     }
-  }, async (request) => store.changes(request.query.after ?? 0, request.query.limit))
+  }, async (request) => store.changes(request.query.after ?? 0, request.query.limit ?? CHANGES_PAGE_SIZE))
 
   app.get('/v3/plant/events', {
     schema: {

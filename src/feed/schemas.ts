@@ -16,9 +16,11 @@ export const ChangePage = Type.Object({
   next: Type.Integer({ minimum: 0, description: 'The `after` to send for the following page.' })
 })
 
+export const CHANGES_PAGE_SIZE = 100
+
 export const ChangesQuery = Type.Object({
   after: Type.Optional({ ...Seq, default: 0, description: 'The last sequence number the client has; 0 for the beginning.' }),
-  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 })
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: CHANGES_PAGE_SIZE }))
 }, { additionalProperties: false })
 
 export const EventsQuery = Type.Object({

@@ -18,7 +18,7 @@ declare module 'fastify' {
   }
 }
 
-interface AjvError { instancePath: string, keyword: string, message?: string, params: Record<string, unknown>, parentSchema?: Record<string, unknown> }
+export interface AjvError { instancePath: string, keyword: string, message?: string, params: Record<string, unknown>, parentSchema?: Record<string, unknown> }
 
 /** One place turns every error into the contract's body: 4xx detail shown, 5xx detail logged only. */
 export function registerErrorHandler (app: FastifyInstance): void {
@@ -89,7 +89,8 @@ function validationProblem (errors: AjvError[], context: string | undefined, inv
   return new HttpProblem(invalidStatus, 'invalid-input', detail, fields)
 }
 
-function fieldError (e: AjvError): FieldError {
+/** One validation error as the contract names it: a JSON pointer and a message. */
+export function fieldError (e: AjvError): FieldError {
   if (e.keyword === 'required') return { path: `${e.instancePath}/${String(e.params.missingProperty)}`, message: 'is required' }
   if (e.keyword === 'additionalProperties') {
     return { path: `${e.instancePath}/${escapePointer(String(e.params.additionalProperty))}`, message: 'is not a known field' }

@@ -9,7 +9,7 @@ import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { PlantNotFound, type PlantStore, type StoredPlant } from '../store/plant-store.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
 import {
-  IdParams, ListQuery, NewPlant, Plant, PlantPage, PlantUpdate, ReadHeaders, UpdateHeaders, WriteHeaders, type PlantFields
+  IdParams, ListQuery, PAGE_SIZE, NewPlant, Plant, PlantPage, PlantUpdate, ReadHeaders, UpdateHeaders, WriteHeaders, type PlantFields
 } from './schemas.js'
 
 const COLLECTION_ALLOW = allowHeader(['GET', 'POST', 'PUT'])
@@ -103,7 +103,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     },
     config: { allow: COLLECTION_ALLOW }
   }, async (request) => {
-    const { status, category, tag, limit, cursor } = request.query
+    const { status, category, tag, limit = PAGE_SIZE, cursor } = request.query
     const plants = await store.list({ status, category, tags: tag, afterId: decodeCursor(cursor), limit: limit + 1 })
     const more = plants.length > limit
     const items = more ? plants.slice(0, limit) : plants

@@ -60,11 +60,14 @@ export const PlantPage = Type.Object({
   nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' })
 })
 
+/** The list's page size when the client names none. */
+export const PAGE_SIZE = 50
+
 export const ListQuery = Type.Object({
   status: Type.Optional(Status),
   tag: Type.Optional(Type.Array(Tag, { maxItems: 20, description: 'Repeat to require every tag given.' })),
   category: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: PAGE_SIZE })),
   cursor: Type.Optional(Type.String({ maxLength: 64, description: 'The nextCursor of the previous page.' }))
 }, { additionalProperties: false })
 export type ListQuery = Static<typeof ListQuery>

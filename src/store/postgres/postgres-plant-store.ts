@@ -9,6 +9,7 @@ import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connec
 import { GroupCommit, type Tx } from './group-commit.js'
 import { migrate } from './migrate.js'
 import { isUnavailable } from './storage-errors.js'
+import { fromPostgresText, toPostgresText } from './text-escape.js'
 
 export interface PostgresStoreOptions {
   /** postgres://…; `?pool_max=N` sets the pool size (default 10). */
@@ -32,13 +33,8 @@ interface ChangeRow { floor: number, seq: number | null, kind: Change['kind'], p
 const DAY = 86_400_000
 const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version'
 
-// PostgreSQL's text cannot hold U+0000, which JSON allows and SQLite keeps. Such strings are stored
-// with an escape led by U+FFFF (a noncharacter that text does not use; itself escaped too), so they
-// come back exactly as sent and compare equal in filters. Every other string is stored unchanged.
-const toDb = (s: string): string =>
-  /[\u0000\uffff]/.test(s) ? s.replace(/[\u0000\uffff]/g, (c) => (c === '\u0000' ? '\uffff0' : '\uffff1')) : s
-const fromDb = (s: string): string =>
-  s.includes('\uffff') ? s.replace(/\uffff([01])/g, (_m, d: string) => (d === '0' ? '\u0000' : '\uffff')) : s
+const toDb = toPostgresText
+const fromDb = fromPostgresText
 
 const toPlant = (r: PlantRow): StoredPlant => ({
   id: r.id,
