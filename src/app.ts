@@ -63,6 +63,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     // A slowloris client trickling headers is cut off after 10 s (checked every 2 s), without holding others up.
     http: { headersTimeout: 10_000, connectionsCheckingInterval: 2_000 },
     return503OnClosing: false,
+    trustProxy: config.trustProxy,
     clientErrorHandler,
     exposeHeadRoutes: true
   }).withTypeProvider<TypeBoxTypeProvider>()

@@ -12,6 +12,7 @@ const Env = Type.Object({
   API_KEYS_FILE: Type.Optional(Type.String({ minLength: 1 })),
   ALLOW_ANONYMOUS_WRITES: Type.Boolean({ default: false }),
   RATE_LIMIT: Type.Integer({ minimum: 0, default: 0 }),
+  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
   CORS_ORIGINS: Type.Optional(Type.String()),
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 5000 }),
   FEED_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, default: 7 }),
@@ -50,6 +51,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
     apiKeysFile: e.API_KEYS_FILE,
     allowAnonymousWrites: e.ALLOW_ANONYMOUS_WRITES,
     rateLimit: e.RATE_LIMIT,
+    /** Proxy addresses (or `true`) whose X-Forwarded-For names the client, so limits count real clients. */
+    trustProxy: e.TRUST_PROXY === undefined ? false : e.TRUST_PROXY === 'true' ? true : list(e.TRUST_PROXY),
     corsOrigins: list(e.CORS_ORIGINS),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     feedRetentionMs: e.FEED_RETENTION_DAYS * 86_400_000,

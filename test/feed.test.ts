@@ -131,7 +131,6 @@ describe('change feed, embedded engine specifics', () => {
     assert.deepEqual(kept.json().items.map((c: any) => c.plant.name), ['new'])
   })
 
-
   test('a subscriber that stops reading holds at most a bounded buffer on the server, then catches up exactly', async (t) => {
     const store = openSqliteStore({ dataDir: ':memory:', feedRetentionMs: DAY })
     t.after(() => store.close())

@@ -126,3 +126,14 @@ describe('abuse limits and headers', () => {
     assert.equal(error.headers['cache-control'], 'no-store')
   })
 })
+
+describe('behind a proxy', () => {
+  test('with TRUST_PROXY the rate limit counts the client named by X-Forwarded-For, not the proxy', async (t) => {
+    const { request } = await build(t, sqliteEngine, { rateLimit: 2, trustProxy: ['127.0.0.1'] })
+    const from = (client: string) => request({ method: 'GET', url: '/v3/plant', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': client } })
+    assert.equal((await from('203.0.113.1')).statusCode, 200)
+    assert.equal((await from('203.0.113.1')).statusCode, 200)
+    assert.equal((await from('203.0.113.1')).statusCode, 429)
+    assert.equal((await from('203.0.113.2')).statusCode, 200, 'another client behind the same proxy has its own budget')
+  })
+})

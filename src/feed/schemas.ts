@@ -30,4 +30,3 @@ export const EventsQuery = Type.Object({
 export const EventsHeaders = Type.Object({
   'last-event-id': Type.Optional(Type.String({ pattern: '^[0-9]{1,16}$', description: 'Resume after this sequence number.' }))
 })
-
