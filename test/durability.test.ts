@@ -1,33 +1,14 @@
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { once } from 'node:events'
 import { test } from 'node:test'
-
-/** Starts the real server process on DATA_DIR and resolves with its base URL once it listens. */
-async function startServer (dataDir: string): Promise<{ child: ChildProcess, base: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit']
-  })
-  // Keep reading stdout for the process's whole life: a closed pipe would break its logging.
-  return new Promise((resolve, reject) => {
-    let output = ''
-    child.stdout!.on('data', (chunk) => {
-      output += String(chunk)
-      const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
-      if (match) resolve({ child, base: match[1] })
-    })
-    child.once('exit', (code) => reject(new Error(`server exited with ${code} before listening: ${output}`)))
-  })
-}
+import { startService, tempDir } from './helpers/process.js'
 
 test('SIGKILL during concurrent writes loses no acknowledged write', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'plants-durability-'))
-  const { child, base } = await startServer(dataDir)
+  const dataDir = tempDir('plants-durability')
+  const first = await startService({ dataDir: dataDir.path })
+  const base = first.url
   const acknowledged = new Map<number, string>()
+  // A rename sent but not answered when the kill came may or may not have committed: either is right.
+  const unanswered = new Map<number, string>()
   let stop = false
   let killed = false
   const writer = async (w: number): Promise<void> => {
@@ -41,8 +22,10 @@ test('SIGKILL during concurrent writes loses no acknowledged write', async () =>
         acknowledged.set(plant.id, name)
         if (i % 3 === 2) {
           const renamed = `${name}-renamed`
+          unanswered.set(plant.id, renamed)
           const put = await fetch(`${base}/v3/plant`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: plant.id, name: renamed }) })
           if (put.status === 200) acknowledged.set(plant.id, renamed)
+          unanswered.delete(plant.id)
         }
       } catch (err) {
         if (!killed) throw err
@@ -53,24 +36,25 @@ test('SIGKILL during concurrent writes loses no acknowledged write', async () =>
   const writers = Array.from({ length: 16 }, (_, w) => writer(w))
   while (acknowledged.size < 300) await new Promise((resolve) => setTimeout(resolve, 10))
   killed = true
-  child.kill('SIGKILL')
+  const exit = first.stop('SIGKILL')
   stop = true
   await Promise.all(writers)
-  if (child.exitCode === null && child.signalCode === null) await once(child, 'exit')
+  await exit
   assert.ok(acknowledged.size >= 300)
 
-  const restarted = await startServer(dataDir)
+  const restarted = await startService({ dataDir: dataDir.path })
   try {
     let found = 0
     for (const [id, name] of acknowledged) {
-      const res = await fetch(`${restarted.base}/v3/plant/${id}`)
+      const res = await fetch(`${restarted.url}/v3/plant/${id}`)
       assert.equal(res.status, 200, `acknowledged plant ${id} is missing after SIGKILL`)
-      assert.equal(((await res.json()) as { name: string }).name, name, `plant ${id} lost its acknowledged update`)
+      const stored = ((await res.json()) as { name: string }).name
+      assert.ok(stored === name || stored === unanswered.get(id), `plant ${id} holds ${stored}, not its acknowledged ${name}`)
       found++
     }
     assert.equal(found, acknowledged.size)
   } finally {
-    restarted.child.kill('SIGTERM')
-    await once(restarted.child, 'exit')
+    await restarted.stop()
+    dataDir.remove()
   }
 })

@@ -47,7 +47,8 @@ export interface ServiceProcess {
 }
 
 export interface ServiceOptions {
-  dataDir: string
+  /** The embedded database's folder; a fresh temporary one when absent (e.g. with DATABASE_URL). */
+  dataDir?: string
   /** Extra environment, e.g. SHUTDOWN_GRACE_MS; the variables the service reads are otherwise cleared. */
   env?: Record<string, string>
   /** How long to wait for /healthz before giving up. */
@@ -61,9 +62,10 @@ const SERVICE_VARS = ['HOST', 'PORT', 'DATA_DIR', 'DATABASE_URL', 'LOG_LEVEL', '
 /** Starts `node --import tsx src/server.ts` on a free loopback port and waits until it answers. */
 export async function startService (options: ServiceOptions): Promise<ServiceProcess> {
   const port = await freePort()
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'plants-service-'))
   const env: NodeJS.ProcessEnv = { ...process.env }
   for (const name of SERVICE_VARS) delete env[name]
-  Object.assign(env, { HOST: '127.0.0.1', PORT: String(port), DATA_DIR: options.dataDir, LOG_LEVEL: 'warn' }, options.env)
+  Object.assign(env, { HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, options.env)
   // The test runner's own flags must not leak into the child (it would run as a test file).
   delete env.NODE_OPTIONS
   delete env.NODE_TEST_CONTEXT
@@ -80,7 +82,7 @@ export async function startService (options: ServiceOptions): Promise<ServicePro
     pid: child.pid!,
     port,
     url,
-    dataDir: options.dataDir,
+    dataDir,
     output: () => output,
     exited,
     stop: async (signal = 'SIGTERM') => {

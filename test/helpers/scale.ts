@@ -1,20 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import http from 'node:http'
 import net from 'node:net'
-import { dirname, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { freePort, startService } from './process.js'
 
 // For the scale-out tests: service processes, and a TCP proxy that plays an unreachable database.
-
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-
-export async function freePort (): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as net.AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 export interface Instance {
   url: string
@@ -24,46 +13,10 @@ export interface Instance {
   stop (): Promise<number | null>
 }
 
-// The service's own variables are cleared so that the developer's shell cannot change what a test runs.
-const SERVICE_VARS = ['HOST', 'PORT', 'DATA_DIR', 'DATABASE_URL', 'LOG_LEVEL', 'API_KEYS', 'API_KEYS_FILE', 'ALLOW_ANONYMOUS_WRITES',
-  'RATE_LIMIT', 'CORS_ORIGINS', 'SHUTDOWN_GRACE_MS', 'FEED_RETENTION_DAYS', 'WORKERS']
-
-/** `node --import tsx src/server.ts` with `env`, on a free port; resolves once /healthz answers. */
+/** A service process on a free port (see process.ts), SIGTERM'd by `stop`, which resolves with the exit code. */
 export async function startInstance (env: Record<string, string>, readyTimeoutMs = 60_000): Promise<Instance> {
-  const port = await freePort()
-  const childEnv: NodeJS.ProcessEnv = { ...process.env }
-  for (const name of SERVICE_VARS) delete childEnv[name]
-  delete childEnv.NODE_TEST_CONTEXT // or the child would think it is a test file
-  delete childEnv.NODE_OPTIONS
-  Object.assign(childEnv, { HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', SHUTDOWN_GRACE_MS: '0' }, env)
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
-  child.stdout!.on('data', (b: Buffer) => { output += b.toString() })
-  child.stderr!.on('data', (b: Buffer) => { output += b.toString() })
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  let gone = false
-  void exited.then(() => { gone = true })
-  const url = `http://127.0.0.1:${port}`
-  const until = Date.now() + readyTimeoutMs
-  for (;;) {
-    if (gone) throw new Error(`the service exited during start-up:\n${output}`)
-    const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined)
-    if (res?.status === 200) break
-    if (Date.now() > until) {
-      child.kill('SIGKILL')
-      throw new Error(`the service did not answer /healthz in time:\n${output}`)
-    }
-    await sleep(100)
-  }
-  return {
-    url,
-    child,
-    output: () => output,
-    stop: async () => {
-      if (!gone) child.kill('SIGTERM')
-      return exited
-    }
-  }
+  const service = await startService({ env: { SHUTDOWN_GRACE_MS: '0', ...env }, readyTimeoutMs })
+  return { url: service.url, child: service.child, output: service.output, stop: async () => (await service.stop()).code }
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
