@@ -5,7 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import {
   FeedGone, IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch
 } from '../store/plant-store.js'
-import { HttpProblem, problemBody, type FieldError } from './problem.js'
+import { HttpProblem, problemBody, type FieldError, type ProblemCode } from './problem.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -109,9 +109,12 @@ export function clientErrorHandler (error: Error & { code?: string }, socket: So
     socket.destroy()
     return
   }
-  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
-  const detail = status === 431 ? 'The request headers are too large' : status === 408 ? 'The request took too long to arrive' : 'The request is not valid HTTP'
-  const body = JSON.stringify(problemBody(status, 'invalid-input', randomUUID(), detail))
+  const [status, code, detail]: [number, ProblemCode, string] = error.code === 'HPE_HEADER_OVERFLOW'
+    ? [431, 'headers-too-large', 'The request headers are too large']
+    : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'request-timeout', 'The request took too long to arrive']
+      : [400, 'invalid-input', 'The request is not valid HTTP']
+  const body = JSON.stringify(problemBody(status, code, randomUUID(), detail))
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
     `content-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`)
 }

@@ -24,6 +24,8 @@ const TITLES = {
   'precondition-failed': 'Precondition failed',
   'idempotency-key-reused': 'Idempotency key reused with a different body',
   'payload-too-large': 'Payload too large',
+  'headers-too-large': 'Request header fields too large',
+  'request-timeout': 'Request timeout',
   unauthorized: 'Unauthorized',
   'too-many-requests': 'Too many requests',
   gone: 'Gone',
