@@ -6,7 +6,7 @@ import type { PlantClient } from '../client/plant-client.js'
 type ClientModule = typeof import('../client/plant-client.js')
 import type { Config } from '../config.js'
 import type { Plant, PlantFields } from '../plants/schemas.js'
-import type { PlantStore } from '../store/plant-store.js'
+import { toRecord, type PlantStore } from '../store/plant-store.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
 
 // The service's modules are loaded only by the paths that use them: the configuration schema alone
@@ -63,8 +63,6 @@ export async function openCatalogue (values: TargetValues, io: Io, { mayCreate, 
   return new StoreCatalogue(store, `data folder ${dataDir}`, (err) => err instanceof StorageUnavailable)
 }
 
-const record = ({ id, name, category, tags, status }: Plant): Plant => ({ id, name, category, tags, status })
-
 /** Storage that is busy now (another writer, a checkpoint) is waited for, a few times, before giving up. */
 async function withRetries<T> (what: string, attempt: () => Promise<T>, retryable: (err: unknown) => number | undefined): Promise<T> {
   for (let tries = 1; ; tries++) {
@@ -97,7 +95,7 @@ export class StoreCatalogue implements Catalogue {
     for (;;) {
       const page = await this.store.list({ afterId, limit: pageSize })
       if (page.length === 0) return
-      yield page.map(record)
+      yield page.map(toRecord)
       afterId = page[page.length - 1].id
     }
   }

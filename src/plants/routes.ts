@@ -6,7 +6,7 @@ import { writeSecurity } from '../http/auth.js'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
 import { allowHeader, methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
-import { PlantNotFound, type PlantStore, type StoredPlant } from '../store/plant-store.js'
+import { PlantNotFound, toRecord, type PlantStore, type StoredPlant } from '../store/plant-store.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
 import {
   IdParams, ListQuery, PAGE_SIZE, NewPlant, Plant, PlantPage, PlantUpdate, ReadHeaders, UpdateHeaders, WriteHeaders, type PlantFields
@@ -21,8 +21,6 @@ async function canonicalId (request: FastifyRequest): Promise<void> {
   }
 }
 const tags = ['plant']
-
-const toRecord = ({ id, name, category, tags, status }: StoredPlant): Plant => ({ id, name, category, tags, status })
 
 function sendPlant (reply: FastifyReply, plant: StoredPlant): Plant {
   reply.header('etag', etagOf(plant)).header('location', `/v3/plant/${plant.id}`)

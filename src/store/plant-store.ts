@@ -5,6 +5,9 @@ import type { Plant, PlantFields, PlantStatus } from '../plants/schemas.js'
 /** A plant as stored: the record plus the version its ETag is made from. */
 export interface StoredPlant extends Plant { version: number }
 
+/** The record a client sees (and the feed keeps): the stored plant without its version. */
+export const toRecord = ({ id, name, category, tags, status }: Plant): Plant => ({ id, name, category, tags, status })
+
 export interface IdempotencyClaim {
   key: string
   /** A hash of the request body: the same key with another body is refused. */

@@ -1,7 +1,7 @@
 import pg from 'pg'
-import type { Plant, PlantFields, PlantStatus } from '../../plants/schemas.js'
+import type { PlantFields, PlantStatus } from '../../plants/schemas.js'
 import {
-  FeedGone, IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch,
+  FeedGone, IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch, toRecord,
   type Change, type ChangePage, type CreateResult, type IdempotencyClaim, type ListFilter, type PlantStore, type StoredPlant
 } from '../plant-store.js'
 import { ChangeWatcher } from './change-watcher.js'
@@ -203,7 +203,7 @@ class PostgresPlantStore implements PlantStore {
         await tx.query('UPDATE idempotency_keys SET plant_id = $2, response = $3 WHERE key = $1',
           [idempotency.key, plant.id, JSON.stringify(plant)])
       }
-      tx.change('created', plant.id, 1, record(plant), now)
+      tx.change('created', plant.id, 1, toRecord(plant), now)
       return { plant, replayed: false }
     })
   }
@@ -221,7 +221,7 @@ class PostgresPlantStore implements PlantStore {
         throw exists.rowCount === 0 ? new PlantNotFound() : new VersionMismatch()
       }
       const plant: StoredPlant = { id, name, category, tags, status, version: rows[0].version }
-      tx.change('updated', id, plant.version, record(plant), now)
+      tx.change('updated', id, plant.version, toRecord(plant), now)
       return plant
     })
   }
@@ -315,9 +315,6 @@ class PostgresPlantStore implements PlantStore {
     this.watcher.start()
   }
 }
-
-const record = (p: StoredPlant): Plant =>
-  ({ id: p.id, name: p.name, category: p.category, tags: p.tags, status: p.status })
 
 /** Keyset pagination: walk an index in id order from afterId; no OFFSET, so a page costs the same anywhere. */
 function listQuery (filter: ListFilter): { text: string, values: unknown[] } {

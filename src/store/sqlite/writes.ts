@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3'
 import type { PlantFields } from '../../plants/schemas.js'
-import type { CreateResult, IdempotencyClaim, StoredPlant } from '../plant-store.js'
+import { toRecord, type CreateResult, type IdempotencyClaim, type StoredPlant } from '../plant-store.js'
 
 // The write side of the SQLite store as plain data in, plain data out, so the same code commits
 // in the calling thread (an in-memory database) or in the writer thread (a database file).
@@ -25,9 +25,6 @@ export function connect (filename: string): Database.Database {
   db.pragma('busy_timeout = 5000')
   return db
 }
-
-const record = (p: StoredPlant): string =>
-  JSON.stringify({ id: p.id, name: p.name, category: p.category, tags: p.tags, status: p.status })
 
 class Refused {
   constructor (readonly refusal: Refusal) {}
@@ -69,7 +66,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       for (const tag of tags) s.insertTag.run(tag, id)
       const plant: StoredPlant = { id, name, category, tags, status, version: 1 }
       if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, id, JSON.stringify(plant), now)
-      s.insertChange.run('created', id, 1, record(plant), now)
+      s.insertChange.run('created', id, 1, JSON.stringify(toRecord(plant)), now)
       return { plant, replayed: false }
     }
     const current = s.version.get(op.id)
@@ -87,7 +84,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     s.deleteTags.run(id)
     for (const tag of tags) s.insertTag.run(tag, id)
     const plant: StoredPlant = { id, name, category, tags, status, version }
-    s.insertChange.run('updated', id, version, record(plant), now)
+    s.insertChange.run('updated', id, version, JSON.stringify(toRecord(plant)), now)
     return plant
   }
 
