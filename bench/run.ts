@@ -39,6 +39,8 @@ const settings = {
   cpuProf: flag('cpu-prof'),
   baseline: args.find((a) => a.startsWith('--baseline='))?.split('=')[1]
 }
+// The two catalogues are told apart by size, so equal sizes would overwrite each other's figures.
+if (settings.big <= settings.small) throw new Error(`--big (${settings.big}) must be larger than --small (${settings.small})`)
 const databaseUrl = process.env.DATABASE_URL
 const engine = databaseUrl ? 'postgres' : 'sqlite'
 
