@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { inspectDatabase, startService, tempDir } from '../helpers/process.js'
-import { AuditedCatalogue } from './writers.js'
+import { AuditedCatalogue } from '../helpers/audited-catalogue.js'
 
 // kill -9 at random moments under concurrent writes, on the same data folder round after round:
 // every acknowledged write must be on disk and the file must pass SQLite's integrity check.

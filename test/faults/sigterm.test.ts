@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { inspectDatabase, send, startService, tempDir } from '../helpers/process.js'
-import { AuditedCatalogue } from './writers.js'
+import { AuditedCatalogue } from '../helpers/audited-catalogue.js'
 
 // SIGTERM while writers keep sending: readiness fails at once, every request that reached the
 // service is answered (a refused connection never reached it), nothing acknowledged is lost,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { send, type StoredRow } from '../helpers/process.js'
+import { send, type StoredRow } from './process.js'
 
 // A write load whose every acknowledgement is remembered, so a crash can be audited afterwards.
 // Each writer owns the plants it creates, so at most one of its writes is in flight at a kill.
