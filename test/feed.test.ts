@@ -129,6 +129,15 @@ describe('change feed, embedded engine specifics', () => {
     assert.equal((await app.inject({ method: 'GET', url: '/v3/plant/events?after=0' })).statusCode, 410)
     const kept = await app.inject({ method: 'GET', url: '/v3/plant/changes?after=1' })
     assert.deepEqual(kept.json().items.map((c: any) => c.plant.name), ['new'])
+    // A later purge inside the retention keeps the newer change and the floor where it was.
+    now += DAY / 2
+    ;(store as unknown as { purge (): void }).purge()
+    const again = await app.inject({ method: 'GET', url: '/v3/plant/changes?after=1' })
+    assert.deepEqual(again.json().items.map((c: any) => c.plant.name), ['new'])
+    now += DAY
+    ;(store as unknown as { purge (): void }).purge()
+    assert.equal((await app.inject({ method: 'GET', url: '/v3/plant/changes?after=1' })).statusCode, 410)
+    assert.deepEqual((await app.inject({ method: 'GET', url: '/v3/plant/changes?after=2' })).json().items, [])
   })
 
   test('a subscriber that stops reading holds at most a bounded buffer on the server, then catches up exactly', async (t) => {

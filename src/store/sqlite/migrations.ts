@@ -47,6 +47,11 @@ const MIGRATIONS: string[] = [
   -- PUT and DELETE replace a plant's tags by plant_id; the primary key leads with tag, so without
   -- this index each of them scanned every tag row of the catalogue.
   CREATE INDEX plant_tags_plant ON plant_tags (plant_id);
+  `,
+  `
+  -- Every write paid for this index in the outbox; the hourly purge now walks the oldest changes
+  -- in seq order instead (times follow seq), so it is not needed.
+  DROP INDEX changes_at;
   `
 ]
 

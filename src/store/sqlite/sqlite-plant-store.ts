@@ -71,7 +71,9 @@ class SqlitePlantStore implements PlantStore {
       purgeKeys: db.prepare('DELETE FROM idempotency_keys WHERE created_at <= ?'),
       changes: db.prepare<[number, number], ChangeRow>('SELECT seq, kind, plant_id, version, plant FROM changes WHERE seq > ? ORDER BY seq LIMIT ?'),
       floor: db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'feed_floor'"),
-      lastPurged: db.prepare<[number], { seq: number | null }>('SELECT max(seq) AS seq FROM changes WHERE at <= ?'),
+      // The change before the first one newer than the cutoff (a walk from the oldest, in seq order), or the newest.
+      lastPurged: db.prepare<[number], { seq: number | null }>(
+        'SELECT coalesce((SELECT seq FROM changes WHERE at > ? ORDER BY seq LIMIT 1) - 1, (SELECT max(seq) FROM changes)) AS seq'),
       purgeChanges: db.prepare('DELETE FROM changes WHERE seq <= ?'),
       setFloor: db.prepare("UPDATE meta SET value = max(value, ?) WHERE key = 'feed_floor'"),
       ping: db.prepare('SELECT 1')
