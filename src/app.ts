@@ -11,6 +11,7 @@ import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.j
 import { clientErrorHandler, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
 import { HttpProblem } from './http/problem.js'
+import { lazyRequestLoggers } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
 import { registerMetrics } from './ops/metrics.js'
@@ -55,8 +56,9 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       const given = req.headers['x-request-id']
       return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID()
     },
-    // One debug line per request (below); Fastify's two info lines per request cost throughput.
+    // One debug line per request (with the metrics); Fastify's two info lines per request cost throughput.
     logController: new LogController({ disableRequestLogging: true }),
+    ...(config.logLevel === 'silent' ? {} : { childLoggerFactory: lazyRequestLoggers }),
     connectionTimeout: 60_000,
     requestTimeout: 30_000,
     keepAliveTimeout: 5_000,
@@ -97,10 +99,6 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     })
   }
   registerWriteAuth(app, keyHashes)
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request completed')
-    done()
-  })
 
   await app.register(swagger, {
     openapi: {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
-/** Prometheus metrics: request latency by route and status (its _count is the request count) and process figures. */
+/** Prometheus metrics: request latency by route and status (its _count is the request count) and process figures; one debug line per request. */
 export function registerMetrics (app: FastifyInstance): Registry {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
@@ -12,8 +12,18 @@ export function registerMetrics (app: FastifyInstance): Registry {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry]
   })
+  // prom-client hashes a label set on every observe; one labelled child per set is looked up instead.
+  const series = new Map<string, Histogram.Internal<'method' | 'route' | 'status_code'>>()
   app.addHook('onResponse', (request, reply, done) => {
-    duration.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: reply.statusCode }, reply.elapsedTime / 1000)
+    const route = request.routeOptions.url ?? 'unmatched'
+    const key = `${request.method} ${reply.statusCode} ${route}`
+    let child = series.get(key)
+    if (child === undefined) {
+      child = duration.labels({ method: request.method, route, status_code: reply.statusCode })
+      series.set(key, child)
+    }
+    child.observe(reply.elapsedTime / 1000)
+    request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request completed')
     done()
   })
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {

@@ -76,7 +76,9 @@ class SqlitePlantStore implements PlantStore {
         'SELECT coalesce((SELECT seq FROM changes WHERE at > ? ORDER BY seq LIMIT 1) - 1, (SELECT max(seq) FROM changes)) AS seq'),
       purgeChanges: db.prepare('DELETE FROM changes WHERE seq <= ?'),
       setFloor: db.prepare("UPDATE meta SET value = max(value, ?) WHERE key = 'feed_floor'"),
-      ping: db.prepare('SELECT 1')
+      ping: db.prepare('SELECT 1'),
+      // Prepared once: db.pragma() compiles its statement on every call, and this runs after every commit.
+      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck()
     }
     // A file is written from a writer thread so no fsync blocks the event loop; a private
     // in-memory database cannot be shared with a thread, so it commits here.
@@ -84,7 +86,7 @@ class SqlitePlantStore implements PlantStore {
       ? inThreadCommitter(db, this.idempotencyTtlMs)
       : writerThreadCommitter(filename, this.idempotencyTtlMs)
     this.commits = new GroupCommit(this.committer, storageError, () => this.notify())
-    this.dataVersion = db.pragma('data_version', { simple: true }) as number
+    this.dataVersion = this.s.dataVersion.get()!
     this.purge()
     this.timers.push(setInterval(() => { this.purge() }, 3_600_000).unref())
     // Commits by other processes on the same file (WORKERS > 1) wake this process's feed too.
@@ -171,13 +173,13 @@ class SqlitePlantStore implements PlantStore {
   }
 
   private notify (): void {
-    this.dataVersion = this.db.pragma('data_version', { simple: true }) as number
+    this.dataVersion = this.s.dataVersion.get()!
     for (const listener of this.listeners) listener()
   }
 
   private watchOtherWriters (): void {
     if (this.listeners.size === 0 || !this.db.open) return
-    const v = this.db.pragma('data_version', { simple: true }) as number
+    const v = this.s.dataVersion.get()!
     if (v !== this.dataVersion) this.notify()
   }
 }

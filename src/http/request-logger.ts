@@ -1,0 +1,45 @@
+import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
+
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
+type ChildOptions = Parameters<FastifyBaseLogger['child']>[1]
+/** pino's logger, which Fastify hands to the factory when logging is on. */
+type Parent = FastifyBaseLogger & { isLevelEnabled (level: string): boolean }
+
+/**
+ * Fastify gives every request a child logger carrying its request id. pino builds a child by
+ * serialising its bindings and rebuilding its log methods, about a microsecond per request, yet
+ * at the default level most requests log nothing. This child is made on the first line that will
+ * actually be written.
+ */
+class RequestLogger {
+  private made: FastifyBaseLogger | undefined
+  constructor (private readonly parent: Parent, private readonly bindings: Record<string, unknown>, private readonly options: ChildOptions) {
+    // A route with its own log level gets its child at once: the parent's level no longer decides.
+    if (options?.level !== undefined) this.made = parent.child(bindings, options)
+  }
+
+  private get real (): FastifyBaseLogger {
+    this.made ??= this.parent.child(this.bindings, this.options)
+    return this.made
+  }
+
+  private write (level: Level, args: unknown[]): void {
+    if (this.made === undefined && !this.parent.isLevelEnabled(level)) return
+    ;(this.real[level] as (...a: unknown[]) => void)(...args)
+  }
+
+  get level (): string { return this.made?.level ?? this.parent.level }
+  set level (level: string) { this.real.level = level }
+  fatal (...args: unknown[]): void { this.write('fatal', args) }
+  error (...args: unknown[]): void { this.write('error', args) }
+  warn (...args: unknown[]): void { this.write('warn', args) }
+  info (...args: unknown[]): void { this.write('info', args) }
+  debug (...args: unknown[]): void { this.write('debug', args) }
+  trace (...args: unknown[]): void { this.write('trace', args) }
+  silent (): void {}
+  child (bindings: Record<string, unknown>, options?: ChildOptions): FastifyBaseLogger { return this.real.child(bindings, options) }
+  isLevelEnabled (level: string): boolean { return (this.made as Parent | undefined ?? this.parent).isLevelEnabled(level) }
+}
+
+export const lazyRequestLoggers: NonNullable<FastifyServerOptions['childLoggerFactory']> = (logger, bindings, options) =>
+  new RequestLogger(logger as Parent, bindings, options) as unknown as FastifyBaseLogger
