@@ -18,6 +18,40 @@ for (const engine of ENGINES) {
       assert.deepEqual((await request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json(), expected)
     })
 
+    test('the list filters follow an update: tags that go, stay and come, status and category changed or kept', async (t) => {
+      const { request, add } = await build(t, engine)
+      const plant = await add({ name: 'Fern', category: 'indoor', tags: ['gone', 'kept'], status: 'available' })
+      const other = await add({ name: 'Other', category: 'indoor', tags: ['kept'], status: 'available' })
+      const ids = async (query: string): Promise<number[]> =>
+        (await request({ method: 'GET', url: `/v3/plant?${query}` })).json().items.map((p: { id: number }) => p.id)
+      const put = async (fields: Record<string, unknown>): Promise<void> => {
+        assert.equal((await request({ method: 'PUT', url: '/v3/plant', payload: { id: plant.id, name: 'Fern', ...fields } })).statusCode, 200)
+      }
+      // Tags change, status and category stay.
+      await put({ category: 'indoor', tags: ['kept', 'new'], status: 'available' })
+      assert.deepEqual(await ids('tag=gone'), [])
+      assert.deepEqual(await ids('tag=kept'), [plant.id, other.id])
+      assert.deepEqual(await ids('tag=new'), [plant.id])
+      assert.deepEqual(await ids('tag=kept&tag=new&status=available&category=indoor'), [plant.id])
+      // Status changes alone, then category alone, then both, then neither with the same tags.
+      await put({ category: 'indoor', tags: ['kept', 'new'], status: 'sold' })
+      assert.deepEqual(await ids('status=available'), [other.id])
+      assert.deepEqual(await ids('status=sold&category=indoor'), [plant.id])
+      await put({ category: 'outdoor', tags: ['kept', 'new'], status: 'sold' })
+      assert.deepEqual(await ids('category=indoor'), [other.id])
+      assert.deepEqual(await ids('category=outdoor&status=sold'), [plant.id])
+      await put({ category: null, tags: ['new', 'kept'], status: 'pending' })
+      assert.deepEqual(await ids('category=outdoor'), [])
+      assert.deepEqual(await ids('status=sold'), [])
+      assert.deepEqual(await ids('status=pending&tag=new'), [plant.id])
+      await put({ category: null, tags: [], status: 'pending' })
+      assert.deepEqual(await ids('tag=new'), [])
+      assert.deepEqual(await ids('tag=kept'), [other.id])
+      assert.deepEqual(await ids('status=pending'), [plant.id])
+      assert.deepEqual((await request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json(),
+        { id: plant.id, name: 'Fern', category: null, tags: [], status: 'pending' })
+    })
+
     test('each update gives a new ETag; GET returns the same ETag', async (t) => {
       const { request, add } = await build(t, engine)
       const plant = await add()

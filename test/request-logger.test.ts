@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { Writable } from 'node:stream'
 import { test } from 'node:test'
 import Fastify from 'fastify'
-import { pino } from 'pino'
+import { pino, type Logger } from 'pino'
 import { lazyRequestLoggers } from '../src/http/request-logger.js'
 
-function capture (level: string): { logger: pino.Logger, lines: () => any[] } {
+function capture (level: string): { logger: Logger, lines: () => any[] } {
   const chunks: string[] = []
   const stream = new Writable({ write (chunk, _encoding, done) { chunks.push(String(chunk)); done() } })
   return { logger: pino({ level }, stream), lines: () => chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l)) }

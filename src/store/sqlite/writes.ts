@@ -36,11 +36,20 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),
-    version: db.prepare<[number], { version: number }>('SELECT version FROM plants WHERE id = ?'),
+    current: db.prepare<[number], { version: number, category: string | null, tags: string, status: string }>(
+      'SELECT version, category, tags, status FROM plants WHERE id = ?'),
     insert: db.prepare('INSERT INTO plants (name, category, tags, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)'),
-    update: db.prepare('UPDATE plants SET name = ?, category = ?, tags = ?, status = ?, version = ?, updated_at = ? WHERE id = ?'),
+    // An update names the indexed columns (status, category) only when they change, so an unchanged
+    // one costs no index pages: on a large catalogue every touched page is a random one in the WAL.
+    update: [
+      db.prepare('UPDATE plants SET name = ?, tags = ?, version = ?, updated_at = ? WHERE id = ?'),
+      db.prepare('UPDATE plants SET name = ?, tags = ?, version = ?, updated_at = ?, status = ? WHERE id = ?'),
+      db.prepare('UPDATE plants SET name = ?, tags = ?, version = ?, updated_at = ?, category = ? WHERE id = ?'),
+      db.prepare('UPDATE plants SET name = ?, tags = ?, version = ?, updated_at = ?, status = ?, category = ? WHERE id = ?')
+    ],
     delete: db.prepare('DELETE FROM plants WHERE id = ?'),
     insertTag: db.prepare('INSERT INTO plant_tags (tag, plant_id) VALUES (?, ?)'),
+    deleteTag: db.prepare('DELETE FROM plant_tags WHERE tag = ? AND plant_id = ?'),
     deleteTags: db.prepare('DELETE FROM plant_tags WHERE plant_id = ?'),
     getKey: db.prepare<[string, number], { request_hash: string, response: string }>(
       'SELECT request_hash, response FROM idempotency_keys WHERE key = ? AND created_at > ?'),
@@ -69,7 +78,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       s.insertChange.run('created', id, 1, JSON.stringify(toRecord(plant)), now)
       return { plant, replayed: false }
     }
-    const current = s.version.get(op.id)
+    const current = s.current.get(op.id)
     if (!current) throw new Refused('not-found')
     if (op.kind === 'remove') {
       s.delete.run(op.id)
@@ -80,9 +89,16 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
     const { id, fields: { name, category, tags, status } } = op
     const version = current.version + 1
-    s.update.run(name, category, JSON.stringify(tags), status, version, now, id)
-    s.deleteTags.run(id)
-    for (const tag of tags) s.insertTag.run(tag, id)
+    const args: unknown[] = [name, JSON.stringify(tags), version, now]
+    const statusChanged = status !== current.status
+    const categoryChanged = category !== current.category
+    if (statusChanged) args.push(status)
+    if (categoryChanged) args.push(category)
+    s.update[(statusChanged ? 1 : 0) + (categoryChanged ? 2 : 0)].run(...args, id)
+    // Only the tags that come or go are written.
+    const before: string[] = JSON.parse(current.tags)
+    for (const tag of before) if (!tags.includes(tag)) s.deleteTag.run(tag, id)
+    for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(tag, id)
     const plant: StoredPlant = { id, name, category, tags, status, version }
     s.insertChange.run('updated', id, version, JSON.stringify(toRecord(plant)), now)
     return plant
