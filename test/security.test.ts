@@ -34,6 +34,23 @@ describe('write authorization', () => {
     assert.equal((await request({ method: 'DELETE', url: `/v3/plant/${plant.id}`, headers: { api_key: 'k-one' } })).statusCode, 204)
   })
 
+  test('Idempotency-Keys are scoped per API key: the same key from another client creates its own plant', async (t) => {
+    const { request } = await build(t, sqliteEngine, { apiKeys: ['k-one', 'k-two'] })
+    const post = (apiKey: string, name: string) => request({
+      method: 'POST', url: '/v3/plant', payload: { name }, headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': 'order-1' }
+    })
+    const first = await post('k-one', 'Fern')
+    const replay = await post('k-one', 'Fern')
+    const other = await post('k-two', 'Cactus')
+    assert.equal(first.statusCode, 200)
+    assert.deepEqual(replay.json(), first.json())
+    assert.equal(other.statusCode, 200)
+    assert.notEqual(other.json().id, first.json().id)
+    assert.equal(other.json().name, 'Cactus')
+    // Within one client the key still refuses another body.
+    assert.equal((await post('k-two', 'Palm')).statusCode, 422)
+  })
+
   test('API_KEYS_FILE holds SHA-256 digests of keys, with comments', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'keys-'))
     const file = join(dir, 'keys')

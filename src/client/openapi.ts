@@ -537,7 +537,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry with the same key and body returns the first response and creates nothing (keys kept 24 h). */
+                /** @description A retry with the same key and body returns the first response and creates nothing (keys kept 24 h, scoped per API key). */
                 "idempotency-key"?: string;
             };
             path?: never;

@@ -40,11 +40,19 @@ function presentedKey (request: FastifyRequest): string | undefined {
   return typeof apiKey === 'string' && apiKey !== '' ? apiKey : undefined
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Which API key made this write ('' when writes are anonymous). */
+    writer: string
+  }
+}
+
 /**
  * With keys configured, every write needs one of them; reads stay open. A route is a write when its
  * schema declares `security`, so what the document promises and what is enforced are one thing.
  */
 export function registerWriteAuth (app: FastifyInstance, keyHashes: Buffer[]): void {
+  app.decorateRequest('writer', '')
   if (keyHashes.length === 0) return
   app.addHook('onRequest', async (request) => {
     if (!request.routeOptions.schema?.security) return
@@ -58,6 +66,8 @@ export function registerWriteAuth (app: FastifyInstance, keyHashes: Buffer[]): v
         ? 'Writes need an API key: send Authorization: Bearer <key> or api_key: <key>'
         : 'The API key is not valid', undefined, { 'www-authenticate': 'Bearer realm="plant-catalogue"' })
     }
+    // Names the key without holding it: a prefix of its digest (anything keyed per writer uses it).
+    request.writer = digest!.subarray(0, 12).toString('base64url')
   })
 }
 

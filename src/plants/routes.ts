@@ -64,8 +64,12 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     const fields = request.body as PlantFields
     const claim = key === undefined
       ? undefined
-      // The validated, defaulted fields in a fixed order: the same plant sent with its members reordered is the same request.
-      : { key, requestHash: createHash('sha256').update(JSON.stringify([fields.name, fields.category, fields.tags, fields.status])).digest('base64url') }
+      : {
+          // Scoped per API key by a fixed-length prefix: one client's key never replays another's response.
+          key: request.writer === '' ? key : `${request.writer}:${key}`,
+          // The validated, defaulted fields in a fixed order: the same plant sent with its members reordered is the same request.
+          requestHash: createHash('sha256').update(JSON.stringify([fields.name, fields.category, fields.tags, fields.status])).digest('base64url')
+        }
     const { plant } = await store.create(fields, claim)
     reply.header('cache-control', 'no-store')
     return sendPlant(reply, plant)

@@ -77,7 +77,7 @@ export const IdParams = Type.Object({ id: Id })
 export const WriteHeaders = Type.Object({
   'idempotency-key': Type.Optional(Type.String({
     pattern: '^[\\x21-\\x7E]{1,255}$',
-    description: 'A retry with the same key and body returns the first response and creates nothing (keys kept 24 h).'
+    description: 'A retry with the same key and body returns the first response and creates nothing (keys kept 24 h, scoped per API key).'
   }))
 })
 export const UpdateHeaders = Type.Object({
