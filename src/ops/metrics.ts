@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
-/** Prometheus metrics: request latency by route and status (its _count is the request count) and process figures; one debug line per request. */
+/** Prometheus metrics: request latency by route and status (its _count is the request count) and process figures. */
 export function registerMetrics (app: FastifyInstance): Registry {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
@@ -23,7 +23,6 @@ export function registerMetrics (app: FastifyInstance): Registry {
       series.set(key, child)
     }
     child.observe(reply.elapsedTime / 1000)
-    request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request completed')
     done()
   })
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
