@@ -254,6 +254,8 @@ async function main (): Promise<void> {
 
     targets.push(await startServer('ceiling', [process.execPath, '--import', 'tsx', 'bench/ceiling-server.ts'],
       { PRELOAD: String(settings.small) }, join(tmp, 'ceiling.log'), settings.small))
+    targets.push(await startServer('floor', [process.execPath, '--import', 'tsx', 'bench/fastify-floor.ts'],
+      { PRELOAD: String(settings.small) }, join(tmp, 'floor.log'), settings.small))
     for (const size of sizes) {
       const t = await startServer(`service@${size}`, serviceCommand, { ...stores[size], LOG_LEVEL: 'info', NODE_ENV: 'production' },
         join(tmp, `service-${size}.log`), size)
@@ -287,8 +289,9 @@ async function main (): Promise<void> {
       }
     }
 
-    const memory = Object.fromEntries(targets.slice(1).map((t) => [t.name, peakRss(t.child)]))
-    const [ceiling, small, big, baseline] = targets
+    const [ceiling, floor, small, big, baseline] = targets
+    const services = targets.slice(2)
+    const memory = Object.fromEntries(services.map((t) => [t.name, peakRss(t.child)]))
     const summary = settings.ops.map((op) => {
       const of = (t: Target) => {
         const rounds = figures[op][t.name]
@@ -306,10 +309,14 @@ async function main (): Promise<void> {
       return {
         op,
         ceiling: of(ceiling),
+        floor: of(floor),
         small: of(small),
         big: of(big),
         ratio: { rps: pairRatio(small, 'rps', ceiling), p99: pairRatio(small, 'p99', ceiling) },
         cpuRatio: round2(of(ceiling).cpuUs / of(small).cpuUs),
+        // The gap split in two: the framework's share (floor/ceiling) and the service's own (service/floor).
+        floorRatio: { rps: pairRatio(floor, 'rps', ceiling), p99: pairRatio(floor, 'p99', ceiling) },
+        overFloor: { rps: pairRatio(small, 'rps', floor), cpu: round2(of(small).cpuUs / of(floor).cpuUs) },
         bigRatio: { rps: pairRatio(big, 'rps', ceiling), p99: pairRatio(big, 'p99', ceiling) },
         scaling: { rps: pairRatio(big, 'rps', small), p99: pairRatio(big, 'p99', small) },
         ...(baseline ? { baseline: of(baseline), overBaseline: { rps: pairRatio(small, 'rps', baseline), p99: pairRatio(small, 'p99', baseline) } } : {})
@@ -325,13 +332,18 @@ async function main (): Promise<void> {
       ...summary.map((s) => `| ${s.op} | ${n(s.ceiling.rps)} | ${n(s.ceiling.p50)} | ${n(s.ceiling.p99)} | ${n(s.ceiling.cpuUs)} | ` +
         `${n(s.small.rps)} | ${n(s.small.p50)} | ${n(s.small.p99)} | ${n(s.small.cpuUs)} | ${s.ratio.rps} | ${s.ratio.p99} | ${s.cpuRatio} | ` +
         `${n(s.big.rps)} | ${n(s.big.p50)} | ${n(s.big.p99)} | ${s.bigRatio.rps} | ${s.scaling.rps} | ${s.scaling.p99} |`),
+      '',
+      '| op | Fastify floor req/s | p99 | µs CPU/req | floor ×ceiling req/s | floor ×ceiling p99 | service ×floor req/s | service/floor CPU |',
+      '|---|--:|--:|--:|--:|--:|--:|--:|',
+      ...summary.map((s) => `| ${s.op} | ${n(s.floor.rps)} | ${n(s.floor.p99)} | ${n(s.floor.cpuUs)} | ${s.floorRatio.rps} | ${s.floorRatio.p99} | ` +
+        `${s.overFloor.rps} | ${s.overFloor.cpu} |`),
       ...(baseline
         ? ['', ...summary.map((s) => `${s.op}: baseline ${n(s.baseline!.rps)} req/s, p99 ${n(s.baseline!.p99)} ms, ${n(s.baseline!.cpuUs)} µs CPU/req; ` +
         `service/baseline: req/s ${s.overBaseline!.rps}, p99 ${s.overBaseline!.p99}, CPU/req ${round2(s.small.cpuUs / s.baseline!.cpuUs)}`)]
         : []),
       '',
       `latency in ms; ratios are medians of per-round ratios; failures (non-2xx + errors): ${summary.map((s) => `${s.op} ${s.small.failures + s.big.failures + s.ceiling.failures}`).join(', ')}`,
-      ...targets.slice(1).map((t) => `${t.name}: cold start ${t.coldStartMs} ms, peak RSS ${memory[t.name].peakMb} MB (RSS at the end ${memory[t.name].rssMb} MB)`),
+      ...services.map((t) => `${t.name}: cold start ${t.coldStartMs} ms, peak RSS ${memory[t.name].peakMb} MB (RSS at the end ${memory[t.name].rssMb} MB)`),
       `preload through the store: ${sizes.map((s) => `${s} at ${preloadRate[s]} plants/s`).join(', ')}`
     ]
     process.stdout.write(`${lines.join('\n')}\n`)

@@ -1,0 +1,57 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { LogController } from 'fastify'
+import { decodeCursor, encodeCursor } from '../src/plants/cursor.js'
+import { Problem, problemBody } from '../src/http/problem.js'
+import { registerValidators } from '../src/http/validation.js'
+import { IdParams, ListQuery, NewPlant, PAGE_SIZE, Plant, PlantPage, PlantUpdate, type PlantFields } from '../src/plants/schemas.js'
+import { plantFor } from './plants.js'
+
+// The floor of the stack: Fastify with the service's own schemas and Ajv settings (validation, defaults and
+// response serialisation) and pino at info, over a Map. No storage, hooks, metrics or headers of
+// the service's own. Measured beside the ceiling, it splits the service's gap in two: what the
+// framework costs (ceiling → floor) and what the service adds on top of it (floor → service).
+
+const plants = new Map<number, Plant>()
+let lastId = 0
+for (let i = 0; i < Number(process.env.PRELOAD ?? 0); i++) plants.set(++lastId, { id: lastId, ...plantFor(i) })
+
+const app = Fastify({
+  logger: { level: 'info' },
+  bodyLimit: 64 * 1024,
+  logController: new LogController({ disableRequestLogging: true })
+}).withTypeProvider<TypeBoxTypeProvider>()
+// The service's Ajv settings (strict bodies, its schema keywords): validation is part of the stack's cost.
+registerValidators(app)
+
+const missing = problemBody(404, 'not-found', '')
+
+app.post('/v3/plant', { schema: { body: NewPlant, response: { 200: Plant } } }, async (request) => {
+  const plant = { id: ++lastId, ...(request.body as PlantFields) }
+  plants.set(plant.id, plant)
+  return plant
+})
+app.put('/v3/plant', { schema: { body: PlantUpdate, response: { 200: Plant, 404: Problem } } }, async (request, reply) => {
+  const body = request.body as PlantUpdate & PlantFields
+  if (!plants.has(body.id)) return reply.code(404).send(missing)
+  plants.set(body.id, body)
+  return body
+})
+app.get('/v3/plant/:id', { schema: { params: IdParams, response: { 200: Plant, 404: Problem } } }, async (request, reply) => {
+  const plant = plants.get(request.params.id)
+  return plant ?? reply.code(404).send(missing)
+})
+app.get('/v3/plant', { schema: { querystring: ListQuery, response: { 200: PlantPage } } }, async (request) => {
+  const limit = request.query.limit ?? PAGE_SIZE
+  let id = decodeCursor(request.query.cursor)
+  const items: Plant[] = []
+  while (items.length < limit && id < lastId) {
+    const plant = plants.get(++id)
+    if (plant) items.push(plant)
+  }
+  return { items, nextCursor: id < lastId ? encodeCursor(id) : null }
+})
+
+app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' }).then((address) => {
+  process.stdout.write(`listening ${new URL(address).port}\n`)
+}).catch((err) => { process.stderr.write(`${String(err)}\n`); process.exit(1) })
+process.on('SIGTERM', () => { void app.close() })
