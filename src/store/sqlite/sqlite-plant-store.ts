@@ -60,6 +60,7 @@ class SqlitePlantStore implements PlantStore {
   private readonly commits: GroupCommit
   private readonly timers: NodeJS.Timeout[] = []
   private dataVersion = 0
+  private snapshotOpen = false
   private readonly listQueries = new Map<string, Database.Statement>()
   private readonly s
 
@@ -77,14 +78,20 @@ class SqlitePlantStore implements PlantStore {
       purgeChanges: db.prepare('DELETE FROM changes WHERE seq <= ?'),
       setFloor: db.prepare("UPDATE meta SET value = max(value, ?) WHERE key = 'feed_floor'"),
       ping: db.prepare('SELECT 1'),
+      beginRead: db.prepare('BEGIN'),
+      endRead: db.prepare('COMMIT'),
       // Prepared once: db.pragma() compiles its statement on every call, and this runs after every commit.
       dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck()
     }
     // A file is written from a writer thread so no fsync blocks the event loop; a private
     // in-memory database cannot be shared with a thread, so it commits here.
-    this.committer = filename === ':memory:'
-      ? inThreadCommitter(db, this.idempotencyTtlMs)
-      : writerThreadCommitter(filename, this.idempotencyTtlMs)
+    if (filename === ':memory:') {
+      // The writes share this connection: the read snapshot must be closed before a write begins.
+      const inThread = inThreadCommitter(db, this.idempotencyTtlMs)
+      this.committer = { commit: async (batch) => { this.endSnapshot(); return await inThread.commit(batch) }, close: inThread.close }
+    } else {
+      this.committer = writerThreadCommitter(filename, this.idempotencyTtlMs)
+    }
     this.commits = new GroupCommit(this.committer, storageError, () => this.notify())
     this.dataVersion = this.s.dataVersion.get()!
     this.purge()
@@ -148,11 +155,13 @@ class SqlitePlantStore implements PlantStore {
     for (const t of this.timers) clearInterval(t)
     await this.commits.drain()
     await this.committer.close()
+    this.endSnapshot()
     if (this.db.open) this.db.close()
   }
 
   /** Drops changes older than the retention and idempotency keys older than their TTL. */
   purge (): void {
+    this.endSnapshot()
     const now = this.now()
     this.db.transaction(() => {
       const last = this.s.lastPurged.get(now - this.options.feedRetentionMs)?.seq
@@ -164,15 +173,38 @@ class SqlitePlantStore implements PlantStore {
     }).immediate()
   }
 
+  /**
+   * Reads in one turn of the event loop share one read transaction, ended in that turn's check
+   * phase: an autocommit read takes and drops the WAL read lock (two fcntl calls) every time,
+   * about half of a read by id. A request that arrives later starts a newer snapshot, and every
+   * acknowledged write ends the current one (notify), so no read misses a write it could know of.
+   */
   private read<T> (fn: () => T): T {
     try {
+      if (!this.snapshotOpen) {
+        this.s.beginRead.run()
+        this.snapshotOpen = true
+        setImmediate(this.endSnapshot)
+      }
       return fn()
     } catch (err) {
       throw storageError(err)
     }
   }
 
+  private readonly endSnapshot = (): void => {
+    if (!this.snapshotOpen) return
+    this.snapshotOpen = false
+    if (!this.db.open || !this.db.inTransaction) return
+    try {
+      this.s.endRead.run()
+    } catch {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK')
+    }
+  }
+
   private notify (): void {
+    this.endSnapshot()
     this.dataVersion = this.s.dataVersion.get()!
     for (const listener of this.listeners) listener()
   }
