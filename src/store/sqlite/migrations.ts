@@ -52,6 +52,12 @@ const MIGRATIONS: string[] = [
   -- Every write paid for this index in the outbox; the hourly purge now walks the oldest changes
   -- in seq order instead (times follow seq), so it is not needed.
   DROP INDEX changes_at;
+  `,
+  `
+  -- A plant's tag rows are exactly its tags column, so an update or delete names each row by
+  -- (tag, plant_id), the primary key. This index cost every write a B-tree insert per tag, and a
+  -- random page per changed tag on a large catalogue.
+  DROP INDEX plant_tags_plant;
   `
 ]
 

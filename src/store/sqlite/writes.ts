@@ -50,7 +50,6 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     delete: db.prepare('DELETE FROM plants WHERE id = ?'),
     insertTag: db.prepare('INSERT INTO plant_tags (tag, plant_id) VALUES (?, ?)'),
     deleteTag: db.prepare('DELETE FROM plant_tags WHERE tag = ? AND plant_id = ?'),
-    deleteTags: db.prepare('DELETE FROM plant_tags WHERE plant_id = ?'),
     getKey: db.prepare<[string, number], { request_hash: string, response: string }>(
       'SELECT request_hash, response FROM idempotency_keys WHERE key = ? AND created_at > ?'),
     putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
@@ -82,7 +81,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (!current) throw new Refused('not-found')
     if (op.kind === 'remove') {
       s.delete.run(op.id)
-      s.deleteTags.run(op.id)
+      for (const tag of JSON.parse(current.tags) as string[]) s.deleteTag.run(tag, op.id)
       s.insertChange.run('deleted', op.id, current.version + 1, null, now)
       return undefined
     }
