@@ -19,8 +19,10 @@ class Series {
   constructor (private readonly labels: Labels) {}
 
   observe (seconds: number): void {
-    const i = BUCKETS.findIndex((bound) => seconds <= bound)
-    if (i >= 0) this.buckets[i]++
+    // A plain loop: a findIndex callback would allocate a closure on every request.
+    let i = 0
+    while (i < BUCKETS.length && seconds > BUCKETS[i]) i++
+    if (i < BUCKETS.length) this.buckets[i]++
     this.sum += seconds
     this.count++
   }
