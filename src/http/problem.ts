@@ -30,6 +30,10 @@ const TITLES = {
   'too-many-requests': 'Too many requests',
   gone: 'Gone',
   'storage-unavailable': 'Storage unavailable',
+  'unsupported-media-type': 'Unsupported media type',
+  'photo-not-found': 'Photo not found',
+  'too-many-photos': 'Too many photos',
+  'images-busy': 'Too many pictures in progress',
   'shutting-down': 'Service shutting down',
   internal: 'Internal server error'
 } as const
@@ -61,8 +65,10 @@ const DESCRIPTIONS: Record<number, string> = {
   404: 'Plant not found',
   405: 'Invalid input',
   410: 'That point of the feed is older than the retention',
+  409: 'The plant already has the most photos allowed',
   412: 'If-Match does not match the current ETag',
   413: 'Body larger than 64 KiB',
+  415: 'Content-Type is not one the operation accepts',
   422: 'Idempotency-Key reused with a different body',
   429: 'Rate limit exceeded (see Retry-After)',
   503: 'Storage unavailable or shutting down (see Retry-After)'

@@ -16,7 +16,7 @@ const COLLECTION_ALLOW = allowHeader(['GET', 'POST', 'PUT'])
 // Path ids must be written canonically: the text coercion would otherwise read "1e3" or "0x10" as numbers.
 const CANONICAL_ID = /^[1-9][0-9]{0,15}$/
 // A callback hook, not an async one: it runs on every read by id, and a promise per request shows in the profile.
-function canonicalId (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+export function canonicalId (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
   done(CANONICAL_ID.test((request.params as { id: string }).id)
     ? undefined
     : new HttpProblem(400, 'invalid-id', '/id must be a positive integer written in decimal digits', [{ path: '/id', message: 'must be a positive integer' }]))

@@ -1,3 +1,4 @@
+import type { NewPhoto } from '../photos/schemas.js'
 import type { Plant, PlantFields, PlantStatus } from '../plants/schemas.js'
 
 // The storage boundary: routes speak to this interface only; one implementation per engine.
@@ -6,7 +7,7 @@ import type { Plant, PlantFields, PlantStatus } from '../plants/schemas.js'
 export interface StoredPlant extends Plant { version: number }
 
 /** The record a client sees (and the feed keeps): the stored plant without its version. */
-export const toRecord = ({ id, name, category, tags, status }: Plant): Plant => ({ id, name, category, tags, status })
+export const toRecord = ({ id, name, category, tags, status, photos }: Plant): Plant => ({ id, name, category, tags, status, photos: photos ?? [] })
 
 export interface IdempotencyClaim {
   key: string
@@ -51,6 +52,12 @@ export interface PlantStore {
   changes (after: number, limit: number): Promise<ChangePage>
   /** Calls `listener` after changes commit (through any instance sharing the storage). */
   onCommit (listener: () => void): () => void
+  /** Adds a photo and its files (refused: PlantNotFound, VersionMismatch, PhotoLimitReached); the version moves. */
+  addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[]): Promise<StoredPlant>
+  /** Removes a photo; files no photo names any more go in the same commit (PlantNotFound, PhotoNotFound, VersionMismatch). */
+  removePhoto (id: number, photoId: string, expectedVersions?: number[]): Promise<StoredPlant>
+  /** The bytes of a photo file, by its name. */
+  photoFile (name: string): Promise<Uint8Array | undefined>
   /** Throws StorageUnavailable when the storage cannot be reached. */
   ping (): Promise<void>
   close (): Promise<void>
@@ -60,6 +67,8 @@ export class PlantNotFound extends Error {}
 export class VersionMismatch extends Error {}
 export class IdempotencyKeyReused extends Error {}
 export class FeedGone extends Error {}
+export class PhotoNotFound extends Error {}
+export class PhotoLimitReached extends Error {}
 /** The storage cannot take or answer the request now (down, busy, disk full); worth a retry. */
 export class StorageUnavailable extends Error {
   constructor (message: string, readonly cause?: unknown) { super(message) }

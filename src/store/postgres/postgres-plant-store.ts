@@ -1,4 +1,5 @@
 import pg from 'pg'
+import type { NewPhoto, Photo } from '../../photos/schemas.js'
 import type { PlantFields, PlantStatus } from '../../plants/schemas.js'
 import {
   FeedGone, IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch, toRecord,
@@ -8,6 +9,7 @@ import { ChangeWatcher } from './change-watcher.js'
 import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connection.js'
 import { GroupCommit, type Tx } from './group-commit.js'
 import { migrate } from './migrate.js'
+import { addPhoto, readFile, releaseFiles, removePhoto, type PhotoWrite } from './photo-writes.js'
 import { isUnavailable } from './storage-errors.js'
 import { fromPostgresText, toPostgresText } from './text-escape.js'
 
@@ -27,11 +29,11 @@ export interface PostgresStoreOptions {
   startWaitMs?: number
 }
 
-interface PlantRow { id: number, name: string, category: string | null, tags: string[], status: PlantStatus, version: number }
+interface PlantRow { id: number, name: string, category: string | null, tags: string[], status: PlantStatus, version: number, photos: string }
 interface ChangeRow { floor: number, seq: number | null, kind: Change['kind'], plant_id: number, version: number, plant: string | null }
 
 const DAY = 86_400_000
-const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version'
+const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version, p.photos'
 
 const toDb = toPostgresText
 const fromDb = fromPostgresText
@@ -42,6 +44,7 @@ const toPlant = (r: PlantRow): StoredPlant => ({
   category: r.category === null ? null : fromDb(r.category),
   tags: r.tags.map(fromDb),
   status: r.status,
+  photos: JSON.parse(r.photos),
   version: r.version
 })
 
@@ -60,13 +63,13 @@ const UPDATE_PLANT = `
 WITH u AS (
   UPDATE plants SET name = $2, category = $3, tags = $4::text[], status = $5, version = version + 1, updated_at = $6
   WHERE id = $1 AND ($7::bigint[] IS NULL OR version = ANY ($7::bigint[]))
-  RETURNING id, version
+  RETURNING id, version, photos
 ), dropped AS (
   DELETE FROM plant_tags WHERE plant_id IN (SELECT id FROM u) AND tag <> ALL ($4::text[])
 ), added AS (
   INSERT INTO plant_tags (tag, plant_id) SELECT tag, u.id FROM u, unnest($4::text[]) AS tag ON CONFLICT DO NOTHING
 )
-SELECT version FROM u`
+SELECT version, photos FROM u`
 
 // Claims the key in the creating transaction. A concurrent claim of the same key (another instance,
 // another connection) waits on the primary key until this one commits, then finds it taken. An
@@ -198,7 +201,7 @@ class PostgresPlantStore implements PlantStore {
       const { name, category, tags, status } = fields
       const { rows: [row] } = await tx.query<{ id: number }>(INSERT_PLANT,
         [toDb(name), category === null ? null : toDb(category), tags.map(toDb), status, now])
-      const plant: StoredPlant = { id: row.id, name, category, tags, status, version: 1 }
+      const plant: StoredPlant = { id: row.id, name, category, tags, status, photos: [], version: 1 }
       if (idempotency) {
         await tx.query('UPDATE idempotency_keys SET plant_id = $2, response = $3 WHERE key = $1',
           [idempotency.key, plant.id, JSON.stringify(plant)])
@@ -214,13 +217,13 @@ class PostgresPlantStore implements PlantStore {
       const { name, category, tags, status } = fields
       // A version too large to be real cannot match; leaving it out keeps the parameter a valid bigint.
       const expected = expectedVersions?.filter(Number.isSafeInteger) ?? null
-      const { rows } = await tx.query<{ version: number }>(UPDATE_PLANT,
+      const { rows } = await tx.query<{ version: number, photos: string }>(UPDATE_PLANT,
         [id, toDb(name), category === null ? null : toDb(category), tags.map(toDb), status, now, expected])
       if (rows.length === 0) {
         const exists = await tx.query('SELECT 1 FROM plants WHERE id = $1', [id])
         throw exists.rowCount === 0 ? new PlantNotFound() : new VersionMismatch()
       }
-      const plant: StoredPlant = { id, name, category, tags, status, version: rows[0].version }
+      const plant: StoredPlant = { id, name, category, tags, status, photos: JSON.parse(rows[0].photos), version: rows[0].version }
       tx.change('updated', id, plant.version, toRecord(plant), now)
       return plant
     })
@@ -228,10 +231,30 @@ class PostgresPlantStore implements PlantStore {
 
   remove (id: number): Promise<void> {
     return this.write(async (tx) => {
-      const { rows } = await tx.query<{ version: number }>('DELETE FROM plants WHERE id = $1 RETURNING version', [id])
+      const { rows } = await tx.query<{ version: number, photos: string }>('DELETE FROM plants WHERE id = $1 RETURNING version, photos', [id])
       if (rows.length === 0) throw new PlantNotFound()
+      await releaseFiles(tx, JSON.parse(rows[0].photos) as Photo[])
       tx.change('deleted', id, rows[0].version + 1, null, this.now())
     })
+  }
+
+  addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[]): Promise<StoredPlant> {
+    return this.write(async (tx) => this.photoChanged(tx, id, await addPhoto(tx, id, photo, expectedVersions, this.now())))
+  }
+
+  removePhoto (id: number, photoId: string, expectedVersions?: number[]): Promise<StoredPlant> {
+    return this.write(async (tx) => this.photoChanged(tx, id, await removePhoto(tx, id, photoId, expectedVersions, this.now())))
+  }
+
+  async photoFile (name: string): Promise<Uint8Array | undefined> {
+    return this.session.run((c) => readFile(c.query.bind(c) as Tx['query'], name))
+  }
+
+  private photoChanged (tx: Tx, id: number, { row, photos, version }: PhotoWrite): StoredPlant {
+    const plant = toPlant({ ...row, id, status: row.status as PlantStatus, version, photos: '[]' })
+    plant.photos = photos
+    tx.change('updated', id, version, toRecord(plant), this.now())
+    return plant
   }
 
   async get (id: number): Promise<StoredPlant | undefined> {

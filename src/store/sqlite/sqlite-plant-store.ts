@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
+import type { NewPhoto } from '../../photos/schemas.js'
 import type { PlantFields, PlantStatus } from '../../plants/schemas.js'
 import {
   FeedGone, StorageUnavailable,
@@ -8,6 +9,7 @@ import {
 } from '../plant-store.js'
 import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
 import { migrate } from './migrations.js'
+import { photoFileReader } from './photo-writes.js'
 import { connect } from './writes.js'
 
 export interface SqliteStoreOptions {
@@ -18,16 +20,16 @@ export interface SqliteStoreOptions {
   now?: () => number
 }
 
-interface PlantRow { id: number, name: string, category: string | null, tags: string, status: PlantStatus, version: number }
+interface PlantRow { id: number, name: string, category: string | null, tags: string, status: PlantStatus, photos: string, version: number }
 interface ChangeRow { seq: number, kind: Change['kind'], plant_id: number, version: number, plant: string | null }
 
 const DAY = 86_400_000
-type PlantTuple = [number, string, string | null, string, PlantStatus, number]
+type PlantTuple = [number, string, string | null, string, PlantStatus, number, string]
 // A page is read as arrays: better-sqlite3 builds no keyed object per row (a third of a page's read time).
-const tupleToPlant = ([id, name, category, tags, status, version]: PlantTuple): StoredPlant =>
-  ({ id, name, category, tags: JSON.parse(tags), status, version })
+const tupleToPlant = ([id, name, category, tags, status, version, photos]: PlantTuple): StoredPlant =>
+  ({ id, name, category, tags: JSON.parse(tags), status, photos: JSON.parse(photos), version })
 const toPlant = (r: PlantRow): StoredPlant =>
-  ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags), status: r.status, version: r.version })
+  ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags), status: r.status, photos: JSON.parse(r.photos), version: r.version })
 
 // SQLite errors that mean "the storage cannot do this right now" rather than a bug.
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|PROTOCOL|NOTADB|CORRUPT)/
@@ -62,13 +64,14 @@ class SqlitePlantStore implements PlantStore {
   private dataVersion = 0
   private snapshotOpen = false
   private readonly listQueries = new Map<string, Database.Statement>()
+  private readonly readPhotoFile: (name: string) => Uint8Array | undefined
   private readonly s
 
   constructor (private readonly db: Database.Database, filename: string, private readonly options: SqliteStoreOptions) {
     this.now = options.now ?? Date.now
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DAY
     this.s = {
-      get: db.prepare<[number], PlantRow>('SELECT id, name, category, tags, status, version FROM plants WHERE id = ?'),
+      get: db.prepare<[number], PlantRow>('SELECT id, name, category, tags, status, version, photos FROM plants WHERE id = ?'),
       purgeKeys: db.prepare('DELETE FROM idempotency_keys WHERE created_at <= ?'),
       changes: db.prepare<[number, number], ChangeRow>('SELECT seq, kind, plant_id, version, plant FROM changes WHERE seq > ? ORDER BY seq LIMIT ?'),
       floor: db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'feed_floor'"),
@@ -93,6 +96,7 @@ class SqlitePlantStore implements PlantStore {
       this.committer = writerThreadCommitter(filename, this.idempotencyTtlMs)
     }
     this.commits = new GroupCommit(this.committer, storageError, () => this.notify())
+    this.readPhotoFile = photoFileReader(db)
     this.dataVersion = this.s.dataVersion.get()!
     this.purge()
     this.timers.push(setInterval(() => { this.purge() }, 3_600_000).unref())
@@ -110,6 +114,18 @@ class SqlitePlantStore implements PlantStore {
 
   remove (id: number): Promise<void> {
     return this.commits.run({ kind: 'remove', id, now: this.now() })
+  }
+
+  addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[]): Promise<StoredPlant> {
+    return this.commits.run({ kind: 'add-photo', id, photo, expectedVersions, now: this.now() })
+  }
+
+  removePhoto (id: number, photoId: string, expectedVersions?: number[]): Promise<StoredPlant> {
+    return this.commits.run({ kind: 'remove-photo', id, photoId, expectedVersions, now: this.now() })
+  }
+
+  async photoFile (name: string): Promise<Uint8Array | undefined> {
+    return this.read(() => this.readPhotoFile(name))
   }
 
   async get (id: number): Promise<StoredPlant | undefined> {
@@ -231,5 +247,5 @@ function listSql (status: boolean, category: boolean, tagCount: number): string 
   }
   if (status) where.push('p.status = ?')
   if (category) where.push('p.category = ?')
-  return `SELECT p.id, p.name, p.category, p.tags, p.status, p.version FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`
+  return `SELECT p.id, p.name, p.category, p.tags, p.status, p.version, p.photos FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`
 }

@@ -1,6 +1,8 @@
 import Database from 'better-sqlite3'
+import type { NewPhoto, Photo } from '../../photos/schemas.js'
 import type { PlantFields } from '../../plants/schemas.js'
 import { toRecord, type CreateResult, type IdempotencyClaim, type StoredPlant } from '../plant-store.js'
+import { photoFiles, type PhotoRefusal } from './photo-writes.js'
 
 // The write side of the SQLite store as plain data in, plain data out, so the same code commits
 // in the calling thread (an in-memory database) or in the writer thread (a database file).
@@ -10,8 +12,10 @@ export type WriteOp =
   | { kind: 'create', fields: PlantFields, idempotency?: IdempotencyClaim, now: number }
   | { kind: 'update', id: number, fields: PlantFields, expectedVersions?: number[], now: number }
   | { kind: 'remove', id: number, now: number }
+  | { kind: 'add-photo', id: number, photo: NewPhoto, expectedVersions?: number[], now: number }
+  | { kind: 'remove-photo', id: number, photoId: string, expectedVersions?: number[], now: number }
 
-export type Refusal = 'not-found' | 'version-mismatch' | 'idempotency-key-reused'
+export type Refusal = 'not-found' | 'version-mismatch' | 'idempotency-key-reused' | PhotoRefusal
 export type Outcome = { ok: true, value: CreateResult | StoredPlant | undefined } | { ok: false, refusal: Refusal }
 /** Every write of a batch commits together, or the batch fails as a whole. */
 export type BatchResult = { outcomes: Outcome[] } | { failure: { code?: string, message: string } }
@@ -36,8 +40,9 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),
-    current: db.prepare<[number], { version: number, category: string | null, tags: string, status: string }>(
-      'SELECT version, category, tags, status FROM plants WHERE id = ?'),
+    current: db.prepare<[number], { version: number, name: string, category: string | null, tags: string, status: string, photos: string }>(
+      'SELECT version, name, category, tags, status, photos FROM plants WHERE id = ?'),
+    setPhotos: db.prepare('UPDATE plants SET photos = ?, version = ?, updated_at = ? WHERE id = ?'),
     insert: db.prepare('INSERT INTO plants (name, category, tags, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)'),
     // An update names the indexed columns (status, category) only when they change, so an unchanged
     // one costs no index pages: on a large catalogue every touched page is a random one in the WAL.
@@ -55,6 +60,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at) VALUES (?, ?, ?, ?, ?)')
   }
+  const files = photoFiles(db)
 
   // Each write refuses (not found, version mismatch) before it changes anything, so a refused
   // write leaves nothing behind in the shared transaction.
@@ -72,7 +78,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       const { name, category, tags, status } = fields
       const id = Number(s.insert.run(name, category, JSON.stringify(tags), status, now, now).lastInsertRowid)
       for (const tag of tags) s.insertTag.run(tag, id)
-      const plant: StoredPlant = { id, name, category, tags, status, version: 1 }
+      const plant: StoredPlant = { id, name, category, tags, status, photos: [], version: 1 }
       if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, id, JSON.stringify(plant), now)
       s.insertChange.run('created', id, 1, JSON.stringify(toRecord(plant)), now)
       return { plant, replayed: false }
@@ -82,10 +88,22 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (op.kind === 'remove') {
       s.delete.run(op.id)
       for (const tag of JSON.parse(current.tags) as string[]) s.deleteTag.run(tag, op.id)
+      files.release(JSON.parse(current.photos) as Photo[])
       s.insertChange.run('deleted', op.id, current.version + 1, null, now)
       return undefined
     }
     if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
+    if (op.kind === 'add-photo' || op.kind === 'remove-photo') {
+      const before = JSON.parse(current.photos) as Photo[]
+      const photos = op.kind === 'add-photo' ? files.add(before, op.photo) : files.remove(before, op.photoId)
+      if (typeof photos === 'string') throw new Refused(photos)
+      const version = current.version + 1
+      s.setPhotos.run(JSON.stringify(photos), version, now, op.id)
+      const { name, category, status } = current
+      const plant: StoredPlant = { id: op.id, name, category, tags: JSON.parse(current.tags), status: status as StoredPlant['status'], photos, version }
+      s.insertChange.run('updated', op.id, version, JSON.stringify(toRecord(plant)), now)
+      return plant
+    }
     const { id, fields: { name, category, tags, status } } = op
     const version = current.version + 1
     const args: unknown[] = [name, JSON.stringify(tags), version, now]
@@ -98,7 +116,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const before: string[] = JSON.parse(current.tags)
     for (const tag of before) if (!tags.includes(tag)) s.deleteTag.run(tag, id)
     for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(tag, id)
-    const plant: StoredPlant = { id, name, category, tags, status, version }
+    const plant: StoredPlant = { id, name, category, tags, status, photos: JSON.parse(current.photos), version }
     s.insertChange.run('updated', id, version, JSON.stringify(toRecord(plant)), now)
     return plant
   }
