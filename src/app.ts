@@ -15,6 +15,8 @@ import { lazyRequestLoggers } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
 import { registerMetrics } from './ops/metrics.js'
+import { inventoryRoute } from './plants/inventory-route.js'
+import { patchRoute } from './plants/patch-route.js'
 import { plantRoutes } from './plants/routes.js'
 import { openStore } from './store/open-store.js'
 import type { PlantStore } from './store/plant-store.js'
@@ -124,6 +126,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   registerMetrics(app)
   const routeOptions = { store, secured: keyHashes.length > 0, rateLimited: config.rateLimit > 0 }
   await app.register(plantRoutes, routeOptions)
+  await app.register(patchRoute, routeOptions)
+  await app.register(inventoryRoute, routeOptions)
   await app.register(changeRoutes, routeOptions)
   await app.register(healthRoutes, { store, readiness: app.readiness })
   return app
