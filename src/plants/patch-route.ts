@@ -15,7 +15,8 @@ import { IdParams, Plant, PlantPatch, UpdateHeaders } from './schemas.js'
 export const patchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
   app.addContentTypeParser('application/merge-patch+json', { parseAs: 'buffer' }, strictJsonParser(app))
   app.patch('/v3/plant/:id', {
-    preValidation: canonicalId,
+    // onRequest, before the body is read: a bad path id is the first thing refused, even with a malformed body.
+    onRequest: canonicalId,
     schema: {
       operationId: 'patch-plant',
       tags,
