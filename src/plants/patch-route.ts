@@ -25,6 +25,7 @@ export const patchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
       description: 'Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, ' +
         '`category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body ' +
         '(400 invalid-input), the plant (404), If-Match (412). `{}` answers the current plant: no new version, no change in the feed.',
+      consumes: ['application/merge-patch+json', 'application/json'],
       params: IdParams,
       headers: UpdateHeaders,
       body: PlantPatch,

@@ -11,7 +11,7 @@ import { fromPostgresText, toPostgresText } from './text-escape.js'
  * keep code point order (U+0001 U+0001, U+0001 U+0002), unlike the record's escape (see text-escape.ts).
  */
 export const toKey = (key: string): string =>
-  /[\0\u0001]/.test(key) ? key.replace(/[\0\u0001]/g, (c) => (c === '\0' ? '\u0001\u0001' : '\u0001\u0002')) : key
+  key.includes('\0') || key.includes('\u0001') ? key.replaceAll('\u0001', '\u0001\u0002').replaceAll('\0', '\u0001\u0001') : key
 
 /** Tags ordered rarest first (counted up to a cap, so the count's cost is bounded): the walk starts from the rarest. */
 export async function rarestFirst (client: pg.PoolClient, tags: string[]): Promise<string[]> {
