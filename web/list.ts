@@ -127,7 +127,7 @@ function row (plant: Plant): HTMLLIElement {
   const actions = el('div', { class: 'plant-actions' })
   if (plant.status !== 'sold') {
     // The visible words start the accessible name; the plant's name tells the buttons apart.
-    const sold = el('button', { text: 'Mark sold', attrs: { type: 'button', 'data-role': 'sold', 'aria-label': `Mark sold: ${plant.name}` } })
+    const sold = el('button', { class: 'small', text: 'Mark sold', attrs: { type: 'button', 'data-role': 'sold', 'aria-label': `Mark sold: ${plant.name}` } })
     sold.addEventListener('click', () => events.markSold(plant, sold))
     actions.append(sold)
   }

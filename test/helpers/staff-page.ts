@@ -41,13 +41,15 @@ export interface StaffPage {
   errors: string[]
   /** Requests to anything but the service (the page must work offline). */
   foreign: string[]
-  /** Every request URL the page made. */
+  /** Every request the page made, as `METHOD url`. */
   requests: string[]
   /** `status url` of every answer the page got that was not a success. */
   refusals: string[]
   /** A write or read through the API, on a connection of its own (as another till would). */
   call (method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer>
   add (plant: Record<string, unknown>): Promise<any>
+  /** The statuses of the refusals the page met, less the inventory's 404 on a service that has none yet. */
+  refusedStatuses (): Promise<number[]>
 }
 
 /** A service on a fresh store of `engine` with API keys on, and a browser page on it. */
@@ -77,7 +79,7 @@ export async function openStaffPage (t: TestContext, browser: Browser, engine: E
     void dialog.dismiss()
   })
   page.on('request', (request) => {
-    requests.push(request.url())
+    requests.push(`${request.method()} ${request.url()}`)
     const u = new URL(request.url())
     if (!['data:', 'blob:'].includes(u.protocol) && u.origin !== url) foreign.push(request.url())
   })
@@ -109,7 +111,11 @@ export async function openStaffPage (t: TestContext, browser: Browser, engine: E
     if (res.status !== 200) throw new Error(`add failed: ${res.status} ${JSON.stringify(res.body)}`)
     return res.body
   }
-  return { url, app, context, page, errors, foreign, requests, refusals, call, add }
+  const refusedStatuses = async (): Promise<number[]> => {
+    const noInventory = (await call('GET', '/v3/store/inventory')).status === 404
+    return refusals.filter((r) => !(noInventory && r === `404 ${url}/v3/store/inventory`)).map((r) => Number(r.split(' ')[0]))
+  }
+  return { url, app, context, page, errors, foreign, requests, refusals, call, add, refusedStatuses }
 }
 
 /**
