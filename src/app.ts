@@ -15,6 +15,7 @@ import { lazyRequestLoggers } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
 import { registerMetrics } from './ops/metrics.js'
+import { pageDirectory, pageRoutes } from './page/page-routes.js'
 import { inventoryRoute } from './plants/inventory-route.js'
 import { patchRoute } from './plants/patch-route.js'
 import { plantRoutes } from './plants/routes.js'
@@ -130,5 +131,6 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(inventoryRoute, routeOptions)
   await app.register(changeRoutes, routeOptions)
   await app.register(healthRoutes, { store, readiness: app.readiness })
+  await app.register(pageRoutes, { dir: pageDirectory(), secured: keyHashes.length > 0 })
   return app
 }
