@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  FeedGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, StorageUnavailable, VersionMismatch
+  FeedGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, QueryTooSlow, StorageUnavailable, VersionMismatch
 } from '../store/plant-store.js'
 import { HttpProblem, problemBody, type FieldError, type ProblemCode } from './problem.js'
 
@@ -55,6 +55,9 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   if (error instanceof PhotoNotFound) return new HttpProblem(404, 'photo-not-found', 'The plant has no photo with that id')
   if (error instanceof PhotoLimitReached) return new HttpProblem(409, 'too-many-photos', 'The plant already has 12 photos; delete one first')
   if (error instanceof FeedGone) return new HttpProblem(410, 'gone', 'Changes after that sequence are no longer kept; reload the list and follow the feed from its head')
+  if (error instanceof QueryTooSlow) {
+    return new HttpProblem(503, 'query-too-slow', `${error.message}; narrow it (a rarer tag, a longer q) or retry`, undefined, { 'retry-after': '1' })
+  }
   if (error instanceof StorageUnavailable) return new HttpProblem(503, 'storage-unavailable', 'Storage is unavailable; retry shortly', undefined, { 'retry-after': '1' })
   const code = error.code ?? ''
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {

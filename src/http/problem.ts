@@ -34,6 +34,7 @@ const TITLES = {
   'photo-not-found': 'Photo not found',
   'too-many-photos': 'Too many photos',
   'images-busy': 'Too many pictures in progress',
+  'query-too-slow': 'Query too slow',
   'shutting-down': 'Service shutting down',
   internal: 'Internal server error'
 } as const
