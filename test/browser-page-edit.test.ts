@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { ENGINES } from './helpers/engines.js'
-import { buildPage, KEY, launchBrowser, NO_CHROMIUM, openStaffPage, OUTPUT, png, unexpectedErrors, type StaffPage } from './helpers/staff-page.js'
+import { buildPage, fitsWidth, KEY, launchBrowser, NO_CHROMIUM, openStaffPage, OUTPUT, png, unexpectedErrors, type StaffPage } from './helpers/staff-page.js'
 
 // Staff changing plants on the page at /: the key asked before the first write, editing with
 // If-Match and the conflict it can meet, marking sold, photos, adding, deleting after a
@@ -92,6 +92,10 @@ for (const engine of ENGINES) {
     assert.equal(await name.inputValue(), 'Aloe vera (staff pick)', 'what was typed is still there')
     await mkdir(OUTPUT, { recursive: true })
     await page.screenshot({ path: join(OUTPUT, `browser-page-${engine.name}-conflict-1280.png`) })
+    await page.setViewportSize({ width: 375, height: 812 })
+    assert.ok(await fitsWidth(page), 'the conflict fits 375 px, with the key button in the header')
+    await page.screenshot({ path: join(OUTPUT, `browser-page-${engine.name}-conflict-375.png`) })
+    await page.setViewportSize({ width: 1280, height: 900 })
     await editor.getByRole('button', { name: 'Save', exact: true }).click()
     await page.getByRole('status').filter({ hasText: 'Saved “Aloe vera (staff pick)”.' }).waitFor()
     const merged = (await staff.call('GET', `/v3/plant/${aloe.id}`)).body

@@ -126,6 +126,11 @@ export function unexpectedErrors (errors: string[]): string[] {
   return errors.filter((e) => !/^Failed to load resource: the server responded with a status of \d+/.test(e))
 }
 
+/** The page fits its window: nothing to scroll sideways. */
+export async function fitsWidth (page: Page): Promise<boolean> {
+  return page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)
+}
+
 /** A real PNG of `width` x `height` (a soft green gradient), made without an image library. */
 export function png (width = 160, height = 120): Buffer {
   const chunk = (type: string, data: Buffer): Buffer => {
