@@ -8,7 +8,8 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import type { Config } from './config.js'
 import { changeRoutes } from './feed/routes.js'
 import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.js'
-import { clientErrorHandler, registerErrorHandler } from './http/error-handler.js'
+import { connectionTurns } from './http/connection-turns.js'
+import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
 import { HttpProblem } from './http/problem.js'
 import { lazyRequestLoggers } from './http/request-logger.js'
@@ -67,6 +68,9 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     return503OnClosing: false,
     trustProxy: config.trustProxy,
     clientErrorHandler,
+    // One request at a time per connection, and node's own answers in the contract's shape (see connection-turns.ts).
+    serverFactory: connectionTurns,
+    frameworkErrors,
     exposeHeadRoutes: true
   }).withTypeProvider<TypeBoxTypeProvider>()
 
