@@ -81,7 +81,9 @@ const OUT_OF_DESCRIPTORS = new Set(['EMFILE', 'ENFILE'])
  * Requests Fastify refuses before any route runs, which it would otherwise answer with its own body:
  * a malformed percent-encoding in the path, a path parameter over maxParamLength.
  */
-export function frameworkErrors (error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+export function frameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  // No onRequest hook ran: the headers every response carries are set here.
+  reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
   if (error.code === 'FST_ERR_BAD_URL') {
     sendProblem(reply, new HttpProblem(400, 'invalid-input', 'The path holds a malformed percent-encoding'))
   } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
