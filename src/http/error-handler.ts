@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import {
   FeedGone, IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch
 } from '../store/plant-store.js'
+import { DuplicateMember } from './json-body.js'
 import { HttpProblem, problemBody, type FieldError, type ProblemCode } from './problem.js'
 
 declare module 'fastify' {
@@ -64,6 +65,7 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   if (OUT_OF_DESCRIPTORS.has(error.code ?? '')) {
     return new HttpProblem(503, 'storage-unavailable', 'The service has run out of file descriptors; retry shortly', undefined, { 'retry-after': '1' })
   }
+  if (error instanceof DuplicateMember) return new HttpProblem(invalidStatus, 'invalid-input', error.message, [{ path: error.path, message: 'is given more than once' }])
   const code = error.code ?? ''
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new HttpProblem(413, 'payload-too-large', 'The request body is larger than 64 KiB')
   if (code.startsWith('FST_ERR_CTP_') || (error instanceof SyntaxError && error.statusCode === 400)) {
