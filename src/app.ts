@@ -11,6 +11,7 @@ import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.j
 import { connectionTurns } from './http/connection-turns.js'
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
+import { redactedRequest, redactUrl } from './http/redact-url.js'
 import { HttpProblem } from './http/problem.js'
 import { lazyRequestLoggers } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
@@ -42,6 +43,8 @@ export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
   return {
     level: config.logLevel,
     redact: { paths: ['req.headers.authorization', 'req.headers.api_key', 'req.headers["api-key"]'], censor: '[redacted]' },
+    // A key sent in the query string (?api_key=) is redacted wherever a URL is logged.
+    serializers: { url: redactUrl, req: redactedRequest },
     // Pretty only for a person at a terminal; JSON for everything that collects logs.
     ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {})
   }
