@@ -17,9 +17,14 @@ export class DuplicateMember extends Error {
  * exponent (`"id": 1.0`, `1e2`): the schema sees only the parsed number, which is an integer.
  */
 export function registerJsonBody (app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser(['application/json', 'text/plain'])
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, strictJsonParser(app))
+}
+
+/** The strict UTF-8 JSON parser, for another media type that carries JSON (a merge patch). */
+export function strictJsonParser (app: FastifyInstance): Parameters<FastifyInstance['addContentTypeParser']>[2] & ((...args: any[]) => void) {
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  return (request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
     let text: string
     try {
       text = utf8.decode(body as Buffer)
@@ -27,7 +32,7 @@ export function registerJsonBody (app: FastifyInstance): void {
       done(Object.assign(new Error('The body is not valid UTF-8'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_UTF8' }), undefined)
       return
     }
-    parseJson(request, text, (err, value) => {
+    parseJson(request, text, (err: Error | null, value: unknown) => {
       if (err) {
         done(err, undefined)
         return
@@ -40,7 +45,7 @@ export function registerJsonBody (app: FastifyInstance): void {
       const inexact = found.fractional.filter((path) => wantsInteger(request, path))
       done(inexact.length > 0 ? notWrittenAsIntegers(inexact) : null, value)
     })
-  })
+  }
 }
 
 const INTEGER_MESSAGE = 'must be an integer, written without a fraction or exponent'
