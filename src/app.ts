@@ -15,6 +15,7 @@ import { lazyRequestLoggers } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
 import { registerMetrics } from './ops/metrics.js'
+import { versionRoutes } from './ops/version.js'
 import { plantRoutes } from './plants/routes.js'
 import { openStore } from './store/open-store.js'
 import type { PlantStore } from './store/plant-store.js'
@@ -121,10 +122,11 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(swaggerUi, { routePrefix: '/v3/docs' })
   app.get('/v3/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
-  registerMetrics(app)
+  const registry = registerMetrics(app)
   const routeOptions = { store, secured: keyHashes.length > 0, rateLimited: config.rateLimit > 0 }
   await app.register(plantRoutes, routeOptions)
   await app.register(changeRoutes, routeOptions)
   await app.register(healthRoutes, { store, readiness: app.readiness })
+  await app.register(versionRoutes, { store, registry })
   return app
 }
