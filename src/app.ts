@@ -17,6 +17,7 @@ import { lazyRequestLoggers } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
 import { registerMetrics } from './ops/metrics.js'
+import { versionRoutes } from './ops/version.js'
 import { pageDirectory, pageRoutes } from './page/page-routes.js'
 import { inventoryRoute } from './plants/inventory-route.js'
 import { patchRoute } from './plants/patch-route.js'
@@ -131,13 +132,14 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(swaggerUi, { routePrefix: '/v3/docs' })
   app.get('/v3/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
-  registerMetrics(app)
+  const registry = registerMetrics(app)
   const routeOptions = { store, secured: keyHashes.length > 0, rateLimited: config.rateLimit > 0 }
   await app.register(plantRoutes, routeOptions)
   await app.register(patchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)
   await app.register(changeRoutes, routeOptions)
   await app.register(healthRoutes, { store, readiness: app.readiness })
+  await app.register(versionRoutes, { store, registry })
   await app.register(pageRoutes, { dir: pageDirectory(), secured: keyHashes.length > 0 })
   return app
 }
