@@ -6,7 +6,9 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.js'
+import { FeedHub } from './feed/hub.js'
 import { changeRoutes } from './feed/routes.js'
+import { StreamLimits } from './feed/stream-limits.js'
 import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.js'
 import { clientErrorHandler, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
@@ -14,7 +16,7 @@ import { HttpProblem } from './http/problem.js'
 import { lazyRequestLoggers } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
-import { registerMetrics } from './ops/metrics.js'
+import { registerFeedMetrics, registerMetrics } from './ops/metrics.js'
 import { plantRoutes } from './plants/routes.js'
 import { openStore } from './store/open-store.js'
 import type { PlantStore } from './store/plant-store.js'
@@ -121,10 +123,12 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(swaggerUi, { routePrefix: '/v3/docs' })
   app.get('/v3/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
-  registerMetrics(app)
+  const registry = registerMetrics(app)
   const routeOptions = { store, secured: keyHashes.length > 0, rateLimited: config.rateLimit > 0 }
+  const hub = new FeedHub(store, app.log)
+  registerFeedMetrics(registry, hub)
   await app.register(plantRoutes, routeOptions)
-  await app.register(changeRoutes, routeOptions)
+  await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits(config.feedMaxStreams, config.feedMaxStreamsPerClient) })
   await app.register(healthRoutes, { store, readiness: app.readiness })
   return app
 }

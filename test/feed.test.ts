@@ -50,7 +50,7 @@ for (const engine of ENGINES) {
       assert.equal(page.next, seqs[2])
     })
 
-    test('catch-up pages: after and limit walk the log; next continues it; a future sequence gives an empty page', async (t) => {
+    test('catch-up pages: after and limit walk the log; next continues it; a sequence beyond the head is 410, never an empty page', async (t) => {
       const { request, add } = await build(t, engine)
       for (let i = 0; i < 7; i++) await add({ name: `p${i}` })
       const seen: number[] = []
@@ -64,8 +64,11 @@ for (const engine of ENGINES) {
       }
       assert.equal(seen.length, 7)
       assert.equal(new Set(seen).size, 7)
-      const future = (await request({ method: 'GET', url: '/v3/plant/changes?after=999999' })).json()
-      assert.deepEqual(future, { items: [], next: 999999 })
+      assert.deepEqual((await request({ method: 'GET', url: `/v3/plant/changes?after=${after}` })).json(), { items: [], next: after })
+      const future = await request({ method: 'GET', url: `/v3/plant/changes?after=${after + 1}` })
+      assert.equal(future.statusCode, 410)
+      assert.match(future.json().type, /gone$/)
+      assert.match(future.json().detail, /beyond the head/)
     })
 
     test('a malformed after, limit or Last-Event-ID is 400 in the contract shape', async (t) => {
@@ -88,7 +91,7 @@ for (const engine of ENGINES) {
       t.after(() => store.close())
       const { base } = await listen(t, store)
       const a = await post(base, { name: 'a' })
-      const first = await SseClient.connect(`${base}/v3/plant/events`)
+      const first = await SseClient.connect(`${base}/v3/plant/events?after=0`)
       assert.equal(first.status, 200)
       await first.waitFor(() => first.events.length >= 1)
       await post(base, { name: 'b' })
@@ -138,13 +141,15 @@ describe('change feed, embedded engine specifics', () => {
     ;(store as unknown as { purge (): void }).purge()
     assert.equal((await app.inject({ method: 'GET', url: '/v3/plant/changes?after=1' })).statusCode, 410)
     assert.deepEqual((await app.inject({ method: 'GET', url: '/v3/plant/changes?after=2' })).json().items, [])
+    // Every change has expired: the head is the floor, and a stream with no position starts there.
+    assert.equal((await app.inject({ method: 'GET', url: '/v3/plant/changes?after=3' })).statusCode, 410)
   })
 
   test('a subscriber that stops reading holds at most a bounded buffer on the server, then catches up exactly', async (t) => {
     const store = openSqliteStore({ dataDir: ':memory:', feedRetentionMs: DAY })
     t.after(() => store.close())
     const { base, sockets } = await listen(t, store)
-    const slow = await SseClient.connect(`${base}/v3/plant/events`)
+    const slow = await SseClient.connect(`${base}/v3/plant/events?after=0`)
     t.after(() => slow.close())
     slow.pause()
     const tags = Array.from({ length: 20 }, (_, i) => `tag-${i}-${'x'.repeat(30)}`)

@@ -47,8 +47,19 @@ export interface PlantStore {
   get (id: number): Promise<StoredPlant | undefined>
   /** Up to `limit` plants with id > afterId matching every filter, in id order. */
   list (filter: ListFilter): Promise<StoredPlant[]>
-  /** Changes with seq > after, oldest first. Throws FeedGone when `after` precedes the retention. */
+  /**
+   * Changes with seq > after, oldest first. Throws FeedGone when `after` precedes the retention
+   * ('expired') or is beyond the head ('ahead': a restored or another database).
+   */
   changes (after: number, limit: number): Promise<ChangePage>
+  /** The newest sequence number handed out (the floor when every change has expired); read now. */
+  head (): Promise<number>
+  /**
+   * The newest change that a read starting now will already reflect: never newer, at most a little
+   * older. Call it just before the read it stands for (SQLite: the same read snapshot; PostgreSQL:
+   * the head last seen, which every later snapshot includes). Throws StorageUnavailable when unready.
+   */
+  feedPosition (): number
   /** Calls `listener` after changes commit (through any instance sharing the storage). */
   onCommit (listener: () => void): () => void
   /** Throws StorageUnavailable when the storage cannot be reached. */
@@ -59,7 +70,9 @@ export interface PlantStore {
 export class PlantNotFound extends Error {}
 export class VersionMismatch extends Error {}
 export class IdempotencyKeyReused extends Error {}
-export class FeedGone extends Error {}
+export class FeedGone extends Error {
+  constructor (readonly reason: 'expired' | 'ahead') { super(`feed position ${reason}`) }
+}
 /** The storage cannot take or answer the request now (down, busy, disk full); worth a retry. */
 export class StorageUnavailable extends Error {
   constructor (message: string, readonly cause?: unknown) { super(message) }
