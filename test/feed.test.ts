@@ -1,30 +1,17 @@
 import assert from 'node:assert/strict'
 import { mkdtempSync } from 'node:fs'
-import type { AddressInfo, Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, test, type TestContext } from 'node:test'
+import { describe, test } from 'node:test'
 import { buildApp } from '../src/app.js'
 import { testConfig } from '../src/config.js'
-import { openPostgresStore } from '../src/store/postgres/postgres-plant-store.js'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
-import type { PlantStore } from '../src/store/plant-store.js'
 import { build } from './helpers/app.js'
 import { ENGINES } from './helpers/engines.js'
-import { freshSchema, postgresEngine } from './helpers/postgres-engine.js'
 import { SseClient } from './helpers/sse.js'
+import { PAIRS, listen } from './helpers/listen.js'
 
 const DAY = 86_400_000
-
-/** A listening service on `store`, for the tests that need a real socket (SSE). */
-async function listen (t: TestContext, store: PlantStore) {
-  const app = await buildApp(testConfig(), { store })
-  const sockets = new Set<Socket>()
-  app.server.on('connection', (s: Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)) })
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  t.after(async () => { for (const s of sockets) s.destroy(); await app.close() })
-  return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, sockets }
-}
 
 async function post (base: string, body: object) {
   const res = await fetch(`${base}/v3/plant`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
@@ -170,28 +157,6 @@ describe('change feed, embedded engine specifics', () => {
     assert.equal(new Set(ids).size, produced)
   })
 })
-
-/** Two stores on one database: two instances of the service as far as the feed can tell. */
-const PAIRS: Record<string, { skip: string | false, open (t: TestContext): Promise<PlantStore[]> }> = {
-  sqlite: {
-    skip: false,
-    open: async (t) => {
-      const dataDir = mkdtempSync(join(tmpdir(), 'plants-feed-'))
-      const stores = [0, 1].map(() => openSqliteStore({ dataDir, feedRetentionMs: DAY }))
-      t.after(async () => { for (const s of stores) await s.close() })
-      return stores
-    }
-  },
-  postgres: {
-    skip: postgresEngine.skip,
-    open: async (t) => {
-      const scratch = await freshSchema()
-      const stores = await Promise.all([0, 1].map(() => openPostgresStore({ connectionString: scratch.url, feedRetentionMs: DAY })))
-      t.after(async () => { for (const s of stores) await s.close(); await scratch.drop() })
-      return stores
-    }
-  }
-}
 
 for (const [name, pair] of Object.entries(PAIRS)) {
   test(`${name}: 1,000 writes through two instances while a subscriber reconnects: its copy equals the catalogue, each sequence once`, { skip: pair.skip }, async (t) => {
