@@ -27,6 +27,8 @@ declare module 'fastify' {
     readiness: Readiness
     /** How many API keys may write (0: writes are anonymous). */
     writeKeyCount: number
+    /** The change feed every event stream of this process reads from. */
+    feedHub: FeedHub
   }
 }
 
@@ -127,6 +129,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   const routeOptions = { store, secured: keyHashes.length > 0, rateLimited: config.rateLimit > 0 }
   const hub = new FeedHub(store, app.log)
   registerFeedMetrics(registry, hub)
+  app.decorate('feedHub', hub)
   await app.register(plantRoutes, routeOptions)
   await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits(config.feedMaxStreams, config.feedMaxStreamsPerClient) })
   await app.register(healthRoutes, { store, readiness: app.readiness })

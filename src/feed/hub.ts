@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { FeedGone, type PlantStore } from '../store/plant-store.js'
+import { FeedGone, type Change, type PlantStore } from '../store/plant-store.js'
 import { PAGE, PageCache, firstAfter, pageAfter, pageEnd, pageOfSeq, toEvent, type Page, type SseEvent } from './pages.js'
 
 /** What a stream may send next: `events[start…]` up to seq `end` are after its cursor; once sent, its cursor is `end`. */
@@ -42,6 +42,8 @@ export class FeedHub {
   private unsubscribe: (() => void) | undefined
   private heartbeat: NodeJS.Timeout | undefined
   private retry: NodeJS.Timeout | undefined
+  /** Changes serialised so far: about one per change however many streams send it. */
+  serialised = 0
 
   constructor (private readonly store: PlantStore, private readonly log: FastifyBaseLogger) {}
 
@@ -146,7 +148,7 @@ export class FeedHub {
       this.dirty = false
       const { items } = await this.store.changes(this.head, PAGE)
       if (this.starting !== starting) return
-      for (const change of items) this.append(toEvent(change))
+      for (const change of items) this.append(this.toEvent(change))
       if (items.length === PAGE) this.dirty = true
     } catch (err) {
       if (this.starting !== starting) return
@@ -217,8 +219,13 @@ export class FeedHub {
   private async readEvents (after: number, upTo: number): Promise<SseEvent[]> {
     const { items } = await this.store.changes(after, PAGE)
     const events: SseEvent[] = []
-    for (const change of items) if (change.seq <= upTo) events.push(toEvent(change))
+    for (const change of items) if (change.seq <= upTo) events.push(this.toEvent(change))
     return events
+  }
+
+  private toEvent (change: Change): SseEvent {
+    this.serialised++
+    return toEvent(change)
   }
 
   private async limited<T> (work: () => Promise<T>): Promise<T> {
