@@ -41,12 +41,13 @@ async function loadCatalogue (base: string, limit = 500): Promise<{ plants: Map<
 
 for (const engine of ENGINES) {
   describe(`feed resynchronisation on ${engine.name}`, { skip: engine.skip }, () => {
-    test('every read of plants carries Feed-Position: the newest change it reflects', async (t) => {
+    test('every read of plants (list, by id, 304, HEAD, inventory) carries Feed-Position: the newest change it reflects', async (t) => {
       const { request, add } = await build(t, engine)
       const doc = (await request({ method: 'GET', url: '/v3/openapi.json' })).json()
       assert.ok(doc.paths['/v3/plant'].get.responses['200'].headers['feed-position'])
       assert.ok(doc.paths['/v3/plant/{id}'].get.responses['200'].headers['feed-position'])
       assert.ok(doc.paths['/v3/plant/{id}'].get.responses['304'].headers['feed-position'])
+      assert.ok(doc.paths['/v3/store/inventory'].get.responses['200'].headers['feed-position'])
 
       const empty = await request({ method: 'GET', url: '/v3/plant' })
       assert.equal(empty.headers['feed-position'], '0')
@@ -62,6 +63,7 @@ for (const engine of ENGINES) {
       const notModified = await request({ method: 'GET', url: `/v3/plant/${a.id}`, headers: { 'if-none-match': String(one.headers.etag) } })
       assert.equal(notModified.statusCode, 304)
       assert.equal(notModified.headers['feed-position'], String(head))
+      assert.equal((await request({ method: 'GET', url: '/v3/store/inventory' })).headers['feed-position'], String(head))
       await request({ method: 'DELETE', url: `/v3/plant/${a.id}` })
       assert.equal((await request({ method: 'GET', url: '/v3/plant' })).headers['feed-position'], String(head + 1))
       assert.equal((await request({ method: 'HEAD', url: '/v3/plant' })).headers['feed-position'], String(head + 1))

@@ -31,6 +31,7 @@ const TITLES = {
   gone: 'Gone',
   'storage-unavailable': 'Storage unavailable',
   'service-busy': 'Service busy',
+  'query-too-slow': 'Query too slow',
   'shutting-down': 'Service shutting down',
   internal: 'Internal server error'
 } as const
