@@ -10,8 +10,10 @@ import { FeedHub } from './feed/hub.js'
 import { changeRoutes } from './feed/routes.js'
 import { StreamLimits } from './feed/stream-limits.js'
 import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.js'
-import { clientErrorHandler, registerErrorHandler } from './http/error-handler.js'
+import { connectionTurns } from './http/connection-turns.js'
+import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
+import { redactedRequest, redactUrl } from './http/redact-url.js'
 import { HttpProblem } from './http/problem.js'
 import { lazyRequestLoggers } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
@@ -48,6 +50,8 @@ export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
   return {
     level: config.logLevel,
     redact: { paths: ['req.headers.authorization', 'req.headers.api_key', 'req.headers["api-key"]'], censor: '[redacted]' },
+    // A key sent in the query string (?api_key=) is redacted wherever a URL is logged.
+    serializers: { url: redactUrl, req: redactedRequest },
     // Pretty only for a person at a terminal; JSON for everything that collects logs.
     ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {})
   }
@@ -74,6 +78,9 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     return503OnClosing: false,
     trustProxy: config.trustProxy,
     clientErrorHandler,
+    // One request at a time per connection, and node's own answers in the contract's shape (see connection-turns.ts).
+    serverFactory: connectionTurns,
+    frameworkErrors,
     exposeHeadRoutes: true
   }).withTypeProvider<TypeBoxTypeProvider>()
 
