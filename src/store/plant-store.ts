@@ -77,6 +77,8 @@ export interface PlantStore {
   onCommit (listener: () => void): () => void
   /** Throws StorageUnavailable when the storage cannot be reached. */
   ping (): Promise<void>
+  /** The version of the database schema: SQLite's user_version, or the highest PostgreSQL migration applied. */
+  schemaVersion (): Promise<number>
   close (): Promise<void>
 }
 

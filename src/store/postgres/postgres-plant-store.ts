@@ -326,6 +326,12 @@ class PostgresPlantStore implements PlantStore {
     }
   }
 
+  async schemaVersion (): Promise<number> {
+    // Another instance of a newer release may have migrated further since this one started: read it live.
+    const { rows } = await this.session.run((c) => c.query<{ version: number }>('SELECT coalesce(max(version), 0)::int AS version FROM schema_migrations'))
+    return rows[0].version
+  }
+
   async close (): Promise<void> {
     if (this.closed) return
     this.closed = true

@@ -222,6 +222,10 @@ class SqlitePlantStore implements PlantStore {
     this.read(() => this.s.ping.get())
   }
 
+  async schemaVersion (): Promise<number> {
+    return this.read(() => this.db.pragma('user_version', { simple: true }) as number)
+  }
+
   async close (): Promise<void> {
     for (const t of this.timers) clearInterval(t)
     await this.commits.drain()
