@@ -44,10 +44,7 @@ Options:
 }
 
 interface PlantRow { id: number, name: string, category: string | null, tags: string, status: string, version: number, photos: string, created_at: number, updated_at: number }
-interface Counts {
-  plants: number, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string,
-  photoFiles: number, fileDigest: string
-}
+interface Counts { plants: number, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string, photoFiles: number, fileDigest: string }
 
 /** A digest of every plant in id order (its photo list included), the same whichever engine the rows come from. */
 class PlantDigest {
