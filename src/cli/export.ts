@@ -1,5 +1,6 @@
 import { once } from 'node:events'
 import { createWriteStream } from 'node:fs'
+import type { PlantQuery } from '../plants/query.js'
 import type { Plant } from '../plants/schemas.js'
 import { openCatalogue } from './catalogue.js'
 import { CommandFailed, FORMATS, oneOf, plural, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io } from './command.js'
@@ -19,6 +20,9 @@ line, as the API returns it. Both load back with plants import (the id is then i
 that itself holds | cannot be told apart in CSV: such plants are counted in a warning; use jsonl.
 
 Options:
+  --q TERMS            only plants whose name contains every term (as GET /v3/plant?q=)
+  --status STATUS      only plants of this status; repeat for any of several
+  --sort=ORDER         id, -id, name or -name (default id), as GET /v3/plant?sort=
   --format csv|jsonl   default csv
   --output FILE        write to FILE instead of standard output
 ${TARGET_HELP}
@@ -26,6 +30,9 @@ ${TARGET_HELP}
   options: {
     ...TARGET_OPTIONS,
     format: { type: 'string' },
+    q: { type: 'string' },
+    status: { type: 'string', multiple: true },
+    sort: { type: 'string' },
     output: { type: 'string', short: 'o' }
   },
   run: runExport
@@ -35,6 +42,7 @@ async function runExport (values: Record<string, any>, positionals: string[], io
   if (positionals.length > 0) throw new UsageError(`export takes no FILE argument (use --output ${positionals[0]})`)
   if (values['api-key-file'] !== undefined) throw new UsageError('export only reads: it needs no API key')
   const format = oneOf('format', values.format, FORMATS, 'csv') as Format
+  const query = await findQuery(values)
   const catalogue = await openCatalogue(values, io, { mayCreate: false, readOnly: true })
   const out: NodeJS.WritableStream = values.output === undefined ? io.stdout : createWriteStream(values.output)
   let failed: Error | undefined
@@ -44,7 +52,7 @@ async function runExport (values: Record<string, any>, positionals: string[], io
   let pipeTags = 0
   try {
     if (format === 'csv') await write(out, 'id,name,category,tags,status\n')
-    for await (const page of catalogue.pages(PAGE)) {
+    for await (const page of catalogue.pages(PAGE, query)) {
       if (failed) break
       let chunk = ''
       for (const plant of page) {
@@ -92,4 +100,20 @@ function csvLine (p: Plant): string {
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/
 function cell (value: string): string {
   return NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value
+}
+
+/** The same filters as GET /v3/plant, checked by the same rules; loaded only when one is given. */
+async function findQuery (values: Record<string, any>): Promise<PlantQuery | undefined> {
+  if (values.q === undefined && values.status === undefined && values.sort === undefined) return undefined
+  const { parseTerms, SORTS } = await import('../plants/query.js')
+  const statuses = (values.status ?? []) as string[]
+  for (const status of statuses) oneOf('status', status, ['available', 'pending', 'sold'], undefined)
+  let terms: string[]
+  try {
+    terms = parseTerms(values.q)
+  } catch (err) {
+    throw new UsageError(`--${(err as Error).message}`)
+  }
+  if (values.q !== undefined && [...values.q].length > 100) throw new UsageError('--q must be at most 100 characters')
+  return { statuses: [...new Set(statuses)] as PlantQuery['statuses'], tags: [], terms, sort: oneOf('sort', values.sort, SORTS, 'id')! }
 }
