@@ -5,16 +5,19 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import pino from 'pino'
 import type { Config } from './config.js'
 import { changeRoutes } from './feed/routes.js'
 import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.js'
 import { clientErrorHandler, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
 import { HttpProblem } from './http/problem.js'
-import { lazyRequestLoggers } from './http/request-logger.js'
+import { lazyRequestLoggers, registerAccessLog } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
+import { docsPageSecurity } from './ops/docs-page.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
 import { registerMetrics } from './ops/metrics.js'
+import { observedClientErrors } from './ops/parser-refusals.js'
 import { plantRoutes } from './plants/routes.js'
 import { openStore } from './store/open-store.js'
 import type { PlantStore } from './store/plant-store.js'
@@ -40,6 +43,9 @@ export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
   if (config.logLevel === 'silent') return false
   return {
     level: config.logLevel,
+    // ISO times and level names: readable by a person and by any log store without a pino decoder.
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label: string) => ({ level: label }) },
     redact: { paths: ['req.headers.authorization', 'req.headers.api_key', 'req.headers["api-key"]'], censor: '[redacted]' },
     // Pretty only for a person at a terminal; JSON for everything that collects logs.
     ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {})
@@ -66,7 +72,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     http: { headersTimeout: 10_000, connectionsCheckingInterval: 2_000 },
     return503OnClosing: false,
     trustProxy: config.trustProxy,
-    clientErrorHandler,
+    clientErrorHandler: observedClientErrors(clientErrorHandler),
     exposeHeadRoutes: true
   }).withTypeProvider<TypeBoxTypeProvider>()
 
@@ -99,10 +105,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     })
   }
   registerWriteAuth(app, keyHashes)
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request completed')
-    done()
-  })
+  registerAccessLog(app)
 
   await app.register(swagger, {
     openapi: {
@@ -118,7 +121,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       tags: [{ name: 'plant', description: 'The plant catalogue' }, { name: 'operations', description: 'Health and readiness' }]
     }
   })
-  await app.register(swaggerUi, { routePrefix: '/v3/docs' })
+  await app.register(swaggerUi, { routePrefix: '/v3/docs', ...docsPageSecurity })
   app.get('/v3/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   registerMetrics(app)

@@ -1,11 +1,10 @@
-import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import type { PlantFields, PlantStatus } from '../../plants/schemas.js'
 import {
   FeedGone, StorageUnavailable,
   type Change, type ChangePage, type CreateResult, type IdempotencyClaim, type ListFilter, type PlantStore, type StoredPlant
 } from '../plant-store.js'
+import { prepareDataDir } from './data-dir.js'
 import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
 import { migrate } from './migrations.js'
 import { connect } from './writes.js'
@@ -42,10 +41,7 @@ function storageError (err: unknown): unknown {
 
 export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   let filename = ':memory:'
-  if (options.dataDir !== ':memory:') {
-    mkdirSync(options.dataDir, { recursive: true })
-    filename = join(options.dataDir, 'catalogue.db')
-  }
+  if (options.dataDir !== ':memory:') filename = prepareDataDir(options.dataDir)
   const db = connect(filename)
   migrate(db)
   return new SqlitePlantStore(db, filename, options)
