@@ -34,12 +34,14 @@ declare module 'fastify' {
 export interface AppOptions {
   /** Use this store instead of opening the one the config names (the app then does not close it). */
   store?: PlantStore
+  /** Write the log here instead of stdout (tests read it). */
+  logStream?: NodeJS.WritableStream
 }
 
 const OPERATIONS_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
 const SANE_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 
-export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
+export function loggerOptions (config: Config, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   if (config.logLevel === 'silent') return false
   return {
     level: config.logLevel,
@@ -48,14 +50,14 @@ export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
     formatters: { level: (label: string) => ({ level: label }) },
     redact: { paths: ['req.headers.authorization', 'req.headers.api_key', 'req.headers["api-key"]'], censor: '[redacted]' },
     // Pretty only for a person at a terminal; JSON for everything that collects logs.
-    ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {})
+    ...(stream ? { stream } : process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {})
   }
 }
 
 /** Builds the configured service without listening: tests use it through inject, server.ts runs it. */
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: loggerOptions(config),
+    logger: loggerOptions(config, options.logStream),
     bodyLimit: 64 * 1024,
     requestIdHeader: false,
     genReqId: (req) => {
@@ -76,11 +78,11 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     exposeHeadRoutes: true
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  const keyHashes = loadKeyHashes(config) // before the store opens: a bad key file leaves nothing open
   const store = options.store ?? await openStore(config)
   if (!options.store) app.addHook('onClose', async () => { await store.close() })
   app.decorate('store', store)
   app.decorate('readiness', { draining: false, lastRequestAt: 0 })
-  const keyHashes = loadKeyHashes(config)
   app.decorate('writeKeyCount', keyHashes.length)
 
   registerValidators(app)
