@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import pino from 'pino'
@@ -14,7 +13,7 @@ import { registerJsonBody } from './http/json-body.js'
 import { HttpProblem } from './http/problem.js'
 import { lazyRequestLoggers, registerAccessLog } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
-import { docsPageSecurity } from './ops/docs-page.js'
+import { docsPage } from './ops/docs-page.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
 import { registerMetrics } from './ops/metrics.js'
 import { observedClientErrors } from './ops/parser-refusals.js'
@@ -123,7 +122,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       tags: [{ name: 'plant', description: 'The plant catalogue' }, { name: 'operations', description: 'Health and readiness' }]
     }
   })
-  await app.register(swaggerUi, { routePrefix: '/v3/docs', ...docsPageSecurity })
+  await app.register(docsPage)
   app.get('/v3/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   registerMetrics(app)

@@ -110,7 +110,7 @@ describe('readiness says why', () => {
       url.username = user
       url.password = 's3cret-pw'
       if (path) url.pathname = path
-      const env = { ...process.env, DATABASE_URL: url.toString(), LOG_LEVEL: 'silent', PORT: String(18_000 + Math.floor(Math.random() * 1000)) }
+      const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url.toString(), LOG_LEVEL: 'silent', PORT: String(18_000 + Math.floor(Math.random() * 1000)) }
       delete env.NODE_OPTIONS
       delete env.NODE_TEST_CONTEXT
       const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, encoding: 'utf8', timeout: 30_000 })

@@ -57,7 +57,7 @@ export function registerAccessLog (app: FastifyInstance): void {
       request.log.debug({ method: request.method, url: request.url, status, ms: reply.elapsedTime }, 'request completed')
     } else if (request.url !== '/readyz') {
       const route = request.is404 ? 'unmatched' : request.routeOptions.url
-      request.log.info({ method: request.method, route, status, client: request.ip, ms: Math.round(reply.elapsedTime) }, status >= 500 ? 'request failed' : 'request refused')
+      request.log.info({ method: request.method, route, status, client: request.ip, ms: Math.round(reply.elapsedTime) }, status >= 500 ? 'request answered with an error' : 'request refused')
     }
     done()
   })
