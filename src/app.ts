@@ -8,8 +8,10 @@ import pino from 'pino'
 import type { Config } from './config.js'
 import { changeRoutes } from './feed/routes.js'
 import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.js'
-import { clientErrorHandler, registerErrorHandler } from './http/error-handler.js'
+import { connectionTurns } from './http/connection-turns.js'
+import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
+import { redactedRequest, redactUrl } from './http/redact-url.js'
 import { HttpProblem } from './http/problem.js'
 import { lazyRequestLoggers, registerAccessLog } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
@@ -17,6 +19,9 @@ import { docsPage } from './ops/docs-page.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
 import { registerMetrics } from './ops/metrics.js'
 import { observedClientErrors } from './ops/parser-refusals.js'
+import { pageDirectory, pageRoutes } from './page/page-routes.js'
+import { inventoryRoute } from './plants/inventory-route.js'
+import { patchRoute } from './plants/patch-route.js'
 import { plantRoutes } from './plants/routes.js'
 import { openStore } from './store/open-store.js'
 import type { PlantStore } from './store/plant-store.js'
@@ -48,6 +53,8 @@ export function loggerOptions (config: Config, stream?: NodeJS.WritableStream): 
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label: string) => ({ level: label }) },
     redact: { paths: ['req.headers.authorization', 'req.headers.api_key', 'req.headers["api-key"]'], censor: '[redacted]' },
+    // A key sent in the query string (?api_key=) is redacted wherever a URL is logged.
+    serializers: { url: redactUrl, req: redactedRequest },
     // Pretty only for a person at a terminal; JSON for everything that collects logs.
     ...(stream ? { stream } : process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {})
   }
@@ -74,6 +81,9 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     return503OnClosing: false,
     trustProxy: config.trustProxy,
     clientErrorHandler: observedClientErrors(clientErrorHandler),
+    // One request at a time per connection, and node's own answers in the contract's shape (see connection-turns.ts).
+    serverFactory: connectionTurns,
+    frameworkErrors,
     exposeHeadRoutes: true
   }).withTypeProvider<TypeBoxTypeProvider>()
 
@@ -128,7 +138,10 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   registerMetrics(app)
   const routeOptions = { store, secured: keyHashes.length > 0, rateLimited: config.rateLimit > 0 }
   await app.register(plantRoutes, routeOptions)
+  await app.register(patchRoute, routeOptions)
+  await app.register(inventoryRoute, routeOptions)
   await app.register(changeRoutes, routeOptions)
   await app.register(healthRoutes, { store, readiness: app.readiness })
+  await app.register(pageRoutes, { dir: pageDirectory(), secured: keyHashes.length > 0 })
   return app
 }

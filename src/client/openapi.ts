@@ -44,7 +44,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List plants in id order, filtered, one keyset page at a time */
+        /** Find plants: filter by status (any of), tags (all of), category and name terms (q), sorted by id or name, one keyset page at a time */
         get: operations["list-plants"];
         /** Update an existing plant (named by id in the body; the whole plant is replaced) */
         put: operations["update-plant"];
@@ -71,7 +71,11 @@ export interface paths {
         delete: operations["delete-plant"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change some fields of a plant (JSON merge patch, RFC 7396; `{}` changes nothing)
+         * @description Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, `category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body (400 invalid-input), the plant (404), If-Match (412). `{}` answers the current plant: no new version, no change in the feed.
+         */
+        patch: operations["patch-plant"];
         trace?: never;
     };
     "/v3/plant/changes": {
@@ -100,6 +104,26 @@ export interface paths {
         };
         /** The change feed as Server-Sent Events: `id` is the sequence, `event` the kind, `data` the change */
         get: operations["stream-plant-events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/store/inventory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The number of plants of each status
+         * @description Exact at one moment (never a mix of before and after a write), and as cheap on a million plants as on ten: the counts are kept in the transaction of every write, not counted per request.
+         */
+        get: operations["get-inventory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -193,11 +217,15 @@ export interface operations {
         parameters: {
             query?: {
                 category?: string;
-                /** @description The nextCursor of the previous page. */
+                /** @description The nextCursor of the previous page, sent with the same sort and filters. */
                 cursor?: string;
                 limit?: number;
-                /** @description Sale status of the plant. */
-                status?: "available" | "pending" | "sold";
+                /** @description Search by name: 1–5 terms separated by white space, each of at least 3 characters; a plant matches when its name contains every term, ignoring case (JavaScript toLowerCase). Accents are not ignored: "cafe" does not find "Café". */
+                q?: string;
+                /** @description `name` orders by the lower-cased name compared by Unicode code point, ties by id; `-` reverses both. */
+                sort?: "id" | "-id" | "name" | "-name";
+                /** @description Repeat to accept any of the statuses given. */
+                status?: ("available" | "pending" | "sold")[];
                 /** @description Repeat to require every tag given. */
                 tag?: string[];
             };
@@ -1025,6 +1053,243 @@ export interface operations {
             };
         };
     };
+    "patch-plant": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Apply only if the plant still has this ETag (else 412). */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Server-assigned identifier; increasing, never reused. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /** @description A JSON merge patch (RFC 7396) of a plant: only the members sent change; `{}` changes nothing. An id or unknown member is invalid input. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Free-form category, 1–100 characters, or null. */
+                    category?: string | null;
+                    /** @description Name of the plant: 1–200 characters, not only white space. */
+                    name?: string;
+                    /**
+                     * @description Sale status of the plant.
+                     * @enum {string}
+                     */
+                    status?: "available" | "pending" | "sold";
+                    /** @description Up to 20 distinct labels, each 1–50 characters. */
+                    tags?: string[];
+                };
+                "application/merge-patch+json": {
+                    /** @description Free-form category, 1–100 characters, or null. */
+                    category?: string | null;
+                    /** @description Name of the plant: 1–200 characters, not only white space. */
+                    name?: string;
+                    /**
+                     * @description Sale status of the plant.
+                     * @enum {string}
+                     */
+                    status?: "available" | "pending" | "sold";
+                    /** @description Up to 20 distinct labels, each 1–50 characters. */
+                    tags?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The plant after the patch, with its ETag */
+            200: {
+                headers: {
+                    /** @description The version of the plant, for If-Match and If-None-Match. */
+                    etag?: string;
+                    /** @description /v3/plant/{id} of the plant. */
+                    location?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        category: string | null;
+                        /** @description Server-assigned identifier; increasing, never reused. */
+                        id: number;
+                        name: string;
+                        /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
+                        status: string;
+                        tags: string[];
+                    };
+                };
+            };
+            /** @description Invalid ID supplied, or invalid input */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Missing or unknown API key (writes only, when keys are configured) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Plant not found */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description If-Match does not match the current ETag */
+            412: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Body larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
     "list-plant-changes": {
         parameters: {
             query?: {
@@ -1233,6 +1498,80 @@ export interface operations {
                         title: string;
                         /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
                         type: string;
+                    };
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
+    "get-inventory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The number of plants of each status, exact at one moment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        available: number;
+                        pending: number;
+                        sold: number;
                     };
                 };
             };
