@@ -6,7 +6,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import pino from 'pino'
 import type { Config } from './config.js'
+import { FeedHub } from './feed/hub.js'
 import { changeRoutes } from './feed/routes.js'
+import { StreamLimits } from './feed/stream-limits.js'
 import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.js'
 import { connectionTurns } from './http/connection-turns.js'
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js'
@@ -17,8 +19,9 @@ import { lazyRequestLoggers, registerAccessLog } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
 import { docsPage } from './ops/docs-page.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
-import { registerMetrics } from './ops/metrics.js'
+import { registerFeedMetrics, registerMetrics } from './ops/metrics.js'
 import { observedClientErrors } from './ops/parser-refusals.js'
+import { versionRoutes } from './ops/version.js'
 import { pageDirectory, pageRoutes } from './page/page-routes.js'
 import { inventoryRoute } from './plants/inventory-route.js'
 import { patchRoute } from './plants/patch-route.js'
@@ -32,6 +35,8 @@ declare module 'fastify' {
     readiness: Readiness
     /** How many API keys may write (0: writes are anonymous). */
     writeKeyCount: number
+    /** The change feed every event stream of this process reads from. */
+    feedHub: FeedHub
   }
 }
 
@@ -135,13 +140,17 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(docsPage)
   app.get('/v3/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
-  registerMetrics(app)
+  const registry = registerMetrics(app)
   const routeOptions = { store, secured: keyHashes.length > 0, rateLimited: config.rateLimit > 0 }
+  const hub = new FeedHub(store, app.log)
+  registerFeedMetrics(registry, hub)
+  app.decorate('feedHub', hub)
   await app.register(plantRoutes, routeOptions)
   await app.register(patchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)
-  await app.register(changeRoutes, routeOptions)
+  await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits(config.feedMaxStreams, config.feedMaxStreamsPerClient) })
   await app.register(healthRoutes, { store, readiness: app.readiness })
+  await app.register(versionRoutes, { store, registry })
   await app.register(pageRoutes, { dir: pageDirectory(), secured: keyHashes.length > 0 })
   return app
 }

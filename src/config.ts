@@ -20,6 +20,8 @@ const Env = Type.Object({
   CORS_ORIGINS: Type.Optional(Type.String({ description: 'comma-separated origins' })),
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 5000, description: 'an integer from 0 to 120000' }),
   FEED_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, maximum: 36_500, default: 7, description: 'a number of days above 0 (e.g. 7 or 0.5)' }),
+  FEED_MAX_STREAMS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1000, description: 'an integer from 1 to 1000000' }),
+  FEED_MAX_STREAMS_PER_CLIENT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 20, description: 'an integer from 1 to 1000000' }),
   WORKERS: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })], { default: 1, description: 'auto or an integer from 1 to 256' })
 })
 type Env = Static<typeof Env>
@@ -104,6 +106,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
     corsOrigins: list(e.CORS_ORIGINS),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     feedRetentionMs: e.FEED_RETENTION_DAYS * 86_400_000,
+    /** Event streams open at once on this instance, and from one client address (past them: 503, 429). */
+    feedMaxStreams: e.FEED_MAX_STREAMS,
+    feedMaxStreamsPerClient: e.FEED_MAX_STREAMS_PER_CLIENT,
     workers: e.WORKERS
   }
 }

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import cluster from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import closeWithGrace from 'close-with-grace'
@@ -8,8 +9,10 @@ import { serveClusterMetrics } from './ops/cluster-metrics.js'
 import { unavailableReason } from './ops/health.js'
 import { databaseLocation, startupFacts } from './ops/startup.js'
 import { StorageUnavailable } from './store/plant-store.js'
+import { PACKAGE_VERSION } from './version.js'
 
-// The process: read config once, listen, and shut down without dropping a request.
+// The process (the package's `plant-catalogue` command): read config once, listen, and shut down
+// without dropping a request.
 
 const IDLE_MS = 300
 /** However idle, readiness answers 503 this long (capped by the grace), so a load balancer's next probe sees it. */
@@ -57,7 +60,27 @@ async function serve (config: Config): Promise<void> {
   app.log.info(startupFacts(config, app.writeKeyCount), 'plant catalogue started')
 }
 
+const USAGE = `Usage: plant-catalogue [--version | --help]
+
+Serves the plant catalogue over HTTP. It is configured by environment variables only (HOST, PORT,
+DATA_DIR, DATABASE_URL, API_KEYS_FILE, LOG_LEVEL, ...): see the README's Configuration section.
+Stop it with SIGTERM: it drains, then exits.`
+
 function main (): void {
+  // Configuration is the environment's; arguments only ask about the program itself.
+  const [arg, ...more] = process.argv.slice(2)
+  if (arg === '--version' && more.length === 0) {
+    process.stdout.write(`${PACKAGE_VERSION}\n`)
+    return
+  }
+  if ((arg === '--help' || arg === '-h') && more.length === 0) {
+    process.stdout.write(`${USAGE}\n`)
+    return
+  }
+  if (arg !== undefined) {
+    process.stderr.write(`plant-catalogue: unexpected argument ${JSON.stringify(arg)}\n\n${USAGE}\n`)
+    process.exit(2)
+  }
   let config: Config
   try {
     config = loadConfig()

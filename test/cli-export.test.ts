@@ -56,7 +56,7 @@ test('an export loads back with plants import into an equal catalogue (ids aside
     const file = join(dir, `export.${format}`)
     assert.equal((await plants(['export', '--data-dir', dataDir, '--format', format, '--output', file])).code, 0)
     const copy = join(dir, `copy-${format}`)
-    const result = await plants(['import', file, '--data-dir', copy])
+    const result = await plants(['import', '--create', file, '--data-dir', copy])
     assert.equal(result.code, 0, result.stderr)
     const store = openSqliteStore({ dataDir: copy, feedRetentionMs: 86_400_000 })
     const loaded = await store.list({ afterId: 0, limit: 10_000 })

@@ -132,6 +132,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/version": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The running release, the API version and the schema version of the database */
+        get: operations["version"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1597,6 +1614,60 @@ export interface operations {
                         title: string;
                         /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
                         type: string;
+                    };
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
+    version: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The version of the API this release serves: the OpenAPI document's info.version */
+                        apiVersion: string;
+                        /** @description The storage engine in use */
+                        engine: "sqlite" | "postgres";
+                        /** @description The database's schema version, read live: SQLite's user_version, or the highest PostgreSQL migration applied (a newer release starting beside this one may have raised it) */
+                        schemaVersion: number;
+                        /** @description The release of the service (its package version, as `plant-catalogue --version` prints it) */
+                        version: string;
                     };
                 };
             };

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Counter, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
 import { writeSecurity } from '../http/auth.js'
 import { COMMIT_SIZE_BUCKETS, commitSizes } from '../store/commit-sizes.js'
 import { StorageUnavailable } from '../store/plant-store.js'
@@ -117,7 +117,7 @@ function registerStorageMetrics (app: FastifyInstance, registry: Registry): void
   app.addHook('onError', (_request, _reply, error, done) => {
     if (error instanceof StorageUnavailable) {
       const code = (error.cause as { code?: unknown } | undefined)?.code
-      errors.inc({ engine: app.store.engine, cause: typeof code === 'string' ? code : 'timeout' })
+      errors.inc({ engine: app.store.engine, cause: typeof code === 'string' ? code : /within/.test(error.message) ? 'timeout' : 'unavailable' })
     }
     done()
   })
@@ -140,4 +140,26 @@ function registerStorageMetrics (app: FastifyInstance, registry: Registry): void
       })
     })
   } as unknown as Metric)
+}
+
+/** What the change feed reports: its open event streams and how far behind the slowest one is. */
+export interface FeedStats { readonly streamsOpen: number, lag (): number }
+
+/** The feed's gauges, read when /metrics is scraped (nothing is counted on the streams' path). */
+export function registerFeedMetrics (registry: Registry, feed: FeedStats): void {
+  // eslint-disable-next-line no-new
+  new Gauge({
+    name: 'feed_event_streams_open',
+    help: 'Event streams (GET /v3/plant/events) open on this process',
+    registers: [registry],
+    collect () { this.set(feed.streamsOpen) }
+  })
+  // eslint-disable-next-line no-new
+  new Gauge({
+    name: 'feed_lag_changes',
+    help: 'Changes between the head of the feed and the open event stream furthest behind (0 with none open)',
+    registers: [registry],
+    aggregator: 'max',
+    collect () { this.set(feed.lag()) }
+  })
 }

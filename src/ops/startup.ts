@@ -1,17 +1,6 @@
-import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Config } from '../config.js'
-
-/** package.json's version: two folders up from src/ops, three from dist/src/ops. */
-export function serviceVersion (): string {
-  for (const up of ['../../package.json', '../../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string, version?: string }
-      if (pkg.name === 'plant-catalogue' && pkg.version) return pkg.version
-    } catch { /* not there: try one folder up */ }
-  }
-  return 'unknown'
-}
+import { PACKAGE_VERSION } from '../version.js'
 
 /** Where PostgreSQL is, as host:port/database: never the user's password (nor the query's options). */
 export function databaseLocation (url: string): string {
@@ -27,7 +16,7 @@ export function databaseLocation (url: string): string {
 /** What an operator checks first in the start-up line: which storage, which protections. */
 export function startupFacts (config: Config, keyCount: number): Record<string, unknown> {
   return {
-    version: serviceVersion(),
+    version: PACKAGE_VERSION,
     engine: config.databaseUrl ? 'postgres' : 'sqlite',
     ...(config.databaseUrl ? { database: databaseLocation(config.databaseUrl) } : { dataDir: config.dataDir === ':memory:' ? ':memory:' : resolve(config.dataDir) }),
     auth: keyCount > 0 ? `API keys (${keyCount}) for writes and /metrics` : config.allowAnonymousWrites ? 'none: anonymous writes allowed' : 'none: anonymous writes on loopback only',
