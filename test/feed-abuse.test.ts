@@ -168,6 +168,22 @@ for (const engine of ENGINES) {
       assert.equal(status, 200)
     })
 
+    test('closing the service ends its event streams, so clients resume on another instance', { timeout: 30_000 }, async (t) => {
+      const store = await engine.open()
+      t.after(() => store.close())
+      const { app, base } = await listen(t, store)
+      const { ended } = await new Promise<{ ended: Promise<unknown> }>((resolve, reject) => {
+        http.get(`${base}/v3/plant/events`, (res) => {
+          res.resume()
+          resolve({ ended: new Promise((resolve) => res.on('end', resolve).on('close', resolve)) })
+        }).on('error', reject)
+      })
+      assert.equal(app.feedHub.streamsOpen, 1)
+      await app.close()
+      await ended
+      assert.equal(app.feedHub.streamsOpen, 0)
+    })
+
     test('HEAD /v3/plant/events answers with the headers of the stream and ends', { timeout: 30_000 }, async (t) => {
       const store = await engine.open()
       t.after(() => store.close())
