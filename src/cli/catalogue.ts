@@ -174,15 +174,15 @@ export class SnapshotCatalogue implements Catalogue {
       yield * this.found(pageSize, query)
       return
     }
-    const page = this.db.prepare<[number, number], { id: number, name: string, category: string | null, tags: string, status: string }>(
-      'SELECT id, name, category, tags, status FROM plants WHERE id > ? ORDER BY id LIMIT ?')
+    const page = this.db.prepare<[number, number], { id: number, name: string, category: string | null, tags: string, status: string, photos: string }>(
+      'SELECT id, name, category, tags, status, photos FROM plants WHERE id > ? ORDER BY id LIMIT ?')
     this.db.prepare('BEGIN').run()
     try {
       let afterId = 0
       for (;;) {
         const rows = page.all(afterId, pageSize)
         if (rows.length === 0) return
-        yield rows.map((r) => ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags) as string[], status: r.status }))
+        yield rows.map((r) => ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags) as string[], status: r.status, photos: JSON.parse(r.photos) }))
         afterId = rows[rows.length - 1].id
       }
     } finally {
@@ -198,9 +198,9 @@ export class SnapshotCatalogue implements Catalogue {
       let after: { id: number, key?: string } = { id: 0 }
       for (;;) {
         const { text, args } = listSql({ ...query, afterId: after.id, afterKey: after.key, limit: pageSize }, { kind: 'order' })
-        const rows = this.db.prepare(text).all(...args) as Array<{ id: number, name: string, category: string | null, tags: string, status: string }>
+        const rows = this.db.prepare(text).all(...args) as Array<{ id: number, name: string, category: string | null, tags: string, status: string, photos: string }>
         if (rows.length === 0) return
-        yield rows.map((r) => ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags) as string[], status: r.status }))
+        yield rows.map((r) => ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags) as string[], status: r.status, photos: JSON.parse(r.photos) }))
         const last = rows[rows.length - 1]
         after = { id: last.id, key: nameKey(last.name) }
       }
