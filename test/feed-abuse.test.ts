@@ -142,7 +142,7 @@ for (const engine of ENGINES) {
     test('event streams are capped per client address (429) and in all (503), both with Retry-After; a refused or failed request holds no slot', async (t) => {
       const store = await engine.open()
       t.after(() => store.close())
-      const { base } = await listen(t, store, { feedMaxStreams: 3, feedMaxStreamsPerClient: 2, trustProxy: true })
+      const { base } = await listen(t, store, { feedMaxStreams: 3, feedMaxStreamsPerClient: 2, trustProxy: ['127.0.0.1'] })
       const from = (address: string) => ({ 'x-forwarded-for': address })
       // Refused positions release their slot: far more of them than the cap, all 410.
       for (let i = 0; i < 5; i++) assert.equal((await fetch(`${base}/v3/plant/events?after=99`, { headers: from('10.0.0.9') })).status, 410)
