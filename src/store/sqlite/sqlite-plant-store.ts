@@ -1,5 +1,3 @@
-import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import type { NewPhoto } from '../../photos/schemas.js'
 import type { PlantFields, PlantPatch, PlantStatus } from '../../plants/schemas.js'
@@ -7,6 +5,7 @@ import {
   FeedGone, QueryTooSlow, StorageUnavailable,
   type Change, type ChangePage, type CreateResult, type IdempotencyClaim, type Inventory, type ListFilter, type PlantStore, type StoredPlant
 } from '../plant-store.js'
+import { prepareDataDir } from './data-dir.js'
 import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
 import { listSql, probeSql, SMALL, type Driver } from './list-query.js'
 import { migrate } from './migrations.js'
@@ -51,10 +50,7 @@ function storageError (err: unknown): unknown {
 
 export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   let filename = ':memory:'
-  if (options.dataDir !== ':memory:') {
-    mkdirSync(options.dataDir, { recursive: true })
-    filename = join(options.dataDir, 'catalogue.db')
-  }
+  if (options.dataDir !== ':memory:') filename = prepareDataDir(options.dataDir)
   const db = connect(filename)
   migrate(db, options.progress ?? ((message) => { process.stderr.write(`${message}\n`) }))
   return new SqlitePlantStore(db, filename, options)
@@ -189,15 +185,17 @@ class SqlitePlantStore implements PlantStore {
   private driver (filter: ListFilter): Driver {
     const candidates: Array<Exclude<Driver, { kind: 'order' }>> = [...new Set(filter.tags ?? [])].map((tag) => ({ kind: 'tag', tag }))
     if ((filter.terms ?? []).length > 0) candidates.push({ kind: 'fts' })
+    const byName = filter.sort === 'name' || filter.sort === '-name'
+    // By id any candidate keeps the order, so a smaller count tells the rarest well enough.
+    const cap = byName ? SMALL : 500
     let best: Driver = { kind: 'order' }
     let fewest = Infinity
     for (const candidate of candidates) {
-      const { text, args } = probeSql(candidate, filter, SMALL)
+      const { text, args } = probeSql(candidate, filter, cap)
       const n = this.statement(text).pluck().get(...args) as number
       if (n < fewest) { best = candidate; fewest = n }
       if (n === 0) break
     }
-    const byName = filter.sort === 'name' || filter.sort === '-name'
     return byName && fewest >= SMALL ? { kind: 'order' } : best
   }
 
