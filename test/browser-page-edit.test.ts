@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { ENGINES } from './helpers/engines.js'
-import { buildPage, fitsWidth, KEY, launchBrowser, NO_CHROMIUM, openStaffPage, OUTPUT, png, unexpectedErrors, type StaffPage } from './helpers/staff-page.js'
+import { axe, buildPage, fitsWidth, KEY, launchBrowser, NO_CHROMIUM, openStaffPage, OUTPUT, png, unexpectedErrors, type StaffPage } from './helpers/staff-page.js'
 
 // Staff changing plants on the page at /: the key asked before the first write, editing with
 // If-Match and the conflict it can meet, marking sold, photos, adding, deleting after a
@@ -56,6 +56,7 @@ for (const engine of ENGINES) {
     await editor.getByRole('button', { name: 'Save', exact: true }).click()
     await page.getByRole('dialog', { name: 'API key needed' }).waitFor()
     assert.deepEqual(writes(staff), [], 'nothing is sent before a key is given')
+    assert.deepEqual(await axe(page), [], 'axe-core: the key dialog')
     await giveKey(page, 'not-the-key')
     await page.getByRole('dialog', { name: 'API key needed' }).getByRole('alert').filter({ hasText: 'Key refused' }).waitFor()
     await giveKey(page, KEY)
@@ -128,6 +129,11 @@ for (const engine of ENGINES) {
     await editor.getByRole('button', { name: 'Close' }).click()
     await plantButton(page, 'Aloe, busy day').or(plantButton(page, 'Aloe vera (staff pick)')).waitFor({ state: 'detached' })
 
+    // Staff can forget the key before leaving the till; the next write asks again.
+    await page.getByRole('button', { name: 'Forget key' }).click()
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('plants.apiKey')), null)
+    assert.ok(await page.getByRole('button', { name: 'Forget key' }).isHidden())
+
     assert.deepEqual(unexpectedErrors(staff.errors), [])
     for (const status of await staff.refusedStatuses()) assert.ok([400, 401, 404, 412, 503].includes(status), `unexpected ${status}`)
   })
@@ -188,6 +194,7 @@ for (const engine of ENGINES) {
     await editor.getByRole('button', { name: 'Delete…' }).click()
     const confirm = page.getByRole('alertdialog', { name: 'Delete this plant?' })
     await confirm.getByText('“Olive tree” and its photos will be removed').waitFor()
+    assert.deepEqual(await axe(page), [], 'axe-core: the confirmation')
     await confirm.getByRole('button', { name: 'Cancel' }).click()
     assert.equal((await staff.call('GET', `/v3/plant/${olive.id}`)).status, 200)
     await editor.getByRole('button', { name: 'Delete…' }).click()
