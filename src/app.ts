@@ -20,6 +20,8 @@ import { registerValidators } from './http/validation.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
 import { registerFeedMetrics, registerMetrics } from './ops/metrics.js'
 import { versionRoutes } from './ops/version.js'
+import { PhotoMetrics } from './photos/metrics.js'
+import { photoRoutes } from './photos/routes.js'
 import { pageDirectory, pageRoutes } from './page/page-routes.js'
 import { inventoryRoute } from './plants/inventory-route.js'
 import { patchRoute } from './plants/patch-route.js'
@@ -145,6 +147,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(patchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)
   await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits(config.feedMaxStreams, config.feedMaxStreamsPerClient) })
+  await app.register(photoRoutes, { ...routeOptions, metrics: new PhotoMetrics(registry) })
   await app.register(healthRoutes, { store, readiness: app.readiness })
   await app.register(versionRoutes, { store, registry })
   await app.register(pageRoutes, { dir: pageDirectory(), secured: keyHashes.length > 0 })

@@ -37,6 +37,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/photos/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A photo file (its name comes from a photo's urls)
+         * @description File names are derived from the content, so a file never changes: it is served with `Cache-Control: public, max-age=31536000, immutable` and an ETag. Any instance serves any photo.
+         */
+        get: operations["get-photo-file"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/plant": {
         parameters: {
             query?: never;
@@ -78,6 +98,43 @@ export interface paths {
         patch: operations["patch-plant"];
         trace?: never;
     };
+    "/v3/plant/{id}/photos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a photo to a plant (the body is the picture itself)
+         * @description JPEG, PNG or WebP, at most 10 MiB and 50 megapixels, at most 12 photos a plant. The picture is turned upright by its EXIF orientation and every metadata block (EXIF, GPS, XMP, IPTC, comments, ICC profile) is removed; it is kept as `full` in its own format, with two WebP sizes, `thumb` (fits 256×256) and `display` (fits 1280×1280). The plant's version increases (If-Match applies) and the feed gets one `updated` change. Pictures are processed a few at a time; when too many wait, the upload is refused at once with 503 and Retry-After.
+         */
+        post: operations["add-plant-photo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/plant/{id}/photos/{photoId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a photo from a plant (files no photo uses any more are deleted) */
+        delete: operations["delete-plant-photo"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/plant/changes": {
         parameters: {
             query?: never;
@@ -85,7 +142,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Changes after a sequence number, oldest first (410 when that point is older than the retention) */
+        /**
+         * Changes after a sequence number, oldest first
+         * @description 410 when `after` is older than the retention or beyond the head of the feed (a restored or another database): never an empty page that would make a client skip what comes next. A client that gets 410 reloads the list and follows the feed from the `Feed-Position` header of the first page it loads.
+         */
         get: operations["list-plant-changes"];
         put?: never;
         post?: never;
@@ -102,7 +162,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The change feed as Server-Sent Events: `id` is the sequence, `event` the kind, `data` the change */
+        /**
+         * The change feed as Server-Sent Events: `id` is the sequence, `event` the kind, `data` the change
+         * @description Resumes after `Last-Event-ID` (or `?after=`); with neither it starts at the head and sends live changes only (never 410). The first message is a bare `id:` naming where the stream starts, so a browser that reconnects before any change resumes there. 410 when the position is older than the retention or beyond the head. Streams are capped per instance (503) and per client address (429), both with Retry-After; a client that reads nothing for 30 s is cut off.
+         */
         get: operations["stream-plant-events"];
         put?: never;
         post?: never;
@@ -230,6 +293,119 @@ export interface operations {
             };
         };
     };
+    "get-photo-file": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Answer 304 if it holds the file's ETag. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description A file name from a photo's urls. */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bytes, as image/webp (thumb, display) or the uploaded format (full) */
+            200: {
+                headers: {
+                    "cache-control"?: string;
+                    etag?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": unknown;
+                    "image/png": unknown;
+                    "image/webp": unknown;
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such photo file */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
     "list-plants": {
         parameters: {
             query?: {
@@ -255,6 +431,10 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The newest change (`seq`) this read already reflects (a little older at most, never newer): follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date. */
+                    "feed-position"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -264,6 +444,24 @@ export interface operations {
                             /** @description Server-assigned identifier; increasing, never reused. */
                             id: number;
                             name: string;
+                            /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
+                            photos: {
+                                /** @description Height of the full picture, upright, in pixels. */
+                                height: number;
+                                /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
+                                id: string;
+                                /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
+                                urls: {
+                                    /** @description WebP that fits 1280×1280. */
+                                    display: string;
+                                    /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
+                                    full: string;
+                                    /** @description WebP that fits 256×256. */
+                                    thumb: string;
+                                };
+                                /** @description Width of the full picture, upright, in pixels. */
+                                width: number;
+                            }[];
                             /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
                             status: string;
                             tags: string[];
@@ -403,6 +601,24 @@ export interface operations {
                         /** @description Server-assigned identifier; increasing, never reused. */
                         id: number;
                         name: string;
+                        /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
+                        photos: {
+                            /** @description Height of the full picture, upright, in pixels. */
+                            height: number;
+                            /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
+                            id: string;
+                            /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
+                            urls: {
+                                /** @description WebP that fits 1280×1280. */
+                                display: string;
+                                /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
+                                full: string;
+                                /** @description WebP that fits 256×256. */
+                                thumb: string;
+                            };
+                            /** @description Width of the full picture, upright, in pixels. */
+                            width: number;
+                        }[];
                         /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
                         status: string;
                         tags: string[];
@@ -631,6 +847,24 @@ export interface operations {
                         /** @description Server-assigned identifier; increasing, never reused. */
                         id: number;
                         name: string;
+                        /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
+                        photos: {
+                            /** @description Height of the full picture, upright, in pixels. */
+                            height: number;
+                            /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
+                            id: string;
+                            /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
+                            urls: {
+                                /** @description WebP that fits 1280×1280. */
+                                display: string;
+                                /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
+                                full: string;
+                                /** @description WebP that fits 256×256. */
+                                thumb: string;
+                            };
+                            /** @description Width of the full picture, upright, in pixels. */
+                            width: number;
+                        }[];
                         /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
                         status: string;
                         tags: string[];
@@ -805,6 +1039,8 @@ export interface operations {
                 headers: {
                     /** @description The version of the plant, for If-Match and If-None-Match. */
                     etag?: string;
+                    /** @description The newest change (`seq`) this read already reflects (a little older at most, never newer): follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date. */
+                    "feed-position"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -815,6 +1051,24 @@ export interface operations {
                         /** @description Server-assigned identifier; increasing, never reused. */
                         id: number;
                         name: string;
+                        /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
+                        photos: {
+                            /** @description Height of the full picture, upright, in pixels. */
+                            height: number;
+                            /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
+                            id: string;
+                            /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
+                            urls: {
+                                /** @description WebP that fits 1280×1280. */
+                                display: string;
+                                /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
+                                full: string;
+                                /** @description WebP that fits 256×256. */
+                                thumb: string;
+                            };
+                            /** @description Width of the full picture, upright, in pixels. */
+                            width: number;
+                        }[];
                         /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
                         status: string;
                         tags: string[];
@@ -826,6 +1080,8 @@ export interface operations {
                 headers: {
                     /** @description The version of the plant, for If-Match and If-None-Match. */
                     etag?: string;
+                    /** @description The newest change (`seq`) this read already reflects (a little older at most, never newer): follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date. */
+                    "feed-position"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1132,6 +1388,24 @@ export interface operations {
                         /** @description Server-assigned identifier; increasing, never reused. */
                         id: number;
                         name: string;
+                        /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
+                        photos: {
+                            /** @description Height of the full picture, upright, in pixels. */
+                            height: number;
+                            /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
+                            id: string;
+                            /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
+                            urls: {
+                                /** @description WebP that fits 1280×1280. */
+                                display: string;
+                                /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
+                                full: string;
+                                /** @description WebP that fits 256×256. */
+                                thumb: string;
+                            };
+                            /** @description Width of the full picture, upright, in pixels. */
+                            width: number;
+                        }[];
                         /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
                         status: string;
                         tags: string[];
@@ -1307,10 +1581,446 @@ export interface operations {
             };
         };
     };
+    "add-plant-photo": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Apply only if the plant still has this ETag (else 412). */
+                "if-match"?: string;
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "image/jpeg": unknown;
+                "image/png": unknown;
+                "image/webp": unknown;
+            };
+        };
+        responses: {
+            /** @description The photo was stored (the record and all three files are durable) */
+            201: {
+                headers: {
+                    /** @description The plant's new ETag. */
+                    etag?: string;
+                    /** @description /v3/plant/{id}/photos/{photoId} of the photo. */
+                    location?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Height of the full picture, upright, in pixels. */
+                        height: number;
+                        /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
+                        id: string;
+                        /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
+                        urls: {
+                            /** @description WebP that fits 1280×1280. */
+                            display: string;
+                            /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
+                            full: string;
+                            /** @description WebP that fits 256×256. */
+                            thumb: string;
+                        };
+                        /** @description Width of the full picture, upright, in pixels. */
+                        width: number;
+                    };
+                };
+            };
+            /** @description Invalid plant id, or the body is not a picture of the declared type, or is over 50 megapixels */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Missing or unknown API key (writes only, when keys are configured) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Plant not found */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description The plant already has the most photos allowed */
+            409: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description If-Match does not match the current ETag */
+            412: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Body larger than 10 MiB */
+            413: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not one the operation accepts */
+            415: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Too many pictures in progress, or storage unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
+    "delete-plant-photo": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Apply only if the plant still has this ETag (else 412). */
+                "if-match"?: string;
+            };
+            path: {
+                id: number;
+                photoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed; the plant's version increased */
+            204: {
+                headers: {
+                    /** @description The plant's new ETag. */
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid plant id */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Missing or unknown API key (writes only, when keys are configured) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Plant or photo not found */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description If-Match does not match the current ETag */
+            412: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
     "list-plant-changes": {
         parameters: {
             query?: {
-                /** @description The last sequence number the client has; 0 for the beginning. */
+                /** @description The last sequence number the client has (a read's Feed-Position, or the last change applied); 0 for the beginning. Older than the retention or beyond the head: 410. */
                 after?: number;
                 limit?: number;
             };
@@ -1337,6 +2047,24 @@ export interface operations {
                                 /** @description Server-assigned identifier; increasing, never reused. */
                                 id: number;
                                 name: string;
+                                /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
+                                photos: {
+                                    /** @description Height of the full picture, upright, in pixels. */
+                                    height: number;
+                                    /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
+                                    id: string;
+                                    /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
+                                    urls: {
+                                        /** @description WebP that fits 1280×1280. */
+                                        display: string;
+                                        /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
+                                        full: string;
+                                        /** @description WebP that fits 256×256. */
+                                        thumb: string;
+                                    };
+                                    /** @description Width of the full picture, upright, in pixels. */
+                                    width: number;
+                                }[];
                                 /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
                                 status: string;
                                 tags: string[];
@@ -1373,7 +2101,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description That point of the feed is older than the retention */
+            /** @description That point is older than the retention, or beyond the head */
             410: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -1451,7 +2179,7 @@ export interface operations {
     "stream-plant-events": {
         parameters: {
             query?: {
-                /** @description Resume after this sequence number (Last-Event-ID takes precedence). */
+                /** @description Resume after this sequence number (Last-Event-ID takes precedence); with neither, the stream starts at the head. */
                 after?: number;
             };
             header?: {
@@ -1495,7 +2223,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description That point of the feed is older than the retention */
+            /** @description That point is older than the retention, or beyond the head */
             410: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -1518,7 +2246,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Too many event streams from this client address (see Retry-After) */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1543,7 +2271,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Storage unavailable or shutting down (see Retry-After) */
+            /** @description Too many event streams on this instance, or storage unavailable (see Retry-After) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1582,6 +2310,10 @@ export interface operations {
             /** @description The number of plants of each status, exact at one moment. */
             200: {
                 headers: {
+                    /** @description The newest change (`seq`) this read already reflects (a little older at most, never newer): follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date. */
+                    "feed-position"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import {
-  IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch, type ChangeKind
+  IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, StorageUnavailable, VersionMismatch, type ChangeKind
 } from '../plant-store.js'
 import type { Plant } from '../../plants/schemas.js'
 import type { Session } from './connection.js'
@@ -49,7 +49,8 @@ WITH head AS (
 SELECT value AS head, pg_notify('plant_changes', current_schema() || ':' || value) FROM head`
 
 const isDomainError = (err: unknown): boolean =>
-  err instanceof PlantNotFound || err instanceof VersionMismatch || err instanceof IdempotencyKeyReused
+  err instanceof PlantNotFound || err instanceof VersionMismatch || err instanceof IdempotencyKeyReused ||
+  err instanceof PhotoNotFound || err instanceof PhotoLimitReached
 
 /**
  * Group commit, as on SQLite: writes that arrive while a commit is in flight run together in the
