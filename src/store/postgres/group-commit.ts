@@ -5,6 +5,7 @@ import {
 import type { Plant } from '../../plants/schemas.js'
 import type { Session } from './connection.js'
 import { isRetryable, isUnavailable, storageError } from './storage-errors.js'
+import { recordCommit } from '../commit-sizes.js'
 
 /** What a unit of work sees: its transaction's connection, and the outbox it appends to. */
 export interface Tx {
@@ -105,7 +106,10 @@ export class GroupCommit {
       while (this.queue.length > 0) {
         const batch = this.queue.filter((p) => !p.settled)
         this.queue = []
-        if (batch.length > 0) await this.commit(batch)
+        if (batch.length > 0) {
+          recordCommit('postgres', batch.length)
+          await this.commit(batch)
+        }
       }
     } finally {
       this.running = false

@@ -136,6 +136,8 @@ class PostgresPlantStore implements PlantStore {
   private isReady = false
   private ready: Promise<void>
   private markReady: () => void = () => {}
+  /** Why the last attempt to reach and migrate the database failed, until one succeeds (readiness says it). */
+  private startFailure: unknown
   private closed = false
 
   constructor (
@@ -161,13 +163,13 @@ class PostgresPlantStore implements PlantStore {
     if (outcome === 'ready') return
     if (outcome !== 'waiting' && !isUnavailable(outcome)) throw outcome
     // Unreachable now: keep trying in the background; requests get 503 until it succeeds.
-    void first.then(() => {}, () => this.initialiseLater(0))
+    void first.then(() => {}, (err: unknown) => { this.startFailure = err; this.initialiseLater(0) })
   }
 
   private initialiseLater (failures: number): void {
     if (this.closed) return
     const timer = setTimeout(() => {
-      this.initialise().catch(() => this.initialiseLater(failures + 1))
+      this.initialise().catch((err: unknown) => { this.startFailure = err; this.initialiseLater(failures + 1) })
     }, Math.min(5_000, 250 * 2 ** failures))
     timer.unref()
     this.timers.push(timer)
@@ -191,6 +193,7 @@ class PostgresPlantStore implements PlantStore {
     }
     if (this.closed) return
     this.isReady = true
+    this.startFailure = undefined
     this.markReady()
     await this.purge().catch(() => {}) // not worth refusing to start for; the next hour tries again
     this.timers.push(setInterval(() => { this.purge().catch(() => {}) }, 3_600_000).unref())
@@ -330,7 +333,7 @@ class PostgresPlantStore implements PlantStore {
    * The watcher keeps it within milliseconds of other instances' commits (half a second without NOTIFY).
    */
   feedPosition (): number {
-    if (!this.isReady) throw new StorageUnavailable('postgres: not ready')
+    if (!this.isReady) throw new StorageUnavailable('postgres: not ready', this.startFailure)
     return this.position
   }
 
@@ -341,6 +344,8 @@ class PostgresPlantStore implements PlantStore {
   }
 
   async ping (): Promise<void> {
+    // Not migrated yet: say at once what the last attempt met, rather than wait out a deadline.
+    if (!this.isReady && this.startFailure !== undefined) throw new StorageUnavailable('postgres: not reachable yet', this.startFailure)
     try {
       await this.session.run((c) => c.query('SELECT 1'))
     } catch (err) {

@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
 import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, VersionMismatch } from '../plant-store.js'
 import { batchWriter, type BatchResult, type Refusal, type WriteOp } from './writes.js'
+import { recordCommit } from '../commit-sizes.js'
 
 /** Runs a batch of writes in one transaction and says how each went. */
 export interface Committer {
@@ -63,6 +64,7 @@ export class GroupCommit {
     if (this.inFlight || this.queue.length === 0) return
     const batch = this.queue
     this.queue = []
+    recordCommit('sqlite', batch.length)
     this.inFlight = this.committer.commit(batch.map((p) => p.op))
       .catch((err: Error & { code?: string }): BatchResult => ({ failure: { code: err.code, message: err.message } }))
       .then((result) => {

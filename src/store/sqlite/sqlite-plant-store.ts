@@ -1,5 +1,3 @@
-import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import type { NewPhoto } from '../../photos/schemas.js'
 import type { PlantFields, PlantPatch, PlantStatus } from '../../plants/schemas.js'
@@ -7,6 +5,7 @@ import {
   FeedGone, QueryTooSlow, StorageUnavailable,
   type Change, type ChangePage, type CreateResult, type IdempotencyClaim, type Inventory, type ListFilter, type PlantStore, type StoredPlant
 } from '../plant-store.js'
+import { prepareDataDir } from './data-dir.js'
 import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
 import { listSql, probeSql, SMALL, type Driver } from './list-query.js'
 import { migrate } from './migrations.js'
@@ -51,10 +50,7 @@ function storageError (err: unknown): unknown {
 
 export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   let filename = ':memory:'
-  if (options.dataDir !== ':memory:') {
-    mkdirSync(options.dataDir, { recursive: true })
-    filename = join(options.dataDir, 'catalogue.db')
-  }
+  if (options.dataDir !== ':memory:') filename = prepareDataDir(options.dataDir)
   const db = connect(filename)
   migrate(db, options.progress ?? ((message) => { process.stderr.write(`${message}\n`) }))
   return new SqlitePlantStore(db, filename, options)
