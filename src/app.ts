@@ -8,6 +8,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import type { Config } from './config.js'
 import { changeRoutes } from './feed/routes.js'
 import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.js'
+import { registerComponents } from './http/components.js'
 import { clientErrorHandler, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
 import { HttpProblem } from './http/problem.js'
@@ -104,7 +105,10 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     done()
   })
 
+  registerComponents(app)
   await app.register(swagger, {
+    // Components keep their names (Plant, Problem, …) instead of def-0, def-1.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` },
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -122,7 +126,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   app.get('/v3/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   registerMetrics(app)
-  const routeOptions = { store, secured: keyHashes.length > 0, rateLimited: config.rateLimit > 0 }
+  const routeOptions = { store }
   await app.register(plantRoutes, routeOptions)
   await app.register(changeRoutes, routeOptions)
   await app.register(healthRoutes, { store, readiness: app.readiness })

@@ -111,7 +111,99 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
+    schemas: {
+        /** @description One committed write, as the feed tells it. */
+        Change: {
+            id: number;
+            /** @enum {string} */
+            kind: "created" | "updated" | "deleted";
+            /** @description The record after the change; null for a delete. */
+            plant: components["schemas"]["Plant"] | null;
+            /** @description Position in the feed: increasing, without gaps in what a client is sent. */
+            seq: number;
+            version: number;
+        };
+        /** @description Changes after a sequence number, oldest first. */
+        ChangePage: {
+            items: components["schemas"]["Change"][];
+            /** @description The `after` to send for the following page. */
+            next: number;
+        };
+        /** @description Details of the plant to add. Unknown members (an id included) are invalid input. */
+        NewPlant: {
+            /**
+             * @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null.
+             * @default null
+             */
+            category?: string | null;
+            /** @description Name of the plant: 1–200 characters, no white space at either end (refused, not trimmed). */
+            name: string;
+            /**
+             * @description Sale status of the plant.
+             * @default available
+             * @enum {string}
+             */
+            status?: "available" | "pending" | "sold";
+            /**
+             * @description Up to 20 distinct labels.
+             * @default []
+             */
+            tags?: string[];
+        };
+        /** @description A stored plant. */
+        Plant: {
+            category: string | null;
+            /** @description Server-assigned identifier; increasing, never reused. */
+            id: number;
+            name: string;
+            /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
+            status: string;
+            tags: string[];
+        };
+        /** @description One page of plants in the order asked for. */
+        PlantPage: {
+            items: components["schemas"]["Plant"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /** @description Updated details of the plant, named by id. Omitted optional fields take their defaults. */
+        PlantUpdate: {
+            /**
+             * @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null.
+             * @default null
+             */
+            category?: string | null;
+            /** @description Server-assigned identifier; increasing, never reused. */
+            id: number;
+            /** @description Name of the plant: 1–200 characters, no white space at either end (refused, not trimmed). */
+            name: string;
+            /**
+             * @description Sale status of the plant.
+             * @default available
+             * @enum {string}
+             */
+            status?: "available" | "pending" | "sold";
+            /**
+             * @description Up to 20 distinct labels.
+             * @default []
+             */
+            tags?: string[];
+        };
+        /** @description Problem details (RFC 9457), served as application/json. */
+        Problem: {
+            detail?: string;
+            errors?: {
+                message: string;
+                /** @description JSON pointer to the offending member of the request part. */
+                path: string;
+            }[];
+            requestId: string;
+            status: number;
+            title: string;
+            /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+            type: string;
+        };
+    };
     responses: never;
     parameters: never;
     requestBodies: never;
@@ -129,9 +221,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The process answers */
             200: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -151,9 +245,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Storage answers and the service is not shutting down */
             200: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -172,19 +268,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -195,6 +279,7 @@ export interface operations {
                 category?: string;
                 /** @description The nextCursor of the previous page. */
                 cursor?: string;
+                /** @description Plants a page: 1–500, default 50. */
                 limit?: number;
                 /** @description Sale status of the plant. */
                 status?: "available" | "pending" | "sold";
@@ -207,25 +292,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of plants; pass nextCursor back as cursor for the next */
             200: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            category: string | null;
-                            /** @description Server-assigned identifier; increasing, never reused. */
-                            id: number;
-                            name: string;
-                            /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
-                            status: string;
-                            tags: string[];
-                        }[];
-                        /** @description Pass as `cursor` for the next page; null on the last page. */
-                        nextCursor: string | null;
-                    };
+                    "application/json": components["schemas"]["PlantPage"];
                 };
             };
             /** @description Invalid input */
@@ -236,22 +311,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -261,19 +324,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -286,19 +337,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -313,31 +352,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Updated details of the plant, named by id. Omitted optional fields take their defaults. */
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Free-form category, 1–100 characters, or null.
-                     * @default null
-                     */
-                    category?: string | null;
-                    /** @description Server-assigned identifier; increasing, never reused. */
-                    id: number;
-                    /** @description Name of the plant: 1–200 characters, not only white space. */
-                    name: string;
-                    /**
-                     * @description Sale status of the plant.
-                     * @default available
-                     * @enum {string}
-                     */
-                    status?: "available" | "pending" | "sold";
-                    /**
-                     * @description Up to 20 distinct labels, each 1–50 characters.
-                     * @default []
-                     */
-                    tags?: string[];
-                };
+                "application/json": components["schemas"]["PlantUpdate"];
             };
         };
         responses: {
@@ -353,15 +370,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        category: string | null;
-                        /** @description Server-assigned identifier; increasing, never reused. */
-                        id: number;
-                        name: string;
-                        /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
-                        status: string;
-                        tags: string[];
-                    };
+                    "application/json": components["schemas"]["Plant"];
                 };
             };
             /** @description Invalid ID supplied, or invalid input */
@@ -372,22 +381,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key (writes only, when keys are configured) */
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -397,19 +394,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Plant not found */
@@ -420,19 +405,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description If-Match does not match the current ETag */
@@ -443,19 +416,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Body larger than 64 KiB */
@@ -466,22 +427,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -491,19 +440,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -516,19 +453,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -543,29 +468,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Details of the plant to add. Unknown members (an id included) are invalid input. */
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Free-form category, 1–100 characters, or null.
-                     * @default null
-                     */
-                    category?: string | null;
-                    /** @description Name of the plant: 1–200 characters, not only white space. */
-                    name: string;
-                    /**
-                     * @description Sale status of the plant.
-                     * @default available
-                     * @enum {string}
-                     */
-                    status?: "available" | "pending" | "sold";
-                    /**
-                     * @description Up to 20 distinct labels, each 1–50 characters.
-                     * @default []
-                     */
-                    tags?: string[];
-                };
+                "application/json": components["schemas"]["NewPlant"];
             };
         };
         responses: {
@@ -581,18 +486,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        category: string | null;
-                        /** @description Server-assigned identifier; increasing, never reused. */
-                        id: number;
-                        name: string;
-                        /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
-                        status: string;
-                        tags: string[];
-                    };
+                    "application/json": components["schemas"]["Plant"];
                 };
             };
-            /** @description Missing or unknown API key (writes only, when keys are configured) */
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -602,19 +499,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Invalid input */
@@ -627,19 +512,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Body larger than 64 KiB */
@@ -650,19 +523,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Idempotency-Key reused with a different body */
@@ -673,22 +534,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -698,19 +547,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -723,19 +560,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -765,15 +590,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        category: string | null;
-                        /** @description Server-assigned identifier; increasing, never reused. */
-                        id: number;
-                        name: string;
-                        /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
-                        status: string;
-                        tags: string[];
-                    };
+                    "application/json": components["schemas"]["Plant"];
                 };
             };
             /** @description Not modified: the plant still has the ETag in If-None-Match */
@@ -793,19 +610,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Plant not found */
@@ -816,22 +621,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -841,19 +634,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -866,19 +647,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -910,22 +679,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key (writes only, when keys are configured) */
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -935,19 +692,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Plant not found */
@@ -958,22 +703,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -983,19 +716,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -1008,19 +729,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1030,6 +739,7 @@ export interface operations {
             query?: {
                 /** @description The last sequence number the client has; 0 for the beginning. */
                 after?: number;
+                /** @description Changes a page: 1–1000, default 100. */
                 limit?: number;
             };
             header?: never;
@@ -1038,34 +748,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of changes; send next as after for the following page */
             200: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            id: number;
-                            /** @enum {string} */
-                            kind: "created" | "updated" | "deleted";
-                            /** @description The record after the change; null for a delete. */
-                            plant: {
-                                category: string | null;
-                                /** @description Server-assigned identifier; increasing, never reused. */
-                                id: number;
-                                name: string;
-                                /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
-                                status: string;
-                                tags: string[];
-                            } | null;
-                            /** @description Position in the feed: increasing, without gaps in what a client is sent. */
-                            seq: number;
-                            version: number;
-                        }[];
-                        /** @description The `after` to send for the following page. */
-                        next: number;
-                    };
+                    "application/json": components["schemas"]["ChangePage"];
                 };
             };
             /** @description Invalid input */
@@ -1076,19 +767,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description That point of the feed is older than the retention */
@@ -1099,22 +778,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1124,19 +791,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -1149,19 +804,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1184,6 +827,8 @@ export interface operations {
             /** @description An endless text/event-stream */
             200: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1198,19 +843,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description That point of the feed is older than the retention */
@@ -1221,22 +854,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1246,19 +867,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -1271,19 +880,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { HttpProblem, problemResponses } from '../http/problem.js'
+import { ref } from '../http/components.js'
+import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { guardStatuses, type RouteOptions } from '../plants/routes.js'
 import { CHANGES_PAGE_SIZE, ChangePage, ChangesQuery, EventsHeaders, EventsQuery } from './schemas.js'
@@ -10,14 +11,17 @@ const tags = ['plant']
 /** The change feed: a catch-up page endpoint and a live Server-Sent Events stream over the same log. */
 export const changeRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
   const { store } = options
-  const guards = guardStatuses(options, false)
+  const guards = guardStatuses(false)
   app.get('/v3/plant/changes', {
     schema: {
       operationId: 'list-plant-changes',
       tags,
       summary: 'Changes after a sequence number, oldest first (410 when that point is older than the retention)',
       querystring: ChangesQuery,
-      response: { 200: ChangePage, ...problemResponses(...guards, 400, 410, 503) }
+      response: {
+        200: { ...ref(ChangePage), description: 'A page of changes; send next as after for the following page', headers: HEADERS.requestId },
+        ...problemResponses(...guards, 400, 410, 503)
+      }
     }
   }, async (request) => store.changes(request.query.after ?? 0, request.query.limit ?? CHANGES_PAGE_SIZE))
 
@@ -29,7 +33,7 @@ export const changeRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       querystring: EventsQuery,
       headers: EventsHeaders,
       response: {
-        200: { description: 'An endless text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        200: { description: 'An endless text/event-stream', headers: HEADERS.requestId, content: { 'text/event-stream': { schema: { type: 'string' } } } },
         ...problemResponses(...guards, 400, 410, 503)
       }
     }
