@@ -9,6 +9,7 @@ import type { Config } from './config.js'
 import { changeRoutes } from './feed/routes.js'
 import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.js'
 import { registerComponents } from './http/components.js'
+import { corsOptions } from './http/cors.js'
 import { clientErrorHandler, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
 import { HttpProblem } from './http/problem.js'
@@ -87,7 +88,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     done()
   })
   if (config.corsOrigins.length > 0) {
-    await app.register(cors, { origin: config.corsOrigins, exposedHeaders: ['etag', 'location', 'x-request-id', 'retry-after'] })
+    await app.register(cors, corsOptions(config.corsOrigins))
   }
   if (config.rateLimit > 0) {
     await app.register(rateLimit, {
