@@ -9,6 +9,7 @@ import type { Config } from './config.js'
 import { changeRoutes } from './feed/routes.js'
 import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.js'
 import { registerComponents } from './http/components.js'
+import { apiIndexRoutes } from './http/api-index.js'
 import { corsOptions } from './http/cors.js'
 import { clientErrorHandler, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
@@ -128,6 +129,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
 
   registerMetrics(app)
   const routeOptions = { store }
+  await app.register(apiIndexRoutes)
   await app.register(plantRoutes, routeOptions)
   await app.register(changeRoutes, routeOptions)
   await app.register(healthRoutes, { store, readiness: app.readiness })

@@ -37,6 +37,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where the documentation, the OpenAPI document and the API are */
+        get: operations["api-index"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/plant": {
         parameters: {
             query?: never;
@@ -112,6 +129,22 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description Where the documentation and the API are. */
+        ApiIndex: {
+            /** @description The change feed, page by page. */
+            changes: string;
+            /** @description The interactive documentation page. */
+            docs: string;
+            /** @description The change feed as Server-Sent Events. */
+            events: string;
+            /** @description The OpenAPI 3.1 document. */
+            openapi: string;
+            /** @description The plant collection: list (GET), add (POST), update (PUT). */
+            plants: string;
+            title: string;
+            /** @description The version of the API (the OpenAPI document's info.version). */
+            version: string;
+        };
         /** @description One committed write, as the feed tells it. */
         Change: {
             id: number;
@@ -260,6 +293,41 @@ export interface operations {
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
             503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "api-index": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Links to the docs page, the OpenAPI document and the API */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiIndex"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
                     "retry-after"?: string;

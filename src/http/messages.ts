@@ -46,7 +46,7 @@ export function messageOf (e: AjvError): string {
     case 'maxItems':
       return `must have at most ${String(p.limit)} items`
     case 'uniqueItems':
-      return `must not repeat a value (items ${String(p.j)} and ${String(p.i)} are equal)`
+      return `must not repeat a value (items ${String(Math.min(Number(p.i), Number(p.j)))} and ${String(Math.max(Number(p.i), Number(p.j)))} are equal)`
     case 'pattern': {
       if (e.schema === TEXT_PATTERN && typeof e.data === 'string') return textRuleBroken(e.data)
       const explained = e.parentSchema?.['x-pattern-message']

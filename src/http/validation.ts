@@ -9,6 +9,7 @@ import { components } from './components.js'
 // verbose: errors carry their schema and value, so a message can name the rule broken (see messages.ts).
 const common: Options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false, verbose: true }
 
+const addedTo = new WeakMap<Ajv, Set<string>>()
 /** Adds the named components (src/http/components.ts) not yet known to `ajv`, so `$ref`s to them resolve. */
 function withComponents (ajv: Ajv): Ajv {
   let added = addedTo.get(ajv)
@@ -19,7 +20,6 @@ function withComponents (ajv: Ajv): Ajv {
   }
   return ajv
 }
-const addedTo = new WeakMap<Ajv, Set<string>>()
 
 /** The validator for JSON bodies; the CLI checks imported rows with the same one. */
 export const bodyValidator = (): Ajv => withComponents(new Ajv({ ...common, coerceTypes: false }))

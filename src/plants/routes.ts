@@ -15,12 +15,15 @@ import {
 
 const COLLECTION_ALLOW = allowHeader(['GET', 'POST', 'PUT'])
 // Path ids must be written canonically: the text coercion would otherwise read "1e3" or "0x10" as numbers.
-const CANONICAL_ID = /^[1-9][0-9]{0,15}$/
+const CANONICAL_ID = /^[1-9][0-9]*$/
+const invalidId = (message: string) => new HttpProblem(400, 'invalid-id', `/id ${message}`, [{ path: '/id', message }])
 // A callback hook, not an async one: it runs on every read by id, and a promise per request shows in the profile.
 function canonicalId (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
-  done(CANONICAL_ID.test((request.params as { id: string }).id)
-    ? undefined
-    : new HttpProblem(400, 'invalid-id', '/id must be a positive integer written in decimal digits', [{ path: '/id', message: 'must be a positive integer' }]))
+  const { id } = request.params as { id: string }
+  if (!CANONICAL_ID.test(id)) done(invalidId('must be a positive integer written in decimal digits'))
+  // Longer than any safe integer: say the limit (16 digits over it are left to the schema's maximum, with the same words).
+  else if (id.length > 16) done(invalidId(`must be at most ${Number.MAX_SAFE_INTEGER}`))
+  else done()
 }
 const tags = ['plant']
 
