@@ -18,6 +18,7 @@ import { lazyRequestLoggers } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
 import { registerMetrics } from './ops/metrics.js'
+import { pageDirectory, pageRoutes } from './page/page-routes.js'
 import { plantRoutes } from './plants/routes.js'
 import { openStore } from './store/open-store.js'
 import type { PlantStore } from './store/plant-store.js'
@@ -133,5 +134,6 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(plantRoutes, routeOptions)
   await app.register(changeRoutes, routeOptions)
   await app.register(healthRoutes, { store, readiness: app.readiness })
+  await app.register(pageRoutes, { dir: pageDirectory(), secured: keyHashes.length > 0 })
   return app
 }

@@ -1,0 +1,213 @@
+import assert from 'node:assert/strict'
+import { mkdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import type { Browser, CDPSession, Page } from 'playwright-core'
+import { ENGINES } from './helpers/engines.js'
+import { buildPage, launchBrowser, NO_CHROMIUM, openStaffPage, OUTPUT, unexpectedErrors } from './helpers/staff-page.js'
+
+// The staff page at / in Debian's Chromium: what a visitor gets on first load (headers, weight,
+// nothing from elsewhere, accessibility, hostile data shown as text, both screen widths), and
+// finding plants (search as you type, filters, sort, paging). Editing, photos and the live feed
+// are in browser-page-edit.test.ts and browser-page-live.test.ts.
+
+const HOSTILE = '<img src=x onerror=alert(1)>'
+let browser: Browser
+
+before(async () => {
+  if (NO_CHROMIUM) return
+  buildPage()
+  browser = await launchBrowser()
+})
+after(async () => { await browser?.close() })
+
+/** Bytes received for every request that finished (headers and body as sent on the wire). */
+async function countBytes (page: Page): Promise<{ session: CDPSession, total: () => number }> {
+  const session = await page.context().newCDPSession(page)
+  await session.send('Network.enable')
+  let total = 0
+  session.on('Network.loadingFinished', (event) => { total += event.encodedDataLength })
+  return { session, total: () => total }
+}
+
+async function axe (page: Page): Promise<Array<{ id: string, impact: string, nodes: number, help: string }>> {
+  const source = await readFile(new URL('../node_modules/axe-core/axe.min.js', import.meta.url), 'utf8')
+  // Evaluated by the test's debugger connection, which the page's CSP does not govern (the page keeps its CSP).
+  await page.evaluate(source)
+  return page.evaluate(async () => {
+    const results = await (window as any).axe.run(document, { resultTypes: ['violations'] })
+    return results.violations
+      .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, help: v.help, targets: v.nodes.map((n: any) => n.target.join(' ')) }))
+  })
+}
+
+/** Waits until the list shows exactly these names, in this order. */
+async function showing (page: Page, names: string[]): Promise<void> {
+  await page.waitForFunction((expected) =>
+    JSON.stringify([...document.querySelectorAll('#plants [data-role="open"]')].map((b) => b.textContent)) === expected, JSON.stringify(names))
+}
+
+async function noSidewaysScroll (page: Page): Promise<void> {
+  const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }))
+  assert.ok(scroll <= width, `the page is ${scroll}px wide in a ${width}px window`)
+}
+
+for (const engine of ENGINES) {
+  const skip = NO_CHROMIUM || engine.skip
+  const opts = { skip, timeout: 120_000 }
+
+  test(`${engine.name}: the first load is small, local, CSP-guarded, accessible, readable at 1280 and 375 px, and shows a hostile name as text`, opts, async (t) => {
+    const staff = await openStaffPage(t, browser, engine)
+    const { page } = staff
+    await staff.add({ name: 'Monstera deliciosa', category: 'indoor', tags: ['large', 'easy'], status: 'available' })
+    await staff.add({ name: HOSTILE, category: 'test', tags: ['<b>bold</b>'], status: 'pending' })
+    await staff.add({ name: 'Ficus lyrata', category: 'indoor', tags: ['large'], status: 'sold' })
+    await staff.add({ name: 'Lavandula angustifolia "Hidcote"', category: 'outdoor', tags: ['scented'], status: 'available' })
+
+    const bytes = await countBytes(page)
+    const response = await page.goto(staff.url + '/')
+    assert.ok(response)
+    assert.equal(response.status(), 200)
+    const headers = response.headers()
+    assert.match(headers['content-type'], /^text\/html/)
+    const csp = headers['content-security-policy'] ?? ''
+    assert.match(csp, /(^|;\s*)default-src 'self'(;|$)/)
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/)
+    assert.equal(headers['x-content-type-options'], 'nosniff')
+
+    const plants = page.getByRole('list').filter({ has: page.getByRole('button', { name: 'Monstera deliciosa', exact: true }) })
+    await plants.waitFor()
+    await page.waitForLoadState('networkidle')
+    const shownAt = await page.evaluate(() => performance.getEntriesByName('plants-shown')[0]?.startTime ?? -1)
+    const loaded = bytes.total()
+    t.diagnostic(`first load: ${loaded} bytes transferred; plants shown and input taken ${Math.round(shownAt)} ms after navigation`)
+    assert.ok(loaded > 0 && loaded <= 200 * 1024, `first load transferred ${loaded} bytes`)
+    assert.ok(shownAt > 0)
+
+    // Hostile data is text: the button shows the characters, no element was made from them.
+    await assert.doesNotReject(page.getByRole('button', { name: HOSTILE, exact: true }).waitFor())
+    assert.equal(await page.locator('img[src="x"]').count(), 0)
+    assert.equal(await page.locator('#plants b').count(), 0)
+    assert.equal(await page.getByText('<b>bold</b>', { exact: true }).count(), 1)
+
+    // Counts at the top, when the service has the inventory.
+    const counts = page.getByRole('region', { name: 'Inventory' })
+    const inventory = (await staff.call('GET', '/v3/store/inventory')).status !== 404
+    if (inventory) {
+      assert.equal(await counts.getByRole('definition').allInnerTexts().then((v) => v.join(' ')), '2 1 1')
+    } else t.diagnostic('inventory not on this service yet: counts hidden')
+
+    // Every control named for assistive technology.
+    for (const [role, name] of [['searchbox', 'Search by name'], ['combobox', 'Status'], ['textbox', 'Category'], ['textbox', 'Tag'],
+      ['combobox', 'Sort by'], ['button', 'Add plant'], ['button', 'Previous page'], ['button', 'Next page']] as const) {
+      assert.equal(await page.getByRole(role, { name, exact: true }).count(), 1, `${role} "${name}"`)
+    }
+
+    await mkdir(OUTPUT, { recursive: true })
+    assert.deepEqual(await axe(page), [], 'axe-core: no serious or critical violation at 1280 px')
+    await page.screenshot({ path: join(OUTPUT, `browser-page-${engine.name}-1280.png`), fullPage: true })
+    await noSidewaysScroll(page)
+
+    await page.setViewportSize({ width: 375, height: 812 })
+    await noSidewaysScroll(page)
+    assert.deepEqual(await axe(page), [], 'axe-core: no serious or critical violation at 375 px')
+    await page.screenshot({ path: join(OUTPUT, `browser-page-${engine.name}-375.png`), fullPage: true })
+
+    // The editor at both widths, open on the hostile plant.
+    await page.getByRole('button', { name: HOSTILE, exact: true }).click()
+    const dialog = page.getByRole('dialog', { name: 'Edit plant' })
+    await dialog.waitFor()
+    assert.equal(await dialog.getByRole('textbox', { name: 'Name', exact: true }).inputValue(), HOSTILE)
+    await noSidewaysScroll(page)
+    assert.deepEqual(await axe(page), [], 'axe-core: no serious or critical violation in the editor')
+    await page.screenshot({ path: join(OUTPUT, `browser-page-${engine.name}-editor-375.png`) })
+    await page.setViewportSize({ width: 1280, height: 900 })
+    await page.screenshot({ path: join(OUTPUT, `browser-page-${engine.name}-editor-1280.png`) })
+    t.diagnostic(`screenshots in ${OUTPUT}`)
+
+    assert.deepEqual(staff.foreign, [], 'the page asks nothing of another origin')
+    assert.deepEqual(unexpectedErrors(staff.errors), [])
+    assert.deepEqual(await staff.refusedStatuses(), [])
+  })
+
+  test(`${engine.name}: staff find plants by searching as they type (the latest answer wins), filtering, sorting by name and paging`, opts, async (t) => {
+    const staff = await openStaffPage(t, browser, engine)
+    const { page } = staff
+    const names = ['Zamioculcas', 'aloe vera', 'Monstera adansonii', 'Ficus elastica', 'Monstera deliciosa', 'Ficus benjamina', 'Éucalyptus']
+    for (const [i, name] of names.entries()) {
+      await staff.add({ name, category: i % 2 === 0 ? 'indoor' : 'outdoor', tags: i % 3 === 0 ? ['large'] : [], status: i === 4 ? 'sold' : 'available' })
+    }
+    for (let i = 1; i <= 20; i++) await staff.add({ name: `Seedling ${String(i).padStart(2, '0')}`, category: 'nursery', status: 'pending' })
+
+    await page.goto(staff.url + '/')
+    const shown = () => page.locator('#plants [data-role="open"]').allInnerTexts()
+    await page.getByRole('button', { name: 'Zamioculcas', exact: true }).waitFor()
+
+    // Paging: 27 plants, 20 a page, in id order.
+    assert.equal((await shown()).length, 20)
+    await page.getByRole('button', { name: 'Next page', exact: true }).click()
+    await page.getByRole('button', { name: 'Seedling 20', exact: true }).waitFor()
+    assert.deepEqual(await shown(), ['Seedling 14', 'Seedling 15', 'Seedling 16', 'Seedling 17', 'Seedling 18', 'Seedling 19', 'Seedling 20'])
+    assert.ok(await page.getByRole('button', { name: 'Next page', exact: true }).isDisabled())
+    await page.getByRole('button', { name: 'Previous page', exact: true }).click()
+    await page.getByRole('button', { name: 'Zamioculcas', exact: true }).waitFor()
+
+    // Filters: category, tag, status.
+    await page.getByRole('textbox', { name: 'Category', exact: true }).fill('outdoor')
+    await showing(page, ['aloe vera', 'Ficus elastica', 'Ficus benjamina'])
+    await page.getByRole('textbox', { name: 'Category', exact: true }).fill('')
+    await page.getByRole('textbox', { name: 'Tag', exact: true }).fill('large')
+    await showing(page, ['Zamioculcas', 'Ficus elastica', 'Éucalyptus'])
+    await page.getByRole('textbox', { name: 'Tag', exact: true }).fill('')
+    await page.getByRole('combobox', { name: 'Status', exact: true }).selectOption({ label: 'Sold' })
+    await showing(page, ['Monstera deliciosa'])
+    await page.getByRole('combobox', { name: 'Status', exact: true }).selectOption({ label: 'Any status' })
+    await page.getByRole('button', { name: 'Seedling 01', exact: true }).waitFor()
+
+    const search = page.getByRole('searchbox', { name: 'Search by name' })
+    const queries = () => staff.requests.map((r) => new URL(r.split(' ')[1]).searchParams).filter((p) => p.has('q')).map((p) => p.get('q'))
+    const listing = await staff.call('GET', '/v3/plant?q=monst')
+    if (listing.status !== 200) {
+      t.diagnostic(`search (q) not on this service yet (${listing.status}): search, "for sale" and sort steps wait for it`)
+      assert.deepEqual(unexpectedErrors(staff.errors), [])
+      assert.deepEqual(await staff.refusedStatuses(), [])
+      return
+    }
+
+    // Typing: short words are explained, not sent; the typing is debounced into few requests.
+    await search.pressSequentially('mo', { delay: 30 })
+    await page.getByText('Type at least 3 letters of each word.').waitFor()
+    assert.deepEqual(queries(), [])
+    await search.pressSequentially('nst', { delay: 30 })
+    await showing(page, ['Monstera adansonii', 'Monstera deliciosa'])
+    assert.ok(queries().length < 3, `typing "nst" sent ${queries().length} searches`)
+
+    // The latest answer wins: an earlier search held back by the network is aborted, never shown.
+    let release = (): void => {}
+    const held = new Promise<void>((resolve) => { release = resolve })
+    await page.route((u) => u.searchParams.get('q') === 'ficus', async (route) => {
+      await held
+      await route.continue().catch(() => {})
+    })
+    const failed = page.waitForEvent('requestfailed', (r) => new URL(r.url()).searchParams.get('q') === 'ficus')
+    await search.fill('ficus')
+    await page.waitForRequest((r) => new URL(r.url()).searchParams.get('q') === 'ficus')
+    await search.fill('aloe')
+    await page.getByRole('button', { name: 'aloe vera', exact: true }).waitFor()
+    await failed
+    release()
+    assert.deepEqual(await shown(), ['aloe vera'])
+
+    // Sort by name: lower case, code point order (É after z), then back to all plants.
+    await search.fill('')
+    await page.getByRole('combobox', { name: 'Status', exact: true }).selectOption({ label: 'For sale (available or pending)' })
+    await page.getByRole('combobox', { name: 'Sort by' }).selectOption({ label: 'Name, A to Z' })
+    await page.getByRole('textbox', { name: 'Category', exact: true }).fill('indoor')
+    await showing(page, ['Monstera adansonii', 'Zamioculcas', 'Éucalyptus'])
+    await page.getByRole('combobox', { name: 'Sort by' }).selectOption({ label: 'Name, Z to A' })
+    await showing(page, ['Éucalyptus', 'Zamioculcas', 'Monstera adansonii'])
+    assert.deepEqual(unexpectedErrors(staff.errors), [])
+    assert.deepEqual(await staff.refusedStatuses(), [])
+  })
+}

@@ -1,0 +1,160 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { TestContext } from 'node:test'
+import { crc32, deflateSync } from 'node:zlib'
+import type { FastifyInstance } from 'fastify'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { buildApp } from '../../src/app.js'
+import { testConfig } from '../../src/config.js'
+import type { Engine } from './engines.js'
+
+// What the staff page's browser tests share: a built page, a service on an engine with API keys
+// on, a Chromium page that records console errors and requests, and an API client for the
+// "someone else" who changes plants while staff work.
+
+export const CHROMIUM = '/usr/bin/chromium'
+export const NO_CHROMIUM = existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium)`
+export const OUTPUT = new URL('../../test-output/', import.meta.url).pathname
+export const KEY = 'staff-key-for-tests'
+const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run']
+const ROOT = new URL('../../', import.meta.url).pathname
+
+/** Compiles web/ into dist/web, as `npm run build` does, so tests run from sources see the current page. */
+export function buildPage (): void {
+  execFileSync('npm', ['run', '--silent', 'build:web'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+}
+
+export function launchBrowser (): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS })
+}
+
+export interface Answer { status: number, headers: http.IncomingHttpHeaders, body: any }
+
+export interface StaffPage {
+  url: string
+  app: FastifyInstance
+  context: BrowserContext
+  page: Page
+  /** Console errors and uncaught exceptions, as they happened. */
+  errors: string[]
+  /** Requests to anything but the service (the page must work offline). */
+  foreign: string[]
+  /** Every request the page made, as `METHOD url`. */
+  requests: string[]
+  /** `status url` of every answer the page got that was not a success. */
+  refusals: string[]
+  /** A write or read through the API, on a connection of its own (as another till would). */
+  call (method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer>
+  add (plant: Record<string, unknown>): Promise<any>
+  /** The statuses of the refusals the page met, less the inventory's 404 on a service that has none yet. */
+  refusedStatuses (): Promise<number[]>
+}
+
+/** A service on a fresh store of `engine` with API keys on, and a browser page on it. */
+export async function openStaffPage (t: TestContext, browser: Browser, engine: Engine): Promise<StaffPage> {
+  const store = await engine.open()
+  const app = await buildApp(testConfig({ apiKeys: [KEY] }), { store })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const { port } = app.server.address() as AddressInfo
+  const url = `http://127.0.0.1:${port}`
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+  t.after(async () => {
+    await context.close()
+    app.server.closeAllConnections()
+    await app.close()
+    await store.close()
+  })
+  const page = await context.newPage()
+  const errors: string[] = []
+  const foreign: string[] = []
+  const requests: string[] = []
+  const refusals: string[] = []
+  page.on('response', (response) => { if (response.status() >= 400) refusals.push(`${response.status()} ${response.url()}`) })
+  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()) })
+  page.on('pageerror', (err) => errors.push(`uncaught: ${err.message}`))
+  page.on('dialog', (dialog) => {
+    errors.push(`unexpected ${dialog.type()}: ${dialog.message()}`)
+    void dialog.dismiss()
+  })
+  page.on('request', (request) => {
+    requests.push(`${request.method()} ${request.url()}`)
+    const u = new URL(request.url())
+    if (!['data:', 'blob:'].includes(u.protocol) && u.origin !== url) foreign.push(request.url())
+  })
+
+  const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> =>
+    new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
+      const req = http.request(`${url}${path}`, {
+        method,
+        agent: false, // a connection of its own: dropping the page's connections must not break it
+        headers: {
+          authorization: `Bearer ${KEY}`,
+          ...(payload ? { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json', 'content-length': payload.length } : {}),
+          ...headers
+        }
+      }, (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8')
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text === '' ? undefined : JSON.parse(text) })
+        })
+      })
+      req.on('error', reject)
+      req.end(payload)
+    })
+  const add = async (plant: Record<string, unknown>): Promise<any> => {
+    const res = await call('POST', '/v3/plant', plant)
+    if (res.status !== 200) throw new Error(`add failed: ${res.status} ${JSON.stringify(res.body)}`)
+    return res.body
+  }
+  const refusedStatuses = async (): Promise<number[]> => {
+    const noInventory = (await call('GET', '/v3/store/inventory')).status === 404
+    return refusals.filter((r) => !(noInventory && r === `404 ${url}/v3/store/inventory`)).map((r) => Number(r.split(' ')[0]))
+  }
+  return { url, app, context, page, errors, foreign, requests, refusals, call, add, refusedStatuses }
+}
+
+/**
+ * Console errors other than the line Chromium prints for each answer that was not a success: those
+ * are checked through `refusals`, by URL and status, so an unexpected one (a missing favicon) still fails.
+ */
+export function unexpectedErrors (errors: string[]): string[] {
+  return errors.filter((e) => !/^Failed to load resource: the server responded with a status of \d+/.test(e))
+}
+
+/** A real PNG of `width` x `height` (a soft green gradient), made without an image library. */
+export function png (width = 160, height = 120): Buffer {
+  const chunk = (type: string, data: Buffer): Buffer => {
+    const length = Buffer.alloc(4)
+    length.writeUInt32BE(data.length)
+    const body = Buffer.concat([Buffer.from(type, 'ascii'), data])
+    const crc = Buffer.alloc(4)
+    crc.writeUInt32BE(crc32(body))
+    return Buffer.concat([length, body, crc])
+  }
+  const header = Buffer.alloc(13)
+  header.writeUInt32BE(width, 0)
+  header.writeUInt32BE(height, 4)
+  header[8] = 8 // bit depth
+  header[9] = 2 // RGB
+  const rows: Buffer[] = []
+  for (let y = 0; y < height; y++) {
+    const row = Buffer.alloc(1 + width * 3)
+    for (let x = 0; x < width; x++) {
+      row[1 + x * 3] = 60 + Math.round(80 * x / width)
+      row[2 + x * 3] = 140 + Math.round(80 * y / height)
+      row[3 + x * 3] = 90
+    }
+    rows.push(row)
+  }
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(Buffer.concat(rows))),
+    chunk('IEND', Buffer.alloc(0))
+  ])
+}

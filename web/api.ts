@@ -1,0 +1,116 @@
+import { askKey, forgetKey, keyRequired, storedKey } from './key.js'
+
+// The public API as the page uses it: every answer that is not a success becomes an ApiError
+// carrying the contract's problem body, so each caller can say plainly what went wrong.
+
+export interface Photo { id: string, width: number, height: number, urls: { thumb: string, display: string, full: string } }
+export interface Plant { id: number, name: string, category: string | null, tags: string[], status: string, photos?: Photo[] }
+export interface Change { seq: number, kind: 'created' | 'updated' | 'deleted', id: number, version: number, plant: Plant | null }
+export interface FieldError { path: string, message: string }
+export interface Problem { type: string, title: string, status: number, detail?: string, errors?: FieldError[], requestId?: string }
+export type Inventory = Record<'available' | 'pending' | 'sold', number>
+
+export class ApiError extends Error {
+  constructor (readonly status: number, readonly problem: Problem | undefined, readonly retryAfter: string | null = null) {
+    super(problem?.detail ?? problem?.title ?? `HTTP ${status}`)
+  }
+
+  /** The problem's stable code (`not-found`, `route-not-found`…), '' when the body had none. */
+  get code (): string {
+    return this.problem?.type.split('/').pop() ?? ''
+  }
+}
+
+/** The person closed the key dialog: the write was not sent. */
+export class Cancelled extends Error {}
+
+export interface Answer<T> { body: T, etag: string | null, position: string | null }
+
+interface Options {
+  body?: unknown
+  /** Sent as is (a photo), with this content type. */
+  raw?: Blob
+  contentType?: string
+  ifMatch?: string
+  idempotencyKey?: string
+  signal?: AbortSignal
+}
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+async function send (method: string, path: string, options: Options, key: string | null): Promise<Response> {
+  const headers: Record<string, string> = { accept: 'application/json' }
+  if (key !== null) headers.authorization = `Bearer ${key}`
+  if (options.ifMatch !== undefined) headers['if-match'] = options.ifMatch
+  if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey
+  let body: BodyInit | undefined
+  if (options.raw !== undefined) {
+    body = options.raw
+    headers['content-type'] = options.contentType ?? options.raw.type
+  } else if (options.body !== undefined) {
+    body = JSON.stringify(options.body)
+    headers['content-type'] = options.contentType ?? 'application/json'
+  }
+  try {
+    return await fetch(path, { method, headers, body, signal: options.signal, cache: 'no-store' })
+  } catch (err) {
+    if (options.signal?.aborted === true) throw err
+    throw new ApiError(0, undefined)
+  }
+}
+
+/** One request; writes carry the tab's key, asking for one first when the service needs it. */
+export async function api<T = unknown> (method: string, path: string, options: Options = {}): Promise<Answer<T>> {
+  const write = WRITES.has(method)
+  let key = write ? storedKey() : null
+  if (write && key === null && keyRequired) {
+    key = await askKey(false)
+    if (key === null) throw new Cancelled()
+  }
+  let res = await send(method, path, options, key)
+  while (write && res.status === 401) {
+    // A refused key is forgotten at once; the person may give another one and the write goes again.
+    forgetKey()
+    key = await askKey(true)
+    if (key === null) throw new ApiError(401, await problemOf(res))
+    res = await send(method, path, options, key)
+  }
+  if (!res.ok) throw new ApiError(res.status, await problemOf(res), res.headers.get('retry-after'))
+  const text = res.status === 204 ? '' : await res.text()
+  return {
+    body: (text === '' ? undefined : JSON.parse(text)) as T,
+    etag: res.headers.get('etag'),
+    position: res.headers.get('feed-position')
+  }
+}
+
+async function problemOf (res: Response): Promise<Problem | undefined> {
+  try {
+    const body = await res.json() as Problem
+    return typeof body?.type === 'string' ? body : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** What to tell staff about a refusal that has no better place (field errors go next to their fields). */
+export function describe (err: unknown, what = 'This plant'): string {
+  if (err instanceof Cancelled) return 'Nothing was saved: an API key is needed to make changes.'
+  if (!(err instanceof ApiError)) return 'Something went wrong in the page. Reload it and try again.'
+  const detail = err.problem?.detail ?? ''
+  switch (err.status) {
+    case 0: return 'The catalogue cannot be reached. Check the connection and try again.'
+    case 401: return 'Key refused: the service did not accept the API key, so nothing was changed.'
+    case 404: return `${what} no longer exists: someone deleted it.`
+    case 409: return detail || 'That cannot be done in the plant’s current state.'
+    case 412: return 'Changed by someone else while you were editing.'
+    case 413: return 'That file is too large (photos can be at most 10 MB).'
+    case 415: return 'That kind of file is not accepted: use a JPEG, PNG or WebP image.'
+    case 429: return `Too many requests just now: try again${err.retryAfter ? ` in ${err.retryAfter} s` : ' in a moment'}.`
+    case 503: return 'The catalogue is busy or restarting: try again in a moment.'
+  }
+  if (err.status >= 500) return `Something went wrong on the server: try again.${err.problem?.requestId ? ` (Reference ${err.problem.requestId})` : ''}`
+  return detail || err.problem?.title || `The request was refused (HTTP ${err.status}).`
+}
+
+export const isAbort = (err: unknown): boolean => err instanceof DOMException && err.name === 'AbortError'

@@ -1,0 +1,65 @@
+import { byId, say } from './dom.js'
+
+// The API key lives in this tab's sessionStorage only: never in a URL, a cookie or localStorage,
+// so closing the tab forgets it.
+const STORAGE = 'plants.apiKey'
+
+/** The server said writes need a key (filled into index.html by the service). */
+export const keyRequired = document.documentElement.dataset.writeKey === 'required'
+
+export function storedKey (): string | null {
+  return sessionStorage.getItem(STORAGE)
+}
+
+export function forgetKey (): void {
+  sessionStorage.removeItem(STORAGE)
+  showForget()
+}
+
+function showForget (): void {
+  byId('forget-key').hidden = storedKey() === null
+}
+
+/**
+ * Asks for a key in a dialog; resolves with it (kept for the tab) or null when the person cancels.
+ * `refused` says the last key was turned down.
+ */
+export function askKey (refused: boolean): Promise<string | null> {
+  const dialog = byId<HTMLDialogElement>('key-dialog')
+  const form = byId<HTMLFormElement>('key-form')
+  const input = byId<HTMLInputElement>('key-input')
+  say(byId('key-error'), refused ? 'Key refused: the service did not accept this key. Check it and try again.' : '')
+  input.value = ''
+  input.setAttribute('aria-invalid', String(refused))
+  return new Promise((resolve) => {
+    const done = (key: string | null): void => {
+      form.removeEventListener('submit', submit)
+      dialog.removeEventListener('close', cancel)
+      if (dialog.open) dialog.close()
+      resolve(key)
+    }
+    const submit = (event: SubmitEvent): void => {
+      event.preventDefault()
+      const key = input.value.trim()
+      if (key === '') {
+        say(byId('key-error'), 'Enter the key, or cancel.')
+        input.focus()
+        return
+      }
+      sessionStorage.setItem(STORAGE, key)
+      showForget()
+      done(key)
+    }
+    const cancel = (): void => done(null)
+    form.addEventListener('submit', submit)
+    dialog.addEventListener('close', cancel)
+    dialog.showModal()
+    input.focus()
+  })
+}
+
+export function setUpKey (): void {
+  showForget()
+  byId('key-cancel').addEventListener('click', () => byId<HTMLDialogElement>('key-dialog').close())
+  byId('forget-key').addEventListener('click', () => forgetKey())
+}

@@ -1,0 +1,158 @@
+import { api, describe, isAbort, type Plant } from './api.js'
+import { byId, debounce, el, say } from './dom.js'
+
+// The plant list: search as you type, filters, sort, keyset paging. Every load aborts the one
+// before it, so the latest answer always wins however the network orders them.
+
+export const PAGE_SIZE = 20
+export const STATUS_LABELS: Record<string, string> = { available: 'Available', pending: 'Pending', sold: 'Sold' }
+
+interface ListEvents {
+  open (id: number, opener: HTMLElement): void
+  markSold (plant: Plant, button: HTMLButtonElement): void
+  /** The first page loaded, with the feed position it reflects (null when the service gives none). */
+  loaded (position: string | null): void
+}
+
+const q = byId<HTMLInputElement>('q')
+const qHint = byId('q-hint')
+const status = byId<HTMLSelectElement>('status')
+const category = byId<HTMLInputElement>('category')
+const tag = byId<HTMLInputElement>('tag')
+const sort = byId<HTMLSelectElement>('sort')
+const list = byId<HTMLUListElement>('plants')
+const summary = byId('summary')
+const listError = byId('list-error')
+const prev = byId<HTMLButtonElement>('prev')
+const next = byId<HTMLButtonElement>('next')
+const pageNo = byId('page-no')
+
+/** Cursors of the pages seen so far: cursors[i] loads page i + 1 (undefined: the first). */
+let cursors: Array<string | undefined> = [undefined]
+let page = 0
+let nextCursor: string | null = null
+let controller: AbortController | undefined
+let events: ListEvents
+
+/** Why the search box cannot be sent as it stands ('' when it can), said before the server has to. */
+function searchProblem (text: string): string {
+  if (text === '') return ''
+  if (text.length > 100) return 'Search at most 100 characters.'
+  const terms = text.split(/\s+/)
+  if (terms.length > 5) return 'Search at most 5 words.'
+  if (terms.some((term) => [...term].length < 3)) return 'Type at least 3 letters of each word.'
+  return ''
+}
+
+function query (): URLSearchParams | undefined {
+  const params = new URLSearchParams({ limit: String(PAGE_SIZE) })
+  const text = q.value.trim()
+  const problem = searchProblem(text)
+  say(qHint, problem)
+  q.setAttribute('aria-invalid', String(problem !== ''))
+  if (problem !== '') return undefined
+  if (text !== '') params.set('q', text)
+  // "For sale" is two statuses: the API takes status more than once for "any of these".
+  for (const s of status.value.split(',').filter(Boolean)) params.append('status', s)
+  if (category.value.trim() !== '') params.set('category', category.value.trim())
+  for (const t of tag.value.split(',').map((s) => s.trim()).filter(Boolean)) params.append('tag', t)
+  if (sort.value !== 'id') params.set('sort', sort.value)
+  const cursor = cursors[page]
+  if (cursor !== undefined) params.set('cursor', cursor)
+  return params
+}
+
+/** Loads the current page again (after a filter change, a page turn or a change elsewhere). */
+export async function load (): Promise<void> {
+  const params = query()
+  if (params === undefined) return
+  controller?.abort()
+  const mine = new AbortController()
+  controller = mine
+  list.setAttribute('aria-busy', 'true')
+  try {
+    const { body, position } = await api<{ items: Plant[], nextCursor: string | null }>('GET', `/v3/plant?${params}`, { signal: mine.signal })
+    if (mine.signal.aborted) return
+    say(listError, '')
+    nextCursor = body.nextCursor
+    render(body.items)
+    // When the page first shows plants and takes input: the figure for "interactive" (User Timing).
+    if (performance.getEntriesByName('plants-shown').length === 0) performance.mark('plants-shown')
+    if (page === 0 && cursors.length === 1) events.loaded(position)
+  } catch (err) {
+    if (isAbort(err)) return
+    say(listError, `The plants could not be loaded. ${describe(err, 'The list')}`)
+  } finally {
+    if (controller === mine) list.removeAttribute('aria-busy')
+  }
+}
+
+/** Back to the first page (the filters changed, or the page starts over). */
+export function restart (): void {
+  cursors = [undefined]
+  page = 0
+  void load()
+}
+
+function render (plants: Plant[]): void {
+  // A change arriving while someone works the list must not throw their focus away.
+  const focused = document.activeElement instanceof HTMLElement && list.contains(document.activeElement)
+    ? { id: document.activeElement.closest('li')?.dataset.id, role: document.activeElement.dataset.role }
+    : undefined
+  list.replaceChildren(...plants.map(row))
+  if (focused !== undefined) {
+    const again = list.querySelector<HTMLElement>(`li[data-id="${focused.id}"] [data-role="${focused.role}"]`) ?? list.querySelector<HTMLElement>('[data-role="open"]')
+    again?.focus()
+  }
+  const filtered = q.value.trim() !== '' || status.value !== '' || category.value.trim() !== '' || tag.value.trim() !== ''
+  summary.textContent = plants.length === 0
+    ? (filtered ? 'No plant matches these filters.' : 'No plants yet. Add the first one.')
+    : `Showing ${page * PAGE_SIZE + 1}–${page * PAGE_SIZE + plants.length}${filtered ? ' matching plants' : ''}`
+  prev.disabled = page === 0
+  next.disabled = nextCursor === null
+  pageNo.textContent = `Page ${page + 1}`
+}
+
+function row (plant: Plant): HTMLLIElement {
+  const cover = plant.photos?.[0]
+  const thumb = cover !== undefined
+    ? el('img', { class: 'thumb', attrs: { src: cover.urls.thumb, alt: '', width: '56', height: '56', loading: 'lazy', decoding: 'async' } })
+    : el('span', { class: 'thumb thumb-empty', attrs: { 'aria-hidden': 'true' } })
+  const open = el('button', { class: 'plant-name', text: plant.name, attrs: { type: 'button', 'data-role': 'open' } })
+  open.addEventListener('click', () => events.open(plant.id, open))
+  const meta = el('p', { class: 'plant-meta' })
+  if (plant.category !== null) meta.append(el('span', { class: 'category', text: plant.category }))
+  for (const t of plant.tags) meta.append(el('span', { class: 'tag', text: t }))
+  const badge = el('span', { class: `status status-${plant.status}`, text: STATUS_LABELS[plant.status] ?? plant.status })
+  const actions = el('div', { class: 'plant-actions' })
+  if (plant.status !== 'sold') {
+    // The visible words start the accessible name; the plant's name tells the buttons apart.
+    const sold = el('button', { class: 'small', text: 'Mark sold', attrs: { type: 'button', 'data-role': 'sold', 'aria-label': `Mark sold: ${plant.name}` } })
+    sold.addEventListener('click', () => events.markSold(plant, sold))
+    actions.append(sold)
+  }
+  return el('li', { class: 'plant', attrs: { 'data-id': String(plant.id) } }, thumb, el('div', { class: 'plant-text' }, open, meta), badge, actions)
+}
+
+export function setUpList (handlers: ListEvents): void {
+  events = handlers
+  const searchSoon = debounce(restart, 250)
+  q.addEventListener('input', searchSoon)
+  category.addEventListener('input', searchSoon)
+  tag.addEventListener('input', searchSoon)
+  status.addEventListener('change', restart)
+  sort.addEventListener('change', restart)
+  byId('filters').addEventListener('submit', (event) => { event.preventDefault(); restart() })
+  prev.addEventListener('click', () => {
+    if (page === 0) return
+    page -= 1
+    void load()
+  })
+  next.addEventListener('click', () => {
+    if (nextCursor === null) return
+    cursors = cursors.slice(0, page + 1)
+    cursors.push(nextCursor)
+    page += 1
+    void load()
+  })
+}

@@ -1,0 +1,96 @@
+import { api, describe, type Plant } from './api.js'
+import { byId, el, say } from './dom.js'
+
+// The open plant's photos: shown as thumbnails, added from the file picker or by dropping files,
+// removed one by one. Each upload is its own request; the plant's record comes back afterwards.
+
+interface PhotoEvents {
+  /** The plant whose photos are shown (undefined while a new plant is not saved yet). */
+  plantId (): number | undefined
+  /** A photo was added or removed: read the plant again. */
+  changed (): Promise<void>
+}
+
+const section = byId('photos')
+const listing = byId<HTMLUListElement>('photo-list')
+const input = byId<HTMLInputElement>('photo-input')
+const drop = byId('photo-drop')
+const status = byId('photo-status')
+const alert = byId('photo-alert')
+let events: PhotoEvents
+
+/** Shows the plant's photos; hides the section when the service keeps no photos (no `photos` member). */
+export function showPhotos (plant: Plant | undefined): void {
+  section.hidden = plant?.photos === undefined
+  if (plant?.photos === undefined) return
+  const count = plant.photos.length
+  listing.replaceChildren(...plant.photos.map((photo, i) => {
+    const label = count === 1 ? 'the photo' : `photo ${i + 1}`
+    const img = el('img', { attrs: { src: photo.urls.thumb, alt: `${i === 0 ? 'Cover photo' : `Photo ${i + 1}`} of ${plant.name}`, width: '96', height: '96', decoding: 'async' } })
+    const remove = el('button', { class: 'small', text: 'Remove', attrs: { type: 'button', 'aria-label': `Remove ${label}` } })
+    remove.addEventListener('click', () => { void removePhoto(photo.id, remove) })
+    return el('li', { class: 'photo' }, img, remove)
+  }))
+  say(byId('photo-empty'), count === 0 ? 'No photos yet.' : '')
+}
+
+/** Clears what an earlier plant's uploads said. */
+export function resetPhotoMessages (): void {
+  say(status, '')
+  say(alert, '')
+}
+
+async function upload (files: File[]): Promise<void> {
+  const id = events.plantId()
+  if (id === undefined || files.length === 0) return
+  say(alert, '')
+  let done = 0
+  for (const [i, file] of files.entries()) {
+    say(status, files.length === 1 ? `Uploading ${file.name}…` : `Uploading ${file.name} (${i + 1} of ${files.length})…`)
+    try {
+      await api('POST', `/v3/plant/${id}/photos`, { raw: file, contentType: file.type || 'application/octet-stream' })
+      done += 1
+    } catch (err) {
+      say(alert, `${file.name} was not added. ${describe(err)}`)
+    }
+  }
+  say(status, done === 0 ? '' : done === 1 ? 'Photo added.' : `${done} photos added.`)
+  if (done > 0) await events.changed()
+}
+
+async function removePhoto (photoId: string, button: HTMLButtonElement): Promise<void> {
+  const id = events.plantId()
+  if (id === undefined) return
+  button.disabled = true
+  say(alert, '')
+  try {
+    await api('DELETE', `/v3/plant/${id}/photos/${encodeURIComponent(photoId)}`)
+    say(status, 'Photo removed.')
+    await events.changed()
+    input.focus()
+  } catch (err) {
+    button.disabled = false
+    say(alert, describe(err, 'This photo'))
+  }
+}
+
+export function setUpPhotos (handlers: PhotoEvents): void {
+  events = handlers
+  input.addEventListener('change', () => {
+    const files = [...input.files ?? []]
+    input.value = ''
+    void upload(files)
+  })
+  drop.addEventListener('dragover', (event) => {
+    if (!event.dataTransfer?.types.includes('Files')) return
+    event.preventDefault()
+    event.dataTransfer.dropEffect = 'copy'
+    drop.classList.add('dragging')
+  })
+  drop.addEventListener('dragleave', () => drop.classList.remove('dragging'))
+  drop.addEventListener('drop', (event) => {
+    event.preventDefault()
+    drop.classList.remove('dragging')
+    void upload([...event.dataTransfer?.files ?? []])
+  })
+}
