@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController } from 'fastify'
-import { decodeCursor, encodeCursor } from '../src/plants/cursor.js'
+import { decodeCursor, encodeCursor, type PlantQuery } from '../src/plants/query.js'
 import { Problem, problemBody } from '../src/http/problem.js'
 import { ref, registerComponents } from '../src/http/components.js'
 import { registerValidators } from '../src/http/validation.js'
@@ -44,13 +44,14 @@ app.get('/v3/plant/:id', { schema: { params: IdParams, response: { 200: ref(Plan
 })
 app.get('/v3/plant', { schema: { querystring: ListQuery, response: { 200: ref(PlantPage) } } }, async (request) => {
   const limit = request.query.limit ?? PAGE_SIZE
-  let id = decodeCursor(request.query.cursor)
+  const query: PlantQuery = { statuses: [], tags: [], terms: [], sort: 'id' }
+  let id = decodeCursor(request.query.cursor, query)?.id ?? 0
   const items: Plant[] = []
   while (items.length < limit && id < lastId) {
     const plant = plants.get(++id)
     if (plant) items.push(plant)
   }
-  return { items, nextCursor: id < lastId ? encodeCursor(id) : null }
+  return { items, nextCursor: id < lastId ? encodeCursor(query, { id }) : null }
 })
 
 app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' }).then((address) => {

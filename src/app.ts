@@ -19,6 +19,8 @@ import { registerValidators } from './http/validation.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
 import { registerMetrics } from './ops/metrics.js'
 import { pageDirectory, pageRoutes } from './page/page-routes.js'
+import { inventoryRoute } from './plants/inventory-route.js'
+import { patchRoute } from './plants/patch-route.js'
 import { plantRoutes } from './plants/routes.js'
 import { openStore } from './store/open-store.js'
 import type { PlantStore } from './store/plant-store.js'
@@ -132,6 +134,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   const routeOptions = { store }
   await app.register(apiIndexRoutes)
   await app.register(plantRoutes, routeOptions)
+  await app.register(patchRoute, routeOptions)
+  await app.register(inventoryRoute, routeOptions)
   await app.register(changeRoutes, routeOptions)
   await app.register(healthRoutes, { store, readiness: app.readiness })
   await app.register(pageRoutes, { dir: pageDirectory(), secured: keyHashes.length > 0 })

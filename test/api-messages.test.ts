@@ -21,7 +21,7 @@ for (const engine of ENGINES) {
         assert.deepEqual(res.json().errors, [{ path: '/status', message: 'must be one of available, pending, sold' }], `status ${String(status)}`)
       }
       const listed = await request({ method: 'GET', url: '/v3/plant?status=gone' })
-      assert.equal(listed.json().detail, 'querystring /status must be one of available, pending, sold')
+      assert.equal(listed.json().detail, 'querystring /status/0 must be one of available, pending, sold')
     })
 
     test('an id too large says the largest one, in the path and in a PUT body', async (t) => {

@@ -88,13 +88,43 @@ test('the typed client drives every documented operation against a listening ser
   assert.deepEqual(both.data?.items.map((p) => p.name), ['Olive'])
   assert.equal((await client.GET('/v3/plant', { params: { query: { limit: 501 } } })).response.status, 400)
 
+  // list-plants finds: status any of, q, sort by name, with cursors bound to their query
+  const found = await client.GET('/v3/plant', { params: { query: { q: 'OLI', status: ['available', 'sold'], sort: '-name', limit: 1 } } })
+  assert.deepEqual(found.data?.items.map((p) => p.name), ['Olive'])
+  const byName = await client.GET('/v3/plant', { params: { query: { sort: 'name', limit: 1 } } })
+  assert.deepEqual(byName.data?.items.map((p) => p.name), ['Fern'])
+  const otherSort = await client.GET('/v3/plant', { params: { query: { sort: '-name', cursor: byName.data?.nextCursor ?? undefined } } })
+  assert.equal(otherSort.response.status, 400)
+  assert.equal((await client.GET('/v3/plant', { params: { query: { q: 'ab' } } })).response.status, 400)
+
+  // patch-plant: a merge patch as application/merge-patch+json; {} changes nothing; 412, 404, 400
+  const patched = await client.PATCH('/v3/plant/{id}', {
+    params: { path: { id: monstera.id } },
+    body: { status: 'sold', category: 'indoor' },
+    headers: { 'content-type': 'application/merge-patch+json' }
+  })
+  assert.equal(patched.response.status, 200)
+  assert.deepEqual(patched.data, { id: monstera.id, name: 'Monstera deliciosa', category: 'indoor', tags: [], status: 'sold' })
+  const patchEtag = patched.response.headers.get('etag')
+  const noop = await client.PATCH('/v3/plant/{id}', { params: { path: { id: monstera.id }, header: { 'if-match': patchEtag! } }, body: {} })
+  assert.equal(noop.response.headers.get('etag'), patchEtag)
+  assert.equal((await client.PATCH('/v3/plant/{id}', { params: { path: { id: monstera.id }, header: { 'if-match': etag } }, body: {} })).response.status, 412)
+  assert.equal((await client.PATCH('/v3/plant/{id}', { params: { path: { id: 999_999 } }, body: { status: 'sold' } })).response.status, 404)
+  const nullName = await client.PATCH('/v3/plant/{id}', { params: { path: { id: monstera.id } }, body: { name: null } as never })
+  assert.equal(nullName.response.status, 400)
+  assert.deepEqual(nullName.error?.errors?.map((e) => e.path), ['/name'])
+
+  // get-inventory: every status, counted at one moment
+  const inventory = await client.GET('/v3/store/inventory')
+  assert.deepEqual(inventory.data, { available: 2, pending: 0, sold: 1 })
+
   // delete-plant: 204, then 404
   assert.equal((await client.DELETE('/v3/plant/{id}', { params: { path: { id: monstera.id } } })).response.status, 204)
   assert.equal((await client.DELETE('/v3/plant/{id}', { params: { path: { id: monstera.id } } })).response.status, 404)
 
   // list-plant-changes: the log of what happened above, and 400 for a bad limit
   const changes = await client.GET('/v3/plant/changes', { params: { query: { after: 0, limit: 100 } } })
-  assert.deepEqual(changes.data?.items.map((c) => c.kind), ['created', 'created', 'updated', 'created', 'deleted'])
+  assert.deepEqual(changes.data?.items.map((c) => c.kind), ['created', 'created', 'updated', 'created', 'updated', 'deleted'])
   assert.equal((await client.GET('/v3/plant/changes', { params: { query: { limit: 0 } } })).response.status, 400)
 
   // stream-plant-events: the first event after `after` arrives as Server-Sent Events

@@ -17,7 +17,7 @@ async function documentWith (config: Partial<Config>): Promise<Record<string, an
   }
 }
 
-const NAMED = ['Plant', 'NewPlant', 'PlantUpdate', 'PlantPage', 'Change', 'ChangePage', 'Problem', 'ApiIndex']
+const NAMED = ['Plant', 'NewPlant', 'PlantUpdate', 'PlantPatch', 'PlantPage', 'Inventory', 'Change', 'ChangePage', 'Problem', 'ApiIndex']
 const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'patch']
 
 test('the OpenAPI document is the same whatever the settings: keys, a rate limit, CORS, both or none', async () => {
@@ -42,7 +42,7 @@ test('the document names its schemas in components.schemas and the operations re
     const pointer = `"#/components/schemas/${name}"`
     assert.ok(everything.split(pointer).length > 1, `${name} is referenced`)
   }
-  for (const name of ['Plant', 'NewPlant', 'PlantUpdate', 'PlantPage', 'ChangePage', 'Problem', 'ApiIndex']) {
+  for (const name of NAMED.filter((n) => n !== 'Change')) {
     assert.ok(paths.includes(`"#/components/schemas/${name}"`), `an operation references ${name}`)
   }
   const post = doc.paths['/v3/plant'].post
@@ -92,13 +92,15 @@ test('GET /v3 answers 200 with where the docs page, the OpenAPI document and the
     openapi: '/v3/openapi.json',
     plants: '/v3/plant',
     changes: '/v3/plant/changes',
-    events: '/v3/plant/events'
+    events: '/v3/plant/events',
+    inventory: '/v3/store/inventory'
   })
   const docs = await request({ method: 'GET', url: index.docs })
   assert.ok([200, 302].includes(docs.statusCode), `docs answers ${docs.statusCode}`)
   assert.equal((await request({ method: 'GET', url: index.openapi })).json().info.version, index.version)
   assert.equal((await request({ method: 'GET', url: index.plants })).statusCode, 200)
   assert.equal((await request({ method: 'GET', url: index.changes })).statusCode, 200)
+  assert.equal((await request({ method: 'GET', url: index.inventory })).statusCode, 200)
   const post = await request({ method: 'POST', url: '/v3', payload: {} })
   assert.equal(post.statusCode, 405)
   assert.equal(post.headers.allow, 'GET, HEAD')

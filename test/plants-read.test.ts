@@ -117,8 +117,9 @@ describe('HTTP behaviour shared by every route', () => {
     const cases: Array<[string, string, string]> = [
       ['PATCH', '/v3/plant', 'GET, POST, PUT, HEAD'],
       ['DELETE', '/v3/plant', 'GET, POST, PUT, HEAD'],
-      ['POST', '/v3/plant/1', 'GET, DELETE, HEAD'],
-      ['PUT', '/v3/plant/1', 'GET, DELETE, HEAD'],
+      ['POST', '/v3/plant/1', 'GET, DELETE, PATCH, HEAD'],
+      ['PUT', '/v3/plant/1', 'GET, DELETE, PATCH, HEAD'],
+      ['POST', '/v3/store/inventory', 'GET, HEAD'],
       ['DELETE', '/v3/plant/changes', 'GET, HEAD']
     ]
     for (const [method, url, allow] of cases) {

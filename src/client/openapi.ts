@@ -61,7 +61,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List plants in id order, filtered, one keyset page at a time */
+        /** Find plants: filter by status (any of), tags (all of), category and name terms (q), sorted by id or name, one keyset page at a time */
         get: operations["list-plants"];
         /** Update an existing plant (named by id in the body; the whole plant is replaced) */
         put: operations["update-plant"];
@@ -88,7 +88,11 @@ export interface paths {
         delete: operations["delete-plant"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change some fields of a plant (JSON merge patch, RFC 7396; `{}` changes nothing)
+         * @description Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, `category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body (400 invalid-input), the plant (404), If-Match (412). `{}` answers the current plant: no new version, no change in the feed.
+         */
+        patch: operations["patch-plant"];
         trace?: never;
     };
     "/v3/plant/changes": {
@@ -125,6 +129,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/store/inventory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The number of plants of each status
+         * @description Exact at one moment (never a mix of before and after a write), and as cheap on a million plants as on ten: the counts are kept in the transaction of every write, not counted per request.
+         */
+        get: operations["get-inventory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -137,9 +161,11 @@ export interface components {
             docs: string;
             /** @description The change feed as Server-Sent Events. */
             events: string;
+            /** @description The number of plants of each status. */
+            inventory: string;
             /** @description The OpenAPI 3.1 document. */
             openapi: string;
-            /** @description The plant collection: list (GET), add (POST), update (PUT). */
+            /** @description The plant collection: find (GET), add (POST), update (PUT); each plant at plants/{id}. */
             plants: string;
             title: string;
             /** @description The version of the API (the OpenAPI document's info.version). */
@@ -161,6 +187,12 @@ export interface components {
             items: components["schemas"]["Change"][];
             /** @description The `after` to send for the following page. */
             next: number;
+        };
+        /** @description The number of plants of each status, exact at one moment. */
+        Inventory: {
+            available: number;
+            pending: number;
+            sold: number;
         };
         /** @description Details of the plant to add. Unknown members (an id included) are invalid input. */
         NewPlant: {
@@ -198,6 +230,20 @@ export interface components {
             items: components["schemas"]["Plant"][];
             /** @description Pass as `cursor` for the next page; null on the last page. */
             nextCursor: string | null;
+        };
+        /** @description A JSON merge patch (RFC 7396) of a plant: only the members sent change; `{}` changes nothing. An id or unknown member is invalid input. */
+        PlantPatch: {
+            /** @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null. */
+            category?: string | null;
+            /** @description Name of the plant: 1–200 characters, no white space at either end (refused, not trimmed). */
+            name?: string;
+            /**
+             * @description Sale status of the plant.
+             * @enum {string}
+             */
+            status?: "available" | "pending" | "sold";
+            /** @description Up to 20 distinct labels. */
+            tags?: string[];
         };
         /** @description Updated details of the plant, named by id. Omitted optional fields take their defaults. */
         PlantUpdate: {
@@ -345,12 +391,16 @@ export interface operations {
         parameters: {
             query?: {
                 category?: string;
-                /** @description The nextCursor of the previous page. */
+                /** @description The nextCursor of the previous page, sent with the same sort and filters. */
                 cursor?: string;
                 /** @description Plants a page: 1–500, default 50. */
                 limit?: number;
-                /** @description Sale status of the plant. */
-                status?: "available" | "pending" | "sold";
+                /** @description Search by name: 1–5 terms separated by white space, each of at least 3 characters; a plant matches when its name contains every term, ignoring case (JavaScript toLowerCase). Accents are not ignored: "cafe" does not find "Café". */
+                q?: string;
+                /** @description `name` orders by the lower-cased name compared by Unicode code point, ties by id; `-` reverses both. */
+                sort?: "id" | "-id" | "name" | "-name";
+                /** @description Repeat to accept any of the statuses given. */
+                status?: ("available" | "pending" | "sold")[];
                 /** @description Repeat to require every tag given. */
                 tag?: string[];
             };
@@ -802,6 +852,126 @@ export interface operations {
             };
         };
     };
+    "patch-plant": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Apply only if the plant still has this ETag (else 412). */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Server-assigned identifier; increasing, never reused. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlantPatch"];
+                "application/merge-patch+json": components["schemas"]["PlantPatch"];
+            };
+        };
+        responses: {
+            /** @description The plant after the patch, with its ETag */
+            200: {
+                headers: {
+                    /** @description The version of the plant, for If-Match and If-None-Match. */
+                    etag?: string;
+                    /** @description /v3/plant/{id} of the plant. */
+                    location?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plant"];
+                };
+            };
+            /** @description Invalid ID supplied, or invalid input */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Plant not found */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match does not match the current ETag */
+            412: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     "list-plant-changes": {
         parameters: {
             query?: {
@@ -923,6 +1093,54 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "get-inventory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts of each status */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Inventory"];
                 };
             };
             /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */

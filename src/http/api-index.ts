@@ -11,9 +11,10 @@ export const ApiIndex = component('ApiIndex', Type.Object({
   version: Type.String({ description: 'The version of the API (the OpenAPI document\'s info.version).' }),
   docs: Type.String({ description: 'The interactive documentation page.' }),
   openapi: Type.String({ description: 'The OpenAPI 3.1 document.' }),
-  plants: Type.String({ description: 'The plant collection: list (GET), add (POST), update (PUT).' }),
+  plants: Type.String({ description: 'The plant collection: find (GET), add (POST), update (PUT); each plant at plants/{id}.' }),
   changes: Type.String({ description: 'The change feed, page by page.' }),
-  events: Type.String({ description: 'The change feed as Server-Sent Events.' })
+  events: Type.String({ description: 'The change feed as Server-Sent Events.' }),
+  inventory: Type.String({ description: 'The number of plants of each status.' })
 }, { description: 'Where the documentation and the API are.' }))
 
 const LINKS = {
@@ -21,7 +22,8 @@ const LINKS = {
   openapi: '/v3/openapi.json',
   plants: '/v3/plant',
   changes: '/v3/plant/changes',
-  events: '/v3/plant/events'
+  events: '/v3/plant/events',
+  inventory: '/v3/store/inventory'
 }
 
 export const apiIndexRoutes: FastifyPluginAsyncTypebox = async (app) => {

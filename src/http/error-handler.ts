@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  FeedGone, IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch
+  FeedGone, IdempotencyKeyReused, PlantNotFound, QueryTooSlow, StorageUnavailable, VersionMismatch
 } from '../store/plant-store.js'
 import { messageOf } from './messages.js'
 import { HttpProblem, problemBody, type FieldError, type ProblemCode } from './problem.js'
@@ -56,6 +56,9 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   if (error instanceof VersionMismatch) return new HttpProblem(412, 'precondition-failed', 'If-Match does not match the current ETag of the plant')
   if (error instanceof IdempotencyKeyReused) return new HttpProblem(422, 'idempotency-key-reused', 'This Idempotency-Key was used with a different request body')
   if (error instanceof FeedGone) return new HttpProblem(410, 'gone', 'Changes after that sequence are no longer kept; reload the list and follow the feed from its head')
+  if (error instanceof QueryTooSlow) {
+    return new HttpProblem(503, 'query-too-slow', `${error.message}; narrow it (a rarer tag, a longer q) or retry`, undefined, { 'retry-after': '1' })
+  }
   if (error instanceof StorageUnavailable) return new HttpProblem(503, 'storage-unavailable', 'Storage is unavailable; retry shortly', undefined, { 'retry-after': '1' })
   const code = error.code ?? ''
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new HttpProblem(413, 'payload-too-large', 'The request body is larger than 64 KiB')

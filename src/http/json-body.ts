@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
@@ -7,9 +7,14 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
  * by U+FFFD and stored. Parsing itself stays Fastify's (which refuses __proto__ and constructor.prototype).
  */
 export function registerJsonBody (app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser(['application/json', 'text/plain'])
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, strictJsonParser(app))
+}
+
+/** The strict UTF-8 JSON parser, for another media type that carries JSON (a merge patch). */
+export function strictJsonParser (app: FastifyInstance): Parameters<FastifyInstance['addContentTypeParser']>[2] & ((...args: any[]) => void) {
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  return (request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
     let text: string
     try {
       text = utf8.decode(body as Buffer)
@@ -18,5 +23,5 @@ export function registerJsonBody (app: FastifyInstance): void {
       return
     }
     parseJson(request, text, done)
-  })
+  }
 }

@@ -31,6 +31,7 @@ const TITLES = {
   'too-many-requests': 'Too many requests',
   gone: 'Gone',
   'storage-unavailable': 'Storage unavailable',
+  'query-too-slow': 'Query too slow',
   'shutting-down': 'Service shutting down',
   internal: 'Internal server error'
 } as const

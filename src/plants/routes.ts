@@ -8,7 +8,7 @@ import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
 import { allowHeader, methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { PlantNotFound, toRecord, type PlantStore, type StoredPlant } from '../store/plant-store.js'
-import { decodeCursor, encodeCursor } from './cursor.js'
+import { decodeCursor, encodeCursor, parseTerms, positionOf, type PlantQuery } from './query.js'
 import {
   IdParams, ListQuery, PAGE_SIZE, NewPlant, Plant, PlantPage, PlantUpdate, ReadHeaders, UpdateHeaders, WriteHeaders, type PlantFields
 } from './schemas.js'
@@ -18,16 +18,16 @@ const COLLECTION_ALLOW = allowHeader(['GET', 'POST', 'PUT'])
 const CANONICAL_ID = /^[1-9][0-9]*$/
 const invalidId = (message: string) => new HttpProblem(400, 'invalid-id', `/id ${message}`, [{ path: '/id', message }])
 // A callback hook, not an async one: it runs on every read by id, and a promise per request shows in the profile.
-function canonicalId (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+export function canonicalId (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
   const { id } = request.params as { id: string }
   if (!CANONICAL_ID.test(id)) done(invalidId('must be a positive integer written in decimal digits'))
   // Longer than any safe integer: say the limit (16 digits over it are left to the schema's maximum, with the same words).
   else if (id.length > 16) done(invalidId(`must be at most ${Number.MAX_SAFE_INTEGER}`))
   else done()
 }
-const tags = ['plant']
+export const tags = ['plant']
 
-function sendPlant (reply: FastifyReply, plant: StoredPlant): Plant {
+export function sendPlant (reply: FastifyReply, plant: StoredPlant): Plant {
   reply.header('etag', etagOf(plant)).header('location', `/v3/plant/${plant.id}`)
   return toRecord(plant)
 }
@@ -104,7 +104,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     schema: {
       operationId: 'list-plants',
       tags,
-      summary: 'List plants in id order, filtered, one keyset page at a time',
+      summary: 'Find plants: filter by status (any of), tags (all of), category and name terms (q), sorted by id or name, one keyset page at a time',
       querystring: ListQuery,
       response: {
         200: { ...ref(PlantPage), description: 'A page of plants; pass nextCursor back as cursor for the next', headers: HEADERS.requestId },
@@ -113,11 +113,13 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     },
     config: { allow: COLLECTION_ALLOW }
   }, async (request) => {
-    const { status, category, tag, limit = PAGE_SIZE, cursor } = request.query
-    const plants = await store.list({ status, category, tags: tag, afterId: decodeCursor(cursor), limit: limit + 1 })
+    const { status, category, tag, q, sort = 'id', limit = PAGE_SIZE, cursor } = request.query
+    const query: PlantQuery = { statuses: [...new Set(status)], category, tags: [...new Set(tag)], terms: parseTerms(q), sort }
+    const after = decodeCursor(cursor, query)
+    const plants = await store.list({ ...query, afterId: after?.id ?? 0, afterKey: after?.key, limit: limit + 1 })
     const more = plants.length > limit
     const items = more ? plants.slice(0, limit) : plants
-    return { items: items.map(toRecord), nextCursor: more ? encodeCursor(items[items.length - 1].id) : null }
+    return { items: items.map(toRecord), nextCursor: more ? encodeCursor(query, positionOf(items[items.length - 1], sort)) : null }
   })
 
   methodNotAllowed(app, '/v3/plant', ['GET', 'POST', 'PUT'])
@@ -164,5 +166,5 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     return reply.code(204).header('cache-control', 'no-store').send(null)
   })
 
-  methodNotAllowed(app, '/v3/plant/:id', ['GET', 'DELETE'])
+  methodNotAllowed(app, '/v3/plant/:id', ['GET', 'DELETE', 'PATCH'])
 }

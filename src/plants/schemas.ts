@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { component, ref } from '../http/components.js'
 import { TEXT_PATTERN, TEXT_RULE } from '../http/messages.js'
+import { SORTS, type Sort } from './query.js'
 
 // The plant resource: these schemas validate requests, type the code, serialise responses
 // and generate the OpenAPI document. Nothing about a plant's shape is written anywhere else.
@@ -42,6 +43,25 @@ export const PlantUpdate = component('PlantUpdate', Type.Object({ id: Id, ...fie
   description: 'Updated details of the plant, named by id. Omitted optional fields take their defaults.'
 }))
 
+// A JSON merge patch (RFC 7396): members present are changed, absent ones kept; `category: null`
+// removes the category; null for any other member is invalid (a plant always has them).
+export const PlantPatch = component('PlantPatch', Type.Object({
+  name: Type.Optional(Name),
+  category: Type.Optional(Category),
+  tags: Type.Optional(Tags),
+  status: Type.Optional(Status)
+}, {
+  additionalProperties: false,
+  description: 'A JSON merge patch (RFC 7396) of a plant: only the members sent change; `{}` changes nothing. An id or unknown member is invalid input.'
+}))
+export type PlantPatch = Static<typeof PlantPatch>
+
+export const Inventory = component('Inventory', Type.Object({
+  available: Type.Integer({ minimum: 0 }),
+  pending: Type.Integer({ minimum: 0 }),
+  sold: Type.Integer({ minimum: 0 })
+}, { description: 'The number of plants of each status, exact at one moment.' }))
+
 export const Plant = component('Plant', Type.Object({
   id: Id,
   name: Type.String(),
@@ -65,11 +85,23 @@ export const PlantPage = component('PlantPage', Type.Object({
 export const PAGE_SIZE = 50
 
 export const ListQuery = Type.Object({
-  status: Type.Optional(Status),
+  status: Type.Optional(Type.Array(Status, { maxItems: 3, description: 'Repeat to accept any of the statuses given.' })),
   tag: Type.Optional(Type.Array(Tag, { maxItems: 20, description: 'Repeat to require every tag given.' })),
   category: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: TEXT_PATTERN })),
+  q: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description: 'Search by name: 1–5 terms separated by white space, each of at least 3 characters; a plant matches when its name ' +
+      'contains every term, ignoring case (JavaScript toLowerCase). Accents are not ignored: "cafe" does not find "Café".'
+  })),
+  sort: Type.Optional(Type.Unsafe<Sort>({
+    type: 'string',
+    enum: [...SORTS],
+    default: 'id',
+    description: '`name` orders by the lower-cased name compared by Unicode code point, ties by id; `-` reverses both.'
+  })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: PAGE_SIZE, description: 'Plants a page: 1–500, default 50.' })),
-  cursor: Type.Optional(Type.String({ maxLength: 64, description: 'The nextCursor of the previous page.' }))
+  cursor: Type.Optional(Type.String({ maxLength: 2048, description: 'The nextCursor of the previous page, sent with the same sort and filters.' }))
 }, { additionalProperties: false })
 export type ListQuery = Static<typeof ListQuery>
 

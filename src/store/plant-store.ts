@@ -1,4 +1,5 @@
-import type { Plant, PlantFields, PlantStatus } from '../plants/schemas.js'
+import type { Sort } from '../plants/query.js'
+import type { Plant, PlantFields, PlantPatch, PlantStatus } from '../plants/schemas.js'
 
 // The storage boundary: routes speak to this interface only; one implementation per engine.
 
@@ -21,12 +22,20 @@ export interface CreateResult {
 }
 
 export interface ListFilter {
-  status?: PlantStatus
+  /** Any of these statuses (absent or empty: any). */
+  statuses?: PlantStatus[]
   category?: string
   tags?: string[]
+  /** Lower-cased terms (see plants/query.ts) the lower-cased name must each contain. */
+  terms?: string[]
+  sort?: Sort
+  /** Start after this id (0: from the start); with a name sort, after (afterKey, afterId). */
   afterId: number
+  afterKey?: string
   limit: number
 }
+
+export type Inventory = Record<PlantStatus, number>
 
 export type ChangeKind = 'created' | 'updated' | 'deleted'
 export interface Change {
@@ -43,10 +52,14 @@ export interface PlantStore {
   create (fields: PlantFields, idempotency?: IdempotencyClaim): Promise<CreateResult>
   /** Replaces the plant's fields. `expectedVersions` (from If-Match) makes the update conditional. */
   update (id: number, fields: PlantFields, expectedVersions?: number[]): Promise<StoredPlant>
+  /** Merges `patch` into the current plant inside the write; `{}` changes nothing (no version, no change). */
+  patch (id: number, patch: PlantPatch, expectedVersions?: number[]): Promise<StoredPlant>
   remove (id: number): Promise<void>
   get (id: number): Promise<StoredPlant | undefined>
-  /** Up to `limit` plants with id > afterId matching every filter, in id order. */
+  /** Up to `limit` plants after the position matching every filter, in the filter's sort order. */
   list (filter: ListFilter): Promise<StoredPlant[]>
+  /** The number of plants of each status, from one snapshot; kept by every write, so O(1). */
+  inventory (): Promise<Inventory>
   /** Changes with seq > after, oldest first. Throws FeedGone when `after` precedes the retention. */
   changes (after: number, limit: number): Promise<ChangePage>
   /** Calls `listener` after changes commit (through any instance sharing the storage). */
@@ -60,6 +73,8 @@ export class PlantNotFound extends Error {}
 export class VersionMismatch extends Error {}
 export class IdempotencyKeyReused extends Error {}
 export class FeedGone extends Error {}
+/** A list query ran past its time limit: answered 503 so it never holds the service up. */
+export class QueryTooSlow extends Error {}
 /** The storage cannot take or answer the request now (down, busy, disk full); worth a retry. */
 export class StorageUnavailable extends Error {
   constructor (message: string, readonly cause?: unknown) { super(message) }

@@ -10,6 +10,8 @@ import { isRetryable, isUnavailable, storageError } from './storage-errors.js'
 export interface Tx {
   query: pg.PoolClient['query']
   change (kind: ChangeKind, id: number, version: number, plant: Plant | null, at: number): void
+  /** Adds `delta` to the count of plants of `status`, written with the changes just before commit. */
+  count (status: string, delta: number): void
 }
 
 interface Pending {
@@ -38,6 +40,11 @@ WITH head AS (
   INSERT INTO changes (seq, kind, plant_id, version, plant, at)
   SELECT head.value - $1 + c.n, c.kind, c.plant_id, c.version, c.plant, c.at
   FROM head, unnest($2::text[], $3::bigint[], $4::int[], $5::text[], $6::bigint[]) WITH ORDINALITY AS c (kind, plant_id, version, plant, at, n)
+), counted AS (
+  -- After head (it joins it), so every writer takes feed_head's lock first and the count rows after it.
+  UPDATE meta m SET value = m.value + d.delta
+  FROM head, (SELECT 'count_' || k AS key, sum(v) AS delta FROM unnest($7::text[], $8::bigint[]) AS c (k, v) GROUP BY k) d
+  WHERE m.key = d.key AND d.delta <> 0
 )
 SELECT value AS head, pg_notify('plant_changes', current_schema() || ':' || value) FROM head`
 
@@ -112,19 +119,23 @@ export class GroupCommit {
       [outcomes, head] = await this.session.transaction(async (client) => {
         const results: Outcome[] = []
         const changes: PendingChange[] = []
+        const counts: Array<[string, number]> = []
         const tx: Tx = {
           query: client.query.bind(client) as Tx['query'],
-          change: (kind, id, version, plant, at) => { changes.push({ kind, id, version, plant: plant && JSON.stringify(plant), at }) }
+          change: (kind, id, version, plant, at) => { changes.push({ kind, id, version, plant: plant && JSON.stringify(plant), at }) },
+          count: (status, delta) => { counts.push([status, delta]) }
         }
         for (const item of batch) {
           // Already answered (its deadline passed while it waited): do not write what nobody will be told about.
           if (item.settled) { results.push(undefined); continue }
           const mark = changes.length
+          const countMark = counts.length
           try {
             results.push({ ok: true, value: await item.work(tx) })
           } catch (error) {
             if (!isDomainError(error)) throw error
             changes.length = mark
+            counts.length = countMark
             results.push({ ok: false, error })
           }
         }
@@ -132,7 +143,8 @@ export class GroupCommit {
         const { rows } = await client.query<{ head: number }>(APPEND_CHANGES, [
           changes.length,
           changes.map((c) => c.kind), changes.map((c) => c.id), changes.map((c) => c.version),
-          changes.map((c) => c.plant), changes.map((c) => c.at)
+          changes.map((c) => c.plant), changes.map((c) => c.at),
+          counts.map((c) => c[0]), counts.map((c) => c[1])
         ])
         return [results, rows[0].head] as const
       })

@@ -53,7 +53,7 @@ export async function migrate (config: pg.ClientConfig, migrations = loadMigrati
         await client.query('COMMIT')
       } catch (err) {
         await client.query('ROLLBACK').catch(() => {})
-        if (err instanceof Error) err.message = `migration ${m.name} failed: ${err.message}`
+        if (err instanceof Error) err.message = extensionHint(err) ?? `migration ${m.name} failed: ${err.message}`
         throw err
       }
       applied.push(m.version)
@@ -63,4 +63,19 @@ export async function migrate (config: pg.ClientConfig, migrations = loadMigrati
     await client.end().catch(() => {})
   }
   return applied
+}
+
+/** An extension that cannot be created says what to install or grant, in one line. */
+function extensionHint (err: Error): string | undefined {
+  const code = (err as { code?: unknown }).code
+  const extension = /extension "?(\w+)"?/.exec(err.message)?.[1]
+  if (extension === undefined) return undefined
+  if (code === '42501') {
+    return `PostgreSQL refused to create the extension ${extension} (${err.message}): have a superuser run ` +
+      `CREATE EXTENSION ${extension}; in this database, or grant this role CREATE on it (PostgreSQL 13+ lets it create trusted extensions)`
+  }
+  if (code === '58P01' || code === '0A000' || /not available|could not open extension control file/.test(err.message)) {
+    return `PostgreSQL has no extension ${extension} (${err.message}): install the PostgreSQL contrib package (postgresql-contrib, or postgresql-15-contrib on Debian)`
+  }
+  return undefined
 }

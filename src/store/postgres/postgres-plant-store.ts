@@ -1,10 +1,12 @@
 import pg from 'pg'
-import type { PlantFields, PlantStatus } from '../../plants/schemas.js'
+import { nameKey } from '../../plants/name-key.js'
+import type { PlantFields, PlantPatch, PlantStatus } from '../../plants/schemas.js'
 import {
-  FeedGone, IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch, toRecord,
-  type Change, type ChangePage, type CreateResult, type IdempotencyClaim, type ListFilter, type PlantStore, type StoredPlant
+  FeedGone, IdempotencyKeyReused, PlantNotFound, QueryTooSlow, StorageUnavailable, VersionMismatch, toRecord,
+  type Change, type ChangePage, type CreateResult, type IdempotencyClaim, type Inventory, type ListFilter, type PlantStore, type StoredPlant
 } from '../plant-store.js'
 import { ChangeWatcher } from './change-watcher.js'
+import { fillNameKeys, listQuery, rarestFirst, toKey } from './list-query.js'
 import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connection.js'
 import { GroupCommit, type Tx } from './group-commit.js'
 import { migrate } from './migrate.js'
@@ -47,19 +49,21 @@ const toPlant = (r: PlantRow): StoredPlant => ({
 
 const INSERT_PLANT = `
 WITH p AS (
-  INSERT INTO plants (name, category, tags, status, version, created_at, updated_at)
-  VALUES ($1, $2, $3::text[], $4, 1, $5, $5) RETURNING id
+  INSERT INTO plants (name, name_key, category, tags, status, version, created_at, updated_at)
+  VALUES ($1, $6, $2, $3::text[], $4, 1, $5, $5) RETURNING id
 ), t AS (
   INSERT INTO plant_tags (tag, plant_id) SELECT tag, p.id FROM p, unnest($3::text[]) AS tag
 )
 SELECT id FROM p`
 
-// The version check is part of the UPDATE, so two instances cannot both pass it: the second waits
-// for the first's row lock, then re-checks the version the first wrote, and updates nothing.
+// The row is locked first (SELECT … FOR UPDATE, in the unit of work): a second instance waits for the
+// first's commit and then reads what it wrote, so the version check, the status count and a merge
+// patch all see the current plant.
+const LOCK_PLANT = 'SELECT version, name, category, tags, status FROM plants WHERE id = $1 FOR UPDATE'
 const UPDATE_PLANT = `
 WITH u AS (
-  UPDATE plants SET name = $2, category = $3, tags = $4::text[], status = $5, version = version + 1, updated_at = $6
-  WHERE id = $1 AND ($7::bigint[] IS NULL OR version = ANY ($7::bigint[]))
+  UPDATE plants SET name = $2, name_key = $7, category = $3, tags = $4::text[], status = $5, version = version + 1, updated_at = $6
+  WHERE id = $1
   RETURNING id, version
 ), dropped AS (
   DELETE FROM plant_tags WHERE plant_id IN (SELECT id FROM u) AND tag <> ALL ($4::text[])
@@ -163,6 +167,7 @@ class PostgresPlantStore implements PlantStore {
 
   private async initialise (): Promise<void> {
     await migrate(this.config)
+    await fillNameKeys(this.config)
     // The schema the connection string's search_path selects: it scopes this store's notifications.
     const client = new pg.Client(this.config)
     client.on('error', () => {})
@@ -197,7 +202,8 @@ class PostgresPlantStore implements PlantStore {
       }
       const { name, category, tags, status } = fields
       const { rows: [row] } = await tx.query<{ id: number }>(INSERT_PLANT,
-        [toDb(name), category === null ? null : toDb(category), tags.map(toDb), status, now])
+        [toDb(name), category === null ? null : toDb(category), tags.map(toDb), status, now, toKey(nameKey(name))])
+      tx.count(status, 1)
       const plant: StoredPlant = { id: row.id, name, category, tags, status, version: 1 }
       if (idempotency) {
         await tx.query('UPDATE idempotency_keys SET plant_id = $2, response = $3 WHERE key = $1',
@@ -209,29 +215,40 @@ class PostgresPlantStore implements PlantStore {
   }
 
   update (id: number, fields: PlantFields, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.write(async (tx) => {
-      const now = this.now()
-      const { name, category, tags, status } = fields
-      // A version too large to be real cannot match; leaving it out keeps the parameter a valid bigint.
-      const expected = expectedVersions?.filter(Number.isSafeInteger) ?? null
-      const { rows } = await tx.query<{ version: number }>(UPDATE_PLANT,
-        [id, toDb(name), category === null ? null : toDb(category), tags.map(toDb), status, now, expected])
-      if (rows.length === 0) {
-        const exists = await tx.query('SELECT 1 FROM plants WHERE id = $1', [id])
-        throw exists.rowCount === 0 ? new PlantNotFound() : new VersionMismatch()
-      }
-      const plant: StoredPlant = { id, name, category, tags, status, version: rows[0].version }
-      tx.change('updated', id, plant.version, toRecord(plant), now)
-      return plant
-    })
+    return this.write(async (tx) => this.replace(tx, id, expectedVersions, () => fields))
+  }
+
+  patch (id: number, patch: PlantPatch, expectedVersions?: number[]): Promise<StoredPlant> {
+    return this.write(async (tx) => this.replace(tx, id, expectedVersions, (current) => ({ ...current, ...patch }), Object.keys(patch).length === 0))
   }
 
   remove (id: number): Promise<void> {
     return this.write(async (tx) => {
-      const { rows } = await tx.query<{ version: number }>('DELETE FROM plants WHERE id = $1 RETURNING version', [id])
+      const { rows } = await tx.query<{ version: number, status: string }>('DELETE FROM plants WHERE id = $1 RETURNING version, status', [id])
       if (rows.length === 0) throw new PlantNotFound()
+      tx.count(rows[0].status, -1)
       tx.change('deleted', id, rows[0].version + 1, null, this.now())
     })
+  }
+
+  /** Locks the plant, checks its version, and writes the fields `merge` makes of the current ones (unless `unchanged`). */
+  private async replace (tx: Tx, id: number, expectedVersions: number[] | undefined, merge: (current: PlantFields) => PlantFields, unchanged = false): Promise<StoredPlant> {
+    const now = this.now()
+    const { rows: [row] } = await tx.query<PlantRow>(LOCK_PLANT, [id])
+    if (!row) throw new PlantNotFound()
+    if (expectedVersions && !expectedVersions.includes(row.version)) throw new VersionMismatch()
+    const current = toPlant({ ...row, id })
+    if (unchanged) return current
+    const { name, category, tags, status } = merge({ name: current.name, category: current.category, tags: current.tags, status: current.status as PlantStatus })
+    const { rows } = await tx.query<{ version: number }>(UPDATE_PLANT,
+      [id, toDb(name), category === null ? null : toDb(category), tags.map(toDb), status, now, toKey(nameKey(name))])
+    if (status !== current.status) {
+      tx.count(current.status, -1)
+      tx.count(status, 1)
+    }
+    const plant: StoredPlant = { id, name, category, tags, status, version: rows[0].version }
+    tx.change('updated', id, plant.version, toRecord(plant), now)
+    return plant
   }
 
   async get (id: number): Promise<StoredPlant | undefined> {
@@ -240,9 +257,27 @@ class PostgresPlantStore implements PlantStore {
   }
 
   async list (filter: ListFilter): Promise<StoredPlant[]> {
-    const { text, values } = listQuery(filter)
-    const { rows } = await this.session.run((c) => c.query<PlantRow>(text, values))
-    return rows.map(toPlant)
+    try {
+      const { rows } = await this.session.run(async (c) => {
+        const tags = await rarestFirst(c, (filter.tags ?? []).map(toDb))
+        const { text, values } = listQuery({ ...filter, tags }, PLANT_COLUMNS)
+        return await c.query<PlantRow>(text, values)
+      })
+      return rows.map(toPlant)
+    } catch (err) {
+      // statement_timeout: the query itself is too slow, not the storage away.
+      const cause = err instanceof StorageUnavailable ? err.cause : err
+      if ((cause as { code?: unknown })?.code === '57014') throw new QueryTooSlow('the query ran past its time limit')
+      throw err
+    }
+  }
+
+  async inventory (): Promise<Inventory> {
+    const { rows } = await this.session.run((c) => c.query<{ key: string, value: number }>(
+      "SELECT key, value FROM meta WHERE key IN ('count_available', 'count_pending', 'count_sold')"))
+    const counts: Inventory = { available: 0, pending: 0, sold: 0 }
+    for (const { key, value } of rows) counts[key.slice('count_'.length) as PlantStatus] = value
+    return counts
   }
 
   async changes (after: number, limit: number): Promise<ChangePage> {
@@ -314,26 +349,4 @@ class PostgresPlantStore implements PlantStore {
     this.watcher = new ChangeWatcher(this.config, this.schema, this.options.pollIntervalMs ?? 500, readHead, (head) => { this.seen(head) })
     this.watcher.start()
   }
-}
-
-/** Keyset pagination: walk an index in id order from afterId; no OFFSET, so a page costs the same anywhere. */
-function listQuery (filter: ListFilter): { text: string, values: unknown[] } {
-  const tags = (filter.tags ?? []).map(toDb)
-  const values: unknown[] = []
-  const param = (v: unknown): string => { values.push(v); return `$${values.length}` }
-  const where: string[] = []
-  let from = 'plants p'
-  let order = 'p.id'
-  if (tags.length > 0) {
-    // Walk the first tag's index in id order; the other tags are checked per candidate.
-    from = 'plant_tags t0 JOIN plants p ON p.id = t0.plant_id'
-    order = 't0.plant_id'
-    where.push(`t0.tag = ${param(tags[0])}`, `t0.plant_id > ${param(filter.afterId)}`)
-    for (const tag of tags.slice(1)) where.push(`EXISTS (SELECT 1 FROM plant_tags t WHERE t.tag = ${param(tag)} AND t.plant_id = p.id)`)
-  } else {
-    where.push(`p.id > ${param(filter.afterId)}`)
-  }
-  if (filter.status) where.push(`p.status = ${param(filter.status)}`)
-  if (filter.category) where.push(`p.category = ${param(toDb(filter.category))}`)
-  return { text: `SELECT ${PLANT_COLUMNS} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${param(filter.limit)}`, values }
 }

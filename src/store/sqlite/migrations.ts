@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3'
+import { nameKey } from '../../plants/name-key.js'
 
 // Versioned by PRAGMA user_version; each step runs in its own transaction. Append, never edit.
-const MIGRATIONS: string[] = [
+const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: string) => void) => void)> = [
   `
   -- AUTOINCREMENT: an id is never handed out again, not even after the highest plant is deleted.
   CREATE TABLE plants (
@@ -58,16 +59,52 @@ const MIGRATIONS: string[] = [
   -- (tag, plant_id), the primary key. This index cost every write a B-tree insert per tag, and a
   -- random page per changed tag on a large catalogue.
   DROP INDEX plant_tags_plant;
-  `
+  `,
+  findingPlants
 ]
 
-export function migrate (db: Database.Database): void {
+/** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */
+function findingPlants (db: Database.Database, progress: (message: string) => void): void {
+  db.exec(`
+  -- The lower-cased name (JavaScript's toLowerCase, computed by the writer): sort=name walks this
+  -- index, and q searches its trigrams, so both engines order and match the same strings.
+  ALTER TABLE plants ADD COLUMN name_key TEXT NOT NULL DEFAULT '';
+  -- The number of plants of each status, kept by every write in its transaction: the inventory reads three rows.
+  CREATE TABLE status_counts (status TEXT PRIMARY KEY, n INTEGER NOT NULL) STRICT, WITHOUT ROWID;
+  INSERT INTO status_counts (status, n) VALUES ('available', 0), ('pending', 0), ('sold', 0);
+  UPDATE status_counts SET n = (SELECT count(*) FROM plants p WHERE p.status = status_counts.status);
+  `)
+  const total = (db.prepare('SELECT count(*) AS n FROM plants').get() as { n: number }).n
+  db.function('js_lower', { deterministic: true }, (name: unknown) => nameKey(String(name)))
+  const batch = db.prepare('UPDATE plants SET name_key = js_lower(name) WHERE id IN (SELECT id FROM plants WHERE id > ? ORDER BY id LIMIT 50000) RETURNING id')
+  let done = 0
+  let after = 0
+  for (;;) {
+    const ids = batch.pluck().all(after) as number[]
+    if (ids.length === 0) break
+    after = Math.max(...ids)
+    done += ids.length
+    if (total > 50_000) progress(`migration 5: name keys ${done} of ${total} plants`)
+  }
+  if (total > 50_000) progress('migration 5: indexing names for sort=name and q')
+  db.exec(`
+  CREATE INDEX plants_name ON plants (name_key, id);
+  -- Trigrams of the name key, case-sensitive because the key is already lower-cased: any substring
+  -- of 3 characters or more is found through the index (the writer keeps it in step with plants).
+  CREATE VIRTUAL TABLE plants_fts USING fts5(name_key, content='plants', content_rowid='id', tokenize='trigram case_sensitive 1');
+  INSERT INTO plants_fts (plants_fts) VALUES ('rebuild');
+  `)
+}
+
+export function migrate (db: Database.Database, progress: (message: string) => void = () => {}): void {
   // BEGIN IMMEDIATE takes the write lock first, so processes starting together apply each step once.
   for (;;) {
     const step = db.transaction(() => {
       const current = db.pragma('user_version', { simple: true }) as number
       if (current >= MIGRATIONS.length) return false
-      db.exec(MIGRATIONS[current])
+      const migration = MIGRATIONS[current]
+      if (typeof migration === 'string') db.exec(migration)
+      else migration(db, progress)
       db.pragma(`user_version = ${current + 1}`)
       return true
     })

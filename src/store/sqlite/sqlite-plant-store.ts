@@ -1,12 +1,13 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
-import type { PlantFields, PlantStatus } from '../../plants/schemas.js'
+import type { PlantFields, PlantPatch, PlantStatus } from '../../plants/schemas.js'
 import {
-  FeedGone, StorageUnavailable,
-  type Change, type ChangePage, type CreateResult, type IdempotencyClaim, type ListFilter, type PlantStore, type StoredPlant
+  FeedGone, QueryTooSlow, StorageUnavailable,
+  type Change, type ChangePage, type CreateResult, type IdempotencyClaim, type Inventory, type ListFilter, type PlantStore, type StoredPlant
 } from '../plant-store.js'
 import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
+import { listSql, probeSql, SMALL, type Driver } from './list-query.js'
 import { migrate } from './migrations.js'
 import { connect } from './writes.js'
 
@@ -16,12 +17,18 @@ export interface SqliteStoreOptions {
   feedRetentionMs: number
   idempotencyTtlMs?: number
   now?: () => number
+  /** The longest a list query may hold the event loop before it is stopped and answered 503 (default 250 ms). */
+  queryTimeoutMs?: number
+  /** Where a long migration says how far it got (default: standard error). */
+  progress?: (message: string) => void
 }
 
 interface PlantRow { id: number, name: string, category: string | null, tags: string, status: PlantStatus, version: number }
 interface ChangeRow { seq: number, kind: Change['kind'], plant_id: number, version: number, plant: string | null }
 
 const DAY = 86_400_000
+/** The guard looks at the clock once in this many rows plus one (a mask): reading it costs more than a row. */
+const GUARD_EVERY = 255
 type PlantTuple = [number, string, string | null, string, PlantStatus, number]
 // A page is read as arrays: better-sqlite3 builds no keyed object per row (a third of a page's read time).
 const tupleToPlant = ([id, name, category, tags, status, version]: PlantTuple): StoredPlant =>
@@ -47,7 +54,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     filename = join(options.dataDir, 'catalogue.db')
   }
   const db = connect(filename)
-  migrate(db)
+  migrate(db, options.progress ?? ((message) => { process.stderr.write(`${message}\n`) }))
   return new SqlitePlantStore(db, filename, options)
 }
 
@@ -60,8 +67,12 @@ class SqlitePlantStore implements PlantStore {
   private readonly commits: GroupCommit
   private readonly timers: NodeJS.Timeout[] = []
   private dataVersion = 0
+  private readonly queryTimeoutMs: number
   private snapshotOpen = false
   private readonly listQueries = new Map<string, Database.Statement>()
+  /** When the running list query must stop (performance.now()), checked by query_guard() every GUARD_EVERY rows. */
+  private deadline = Infinity
+  private guardCalls = 0
   private readonly s
 
   constructor (private readonly db: Database.Database, filename: string, private readonly options: SqliteStoreOptions) {
@@ -78,6 +89,7 @@ class SqlitePlantStore implements PlantStore {
       purgeChanges: db.prepare('DELETE FROM changes WHERE seq <= ?'),
       setFloor: db.prepare("UPDATE meta SET value = max(value, ?) WHERE key = 'feed_floor'"),
       ping: db.prepare('SELECT 1'),
+      inventory: db.prepare<[], { status: PlantStatus, n: number }>('SELECT status, n FROM status_counts'),
       beginRead: db.prepare('BEGIN'),
       endRead: db.prepare('COMMIT'),
       // Prepared once: db.pragma() compiles its statement on every call, and this runs after every commit.
@@ -93,6 +105,16 @@ class SqlitePlantStore implements PlantStore {
       this.committer = writerThreadCommitter(filename, this.idempotencyTtlMs)
     }
     this.commits = new GroupCommit(this.committer, storageError, () => this.notify())
+    // better-sqlite3 is synchronous and has no progress handler: this function, called by every list
+    // query once per candidate row, is the progress handler that stops a query past its time limit.
+    const timeoutMs = options.queryTimeoutMs ?? 250
+    db.function('query_guard', { deterministic: false }, (_id: unknown) => {
+      if ((++this.guardCalls & GUARD_EVERY) === 0 && performance.now() > this.deadline) {
+        throw new QueryTooSlow(`the query ran past its time limit of ${timeoutMs} ms`)
+      }
+      return 1
+    })
+    this.queryTimeoutMs = timeoutMs
     this.dataVersion = this.s.dataVersion.get()!
     this.purge()
     this.timers.push(setInterval(() => { this.purge() }, 3_600_000).unref())
@@ -117,20 +139,55 @@ class SqlitePlantStore implements PlantStore {
     return row && toPlant(row)
   }
 
+  patch (id: number, patch: PlantPatch, expectedVersions?: number[]): Promise<StoredPlant> {
+    return this.commits.run({ kind: 'patch', id, patch, expectedVersions, now: this.now() })
+  }
+
   async list (filter: ListFilter): Promise<StoredPlant[]> {
-    const tags = filter.tags ?? []
-    const shape = `${filter.status ? 's' : ''}${filter.category ? 'c' : ''}${tags.length}`
-    let query = this.listQueries.get(shape)
-    if (!query) {
-      query = this.db.prepare(listSql(filter.status !== undefined, filter.category !== undefined, tags.length)).raw(true)
-      this.listQueries.set(shape, query)
+    return this.read(() => {
+      this.deadline = performance.now() + this.queryTimeoutMs
+      try {
+        const { text, args } = listSql(filter, this.driver(filter))
+        return (this.statement(text).all(...args) as PlantTuple[]).map(tupleToPlant)
+      } finally {
+        this.deadline = Infinity
+      }
+    })
+  }
+
+  async inventory (): Promise<Inventory> {
+    const counts: Inventory = { available: 0, pending: 0, sold: 0 }
+    for (const { status, n } of this.read(() => this.s.inventory.all())) counts[status] = n
+    return counts
+  }
+
+  /**
+   * The index a list walks: the candidate set (a tag, the q trigrams) with the fewest rows, counted
+   * up to SMALL; by name, the name index unless a candidate set is small enough to sort whole.
+   */
+  private driver (filter: ListFilter): Driver {
+    const candidates: Array<Exclude<Driver, { kind: 'order' }>> = [...new Set(filter.tags ?? [])].map((tag) => ({ kind: 'tag', tag }))
+    if ((filter.terms ?? []).length > 0) candidates.push({ kind: 'fts' })
+    let best: Driver = { kind: 'order' }
+    let fewest = Infinity
+    for (const candidate of candidates) {
+      const { text, args } = probeSql(candidate, filter, SMALL)
+      const n = this.statement(text).pluck().get(...args) as number
+      if (n < fewest) { best = candidate; fewest = n }
+      if (n === 0) break
     }
-    const args: unknown[] = tags.length > 0 ? [tags[0], filter.afterId, ...tags.slice(1)] : [filter.afterId]
-    if (filter.status) args.push(filter.status)
-    if (filter.category) args.push(filter.category)
-    args.push(filter.limit)
-    const q = query
-    return this.read(() => q.all(...args) as PlantTuple[]).map(tupleToPlant)
+    const byName = filter.sort === 'name' || filter.sort === '-name'
+    return byName && fewest >= SMALL ? { kind: 'order' } : best
+  }
+
+  private statement (text: string): Database.Statement {
+    let statement = this.listQueries.get(text)
+    if (!statement) {
+      statement = this.db.prepare(text)
+      if (statement.reader && text.startsWith('SELECT p.')) statement.raw(true)
+      this.listQueries.set(text, statement)
+    }
+    return statement
   }
 
   async changes (after: number, limit: number): Promise<ChangePage> {
@@ -214,22 +271,4 @@ class SqlitePlantStore implements PlantStore {
     const v = this.s.dataVersion.get()!
     if (v !== this.dataVersion) this.notify()
   }
-}
-
-function listSql (status: boolean, category: boolean, tagCount: number): string {
-  const where: string[] = []
-  let from = 'plants p'
-  let order = 'p.id'
-  if (tagCount > 0) {
-    // Walk the first tag's index in id order; the other tags are checked per candidate.
-    from = 'plant_tags t0 JOIN plants p ON p.id = t0.plant_id'
-    order = 't0.plant_id'
-    where.push('t0.tag = ?', 't0.plant_id > ?')
-    for (let i = 1; i < tagCount; i++) where.push('EXISTS (SELECT 1 FROM plant_tags t WHERE t.tag = ? AND t.plant_id = p.id)')
-  } else {
-    where.push('p.id > ?')
-  }
-  if (status) where.push('p.status = ?')
-  if (category) where.push('p.category = ?')
-  return `SELECT p.id, p.name, p.category, p.tags, p.status, p.version FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`
 }

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3'
-import type { PlantFields } from '../../plants/schemas.js'
+import { nameKey } from '../../plants/name-key.js'
+import type { PlantFields, PlantPatch, PlantStatus } from '../../plants/schemas.js'
 import { toRecord, type CreateResult, type IdempotencyClaim, type StoredPlant } from '../plant-store.js'
 
 // The write side of the SQLite store as plain data in, plain data out, so the same code commits
@@ -9,6 +10,7 @@ import { toRecord, type CreateResult, type IdempotencyClaim, type StoredPlant } 
 export type WriteOp =
   | { kind: 'create', fields: PlantFields, idempotency?: IdempotencyClaim, now: number }
   | { kind: 'update', id: number, fields: PlantFields, expectedVersions?: number[], now: number }
+  | { kind: 'patch', id: number, patch: PlantPatch, expectedVersions?: number[], now: number }
   | { kind: 'remove', id: number, now: number }
 
 export type Refusal = 'not-found' | 'version-mismatch' | 'idempotency-key-reused'
@@ -36,17 +38,12 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),
-    current: db.prepare<[number], { version: number, category: string | null, tags: string, status: string }>(
-      'SELECT version, category, tags, status FROM plants WHERE id = ?'),
-    insert: db.prepare('INSERT INTO plants (name, category, tags, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)'),
-    // An update names the indexed columns (status, category) only when they change, so an unchanged
-    // one costs no index pages: on a large catalogue every touched page is a random one in the WAL.
-    update: [
-      db.prepare('UPDATE plants SET name = ?, tags = ?, version = ?, updated_at = ? WHERE id = ?'),
-      db.prepare('UPDATE plants SET name = ?, tags = ?, version = ?, updated_at = ?, status = ? WHERE id = ?'),
-      db.prepare('UPDATE plants SET name = ?, tags = ?, version = ?, updated_at = ?, category = ? WHERE id = ?'),
-      db.prepare('UPDATE plants SET name = ?, tags = ?, version = ?, updated_at = ?, status = ?, category = ? WHERE id = ?')
-    ],
+    current: db.prepare<[number], { version: number, name: string, category: string | null, tags: string, status: PlantStatus }>(
+      'SELECT version, name, category, tags, status FROM plants WHERE id = ?'),
+    insert: db.prepare('INSERT INTO plants (name, name_key, category, tags, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)'),
+    insertFts: db.prepare('INSERT INTO plants_fts (rowid, name_key) VALUES (?, ?)'),
+    deleteFts: db.prepare("INSERT INTO plants_fts (plants_fts, rowid, name_key) VALUES ('delete', ?, ?)"),
+    count: db.prepare('UPDATE status_counts SET n = n + ? WHERE status = ?'),
     delete: db.prepare('DELETE FROM plants WHERE id = ?'),
     insertTag: db.prepare('INSERT INTO plant_tags (tag, plant_id) VALUES (?, ?)'),
     deleteTag: db.prepare('DELETE FROM plant_tags WHERE tag = ? AND plant_id = ?'),
@@ -55,6 +52,24 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at) VALUES (?, ?, ?, ?, ?)')
   }
+
+  // An update names the indexed columns (name_key, status, category) only when they change, so an
+  // unchanged one costs no index pages: on a large catalogue every touched page is a random one in the WAL.
+  const updates = new Map<number, Database.Statement>()
+  const updateStatement = (name: boolean, status: boolean, category: boolean): Database.Statement => {
+    const mask = (name ? 1 : 0) + (status ? 2 : 0) + (category ? 4 : 0)
+    let statement = updates.get(mask)
+    if (!statement) {
+      const set = ['tags = ?', 'version = ?', 'updated_at = ?', ...(name ? ['name = ?', 'name_key = ?'] : []), ...(status ? ['status = ?'] : []), ...(category ? ['category = ?'] : [])]
+      statement = db.prepare(`UPDATE plants SET ${set.join(', ')} WHERE id = ?`)
+      updates.set(mask, statement)
+    }
+    return statement
+  }
+
+  // The status counts change with the batch and are written once, at its end, in its transaction.
+  const counts = new Map<string, number>()
+  const count = (status: string, delta: number): void => { counts.set(status, (counts.get(status) ?? 0) + delta) }
 
   // Each write refuses (not found, version mismatch) before it changes anything, so a refused
   // write leaves nothing behind in the shared transaction.
@@ -70,8 +85,11 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
         }
       }
       const { name, category, tags, status } = fields
-      const id = Number(s.insert.run(name, category, JSON.stringify(tags), status, now, now).lastInsertRowid)
+      const key = nameKey(name)
+      const id = Number(s.insert.run(name, key, category, JSON.stringify(tags), status, now, now).lastInsertRowid)
+      s.insertFts.run(id, key)
       for (const tag of tags) s.insertTag.run(tag, id)
+      count(status, 1)
       const plant: StoredPlant = { id, name, category, tags, status, version: 1 }
       if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, id, JSON.stringify(plant), now)
       s.insertChange.run('created', id, 1, JSON.stringify(toRecord(plant)), now)
@@ -81,21 +99,40 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (!current) throw new Refused('not-found')
     if (op.kind === 'remove') {
       s.delete.run(op.id)
+      s.deleteFts.run(op.id, nameKey(current.name))
       for (const tag of JSON.parse(current.tags) as string[]) s.deleteTag.run(tag, op.id)
+      count(current.status, -1)
       s.insertChange.run('deleted', op.id, current.version + 1, null, now)
       return undefined
     }
     if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
-    const { id, fields: { name, category, tags, status } } = op
+    const before: string[] = JSON.parse(current.tags)
+    const { id } = op
+    // The merge happens here, against the row as it is in this transaction: concurrent patches of
+    // different fields both keep their change.
+    const fields: PlantFields = op.kind === 'update'
+      ? op.fields
+      : { name: current.name, category: current.category, tags: before, status: current.status, ...op.patch }
+    if (op.kind === 'patch' && Object.keys(op.patch).length === 0) return { id, ...fields, version: current.version }
+    const { name, category, tags, status } = fields
     const version = current.version + 1
-    const args: unknown[] = [name, JSON.stringify(tags), version, now]
+    const nameChanged = name !== current.name
     const statusChanged = status !== current.status
     const categoryChanged = category !== current.category
+    const args: unknown[] = [JSON.stringify(tags), version, now]
+    if (nameChanged) args.push(name, nameKey(name))
     if (statusChanged) args.push(status)
     if (categoryChanged) args.push(category)
-    s.update[(statusChanged ? 1 : 0) + (categoryChanged ? 2 : 0)].run(...args, id)
+    updateStatement(nameChanged, statusChanged, categoryChanged).run(...args, id)
+    if (nameChanged && nameKey(name) !== nameKey(current.name)) {
+      s.deleteFts.run(id, nameKey(current.name))
+      s.insertFts.run(id, nameKey(name))
+    }
+    if (statusChanged) {
+      count(current.status, -1)
+      count(status, 1)
+    }
     // Only the tags that come or go are written.
-    const before: string[] = JSON.parse(current.tags)
     for (const tag of before) if (!tags.includes(tag)) s.deleteTag.run(tag, id)
     for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(tag, id)
     const plant: StoredPlant = { id, name, category, tags, status, version }
@@ -105,6 +142,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
 
   return (batch) => {
     const outcomes: Outcome[] = []
+    counts.clear()
     try {
       s.begin.run()
       for (const op of batch) {
@@ -115,6 +153,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
           outcomes.push({ ok: false, refusal: error.refusal })
         }
       }
+      for (const [status, delta] of counts) if (delta !== 0) s.count.run(delta, status)
       s.commit.run()
       return { outcomes }
     } catch (err) {

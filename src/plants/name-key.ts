@@ -1,0 +1,7 @@
+/**
+ * The key names are sorted and searched by: JavaScript's toLowerCase, computed where the write
+ * happens and stored, so both engines order and match the very same strings (SQL lower() differs
+ * between engines and from JavaScript). Accents are not folded: "é" is not "e".
+ * Its own module, free of imports, because the SQLite writer thread loads it too.
+ */
+export const nameKey = (name: string): string => name.toLowerCase()

@@ -1,0 +1,45 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { writeSecurity } from '../http/auth.js'
+import { ref } from '../http/components.js'
+import { ifMatchVersions } from '../http/etag.js'
+import { strictJsonParser } from '../http/json-body.js'
+import { allowHeader } from '../http/method-not-allowed.js'
+import { HEADERS, problemResponses } from '../http/problem.js'
+import { canonicalId, guardStatuses, sendPlant, tags, type RouteOptions } from './routes.js'
+import { IdParams, Plant, PlantPatch, UpdateHeaders } from './schemas.js'
+
+/**
+ * PATCH /v3/plant/{id}: a JSON merge patch (RFC 7396), merged by the store inside the write's
+ * transaction against the current plant, so concurrent patches of different fields both stay.
+ * Its own plugin: the merge-patch media type is accepted here and nowhere else.
+ */
+export const patchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
+  app.addContentTypeParser('application/merge-patch+json', { parseAs: 'buffer' }, strictJsonParser(app))
+  app.patch('/v3/plant/:id', {
+    // onRequest, before the body is read: a bad path id is the first thing refused, even with a malformed body.
+    onRequest: canonicalId,
+    schema: {
+      operationId: 'patch-plant',
+      tags,
+      security: writeSecurity,
+      summary: 'Change some fields of a plant (JSON merge patch, RFC 7396; `{}` changes nothing)',
+      description: 'Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, ' +
+        '`category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body ' +
+        '(400 invalid-input), the plant (404), If-Match (412). `{}` answers the current plant: no new version, no change in the feed.',
+      consumes: ['application/merge-patch+json', 'application/json'],
+      params: IdParams,
+      headers: UpdateHeaders,
+      body: ref(PlantPatch),
+      response: {
+        200: { ...ref(Plant), description: 'The plant after the patch, with its ETag', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
+        ...problemResponses(...guardStatuses(true), [400, 'Invalid ID supplied, or invalid input'], 404, 412, 413, 503)
+      }
+    },
+    config: { allow: allowHeader(['GET', 'DELETE', 'PATCH']) }
+  }, async (request, reply) => {
+    const { id } = request.params
+    const plant = await options.store.patch(id, request.body, ifMatchVersions(request.headers['if-match'], id))
+    reply.header('cache-control', 'no-store')
+    return sendPlant(reply, plant)
+  })
+}

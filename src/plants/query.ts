@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto'
+import { HttpProblem } from '../http/problem.js'
+import { nameKey } from './name-key.js'
+import type { Plant, PlantStatus } from './schemas.js'
+
+// What a list query means, in one place: the route parses requests into a PlantQuery, both engines
+// translate it to SQL, and the property test walks the same functions over an in-memory catalogue.
+
+export const SORTS = ['id', '-id', 'name', '-name'] as const
+export type Sort = typeof SORTS[number]
+
+export interface PlantQuery {
+  /** Any of these statuses; empty: any status. */
+  statuses: PlantStatus[]
+  category?: string
+  /** Every one of these tags. */
+  tags: string[]
+  /** Lower-cased terms the lower-cased name must each contain. */
+  terms: string[]
+  sort: Sort
+}
+
+/** Where a page ends: the next page starts strictly after it, in the query's order. */
+export interface Position { id: number, key?: string }
+
+export { nameKey }
+
+/** Compares by Unicode code point (JavaScript's < compares UTF-16 units, which orders astral characters differently). */
+export function compareCodePoints (a: string, b: string): number {
+  const n = Math.min(a.length, b.length)
+  for (let i = 0; i < n; i++) {
+    const x = a.codePointAt(i)!
+    const y = b.codePointAt(i)!
+    if (x !== y) return x < y ? -1 : 1
+    if (x > 0xffff) i++
+  }
+  return a.length - b.length
+}
+
+export const Q_RULE = 'must be 1–100 characters holding 1–5 terms separated by white space, each of at least 3 characters'
+
+/** Splits `q` into its lower-cased terms, or refuses it naming the rule. */
+export function parseTerms (q: string | undefined): string[] {
+  if (q === undefined) return []
+  const terms = q.split(/\s+/u).filter((t) => t !== '')
+  const refuse = (why: string): never => {
+    throw new HttpProblem(400, 'invalid-input', `q ${why}`, [{ path: '/q', message: why }])
+  }
+  if (terms.length === 0) refuse('must hold at least one term (it is only white space)')
+  if (terms.length > 5) refuse(`must hold at most 5 terms (it holds ${terms.length})`)
+  const short = terms.find((t) => [...t].length < 3)
+  if (short !== undefined) refuse(`terms must each be at least 3 characters ("${short}" is shorter)`)
+  return [...new Set(terms.map(nameKey))]
+}
+
+/** Does `plant` belong in the query's result? */
+export function matches (plant: Plant, query: PlantQuery): boolean {
+  if (query.statuses.length > 0 && !query.statuses.includes(plant.status as PlantStatus)) return false
+  if (query.category !== undefined && plant.category !== query.category) return false
+  if (!query.tags.every((t) => plant.tags.includes(t))) return false
+  const key = nameKey(plant.name)
+  return query.terms.every((t) => key.includes(t))
+}
+
+/** The query's order on positions: negative when `a` comes first. */
+export function comparePositions (sort: Sort, a: Position, b: Position): number {
+  const byId = a.id - b.id
+  const ascending = sort === 'id' || sort === 'name' ? 1 : -1
+  if (sort === 'id' || sort === '-id') return ascending * byId
+  return ascending * (compareCodePoints(a.key!, b.key!) || byId)
+}
+
+export const positionOf = (plant: Plant, sort: Sort): Position =>
+  sort === 'name' || sort === '-name' ? { id: plant.id, key: nameKey(plant.name) } : { id: plant.id }
+
+/** One page of `plants` (any order) for the query, after `after`: the model both engines must agree with. */
+export function pageOf<P extends Plant> (plants: Iterable<P>, query: PlantQuery, after: Position | undefined, limit: number): P[] {
+  const order = (a: P, b: P): number => comparePositions(query.sort, positionOf(a, query.sort), positionOf(b, query.sort))
+  return [...plants]
+    .filter((p) => matches(p, query) && (after === undefined || comparePositions(query.sort, positionOf(p, query.sort), after) > 0))
+    .sort(order)
+    .slice(0, limit)
+}
+
+// Cursors: the position after which the next page starts, plus a fingerprint of the sort and filters
+// the cursor was made for, so a cursor sent with other ones is refused instead of silently skipping.
+
+function fingerprint (query: PlantQuery): string {
+  const canonical = JSON.stringify([query.sort, [...new Set(query.statuses)].sort(), query.category ?? null, [...new Set(query.tags)].sort(), [...query.terms].sort()])
+  return createHash('sha256').update(canonical).digest('base64url').slice(0, 11)
+}
+
+export function encodeCursor (query: PlantQuery, last: Position): string {
+  const parts: Array<string | number> = [fingerprint(query), last.id]
+  if (last.key !== undefined) parts.push(last.key)
+  return Buffer.from(JSON.stringify(parts)).toString('base64url')
+}
+
+const malformed = (): HttpProblem =>
+  new HttpProblem(400, 'invalid-input', 'cursor is malformed: pass the nextCursor of a previous page', [{ path: '/cursor', message: 'is malformed' }])
+
+export function decodeCursor (cursor: string | undefined, query: PlantQuery): Position | undefined {
+  if (cursor === undefined) return undefined
+  let parts: unknown
+  try {
+    parts = JSON.parse(Buffer.from(cursor, 'base64url').toString())
+  } catch {
+    throw malformed()
+  }
+  const named = query.sort === 'name' || query.sort === '-name'
+  if (!Array.isArray(parts) || parts.length !== (named ? 3 : 2) || typeof parts[0] !== 'string' ||
+    !Number.isSafeInteger(parts[1]) || parts[1] < 1 || (named && typeof parts[2] !== 'string')) {
+    // A cursor of another sort has another shape: say so rather than "malformed".
+    if (Array.isArray(parts) && typeof parts[0] === 'string' && parts[0] !== fingerprint(query)) throw otherQuery()
+    throw malformed()
+  }
+  const position: Position = named ? { id: parts[1] as number, key: parts[2] as string } : { id: parts[1] as number }
+  if (encodeCursor(query, position) !== cursor && parts[0] === fingerprint(query)) throw malformed()
+  if (parts[0] !== fingerprint(query)) throw otherQuery()
+  return position
+}
+
+const otherQuery = (): HttpProblem => new HttpProblem(400, 'invalid-input',
+  'cursor was made for another sort or other filters: send it with the same sort, status, tag, category and q as the page it came from',
+  [{ path: '/cursor', message: 'belongs to another sort or other filters' }])

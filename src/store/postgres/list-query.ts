@@ -1,0 +1,79 @@
+import pg from 'pg'
+import type { ListFilter } from '../plant-store.js'
+import { nameKey } from '../../plants/name-key.js'
+import { fromPostgresText, toPostgresText } from './text-escape.js'
+
+// A list query on PostgreSQL: keyset pagination along the page's order (no OFFSET); the planner
+// picks between the order's index, the tag rows and the name trigrams (pg_trgm) from its statistics.
+
+/**
+ * The name key as stored: text cannot hold U+0000, so U+0000 and U+0001 become two characters that
+ * keep code point order (U+0001 U+0001, U+0001 U+0002), unlike the record's escape (see text-escape.ts).
+ */
+export const toKey = (key: string): string =>
+  key.includes('\0') || key.includes('\u0001') ? key.replaceAll('\u0001', '\u0001\u0002').replaceAll('\0', '\u0001\u0001') : key
+
+/** Tags ordered rarest first (counted up to a cap, so the count's cost is bounded): the walk starts from the rarest. */
+export async function rarestFirst (client: pg.PoolClient, tags: string[]): Promise<string[]> {
+  if (tags.length < 2) return tags
+  const { rows } = await client.query<{ tag: string, n: number }>(
+    'SELECT t.tag, (SELECT count(*)::int FROM (SELECT 1 FROM plant_tags WHERE tag = t.tag LIMIT 2000) x) AS n FROM unnest($1::text[]) AS t (tag)', [tags])
+  return rows.sort((a, b) => a.n - b.n).map((r) => r.tag)
+}
+
+const likeEscape = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+/** `tags` are already escaped for PostgreSQL and ordered rarest first. */
+export function listQuery (filter: ListFilter, columns: string): { text: string, values: unknown[] } {
+  const sort = filter.sort ?? 'id'
+  const byName = sort === 'name' || sort === '-name'
+  const desc = sort.startsWith('-')
+  const tags = filter.tags ?? []
+  const values: unknown[] = []
+  const param = (v: unknown): string => { values.push(v); return `$${values.length}` }
+  const where: string[] = []
+  let from = 'plants p'
+  let id = 'p.id'
+  if (tags.length > 0) {
+    // Walk the rarest tag's rows in id order; the other tags are checked per candidate.
+    from = 'plant_tags t0 JOIN plants p ON p.id = t0.plant_id'
+    where.push(`t0.tag = ${param(tags[0])}`)
+    if (!byName) id = 't0.plant_id'
+    for (const tag of tags.slice(1)) where.push(`EXISTS (SELECT 1 FROM plant_tags t WHERE t.tag = ${param(tag)} AND t.plant_id = p.id)`)
+  }
+  if (byName) {
+    if (filter.afterKey !== undefined) where.push(`(p.name_key, p.id) ${desc ? '<' : '>'} (${param(toKey(filter.afterKey))}, ${param(filter.afterId)})`)
+  } else if (filter.afterId > 0) {
+    where.push(`${id} ${desc ? '<' : '>'} ${param(filter.afterId)}`)
+  }
+  for (const term of filter.terms ?? []) where.push(`p.name_key LIKE ${param(`%${likeEscape(toKey(term))}%`)}`)
+  const statuses = filter.statuses ?? []
+  if (statuses.length > 0) where.push(`p.status = ANY (${param(statuses)}::text[])`)
+  if (filter.category !== undefined) where.push(`p.category = ${param(toPostgresText(filter.category))}`)
+  const dir = desc ? ' DESC' : ''
+  const order = byName ? `p.name_key${dir}, p.id${dir}` : `${id}${dir}`
+  return { text: `SELECT ${columns} FROM ${from} WHERE ${where.length > 0 ? where.join(' AND ') : 'true'} ORDER BY ${order} LIMIT ${param(filter.limit)}`, values }
+}
+
+/**
+ * Fills the name key of plants written before migration 002 (or by an older instance), in batches:
+ * JavaScript's toLowerCase, the same the writes use, so both engines order and match the same keys.
+ */
+export async function fillNameKeys (config: pg.ClientConfig, progress: (message: string) => void = (m) => { process.stderr.write(`${m}\n`) }): Promise<void> {
+  const client = new pg.Client({ ...config, statement_timeout: undefined })
+  client.on('error', () => {})
+  await client.connect()
+  try {
+    let done = 0
+    for (;;) {
+      const { rows } = await client.query<{ id: number, name: string }>('SELECT id, name FROM plants WHERE name_key IS NULL ORDER BY id LIMIT 20000')
+      if (rows.length === 0) break
+      await client.query('UPDATE plants p SET name_key = v.k FROM unnest($1::bigint[], $2::text[]) AS v (id, k) WHERE p.id = v.id AND p.name_key IS NULL',
+        [rows.map((r) => r.id), rows.map((r) => toKey(nameKey(fromPostgresText(r.name))))])
+      done += rows.length
+      if (done >= 20000) progress(`name keys filled for ${done} plants`)
+    }
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
