@@ -93,12 +93,12 @@ try {
     const file = join(work, 'import.csv')
     const dataDir = join(work, 'import-data')
     const badLines = await writeCsv(file, IMPORT_ROWS, 100)
-    const first = await plants(['import', file, '--data-dir', dataDir])
+    const first = await plants(['import', '--create', file, '--data-dir', dataDir])
     const reported = first.stderr.split('\n').filter((l) => l.startsWith(`${file}:`)).map((l) => Number(l.slice(file.length + 1).split(':')[0]))
     assert.deepEqual(reported, badLines, 'every bad row is reported, by its line')
     assert.equal(figure(first.stdout, 'added'), IMPORT_ROWS - badLines.length)
     assert.equal(count(dataDir), IMPORT_ROWS - badLines.length, 'every good row is stored')
-    const second = await plants(['import', file, '--data-dir', dataDir])
+    const second = await plants(['import', '--create', file, '--data-dir', dataDir])
     assert.equal(figure(second.stdout, 'added'), 0, 'a second run adds nothing')
     assert.equal(count(dataDir), IMPORT_ROWS - badLines.length)
     report.import = {
@@ -117,7 +117,7 @@ try {
   {
     const file = join(work, 'export-source.csv')
     await writeCsv(file, EXPORT_ROWS, 0)
-    const load = await plants(['import', file, '--data-dir', bigDir, '--quiet'])
+    const load = await plants(['import', '--create', file, '--data-dir', bigDir, '--quiet'])
     assert.equal(load.code, 0, load.stderr)
     await rm(file)
     report.load = { rows: EXPORT_ROWS, seconds: load.ms / 1000, rowsPerSecond: Math.round(EXPORT_ROWS / (load.ms / 1000)), maxRssMb: load.maxRssMb }

@@ -6,18 +6,23 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.js'
+import { FeedHub } from './feed/hub.js'
 import { changeRoutes } from './feed/routes.js'
+import { StreamLimits } from './feed/stream-limits.js'
 import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.js'
 import { registerComponents } from './http/components.js'
 import { apiIndexRoutes } from './http/api-index.js'
 import { corsOptions } from './http/cors.js'
-import { clientErrorHandler, registerErrorHandler } from './http/error-handler.js'
+import { connectionTurns } from './http/connection-turns.js'
+import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
+import { redactedRequest, redactUrl } from './http/redact-url.js'
 import { HttpProblem } from './http/problem.js'
 import { lazyRequestLoggers } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
-import { registerMetrics } from './ops/metrics.js'
+import { registerFeedMetrics, registerMetrics } from './ops/metrics.js'
+import { versionRoutes } from './ops/version.js'
 import { pageDirectory, pageRoutes } from './page/page-routes.js'
 import { inventoryRoute } from './plants/inventory-route.js'
 import { patchRoute } from './plants/patch-route.js'
@@ -31,6 +36,8 @@ declare module 'fastify' {
     readiness: Readiness
     /** How many API keys may write (0: writes are anonymous). */
     writeKeyCount: number
+    /** The change feed every event stream of this process reads from. */
+    feedHub: FeedHub
   }
 }
 
@@ -47,6 +54,8 @@ export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
   return {
     level: config.logLevel,
     redact: { paths: ['req.headers.authorization', 'req.headers.api_key', 'req.headers["api-key"]'], censor: '[redacted]' },
+    // A key sent in the query string (?api_key=) is redacted wherever a URL is logged.
+    serializers: { url: redactUrl, req: redactedRequest },
     // Pretty only for a person at a terminal; JSON for everything that collects logs.
     ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {})
   }
@@ -73,6 +82,9 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     return503OnClosing: false,
     trustProxy: config.trustProxy,
     clientErrorHandler,
+    // One request at a time per connection, and node's own answers in the contract's shape (see connection-turns.ts).
+    serverFactory: connectionTurns,
+    frameworkErrors,
     exposeHeadRoutes: true
   }).withTypeProvider<TypeBoxTypeProvider>()
 
@@ -130,14 +142,18 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(swaggerUi, { routePrefix: '/v3/docs' })
   app.get('/v3/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
-  registerMetrics(app)
+  const registry = registerMetrics(app)
   const routeOptions = { store }
+  const hub = new FeedHub(store, app.log)
+  registerFeedMetrics(registry, hub)
+  app.decorate('feedHub', hub)
   await app.register(apiIndexRoutes)
   await app.register(plantRoutes, routeOptions)
   await app.register(patchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)
-  await app.register(changeRoutes, routeOptions)
+  await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits(config.feedMaxStreams, config.feedMaxStreamsPerClient) })
   await app.register(healthRoutes, { store, readiness: app.readiness })
+  await app.register(versionRoutes, { store, registry })
   await app.register(pageRoutes, { dir: pageDirectory(), secured: keyHashes.length > 0 })
   return app
 }

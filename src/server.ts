@@ -1,11 +1,14 @@
+#!/usr/bin/env node
 import cluster from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { protectedModeRefusal } from './http/auth.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
+import { PACKAGE_VERSION } from './version.js'
 
-// The process: read config once, listen, and shut down without dropping a request.
+// The process (the package's `plant-catalogue` command): read config once, listen, and shut down
+// without dropping a request.
 
 const IDLE_MS = 300
 
@@ -40,7 +43,27 @@ async function serve (config: Config): Promise<void> {
   await app.listen({ host: config.host, port: config.port })
 }
 
+const USAGE = `Usage: plant-catalogue [--version | --help]
+
+Serves the plant catalogue over HTTP. It is configured by environment variables only (HOST, PORT,
+DATA_DIR, DATABASE_URL, API_KEYS_FILE, LOG_LEVEL, ...): see the README's Configuration section.
+Stop it with SIGTERM: it drains, then exits.`
+
 function main (): void {
+  // Configuration is the environment's; arguments only ask about the program itself.
+  const [arg, ...more] = process.argv.slice(2)
+  if (arg === '--version' && more.length === 0) {
+    process.stdout.write(`${PACKAGE_VERSION}\n`)
+    return
+  }
+  if ((arg === '--help' || arg === '-h') && more.length === 0) {
+    process.stdout.write(`${USAGE}\n`)
+    return
+  }
+  if (arg !== undefined) {
+    process.stderr.write(`plant-catalogue: unexpected argument ${JSON.stringify(arg)}\n\n${USAGE}\n`)
+    process.exit(2)
+  }
   let config: Config
   try {
     config = loadConfig()

@@ -99,7 +99,7 @@ describe('the same rule on import', () => {
     const jsonlFile = join(dir, 'plants.jsonl')
     await writeFile(jsonlFile, '{"name":"Palm"}\n{"name":"Palm "}\n')
     const dataDir = join(dir, 'data')
-    const fromCsv = await plants(['import', csvFile, '--data-dir', dataDir])
+    const fromCsv = await plants(['import', '--create', csvFile, '--data-dir', dataDir])
     assert.equal(fromCsv.code, 1, 'refused rows make the exit status 1')
     for (const report of [
       `${csvFile}:3: /name must not begin or end with white space`,

@@ -78,6 +78,9 @@ test('the page sources never turn strings into markup and the page has nothing i
     assert.doesNotMatch(source, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|createContextualFragment|\beval\(|new Function/, name)
   }
   const html = await readFile(new URL('static/index.html', web), 'utf8')
+  // Every module is preloaded beside main.js, so the page loads in one round trip of scripts.
+  const modules = (await readdir(web)).filter((n) => n.endsWith('.ts') && n !== 'main.ts').map((n) => n.replace(/\.ts$/, '.js'))
+  for (const module of modules) assert.match(html, new RegExp(`<link rel="modulepreload" href="/page/${module}">`), module)
   assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)/, 'every script has a src')
   assert.doesNotMatch(html, /\son[a-z]+=|\sstyle=|<style/, 'no inline handlers or styles')
 })

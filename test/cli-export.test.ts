@@ -62,7 +62,7 @@ test('an export loads back with plants import into an equal catalogue (ids aside
     const file = join(dir, `export.${format}`)
     assert.equal((await plants(['export', '--data-dir', dataDir, '--format', format, '--output', file])).code, 0)
     const copy = join(dir, `copy-${format}`)
-    const result = await plants(['import', file, '--data-dir', copy])
+    const result = await plants(['import', '--create', file, '--data-dir', copy])
     assert.equal(result.code, 1, result.stderr)
     assert.equal(result.stderr.match(/\/name must not begin or end with white space/g)?.length, 10, result.stderr)
     const store = openSqliteStore({ dataDir: copy, feedRetentionMs: 86_400_000 })

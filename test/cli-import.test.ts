@@ -53,7 +53,7 @@ test('a CSV with 1% bad rows: every good row is stored, every bad row is reporte
   await writeFile(file, lines.join('\n') + '\n')
   const dataDir = join(dir, 'data')
 
-  const first = await plants(['import', file, '--data-dir', dataDir, '--batch-size', '250'])
+  const first = await plants(['import', '--create', file, '--data-dir', dataDir, '--batch-size', '250'])
   assert.equal(first.code, 1, 'rejected rows make the exit status 1')
   assert.deepEqual(reportedLines(first.stderr, file), badLines)
   assert.equal(summary(first.stdout, 'rows read'), 2000)
@@ -64,7 +64,7 @@ test('a CSV with 1% bad rows: every good row is stored, every bad row is reporte
   assert.deepEqual(stored[0], { id: 1, name: 'Plant "0", the tall', category: null, tags: [], status: 'sold', version: 1 })
   assert.deepEqual(stored[1], { id: 2, name: 'Plant 1', category: 'indoor', tags: ['green', 'large'], status: 'available', version: 1 })
 
-  const second = await plants(['import', file, '--data-dir', dataDir])
+  const second = await plants(['import', '--create', file, '--data-dir', dataDir])
   assert.deepEqual(reportedLines(second.stderr, file), badLines)
   assert.equal(summary(second.stdout, 'added'), 0)
   assert.equal(summary(second.stdout, 'already present'), 1980)
@@ -79,12 +79,12 @@ test('rows repeated on purpose are all kept, and an import cut short is complete
   const whole = join(dir, 'whole.csv')
   await writeFile(head, csv(...rows.slice(0, 2)))
   await writeFile(whole, csv(...rows))
-  assert.equal((await plants(['import', head, '--data-dir', dataDir])).code, 0)
-  const rest = await plants(['import', whole, '--data-dir', dataDir])
+  assert.equal((await plants(['import', '--create', head, '--data-dir', dataDir])).code, 0)
+  const rest = await plants(['import', '--create', whole, '--data-dir', dataDir])
   assert.equal(rest.code, 0)
   assert.equal(summary(rest.stdout, 'added'), 4)
   assert.equal(summary(rest.stdout, 'already present'), 2)
-  const again = await plants(['import', whole, '--data-dir', dataDir])
+  const again = await plants(['import', '--create', whole, '--data-dir', dataDir])
   assert.equal(summary(again.stdout, 'added'), 0)
   const names = (await catalogueOf(dataDir)).map((p) => `${p.name}/${p.category ?? ''}`)
   assert.deepEqual(names, ['Fern/', 'Fern/', 'Fern/', 'Olive/tree', 'Fern/shade', 'Olive/tree'])
@@ -104,7 +104,7 @@ test('JSON Lines: each line is an add-plant body; bad JSON, non-objects and unkn
     '{"name":"Ivy","tags":"green"}'
   ].join('\r\n'))
   const dataDir = join(dir, 'data')
-  const result = await plants(['import', file, '--data-dir', dataDir])
+  const result = await plants(['import', '--create', file, '--data-dir', dataDir])
   assert.equal(result.code, 1)
   assert.deepEqual(reports(result.stderr, file), [
     '3: /staus is not a known field',
@@ -152,10 +152,10 @@ test('a CSV header with an unknown column is refused before anything is written'
   const dir = await tempDir(t)
   const file = join(dir, 'plants.csv')
   await writeFile(file, 'name,colour\nFern,green\n')
-  const result = await plants(['import', file, '--data-dir', join(dir, 'data')])
+  const result = await plants(['import', '--create', file, '--data-dir', join(dir, 'data')])
   assert.equal(result.code, 2)
   assert.match(result.stderr, /unknown column "colour"/)
-  assert.equal((await plants(['import', join(dir, 'plants.txt'), '--data-dir', join(dir, 'data')])).code, 2, 'no format for .txt')
+  assert.equal((await plants(['import', '--create', join(dir, 'plants.txt'), '--data-dir', join(dir, 'data')])).code, 2, 'no format for .txt')
 })
 
 test('import through --url writes through the API; a second run adds nothing', async (t) => {
@@ -180,7 +180,7 @@ test('--dry-run checks and counts, and writes nothing', async (t) => {
   const dir = await tempDir(t)
   const file = join(dir, 'plants.csv')
   await writeFile(file, csv('Fern,,,', 'Ivy,,,gone'))
-  const result = await plants(['import', file, '--data-dir', join(dir, 'data'), '--dry-run'])
+  const result = await plants(['import', '--create', file, '--data-dir', join(dir, 'data'), '--dry-run'])
   assert.equal(summary(result.stdout, 'would be added'), 1)
   assert.equal(summary(result.stdout, 'rejected'), 1)
 })

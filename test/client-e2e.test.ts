@@ -19,6 +19,7 @@ test('the typed client drives every documented operation against a listening ser
   // health and ready
   assert.deepEqual((await client.GET('/healthz')).data, { status: 'ok' })
   assert.deepEqual((await client.GET('/readyz')).data, { status: 'ready' })
+  assert.equal((await client.GET('/v3/version')).data?.engine, 'sqlite')
 
   // add-plant: 200 with Location and ETag, defaults applied
   const added = await client.POST('/v3/plant', { body: { name: 'Monstera', tags: ['large'] } })

@@ -68,6 +68,7 @@ test('a page on another origin adds, updates and deletes a plant with If-Match a
     })
     const plant = await added.json()
     const etag = added.headers.get('etag')
+    const read = await fetch(`${api}/v3/plant/${String(plant.id)}`)
     const put = await fetch(`${api}/v3/plant`, {
       method: 'PUT',
       headers: { ...auth, 'content-type': 'application/json', 'if-match': etag ?? '' },
@@ -81,6 +82,7 @@ test('a page on another origin adds, updates and deletes a plant with If-Match a
     const del = await fetch(`${api}/v3/plant/${String(plant.id)}`, { method: 'DELETE', headers: { ...auth, 'if-match': put.headers.get('etag') ?? '' } })
     return {
       added: { status: added.status, etag, location: added.headers.get('location'), requestId: added.headers.get('x-request-id') },
+      feedPosition: read.headers.get('feed-position'),
       put: { status: put.status, etag: put.headers.get('etag'), body: await put.json() },
       stale: { status: stale.status, requestId: stale.headers.get('x-request-id') },
       deleted: del.status
@@ -91,6 +93,7 @@ test('a page on another origin adds, updates and deletes a plant with If-Match a
   assert.match(seen.added.etag ?? '', /^"\d+\.1"$/, 'the page reads the ETag')
   assert.match(seen.added.location ?? '', /^\/v3\/plant\/\d+$/)
   assert.ok(seen.added.requestId)
+  assert.equal(seen.feedPosition, '1', 'the page reads Feed-Position')
   assert.equal(seen.put.status, 200)
   assert.match(seen.put.etag ?? '', /^"\d+\.2"$/)
   assert.equal(seen.put.body.status, 'sold')

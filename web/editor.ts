@@ -34,8 +34,10 @@ const soldButton = byId<HTMLButtonElement>('mark-sold')
 const deleteButton = byId<HTMLButtonElement>('delete')
 const confirmDialog = byId<HTMLDialogElement>('confirm')
 
-/** The version the form was filled from; undefined while adding a new plant. */
+/** The version saves are conditional on (If-Match); undefined while adding a new plant. */
 let base: { plant: Plant, etag: string } | undefined
+/** The fields as last put into the form: what differs from them is what staff typed. */
+let origin: Fields = { name: '', category: null, tags: [], status: 'available' }
 let opener: HTMLElement | undefined
 let busy = false
 /** One Idempotency-Key per plant being added, so a retried POST never adds it twice. */
@@ -55,12 +57,12 @@ function values (): Fields {
 
 const same = (a: Fields[keyof Fields], b: Fields[keyof Fields]): boolean => JSON.stringify(a) === JSON.stringify(b)
 
-/** The merge patch from the base version to what the form holds now. */
+/** The merge patch of what staff changed in the form: only those fields are sent. */
 function changes (): Partial<Fields> {
   const now = values()
   const patch: Partial<Fields> = {}
   for (const field of FIELDS) {
-    if (base === undefined || !same(now[field], base.plant[field])) Object.assign(patch, { [field]: now[field] })
+    if (base === undefined || !same(now[field], origin[field])) Object.assign(patch, { [field]: now[field] })
   }
   return patch
 }
@@ -68,6 +70,7 @@ function changes (): Partial<Fields> {
 const dirty = (): boolean => Object.keys(changes()).length > 0
 
 function fill (plant: Fields): void {
+  origin = { name: plant.name, category: plant.category, tags: [...plant.tags], status: plant.status }
   inputs.name.value = plant.name
   inputs.category.value = plant.category ?? ''
   inputs.tags.value = plant.tags.join(', ')
@@ -202,9 +205,14 @@ async function refused (err: unknown): Promise<void> {
   say(alertBox, describe(err))
 }
 
-/** Someone else saved first: show their version, keep what was typed, and rebase on theirs. */
+/**
+ * Someone else saved first: show their version and rebase on it. The fields staff changed keep
+ * what they typed; the others take the new values, so a second Save sends only staff's changes.
+ */
 async function showConflict (): Promise<void> {
   const id = base!.plant.id
+  const typed = new Set(Object.keys(changes()) as Array<keyof Fields>)
+  const raw = { name: inputs.name.value, category: inputs.category.value, tags: inputs.tags.value, status: inputs.status.value }
   try {
     const { body, etag } = await api<Plant>('GET', `/v3/plant/${id}`)
     base = { plant: body, etag: etag ?? '' }
@@ -213,6 +221,8 @@ async function showConflict (): Promise<void> {
     return
   }
   const plant = base.plant
+  fill(plant)
+  for (const field of typed) inputs[field].value = raw[field]
   const rows: Array<[string, string]> = [
     ['Name', plant.name],
     ['Category', plant.category ?? '—'],

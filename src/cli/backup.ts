@@ -1,7 +1,7 @@
 import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { dirname, resolve } from 'node:path'
 import Database from 'better-sqlite3'
-import { databaseFile, dataDirOf } from './catalogue.js'
+import { databaseFile, locate } from './catalogue.js'
 import { CommandFailed, formatDuration, plural, UsageError, type Command, type Io } from './command.js'
 
 export const backupCommand: Command = {
@@ -18,7 +18,8 @@ To restore: stop the service, replace DATA_DIR/catalogue.db with the backup, del
 catalogue.db-wal and catalogue.db-shm beside it, start the service.
 
 Options:
-  --data-dir DIR   the service's data folder (default: $DATA_DIR, else ./data)
+  --data-dir DIR   the service's data folder (default: $DATA_DIR, else ./data); with DATABASE_URL
+                   set and no --data-dir, the catalogue is in PostgreSQL: use pg_dump
   --force          replace FILE if it exists
   -h, --help       this help
 
@@ -35,9 +36,17 @@ async function runBackup (values: Record<string, any>, positionals: string[], io
   if (values.url !== undefined) throw new UsageError('backup reads the data folder directly: run it where the service keeps its DATA_DIR')
   if (positionals.length !== 1) throw new UsageError('backup takes one FILE')
   const target = positionals[0]
-  const dataDir = await dataDirOf(values, io)
+  const where = await locate(values, io)
+  if (where.kind === 'postgres') {
+    throw new CommandFailed('the catalogue is in PostgreSQL (DATABASE_URL is set): back it up with pg_dump; plants backup copies a data folder (--data-dir)')
+  }
+  if (where.kind !== 'folder') throw new Error('backup takes no --url')
+  const { dataDir } = where
   const source = databaseFile(dataDir)
   if (!existsSync(source)) throw new CommandFailed(`no catalogue in ${dataDir} (${source} does not exist)`)
+  const folder = dirname(resolve(target))
+  if (!existsSync(folder)) throw new CommandFailed(`the folder ${folder} does not exist: create it first (backup makes no folders)`)
+  if (!statSync(folder).isDirectory()) throw new CommandFailed(`${folder} is not a folder`)
   if (existsSync(target) && !values.force) throw new CommandFailed(`${target} exists (pass --force to replace it)`)
   const partial = `${target}.partial-${process.pid}`
   rmSync(partial, { force: true })

@@ -8,10 +8,11 @@ import type { Config } from '../config.js'
 import type { Plant, PlantFields } from '../plants/schemas.js'
 import { toRecord, type PlantStore } from '../store/plant-store.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
+import { reasonOf } from './network-reason.js'
 
 // The service's modules are loaded only by the paths that use them: the configuration schema alone
 // weighs some 15 MB, which an export given --data-dir has no need of (its memory is a promise).
-async function serviceConfig (io: Io): Promise<Config> {
+export async function serviceConfig (io: Io): Promise<Config> {
   const { ConfigError, loadConfig } = await import('../config.js')
   try {
     return loadConfig(io.env)
@@ -37,6 +38,24 @@ export interface Catalogue {
 
 export interface TargetValues { 'data-dir'?: string, url?: string, 'api-key-file'?: string }
 
+/**
+ * Where a command's catalogue is: what the person named (--url, --data-dir), else where the
+ * service's own configuration puts it: DATABASE_URL when set, else DATA_DIR (default ./data).
+ */
+export type Location =
+  | { kind: 'service', url: string, apiKeyFile?: string }
+  | { kind: 'folder', dataDir: string }
+  | { kind: 'postgres', databaseUrl: string }
+
+export async function locate (values: TargetValues, io: Io): Promise<Location> {
+  if (values.url !== undefined && values['data-dir'] !== undefined) throw new UsageError('give either --url or --data-dir, not both')
+  if (values.url !== undefined) return { kind: 'service', url: values.url, apiKeyFile: values['api-key-file'] }
+  if (values['api-key-file'] !== undefined) throw new UsageError('--api-key-file goes with --url')
+  if (values['data-dir'] !== undefined) return { kind: 'folder', dataDir: values['data-dir'] }
+  const config = await serviceConfig(io)
+  return config.databaseUrl !== undefined ? { kind: 'postgres', databaseUrl: config.databaseUrl } : { kind: 'folder', dataDir: config.dataDir }
+}
+
 /** The data folder the command names, else DATA_DIR as the service reads it. */
 export async function dataDirOf (values: TargetValues, io: Io): Promise<string> {
   return values['data-dir'] ?? (await serviceConfig(io)).dataDir
@@ -46,19 +65,34 @@ export function databaseFile (dataDir: string): string {
   return join(dataDir, 'catalogue.db')
 }
 
-export async function openCatalogue (values: TargetValues, io: Io, { mayCreate, readOnly = false }: { mayCreate: boolean, readOnly?: boolean }): Promise<Catalogue> {
-  if (values.url !== undefined && values['data-dir'] !== undefined) throw new UsageError('give either --url or --data-dir, not both')
-  if (values.url !== undefined) {
-    const apiKey = values['api-key-file'] === undefined ? undefined : readFileSync(values['api-key-file'], 'utf8').trim()
-    return new ServiceCatalogue(values.url, apiKey, await import('../client/plant-client.js'))
+const NO_CATALOGUE_HINT = 'pass --create to start a new catalogue there'
+
+/**
+ * Opens the catalogue a command works on. A data folder or database without a catalogue is refused
+ * unless `create` (the person's --create): a mistyped folder must not quietly become a new catalogue.
+ */
+export async function openCatalogue (where: Location, io: Io, { create = false, readOnly = false }: { create?: boolean, readOnly?: boolean }): Promise<Catalogue> {
+  if (where.kind === 'service') {
+    const apiKey = where.apiKeyFile === undefined ? undefined : readFileSync(where.apiKeyFile, 'utf8').trim()
+    return new ServiceCatalogue(where.url, apiKey, await import('../client/plant-client.js'))
   }
-  if (values['api-key-file'] !== undefined) throw new UsageError('--api-key-file goes with --url')
-  const dataDir = await dataDirOf(values, io)
-  if (!mayCreate && !existsSync(databaseFile(dataDir))) throw new CommandFailed(`no catalogue in ${dataDir} (${databaseFile(dataDir)} does not exist)`)
-  if (readOnly) return new SnapshotCatalogue(dataDir)
-  // The service's feed retention, so opening the store (which purges the feed) keeps what the service keeps.
-  const { openSqliteStore } = await import('../store/sqlite/sqlite-plant-store.js')
   const { StorageUnavailable } = await import('../store/plant-store.js')
+  // Stores are opened with the service's feed retention: opening one purges the feed, and must keep what the service keeps.
+  if (where.kind === 'postgres') {
+    const { PostgresSnapshotCatalogue, postgresHasCatalogue, redactUrl } = await import('./postgres-catalogue.js')
+    if (readOnly) return PostgresSnapshotCatalogue.open(where.databaseUrl)
+    const label = `PostgreSQL database ${redactUrl(where.databaseUrl)}`
+    if (!create && !await postgresHasCatalogue(where.databaseUrl)) throw new CommandFailed(`no catalogue in the ${label} (it has no plants table); ${NO_CATALOGUE_HINT}`)
+    const { openPostgresStore } = await import('../store/postgres/postgres-plant-store.js')
+    const store = await openPostgresStore({ connectionString: where.databaseUrl, feedRetentionMs: (await serviceConfig(io)).feedRetentionMs })
+    return new StoreCatalogue(store, label, (err) => err instanceof StorageUnavailable)
+  }
+  const { dataDir } = where
+  if (!existsSync(databaseFile(dataDir))) {
+    if (readOnly || !create) throw new CommandFailed(`no catalogue in ${dataDir} (${databaseFile(dataDir)} does not exist)${readOnly ? '' : `; ${NO_CATALOGUE_HINT}`}`)
+  }
+  if (readOnly) return new SnapshotCatalogue(dataDir)
+  const { openSqliteStore } = await import('../store/sqlite/sqlite-plant-store.js')
   const store = openSqliteStore({ dataDir, feedRetentionMs: (await serviceConfig(io)).feedRetentionMs })
   return new StoreCatalogue(store, `data folder ${dataDir}`, (err) => err instanceof StorageUnavailable)
 }
@@ -72,7 +106,7 @@ async function withRetries<T> (what: string, attempt: () => Promise<T>, retryabl
       if (err instanceof CommandFailed) throw err
       const wait = retryable(err)
       if (wait === undefined || tries >= 8) {
-        throw new CommandFailed(`${what}: ${err instanceof Error ? err.message : String(err)}`)
+        throw new CommandFailed(`${what}: ${reasonOf(err)}`)
       }
       await sleep(wait * tries)
     }
@@ -165,6 +199,7 @@ export class ServiceCatalogue implements Catalogue {
   readonly where: string
   private readonly client: PlantClient
   /** Each request of a run has its own key, so a retry after a lost answer cannot add a plant twice. */
+  private answered = false
   private readonly run = `plants-import-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`
 
   constructor (url: string, apiKey: string | undefined, private readonly lib: ClientModule, private readonly concurrency = 16) {
@@ -183,9 +218,10 @@ export class ServiceCatalogue implements Catalogue {
     for (;;) {
       const page = await withRetries(`reading ${this.where}`, async () => {
         const { data, error, response } = await this.client.GET('/v3/plant', { params: { query: { limit: Math.min(pageSize, 500), cursor } } })
+        this.answered = true
         if (data) return data
         throw this.failure(response, error)
-      }, retryable)
+      }, this.retryable)
       if (page.items.length > 0) yield page.items
       if (page.nextCursor === null) return
       cursor = page.nextCursor
@@ -198,11 +234,21 @@ export class ServiceCatalogue implements Catalogue {
     const worker = async (): Promise<void> => {
       while (next < rows.length) {
         const i = next++
-        outcomes[i] = await withRetries(`writing to ${this.where}`, () => this.create(rows[i]), retryable)
+        outcomes[i] = await withRetries(`writing to ${this.where}`, () => this.create(rows[i]), this.retryable)
       }
     }
     await Promise.all(Array.from({ length: Math.min(this.concurrency, rows.length) }, worker))
     return outcomes
+  }
+
+  /**
+   * Overload, rate limits and lost connections are worth waiting out, once the service has answered:
+   * a service that never answered is more likely a wrong address than a restart, and is reported at once.
+   */
+  private readonly retryable = (err: unknown): number | undefined => {
+    if (err instanceof Retry) return err.waitMs
+    if (err instanceof CommandFailed || err instanceof UsageError) return undefined
+    return err instanceof TypeError && this.answered ? 500 : undefined // fetch's network failures are TypeErrors
   }
 
   private async create (row: NewRow): Promise<CreateOutcome> {
@@ -210,6 +256,7 @@ export class ServiceCatalogue implements Catalogue {
       params: { header: { 'idempotency-key': `${this.run}-${row.line}` } },
       body: row.fields
     })
+    this.answered = true
     if (data) return { ok: true, id: data.id }
     if (response.status === 405 || response.status === 400 || response.status === 413) {
       return { ok: false, reason: `refused by the service: ${this.lib.describeProblem(response.status, error)}` }
@@ -229,11 +276,4 @@ export class ServiceCatalogue implements Catalogue {
   }
 
   async close (): Promise<void> {}
-}
-
-// Overload, rate limits and lost connections are worth waiting out; anything else is an answer.
-function retryable (err: unknown): number | undefined {
-  if (err instanceof Retry) return err.waitMs
-  if (err instanceof CommandFailed || err instanceof UsageError) return undefined
-  return err instanceof TypeError ? 500 : undefined // fetch's network failures are TypeErrors
 }

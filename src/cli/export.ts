@@ -1,8 +1,9 @@
 import { once } from 'node:events'
-import { createWriteStream } from 'node:fs'
+import { createWriteStream, renameSync, rmSync, type WriteStream } from 'node:fs'
 import type { Plant } from '../plants/schemas.js'
-import { openCatalogue } from './catalogue.js'
+import { locate, openCatalogue } from './catalogue.js'
 import { CommandFailed, FORMATS, oneOf, plural, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io } from './command.js'
+import { formatOf } from './rows.js'
 
 const PAGE = 100
 
@@ -18,8 +19,11 @@ CSV has the header id,name,category,tags,status (tags joined by |); JSON Lines h
 line, as the API returns it. Both load back with plants import (the id is then ignored). A tag
 that itself holds | cannot be told apart in CSV: such plants are counted in a warning; use jsonl.
 
+With --output, the export is written beside FILE under a temporary name and given its name only
+once whole: a failed export leaves no half-written FILE.
+
 Options:
-  --format csv|jsonl   default csv
+  --format csv|jsonl   default: from --output's extension (.csv, .jsonl/.ndjson), else csv
   --output FILE        write to FILE instead of standard output
 ${TARGET_HELP}
   -h, --help           this help`,
@@ -34,9 +38,12 @@ ${TARGET_HELP}
 async function runExport (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`export takes no FILE argument (use --output ${positionals[0]})`)
   if (values['api-key-file'] !== undefined) throw new UsageError('export only reads: it needs no API key')
-  const format = oneOf('format', values.format, FORMATS, 'csv') as Format
-  const catalogue = await openCatalogue(values, io, { mayCreate: false, readOnly: true })
-  const out: NodeJS.WritableStream = values.output === undefined ? io.stdout : createWriteStream(values.output)
+  // As import does: the file's extension names its format unless --format says otherwise.
+  const explicit = oneOf('format', values.format, FORMATS, undefined)
+  const format: Format = values.output === undefined ? explicit ?? 'csv' : formatOf(values.output, explicit)
+  const catalogue = await openCatalogue(await locate(values, io), io, { readOnly: true })
+  const partial = values.output === undefined ? undefined : `${values.output}.partial-${process.pid}`
+  const out: NodeJS.WritableStream = partial === undefined ? io.stdout : createWriteStream(partial)
   let failed: Error | undefined
   const onError = (err: Error): void => { failed = err }
   out.on('error', onError)
@@ -58,10 +65,18 @@ async function runExport (values: Record<string, any>, positionals: string[], io
       count += page.length
       await write(out, chunk)
     }
-    if (out !== io.stdout) {
+    if (partial !== undefined) {
       out.end()
       await once(out, 'finish')
+      if (failed) throw new CommandFailed(`writing the export: ${failed.message}`)
+      renameSync(partial, values.output)
     }
+  } catch (err) {
+    if (partial !== undefined) {
+      (out as WriteStream).destroy()
+      rmSync(partial, { force: true })
+    }
+    throw err
   } finally {
     await catalogue.close()
   }

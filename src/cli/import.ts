@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import type { PlantFields } from '../plants/schemas.js'
-import { databaseFile, dataDirOf, emptyCatalogue, openCatalogue, type NewRow } from './catalogue.js'
+import { databaseFile, emptyCatalogue, locate, openCatalogue, type NewRow } from './catalogue.js'
 import {
   CommandFailed, FORMATS, formatDuration, oneOf, plural, positiveInteger, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io
 } from './command.js'
@@ -25,6 +25,9 @@ export const importCommand: Command = {
 Adds the plants in FILE to the catalogue. Every row is checked by the API's own rules; a bad row is
 reported as FILE:LINE: reason and skipped, the others are written in batches.
 
+The catalogue is the one the service uses: --url, --data-dir, else DATABASE_URL when it is set,
+else DATA_DIR (default ./data).
+
 FILE is CSV with the header name,category,tags,status (tags separated by |; an empty cell takes the
 API's default) or JSON Lines (one add-plant body per line). An id column or member, as written by
 plants export, is ignored: the catalogue assigns ids.
@@ -37,6 +40,8 @@ same file at the same time.
 Options:
   --format csv|jsonl   the file's format (default: from its extension, .csv or .jsonl/.ndjson)
 ${TARGET_HELP}
+  --create             start a new catalogue if the data folder (or PostgreSQL database) has none;
+                       without it, a folder that holds no catalogue is refused
   --batch-size N       rows per write (default 1000; each batch is one transaction on a data folder)
   --dry-run            check the file and count what would be added; write nothing
   --quiet              no progress output
@@ -49,6 +54,7 @@ failed, 2 for a usage mistake.`,
     format: { type: 'string' },
     'batch-size': { type: 'string' },
     'dry-run': { type: 'boolean' },
+    create: { type: 'boolean' },
     quiet: { type: 'boolean' }
   },
   run: runImport
@@ -81,10 +87,12 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   const good = rowsRead - rejected
 
   // 2. Count how many of those records the catalogue holds already (one pass, keyset pages).
-  const dataDir = values.url === undefined ? await dataDirOf(values, io) : ''
-  const catalogue = values['dry-run'] && values.url === undefined && !existsSync(databaseFile(dataDir))
-    ? emptyCatalogue(`data folder ${dataDir} (no catalogue yet)`)
-    : await openCatalogue(values, io, { mayCreate: true })
+  const where = await locate(values, io)
+  if (values.create && where.kind === 'service') throw new UsageError('--create goes with a data folder or DATABASE_URL, not --url')
+  // A dry run writes nothing, so it may check a file against a folder that has no catalogue yet.
+  const catalogue = values['dry-run'] && where.kind === 'folder' && !existsSync(databaseFile(where.dataDir))
+    ? emptyCatalogue(`data folder ${where.dataDir} (no catalogue yet)`)
+    : await openCatalogue(where, io, { create: values.create === true })
   let added = 0
   let present = 0
   try {

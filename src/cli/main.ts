@@ -23,11 +23,15 @@ or, where it makes sense, on a running service (--url).
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
 
-Run plants COMMAND --help for a command's options.`
+Run plants COMMAND --help for a command's options; plants --version prints the release.`
 }
 
 export async function main (argv: string[], io: Io): Promise<number> {
   const [name, ...rest] = argv
+  if (name === '--version' || name === '-V') {
+    io.stdout.write(`${(await import('../version.js')).PACKAGE_VERSION}\n`)
+    return 0
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     const topic = name === 'help' ? COMMANDS.find((c) => c.name === rest[0]) : undefined
     io.stdout.write(`${topic ? (await topic.load()).usage : overview()}\n`)

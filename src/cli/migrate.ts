@@ -4,13 +4,14 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { parseDatabaseUrl } from '../store/postgres/connection.js'
 import { migrate as migratePostgres } from '../store/postgres/migrate.js'
-import { databaseFile, dataDirOf } from './catalogue.js'
+import { databaseFile, dataDirOf, serviceConfig } from './catalogue.js'
 import { CommandFailed, formatDuration, plural, positiveInteger, UsageError, type Command, type Io } from './command.js'
 import { fromPostgresText, toPostgresText } from '../store/postgres/text-escape.js'
+import { redactUrl } from './postgres-catalogue.js'
 
 export const migrateCommand: Command = {
   name: 'migrate',
-  usage: `Usage: plants migrate --to postgres://USER:PASSWORD@HOST:PORT/DATABASE [options]
+  usage: `Usage: plants migrate [--to postgres://USER:PASSWORD@HOST:PORT/DATABASE] [options]
 
 Copies the embedded catalogue of a data folder into PostgreSQL, as the PostgreSQL store keeps it:
 plants with their ids and versions (so ETags stay valid), the id sequence (an id handed out on
@@ -28,7 +29,7 @@ The copy is a snapshot of the data folder when the command starts: stop the serv
 
 Options:
   --to URL           the PostgreSQL database (postgres:// or postgresql://); search_path and other
-                     connection parameters in the URL are honoured
+                     connection parameters in the URL are honoured (default: $DATABASE_URL)
   --data-dir DIR     the data folder to copy (default: $DATA_DIR, else ./data)
   --batch-size N     plants per INSERT (default 5000)
   -h, --help         this help`,
@@ -53,18 +54,14 @@ class PlantDigest {
   hex (): string { return this.hash.digest('hex') }
 }
 
-const redact = (url: string): string => {
-  const u = new URL(url)
-  if (u.password) u.password = '***'
-  return `${u.protocol}//${u.username ? `${u.username}${u.password ? ':***' : ''}@` : ''}${u.host}${u.pathname}`
-}
-
 async function runMigrate (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
   if (positionals.length > 0) throw new UsageError('migrate takes no FILE (the target goes in --to)')
-  if (values.to === undefined) throw new UsageError('--to postgres://… is required')
+  // The target defaults to the service's own DATABASE_URL: migrate, then start the service as configured.
+  const to: string | undefined = values.to ?? (await serviceConfig(io)).databaseUrl
+  if (to === undefined) throw new UsageError('--to postgres://… is required (or set DATABASE_URL, as for the service)')
   let connectionString: string
   try {
-    connectionString = parseDatabaseUrl(values.to).connectionString
+    connectionString = parseDatabaseUrl(to).connectionString
   } catch (err) {
     throw new UsageError(`--to: ${(err as Error).message.replace(/^DATABASE_URL/, 'the URL')}`)
   }
@@ -73,7 +70,7 @@ async function runMigrate (values: Record<string, any>, positionals: string[], i
   const source = databaseFile(dataDir)
   if (!existsSync(source)) throw new CommandFailed(`no catalogue in ${dataDir} (${source} does not exist)`)
   const started = Date.now()
-  const target = redact(values.to)
+  const target = redactUrl(to)
 
   const sqlite = new Database(source, { readonly: true, fileMustExist: true })
   const client = new pg.Client({ connectionString })

@@ -102,7 +102,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Changes after a sequence number, oldest first (410 when that point is older than the retention) */
+        /**
+         * Changes after a sequence number, oldest first
+         * @description 410 when `after` is older than the retention or beyond the head of the feed (a restored or another database): never an empty page that would make a client skip what comes next. A client that gets 410 reloads the list and follows the feed from the `Feed-Position` header of the first page it loads.
+         */
         get: operations["list-plant-changes"];
         put?: never;
         post?: never;
@@ -119,7 +122,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The change feed as Server-Sent Events: `id` is the sequence, `event` the kind, `data` the change */
+        /**
+         * The change feed as Server-Sent Events: `id` is the sequence, `event` the kind, `data` the change
+         * @description Resumes after `Last-Event-ID` (or `?after=`); with neither it starts at the head and sends live changes only (never 410). The first message is a bare `id:` naming where the stream starts, so a browser that reconnects before any change resumes there. 410 when the position is older than the retention or beyond the head. Streams are capped per instance (503) and per client address (429), both with Retry-After; a client that reads nothing for 30 s is cut off.
+         */
         get: operations["stream-plant-events"];
         put?: never;
         post?: never;
@@ -141,6 +147,23 @@ export interface paths {
          * @description Exact at one moment (never a mix of before and after a write), and as cheap on a million plants as on ten: the counts are kept in the transaction of every write, not counted per request.
          */
         get: operations["get-inventory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/version": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The running release, the API version and the schema version of the database */
+        get: operations["version"];
         put?: never;
         post?: never;
         delete?: never;
@@ -282,6 +305,17 @@ export interface components {
             /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
             type: string;
         };
+        /** @description What is running. */
+        Version: {
+            /** @description The version of the API this release serves: the OpenAPI document's info.version */
+            apiVersion: string;
+            /** @description The storage engine in use */
+            engine: "sqlite" | "postgres";
+            /** @description The database's schema version, read live: SQLite's user_version, or the highest PostgreSQL migration applied (a newer release starting beside this one may have raised it) */
+            schemaVersion: number;
+            /** @description The release of the service (its package version, as `plant-catalogue --version` prints it) */
+            version: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -413,6 +447,8 @@ export interface operations {
             /** @description A page of plants; pass nextCursor back as cursor for the next */
             200: {
                 headers: {
+                    /** @description The newest change (`seq`) this read already reflects (a little older at most, never newer): follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date. */
+                    "feed-position"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -703,6 +739,8 @@ export interface operations {
                 headers: {
                     /** @description The version of the plant, for If-Match and If-None-Match. */
                     etag?: string;
+                    /** @description The newest change (`seq`) this read already reflects (a little older at most, never newer): follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date. */
+                    "feed-position"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -716,6 +754,8 @@ export interface operations {
                 headers: {
                     /** @description The version of the plant, for If-Match and If-None-Match. */
                     etag?: string;
+                    /** @description The newest change (`seq`) this read already reflects (a little older at most, never newer): follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date. */
+                    "feed-position"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -975,7 +1015,7 @@ export interface operations {
     "list-plant-changes": {
         parameters: {
             query?: {
-                /** @description The last sequence number the client has; 0 for the beginning. */
+                /** @description The last sequence number the client has (a read's Feed-Position, or the last change applied); 0 for the beginning. Older than the retention or beyond the head: 410. */
                 after?: number;
                 /** @description Changes a page: 1–1000, default 100. */
                 limit?: number;
@@ -1008,7 +1048,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description That point of the feed is older than the retention */
+            /** @description That point is older than the retention, or beyond the head */
             410: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -1050,7 +1090,7 @@ export interface operations {
     "stream-plant-events": {
         parameters: {
             query?: {
-                /** @description Resume after this sequence number (Last-Event-ID takes precedence). */
+                /** @description Resume after this sequence number (Last-Event-ID takes precedence); with neither, the stream starts at the head. */
                 after?: number;
             };
             header?: {
@@ -1084,7 +1124,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description That point of the feed is older than the retention */
+            /** @description That point is older than the retention, or beyond the head */
             410: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -1093,6 +1133,56 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many event streams from this client address (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many event streams on this instance, or storage unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "get-inventory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts of each status */
+            200: {
+                headers: {
+                    /** @description The newest change (`seq`) this read already reflects (a little older at most, never newer): follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date. */
+                    "feed-position"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Inventory"];
                 };
             };
             /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
@@ -1123,7 +1213,7 @@ export interface operations {
             };
         };
     };
-    "get-inventory": {
+    version: {
         parameters: {
             query?: never;
             header?: never;
@@ -1132,7 +1222,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The counts of each status */
+            /** @description The running release, API and schema versions */
             200: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -1140,7 +1230,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Inventory"];
+                    "application/json": components["schemas"]["Version"];
                 };
             };
             /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */

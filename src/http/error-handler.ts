@@ -6,6 +6,7 @@ import {
   FeedGone, IdempotencyKeyReused, PlantNotFound, QueryTooSlow, StorageUnavailable, VersionMismatch
 } from '../store/plant-store.js'
 import { messageOf } from './messages.js'
+import { DuplicateMember } from './json-body.js'
 import { HttpProblem, problemBody, type FieldError, type ProblemCode } from './problem.js'
 
 declare module 'fastify' {
@@ -39,9 +40,16 @@ export function registerErrorHandler (app: FastifyInstance): void {
     sendProblem(reply, new HttpProblem(404, 'route-not-found', `No route for ${request.method} ${request.url.split('?')[0]}`)))
 }
 
+// Headers that describe a representation: left over from a file whose stream failed, they would lie about the problem body.
+const REPRESENTATION_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-range', 'etag', 'last-modified', 'accept-ranges']
+
 export function sendProblem (reply: FastifyReply, problem: HttpProblem): FastifyReply {
   const status = problem.status
   const message = status >= 500 && problem.code === 'internal' ? undefined : problem.message
+  // A stream reply copies its headers onto node's response before the stream opens; if the open fails
+  // (EMFILE), a text/css content type there would make Fastify refuse to serialise this body.
+  if (!reply.raw.headersSent) for (const name of REPRESENTATION_HEADERS) reply.raw.removeHeader(name)
+  reply.removeHeader('etag').removeHeader('last-modified').removeHeader('accept-ranges').removeHeader('content-encoding')
   reply.code(status).headers(problem.headers).header('cache-control', 'no-store')
   if (status === 405 && !problem.headers.allow) reply.header('allow', reply.request.routeOptions.config.allow ?? '')
   return reply.send(problemBody(status, problem.code, reply.request.id, message, problem.errors))
@@ -60,6 +68,10 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
     return new HttpProblem(503, 'query-too-slow', `${error.message}; narrow it (a rarer tag, a longer q) or retry`, undefined, { 'retry-after': '1' })
   }
   if (error instanceof StorageUnavailable) return new HttpProblem(503, 'storage-unavailable', 'Storage is unavailable; retry shortly', undefined, { 'retry-after': '1' })
+  if (OUT_OF_DESCRIPTORS.has(error.code ?? '')) {
+    return new HttpProblem(503, 'storage-unavailable', 'The service has run out of file descriptors; retry shortly', undefined, { 'retry-after': '1' })
+  }
+  if (error instanceof DuplicateMember) return new HttpProblem(invalidStatus, 'invalid-input', error.message, [{ path: error.path, message: 'is given more than once' }])
   const code = error.code ?? ''
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new HttpProblem(413, 'payload-too-large', 'The request body is larger than 64 KiB')
   if (code.startsWith('FST_ERR_CTP_') || (error instanceof SyntaxError && error.statusCode === 400)) {
@@ -69,6 +81,25 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   if (status >= 400 && status < 500) return new HttpProblem(status, status === 429 ? 'too-many-requests' : 'invalid-input', error.message)
   if (status === 503) return new HttpProblem(503, 'shutting-down', error.message, undefined, { 'retry-after': '1' })
   return new HttpProblem(500, 'internal')
+}
+
+const OUT_OF_DESCRIPTORS = new Set(['EMFILE', 'ENFILE'])
+
+/**
+ * Requests Fastify refuses before any route runs, which it would otherwise answer with its own body:
+ * a malformed percent-encoding in the path, a path parameter over maxParamLength.
+ */
+export function frameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  // No onRequest hook ran: the headers every response carries are set here.
+  reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
+  if (error.code === 'FST_ERR_BAD_URL') {
+    sendProblem(reply, new HttpProblem(400, 'invalid-input', 'The path holds a malformed percent-encoding'))
+  } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    sendProblem(reply, new HttpProblem(414, 'invalid-input', 'A path segment is too long'))
+  } else {
+    reply.log.error({ err: error }, 'request failed before routing')
+    sendProblem(reply, new HttpProblem(500, 'internal'))
+  }
 }
 
 function bodyMessage (code: string, message: string): string {

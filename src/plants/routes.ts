@@ -7,6 +7,7 @@ import { ref } from '../http/components.js'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
 import { allowHeader, methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
+import { feedPositionHook } from '../feed/position.js'
 import { PlantNotFound, toRecord, type PlantStore, type StoredPlant } from '../store/plant-store.js'
 import { decodeCursor, encodeCursor, parseTerms, positionOf, type PlantQuery } from './query.js'
 import {
@@ -49,6 +50,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
   const security = writeSecurity
   const writeGuards = guardStatuses(true)
   const readGuards = guardStatuses(false)
+  const feedPosition = feedPositionHook(store)
   app.post('/v3/plant', {
     schema: {
       operationId: 'add-plant',
@@ -101,13 +103,18 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
   })
 
   app.get('/v3/plant', {
+    preHandler: feedPosition,
     schema: {
       operationId: 'list-plants',
       tags,
       summary: 'Find plants: filter by status (any of), tags (all of), category and name terms (q), sorted by id or name, one keyset page at a time',
       querystring: ListQuery,
       response: {
-        200: { ...ref(PlantPage), description: 'A page of plants; pass nextCursor back as cursor for the next', headers: HEADERS.requestId },
+        200: {
+          ...ref(PlantPage),
+          description: 'A page of plants; pass nextCursor back as cursor for the next',
+          headers: { ...HEADERS.requestId, ...HEADERS.feedPosition }
+        },
         ...problemResponses(...readGuards, 400, 503)
       }
     },
@@ -126,6 +133,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
 
   app.get('/v3/plant/:id', {
     preValidation: canonicalId,
+    preHandler: feedPosition,
     schema: {
       operationId: 'get-plant',
       tags,
@@ -133,8 +141,8 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       params: IdParams,
       headers: ReadHeaders,
       response: {
-        200: { ...ref(Plant), description: 'The plant, with its ETag', headers: { ...HEADERS.requestId, ...HEADERS.etag } },
-        304: Type.Null({ description: 'Not modified: the plant still has the ETag in If-None-Match', headers: HEADERS.etag }),
+        200: { ...ref(Plant), description: 'The plant, with its ETag', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.feedPosition } },
+        304: Type.Null({ description: 'Not modified: the plant still has the ETag in If-None-Match', headers: { ...HEADERS.etag, ...HEADERS.feedPosition } }),
         ...problemResponses(...readGuards, [400, 'Invalid ID supplied'], 404, 503)
       }
     }

@@ -53,6 +53,8 @@ export interface ServiceOptions {
   env?: Record<string, string>
   /** How long to wait for /healthz before giving up. */
   readyTimeoutMs?: number
+  /** A given port (a restart in place, behind a load balancer); a free one when absent. */
+  port?: number
 }
 
 // Variables of the service: cleared so that the developer's shell cannot change what a test runs.
@@ -61,7 +63,7 @@ const SERVICE_VARS = ['HOST', 'PORT', 'DATA_DIR', 'DATABASE_URL', 'LOG_LEVEL', '
 
 /** Starts `node --import tsx src/server.ts` on a free loopback port and waits until it answers. */
 export async function startService (options: ServiceOptions): Promise<ServiceProcess> {
-  const port = await freePort()
+  const port = options.port ?? await freePort()
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'plants-service-'))
   const env: NodeJS.ProcessEnv = { ...process.env }
   for (const name of SERVICE_VARS) delete env[name]

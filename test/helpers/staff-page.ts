@@ -48,7 +48,7 @@ export interface StaffPage {
   /** A write or read through the API, on a connection of its own (as another till would). */
   call (method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer>
   add (plant: Record<string, unknown>): Promise<any>
-  /** The statuses of the refusals the page met, less the inventory's 404 on a service that has none yet. */
+  /** The statuses of the refusals the page met. */
   refusedStatuses (): Promise<number[]>
 }
 
@@ -111,10 +111,7 @@ export async function openStaffPage (t: TestContext, browser: Browser, engine: E
     if (res.status !== 200) throw new Error(`add failed: ${res.status} ${JSON.stringify(res.body)}`)
     return res.body
   }
-  const refusedStatuses = async (): Promise<number[]> => {
-    const noInventory = (await call('GET', '/v3/store/inventory')).status === 404
-    return refusals.filter((r) => !(noInventory && r === `404 ${url}/v3/store/inventory`)).map((r) => Number(r.split(' ')[0]))
-  }
+  const refusedStatuses = async (): Promise<number[]> => refusals.map((r) => Number(r.split(' ')[0]))
   return { url, app, context, page, errors, foreign, requests, refusals, call, add, refusedStatuses }
 }
 
@@ -124,6 +121,11 @@ export async function openStaffPage (t: TestContext, browser: Browser, engine: E
  */
 export function unexpectedErrors (errors: string[]): string[] {
   return errors.filter((e) => !/^Failed to load resource: the server responded with a status of \d+/.test(e))
+}
+
+/** The page fits its window: nothing to scroll sideways. */
+export async function fitsWidth (page: Page): Promise<boolean> {
+  return page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)
 }
 
 /** A real PNG of `width` x `height` (a soft green gradient), made without an image library. */

@@ -1,0 +1,95 @@
+import pg from 'pg'
+import type { Plant } from '../plants/schemas.js'
+import { parseDatabaseUrl } from '../store/postgres/connection.js'
+import { fromPostgresText } from '../store/postgres/text-escape.js'
+import type { Catalogue, CreateOutcome } from './catalogue.js'
+import { CommandFailed } from './command.js'
+import { reasonOf } from './network-reason.js'
+
+// The catalogue in PostgreSQL, for commands run with the service's DATABASE_URL.
+
+/** The URL without its password or parameters, for messages. */
+export function redactUrl (url: string): string {
+  const u = new URL(url)
+  return `${u.protocol}//${u.username ? `${u.username}${u.password ? ':***' : ''}@` : ''}${u.host}${u.pathname}`
+}
+
+async function connect (databaseUrl: string): Promise<pg.Client> {
+  let connectionString: string
+  try {
+    connectionString = parseDatabaseUrl(databaseUrl).connectionString
+  } catch (err) {
+    throw new CommandFailed((err as Error).message)
+  }
+  const client = new pg.Client({ connectionString, connectionTimeoutMillis: 10_000, application_name: 'plants' })
+  client.on('error', () => {}) // a lost connection fails the query in progress, which reports it
+  try {
+    await client.connect()
+  } catch (err) {
+    await client.end().catch(() => {})
+    throw new CommandFailed(`cannot reach PostgreSQL at ${redactUrl(databaseUrl)}: ${reasonOf(err)}`)
+  }
+  return client
+}
+
+/** Whether the database holds the store's tables (the service creates them when it first starts). */
+export async function postgresHasCatalogue (databaseUrl: string): Promise<boolean> {
+  const client = await connect(databaseUrl)
+  try {
+    const { rows } = await client.query<{ present: boolean }>("SELECT to_regclass('plants') IS NOT NULL AS present")
+    return rows[0].present
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+/**
+ * Reading PostgreSQL for an export: one connection, one REPEATABLE READ READ ONLY transaction, so
+ * the whole export is a single snapshot while instances keep writing, read in keyset pages.
+ */
+export class PostgresSnapshotCatalogue implements Catalogue {
+  readonly where: string
+  private constructor (private readonly client: pg.Client, databaseUrl: string) {
+    this.where = `PostgreSQL database ${redactUrl(databaseUrl)}`
+  }
+
+  static async open (databaseUrl: string): Promise<PostgresSnapshotCatalogue> {
+    const catalogue = new PostgresSnapshotCatalogue(await connect(databaseUrl), databaseUrl)
+    const { rows } = await catalogue.client.query<{ present: boolean }>("SELECT to_regclass('plants') IS NOT NULL AS present")
+    if (!rows[0].present) {
+      await catalogue.close()
+      throw new CommandFailed(`no catalogue in the ${catalogue.where} (it has no plants table)`)
+    }
+    return catalogue
+  }
+
+  async * pages (pageSize: number): AsyncGenerator<Plant[]> {
+    await this.client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+    try {
+      let afterId = 0
+      for (;;) {
+        const { rows } = await this.client.query<{ id: string, name: string, category: string | null, tags: string[], status: string }>(
+          'SELECT id, name, category, tags, status FROM plants WHERE id > $1 ORDER BY id LIMIT $2', [afterId, pageSize])
+        if (rows.length === 0) return
+        yield rows.map((r) => ({
+          id: Number(r.id),
+          name: fromPostgresText(r.name),
+          category: r.category === null ? null : fromPostgresText(r.category),
+          tags: r.tags.map(fromPostgresText),
+          status: r.status
+        }) as Plant)
+        afterId = Number(rows[rows.length - 1].id)
+      }
+    } finally {
+      await this.client.query('COMMIT').catch(() => {})
+    }
+  }
+
+  async createAll (): Promise<CreateOutcome[]> {
+    throw new Error('an export snapshot is read-only')
+  }
+
+  async close (): Promise<void> {
+    await this.client.end().catch(() => {})
+  }
+}

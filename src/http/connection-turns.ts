@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto'
+import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
+import { problemBody, type ProblemCode } from './problem.js'
+
+/**
+ * One request at a time per connection.
+ *
+ * node:http parses every request a client pipelines in one write and hands each to the app at
+ * once; responses that are not yet the connection's turn are kept in memory until the client reads
+ * the ones before them. A client that pipelines a thousand list requests and never reads made the
+ * process compute and hold all thousand answers (gigabytes), and a response that never got its turn
+ * was never closed when the client left, so a streamed file stayed open for good.
+ *
+ * Here a connection's next request is handed to the app only once the previous response has been
+ * written to the socket ('finish': the kernel took its last byte). Until then the requests already
+ * parsed wait in line (untouched: no route ran, nothing was read from storage) and the socket stops
+ * reading, so a client that does not read holds one response, and a response handed to the app
+ * always owns the socket, which closes it when the client goes.
+ */
+const kLine = Symbol('connection line')
+
+interface Line {
+  busy: boolean
+  /** Requests parsed but not yet handed on, oldest first: request, response, request, ... */
+  waiting: Array<IncomingMessage | ServerResponse>
+}
+
+type Carrier = Socket & { [kLine]?: Line }
+
+export function inTurn (handler: RequestListener): RequestListener {
+  const start = (line: Line, socket: Carrier, req: IncomingMessage, res: ServerResponse): void => {
+    line.busy = true
+    let done = false
+    const next = (): void => {
+      if (done) return
+      done = true
+      line.busy = false
+      if (socket.destroyed) {
+        line.waiting.length = 0
+        return
+      }
+      if (line.waiting.length > 0) {
+        start(line, socket, line.waiting.shift() as IncomingMessage, line.waiting.shift() as ServerResponse)
+      } else if (socket.isPaused()) {
+        socket.resume()
+      }
+    }
+    res.once('finish', next)
+    res.once('close', next)
+    answer(handler, req, res)
+  }
+  return (req, res) => {
+    const socket = req.socket as Carrier
+    let line = socket[kLine]
+    if (line === undefined) {
+      line = { busy: false, waiting: [] }
+      socket[kLine] = line
+    }
+    if (line.busy) {
+      line.waiting.push(req, res)
+      socket.pause()
+      return
+    }
+    start(line, socket, req, res)
+  }
+}
+
+function answer (handler: RequestListener, req: IncomingMessage, res: ServerResponse): void {
+  // node:http would answer an HTTP/1.1 request without Host itself, with an empty 400 (RFC 9112 3.2).
+  if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
+    sendRaw(res, 400, 'invalid-input', 'An HTTP/1.1 request must carry a Host header', true)
+    return
+  }
+  handler(req, res)
+}
+
+/** A problem body written straight to node's response, for answers given before Fastify sees the request. */
+export function sendRaw (res: ServerResponse, status: number, code: ProblemCode, detail: string, close: boolean): void {
+  const requestId = randomUUID()
+  const body = JSON.stringify(problemBody(status, code, requestId, detail))
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    'x-request-id': requestId,
+    'x-content-type-options': 'nosniff',
+    ...(close ? { connection: 'close' } : {})
+  })
+  res.end(body)
+}
+
+/**
+ * Fastify's serverFactory: the HTTP server Fastify would build (same options and timeouts), with
+ * requests taken in turn per connection and the answers node:http gives by itself in the contract's shape.
+ */
+/** The options Fastify hands its serverFactory: its own, as given to Fastify(). */
+interface ServerOptions { http?: http.ServerOptions, keepAliveTimeout?: number, requestTimeout?: number, connectionTimeout?: number }
+
+export function connectionTurns (handler: RequestListener, options: ServerOptions): http.Server {
+  // requireHostHeader off: the Host check above answers in the contract's shape instead of node's empty 400.
+  const server = http.createServer({ ...options.http, requireHostHeader: false }, inTurn(handler))
+  if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout
+  if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout
+  if (options.connectionTimeout !== undefined) server.setTimeout(options.connectionTimeout)
+  // An Expect other than 100-continue: node would answer an empty 417. In turn like any request.
+  server.on('checkExpectation', inTurn((_req, res) => {
+    sendRaw(res, 417, 'invalid-input', 'The only expectation this service meets is Expect: 100-continue', false)
+  }))
+  return server
+}

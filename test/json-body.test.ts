@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { findMembers } from '../src/http/json-members.js'
+import { build } from './helpers/app.js'
+import { ENGINES } from './helpers/engines.js'
+
+const json = { 'content-type': 'application/json' }
+
+test('findMembers names the first duplicate member and every number written with a fraction or exponent, as JSON pointers', () => {
+  assert.deepEqual(findMembers('{"a":1,"b":[1,2.5,{"c":1e3}],"d/~":-0.0}'), { fractional: ['/b/1', '/b/2/c', '/d~1~0'] })
+  assert.deepEqual(findMembers('{"a":{"x":1},"b":[{"x":1,"y":2,"x":3}]}'), { duplicate: '/b/0/x', fractional: [] })
+  // Escapes in names are compared decoded; quotes, colons and numbers inside strings are text.
+  assert.equal(findMembers('{"tags":1,"t\\u0061gs":2}').duplicate, '/tags')
+  assert.deepEqual(findMembers('{"s":"\\"id\\": 1.0, \\\\","id":1,"t":"\\\\"}'), { fractional: [] })
+  // The same name in sibling objects is no duplicate.
+  assert.deepEqual(findMembers('[{"id":1},{"id":2}]'), { fractional: [] })
+})
+
+for (const engine of ENGINES) {
+  describe(`JSON bodies on ${engine.name}`, { skip: engine.skip }, () => {
+    test('PUT with the id given twice is refused as invalid input naming /id, and neither plant changes', async (t) => {
+      const { request, add } = await build(t, engine)
+      const first = await add({ name: 'First' })
+      const second = await add({ name: 'Second' })
+      const res = await request({ method: 'PUT', url: '/v3/plant', headers: json, payload: `{"id":${first.id},"name":"Changed","id":${second.id}}` })
+      assert.equal(res.statusCode, 400)
+      assert.equal(res.json().type, '/v3/problems/invalid-input')
+      assert.deepEqual(res.json().errors, [{ path: '/id', message: 'is given more than once' }])
+      for (const plant of [first, second]) {
+        const now = await request({ method: 'GET', url: `/v3/plant/${plant.id}` })
+        assert.deepEqual(now.json(), plant)
+        assert.equal(now.headers.etag, `"${plant.id}.1"`)
+      }
+    })
+
+    test('POST with a member given twice (spelt with an escape or not) is refused 405 and creates nothing', async (t) => {
+      const { request } = await build(t, engine)
+      for (const body of ['{"name":"A","name":"B"}', '{"name":"A","tags":["x"],"t\\u0061gs":["y"]}']) {
+        const res = await request({ method: 'POST', url: '/v3/plant', headers: json, payload: body })
+        assert.equal(res.statusCode, 405, body)
+        assert.equal(res.json().type, '/v3/problems/invalid-input')
+        assert.match(res.json().detail, /is given more than once/)
+      }
+      assert.deepEqual((await request({ method: 'GET', url: '/v3/plant' })).json().items, [])
+    })
+
+    test('PUT with an id written 1.0, 1e0 or 1E0 is "Invalid ID supplied" and changes nothing', async (t) => {
+      const { request, add } = await build(t, engine)
+      const plant = await add({ name: 'Fern' })
+      assert.equal(plant.id, 1)
+      for (const id of ['1.0', '1e0', '1E0', '0.1e1']) {
+        const res = await request({ method: 'PUT', url: '/v3/plant', headers: json, payload: `{"id":${id},"name":"Changed"}` })
+        assert.equal(res.statusCode, 400, id)
+        assert.equal(res.json().type, '/v3/problems/invalid-id', id)
+        assert.deepEqual(res.json().errors, [{ path: '/id', message: 'must be an integer, written without a fraction or exponent' }])
+      }
+      assert.deepEqual((await request({ method: 'GET', url: '/v3/plant/1' })).json(), plant)
+      // 1e2 names no plant either way: still refused as an id, never looked up.
+      const hundred = await request({ method: 'PUT', url: '/v3/plant', headers: json, payload: '{"id":1e2,"name":"Changed"}' })
+      assert.equal(hundred.json().type, '/v3/problems/invalid-id')
+    })
+
+    test('text that looks like JSON inside a string is stored as sent', async (t) => {
+      const { request } = await build(t, engine)
+      const name = 'say "id": 1.0, "name": 2 \\'
+      const res = await request({ method: 'POST', url: '/v3/plant', payload: { name, tags: ['a', 'b'] } })
+      assert.equal(res.statusCode, 200)
+      assert.equal(res.json().name, name)
+    })
+  })
+}
