@@ -35,7 +35,7 @@ async function seeded (t: TestContext, count: number): Promise<{ dir: string, da
   }
 }
 
-const record = ({ id, name, category, tags, status }: StoredPlant): object => ({ id, name, category, tags, status })
+const record = ({ id, name, category, tags, status, photos }: StoredPlant): object => ({ id, name, category, tags, status, photos })
 
 test('export writes every plant in id order as JSON Lines and as CSV, exactly as stored', async (t) => {
   const { dataDir, stored } = await seeded(t, 2345)
@@ -47,8 +47,8 @@ test('export writes every plant in id order as JSON Lines and as CSV, exactly as
   assert.equal(asCsv.code, 0)
   const rows = parse(asCsv.stdout, { columns: true }) as Array<Record<string, string>>
   assert.deepEqual(rows.map((r) => ({
-    id: Number(r.id), name: r.name, category: r.category === '' ? null : r.category, tags: r.tags === '' ? [] : r.tags.split('|'), status: r.status
-  })), stored.map(record))
+    id: Number(r.id), name: r.name, category: r.category === '' ? null : r.category, tags: r.tags === '' ? [] : r.tags.split('|'), status: r.status, photos: r.photos
+  })), stored.map((p) => ({ ...record(p), photos: '' })))
 })
 
 test('an export loads back with plants import into an equal catalogue (ids aside), in both formats', async (t) => {
@@ -91,8 +91,30 @@ test('a tag holding | is counted in a warning for CSV; export of a folder withou
   const result = await plants(['export', '--data-dir', join(dir, 'data'), '--output', join(dir, 'out.csv')])
   assert.equal(result.code, 0)
   assert.match(result.stderr, /1 plant has a tag holding \|/)
-  assert.match(await readFile(join(dir, 'out.csv'), 'utf8'), /^id,name,category,tags,status\n1,Piped,,a\|b,available\n$/)
+  assert.match(await readFile(join(dir, 'out.csv'), 'utf8'), /^id,name,category,tags,status,photos\n1,Piped,,a\|b,available,\n$/)
   const missing = await plants(['export', '--data-dir', join(dir, 'nothing-here')])
   assert.equal(missing.code, 1)
   assert.match(missing.stderr, /no catalogue in/)
+})
+
+test('export --q, --status (repeated) and --sort find what GET /v3/plant finds, in its order, from a folder and through --url', async (t) => {
+  const { dataDir, stored } = await seeded(t, 600)
+  const { pageOf } = await import('../src/plants/query.js')
+  const query = { statuses: ['available', 'sold'] as Array<'available' | 'sold'>, tags: [], terms: ['ünï'], sort: '-name' as const }
+  const expected = pageOf(stored.map(record) as StoredPlant[], query, undefined, Infinity).map((p) => JSON.stringify(p)).join('\n') + '\n'
+  const args = ['--q', 'ÜNÏ', '--status', 'available', '--status', 'sold', '--sort=-name', '--format', 'jsonl']
+  const direct = await plants(['export', '--data-dir', dataDir, ...args])
+  assert.equal(direct.code, 0, direct.stderr)
+  assert.ok(expected.split('\n').length > 50)
+  assert.equal(direct.stdout, expected)
+  const service = await listenOn(dataDir)
+  t.after(() => service.close())
+  const viaApi = await plants(['export', '--url', service.url, ...args])
+  assert.equal(viaApi.stdout, expected)
+  // The same rules as the API, as usage errors.
+  for (const [bad, message] of [[['--q', 'ab'], /--q terms must each be at least 3 characters/], [['--status', 'gone'], /--status must be one of/], [['--sort', 'price'], /--sort must be one of/]] as const) {
+    const refused = await plants(['export', '--data-dir', dataDir, ...bad])
+    assert.equal(refused.code, 2, refused.stderr)
+    assert.match(refused.stderr, message)
+  }
 })

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { component, ref } from '../http/components.js'
 import { TEXT_PATTERN, TEXT_RULE } from '../http/messages.js'
+import { Photos } from '../photos/schemas.js'
 import { SORTS, type Sort } from './query.js'
 
 // The plant resource: these schemas validate requests, type the code, serialise responses
@@ -67,7 +68,8 @@ export const Plant = component('Plant', Type.Object({
   name: Type.String(),
   category: Type.Union([Type.String(), Type.Null()]),
   tags: Type.Array(Type.String()),
-  status: Type.String({ description: 'Status of the plant (the seed does not restrict the response to the enumeration).' })
+  status: Type.String({ description: 'Status of the plant (the seed does not restrict the response to the enumeration).' }),
+  photos: Photos
 }, { description: 'A stored plant.' }))
 
 export type NewPlant = Static<typeof NewPlant>
