@@ -173,7 +173,7 @@ async function save (): Promise<void> {
       base = { plant, etag: etag ?? '' }
       setMode(plant)
       fill(plant)
-      say(statusBox, plant.photos === undefined ? 'Plant added.' : 'Plant added. You can add photos now.')
+      say(statusBox, 'Plant added. You can add photos now.')
       events.written(`Added “${plant.name}”.`)
     } else {
       const { body: plant } = await api<Plant>('PATCH', `/v3/plant/${base.plant.id}`, {
