@@ -126,6 +126,7 @@ for (const engine of ENGINES) {
     await editor.getByRole('button', { name: 'Save', exact: true }).click({ force: true })
     await editor.getByRole('alert').filter({ hasText: /deleted/ }).waitFor()
     assert.equal(await name.inputValue(), 'Aloe, busy day')
+    assert.ok(await editor.getByRole('button', { name: 'Save', exact: true }).isDisabled(), 'nothing more can be saved to a deleted plant')
     await editor.getByRole('button', { name: 'Close' }).click()
     await plantButton(page, 'Aloe, busy day').or(plantButton(page, 'Aloe vera (staff pick)')).waitFor({ state: 'detached' })
 
