@@ -227,6 +227,17 @@ async function main (): Promise<void> {
       : [process.execPath, '--import', 'tsx', 'src/server.ts']
     const preloadRate: Record<number, number> = {}
     const stores: Record<number, Record<string, string>> = {}
+    // The durable ceiling gets its own catalogue of the small size, filled by the service's store (the same schema).
+    let durableEnv: Record<string, string>
+    if (databaseUrl) {
+      const name = `plant_bench_durable_${process.pid}`
+      pgDatabases.push(name)
+      durableEnv = { DATABASE_URL: await freshPostgres(name) }
+    } else {
+      durableEnv = { DATA_DIR: join(tmp, 'durable') }
+    }
+    log(`preloading ${settings.small} plants for the durable ceiling…`)
+    await preload(durableEnv.DATABASE_URL ?? durableEnv.DATA_DIR, settings.small)
     for (const size of sizes) {
       let env: Record<string, string>
       if (databaseUrl) {
@@ -256,6 +267,8 @@ async function main (): Promise<void> {
       { PRELOAD: String(settings.small) }, join(tmp, 'ceiling.log'), settings.small))
     targets.push(await startServer('floor', [process.execPath, '--import', 'tsx', 'bench/fastify-floor.ts'],
       { PRELOAD: String(settings.small) }, join(tmp, 'floor.log'), settings.small))
+    targets.push(await startServer('durable', [process.execPath, '--import', 'tsx', 'bench/durable-ceiling.ts'],
+      durableEnv, join(tmp, 'durable.log'), settings.small))
     for (const size of sizes) {
       const t = await startServer(`service@${size}`, serviceCommand, { ...stores[size], LOG_LEVEL: 'info', NODE_ENV: 'production' },
         join(tmp, `service-${size}.log`), size)
@@ -289,8 +302,8 @@ async function main (): Promise<void> {
       }
     }
 
-    const [ceiling, floor, small, big, baseline] = targets
-    const services = targets.slice(2)
+    const [ceiling, floor, durable, small, big, baseline] = targets
+    const services = targets.slice(3)
     const memory = Object.fromEntries(services.map((t) => [t.name, peakRss(t.child)]))
     const summary = settings.ops.map((op) => {
       const of = (t: Target) => {
@@ -310,6 +323,7 @@ async function main (): Promise<void> {
         op,
         ceiling: of(ceiling),
         floor: of(floor),
+        durable: of(durable),
         small: of(small),
         big: of(big),
         ratio: { rps: pairRatio(small, 'rps', ceiling), p99: pairRatio(small, 'p99', ceiling) },
@@ -317,6 +331,10 @@ async function main (): Promise<void> {
         // The gap split in two: the framework's share (floor/ceiling) and the service's own (service/floor).
         floorRatio: { rps: pairRatio(floor, 'rps', ceiling), p99: pairRatio(floor, 'p99', ceiling) },
         overFloor: { rps: pairRatio(small, 'rps', floor), cpu: round2(of(small).cpuUs / of(floor).cpuUs) },
+        // Against the durable ceiling: the same storage work and durability with nothing else (issue 15).
+        durableRatio: { rps: pairRatio(durable, 'rps', ceiling), p99: pairRatio(durable, 'p99', ceiling) },
+        overDurable: { rps: pairRatio(small, 'rps', durable), p99: pairRatio(small, 'p99', durable), cpu: round2(of(small).cpuUs / of(durable).cpuUs) },
+        bigOverDurable: { rps: pairRatio(big, 'rps', durable), p99: pairRatio(big, 'p99', durable) },
         bigRatio: { rps: pairRatio(big, 'rps', ceiling), p99: pairRatio(big, 'p99', ceiling) },
         scaling: { rps: pairRatio(big, 'rps', small), p99: pairRatio(big, 'p99', small) },
         ...(baseline ? { baseline: of(baseline), overBaseline: { rps: pairRatio(small, 'rps', baseline), p99: pairRatio(small, 'p99', baseline) } } : {})
@@ -337,12 +355,18 @@ async function main (): Promise<void> {
       '|---|--:|--:|--:|--:|--:|--:|--:|',
       ...summary.map((s) => `| ${s.op} | ${n(s.floor.rps)} | ${n(s.floor.p99)} | ${n(s.floor.cpuUs)} | ${s.floorRatio.rps} | ${s.floorRatio.p99} | ` +
         `${s.overFloor.rps} | ${s.overFloor.cpu} |`),
+      '',
+      `| op | durable ceiling req/s | p50 | p99 | µs CPU/req | durable ×ceiling req/s | service@${settings.small} ×durable req/s | ×durable p99 | service/durable CPU | ` +
+        `service@${settings.big} ×durable req/s | ×durable p99 |`,
+      '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+      ...summary.map((s) => `| ${s.op} | ${n(s.durable.rps)} | ${n(s.durable.p50)} | ${n(s.durable.p99)} | ${n(s.durable.cpuUs)} | ${s.durableRatio.rps} | ` +
+        `${s.overDurable.rps} | ${s.overDurable.p99} | ${s.overDurable.cpu} | ${s.bigOverDurable.rps} | ${s.bigOverDurable.p99} |`),
       ...(baseline
         ? ['', ...summary.map((s) => `${s.op}: baseline ${n(s.baseline!.rps)} req/s, p99 ${n(s.baseline!.p99)} ms, ${n(s.baseline!.cpuUs)} µs CPU/req; ` +
         `service/baseline: req/s ${s.overBaseline!.rps}, p99 ${s.overBaseline!.p99}, CPU/req ${round2(s.small.cpuUs / s.baseline!.cpuUs)}`)]
         : []),
       '',
-      `latency in ms; ratios are medians of per-round ratios; failures (non-2xx + errors): ${summary.map((s) => `${s.op} ${s.small.failures + s.big.failures + s.ceiling.failures + s.floor.failures}`).join(', ')}`,
+      `latency in ms; ratios are medians of per-round ratios; failures (non-2xx + errors): ${summary.map((s) => `${s.op} ${s.small.failures + s.big.failures + s.ceiling.failures + s.floor.failures + s.durable.failures}`).join(', ')}`,
       ...services.map((t) => `${t.name}: cold start ${t.coldStartMs} ms, peak RSS ${memory[t.name].peakMb} MB (RSS at the end ${memory[t.name].rssMb} MB)`),
       `preload through the store: ${sizes.map((s) => `${s} at ${preloadRate[s]} plants/s`).join(', ')}`
     ]

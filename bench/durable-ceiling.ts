@@ -1,0 +1,316 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import pg from 'pg'
+import { migrate as migrateSqlite } from '../src/store/sqlite/migrations.js'
+import { migrate as migratePostgres } from '../src/store/postgres/migrate.js'
+
+// The durable ceiling: bare node:http over the service's own schema (its migrations, imported),
+// doing the statements a service write does (the plant, its search index entry, its tag rows, the
+// status counts and the change outbox) with the same durability, committed in groups, and reading
+// through plain prepared statements. No framework, validation, logging, metrics or headers of the
+// service's own. It answers what storage itself allows; the service is measured as a fraction of it.
+//
+// DATA_DIR=<folder holding catalogue.db> (SQLite: WAL, synchronous=FULL, one transaction per turn of
+// the event loop, committed in the event loop) or DATABASE_URL=postgres://… (pg, a pool of 10, one
+// statement per group for the writes: one transaction, one commit, one round trip).
+// Keep the statements in step with src/store/sqlite/writes.ts and src/store/postgres/*.ts.
+
+interface Body { id?: number, name: string, category?: string | null, tags?: string[], status?: string }
+interface Write { body: Body, res: ServerResponse }
+interface Engine {
+  get (id: number, res: ServerResponse): void
+  list (after: number, limit: number, res: ServerResponse): void
+  /** Writes a group of creates (or of updates) in one transaction, then answers each. */
+  commit (kind: 'create' | 'update', group: Write[]): Promise<void>
+}
+
+function send (res: ServerResponse, status: number, json: string): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) })
+  res.end(json)
+}
+const fail = (res: ServerResponse, err: unknown): void => { send(res, 503, JSON.stringify({ status: 503, detail: String(err) })) }
+const record = (id: number, b: Body, photos = '[]'): string =>
+  `{"id":${id},"name":${JSON.stringify(b.name)},"category":${JSON.stringify(b.category ?? null)},"tags":${JSON.stringify(b.tags ?? [])},"status":${JSON.stringify(b.status ?? 'available')},"photos":${photos}}`
+const cursorOf = (id: number): string => Buffer.from(`p:${id}`).toString('base64url')
+const page = (items: string[], lastId: number | undefined): string =>
+  `{"items":[${items.join(',')}],"nextCursor":${lastId === undefined ? 'null' : `"${cursorOf(lastId)}"`}}`
+
+function sqliteEngine (dataDir: string): Engine {
+  const db = new Database(join(dataDir, 'catalogue.db'))
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = FULL')
+  db.pragma('busy_timeout = 5000')
+  migrateSqlite(db)
+  const s = {
+    get: db.prepare('SELECT id, name, category, tags, status, photos FROM plants WHERE id = ?').raw(true),
+    list: db.prepare('SELECT id, name, category, tags, status, photos FROM plants WHERE id > ? ORDER BY id LIMIT ?').raw(true),
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    commit: db.prepare('COMMIT'),
+    rollback: db.prepare('ROLLBACK'),
+    current: db.prepare('SELECT version, name, category, tags, status FROM plants WHERE id = ?').raw(true),
+    insert: db.prepare('INSERT INTO plants (name, name_key, category, tags, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)'),
+    insertFts: db.prepare('INSERT INTO plants_fts (rowid, name_key) VALUES (?, ?)'),
+    deleteFts: db.prepare("INSERT INTO plants_fts (plants_fts, rowid, name_key) VALUES ('delete', ?, ?)"),
+    count: db.prepare('UPDATE status_counts SET n = n + ? WHERE status = ?'),
+    insertTag: db.prepare('INSERT INTO plant_tags (tag, plant_id) VALUES (?, ?)'),
+    deleteTag: db.prepare('DELETE FROM plant_tags WHERE tag = ? AND plant_id = ?'),
+    insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at) VALUES (?, ?, ?, ?, ?)')
+  }
+  // As the service: an update names name/status/category only when they change.
+  const updates = new Map<number, Database.Statement>()
+  const update = (name: boolean, status: boolean, category: boolean): Database.Statement => {
+    const mask = (name ? 1 : 0) + (status ? 2 : 0) + (category ? 4 : 0)
+    let statement = updates.get(mask)
+    if (!statement) {
+      const set = ['tags = ?', 'version = ?', 'updated_at = ?', ...(name ? ['name = ?', 'name_key = ?'] : []), ...(status ? ['status = ?'] : []), ...(category ? ['category = ?'] : [])]
+      statement = db.prepare(`UPDATE plants SET ${set.join(', ')} WHERE id = ?`)
+      updates.set(mask, statement)
+    }
+    return statement
+  }
+  const row = (r: unknown[]): string =>
+    `{"id":${r[0] as number},"name":${JSON.stringify(r[1])},"category":${JSON.stringify(r[2])},"tags":${r[3] as string},"status":"${r[4] as string}","photos":${r[5] as string}}`
+  return {
+    get (id, res) {
+      const r = s.get.get(id) as unknown[] | undefined
+      if (r) send(res, 200, row(r))
+      else send(res, 404, '{"status":404}')
+    },
+    list (after, limit, res) {
+      const rows = s.list.all(after, limit + 1) as unknown[][]
+      const more = rows.length > limit
+      if (more) rows.pop()
+      send(res, 200, page(rows.map(row), more ? rows[rows.length - 1][0] as number : undefined))
+    },
+    async commit (kind, group) {
+      const now = Date.now()
+      const counts = new Map<string, number>()
+      const count = (status: string, delta: number): void => { counts.set(status, (counts.get(status) ?? 0) + delta) }
+      const answers: Array<[number, string]> = []
+      try {
+        s.begin.run()
+        for (const { body } of group) {
+          const { name } = body
+          const category = body.category ?? null
+          const tags = body.tags ?? []
+          const status = body.status ?? 'available'
+          const key = name.toLowerCase()
+          if (kind === 'create') {
+            const id = Number(s.insert.run(name, key, category, JSON.stringify(tags), status, now, now).lastInsertRowid)
+            s.insertFts.run(id, key)
+            for (const tag of tags) s.insertTag.run(tag, id)
+            count(status, 1)
+            const json = record(id, body)
+            s.insertChange.run('created', id, 1, json, now)
+            answers.push([200, json])
+            continue
+          }
+          const id = body.id!
+          const current = s.current.get(id) as [number, string, string | null, string, string] | undefined
+          if (!current) { answers.push([404, '{"status":404}']); continue }
+          const [version, oldName, oldCategory, oldTags, oldStatus] = current
+          const nameChanged = name !== oldName
+          const statusChanged = status !== oldStatus
+          const categoryChanged = category !== oldCategory
+          const args: unknown[] = [JSON.stringify(tags), version + 1, now]
+          if (nameChanged) args.push(name, key)
+          if (statusChanged) args.push(status)
+          if (categoryChanged) args.push(category)
+          update(nameChanged, statusChanged, categoryChanged).run(...args, id)
+          const oldKey = oldName.toLowerCase()
+          if (nameChanged && key !== oldKey) {
+            s.deleteFts.run(id, oldKey)
+            s.insertFts.run(id, key)
+          }
+          if (statusChanged) { count(oldStatus, -1); count(status, 1) }
+          const before = JSON.parse(oldTags) as string[]
+          for (const tag of before) if (!tags.includes(tag)) s.deleteTag.run(tag, id)
+          for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(tag, id)
+          const json = record(id, body)
+          s.insertChange.run('updated', id, version + 1, json, now)
+          answers.push([200, json])
+        }
+        for (const [status, delta] of counts) if (delta !== 0) s.count.run(delta, status)
+        s.commit.run()
+      } catch (err) {
+        if (db.inTransaction) s.rollback.run()
+        for (const w of group) fail(w.res, err)
+        return
+      }
+      group.forEach((w, i) => send(w.res, answers[i][0], answers[i][1]))
+    }
+  }
+}
+
+// PostgreSQL: a group of creates is one statement. Ids are drawn from the identity's sequence
+// first so each input row knows its id (the outbox record carries it); the plant, its tag rows,
+// the outbox rows under feed_head's lock, the status counts and the notification follow, as the
+// service's INSERT_PLANT and APPEND_CHANGES do, but for the whole group in one round trip.
+const PG_CREATE = `
+WITH input AS (
+  SELECT nextval(pg_get_serial_sequence('plants', 'id')) AS id, u.*
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u (name, name_key, category, tags, status, n)
+), p AS (
+  INSERT INTO plants (id, name, name_key, category, tags, status, version, created_at, updated_at) OVERRIDING SYSTEM VALUE
+  SELECT id, name, name_key, category, ARRAY(SELECT json_array_elements_text(tags::json)), status, 1, $6, $6 FROM input
+), t AS (
+  INSERT INTO plant_tags (tag, plant_id) SELECT tag, input.id FROM input, json_array_elements_text(input.tags::json) AS tag
+), head AS (
+  UPDATE meta SET value = value + $7 WHERE key = 'feed_head' RETURNING value
+), appended AS (
+  INSERT INTO changes (seq, kind, plant_id, version, plant, at)
+  SELECT head.value - $7 + input.n, 'created', input.id, 1,
+    json_build_object('id', input.id, 'name', input.name, 'category', input.category, 'tags', input.tags::json, 'status', input.status, 'photos', '[]'::json)::text, $6
+  FROM head, input
+), counted AS (
+  UPDATE meta m SET value = m.value + d.delta
+  FROM head, (SELECT 'count_' || status AS key, count(*) AS delta FROM input GROUP BY status) d WHERE m.key = d.key
+)
+SELECT (SELECT array_agg(id ORDER BY n) FROM input) AS ids, pg_notify('plant_changes', current_schema() || ':' || value) FROM head`
+
+// A group of updates with distinct ids is one statement; the old rows (status, for the counts) come
+// from the statement's snapshot. The service locks each row first (FOR UPDATE) for other instances;
+// here there is one writer.
+const PG_UPDATE = `
+WITH input AS (
+  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u (id, name, name_key, category, tags, status, n)
+), old AS (
+  SELECT p.id, p.status FROM plants p JOIN input USING (id)
+), u AS (
+  UPDATE plants p SET name = input.name, name_key = input.name_key, category = input.category,
+    tags = ARRAY(SELECT json_array_elements_text(input.tags::json)), status = input.status, version = p.version + 1, updated_at = $7
+  FROM input WHERE p.id = input.id
+  RETURNING p.id, p.version, p.photos, input.n
+), dropped AS (
+  DELETE FROM plant_tags pt USING input
+  WHERE pt.plant_id = input.id AND pt.tag <> ALL (ARRAY(SELECT json_array_elements_text(input.tags::json)))
+), added AS (
+  INSERT INTO plant_tags (tag, plant_id)
+  SELECT tag, input.id FROM input JOIN old USING (id), json_array_elements_text(input.tags::json) AS tag ON CONFLICT DO NOTHING
+), head AS (
+  UPDATE meta SET value = value + (SELECT count(*) FROM u) WHERE key = 'feed_head' RETURNING value
+), appended AS (
+  INSERT INTO changes (seq, kind, plant_id, version, plant, at)
+  SELECT head.value - (SELECT count(*) FROM u) + row_number() OVER (ORDER BY u.n), 'updated', u.id, u.version,
+    json_build_object('id', u.id, 'name', input.name, 'category', input.category, 'tags', input.tags::json, 'status', input.status, 'photos', u.photos::json)::text, $7
+  FROM head, u JOIN input ON input.n = u.n
+), counted AS (
+  UPDATE meta m SET value = m.value + d.delta
+  FROM head, (SELECT 'count_' || s AS key, sum(v) AS delta FROM (
+    SELECT status, 1 FROM input WHERE id IN (SELECT id FROM old) UNION ALL SELECT status, -1 FROM old) AS c (s, v) GROUP BY s) d
+  WHERE m.key = d.key AND d.delta <> 0
+)
+SELECT (SELECT json_agg(json_build_array(id, version, photos::json) ORDER BY n) FROM u) AS done, pg_notify('plant_changes', current_schema() || ':' || value) FROM head`
+
+async function postgresEngine (connectionString: string): Promise<Engine> {
+  await migratePostgres({ connectionString })
+  const INT8 = 20
+  const types = { getTypeParser: ((oid: number, format?: 'text' | 'binary') => oid === INT8 ? Number : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'] }
+  const pool = new pg.Pool({ connectionString, max: 10, types })
+  const GET = 'SELECT id, name, category, tags, status, photos FROM plants WHERE id = $1'
+  const LIST = 'SELECT id, name, category, tags, status, photos FROM plants WHERE id > $1 ORDER BY id LIMIT $2'
+  interface Row { id: number, name: string, category: string | null, tags: string[], status: string, photos: string }
+  const row = (r: Row): string => record(r.id, r, r.photos)
+  return {
+    get (id, res) {
+      pool.query<Row>({ name: 'get', text: GET, values: [id] }).then(({ rows }) => {
+        if (rows[0]) send(res, 200, row(rows[0]))
+        else send(res, 404, '{"status":404}')
+      }, (err) => fail(res, err))
+    },
+    list (after, limit, res) {
+      pool.query<Row>({ name: 'list', text: LIST, values: [after, limit + 1] }).then(({ rows }) => {
+        const more = rows.length > limit
+        if (more) rows.pop()
+        send(res, 200, page(rows.map(row), more ? rows[rows.length - 1].id : undefined))
+      }, (err) => fail(res, err))
+    },
+    async commit (kind, group) {
+      const now = Date.now()
+      const columns = (g: Write[]): unknown[] => [
+        g.map((w) => w.body.name), g.map((w) => w.body.name.toLowerCase()), g.map((w) => w.body.category ?? null),
+        g.map((w) => JSON.stringify(w.body.tags ?? [])), g.map((w) => w.body.status ?? 'available')]
+      try {
+        if (kind === 'create') {
+          const { rows } = await pool.query<{ ids: number[] }>({ name: 'create', text: PG_CREATE, values: [...columns(group), now, group.length] })
+          group.forEach((w, i) => send(w.res, 200, record(Number(rows[0].ids[i]), w.body)))
+          return
+        }
+        // One statement per run of distinct ids: an UPDATE … FROM changes a row once, however often it is named.
+        for (let from = 0; from < group.length;) {
+          const seen = new Set<number>()
+          let to = from
+          while (to < group.length && !seen.has(group[to].body.id!)) seen.add(group[to++].body.id!)
+          const part = group.slice(from, to)
+          const { rows } = await pool.query<{ done: Array<[number, number, unknown]> | null }>(
+            { name: 'update', text: PG_UPDATE, values: [part.map((w) => w.body.id), ...columns(part), now] })
+          const done = new Map((rows[0]?.done ?? []).map(([id, , photos]) => [Number(id), JSON.stringify(photos)]))
+          for (const w of part) {
+            const photos = done.get(w.body.id!)
+            if (photos === undefined) send(w.res, 404, '{"status":404}')
+            else send(w.res, 200, record(w.body.id!, w.body, photos))
+          }
+          from = to
+        }
+      } catch (err) {
+        for (const w of group) if (!w.res.headersSent) fail(w.res, err)
+      }
+    }
+  }
+}
+
+const engine = process.env.DATABASE_URL ? await postgresEngine(process.env.DATABASE_URL) : sqliteEngine(process.env.DATA_DIR!)
+
+// Group commit: the writes read in one turn of the event loop form one group, committed in that
+// turn's check phase; one group in flight at a time, the next gathers meanwhile.
+const queues = { create: [] as Write[], update: [] as Write[] }
+let scheduled = false
+let inFlight = false
+function schedule (): void {
+  if (scheduled || inFlight) return
+  scheduled = true
+  setImmediate(flush)
+}
+function flush (): void {
+  scheduled = false
+  const kind = queues.create.length > 0 ? 'create' : 'update'
+  const group = queues[kind]
+  if (group.length === 0) return
+  queues[kind] = []
+  inFlight = true
+  void engine.commit(kind, group).finally(() => {
+    inFlight = false
+    if (queues.create.length + queues.update.length > 0) schedule()
+  })
+}
+
+function readBody (req: IncomingMessage, then: (body: Body) => void): void {
+  const chunks: Buffer[] = []
+  req.on('data', (c: Buffer) => chunks.push(c))
+  req.on('end', () => then(JSON.parse(Buffer.concat(chunks).toString()) as Body))
+}
+
+const server = createServer((req, res) => {
+  const url = req.url ?? '/'
+  if (req.method === 'POST' && url === '/v3/plant') {
+    readBody(req, (body) => { queues.create.push({ body, res }); schedule() })
+  } else if (req.method === 'PUT' && url === '/v3/plant') {
+    readBody(req, (body) => { queues.update.push({ body, res }); schedule() })
+  } else if (req.method === 'GET' && url.startsWith('/v3/plant/')) {
+    engine.get(Number(url.slice('/v3/plant/'.length)), res)
+  } else if (req.method === 'GET' && url.startsWith('/v3/plant')) {
+    const query = new URL(url, 'http://x').searchParams
+    const cursor = query.get('cursor')
+    engine.list(cursor ? Number(Buffer.from(cursor, 'base64url').toString().slice(2)) : 0, Number(query.get('limit') ?? 50), res)
+  } else {
+    send(res, 404, '{"status":404}')
+  }
+})
+
+server.keepAliveTimeout = 5_000
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  const address = server.address()
+  process.stdout.write(`listening ${typeof address === 'object' && address ? address.port : ''}\n`)
+})
+process.on('SIGTERM', () => { server.close(); server.closeAllConnections() })
