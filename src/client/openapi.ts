@@ -368,7 +368,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Updated details of the plant, named by id. Omitted optional fields take their defaults. */
+        /** @description Updated details of the plant, named by id. Omitted optional fields take their defaults. A member given twice is invalid input; an id written with a fraction or exponent (1.0, 1e2) is an invalid id. */
         requestBody: {
             content: {
                 "application/json": {
@@ -598,7 +598,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Details of the plant to add. Unknown members (an id included) are invalid input. */
+        /** @description Details of the plant to add. Unknown members (an id included) and members given twice are invalid input. */
         requestBody: {
             content: {
                 "application/json": {
