@@ -1,5 +1,6 @@
 import { Ajv, type Options } from 'ajv'
 import type { FastifyInstance } from 'fastify'
+import { decimalIntegersOnly } from './decimal-integers.js'
 
 /**
  * Bodies are validated strictly: no type coercion and nothing silently removed, so `"12"` is not
@@ -14,5 +15,5 @@ export const bodyValidator = (): Ajv => new Ajv({ ...common, coerceTypes: false 
 export function registerValidators (app: FastifyInstance): void {
   const body = bodyValidator()
   const text = new Ajv({ ...common, coerceTypes: 'array' })
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema))
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body.compile(schema) : decimalIntegersOnly(schema, text.compile(schema))))
 }
