@@ -13,7 +13,7 @@ import { plantFor } from './plants.js'
 
 const plants = new Map<number, Plant>()
 let lastId = 0
-for (let i = 0; i < Number(process.env.PRELOAD ?? 0); i++) plants.set(++lastId, { id: lastId, ...plantFor(i) })
+for (let i = 0; i < Number(process.env.PRELOAD ?? 0); i++) plants.set(++lastId, { id: lastId, ...plantFor(i), photos: [] })
 
 const app = Fastify({
   logger: { level: 'info' },
@@ -26,12 +26,12 @@ registerValidators(app)
 const missing = problemBody(404, 'not-found', '')
 
 app.post('/v3/plant', { schema: { body: NewPlant, response: { 200: Plant } } }, async (request) => {
-  const plant = { id: ++lastId, ...(request.body as PlantFields) }
+  const plant = { id: ++lastId, ...(request.body as PlantFields), photos: [] }
   plants.set(plant.id, plant)
   return plant
 })
 app.put('/v3/plant', { schema: { body: PlantUpdate, response: { 200: Plant, 404: Problem } } }, async (request, reply) => {
-  const body = request.body as PlantUpdate & PlantFields
+  const body = { ...request.body as PlantUpdate & PlantFields, photos: [] }
   if (!plants.has(body.id)) return reply.code(404).send(missing)
   plants.set(body.id, body)
   return body

@@ -32,6 +32,8 @@ test('the docs page at /v3/docs adds a plant through "Try it out" in a real brow
   })
   const errors: string[] = []
   page.on('pageerror', (err) => errors.push(err.message))
+  // The page's Content-Security-Policy must not block anything the page itself needs.
+  page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) errors.push(message.text()) })
 
   await page.goto(`${service.url}/v3/docs`)
   const operation = page.locator('#operations-plant-add-plant')

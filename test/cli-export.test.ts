@@ -34,7 +34,7 @@ async function seeded (t: TestContext, count: number): Promise<{ dir: string, da
   }
 }
 
-const record = ({ id, name, category, tags, status }: StoredPlant): object => ({ id, name, category, tags, status })
+const record = ({ id, name, category, tags, status, photos }: StoredPlant): object => ({ id, name, category, tags, status, photos })
 
 test('export writes every plant in id order as JSON Lines and as CSV, exactly as stored', async (t) => {
   const { dataDir, stored } = await seeded(t, 2345)
@@ -46,8 +46,8 @@ test('export writes every plant in id order as JSON Lines and as CSV, exactly as
   assert.equal(asCsv.code, 0)
   const rows = parse(asCsv.stdout, { columns: true }) as Array<Record<string, string>>
   assert.deepEqual(rows.map((r) => ({
-    id: Number(r.id), name: r.name, category: r.category === '' ? null : r.category, tags: r.tags === '' ? [] : r.tags.split('|'), status: r.status
-  })), stored.map(record))
+    id: Number(r.id), name: r.name, category: r.category === '' ? null : r.category, tags: r.tags === '' ? [] : r.tags.split('|'), status: r.status, photos: r.photos
+  })), stored.map((p) => ({ ...record(p), photos: '' })))
 })
 
 test('an export loads back with plants import into an equal catalogue (ids aside), in both formats', async (t) => {
@@ -85,7 +85,7 @@ test('a tag holding | is counted in a warning for CSV; export of a folder withou
   const result = await plants(['export', '--data-dir', join(dir, 'data'), '--output', join(dir, 'out.csv')])
   assert.equal(result.code, 0)
   assert.match(result.stderr, /1 plant has a tag holding \|/)
-  assert.match(await readFile(join(dir, 'out.csv'), 'utf8'), /^id,name,category,tags,status\n1,Piped,,a\|b,available\n$/)
+  assert.match(await readFile(join(dir, 'out.csv'), 'utf8'), /^id,name,category,tags,status,photos\n1,Piped,,a\|b,available,\n$/)
   const missing = await plants(['export', '--data-dir', join(dir, 'nothing-here')])
   assert.equal(missing.code, 1)
   assert.match(missing.stderr, /no catalogue in/)

@@ -137,7 +137,7 @@ for (const engine of ENGINES) {
     test('event streams are capped per client address (429) and in all (503), both with Retry-After; a refused or failed request holds no slot', async (t) => {
       const store = await engine.open()
       t.after(() => store.close())
-      const { base } = await listen(t, store, { feedMaxStreams: 3, feedMaxStreamsPerClient: 2, trustProxy: true })
+      const { base } = await listen(t, store, { feedMaxStreams: 3, feedMaxStreamsPerClient: 2, trustProxy: ['127.0.0.1'] })
       const from = (address: string) => ({ 'x-forwarded-for': address })
       // Refused positions release their slot: far more of them than the cap, all 410.
       for (let i = 0; i < 5; i++) assert.equal((await fetch(`${base}/v3/plant/events?after=99`, { headers: from('10.0.0.9') })).status, 410)
@@ -166,6 +166,22 @@ for (const engine of ENGINES) {
         else { again.close(); await new Promise((resolve) => setTimeout(resolve, 20)) }
       }
       assert.equal(status, 200)
+    })
+
+    test('closing the service ends its event streams, so clients resume on another instance', { timeout: 30_000 }, async (t) => {
+      const store = await engine.open()
+      t.after(() => store.close())
+      const { app, base } = await listen(t, store)
+      const { ended } = await new Promise<{ ended: Promise<unknown> }>((resolve, reject) => {
+        http.get(`${base}/v3/plant/events`, (res) => {
+          res.resume()
+          resolve({ ended: new Promise((resolve) => res.on('end', resolve).on('close', resolve)) })
+        }).on('error', reject)
+      })
+      assert.equal(app.feedHub.streamsOpen, 1)
+      await app.close()
+      await ended
+      assert.equal(app.feedHub.streamsOpen, 0)
     })
 
     test('HEAD /v3/plant/events answers with the headers of the stream and ends', { timeout: 30_000 }, async (t) => {

@@ -150,7 +150,7 @@ describe('configuration', () => {
 
   test('the server refuses a non-loopback address without keys, in one line', () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      env: { ...process.env, HOST: '0.0.0.0', PORT: '0', DATA_DIR: ':memory:', LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 30_000
+      env: { ...process.env, HOST: '0.0.0.0', PORT: '18080', DATA_DIR: ':memory:', LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 30_000
     })
     assert.equal(run.status, 1)
     assert.match(run.stderr.trim(), /^Refusing to listen on 0\.0\.0\.0/)

@@ -75,7 +75,7 @@ function modelPages (plants: Plant[], c: QueryCase): Plant[][] {
 }
 
 async function listAll (api: TestApp): Promise<Plant[]> {
-  return (await api.app.store.list({ afterId: 0, limit: 1_000_000 })).map(({ id, name, category, tags, status }) => ({ id, name, category, tags, status }))
+  return (await api.app.store.list({ afterId: 0, limit: 1_000_000 })).map(({ id, name, category, tags, status, photos }) => ({ id, name, category, tags, status, photos }))
 }
 
 async function inventoryMatches (api: TestApp): Promise<void> {

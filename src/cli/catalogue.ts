@@ -166,15 +166,15 @@ export class SnapshotCatalogue implements Catalogue {
   }
 
   async * pages (pageSize: number): AsyncGenerator<Plant[]> {
-    const page = this.db.prepare<[number, number], { id: number, name: string, category: string | null, tags: string, status: string }>(
-      'SELECT id, name, category, tags, status FROM plants WHERE id > ? ORDER BY id LIMIT ?')
+    const page = this.db.prepare<[number, number], { id: number, name: string, category: string | null, tags: string, status: string, photos: string }>(
+      'SELECT id, name, category, tags, status, photos FROM plants WHERE id > ? ORDER BY id LIMIT ?')
     this.db.prepare('BEGIN').run()
     try {
       let afterId = 0
       for (;;) {
         const rows = page.all(afterId, pageSize)
         if (rows.length === 0) return
-        yield rows.map((r) => ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags) as string[], status: r.status }))
+        yield rows.map((r) => ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags) as string[], status: r.status, photos: JSON.parse(r.photos) }))
         afterId = rows[rows.length - 1].id
       }
     } finally {

@@ -15,8 +15,10 @@ Writes every plant, in id order, to standard output (or --output FILE). The cata
 keyset page at a time and written as it is read, so memory stays flat whatever its size. From a
 data folder the export is one consistent snapshot, taken while the service keeps running.
 
-CSV has the header id,name,category,tags,status (tags joined by |); JSON Lines has one record per
-line, as the API returns it. Both load back with plants import (the id is then ignored). A tag
+CSV has the header id,name,category,tags,status,photos (tags joined by |; photos: the URL of each
+photo's full picture, joined by |); JSON Lines has one record per line, as the API returns it,
+photos with all their URLs. The URLs are paths on the service (/v3/photos/…); the pictures
+themselves travel in backups and migrate, not in an export. Both load back with plants import (the id is then ignored). A tag
 that itself holds | cannot be told apart in CSV: such plants are counted in a warning; use jsonl.
 
 With --output, the export is written beside FILE under a temporary name and given its name only
@@ -50,7 +52,7 @@ async function runExport (values: Record<string, any>, positionals: string[], io
   let count = 0
   let pipeTags = 0
   try {
-    if (format === 'csv') await write(out, 'id,name,category,tags,status\n')
+    if (format === 'csv') await write(out, 'id,name,category,tags,status,photos\n')
     for await (const page of catalogue.pages(PAGE)) {
       if (failed) break
       let chunk = ''
@@ -100,7 +102,7 @@ async function write (out: NodeJS.WritableStream, chunk: string): Promise<void> 
 }
 
 function csvLine (p: Plant): string {
-  return `${p.id},${cell(p.name)},${cell(p.category ?? '')},${cell(p.tags.join('|'))},${cell(p.status)}\n`
+  return `${p.id},${cell(p.name)},${cell(p.category ?? '')},${cell(p.tags.join('|'))},${cell(p.status)},${p.photos.map((photo) => photo.urls.full).join('|')}\n`
 }
 
 // Quoted when it holds a delimiter or quote, or begins or ends with white space a reader might trim.

@@ -37,6 +37,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/photos/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A photo file (its name comes from a photo's urls)
+         * @description File names are derived from the content, so a file never changes: it is served with `Cache-Control: public, max-age=31536000, immutable` and an ETag. Any instance serves any photo.
+         */
+        get: operations["get-photo-file"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/plant": {
         parameters: {
             query?: never;
@@ -76,6 +96,43 @@ export interface paths {
          * @description Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, `category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body (400 invalid-input), the plant (404), If-Match (412). `{}` answers the current plant: no new version, no change in the feed.
          */
         patch: operations["patch-plant"];
+        trace?: never;
+    };
+    "/v3/plant/{id}/photos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a photo to a plant (the body is the picture itself)
+         * @description JPEG, PNG or WebP, at most 10 MiB and 50 megapixels, at most 12 photos a plant. The picture is turned upright by its EXIF orientation and every metadata block (EXIF, GPS, XMP, IPTC, comments, ICC profile) is removed; it is kept as `full` in its own format, with two WebP sizes, `thumb` (fits 256×256) and `display` (fits 1280×1280). The plant's version increases (If-Match applies) and the feed gets one `updated` change. Pictures are processed a few at a time; when too many wait, the upload is refused at once with 503 and Retry-After.
+         */
+        post: operations["add-plant-photo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/plant/{id}/photos/{photoId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a photo from a plant (files no photo uses any more are deleted) */
+        delete: operations["delete-plant-photo"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v3/plant/changes": {
@@ -236,6 +293,119 @@ export interface operations {
             };
         };
     };
+    "get-photo-file": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Answer 304 if it holds the file's ETag. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description A file name from a photo's urls. */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bytes, as image/webp (thumb, display) or the uploaded format (full) */
+            200: {
+                headers: {
+                    "cache-control"?: string;
+                    etag?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": unknown;
+                    "image/png": unknown;
+                    "image/webp": unknown;
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such photo file */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
     "list-plants": {
         parameters: {
             query?: {
@@ -274,6 +444,24 @@ export interface operations {
                             /** @description Server-assigned identifier; increasing, never reused. */
                             id: number;
                             name: string;
+                            /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
+                            photos: {
+                                /** @description Height of the full picture, upright, in pixels. */
+                                height: number;
+                                /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
+                                id: string;
+                                /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
+                                urls: {
+                                    /** @description WebP that fits 1280×1280. */
+                                    display: string;
+                                    /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
+                                    full: string;
+                                    /** @description WebP that fits 256×256. */
+                                    thumb: string;
+                                };
+                                /** @description Width of the full picture, upright, in pixels. */
+                                width: number;
+                            }[];
                             /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
                             status: string;
                             tags: string[];
@@ -413,6 +601,24 @@ export interface operations {
                         /** @description Server-assigned identifier; increasing, never reused. */
                         id: number;
                         name: string;
+                        /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
+                        photos: {
+                            /** @description Height of the full picture, upright, in pixels. */
+                            height: number;
+                            /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
+                            id: string;
+                            /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
+                            urls: {
+                                /** @description WebP that fits 1280×1280. */
+                                display: string;
+                                /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
+                                full: string;
+                                /** @description WebP that fits 256×256. */
+                                thumb: string;
+                            };
+                            /** @description Width of the full picture, upright, in pixels. */
+                            width: number;
+                        }[];
                         /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
                         status: string;
                         tags: string[];
@@ -641,6 +847,24 @@ export interface operations {
                         /** @description Server-assigned identifier; increasing, never reused. */
                         id: number;
                         name: string;
+                        /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
+                        photos: {
+                            /** @description Height of the full picture, upright, in pixels. */
+                            height: number;
+                            /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
+                            id: string;
+                            /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
+                            urls: {
+                                /** @description WebP that fits 1280×1280. */
+                                display: string;
+                                /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
+                                full: string;
+                                /** @description WebP that fits 256×256. */
+                                thumb: string;
+                            };
+                            /** @description Width of the full picture, upright, in pixels. */
+                            width: number;
+                        }[];
                         /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
                         status: string;
                         tags: string[];
@@ -827,6 +1051,24 @@ export interface operations {
                         /** @description Server-assigned identifier; increasing, never reused. */
                         id: number;
                         name: string;
+                        /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
+                        photos: {
+                            /** @description Height of the full picture, upright, in pixels. */
+                            height: number;
+                            /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
+                            id: string;
+                            /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
+                            urls: {
+                                /** @description WebP that fits 1280×1280. */
+                                display: string;
+                                /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
+                                full: string;
+                                /** @description WebP that fits 256×256. */
+                                thumb: string;
+                            };
+                            /** @description Width of the full picture, upright, in pixels. */
+                            width: number;
+                        }[];
                         /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
                         status: string;
                         tags: string[];
@@ -1146,6 +1388,24 @@ export interface operations {
                         /** @description Server-assigned identifier; increasing, never reused. */
                         id: number;
                         name: string;
+                        /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
+                        photos: {
+                            /** @description Height of the full picture, upright, in pixels. */
+                            height: number;
+                            /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
+                            id: string;
+                            /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
+                            urls: {
+                                /** @description WebP that fits 1280×1280. */
+                                display: string;
+                                /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
+                                full: string;
+                                /** @description WebP that fits 256×256. */
+                                thumb: string;
+                            };
+                            /** @description Width of the full picture, upright, in pixels. */
+                            width: number;
+                        }[];
                         /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
                         status: string;
                         tags: string[];
@@ -1321,6 +1581,442 @@ export interface operations {
             };
         };
     };
+    "add-plant-photo": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Apply only if the plant still has this ETag (else 412). */
+                "if-match"?: string;
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "image/jpeg": unknown;
+                "image/png": unknown;
+                "image/webp": unknown;
+            };
+        };
+        responses: {
+            /** @description The photo was stored (the record and all three files are durable) */
+            201: {
+                headers: {
+                    /** @description The plant's new ETag. */
+                    etag?: string;
+                    /** @description /v3/plant/{id}/photos/{photoId} of the photo. */
+                    location?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Height of the full picture, upright, in pixels. */
+                        height: number;
+                        /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
+                        id: string;
+                        /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
+                        urls: {
+                            /** @description WebP that fits 1280×1280. */
+                            display: string;
+                            /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
+                            full: string;
+                            /** @description WebP that fits 256×256. */
+                            thumb: string;
+                        };
+                        /** @description Width of the full picture, upright, in pixels. */
+                        width: number;
+                    };
+                };
+            };
+            /** @description Invalid plant id, or the body is not a picture of the declared type, or is over 50 megapixels */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Missing or unknown API key (writes only, when keys are configured) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Plant not found */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description The plant already has the most photos allowed */
+            409: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description If-Match does not match the current ETag */
+            412: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Body larger than 10 MiB */
+            413: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Content-Type is not one the operation accepts */
+            415: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Too many pictures in progress, or storage unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
+    "delete-plant-photo": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Apply only if the plant still has this ETag (else 412). */
+                "if-match"?: string;
+            };
+            path: {
+                id: number;
+                photoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed; the plant's version increased */
+            204: {
+                headers: {
+                    /** @description The plant's new ETag. */
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid plant id */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Missing or unknown API key (writes only, when keys are configured) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Plant or photo not found */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description If-Match does not match the current ETag */
+            412: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                        errors?: {
+                            message: string;
+                            /** @description JSON pointer to the offending member of the request part. */
+                            path: string;
+                        }[];
+                        requestId: string;
+                        status: number;
+                        title: string;
+                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
     "list-plant-changes": {
         parameters: {
             query?: {
@@ -1351,6 +2047,24 @@ export interface operations {
                                 /** @description Server-assigned identifier; increasing, never reused. */
                                 id: number;
                                 name: string;
+                                /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
+                                photos: {
+                                    /** @description Height of the full picture, upright, in pixels. */
+                                    height: number;
+                                    /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
+                                    id: string;
+                                    /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
+                                    urls: {
+                                        /** @description WebP that fits 1280×1280. */
+                                        display: string;
+                                        /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
+                                        full: string;
+                                        /** @description WebP that fits 256×256. */
+                                        thumb: string;
+                                    };
+                                    /** @description Width of the full picture, upright, in pixels. */
+                                    width: number;
+                                }[];
                                 /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
                                 status: string;
                                 tags: string[];

@@ -97,6 +97,7 @@ export const changeRoutes: FastifyPluginAsyncTypebox<FeedRouteOptions> = async (
     reply.hijack()
     new EventStream(request, reply, hub, after, release).start()
   })
+  // Before the server waits for its connections: ended streams resume elsewhere with Last-Event-ID.
   app.addHook('preClose', (done) => { hub.close(); done() })
 
   methodNotAllowed(app, '/v3/plant/changes', ['GET'])

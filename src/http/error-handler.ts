@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  FeedGone, IdempotencyKeyReused, PlantNotFound, QueryTooSlow, StorageUnavailable, VersionMismatch
+  FeedGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, QueryTooSlow, StorageUnavailable, VersionMismatch
 } from '../store/plant-store.js'
 import { DuplicateMember } from './json-body.js'
 import { HttpProblem, problemBody, type FieldError, type ProblemCode } from './problem.js'
@@ -60,6 +60,8 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   if (error instanceof PlantNotFound) return new HttpProblem(404, 'not-found')
   if (error instanceof VersionMismatch) return new HttpProblem(412, 'precondition-failed', 'If-Match does not match the current ETag of the plant')
   if (error instanceof IdempotencyKeyReused) return new HttpProblem(422, 'idempotency-key-reused', 'This Idempotency-Key was used with a different request body')
+  if (error instanceof PhotoNotFound) return new HttpProblem(404, 'photo-not-found', 'The plant has no photo with that id')
+  if (error instanceof PhotoLimitReached) return new HttpProblem(409, 'too-many-photos', 'The plant already has 12 photos; delete one first')
   if (error instanceof FeedGone) return new HttpProblem(410, 'gone', 'Changes after that sequence are no longer kept; reload the list and follow the feed from its head')
   if (error instanceof QueryTooSlow) {
     return new HttpProblem(503, 'query-too-slow', `${error.message}; narrow it (a rarer tag, a longer q) or retry`, undefined, { 'retry-after': '1' })
@@ -70,7 +72,10 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   }
   if (error instanceof DuplicateMember) return new HttpProblem(invalidStatus, 'invalid-input', error.message, [{ path: error.path, message: 'is given more than once' }])
   const code = error.code ?? ''
-  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new HttpProblem(413, 'payload-too-large', 'The request body is larger than 64 KiB')
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    const limit = request.routeOptions.bodyLimit ?? 64 * 1024
+    return new HttpProblem(413, 'payload-too-large', `The request body is larger than ${limit >= 1048576 ? `${limit / 1048576} MiB` : `${limit / 1024} KiB`}`)
+  }
   if (code.startsWith('FST_ERR_CTP_') || (error instanceof SyntaxError && error.statusCode === 400)) {
     return new HttpProblem(invalidStatus, 'invalid-input', bodyMessage(code, error.message))
   }

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { Photos } from '../photos/schemas.js'
 import { SORTS, type Sort } from './query.js'
 
 // The plant resource: these schemas validate requests, type the code, serialise responses
@@ -66,7 +67,8 @@ export const Plant = Type.Object({
   name: Type.String(),
   category: Type.Union([Type.String(), Type.Null()]),
   tags: Type.Array(Type.String()),
-  status: Type.String({ description: 'Status of the plant (the seed does not restrict the response to the enumeration).' })
+  status: Type.String({ description: 'Status of the plant (the seed does not restrict the response to the enumeration).' }),
+  photos: Photos
 }, { description: 'A stored plant.' })
 
 export type NewPlant = Static<typeof NewPlant>
