@@ -90,3 +90,25 @@ test('a tag holding | is counted in a warning for CSV; export of a folder withou
   assert.equal(missing.code, 1)
   assert.match(missing.stderr, /no catalogue in/)
 })
+
+test('export --q, --status (repeated) and --sort find what GET /v3/plant finds, in its order, from a folder and through --url', async (t) => {
+  const { dataDir, stored } = await seeded(t, 600)
+  const { pageOf } = await import('../src/plants/query.js')
+  const query = { statuses: ['available', 'sold'] as Array<'available' | 'sold'>, tags: [], terms: ['ünï'], sort: '-name' as const }
+  const expected = pageOf(stored.map(record) as StoredPlant[], query, undefined, Infinity).map((p) => JSON.stringify(p)).join('\n') + '\n'
+  const args = ['--q', 'ÜNÏ', '--status', 'available', '--status', 'sold', '--sort=-name', '--format', 'jsonl']
+  const direct = await plants(['export', '--data-dir', dataDir, ...args])
+  assert.equal(direct.code, 0, direct.stderr)
+  assert.ok(expected.split('\n').length > 50)
+  assert.equal(direct.stdout, expected)
+  const service = await listenOn(dataDir)
+  t.after(() => service.close())
+  const viaApi = await plants(['export', '--url', service.url, ...args])
+  assert.equal(viaApi.stdout, expected)
+  // The same rules as the API, as usage errors.
+  for (const [bad, message] of [[['--q', 'ab'], /--q terms must each be at least 3 characters/], [['--status', 'gone'], /--status must be one of/], [['--sort', 'price'], /--sort must be one of/]] as const) {
+    const refused = await plants(['export', '--data-dir', dataDir, ...bad])
+    assert.equal(refused.code, 2, refused.stderr)
+    assert.match(refused.stderr, message)
+  }
+})

@@ -94,7 +94,8 @@ for (const engine of ENGINES) {
 
       let buffered = 0
       let written = 0
-      for (const s of sockets) { buffered = Math.max(buffered, s.writableLength); written += s.bytesWritten }
+      let furthest = 0
+      for (const s of sockets) { buffered = Math.max(buffered, s.writableLength); written += s.bytesWritten; furthest = Math.max(furthest, s.bytesWritten) }
       const logBytes = CHANGES * 1_200
       const growth = { heap: (after.heap - before.heap) / MB, rss: (after.rss - before.rss) / MB }
       t.diagnostic(`${N} stalled subscribers over a log of ${CHANGES} changes (~${(logBytes / MB).toFixed(1)} MB): ` +
@@ -110,6 +111,10 @@ for (const engine of ENGINES) {
       assert.ok(median(during) < 20 * Math.max(median(baseline), 0.5), '/healthz stays prompt next to its own baseline')
       // Each change is serialised about once, not once per subscriber.
       assert.ok(app.feedHub.serialised <= 2 * CHANGES, `${app.feedHub.serialised} serialisations for ${CHANGES} changes`)
+      // The log is read only as far as the furthest client could take, plus a page or two: never ahead of demand.
+      const eventBytes = (await (await fetch(`${base}/v3/plant/changes?limit=1`)).text()).length
+      assert.ok(app.feedHub.serialised * eventBytes <= furthest + 2 * 256 * eventBytes * 1.1,
+        `${app.feedHub.serialised} changes read for a client that took ${furthest} bytes`)
 
       assert.equal(await metric(base, 'feed_event_streams_open'), N)
       assert.ok(await metric(base, 'feed_lag_changes') > 0, 'stalled subscribers lag behind the head')

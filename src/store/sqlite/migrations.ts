@@ -111,12 +111,13 @@ function findingPlants (db: Database.Database, progress: (message: string) => vo
   `)
 }
 
-export function migrate (db: Database.Database, progress: (message: string) => void = () => {}): void {
+/** Applies the pending migrations (up to `upTo`: tests build an older catalogue with it). */
+export function migrate (db: Database.Database, progress: (message: string) => void = () => {}, upTo = MIGRATIONS.length): void {
   // BEGIN IMMEDIATE takes the write lock first, so processes starting together apply each step once.
   for (;;) {
     const step = db.transaction(() => {
       const current = db.pragma('user_version', { simple: true }) as number
-      if (current >= MIGRATIONS.length) return false
+      if (current >= upTo) return false
       const migration = MIGRATIONS[current]
       if (typeof migration === 'string') db.exec(migration)
       else migration(db, progress)
