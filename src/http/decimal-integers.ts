@@ -24,7 +24,7 @@ export function decimalIntegersOnly (schema: unknown, validate: ValidateFunction
       const bad = values.findIndex((v) => typeof v === 'string' && !DECIMAL.test(v))
       if (bad >= 0) {
         const instancePath = Array.isArray(value) ? `/${name}/${bad}` : `/${name}`
-        checked.errors = [{ instancePath, schemaPath: '', keyword: 'type', params: { type: 'integer' }, message: MESSAGE }]
+        checked.errors = [{ instancePath, schemaPath: '', keyword: 'integerNotation', params: {}, message: MESSAGE }]
         return false
       }
     }
