@@ -38,7 +38,7 @@ function requestsFor (op: Op, idMax: number, connection: number): autocannon.Req
         return { method: 'GET', path: '/v3/plant?limit=20&q=stera' }
       case 'search-rare':
         // A rare term: the number of one plant (and of the few whose numbers contain it).
-        return { method: 'GET', path: `/v3/plant?limit=20&q=%23${id()}` }
+        return { method: 'GET', path: `/v3/plant?limit=20&q=%23${Math.max(10, id())}` }
       case 'sorted':
         return { method: 'GET', path: `/v3/plant?limit=20&sort=${n % 2 === 0 ? 'name' : '-name'}` }
       case 'inventory':
