@@ -1595,9 +1595,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "image/jpeg": unknown;
-                "image/png": unknown;
-                "image/webp": unknown;
+                "image/jpeg": string;
+                "image/png": string;
+                "image/webp": string;
             };
         };
         responses: {
