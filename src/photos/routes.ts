@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { writeSecurity } from '../http/auth.js'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
+import { ref } from '../http/components.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../plants/routes.js'
 import { PhotoLimitReached, PlantNotFound, VersionMismatch } from '../store/plant-store.js'
 import { ImageQueue } from './image-queue.js'
@@ -37,9 +38,10 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
   const queue = new ImageQueue(options.imagesActive ?? 1, options.imagesWaiting ?? 8)
   const metrics = options.metrics ?? new PhotoMetrics()
   metrics.watch(queue)
-  const security = options.secured ? writeSecurity : undefined
-  const writeGuards = guardStatuses(options, true)
-  const readGuards = guardStatuses(options, false)
+  // Declared on every write; enforced only when keys are configured (src/http/auth.ts).
+  const security = writeSecurity
+  const writeGuards = guardStatuses(true)
+  const readGuards = guardStatuses(false)
 
   const inherited = app.validatorCompiler!
   // Pictures are read as bytes, in this plugin only: every other route still takes JSON alone.
@@ -93,7 +95,7 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
       body: { content: binary('The picture file itself (not multipart).') },
       response: {
         201: {
-          ...Photo,
+          ...ref(Photo),
           description: 'The photo was stored (the record and all three files are durable)',
           headers: {
             ...HEADERS.requestId,
