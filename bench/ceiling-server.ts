@@ -4,14 +4,14 @@ import { plantFor } from './plants.js'
 // The ceiling: what bare node:http answers on this machine for the same four requests, with no
 // validation, no persistence and no framework. The service is measured as a fraction of it.
 
-interface Plant { id: number, name: string, category: string | null, tags: string[], status: string }
+interface Plant { id: number, name: string, category: string | null, tags: string[], status: string, photos: [] }
 
 const plants = new Map<number, Plant>()
 let lastId = 0
 const preload = Number(process.env.PRELOAD ?? 0)
 for (let i = 0; i < preload; i++) {
   const id = ++lastId
-  plants.set(id, { id, ...plantFor(i) })
+  plants.set(id, { id, ...plantFor(i), photos: [] })
 }
 
 function send (res: ServerResponse, status: number, body: unknown): void {
@@ -30,14 +30,14 @@ const server = createServer((req, res) => {
   const url = req.url ?? '/'
   if (req.method === 'POST' && url === '/v3/plant') {
     readBody(req, (b) => {
-      const plant = { id: ++lastId, name: b.name, category: b.category ?? null, tags: b.tags ?? [], status: b.status ?? 'available' }
+      const plant = { id: ++lastId, name: b.name, category: b.category ?? null, tags: b.tags ?? [], status: b.status ?? 'available', photos: [] as [] }
       plants.set(plant.id, plant)
       send(res, 200, plant)
     })
   } else if (req.method === 'PUT' && url === '/v3/plant') {
     readBody(req, (b) => {
       if (!plants.has(b.id)) return send(res, 404, { status: 404 })
-      const plant = { id: b.id, name: b.name, category: b.category ?? null, tags: b.tags ?? [], status: b.status ?? 'available' }
+      const plant = { id: b.id, name: b.name, category: b.category ?? null, tags: b.tags ?? [], status: b.status ?? 'available', photos: [] as [] }
       plants.set(plant.id, plant)
       send(res, 200, plant)
     })
@@ -46,18 +46,19 @@ const server = createServer((req, res) => {
     if (plant) send(res, 200, plant)
     else send(res, 404, { status: 404 })
   } else if (req.method === 'GET' && url.startsWith('/v3/plant')) {
-    // Same cursor format as the service (base64url of "p:<last id>"); ids are dense, so a page is O(limit).
+    // The service's cursor: base64url of JSON [fingerprint of the query, last id]; ids are dense, so a page is O(limit).
     const query = new URL(url, 'http://x').searchParams
     const limit = Number(query.get('limit') ?? 50)
     const cursor = query.get('cursor')
-    let id = cursor ? Number(Buffer.from(cursor, 'base64url').toString().slice(2)) : 0
+    const parts: [string, number] = cursor ? JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, number] : ['', 0]
+    let id = parts[1]
     const items: Plant[] = []
     while (items.length < limit && id < lastId) {
       const plant = plants.get(++id)
       if (plant) items.push(plant)
     }
     const more = id < lastId
-    send(res, 200, { items, nextCursor: more ? Buffer.from(`p:${id}`).toString('base64url') : null })
+    send(res, 200, { items, nextCursor: more ? Buffer.from(JSON.stringify([parts[0], id])).toString('base64url') : null })
   } else {
     send(res, 404, { status: 404 })
   }

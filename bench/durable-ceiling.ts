@@ -32,7 +32,9 @@ function send (res: ServerResponse, status: number, json: string): void {
 const fail = (res: ServerResponse, err: unknown): void => { send(res, 503, JSON.stringify({ status: 503, detail: String(err) })) }
 const record = (id: number, b: Body, photos = '[]'): string =>
   `{"id":${id},"name":${JSON.stringify(b.name)},"category":${JSON.stringify(b.category ?? null)},"tags":${JSON.stringify(b.tags ?? [])},"status":${JSON.stringify(b.status ?? 'available')},"photos":${photos}}`
-const cursorOf = (id: number): string => Buffer.from(`p:${id}`).toString('base64url')
+// The service's cursor: base64url of JSON [fingerprint of the query, last id]; the fingerprint is echoed.
+let fingerprint = ''
+const cursorOf = (id: number): string => Buffer.from(JSON.stringify([fingerprint, id])).toString('base64url')
 const page = (items: string[], lastId: number | undefined): string =>
   `{"items":[${items.join(',')}],"nextCursor":${lastId === undefined ? 'null' : `"${cursorOf(lastId)}"`}}`
 
@@ -302,7 +304,9 @@ const server = createServer((req, res) => {
   } else if (req.method === 'GET' && url.startsWith('/v3/plant')) {
     const query = new URL(url, 'http://x').searchParams
     const cursor = query.get('cursor')
-    engine.list(cursor ? Number(Buffer.from(cursor, 'base64url').toString().slice(2)) : 0, Number(query.get('limit') ?? 50), res)
+    const parts: [string, number] = cursor ? JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, number] : ['', 0]
+    fingerprint = parts[0]
+    engine.list(parts[1], Number(query.get('limit') ?? 50), res)
   } else {
     send(res, 404, '{"status":404}')
   }
