@@ -6,7 +6,9 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.js'
+import { FeedHub } from './feed/hub.js'
 import { changeRoutes } from './feed/routes.js'
+import { StreamLimits } from './feed/stream-limits.js'
 import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.js'
 import { connectionTurns } from './http/connection-turns.js'
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js'
@@ -16,7 +18,7 @@ import { HttpProblem } from './http/problem.js'
 import { lazyRequestLoggers } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
-import { registerMetrics } from './ops/metrics.js'
+import { registerFeedMetrics, registerMetrics } from './ops/metrics.js'
 import { versionRoutes } from './ops/version.js'
 import { pageDirectory, pageRoutes } from './page/page-routes.js'
 import { inventoryRoute } from './plants/inventory-route.js'
@@ -31,6 +33,8 @@ declare module 'fastify' {
     readiness: Readiness
     /** How many API keys may write (0: writes are anonymous). */
     writeKeyCount: number
+    /** The change feed every event stream of this process reads from. */
+    feedHub: FeedHub
   }
 }
 
@@ -134,10 +138,13 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
 
   const registry = registerMetrics(app)
   const routeOptions = { store, secured: keyHashes.length > 0, rateLimited: config.rateLimit > 0 }
+  const hub = new FeedHub(store, app.log)
+  registerFeedMetrics(registry, hub)
+  app.decorate('feedHub', hub)
   await app.register(plantRoutes, routeOptions)
   await app.register(patchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)
-  await app.register(changeRoutes, routeOptions)
+  await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits(config.feedMaxStreams, config.feedMaxStreamsPerClient) })
   await app.register(healthRoutes, { store, readiness: app.readiness })
   await app.register(versionRoutes, { store, registry })
   await app.register(pageRoutes, { dir: pageDirectory(), secured: keyHashes.length > 0 })

@@ -16,6 +16,8 @@ const Env = Type.Object({
   CORS_ORIGINS: Type.Optional(Type.String()),
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 5000 }),
   FEED_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, default: 7 }),
+  FEED_MAX_STREAMS: Type.Integer({ minimum: 1, default: 1000 }),
+  FEED_MAX_STREAMS_PER_CLIENT: Type.Integer({ minimum: 1, default: 20 }),
   WORKERS: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })], { default: 1 })
 })
 type Env = Static<typeof Env>
@@ -56,6 +58,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
     corsOrigins: list(e.CORS_ORIGINS),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     feedRetentionMs: e.FEED_RETENTION_DAYS * 86_400_000,
+    /** Event streams open at once on this instance, and from one client address (past them: 503, 429). */
+    feedMaxStreams: e.FEED_MAX_STREAMS,
+    feedMaxStreamsPerClient: e.FEED_MAX_STREAMS_PER_CLIENT,
     workers: e.WORKERS
   }
 }

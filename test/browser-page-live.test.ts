@@ -21,7 +21,7 @@ const plantButton = (page: Page, name: string) => page.locator('#plants').getByR
 const counts = (page: Page) => page.evaluate(() => ['available', 'pending', 'sold'].map((s) => document.getElementById(`count-${s}`)?.textContent).join(' '))
 
 for (const engine of ENGINES) {
-  test(`${engine.name}: changes made through the API appear without a reload, the counts follow, and the feed survives a dropped connection`, {
+  test(`${engine.name}: changes made through the API appear without a reload, the counts follow, the feed survives a dropped connection, and a 410 reloads the list`, {
     skip: NO_CHROMIUM || engine.skip,
     timeout: 120_000
   }, async (t) => {
@@ -62,8 +62,20 @@ for (const engine of ENGINES) {
     assert.equal((await staff.call('DELETE', `/v3/plant/${aloe.id}`)).status, 204)
     await plantButton(page, 'Aloe').waitFor({ state: 'detached' })
     assert.equal(staff.requests.filter((r) => r === `GET ${staff.url}/`).length, 1, 'never reloaded')
-    // Chromium logs the stream cut short by the drop; nothing else may reach the console.
-    assert.deepEqual(unexpectedErrors(staff.errors).filter((e) => !e.includes('net::ERR_INCOMPLETE_CHUNKED_ENCODING')), [])
     assert.deepEqual(await staff.refusedStatuses(), [])
+
+    // The feed no longer reaches back to the page's position (410): the list is read again and
+    // followed from its new position, still without reloading the page.
+    const gone = { status: 410, contentType: 'application/json', body: JSON.stringify({ type: '/v3/problems/gone', title: 'Gone', status: 410, requestId: 'test' }) }
+    await page.route('**/v3/plant/events*', (route) => route.fulfill(gone), { times: 1 })
+    await page.route('**/v3/plant/changes*', (route) => route.fulfill(gone), { times: 1 })
+    staff.app.server.closeAllConnections()
+    await page.getByText('The list was reloaded to catch up with changes made elsewhere.').waitFor()
+    await staff.add({ name: 'Moss' })
+    await plantButton(page, 'Moss').waitFor()
+    assert.deepEqual(await staff.refusedStatuses(), [410, 410])
+    assert.equal(staff.requests.filter((r) => r === `GET ${staff.url}/`).length, 1, 'never reloaded')
+    // Chromium logs the streams cut short by the drops; nothing else may reach the console.
+    assert.deepEqual(unexpectedErrors(staff.errors).filter((e) => !e.includes('net::ERR_INCOMPLETE_CHUNKED_ENCODING')), [])
   })
 }

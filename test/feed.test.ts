@@ -1,30 +1,17 @@
 import assert from 'node:assert/strict'
 import { mkdtempSync } from 'node:fs'
-import type { AddressInfo, Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, test, type TestContext } from 'node:test'
+import { describe, test } from 'node:test'
 import { buildApp } from '../src/app.js'
 import { testConfig } from '../src/config.js'
-import { openPostgresStore } from '../src/store/postgres/postgres-plant-store.js'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
-import type { PlantStore } from '../src/store/plant-store.js'
 import { build } from './helpers/app.js'
 import { ENGINES } from './helpers/engines.js'
-import { freshSchema, postgresEngine } from './helpers/postgres-engine.js'
 import { SseClient } from './helpers/sse.js'
+import { PAIRS, listen } from './helpers/listen.js'
 
 const DAY = 86_400_000
-
-/** A listening service on `store`, for the tests that need a real socket (SSE). */
-async function listen (t: TestContext, store: PlantStore) {
-  const app = await buildApp(testConfig(), { store })
-  const sockets = new Set<Socket>()
-  app.server.on('connection', (s: Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)) })
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  t.after(async () => { for (const s of sockets) s.destroy(); await app.close() })
-  return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, sockets }
-}
 
 async function post (base: string, body: object) {
   const res = await fetch(`${base}/v3/plant`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
@@ -50,7 +37,7 @@ for (const engine of ENGINES) {
       assert.equal(page.next, seqs[2])
     })
 
-    test('catch-up pages: after and limit walk the log; next continues it; a future sequence gives an empty page', async (t) => {
+    test('catch-up pages: after and limit walk the log; next continues it; a sequence beyond the head is 410, never an empty page', async (t) => {
       const { request, add } = await build(t, engine)
       for (let i = 0; i < 7; i++) await add({ name: `p${i}` })
       const seen: number[] = []
@@ -64,8 +51,11 @@ for (const engine of ENGINES) {
       }
       assert.equal(seen.length, 7)
       assert.equal(new Set(seen).size, 7)
-      const future = (await request({ method: 'GET', url: '/v3/plant/changes?after=999999' })).json()
-      assert.deepEqual(future, { items: [], next: 999999 })
+      assert.deepEqual((await request({ method: 'GET', url: `/v3/plant/changes?after=${after}` })).json(), { items: [], next: after })
+      const future = await request({ method: 'GET', url: `/v3/plant/changes?after=${after + 1}` })
+      assert.equal(future.statusCode, 410)
+      assert.match(future.json().type, /gone$/)
+      assert.match(future.json().detail, /beyond the head/)
     })
 
     test('a malformed after, limit or Last-Event-ID is 400 in the contract shape', async (t) => {
@@ -88,7 +78,7 @@ for (const engine of ENGINES) {
       t.after(() => store.close())
       const { base } = await listen(t, store)
       const a = await post(base, { name: 'a' })
-      const first = await SseClient.connect(`${base}/v3/plant/events`)
+      const first = await SseClient.connect(`${base}/v3/plant/events?after=0`)
       assert.equal(first.status, 200)
       await first.waitFor(() => first.events.length >= 1)
       await post(base, { name: 'b' })
@@ -138,13 +128,15 @@ describe('change feed, embedded engine specifics', () => {
     ;(store as unknown as { purge (): void }).purge()
     assert.equal((await app.inject({ method: 'GET', url: '/v3/plant/changes?after=1' })).statusCode, 410)
     assert.deepEqual((await app.inject({ method: 'GET', url: '/v3/plant/changes?after=2' })).json().items, [])
+    // Every change has expired: the head is the floor, and a stream with no position starts there.
+    assert.equal((await app.inject({ method: 'GET', url: '/v3/plant/changes?after=3' })).statusCode, 410)
   })
 
   test('a subscriber that stops reading holds at most a bounded buffer on the server, then catches up exactly', async (t) => {
     const store = openSqliteStore({ dataDir: ':memory:', feedRetentionMs: DAY })
     t.after(() => store.close())
     const { base, sockets } = await listen(t, store)
-    const slow = await SseClient.connect(`${base}/v3/plant/events`)
+    const slow = await SseClient.connect(`${base}/v3/plant/events?after=0`)
     t.after(() => slow.close())
     slow.pause()
     const tags = Array.from({ length: 20 }, (_, i) => `tag-${i}-${'x'.repeat(30)}`)
@@ -165,28 +157,6 @@ describe('change feed, embedded engine specifics', () => {
     assert.equal(new Set(ids).size, produced)
   })
 })
-
-/** Two stores on one database: two instances of the service as far as the feed can tell. */
-const PAIRS: Record<string, { skip: string | false, open (t: TestContext): Promise<PlantStore[]> }> = {
-  sqlite: {
-    skip: false,
-    open: async (t) => {
-      const dataDir = mkdtempSync(join(tmpdir(), 'plants-feed-'))
-      const stores = [0, 1].map(() => openSqliteStore({ dataDir, feedRetentionMs: DAY }))
-      t.after(async () => { for (const s of stores) await s.close() })
-      return stores
-    }
-  },
-  postgres: {
-    skip: postgresEngine.skip,
-    open: async (t) => {
-      const scratch = await freshSchema()
-      const stores = await Promise.all([0, 1].map(() => openPostgresStore({ connectionString: scratch.url, feedRetentionMs: DAY })))
-      t.after(async () => { for (const s of stores) await s.close(); await scratch.drop() })
-      return stores
-    }
-  }
-}
 
 for (const [name, pair] of Object.entries(PAIRS)) {
   test(`${name}: 1,000 writes through two instances while a subscriber reconnects: its copy equals the catalogue, each sequence once`, { skip: pair.skip }, async (t) => {

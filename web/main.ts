@@ -68,7 +68,7 @@ setUpPhotos({ plantId: editedId, changed: () => refresh() })
 
 function resync (): void {
   following = false
-  tell('The page fell too far behind the catalogue and was reloaded.')
+  tell('The list was reloaded to catch up with changes made elsewhere.')
   restart()
   void loadCounts()
 }

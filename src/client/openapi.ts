@@ -85,7 +85,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Changes after a sequence number, oldest first (410 when that point is older than the retention) */
+        /**
+         * Changes after a sequence number, oldest first
+         * @description 410 when `after` is older than the retention or beyond the head of the feed (a restored or another database): never an empty page that would make a client skip what comes next. A client that gets 410 reloads the list and follows the feed from the `Feed-Position` header of the first page it loads.
+         */
         get: operations["list-plant-changes"];
         put?: never;
         post?: never;
@@ -102,7 +105,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The change feed as Server-Sent Events: `id` is the sequence, `event` the kind, `data` the change */
+        /**
+         * The change feed as Server-Sent Events: `id` is the sequence, `event` the kind, `data` the change
+         * @description Resumes after `Last-Event-ID` (or `?after=`); with neither it starts at the head and sends live changes only (never 410). The first message is a bare `id:` naming where the stream starts, so a browser that reconnects before any change resumes there. 410 when the position is older than the retention or beyond the head. Streams are capped per instance (503) and per client address (429), both with Retry-After; a client that reads nothing for 30 s is cut off.
+         */
         get: operations["stream-plant-events"];
         put?: never;
         post?: never;
@@ -255,6 +261,10 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The newest change (`seq`) this read already reflects (a little older at most, never newer): follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date. */
+                    "feed-position"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -805,6 +815,8 @@ export interface operations {
                 headers: {
                     /** @description The version of the plant, for If-Match and If-None-Match. */
                     etag?: string;
+                    /** @description The newest change (`seq`) this read already reflects (a little older at most, never newer): follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date. */
+                    "feed-position"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -826,6 +838,8 @@ export interface operations {
                 headers: {
                     /** @description The version of the plant, for If-Match and If-None-Match. */
                     etag?: string;
+                    /** @description The newest change (`seq`) this read already reflects (a little older at most, never newer): follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date. */
+                    "feed-position"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1310,7 +1324,7 @@ export interface operations {
     "list-plant-changes": {
         parameters: {
             query?: {
-                /** @description The last sequence number the client has; 0 for the beginning. */
+                /** @description The last sequence number the client has (a read's Feed-Position, or the last change applied); 0 for the beginning. Older than the retention or beyond the head: 410. */
                 after?: number;
                 limit?: number;
             };
@@ -1373,7 +1387,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description That point of the feed is older than the retention */
+            /** @description That point is older than the retention, or beyond the head */
             410: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -1451,7 +1465,7 @@ export interface operations {
     "stream-plant-events": {
         parameters: {
             query?: {
-                /** @description Resume after this sequence number (Last-Event-ID takes precedence). */
+                /** @description Resume after this sequence number (Last-Event-ID takes precedence); with neither, the stream starts at the head. */
                 after?: number;
             };
             header?: {
@@ -1495,7 +1509,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description That point of the feed is older than the retention */
+            /** @description That point is older than the retention, or beyond the head */
             410: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -1518,7 +1532,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Too many event streams from this client address (see Retry-After) */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1543,7 +1557,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Storage unavailable or shutting down (see Retry-After) */
+            /** @description Too many event streams on this instance, or storage unavailable (see Retry-After) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1582,6 +1596,10 @@ export interface operations {
             /** @description The number of plants of each status, exact at one moment. */
             200: {
                 headers: {
+                    /** @description The newest change (`seq`) this read already reflects (a little older at most, never newer): follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date. */
+                    "feed-position"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,77 +1,102 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { PlantStore } from '../store/plant-store.js'
+import type { FeedHub, Slice, Subscriber } from './hub.js'
 
-const PAGE = 500
-const HEARTBEAT_MS = 15_000
 /** A client that has not read its buffered events for this long is cut off; it resumes from Last-Event-ID. */
 const STALL_MS = 30_000
+/** Events are written in chunks of about this size: few syscalls, and at most one chunk past the socket's mark. */
+const CHUNK = 16 * 1024
+
+export const EVENT_STREAM_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-store',
+  'x-accel-buffering': 'no',
+  'x-content-type-options': 'nosniff'
+}
 
 /**
- * Streams the change log to one client. Events are read from the durable log, never queued in
- * memory: a slow client only holds a cursor and one socket buffer, so it cannot grow the server.
+ * Streams the change log to one client from the shared hub. The stream holds a cursor and its
+ * socket's buffer, nothing else: it asks the hub for more only when the socket has room, and a
+ * client that leaves it full for STALL_MS is cut off.
  */
-export function streamChanges (request: FastifyRequest, reply: FastifyReply, store: PlantStore, after: number): void {
-  const res = reply.raw
-  let cursor = after
-  let pumping = false
-  let waiting = false
-  let again = false
-  let closed = false
-  let stall: NodeJS.Timeout | undefined
+export class EventStream implements Subscriber {
+  private closed = false
+  private resume: (() => void) | undefined
 
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-store',
-    'x-accel-buffering': 'no',
-    'x-request-id': request.id,
-    'x-content-type-options': 'nosniff',
-    connection: 'keep-alive'
-  })
-  res.write('retry: 1000\n\n')
+  constructor (
+    private readonly request: FastifyRequest,
+    private readonly reply: FastifyReply,
+    private readonly hub: FeedHub,
+    public cursor: number,
+    private readonly onClose: () => void
+  ) {}
 
-  const pump = async (): Promise<void> => {
-    if (pumping || waiting) { again = true; return }
-    pumping = true
+  start (): void {
+    const res = this.reply.raw
+    res.writeHead(200, { ...EVENT_STREAM_HEADERS, 'x-request-id': this.request.id, connection: 'keep-alive' })
+    // The id names where the stream starts, so a browser that reconnects before any event resumes there.
+    res.write(`retry: 1000\nid: ${this.cursor}\n\n`)
+    res.on('close', () => {
+      this.closed = true
+      this.hub.leave(this)
+      this.resume?.()
+      this.onClose()
+    })
+    this.hub.join(this)
+    void this.pump()
+  }
+
+  heartbeat (): void {
+    if (this.reply.raw.writableLength === 0) this.reply.raw.write(': heartbeat\n\n')
+  }
+
+  end (): void {
+    this.reply.raw.end()
+  }
+
+  private async pump (): Promise<void> {
     try {
-      do {
-        again = false
-        for (;;) {
-          const page = await store.changes(cursor, PAGE)
-          if (closed) return
-          let room = true
-          for (const change of page.items) {
-            room = res.write(`id: ${change.seq}\nevent: ${change.kind}\ndata: ${JSON.stringify(change)}\n\n`)
-            cursor = change.seq
-          }
-          if (!room) return waitForDrain()
-          if (page.items.length < PAGE) break
-        }
-      } while (again && !closed)
+      while (!this.closed) {
+        const slice = await this.hub.read(this.cursor)
+        if (this.closed) return
+        if (slice === null) await this.hub.waitForMore(this, this.cursor)
+        else if (!this.send(slice)) await this.drained()
+      }
     } catch (err) {
-      request.log.warn({ err }, 'change stream ended')
-      res.destroy()
-    } finally {
-      pumping = false
+      this.request.log.warn({ err }, 'change stream ended')
+      this.reply.raw.destroy()
     }
   }
 
-  const waitForDrain = (): void => {
-    waiting = true
-    stall = setTimeout(() => { request.log.info('slow event-stream client cut off'); res.destroy() }, STALL_MS)
-    res.once('drain', () => {
-      clearTimeout(stall)
-      waiting = false
-      void pump()
-    })
+  /** Writes the slice until the socket's buffer is full; false when it stopped there. */
+  private send ({ events, start, end }: Slice): boolean {
+    const res = this.reply.raw
+    let chunk = ''
+    for (let i = start; i < events.length && events[i].seq <= end; i++) {
+      chunk += events[i].text
+      this.cursor = events[i].seq
+      if (chunk.length >= CHUNK) {
+        if (!res.write(chunk)) return false
+        chunk = ''
+      }
+    }
+    this.cursor = end
+    return chunk === '' || res.write(chunk)
   }
 
-  const unsubscribe = store.onCommit(() => { void pump() })
-  const heartbeat = setInterval(() => { if (res.writableLength === 0) res.write(': heartbeat\n\n') }, HEARTBEAT_MS)
-  res.on('close', () => {
-    closed = true
-    unsubscribe()
-    clearInterval(heartbeat)
-    clearTimeout(stall)
-  })
-  void pump()
+  private drained (): Promise<void> {
+    const res = this.reply.raw
+    return new Promise((resolve) => {
+      const stall = setTimeout(() => {
+        this.request.log.info('slow event-stream client cut off')
+        res.destroy()
+      }, STALL_MS)
+      this.resume = () => {
+        clearTimeout(stall)
+        res.off('drain', this.resume!)
+        this.resume = undefined
+        resolve()
+      }
+      res.once('drain', this.resume)
+    })
+  }
 }

@@ -1,46 +1,103 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { HttpProblem, problemResponses } from '../http/problem.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { guardStatuses, type RouteOptions } from '../plants/routes.js'
+import { FeedGone, type PlantStore } from '../store/plant-store.js'
 import { CHANGES_PAGE_SIZE, ChangePage, ChangesQuery, EventsHeaders, EventsQuery } from './schemas.js'
-import { streamChanges } from './event-stream.js'
+import { EVENT_STREAM_HEADERS, EventStream } from './event-stream.js'
+import type { FeedHub } from './hub.js'
+import type { StreamLimits } from './stream-limits.js'
 
 const tags = ['plant']
 
+export interface FeedRouteOptions extends RouteOptions {
+  hub: FeedHub
+  limits: StreamLimits
+}
+
+const GONE = {
+  expired: 'Changes after that sequence are no longer kept; reload the list and follow the feed from the Feed-Position of its first page',
+  ahead: 'That sequence is beyond the head of this feed (a restored or another database); reload the list and follow the feed from the Feed-Position of its first page'
+}
+
+/** FeedGone as the contract's 410, saying which way the position is out of the log. */
+async function orGone<T> (work: Promise<T>): Promise<T> {
+  try {
+    return await work
+  } catch (err) {
+    if (err instanceof FeedGone) throw new HttpProblem(410, 'gone', GONE[err.reason])
+    throw err
+  }
+}
+
+/** Where a stream starts: after Last-Event-ID, else after `?after`, else at the head (live changes only, never 410). */
+async function startOf (request: FastifyRequest, store: PlantStore): Promise<number> {
+  const lastEventId = request.headers['last-event-id']
+  const given = lastEventId !== undefined ? Number(lastEventId) : (request.query as { after?: number }).after
+  if (given === undefined) return await store.head()
+  if (!Number.isSafeInteger(given)) throw new HttpProblem(400, 'invalid-input', 'Last-Event-ID is too large')
+  await orGone(store.changes(given, 1)) // 410 now, while a problem body can still be sent
+  return given
+}
+
 /** The change feed: a catch-up page endpoint and a live Server-Sent Events stream over the same log. */
-export const changeRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
-  const { store } = options
+export const changeRoutes: FastifyPluginAsyncTypebox<FeedRouteOptions> = async (app, options) => {
+  const { store, hub, limits } = options
   const guards = guardStatuses(options, false)
   app.get('/v3/plant/changes', {
     schema: {
       operationId: 'list-plant-changes',
       tags,
-      summary: 'Changes after a sequence number, oldest first (410 when that point is older than the retention)',
+      summary: 'Changes after a sequence number, oldest first',
+      description: '410 when `after` is older than the retention or beyond the head of the feed (a restored or another ' +
+        'database): never an empty page that would make a client skip what comes next. A client that gets 410 reloads ' +
+        'the list and follows the feed from the `Feed-Position` header of the first page it loads.',
       querystring: ChangesQuery,
-      response: { 200: ChangePage, ...problemResponses(...guards, 400, 410, 503) }
+      response: { 200: ChangePage, ...problemResponses(...guards, 400, [410, 'That point is older than the retention, or beyond the head'], 503) }
     }
-  }, async (request) => store.changes(request.query.after ?? 0, request.query.limit ?? CHANGES_PAGE_SIZE))
+  }, async (request) => orGone(store.changes(request.query.after ?? 0, request.query.limit ?? CHANGES_PAGE_SIZE)))
+
+  const eventsSchema = {
+    querystring: EventsQuery,
+    headers: EventsHeaders
+  }
+  // Declared before the GET so Fastify does not derive a HEAD from it (which would open a stream and never end).
+  app.head('/v3/plant/events', { schema: { ...eventsSchema, hide: true } }, async (request, reply) => {
+    await startOf(request, store)
+    return reply.headers(EVENT_STREAM_HEADERS).send()
+  })
 
   app.get('/v3/plant/events', {
     schema: {
       operationId: 'stream-plant-events',
       tags,
       summary: 'The change feed as Server-Sent Events: `id` is the sequence, `event` the kind, `data` the change',
-      querystring: EventsQuery,
-      headers: EventsHeaders,
+      description: 'Resumes after `Last-Event-ID` (or `?after=`); with neither it starts at the head and sends live changes ' +
+        'only (never 410). The first message is a bare `id:` naming where the stream starts, so a browser that reconnects ' +
+        'before any change resumes there. 410 when the position is older than the retention or beyond the head. Streams are ' +
+        'capped per instance (503) and per client address (429), both with Retry-After; a client that reads nothing for 30 s is cut off.',
+      ...eventsSchema,
       response: {
         200: { description: 'An endless text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-        ...problemResponses(...guards, 400, 410, 503)
+        ...problemResponses(...guards, 400, [410, 'That point is older than the retention, or beyond the head'],
+          [429, 'Too many event streams from this client address (see Retry-After)'],
+          [503, 'Too many event streams on this instance, or storage unavailable (see Retry-After)'])
       }
     }
   }, async (request, reply) => {
-    const lastEventId = request.headers['last-event-id']
-    const after = lastEventId !== undefined ? Number(lastEventId) : request.query.after ?? 0
-    if (!Number.isSafeInteger(after)) throw new HttpProblem(400, 'invalid-input', 'Last-Event-ID is too large')
-    await store.changes(after, 1) // 410 or 503 now, while a problem body can still be sent
+    const release = limits.acquire(request.ip)
+    let after: number
+    try {
+      after = await startOf(request, store)
+    } catch (err) {
+      release()
+      throw err
+    }
     reply.hijack()
-    streamChanges(request, reply, store, after)
+    new EventStream(request, reply, hub, after, release).start()
   })
+  app.addHook('preClose', (done) => { hub.close(); done() })
 
   methodNotAllowed(app, '/v3/plant/changes', ['GET'])
   methodNotAllowed(app, '/v3/plant/events', ['GET'])

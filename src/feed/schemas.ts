@@ -19,12 +19,20 @@ export const ChangePage = Type.Object({
 export const CHANGES_PAGE_SIZE = 100
 
 export const ChangesQuery = Type.Object({
-  after: Type.Optional({ ...Seq, default: 0, description: 'The last sequence number the client has; 0 for the beginning.' }),
+  after: Type.Optional({
+    ...Seq,
+    default: 0,
+    description: 'The last sequence number the client has (a read\'s Feed-Position, or the last change applied); 0 for the ' +
+      'beginning. Older than the retention or beyond the head: 410.'
+  }),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: CHANGES_PAGE_SIZE }))
 }, { additionalProperties: false })
 
 export const EventsQuery = Type.Object({
-  after: Type.Optional({ ...Seq, description: 'Resume after this sequence number (Last-Event-ID takes precedence).' })
+  after: Type.Optional({
+    ...Seq,
+    description: 'Resume after this sequence number (Last-Event-ID takes precedence); with neither, the stream starts at the head.'
+  })
 }, { additionalProperties: false })
 
 export const EventsHeaders = Type.Object({

@@ -30,6 +30,7 @@ const TITLES = {
   'too-many-requests': 'Too many requests',
   gone: 'Gone',
   'storage-unavailable': 'Storage unavailable',
+  'service-busy': 'Service busy',
   'query-too-slow': 'Query too slow',
   'shutting-down': 'Service shutting down',
   internal: 'Internal server error'
@@ -77,6 +78,10 @@ export const HEADERS = {
   location: { location: header('/v3/plant/{id} of the plant.') },
   allow: { allow: header('The methods this path serves.') },
   retryAfter: { 'retry-after': header('Seconds to wait before retrying.') },
+  feedPosition: {
+    'feed-position': header('The newest change (`seq`) this read already reflects (a little older at most, never newer): ' +
+      'follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date.')
+  },
   wwwAuthenticate: { 'www-authenticate': header('Bearer realm="plant-catalogue"') }
 }
 const PROBLEM_HEADERS: Record<number, object> = {

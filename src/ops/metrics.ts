@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Registry, collectDefaultMetrics, type Metric } from 'prom-client'
+import { Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
 
 const NAME = 'http_request_duration_seconds'
 const HELP = 'Time to answer HTTP requests, by method, route and status'
@@ -84,4 +84,26 @@ export function registerMetrics (app: FastifyInstance): Registry {
     return registry.metrics()
   })
   return registry
+}
+
+/** What the change feed reports: its open event streams and how far behind the slowest one is. */
+export interface FeedStats { readonly streamsOpen: number, lag (): number }
+
+/** The feed's gauges, read when /metrics is scraped (nothing is counted on the streams' path). */
+export function registerFeedMetrics (registry: Registry, feed: FeedStats): void {
+  // eslint-disable-next-line no-new
+  new Gauge({
+    name: 'feed_event_streams_open',
+    help: 'Event streams (GET /v3/plant/events) open on this process',
+    registers: [registry],
+    collect () { this.set(feed.streamsOpen) }
+  })
+  // eslint-disable-next-line no-new
+  new Gauge({
+    name: 'feed_lag_changes',
+    help: 'Changes between the head of the feed and the open event stream furthest behind (0 with none open)',
+    registers: [registry],
+    aggregator: 'max',
+    collect () { this.set(feed.lag()) }
+  })
 }

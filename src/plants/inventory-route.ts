@@ -1,19 +1,21 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
-import { problemResponses } from '../http/problem.js'
+import { HEADERS, problemResponses } from '../http/problem.js'
+import { feedPositionHook } from '../feed/position.js'
 import { guardStatuses, tags, type RouteOptions } from './routes.js'
 import { Inventory } from './schemas.js'
 
 /** GET /v3/store/inventory (the Petstore's getInventory): counts the store keeps with every write, read in one snapshot. */
 export const inventoryRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
   app.get('/v3/store/inventory', {
+    preHandler: feedPositionHook(options.store),
     schema: {
       operationId: 'get-inventory',
       tags,
       summary: 'The number of plants of each status',
       description: 'Exact at one moment (never a mix of before and after a write), and as cheap on a million plants as on ten: ' +
         'the counts are kept in the transaction of every write, not counted per request.',
-      response: { 200: Inventory, ...problemResponses(...guardStatuses(options, false), 503) }
+      response: { 200: { ...Inventory, headers: { ...HEADERS.requestId, ...HEADERS.feedPosition } }, ...problemResponses(...guardStatuses(options, false), 503) }
     }
   }, async (_request, reply) => {
     reply.header('cache-control', 'no-store')

@@ -6,6 +6,7 @@ import { writeSecurity } from '../http/auth.js'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
 import { allowHeader, methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
+import { feedPositionHook } from '../feed/position.js'
 import { PlantNotFound, toRecord, type PlantStore, type StoredPlant } from '../store/plant-store.js'
 import { decodeCursor, encodeCursor, parseTerms, positionOf, type PlantQuery } from './query.js'
 import {
@@ -45,6 +46,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
   const security = secured ? writeSecurity : undefined
   const writeGuards = guardStatuses(options, true)
   const readGuards = guardStatuses(options, false)
+  const feedPosition = feedPositionHook(store)
   app.post('/v3/plant', {
     schema: {
       operationId: 'add-plant',
@@ -97,12 +99,13 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
   })
 
   app.get('/v3/plant', {
+    preHandler: feedPosition,
     schema: {
       operationId: 'list-plants',
       tags,
       summary: 'Find plants: filter by status (any of), tags (all of), category and name terms (q), sorted by id or name, one keyset page at a time',
       querystring: ListQuery,
-      response: { 200: PlantPage, ...problemResponses(...readGuards, 400, 503) }
+      response: { 200: { ...PlantPage, headers: { ...HEADERS.requestId, ...HEADERS.feedPosition } }, ...problemResponses(...readGuards, 400, 503) }
     },
     config: { allow: COLLECTION_ALLOW }
   }, async (request) => {
@@ -119,6 +122,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
 
   app.get('/v3/plant/:id', {
     preValidation: canonicalId,
+    preHandler: feedPosition,
     schema: {
       operationId: 'get-plant',
       tags,
@@ -126,8 +130,8 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       params: IdParams,
       headers: ReadHeaders,
       response: {
-        200: { ...Plant, description: 'The plant, with its ETag', headers: { ...HEADERS.requestId, ...HEADERS.etag } },
-        304: Type.Null({ description: 'Not modified: the plant still has the ETag in If-None-Match', headers: HEADERS.etag }),
+        200: { ...Plant, description: 'The plant, with its ETag', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.feedPosition } },
+        304: Type.Null({ description: 'Not modified: the plant still has the ETag in If-None-Match', headers: { ...HEADERS.etag, ...HEADERS.feedPosition } }),
         ...problemResponses(...readGuards, [400, 'Invalid ID supplied'], 404, 503)
       }
     }

@@ -60,8 +60,19 @@ export interface PlantStore {
   list (filter: ListFilter): Promise<StoredPlant[]>
   /** The number of plants of each status, from one snapshot; kept by every write, so O(1). */
   inventory (): Promise<Inventory>
-  /** Changes with seq > after, oldest first. Throws FeedGone when `after` precedes the retention. */
+  /**
+   * Changes with seq > after, oldest first. Throws FeedGone when `after` precedes the retention
+   * ('expired') or is beyond the head ('ahead': a restored or another database).
+   */
   changes (after: number, limit: number): Promise<ChangePage>
+  /** The newest sequence number handed out (the floor when every change has expired); read now. */
+  head (): Promise<number>
+  /**
+   * The newest change that a read starting now will already reflect: never newer, at most a little
+   * older. Call it just before the read it stands for (SQLite: the same read snapshot; PostgreSQL:
+   * the head last seen, which every later snapshot includes). Throws StorageUnavailable when unready.
+   */
+  feedPosition (): number
   /** Calls `listener` after changes commit (through any instance sharing the storage). */
   onCommit (listener: () => void): () => void
   /** Throws StorageUnavailable when the storage cannot be reached. */
@@ -74,7 +85,9 @@ export interface PlantStore {
 export class PlantNotFound extends Error {}
 export class VersionMismatch extends Error {}
 export class IdempotencyKeyReused extends Error {}
-export class FeedGone extends Error {}
+export class FeedGone extends Error {
+  constructor (readonly reason: 'expired' | 'ahead') { super(`feed position ${reason}`) }
+}
 /** A list query ran past its time limit: answered 503 so it never holds the service up. */
 export class QueryTooSlow extends Error {}
 /** The storage cannot take or answer the request now (down, busy, disk full); worth a retry. */

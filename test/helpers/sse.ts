@@ -6,6 +6,10 @@ export interface SseEvent { id: number, event: string, data: any }
 export class SseClient {
   readonly events: SseEvent[] = []
   status = 0
+  /** The last `id:` received, with or without data (a stream names where it starts with a bare id). */
+  lastEventId: number | undefined
+  /** The response headers. */
+  headers: http.IncomingHttpHeaders = {}
   private req?: http.ClientRequest
   private res?: http.IncomingMessage
   private waiters: Array<() => void> = []
@@ -21,6 +25,7 @@ export class SseClient {
       this.req = http.get(url, { headers: { accept: 'text/event-stream', ...headers } }, (res) => {
         this.res = res
         this.status = res.statusCode ?? 0
+        this.headers = res.headers
         let buffer = ''
         res.setEncoding('utf8')
         res.on('data', (chunk: string) => {
@@ -45,6 +50,8 @@ export class SseClient {
       const i = line.indexOf(':')
       if (i > 0) fields[line.slice(0, i)] = line.slice(i + 1).trimStart()
     }
+    if (fields.id !== undefined) this.lastEventId = Number(fields.id)
+    for (const wake of this.waiters.splice(0)) wake()
     if (fields.data === undefined) return
     this.events.push({ id: Number(fields.id), event: fields.event, data: JSON.parse(fields.data) })
     for (const wake of this.waiters.splice(0)) wake()

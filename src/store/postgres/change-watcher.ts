@@ -21,7 +21,8 @@ export class ChangeWatcher {
     private readonly schema: string,
     private readonly pollMs: number,
     private readonly readHead: () => Promise<number>,
-    private readonly seen: (head: number) => void
+    /** `polled`: read from the table (may be lower than before, after a restore), not a notification. */
+    private readonly seen: (head: number, polled: boolean) => void
   ) {}
 
   start (): void {
@@ -56,7 +57,7 @@ export class ChangeWatcher {
     client.on('end', lost)
     client.on('notification', (n) => {
       const [schema, head] = (n.payload ?? '').split(':')
-      if (schema === this.schema) this.seen(Number(head))
+      if (schema === this.schema) this.seen(Number(head), false)
     })
     try {
       await client.connect()
@@ -87,9 +88,9 @@ export class ChangeWatcher {
     try {
       if (client) {
         const { rows } = await client.query<{ value: number }>("SELECT value FROM meta WHERE key = 'feed_head'")
-        this.seen(rows[0].value)
+        this.seen(rows[0].value, true)
       } else {
-        this.seen(await this.readHead())
+        this.seen(await this.readHead(), true)
       }
     } catch {
       if (client && this.client === client) {

@@ -30,7 +30,7 @@ export interface PostgresStoreOptions {
 }
 
 interface PlantRow { id: number, name: string, category: string | null, tags: string[], status: PlantStatus, version: number }
-interface ChangeRow { floor: number, seq: number | null, kind: Change['kind'], plant_id: number, version: number, plant: string | null }
+interface ChangeRow { floor: number, head: number, seq: number | null, kind: Change['kind'], plant_id: number, version: number, plant: string | null }
 
 const DAY = 86_400_000
 const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version'
@@ -81,12 +81,14 @@ ON CONFLICT (key) DO UPDATE SET request_hash = EXCLUDED.request_hash, plant_id =
 WHERE k.created_at <= $4
 RETURNING key`
 
-// One statement, so the floor and the page come from one snapshot: a purge cannot slip between them.
+// One statement, so the floor, the head and the page come from one snapshot: a purge cannot slip between them.
 const CHANGES = `
-SELECT f.value AS floor, c.seq, c.kind, c.plant_id, c.version, c.plant
-FROM meta f LEFT JOIN LATERAL (SELECT * FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2) c ON true
+SELECT f.value AS floor, h.value AS head, c.seq, c.kind, c.plant_id, c.version, c.plant
+FROM meta f JOIN meta h ON h.key = 'feed_head'
+LEFT JOIN LATERAL (SELECT * FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2) c ON true
 WHERE f.key = 'feed_floor'
 ORDER BY c.seq`
+const HEAD = "SELECT value FROM meta WHERE key = 'feed_head'"
 
 /**
  * Opens the catalogue on PostgreSQL and applies any pending migration. A malformed URL, refused
@@ -126,6 +128,9 @@ class PostgresPlantStore implements PlantStore {
   private schema = ''
   /** The highest sequence listeners have been told of. */
   private announced = 0
+  /** The feed's head as last seen committed (a commit, a notification, a poll): reads' Feed-Position. */
+  private position = 0
+  private isReady = false
   private ready: Promise<void>
   private markReady: () => void = () => {}
   private closed = false
@@ -177,14 +182,17 @@ class PostgresPlantStore implements PlantStore {
         "SELECT current_schema() AS schema, value AS head FROM meta WHERE key = 'feed_head'")
       this.schema = rows[0].schema
       this.announced = rows[0].head
+      this.position = rows[0].head
     } finally {
       await client.end().catch(() => {})
     }
     if (this.closed) return
+    this.isReady = true
     this.markReady()
     await this.purge().catch(() => {}) // not worth refusing to start for; the next hour tries again
     this.timers.push(setInterval(() => { this.purge().catch(() => {}) }, 3_600_000).unref())
-    if (this.listeners.size > 0) this.watch()
+    // Always watched, not only for subscribers: reads' Feed-Position must follow other instances' commits.
+    this.watch()
   }
 
   create (fields: PlantFields, idempotency?: IdempotencyClaim): Promise<CreateResult> {
@@ -282,10 +290,25 @@ class PostgresPlantStore implements PlantStore {
 
   async changes (after: number, limit: number): Promise<ChangePage> {
     const { rows } = await this.session.run((c) => c.query<ChangeRow>(CHANGES, [after, limit]))
-    if (after < rows[0].floor) throw new FeedGone()
+    if (after < rows[0].floor) throw new FeedGone('expired')
+    if (after > rows[0].head) throw new FeedGone('ahead')
     const items = rows.filter((r) => r.seq !== null).map((r): Change =>
       ({ seq: r.seq!, kind: r.kind, id: r.plant_id, version: r.version, plant: r.plant === null ? null : JSON.parse(r.plant) }))
     return { items, next: items.length > 0 ? items[items.length - 1].seq : after }
+  }
+
+  async head (): Promise<number> {
+    const { rows } = await this.session.run((c) => c.query<{ value: number }>(HEAD))
+    return rows[0].value
+  }
+
+  /**
+   * No round trip: the head last seen committed, which any read that starts afterwards reflects.
+   * The watcher keeps it within milliseconds of other instances' commits (half a second without NOTIFY).
+   */
+  feedPosition (): number {
+    if (!this.isReady) throw new StorageUnavailable('postgres: not ready')
+    return this.position
   }
 
   onCommit (listener: () => void): () => void {
@@ -339,8 +362,17 @@ class PostgresPlantStore implements PlantStore {
     return this.commits.run(work)
   }
 
-  /** Tells listeners once per advance of the feed's head, whichever instance committed it. */
-  private seen (head: number): void {
+  /**
+   * Tells listeners once per advance of the feed's head, whichever instance committed it. A polled
+   * head is taken as it is even when lower (a restored database): reads must never name a position
+   * beyond the head, and a poll is never newer than what it saw committed.
+   */
+  private seen (head: number, polled = false): void {
+    if (polled && head < this.position) {
+      this.position = head
+      this.announced = Math.min(this.announced, head)
+    }
+    if (head > this.position) this.position = head
     if (!(head > this.announced)) return
     this.announced = head
     for (const listener of this.listeners) listener()
@@ -348,11 +380,7 @@ class PostgresPlantStore implements PlantStore {
 
   private watch (): void {
     if (this.watcher || this.closed || !this.schema) return
-    const readHead = async (): Promise<number> => {
-      const { rows } = await this.session.run((c) => c.query<{ value: number }>("SELECT value FROM meta WHERE key = 'feed_head'"))
-      return rows[0].value
-    }
-    this.watcher = new ChangeWatcher(this.config, this.schema, this.options.pollIntervalMs ?? 500, readHead, (head) => { this.seen(head) })
+    this.watcher = new ChangeWatcher(this.config, this.schema, this.options.pollIntervalMs ?? 500, () => this.head(), (head, polled) => { this.seen(head, polled) })
     this.watcher.start()
   }
 }

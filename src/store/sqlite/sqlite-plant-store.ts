@@ -69,6 +69,8 @@ class SqlitePlantStore implements PlantStore {
   private dataVersion = 0
   private readonly queryTimeoutMs: number
   private snapshotOpen = false
+  /** The feed's head as the open read snapshot sees it, read at most once a snapshot. */
+  private snapshotHead: number | undefined
   private readonly listQueries = new Map<string, Database.Statement>()
   /** When the running list query must stop (performance.now()), checked by query_guard() every GUARD_EVERY rows. */
   private deadline = Infinity
@@ -83,6 +85,9 @@ class SqlitePlantStore implements PlantStore {
       purgeKeys: db.prepare('DELETE FROM idempotency_keys WHERE created_at <= ?'),
       changes: db.prepare<[number, number], ChangeRow>('SELECT seq, kind, plant_id, version, plant FROM changes WHERE seq > ? ORDER BY seq LIMIT ?'),
       floor: db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'feed_floor'"),
+      // The last change handed out; once all have expired, the floor is the last one there was.
+      head: db.prepare<[], number>(
+        "SELECT max(coalesce((SELECT max(seq) FROM changes), 0), (SELECT value FROM meta WHERE key = 'feed_floor'))").pluck(),
       // The change before the first one newer than the cutoff (a walk from the oldest, in seq order), or the newest.
       lastPurged: db.prepare<[number], { seq: number | null }>(
         'SELECT coalesce((SELECT seq FROM changes WHERE at > ? ORDER BY seq LIMIT 1) - 1, (SELECT max(seq) FROM changes)) AS seq'),
@@ -192,11 +197,20 @@ class SqlitePlantStore implements PlantStore {
 
   async changes (after: number, limit: number): Promise<ChangePage> {
     return this.read(() => {
-      if (after < this.s.floor.get()!.value) throw new FeedGone()
+      if (after < this.s.floor.get()!.value) throw new FeedGone('expired')
+      if (after > this.snapshotHeadValue()) throw new FeedGone('ahead')
       const items = this.s.changes.all(after, limit).map((r): Change =>
         ({ seq: r.seq, kind: r.kind, id: r.plant_id, version: r.version, plant: r.plant === null ? null : JSON.parse(r.plant) }))
       return { items, next: items.length > 0 ? items[items.length - 1].seq : after }
     })
+  }
+
+  async head (): Promise<number> {
+    return this.read(() => this.snapshotHeadValue())
+  }
+
+  feedPosition (): number {
+    return this.read(() => this.snapshotHeadValue())
   }
 
   onCommit (listener: () => void): () => void {
@@ -253,9 +267,15 @@ class SqlitePlantStore implements PlantStore {
     }
   }
 
+  /** Inside read(): the head in the current snapshot, so it matches whatever else the snapshot reads. */
+  private snapshotHeadValue (): number {
+    return (this.snapshotHead ??= this.s.head.get()!)
+  }
+
   private readonly endSnapshot = (): void => {
     if (!this.snapshotOpen) return
     this.snapshotOpen = false
+    this.snapshotHead = undefined
     if (!this.db.open || !this.db.inTransaction) return
     try {
       this.s.endRead.run()
