@@ -2,24 +2,31 @@ import { randomUUID } from 'node:crypto'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import pino from 'pino'
 import type { Config } from './config.js'
 import { FeedHub } from './feed/hub.js'
 import { changeRoutes } from './feed/routes.js'
 import { StreamLimits } from './feed/stream-limits.js'
 import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.js'
+import { registerComponents } from './http/components.js'
+import { apiIndexRoutes } from './http/api-index.js'
+import { corsOptions } from './http/cors.js'
 import { connectionTurns } from './http/connection-turns.js'
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
 import { redactedRequest, redactUrl } from './http/redact-url.js'
 import { HttpProblem } from './http/problem.js'
-import { lazyRequestLoggers } from './http/request-logger.js'
+import { lazyRequestLoggers, registerAccessLog } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
+import { docsPage } from './ops/docs-page.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
 import { registerFeedMetrics, registerMetrics } from './ops/metrics.js'
+import { observedClientErrors } from './ops/parser-refusals.js'
 import { versionRoutes } from './ops/version.js'
+import { PhotoMetrics } from './photos/metrics.js'
+import { photoRoutes } from './photos/routes.js'
 import { pageDirectory, pageRoutes } from './page/page-routes.js'
 import { inventoryRoute } from './plants/inventory-route.js'
 import { patchRoute } from './plants/patch-route.js'
@@ -41,27 +48,32 @@ declare module 'fastify' {
 export interface AppOptions {
   /** Use this store instead of opening the one the config names (the app then does not close it). */
   store?: PlantStore
+  /** Write the log here instead of stdout (tests read it). */
+  logStream?: NodeJS.WritableStream
 }
 
 const OPERATIONS_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
 const SANE_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 
-export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
+export function loggerOptions (config: Config, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   if (config.logLevel === 'silent') return false
   return {
     level: config.logLevel,
+    // ISO times and level names: readable by a person and by any log store without a pino decoder.
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label: string) => ({ level: label }) },
     redact: { paths: ['req.headers.authorization', 'req.headers.api_key', 'req.headers["api-key"]'], censor: '[redacted]' },
     // A key sent in the query string (?api_key=) is redacted wherever a URL is logged.
     serializers: { url: redactUrl, req: redactedRequest },
     // Pretty only for a person at a terminal; JSON for everything that collects logs.
-    ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {})
+    ...(stream ? { stream } : process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {})
   }
 }
 
 /** Builds the configured service without listening: tests use it through inject, server.ts runs it. */
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: loggerOptions(config),
+    logger: loggerOptions(config, options.logStream),
     bodyLimit: 64 * 1024,
     requestIdHeader: false,
     genReqId: (req) => {
@@ -78,18 +90,18 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     http: { headersTimeout: 10_000, connectionsCheckingInterval: 2_000 },
     return503OnClosing: false,
     trustProxy: config.trustProxy,
-    clientErrorHandler,
+    clientErrorHandler: observedClientErrors(clientErrorHandler),
     // One request at a time per connection, and node's own answers in the contract's shape (see connection-turns.ts).
     serverFactory: connectionTurns,
     frameworkErrors,
     exposeHeadRoutes: true
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  const keyHashes = loadKeyHashes(config) // before the store opens: a bad key file leaves nothing open
   const store = options.store ?? await openStore(config)
   if (!options.store) app.addHook('onClose', async () => { await store.close() })
   app.decorate('store', store)
   app.decorate('readiness', { draining: false, lastRequestAt: 0 })
-  const keyHashes = loadKeyHashes(config)
   app.decorate('writeKeyCount', keyHashes.length)
 
   registerValidators(app)
@@ -101,7 +113,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     done()
   })
   if (config.corsOrigins.length > 0) {
-    await app.register(cors, { origin: config.corsOrigins, exposedHeaders: ['etag', 'location', 'x-request-id', 'retry-after'] })
+    await app.register(cors, corsOptions(config.corsOrigins))
   }
   if (config.rateLimit > 0) {
     await app.register(rateLimit, {
@@ -114,12 +126,12 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     })
   }
   registerWriteAuth(app, keyHashes)
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request completed')
-    done()
-  })
+  registerAccessLog(app)
 
+  registerComponents(app)
   await app.register(swagger, {
+    // Components keep their names (Plant, Problem, …) instead of def-0, def-1.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` },
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -133,18 +145,20 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       tags: [{ name: 'plant', description: 'The plant catalogue' }, { name: 'operations', description: 'Health and readiness' }]
     }
   })
-  await app.register(swaggerUi, { routePrefix: '/v3/docs' })
+  await app.register(docsPage)
   app.get('/v3/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   const registry = registerMetrics(app)
-  const routeOptions = { store, secured: keyHashes.length > 0, rateLimited: config.rateLimit > 0 }
+  const routeOptions = { store }
   const hub = new FeedHub(store, app.log)
   registerFeedMetrics(registry, hub)
   app.decorate('feedHub', hub)
+  await app.register(apiIndexRoutes)
   await app.register(plantRoutes, routeOptions)
   await app.register(patchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)
   await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits(config.feedMaxStreams, config.feedMaxStreamsPerClient) })
+  await app.register(photoRoutes, { ...routeOptions, metrics: new PhotoMetrics(registry) })
   await app.register(healthRoutes, { store, readiness: app.readiness })
   await app.register(versionRoutes, { store, registry })
   await app.register(pageRoutes, { dir: pageDirectory(), secured: keyHashes.length > 0 })

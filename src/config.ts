@@ -1,24 +1,28 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { isIP } from 'node:net'
+import { Type, TypeGuard, type Static, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 
-// The environment's schema: the only place that knows variable names, defaults and rules.
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+// The environment's schema: the only place that knows variable names, defaults and rules. Each
+// description says what is allowed; a refusal quotes it (and the README's table repeats it).
 const Env = Type.Object({
-  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
-  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
-  DATA_DIR: Type.String({ minLength: 1, default: './data' }),
-  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
-  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
-  API_KEYS: Type.Optional(Type.String()),
-  API_KEYS_FILE: Type.Optional(Type.String({ minLength: 1 })),
-  ALLOW_ANONYMOUS_WRITES: Type.Boolean({ default: false }),
-  RATE_LIMIT: Type.Integer({ minimum: 0, default: 0 }),
-  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
-  CORS_ORIGINS: Type.Optional(Type.String()),
-  SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 5000 }),
-  FEED_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, default: 7 }),
-  FEED_MAX_STREAMS: Type.Integer({ minimum: 1, default: 1000 }),
-  FEED_MAX_STREAMS_PER_CLIENT: Type.Integer({ minimum: 1, default: 20 }),
-  WORKERS: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })], { default: 1 })
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'an address or host name to listen on' }),
+  PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 8080, description: 'an integer from 1 to 65535' }),
+  DATA_DIR: Type.String({ minLength: 1, default: './data', description: 'a folder for the SQLite database' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'a URL starting with postgres:// or postgresql://' })),
+  LOG_LEVEL: Type.Union(LEVELS.map((l) => Type.Literal(l)), { default: 'info', description: `one of ${LEVELS.join(', ')}` }),
+  API_KEYS: Type.Optional(Type.String({ description: 'comma-separated API keys' })),
+  API_KEYS_FILE: Type.Optional(Type.String({ description: 'the path of a file of SHA-256 key digests' })),
+  ALLOW_ANONYMOUS_WRITES: Type.Boolean({ default: false, description: 'true or false' }),
+  RATE_LIMIT: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'an integer from 0 (off) to 1000000000' }),
+  TRUST_PROXY: Type.Optional(Type.String({ description: 'comma-separated proxy addresses or CIDRs (or loopback, linklocal, uniquelocal)' })),
+  CORS_ORIGINS: Type.Optional(Type.String({ description: 'comma-separated origins' })),
+  SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 5000, description: 'an integer from 0 to 120000' }),
+  FEED_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, maximum: 36_500, default: 7, description: 'a number of days above 0 (e.g. 7 or 0.5)' }),
+  FEED_MAX_STREAMS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1000, description: 'an integer from 1 to 1000000' }),
+  FEED_MAX_STREAMS_PER_CLIENT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 20, description: 'an integer from 1 to 1000000' }),
+  WORKERS: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })], { default: 1, description: 'auto or an integer from 1 to 256' })
 })
 type Env = Static<typeof Env>
 
@@ -29,32 +33,76 @@ export class ConfigError extends Error {}
 
 const list = (s: string | undefined): string[] => (s ?? '').split(',').map((x) => x.trim()).filter(Boolean)
 
-/** Reads and validates the environment once; a bad value throws a ConfigError naming the variable. */
+/**
+ * Text to the schema's type, strictly: `1e4`, `80.5`, ` 8080` or `yes` stay text and fail the
+ * check (a lenient conversion would listen on port 1 or 80).
+ */
+function fromText (schema: TSchema, text: string): unknown {
+  if (TypeGuard.IsInteger(schema)) return /^\d{1,15}$/.test(text) ? Number(text) : text
+  if (TypeGuard.IsNumber(schema)) return /^\d{1,15}(\.\d{1,15})?$/.test(text) ? Number(text) : text
+  if (TypeGuard.IsBoolean(schema)) return text === 'true' ? true : text === 'false' ? false : text
+  if (TypeGuard.IsUnion(schema)) {
+    for (const member of schema.anyOf) {
+      const value = fromText(member, text)
+      if (Value.Check(member, value)) return value
+    }
+  }
+  return text
+}
+
+/** Names the proxies whose X-Forwarded-For is believed: addresses, CIDRs or proxy-addr's named ranges. */
+function proxyList (text: string | undefined): string[] | false {
+  if (text === undefined) return false
+  if (text.trim() === 'true') {
+    throw new ConfigError('Invalid configuration: TRUST_PROXY=true would believe an X-Forwarded-For written by any client; ' +
+      'name the proxies instead: comma-separated addresses or CIDRs, e.g. TRUST_PROXY=127.0.0.1,10.0.0.0/8')
+  }
+  const entries = list(text)
+  if (entries.length === 0) throw new ConfigError(`Invalid configuration: TRUST_PROXY=${JSON.stringify(text)} names no proxy: expected ${Env.properties.TRUST_PROXY.description}`)
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/')
+    const family = isIP(address)
+    const named = ['loopback', 'linklocal', 'uniquelocal'].includes(entry)
+    const prefixOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32))
+    if (!named && (family === 0 || !prefixOk || extra !== undefined)) {
+      throw new ConfigError(`Invalid configuration: TRUST_PROXY=${JSON.stringify(text)}: ${JSON.stringify(entry)} is not an address or CIDR; ` +
+        `expected ${Env.properties.TRUST_PROXY.description}`)
+    }
+  }
+  return entries
+}
+
+/**
+ * Reads and validates the environment once. A bad value throws a ConfigError naming the variable
+ * and what it allows; a variable set to the empty string is refused, never taken as unset.
+ */
 export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
   const raw: Record<string, unknown> = {}
-  for (const key of Object.keys(Env.properties)) {
-    const value = env[key]
-    if (value !== undefined && value !== '') raw[key] = value
+  for (const [key, schema] of Object.entries(Env.properties) as Array<[string, TSchema]>) {
+    const text = env[key]
+    if (text === undefined) continue
+    if (text.trim() === '') throw new ConfigError(`Invalid configuration: ${key} is set but empty; expected ${schema.description} (or leave it unset)`)
+    const value = fromText(schema, text)
+    if (!Value.Check(schema, value)) throw new ConfigError(`Invalid configuration: ${key}=${JSON.stringify(text)}; expected ${schema.description}`)
+    raw[key] = value
   }
-  const parsed = Value.Convert(Env, Value.Default(Env, raw))
-  const error = Value.Errors(Env, parsed).First()
-  if (error) {
-    const name = error.path.split('/')[1]
-    throw new ConfigError(`Invalid configuration: ${name}=${JSON.stringify(raw[name] ?? '')} ${error.message.toLowerCase()}`)
+  const e = Value.Default(Env, raw) as Env
+  const apiKeys = list(e.API_KEYS)
+  if (e.API_KEYS !== undefined && apiKeys.length === 0) {
+    throw new ConfigError(`Invalid configuration: API_KEYS=${JSON.stringify(e.API_KEYS)} holds no keys; expected ${Env.properties.API_KEYS.description}`)
   }
-  const e = parsed as Env
   return {
     host: e.HOST,
     port: e.PORT,
     dataDir: e.DATA_DIR,
     databaseUrl: e.DATABASE_URL,
     logLevel: e.LOG_LEVEL as string,
-    apiKeys: list(e.API_KEYS),
+    apiKeys,
     apiKeysFile: e.API_KEYS_FILE,
     allowAnonymousWrites: e.ALLOW_ANONYMOUS_WRITES,
     rateLimit: e.RATE_LIMIT,
-    /** Proxy addresses (or `true`) whose X-Forwarded-For names the client, so limits count real clients. */
-    trustProxy: e.TRUST_PROXY === undefined ? false : e.TRUST_PROXY === 'true' ? true : list(e.TRUST_PROXY),
+    /** The proxies whose X-Forwarded-For names the client (read from its right), so limits and logs see real clients. */
+    trustProxy: proxyList(e.TRUST_PROXY),
     corsOrigins: list(e.CORS_ORIGINS),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     feedRetentionMs: e.FEED_RETENTION_DAYS * 86_400_000,

@@ -5,12 +5,18 @@ import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { protectedModeRefusal } from './http/auth.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
+import { serveClusterMetrics } from './ops/cluster-metrics.js'
+import { unavailableReason } from './ops/health.js'
+import { databaseLocation, startupFacts } from './ops/startup.js'
+import { StorageUnavailable } from './store/plant-store.js'
 import { PACKAGE_VERSION } from './version.js'
 
 // The process (the package's `plant-catalogue` command): read config once, listen, and shut down
 // without dropping a request.
 
 const IDLE_MS = 300
+/** However idle, readiness answers 503 this long (capped by the grace), so a load balancer's next probe sees it. */
+const MIN_DRAIN_MS = 1_000
 
 async function serve (config: Config): Promise<void> {
   const app = await buildApp(config)
@@ -26,11 +32,15 @@ async function serve (config: Config): Promise<void> {
     else app.log.info({ signal }, 'shutting down')
     // Fail readiness at once, keep answering while the load balancer notices, then stop accepting.
     app.readiness.draining = true
-    const until = Date.now() + config.shutdownGraceMs
-    while (Date.now() < until && Date.now() - app.readiness.lastRequestAt < IDLE_MS) {
+    const started = Date.now()
+    const until = started + config.shutdownGraceMs
+    const minimum = started + Math.min(MIN_DRAIN_MS, config.shutdownGraceMs)
+    while (Date.now() < until && (Date.now() < minimum || Date.now() - app.readiness.lastRequestAt < IDLE_MS)) {
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
+    const drained = Date.now()
     await app.close() // waits for requests in flight, then closes the store
+    app.log.info({ drainMs: drained - started, closeMs: Date.now() - drained }, 'stopped')
   })
   if (cluster.isWorker) {
     let draining = false
@@ -40,7 +50,14 @@ async function serve (config: Config): Promise<void> {
     // Ctrl-C reaches every process of the group, and the primary relays it: count it once.
     for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, drain)
   }
+  // Storage that cannot be reached yet is no reason to refuse to start (it may come up later), but
+  // the operator hears why now, not from the first failed request.
+  await app.store.ping().catch((err: unknown) => {
+    if (!(err instanceof StorageUnavailable)) throw err
+    app.log.warn({ reason: unavailableReason(err) }, 'storage is not reachable yet: answering 503 and retrying')
+  })
   await app.listen({ host: config.host, port: config.port })
+  app.log.info(startupFacts(config, app.writeKeyCount), 'plant catalogue started')
 }
 
 const USAGE = `Usage: plant-catalogue [--version | --help]
@@ -78,7 +95,11 @@ function main (): void {
     return
   }
   serve(config).catch((err) => {
-    process.stderr.write(`start-up failed: ${err instanceof Error ? err.message : String(err)}\n`)
+    const code = (err as { code?: unknown }).code
+    const message = (err instanceof Error ? err.message : String(err)) + (typeof code === 'string' && !String(err).includes(code) ? ` (${code})` : '')
+    // A storage refusal names the database it came from (never the password).
+    const where = config.databaseUrl && !(err instanceof ConfigError) ? ` (PostgreSQL at ${databaseLocation(config.databaseUrl)})` : ''
+    process.stderr.write(`start-up failed${where}: ${message}\n`)
     process.exit(1)
   })
 }
@@ -111,6 +132,7 @@ function runPrimary (workers: number): void {
     if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode)
   })
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, shutdown)
+  serveClusterMetrics()
   for (let i = 0; i < workers; i++) cluster.fork()
 }
 

@@ -61,8 +61,8 @@ test('a CSV with 1% bad rows: every good row is stored, every bad row is reporte
   assert.equal(summary(first.stdout, 'rejected'), 20)
   const stored = await catalogueOf(dataDir)
   assert.deepEqual(stored.map((p) => p.name), good, 'every good row, in file order')
-  assert.deepEqual(stored[0], { id: 1, name: 'Plant "0", the tall', category: null, tags: [], status: 'sold', version: 1 })
-  assert.deepEqual(stored[1], { id: 2, name: 'Plant 1', category: 'indoor', tags: ['green', 'large'], status: 'available', version: 1 })
+  assert.deepEqual(stored[0], { id: 1, name: 'Plant "0", the tall', category: null, tags: [], status: 'sold', photos: [], version: 1 })
+  assert.deepEqual(stored[1], { id: 2, name: 'Plant 1', category: 'indoor', tags: ['green', 'large'], status: 'available', photos: [], version: 1 })
 
   const second = await plants(['import', '--create', file, '--data-dir', dataDir])
   assert.deepEqual(reportedLines(second.stderr, file), badLines)
@@ -111,7 +111,7 @@ test('JSON Lines: each line is an add-plant body; bad JSON, non-objects and unkn
     `4: not valid JSON: ${jsonError('{"name":')}`,
     '5: must be a JSON object',
     '7: /__proto__ is not a known field',
-    '8: /tags must be array'
+    '8: /tags must be an array'
   ])
   assert.match(result.stderr, /id members in .* are ignored/)
   assert.deepEqual((await catalogueOf(dataDir)).map(({ id, name, category, tags, status }) => ({ id, name, category, tags, status })), [

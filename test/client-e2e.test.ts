@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { createPlantClient, describeProblem, type Plant } from '../src/client/plant-client.js'
+import { createPlantClient, describeProblem, uploadPhoto, type Plant } from '../src/client/plant-client.js'
 import { listenOn } from '../scripts/lib/listening-service.js'
 import { servedDocument } from '../scripts/openapi-document.js'
+import { picture } from './helpers/pictures.js'
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace']
 
@@ -13,6 +14,9 @@ test('the typed client drives every documented operation against a listening ser
   const client = createPlantClient({ baseUrl: service.url })
   client.use({ onRequest: ({ request, schemaPath }) => { exercised.add(`${request.method} ${schemaPath}`) } })
 
+  // api-index: where the docs, the document and the API are
+  assert.equal((await client.GET('/v3')).data?.openapi, '/v3/openapi.json')
+
   // health and ready
   assert.deepEqual((await client.GET('/healthz')).data, { status: 'ok' })
   assert.deepEqual((await client.GET('/readyz')).data, { status: 'ready' })
@@ -22,7 +26,7 @@ test('the typed client drives every documented operation against a listening ser
   const added = await client.POST('/v3/plant', { body: { name: 'Monstera', tags: ['large'] } })
   assert.equal(added.response.status, 200)
   const monstera = added.data as Plant
-  assert.deepEqual(monstera, { id: monstera.id, name: 'Monstera', category: null, tags: ['large'], status: 'available' })
+  assert.deepEqual(monstera, { id: monstera.id, name: 'Monstera', category: null, tags: ['large'], status: 'available', photos: [] })
   assert.equal(added.response.headers.get('location'), `/v3/plant/${monstera.id}`)
   const etag = added.response.headers.get('etag')
   assert.ok(etag)
@@ -102,7 +106,7 @@ test('the typed client drives every documented operation against a listening ser
     headers: { 'content-type': 'application/merge-patch+json' }
   })
   assert.equal(patched.response.status, 200)
-  assert.deepEqual(patched.data, { id: monstera.id, name: 'Monstera deliciosa', category: 'indoor', tags: [], status: 'sold' })
+  assert.deepEqual(patched.data, { id: monstera.id, name: 'Monstera deliciosa', category: 'indoor', tags: [], status: 'sold', photos: [] })
   const patchEtag = patched.response.headers.get('etag')
   const noop = await client.PATCH('/v3/plant/{id}', { params: { path: { id: monstera.id }, header: { 'if-match': patchEtag! } }, body: {} })
   assert.equal(noop.response.headers.get('etag'), patchEtag)
@@ -139,6 +143,20 @@ test('the typed client drives every documented operation against a listening ser
   await reader.cancel()
   assert.match(text, /id: 4\nevent: created\ndata: \{"seq":4,"kind":"created"/)
   assert.equal((await client.GET('/v3/plant/events', { params: { query: { after: -1 } } })).response.status, 400)
+
+  // add-plant-photo through the typed helper (a Blob names its own type), get-photo-file, delete-plant-photo
+  const olive = (await client.POST('/v3/plant', { body: { name: 'Photographed olive' } })).data!
+  const blob = new Blob([new Uint8Array(await picture('png', 4))], { type: 'image/png' })
+  const photo = await uploadPhoto(client, olive.id, blob, { ifMatch: `"${olive.id}.1"` })
+  assert.equal(photo.response.status, 201)
+  assert.equal(photo.data?.width, 64)
+  assert.equal((await uploadPhoto(client, olive.id, new Uint8Array([1, 2, 3]), { type: 'image/jpeg' })).error?.status, 400)
+  assert.equal((await uploadPhoto(client, olive.id, blob, { ifMatch: `"${olive.id}.1"` })).response.status, 412)
+  const file = await client.GET('/v3/photos/{file}', { params: { path: { file: photo.data!.urls.thumb.split('/').pop()! } }, parseAs: 'arrayBuffer' })
+  assert.equal(file.response.headers.get('content-type'), 'image/webp')
+  assert.deepEqual((await client.GET('/v3/plant/{id}', { params: { path: { id: olive.id } } })).data?.photos, [photo.data])
+  const removed = await client.DELETE('/v3/plant/{id}/photos/{photoId}', { params: { path: { id: olive.id, photoId: photo.data!.id } } })
+  assert.equal(removed.response.status, 204)
 
   // Every operation of the document went through the client: a new route must be added here.
   const doc = await servedDocument()

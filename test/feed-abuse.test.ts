@@ -94,7 +94,8 @@ for (const engine of ENGINES) {
 
       let buffered = 0
       let written = 0
-      for (const s of sockets) { buffered = Math.max(buffered, s.writableLength); written += s.bytesWritten }
+      let furthest = 0
+      for (const s of sockets) { buffered = Math.max(buffered, s.writableLength); written += s.bytesWritten; furthest = Math.max(furthest, s.bytesWritten) }
       const logBytes = CHANGES * 1_200
       const growth = { heap: (after.heap - before.heap) / MB, rss: (after.rss - before.rss) / MB }
       t.diagnostic(`${N} stalled subscribers over a log of ${CHANGES} changes (~${(logBytes / MB).toFixed(1)} MB): ` +
@@ -110,6 +111,10 @@ for (const engine of ENGINES) {
       assert.ok(median(during) < 20 * Math.max(median(baseline), 0.5), '/healthz stays prompt next to its own baseline')
       // Each change is serialised about once, not once per subscriber.
       assert.ok(app.feedHub.serialised <= 2 * CHANGES, `${app.feedHub.serialised} serialisations for ${CHANGES} changes`)
+      // The log is read only as far as the furthest client could take, plus a page or two: never ahead of demand.
+      const eventBytes = (await (await fetch(`${base}/v3/plant/changes?limit=1`)).text()).length
+      assert.ok(app.feedHub.serialised * eventBytes <= furthest + 2 * 256 * eventBytes * 1.1,
+        `${app.feedHub.serialised} changes read for a client that took ${furthest} bytes`)
 
       assert.equal(await metric(base, 'feed_event_streams_open'), N)
       assert.ok(await metric(base, 'feed_lag_changes') > 0, 'stalled subscribers lag behind the head')
@@ -137,7 +142,7 @@ for (const engine of ENGINES) {
     test('event streams are capped per client address (429) and in all (503), both with Retry-After; a refused or failed request holds no slot', async (t) => {
       const store = await engine.open()
       t.after(() => store.close())
-      const { base } = await listen(t, store, { feedMaxStreams: 3, feedMaxStreamsPerClient: 2, trustProxy: true })
+      const { base } = await listen(t, store, { feedMaxStreams: 3, feedMaxStreamsPerClient: 2, trustProxy: ['127.0.0.1'] })
       const from = (address: string) => ({ 'x-forwarded-for': address })
       // Refused positions release their slot: far more of them than the cap, all 410.
       for (let i = 0; i < 5; i++) assert.equal((await fetch(`${base}/v3/plant/events?after=99`, { headers: from('10.0.0.9') })).status, 410)
@@ -166,6 +171,22 @@ for (const engine of ENGINES) {
         else { again.close(); await new Promise((resolve) => setTimeout(resolve, 20)) }
       }
       assert.equal(status, 200)
+    })
+
+    test('closing the service ends its event streams, so clients resume on another instance', { timeout: 30_000 }, async (t) => {
+      const store = await engine.open()
+      t.after(() => store.close())
+      const { app, base } = await listen(t, store)
+      const { ended } = await new Promise<{ ended: Promise<unknown> }>((resolve, reject) => {
+        http.get(`${base}/v3/plant/events`, (res) => {
+          res.resume()
+          resolve({ ended: new Promise((resolve) => res.on('end', resolve).on('close', resolve)) })
+        }).on('error', reject)
+      })
+      assert.equal(app.feedHub.streamsOpen, 1)
+      await app.close()
+      await ended
+      assert.equal(app.feedHub.streamsOpen, 0)
     })
 
     test('HEAD /v3/plant/events answers with the headers of the stream and ends', { timeout: 30_000 }, async (t) => {

@@ -12,7 +12,7 @@ for (const engine of ENGINES) {
       const plant = await add({ name: 'Monstera', category: 'indoor', tags: ['large'], status: 'pending' })
       const res = await request({ method: 'PUT', url: '/v3/plant', payload: { id: plant.id, name: 'Monstera deliciosa' } })
       assert.equal(res.statusCode, 200)
-      const expected = { id: plant.id, name: 'Monstera deliciosa', category: null, tags: [], status: 'available' }
+      const expected = { id: plant.id, name: 'Monstera deliciosa', category: null, tags: [], status: 'available', photos: [] }
       assert.deepEqual(res.json(), expected)
       assert.equal(res.headers.location, `/v3/plant/${plant.id}`)
       assert.deepEqual((await request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json(), expected)
@@ -49,7 +49,7 @@ for (const engine of ENGINES) {
       assert.deepEqual(await ids('tag=kept'), [other.id])
       assert.deepEqual(await ids('status=pending'), [plant.id])
       assert.deepEqual((await request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json(),
-        { id: plant.id, name: 'Fern', category: null, tags: [], status: 'pending' })
+        { id: plant.id, name: 'Fern', category: null, tags: [], status: 'pending', photos: [] })
     })
 
     test('each update gives a new ETag; GET returns the same ETag', async (t) => {

@@ -86,7 +86,7 @@ for (const engine of ENGINES) {
         assert.ok(validNewPlant(plant), 'the generator made an invalid plant')
         const created = await api.request({ method: 'POST', url: '/v3/plant', payload: plant })
         assert.equal(created.statusCode, 200, created.body)
-        const expected = { id: created.json().id, ...defaultsOf(NewPlant), ...plant }
+        const expected = { id: created.json().id, ...defaultsOf(NewPlant), ...plant, photos: [] }
         assert.deepEqual(created.json(), expected)
         const read = await api.request({ method: 'GET', url: `/v3/plant/${expected.id}` })
         assert.equal(read.statusCode, 200)
@@ -231,7 +231,7 @@ class Create implements fc.AsyncCommand<Model, TestApp> {
       assert.deepEqual(res.json(), earlier.response, 'a retry returns the first response')
       return
     }
-    const record = { id: res.json().id, ...defaultsOf(NewPlant), ...this.fields } as Record_
+    const record = { id: res.json().id, ...defaultsOf(NewPlant), ...this.fields, photos: [] } as Record_
     assert.deepEqual(res.json(), record)
     assert.ok(record.id > m.lastId, `ids increase and are never reused: ${record.id} after ${m.lastId}`)
     m.lastId = record.id
@@ -261,7 +261,7 @@ class Update implements fc.AsyncCommand<Model, TestApp> {
       return
     }
     assert.equal(res.statusCode, 200, res.body)
-    const record = { id, ...defaultsOf(PlantUpdate), ...this.fields } as Record_
+    const record = { id, ...defaultsOf(PlantUpdate), ...this.fields, photos: [] } as Record_
     assert.deepEqual(res.json(), record)
     const etag = String(res.headers.etag)
     assert.ok(etag !== plant.etag && !plant.earlier.includes(etag), 'every update gives a new ETag')

@@ -1,5 +1,6 @@
 import { once } from 'node:events'
 import { createWriteStream, renameSync, rmSync, type WriteStream } from 'node:fs'
+import type { PlantQuery } from '../plants/query.js'
 import type { Plant } from '../plants/schemas.js'
 import { locate, openCatalogue } from './catalogue.js'
 import { CommandFailed, FORMATS, oneOf, plural, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io } from './command.js'
@@ -15,14 +16,19 @@ Writes every plant, in id order, to standard output (or --output FILE). The cata
 keyset page at a time and written as it is read, so memory stays flat whatever its size. From a
 data folder the export is one consistent snapshot, taken while the service keeps running.
 
-CSV has the header id,name,category,tags,status (tags joined by |); JSON Lines has one record per
-line, as the API returns it. Both load back with plants import (the id is then ignored). A tag
+CSV has the header id,name,category,tags,status,photos (tags joined by |; photos: the URL of each
+photo's full picture, joined by |); JSON Lines has one record per line, as the API returns it,
+photos with all their URLs. The URLs are paths on the service (/v3/photos/…); the pictures
+themselves travel in backups and migrate, not in an export. Both load back with plants import (the id is then ignored). A tag
 that itself holds | cannot be told apart in CSV: such plants are counted in a warning; use jsonl.
 
 With --output, the export is written beside FILE under a temporary name and given its name only
 once whole: a failed export leaves no half-written FILE.
 
 Options:
+  --q TERMS            only plants whose name contains every term (as GET /v3/plant?q=)
+  --status STATUS      only plants of this status; repeat for any of several
+  --sort=ORDER         id, -id, name or -name (default id), as GET /v3/plant?sort=
   --format csv|jsonl   default: from --output's extension (.csv, .jsonl/.ndjson), else csv
   --output FILE        write to FILE instead of standard output
 ${TARGET_HELP}
@@ -30,6 +36,9 @@ ${TARGET_HELP}
   options: {
     ...TARGET_OPTIONS,
     format: { type: 'string' },
+    q: { type: 'string' },
+    status: { type: 'string', multiple: true },
+    sort: { type: 'string' },
     output: { type: 'string', short: 'o' }
   },
   run: runExport
@@ -41,6 +50,7 @@ async function runExport (values: Record<string, any>, positionals: string[], io
   // As import does: the file's extension names its format unless --format says otherwise.
   const explicit = oneOf('format', values.format, FORMATS, undefined)
   const format: Format = values.output === undefined ? explicit ?? 'csv' : formatOf(values.output, explicit)
+  const query = await findQuery(values)
   const catalogue = await openCatalogue(await locate(values, io), io, { readOnly: true })
   const partial = values.output === undefined ? undefined : `${values.output}.partial-${process.pid}`
   const out: NodeJS.WritableStream = partial === undefined ? io.stdout : createWriteStream(partial)
@@ -50,8 +60,8 @@ async function runExport (values: Record<string, any>, positionals: string[], io
   let count = 0
   let pipeTags = 0
   try {
-    if (format === 'csv') await write(out, 'id,name,category,tags,status\n')
-    for await (const page of catalogue.pages(PAGE)) {
+    if (format === 'csv') await write(out, 'id,name,category,tags,status,photos\n')
+    for await (const page of catalogue.pages(PAGE, query)) {
       if (failed) break
       let chunk = ''
       for (const plant of page) {
@@ -100,11 +110,27 @@ async function write (out: NodeJS.WritableStream, chunk: string): Promise<void> 
 }
 
 function csvLine (p: Plant): string {
-  return `${p.id},${cell(p.name)},${cell(p.category ?? '')},${cell(p.tags.join('|'))},${cell(p.status)}\n`
+  return `${p.id},${cell(p.name)},${cell(p.category ?? '')},${cell(p.tags.join('|'))},${cell(p.status)},${p.photos.map((photo) => photo.urls.full).join('|')}\n`
 }
 
 // Quoted when it holds a delimiter or quote, or begins or ends with white space a reader might trim.
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/
 function cell (value: string): string {
   return NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value
+}
+
+/** The same filters as GET /v3/plant, checked by the same rules; loaded only when one is given. */
+async function findQuery (values: Record<string, any>): Promise<PlantQuery | undefined> {
+  if (values.q === undefined && values.status === undefined && values.sort === undefined) return undefined
+  const { parseTerms, SORTS } = await import('../plants/query.js')
+  const statuses = (values.status ?? []) as string[]
+  for (const status of statuses) oneOf('status', status, ['available', 'pending', 'sold'], undefined)
+  let terms: string[]
+  try {
+    terms = parseTerms(values.q)
+  } catch (err) {
+    throw new UsageError(`--${(err as Error).message}`)
+  }
+  if (values.q !== undefined && [...values.q].length > 100) throw new UsageError('--q must be at most 100 characters')
+  return { statuses: [...new Set(statuses)] as PlantQuery['statuses'], tags: [], terms, sort: oneOf('sort', values.sort, SORTS, 'id')! }
 }

@@ -14,8 +14,12 @@ export type Row =
   | { line: number, ok: false, reason: string }
 
 const CSV_COLUMNS = ['name', 'category', 'tags', 'status']
-/** Export writes ids; import accepts the column so an export loads back, but ids are the catalogue's to assign. */
-const IGNORED = 'id'
+/**
+ * Export writes ids and photo URLs; import accepts them so an export loads back, but ids are the
+ * catalogue's to assign, and photos are uploaded pictures, not fields (POST /v3/plant/{id}/photos).
+ */
+const IGNORED = ['id', 'photos']
+const IGNORED_NOTE = 'the catalogue assigns ids; photos are uploaded to a plant, not imported'
 
 export function formatOf (file: string, explicit: Format | undefined): Format {
   if (explicit) return explicit
@@ -47,7 +51,8 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
     while (skipped.length > 0 && skipped[0].line < line) yield skipped.shift()!
     if (!columns) {
       columns = header(record, file)
-      if (columns.includes(IGNORED)) notice(`note: the id column of ${file} is ignored; the catalogue assigns ids`)
+      const ignored = columns.filter((c) => IGNORED.includes(c))
+      if (ignored.length > 0) notice(`note: the ${ignored.join(' and ')} column${ignored.length > 1 ? 's' : ''} of ${file} ${ignored.length > 1 ? 'are' : 'is'} ignored; ${IGNORED_NOTE}`)
       continue
     }
     const value: Record<string, unknown> = {}
@@ -55,7 +60,7 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
       const cell = record[i]
       if (column === 'name') value.name = cell
       // A spreadsheet cannot tell an empty cell from a missing one: empty takes the API's default.
-      else if (column !== IGNORED && cell !== '') value[column] = column === 'tags' ? cell.split('|') : cell
+      else if (!IGNORED.includes(column) && cell !== '') value[column] = column === 'tags' ? cell.split('|') : cell
     })
     yield { line, ok: true, value }
   }
@@ -65,7 +70,7 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
 
 function header (record: string[], file: string): string[] {
   const columns = record.map((c) => c.trim().toLowerCase())
-  const unknown = columns.filter((c) => !CSV_COLUMNS.includes(c) && c !== IGNORED)
+  const unknown = columns.filter((c) => !CSV_COLUMNS.includes(c) && !IGNORED.includes(c))
   if (unknown.length > 0) throw new UsageError(`${file}: unknown column ${unknown.map((c) => JSON.stringify(c)).join(', ')} (allowed: ${CSV_COLUMNS.join(', ')})`)
   const repeated = columns.filter((c, i) => columns.indexOf(c) !== i)
   if (repeated.length > 0) throw new UsageError(`${file}: column ${JSON.stringify(repeated[0])} appears twice`)
@@ -92,9 +97,10 @@ async function * readJsonLines (file: string, notice: (message: string) => void)
       continue
     }
     const record = value as Record<string, unknown>
-    if (Object.hasOwn(record, IGNORED)) {
-      delete record[IGNORED]
-      if (!noticed) notice(`note: id members in ${file} are ignored; the catalogue assigns ids`)
+    const ignored = IGNORED.filter((member) => Object.hasOwn(record, member))
+    if (ignored.length > 0) {
+      for (const member of ignored) delete record[member]
+      if (!noticed) notice(`note: ${ignored.join(' and ')} members in ${file} are ignored; ${IGNORED_NOTE}`)
       noticed = true
     }
     yield { line, ok: true, value: record }

@@ -16,6 +16,10 @@ export type NewPlant = operations['add-plant']['requestBody']['content']['applic
 export type PlantUpdate = operations['update-plant']['requestBody']['content']['application/json']
 /** A page of list-plants. */
 export type PlantPage = Json<operations['list-plants']['responses'][200]>
+/** A photo of a plant, as add-plant-photo answers it and every record lists it. */
+export type Photo = Json<operations['add-plant-photo']['responses'][201]>
+/** The picture types add-plant-photo accepts. */
+export type PhotoType = keyof operations['add-plant-photo']['requestBody']['content']
 /** The one error body of the API (problem details). */
 export type Problem = Json<operations['add-plant']['responses'][405]>
 
@@ -45,4 +49,27 @@ export function createPlantClient (options: PlantClientOptions): PlantClient {
 export function describeProblem (status: number, problem: Partial<Problem> | undefined): string {
   const detail = problem?.detail ?? problem?.title
   return detail ? `${status} ${detail}` : `HTTP ${status}`
+}
+
+export interface UploadPhotoOptions {
+  /** The picture's type; a Blob (a File from a picker) gives its own when this is absent. */
+  type?: PhotoType
+  /** The plant's ETag: the upload then applies only to that version (412 otherwise). */
+  ifMatch?: string
+}
+
+/**
+ * Adds a photo to a plant: the body is the picture itself, sent as is (not JSON, not multipart).
+ * Answers as every call of the client does: `data` is the Photo on 201, `error` the problem otherwise.
+ */
+export function uploadPhoto (client: PlantClient, plantId: number, picture: Blob | Uint8Array, options: UploadPhotoOptions = {}) {
+  const type = options.type ?? (picture instanceof Blob ? picture.type : '')
+  return client.POST('/v3/plant/{id}/photos', {
+    params: { path: { id: plantId }, header: options.ifMatch === undefined ? undefined : { 'if-match': options.ifMatch } },
+    // The document types a binary body as a string (format: binary); the bytes go as they are.
+    body: picture as unknown as string,
+    // The picture goes as it is: the client's default would write it as JSON.
+    bodySerializer: (body: unknown) => body as BodyInit,
+    headers: { 'content-type': type }
+  })
 }

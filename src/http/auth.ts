@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { Config } from '../config.js'
+import { ConfigError, type Config } from '../config.js'
 import { HttpProblem } from './problem.js'
 
 const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest()
@@ -19,14 +19,24 @@ export const securitySchemes = {
  */
 export function loadKeyHashes (config: Config): Buffer[] {
   const hashes = config.apiKeys.map(sha256)
-  if (config.apiKeysFile) {
-    for (const [n, raw] of readFileSync(config.apiKeysFile, 'utf8').split('\n').entries()) {
-      const line = raw.replace(/#.*/, '').trim().replace(/^sha256:/, '')
-      if (line === '') continue
-      if (!/^[0-9a-f]{64}$/i.test(line)) throw new Error(`API_KEYS_FILE line ${n + 1} is not a SHA-256 hex digest`)
-      hashes.push(Buffer.from(line, 'hex'))
-    }
+  const file = config.apiKeysFile
+  if (file === undefined) return hashes
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    throw new ConfigError(`Invalid configuration: API_KEYS_FILE ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`)
   }
+  let digests = 0
+  for (const [n, raw] of text.split('\n').entries()) {
+    const line = raw.replace(/#.*/, '').trim().replace(/^sha256:/, '')
+    if (line === '') continue
+    if (!/^[0-9a-f]{64}$/i.test(line)) throw new ConfigError(`Invalid configuration: API_KEYS_FILE ${file} line ${n + 1} is not a SHA-256 hex digest`)
+    hashes.push(Buffer.from(line, 'hex'))
+    digests++
+  }
+  // An empty file is a mistake, not a wish for anonymous writes (protected mode would blame the wrong thing).
+  if (digests === 0) throw new ConfigError(`Invalid configuration: API_KEYS_FILE ${file} holds no keys (expected SHA-256 hex digests, one a line)`)
   return hashes
 }
 

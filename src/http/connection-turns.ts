@@ -12,57 +12,32 @@ import { problemBody, type ProblemCode } from './problem.js'
  * process compute and hold all thousand answers (gigabytes), and a response that never got its turn
  * was never closed when the client left, so a streamed file stayed open for good.
  *
- * Here a connection's next request is handed to the app only once the previous response has been
- * written to the socket ('finish': the kernel took its last byte). Until then the requests already
- * parsed wait in line (untouched: no route ran, nothing was read from storage) and the socket stops
- * reading, so a client that does not read holds one response, and a response handed to the app
- * always owns the socket, which closes it when the client goes.
+ * node:http already keeps a connection's responses in line: the first owns the socket, the others
+ * get it (and emit 'socket') only once the one before has been written out ('finish': the kernel
+ * took its last byte). So a request whose response does not own the socket yet is handed to the
+ * app only when it does; meanwhile it waits untouched (no route ran, nothing was read from
+ * storage) and the socket stops reading. A client that does not read holds one response, and a
+ * response handed to the app always owns the socket, which closes it when the client goes. The
+ * usual request, alone on its connection, owns the socket from the start and costs one check.
  */
-const kLine = Symbol('connection line')
+const kWaiting = Symbol('requests waiting for their turn')
 
-interface Line {
-  busy: boolean
-  /** Requests parsed but not yet handed on, oldest first: request, response, request, ... */
-  waiting: Array<IncomingMessage | ServerResponse>
-}
-
-type Carrier = Socket & { [kLine]?: Line }
+type Carrier = Socket & { [kWaiting]?: number }
 
 export function inTurn (handler: RequestListener): RequestListener {
-  const start = (line: Line, socket: Carrier, req: IncomingMessage, res: ServerResponse): void => {
-    line.busy = true
-    let done = false
-    const next = (): void => {
-      if (done) return
-      done = true
-      line.busy = false
-      if (socket.destroyed) {
-        line.waiting.length = 0
-        return
-      }
-      if (line.waiting.length > 0) {
-        start(line, socket, line.waiting.shift() as IncomingMessage, line.waiting.shift() as ServerResponse)
-      } else if (socket.isPaused()) {
-        socket.resume()
-      }
-    }
-    res.once('finish', next)
-    res.once('close', next)
-    answer(handler, req, res)
-  }
   return (req, res) => {
-    const socket = req.socket as Carrier
-    let line = socket[kLine]
-    if (line === undefined) {
-      line = { busy: false, waiting: [] }
-      socket[kLine] = line
-    }
-    if (line.busy) {
-      line.waiting.push(req, res)
-      socket.pause()
+    if (res.socket !== null) {
+      answer(handler, req, res)
       return
     }
-    start(line, socket, req, res)
+    const socket = req.socket as Carrier
+    socket[kWaiting] = (socket[kWaiting] ?? 0) + 1
+    socket.pause()
+    res.once('socket', () => {
+      socket[kWaiting]! -= 1
+      if (socket[kWaiting] === 0 && !socket.destroyed) socket.resume()
+      answer(handler, req, res)
+    })
   }
 }
 

@@ -3,8 +3,9 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  FeedGone, IdempotencyKeyReused, PlantNotFound, QueryTooSlow, StorageUnavailable, VersionMismatch
+  FeedGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, QueryTooSlow, StorageUnavailable, VersionMismatch
 } from '../store/plant-store.js'
+import { messageOf } from './messages.js'
 import { DuplicateMember } from './json-body.js'
 import { HttpProblem, problemBody, type FieldError, type ProblemCode } from './problem.js'
 
@@ -19,7 +20,9 @@ declare module 'fastify' {
   }
 }
 
-export interface AjvError { instancePath: string, keyword: string, message?: string, params: Record<string, unknown>, parentSchema?: Record<string, unknown> }
+export interface AjvError {
+  instancePath: string, keyword: string, message?: string, params: Record<string, unknown>, parentSchema?: Record<string, unknown>, schema?: unknown, data?: unknown
+}
 
 /** One place turns every error into the contract's body: 4xx detail shown, 5xx detail logged only. */
 export function registerErrorHandler (app: FastifyInstance): void {
@@ -60,6 +63,8 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   if (error instanceof PlantNotFound) return new HttpProblem(404, 'not-found')
   if (error instanceof VersionMismatch) return new HttpProblem(412, 'precondition-failed', 'If-Match does not match the current ETag of the plant')
   if (error instanceof IdempotencyKeyReused) return new HttpProblem(422, 'idempotency-key-reused', 'This Idempotency-Key was used with a different request body')
+  if (error instanceof PhotoNotFound) return new HttpProblem(404, 'photo-not-found', 'The plant has no photo with that id')
+  if (error instanceof PhotoLimitReached) return new HttpProblem(409, 'too-many-photos', 'The plant already has 12 photos; delete one first')
   if (error instanceof FeedGone) return new HttpProblem(410, 'gone', 'Changes after that sequence are no longer kept; reload the list and follow the feed from its head')
   if (error instanceof QueryTooSlow) {
     return new HttpProblem(503, 'query-too-slow', `${error.message}; narrow it (a rarer tag, a longer q) or retry`, undefined, { 'retry-after': '1' })
@@ -70,7 +75,10 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   }
   if (error instanceof DuplicateMember) return new HttpProblem(invalidStatus, 'invalid-input', error.message, [{ path: error.path, message: 'is given more than once' }])
   const code = error.code ?? ''
-  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new HttpProblem(413, 'payload-too-large', 'The request body is larger than 64 KiB')
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    const limit = request.routeOptions.bodyLimit ?? 64 * 1024
+    return new HttpProblem(413, 'payload-too-large', `The request body is larger than ${limit >= 1048576 ? `${limit / 1048576} MiB` : `${limit / 1024} KiB`}`)
+  }
   if (code.startsWith('FST_ERR_CTP_') || (error instanceof SyntaxError && error.statusCode === 400)) {
     return new HttpProblem(invalidStatus, 'invalid-input', bodyMessage(code, error.message))
   }
@@ -108,7 +116,7 @@ function bodyMessage (code: string, message: string): string {
 }
 
 function validationProblem (errors: AjvError[], context: string | undefined, invalidStatus: number, idInBody: boolean): HttpProblem {
-  const fields = errors.map(fieldError)
+  const fields = fieldErrors(errors)
   if (context === 'params') return new HttpProblem(400, 'invalid-id', `${fields[0].path} ${fields[0].message}`, fields)
   const where = context === 'body' ? '' : `${context} `
   const detail = fields.map((f) => `${where}${f.path || '(body)'} ${f.message}`).join('; ')
@@ -123,15 +131,26 @@ function validationProblem (errors: AjvError[], context: string | undefined, inv
   return new HttpProblem(invalidStatus, 'invalid-input', detail, fields)
 }
 
+/**
+ * The errors as the contract names them, one a value where one says it all: the allowed values
+ * when there is a list of them, else the wrong type, else every rule broken.
+ */
+export function fieldErrors (errors: AjvError[]): FieldError[] {
+  const at = (keyword: string) => new Set(errors.filter((e) => e.keyword === keyword).map((e) => e.instancePath))
+  const listed = at('enum')
+  const mistyped = at('type')
+  return errors.filter((e) => listed.has(e.instancePath)
+    ? e.keyword === 'enum'
+    : !mistyped.has(e.instancePath) || e.keyword === 'type').map(fieldError)
+}
+
 /** One validation error as the contract names it: a JSON pointer and a message. */
 export function fieldError (e: AjvError): FieldError {
   if (e.keyword === 'required') return { path: `${e.instancePath}/${String(e.params.missingProperty)}`, message: 'is required' }
   if (e.keyword === 'additionalProperties') {
     return { path: `${e.instancePath}/${escapePointer(String(e.params.additionalProperty))}`, message: 'is not a known field' }
   }
-  const explained = e.parentSchema?.['x-pattern-message']
-  if (e.keyword === 'pattern' && typeof explained === 'string') return { path: e.instancePath, message: explained }
-  return { path: e.instancePath, message: e.message ?? 'is invalid' }
+  return { path: e.instancePath, message: messageOf(e) }
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify'
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
 type ChildOptions = Parameters<FastifyBaseLogger['child']>[1]
@@ -43,3 +43,22 @@ class RequestLogger {
 
 export const lazyRequestLoggers: NonNullable<FastifyServerOptions['childLoggerFactory']> = (logger, bindings, options) =>
   new RequestLogger(logger as Parent, bindings, options) as unknown as FastifyBaseLogger
+
+/**
+ * The access log an operator reads at `info`: one line per 4xx or 5xx answer, with the request id
+ * (from the request's logger), method, route, status and the client address (request.ip, which
+ * TRUST_PROXY decides). Successes are one debug line each. Readiness probes are left out: health
+ * logs readiness changes once, not every probe of a load balancer.
+ */
+export function registerAccessLog (app: FastifyInstance): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    const status = reply.statusCode
+    if (status < 400) {
+      request.log.debug({ method: request.method, url: request.url, status, ms: reply.elapsedTime }, 'request completed')
+    } else if (request.url !== '/readyz') {
+      const route = request.is404 ? 'unmatched' : request.routeOptions.url
+      request.log.info({ method: request.method, route, status, client: request.ip, ms: Math.round(reply.elapsedTime) }, status >= 500 ? 'request answered with an error' : 'request refused')
+    }
+    done()
+  })
+}

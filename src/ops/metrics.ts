@@ -1,5 +1,11 @@
+import cluster from 'node:cluster'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
+import { writeSecurity } from '../http/auth.js'
+import { COMMIT_SIZE_BUCKETS, commitSizes } from '../store/commit-sizes.js'
+import { StorageUnavailable } from '../store/plant-store.js'
+import { clusterMetricsReader } from './cluster-metrics.js'
+import { parserRefusals } from './parser-refusals.js'
 
 const NAME = 'http_request_duration_seconds'
 const HELP = 'Time to answer HTTP requests, by method, route and status'
@@ -79,11 +85,61 @@ export function registerMetrics (app: FastifyInstance): Registry {
     name: NAME,
     get: async () => ({ name: NAME, help: HELP, type: 'histogram', aggregator: 'sum', values: all.flatMap((s) => s.values()) })
   } as unknown as Metric)
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  registerStorageMetrics(app, registry)
+  registry.registerMetric({
+    name: 'http_parser_refusals_total',
+    get: async () => ({
+      name: 'http_parser_refusals_total',
+      help: 'Requests the HTTP parser refused (400, 408, 431) before any route, by error code',
+      type: 'counter',
+      aggregator: 'sum',
+      values: [...parserRefusals].map(([code, value]) => ({ labels: { code }, value }))
+    })
+  } as unknown as Metric)
+  // In a cluster the answering worker asks the primary for every worker's figures, summed.
+  const read = cluster.isWorker ? clusterMetricsReader(registry) : () => registry.metrics()
+  // Behind the write keys when keys are configured (the write-auth hook reads `security`).
+  app.get('/metrics', { schema: { hide: true, security: writeSecurity } }, async (_request, reply) => {
     reply.type(registry.contentType)
-    return registry.metrics()
+    return read()
   })
   return registry
+}
+
+/** Storage failures answered 503, by engine and cause; writes per group commit, by engine. */
+function registerStorageMetrics (app: FastifyInstance, registry: Registry): void {
+  const errors = new Counter({
+    name: 'storage_errors_total',
+    help: 'Requests that found the storage unavailable (answered 503), by engine and cause (SQLite code, SQLSTATE, errno or timeout)',
+    labelNames: ['engine', 'cause'],
+    registers: [registry]
+  })
+  app.addHook('onError', (_request, _reply, error, done) => {
+    if (error instanceof StorageUnavailable) {
+      const code = (error.cause as { code?: unknown } | undefined)?.code
+      errors.inc({ engine: app.store.engine, cause: typeof code === 'string' ? code : /within/.test(error.message) ? 'timeout' : 'unavailable' })
+    }
+    done()
+  })
+  const name = 'storage_commit_writes'
+  registry.registerMetric({
+    name,
+    get: async () => ({
+      name,
+      help: 'Writes carried by each group commit (one transaction, one fsync), by engine',
+      type: 'histogram',
+      aggregator: 'sum',
+      values: Object.entries(commitSizes).flatMap(([engine, s]) => {
+        let cumulative = 0
+        return [
+          ...COMMIT_SIZE_BUCKETS.map((le, i) => ({ metricName: `${name}_bucket`, labels: { le, engine }, value: (cumulative += s.buckets[i]) })),
+          { metricName: `${name}_bucket`, labels: { le: '+Inf', engine }, value: s.count },
+          { metricName: `${name}_sum`, labels: { engine }, value: s.sum },
+          { metricName: `${name}_count`, labels: { engine }, value: s.count }
+        ]
+      })
+    })
+  } as unknown as Metric)
 }
 
 /** What the change feed reports: its open event streams and how far behind the slowest one is. */

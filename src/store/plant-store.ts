@@ -1,3 +1,4 @@
+import type { NewPhoto } from '../photos/schemas.js'
 import type { Sort } from '../plants/query.js'
 import type { Plant, PlantFields, PlantPatch, PlantStatus } from '../plants/schemas.js'
 
@@ -7,7 +8,7 @@ import type { Plant, PlantFields, PlantPatch, PlantStatus } from '../plants/sche
 export interface StoredPlant extends Plant { version: number }
 
 /** The record a client sees (and the feed keeps): the stored plant without its version. */
-export const toRecord = ({ id, name, category, tags, status }: Plant): Plant => ({ id, name, category, tags, status })
+export const toRecord = ({ id, name, category, tags, status, photos }: Plant): Plant => ({ id, name, category, tags, status, photos: photos ?? [] })
 
 export interface IdempotencyClaim {
   key: string
@@ -75,6 +76,12 @@ export interface PlantStore {
   feedPosition (): number
   /** Calls `listener` after changes commit (through any instance sharing the storage). */
   onCommit (listener: () => void): () => void
+  /** Adds a photo and its files (refused: PlantNotFound, VersionMismatch, PhotoLimitReached); the version moves. */
+  addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[]): Promise<StoredPlant>
+  /** Removes a photo; files no photo names any more go in the same commit (PlantNotFound, PhotoNotFound, VersionMismatch). */
+  removePhoto (id: number, photoId: string, expectedVersions?: number[]): Promise<StoredPlant>
+  /** The bytes of a photo file, by its name. */
+  photoFile (name: string): Promise<Uint8Array | undefined>
   /** Throws StorageUnavailable when the storage cannot be reached. */
   ping (): Promise<void>
   /** The version of the database schema: SQLite's user_version, or the highest PostgreSQL migration applied. */
@@ -88,6 +95,8 @@ export class IdempotencyKeyReused extends Error {}
 export class FeedGone extends Error {
   constructor (readonly reason: 'expired' | 'ahead') { super(`feed position ${reason}`) }
 }
+export class PhotoNotFound extends Error {}
+export class PhotoLimitReached extends Error {}
 /** A list query ran past its time limit: answered 503 so it never holds the service up. */
 export class QueryTooSlow extends Error {}
 /** The storage cannot take or answer the request now (down, busy, disk full); worth a retry. */

@@ -59,7 +59,7 @@ export interface ServiceOptions {
 
 // Variables of the service: cleared so that the developer's shell cannot change what a test runs.
 const SERVICE_VARS = ['HOST', 'PORT', 'DATA_DIR', 'DATABASE_URL', 'LOG_LEVEL', 'API_KEYS', 'API_KEYS_FILE',
-  'ALLOW_ANONYMOUS_WRITES', 'RATE_LIMIT', 'CORS_ORIGINS', 'SHUTDOWN_GRACE_MS', 'FEED_RETENTION_DAYS', 'WORKERS']
+  'ALLOW_ANONYMOUS_WRITES', 'RATE_LIMIT', 'TRUST_PROXY', 'CORS_ORIGINS', 'SHUTDOWN_GRACE_MS', 'FEED_RETENTION_DAYS', 'WORKERS']
 
 /** Starts `node --import tsx src/server.ts` on a free loopback port and waits until it answers. */
 export async function startService (options: ServiceOptions): Promise<ServiceProcess> {

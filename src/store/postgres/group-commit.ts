@@ -1,10 +1,11 @@
 import type pg from 'pg'
 import {
-  IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch, type ChangeKind
+  IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, StorageUnavailable, VersionMismatch, type ChangeKind
 } from '../plant-store.js'
 import type { Plant } from '../../plants/schemas.js'
 import type { Session } from './connection.js'
 import { isRetryable, isUnavailable, storageError } from './storage-errors.js'
+import { recordCommit } from '../commit-sizes.js'
 
 /** What a unit of work sees: its transaction's connection, and the outbox it appends to. */
 export interface Tx {
@@ -49,7 +50,8 @@ WITH head AS (
 SELECT value AS head, pg_notify('plant_changes', current_schema() || ':' || value) FROM head`
 
 const isDomainError = (err: unknown): boolean =>
-  err instanceof PlantNotFound || err instanceof VersionMismatch || err instanceof IdempotencyKeyReused
+  err instanceof PlantNotFound || err instanceof VersionMismatch || err instanceof IdempotencyKeyReused ||
+  err instanceof PhotoNotFound || err instanceof PhotoLimitReached
 
 /**
  * Group commit, as on SQLite: writes that arrive while a commit is in flight run together in the
@@ -104,7 +106,10 @@ export class GroupCommit {
       while (this.queue.length > 0) {
         const batch = this.queue.filter((p) => !p.settled)
         this.queue = []
-        if (batch.length > 0) await this.commit(batch)
+        if (batch.length > 0) {
+          recordCommit('postgres', batch.length)
+          await this.commit(batch)
+        }
       }
     } finally {
       this.running = false

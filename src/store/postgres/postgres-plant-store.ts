@@ -1,4 +1,5 @@
 import pg from 'pg'
+import type { NewPhoto, Photo } from '../../photos/schemas.js'
 import { nameKey } from '../../plants/name-key.js'
 import type { PlantFields, PlantPatch, PlantStatus } from '../../plants/schemas.js'
 import {
@@ -10,6 +11,7 @@ import { fillNameKeys, listQuery, rarestFirst, toKey } from './list-query.js'
 import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connection.js'
 import { GroupCommit, type Tx } from './group-commit.js'
 import { migrate } from './migrate.js'
+import { addPhoto, readFile, releaseFiles, removePhoto, type PhotoWrite } from './photo-writes.js'
 import { isUnavailable } from './storage-errors.js'
 import { fromPostgresText, toPostgresText } from './text-escape.js'
 
@@ -29,11 +31,11 @@ export interface PostgresStoreOptions {
   startWaitMs?: number
 }
 
-interface PlantRow { id: number, name: string, category: string | null, tags: string[], status: PlantStatus, version: number }
+interface PlantRow { id: number, name: string, category: string | null, tags: string[], status: PlantStatus, version: number, photos: string }
 interface ChangeRow { floor: number, head: number, seq: number | null, kind: Change['kind'], plant_id: number, version: number, plant: string | null }
 
 const DAY = 86_400_000
-const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version'
+const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version, p.photos'
 
 const toDb = toPostgresText
 const fromDb = fromPostgresText
@@ -44,6 +46,7 @@ const toPlant = (r: PlantRow): StoredPlant => ({
   category: r.category === null ? null : fromDb(r.category),
   tags: r.tags.map(fromDb),
   status: r.status,
+  photos: JSON.parse(r.photos),
   version: r.version
 })
 
@@ -59,7 +62,7 @@ SELECT id FROM p`
 // The row is locked first (SELECT … FOR UPDATE, in the unit of work): a second instance waits for the
 // first's commit and then reads what it wrote, so the version check, the status count and a merge
 // patch all see the current plant.
-const LOCK_PLANT = 'SELECT version, name, category, tags, status FROM plants WHERE id = $1 FOR UPDATE'
+const LOCK_PLANT = 'SELECT version, name, category, tags, status, photos FROM plants WHERE id = $1 FOR UPDATE'
 const UPDATE_PLANT = `
 WITH u AS (
   UPDATE plants SET name = $2, name_key = $7, category = $3, tags = $4::text[], status = $5, version = version + 1, updated_at = $6
@@ -133,6 +136,8 @@ class PostgresPlantStore implements PlantStore {
   private isReady = false
   private ready: Promise<void>
   private markReady: () => void = () => {}
+  /** Why the last attempt to reach and migrate the database failed, until one succeeds (readiness says it). */
+  private startFailure: unknown
   private closed = false
 
   constructor (
@@ -158,13 +163,13 @@ class PostgresPlantStore implements PlantStore {
     if (outcome === 'ready') return
     if (outcome !== 'waiting' && !isUnavailable(outcome)) throw outcome
     // Unreachable now: keep trying in the background; requests get 503 until it succeeds.
-    void first.then(() => {}, () => this.initialiseLater(0))
+    void first.then(() => {}, (err: unknown) => { this.startFailure = err; this.initialiseLater(0) })
   }
 
   private initialiseLater (failures: number): void {
     if (this.closed) return
     const timer = setTimeout(() => {
-      this.initialise().catch(() => this.initialiseLater(failures + 1))
+      this.initialise().catch((err: unknown) => { this.startFailure = err; this.initialiseLater(failures + 1) })
     }, Math.min(5_000, 250 * 2 ** failures))
     timer.unref()
     this.timers.push(timer)
@@ -188,6 +193,7 @@ class PostgresPlantStore implements PlantStore {
     }
     if (this.closed) return
     this.isReady = true
+    this.startFailure = undefined
     this.markReady()
     await this.purge().catch(() => {}) // not worth refusing to start for; the next hour tries again
     this.timers.push(setInterval(() => { this.purge().catch(() => {}) }, 3_600_000).unref())
@@ -212,7 +218,7 @@ class PostgresPlantStore implements PlantStore {
       const { rows: [row] } = await tx.query<{ id: number }>(INSERT_PLANT,
         [toDb(name), category === null ? null : toDb(category), tags.map(toDb), status, now, toKey(nameKey(name))])
       tx.count(status, 1)
-      const plant: StoredPlant = { id: row.id, name, category, tags, status, version: 1 }
+      const plant: StoredPlant = { id: row.id, name, category, tags, status, photos: [], version: 1 }
       if (idempotency) {
         await tx.query('UPDATE idempotency_keys SET plant_id = $2, response = $3 WHERE key = $1',
           [idempotency.key, plant.id, JSON.stringify(plant)])
@@ -232,11 +238,31 @@ class PostgresPlantStore implements PlantStore {
 
   remove (id: number): Promise<void> {
     return this.write(async (tx) => {
-      const { rows } = await tx.query<{ version: number, status: string }>('DELETE FROM plants WHERE id = $1 RETURNING version, status', [id])
+      const { rows } = await tx.query<{ version: number, status: string, photos: string }>('DELETE FROM plants WHERE id = $1 RETURNING version, status, photos', [id])
       if (rows.length === 0) throw new PlantNotFound()
       tx.count(rows[0].status, -1)
+      await releaseFiles(tx, JSON.parse(rows[0].photos) as Photo[])
       tx.change('deleted', id, rows[0].version + 1, null, this.now())
     })
+  }
+
+  addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[]): Promise<StoredPlant> {
+    return this.write(async (tx) => this.photoChanged(tx, id, await addPhoto(tx, id, photo, expectedVersions, this.now())))
+  }
+
+  removePhoto (id: number, photoId: string, expectedVersions?: number[]): Promise<StoredPlant> {
+    return this.write(async (tx) => this.photoChanged(tx, id, await removePhoto(tx, id, photoId, expectedVersions, this.now())))
+  }
+
+  async photoFile (name: string): Promise<Uint8Array | undefined> {
+    return this.session.run((c) => readFile(c.query.bind(c) as Tx['query'], name))
+  }
+
+  private photoChanged (tx: Tx, id: number, { row, photos, version }: PhotoWrite): StoredPlant {
+    const plant = toPlant({ ...row, id, status: row.status as PlantStatus, version, photos: '[]' })
+    plant.photos = photos
+    tx.change('updated', id, version, toRecord(plant), this.now())
+    return plant
   }
 
   /** Locks the plant, checks its version, and writes the fields `merge` makes of the current ones (unless `unchanged`). */
@@ -254,7 +280,7 @@ class PostgresPlantStore implements PlantStore {
       tx.count(current.status, -1)
       tx.count(status, 1)
     }
-    const plant: StoredPlant = { id, name, category, tags, status, version: rows[0].version }
+    const plant: StoredPlant = { id, name, category, tags, status, photos: current.photos, version: rows[0].version }
     tx.change('updated', id, plant.version, toRecord(plant), now)
     return plant
   }
@@ -307,7 +333,7 @@ class PostgresPlantStore implements PlantStore {
    * The watcher keeps it within milliseconds of other instances' commits (half a second without NOTIFY).
    */
   feedPosition (): number {
-    if (!this.isReady) throw new StorageUnavailable('postgres: not ready')
+    if (!this.isReady) throw new StorageUnavailable('postgres: not ready', this.startFailure)
     return this.position
   }
 
@@ -318,6 +344,8 @@ class PostgresPlantStore implements PlantStore {
   }
 
   async ping (): Promise<void> {
+    // Not migrated yet: say at once what the last attempt met, rather than wait out a deadline.
+    if (!this.isReady && this.startFailure !== undefined) throw new StorageUnavailable('postgres: not reachable yet', this.startFailure)
     try {
       await this.session.run((c) => c.query('SELECT 1'))
     } catch (err) {

@@ -1,7 +1,8 @@
 import { Worker } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
-import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../plant-store.js'
+import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, VersionMismatch } from '../plant-store.js'
 import { batchWriter, type BatchResult, type Refusal, type WriteOp } from './writes.js'
+import { recordCommit } from '../commit-sizes.js'
 
 /** Runs a batch of writes in one transaction and says how each went. */
 export interface Committer {
@@ -12,8 +13,14 @@ export interface Committer {
 interface Pending { op: WriteOp, resolve: (v: any) => void, reject: (e: unknown) => void }
 export interface Failure { code?: string, message: string }
 
-const refused = (refusal: Refusal): Error =>
-  refusal === 'not-found' ? new PlantNotFound() : refusal === 'version-mismatch' ? new VersionMismatch() : new IdempotencyKeyReused()
+const REFUSALS: Record<Refusal, new () => Error> = {
+  'not-found': PlantNotFound,
+  'version-mismatch': VersionMismatch,
+  'idempotency-key-reused': IdempotencyKeyReused,
+  'photo-limit': PhotoLimitReached,
+  'photo-not-found': PhotoNotFound
+}
+const refused = (refusal: Refusal): Error => new REFUSALS[refusal]()
 
 /**
  * Group commit: writes that arrive while the previous commit is being flushed, or in the same
@@ -57,6 +64,7 @@ export class GroupCommit {
     if (this.inFlight || this.queue.length === 0) return
     const batch = this.queue
     this.queue = []
+    recordCommit('sqlite', batch.length)
     this.inFlight = this.committer.commit(batch.map((p) => p.op))
       .catch((err: Error & { code?: string }): BatchResult => ({ failure: { code: err.code, message: err.message } }))
       .then((result) => {

@@ -80,7 +80,7 @@ export function listSql (filter: ListFilter, driver: Driver): Sql {
   args.push(filter.limit)
   const indexed = byName && driver.kind === 'order' ? ' INDEXED BY plants_name' : ''
   return {
-    text: `SELECT p.id, p.name, p.category, p.tags, p.status, p.version FROM ${from.replace('plants p', `plants p${indexed}`)} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`,
+    text: `SELECT p.id, p.name, p.category, p.tags, p.status, p.version, p.photos FROM ${from.replace('plants p', `plants p${indexed}`)} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`,
     args
   }
 }

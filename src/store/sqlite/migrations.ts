@@ -60,7 +60,22 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   -- random page per changed tag on a large catalogue.
   DROP INDEX plant_tags_plant;
   `,
-  findingPlants
+  findingPlants,
+  `
+  -- Photos (issue 13). A plant's photo records ride in its row (JSON, in the order added), so reads
+  -- need no join. The files live here too, as BLOBs in the same database: they commit, back up and
+  -- restore with the record that names them. refs counts the photos naming a file; a file whose
+  -- count reaches 0 is deleted in that same transaction.
+  ALTER TABLE plants ADD COLUMN photos TEXT NOT NULL DEFAULT '[]';
+  CREATE TABLE photo_files (
+    name TEXT PRIMARY KEY,
+    refs INTEGER NOT NULL,
+    bytes BLOB NOT NULL
+  ) STRICT;
+  -- Every stored record gains photos, so the feed and idempotent replays serve the record's one shape.
+  UPDATE changes SET plant = substr(plant, 1, length(plant) - 1) || ',"photos":[]}' WHERE plant IS NOT NULL;
+  UPDATE idempotency_keys SET response = substr(response, 1, length(response) - 1) || ',"photos":[]}';
+  `
 ]
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */
@@ -96,12 +111,13 @@ function findingPlants (db: Database.Database, progress: (message: string) => vo
   `)
 }
 
-export function migrate (db: Database.Database, progress: (message: string) => void = () => {}): void {
+/** Applies the pending migrations (up to `upTo`: tests build an older catalogue with it). */
+export function migrate (db: Database.Database, progress: (message: string) => void = () => {}, upTo = MIGRATIONS.length): void {
   // BEGIN IMMEDIATE takes the write lock first, so processes starting together apply each step once.
   for (;;) {
     const step = db.transaction(() => {
       const current = db.pragma('user_version', { simple: true }) as number
-      if (current >= MIGRATIONS.length) return false
+      if (current >= upTo) return false
       const migration = MIGRATIONS[current]
       if (typeof migration === 'string') db.exec(migration)
       else migration(db, progress)

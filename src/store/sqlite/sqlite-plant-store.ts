@@ -1,14 +1,15 @@
-import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
 import type Database from 'better-sqlite3'
+import type { NewPhoto } from '../../photos/schemas.js'
 import type { PlantFields, PlantPatch, PlantStatus } from '../../plants/schemas.js'
 import {
   FeedGone, QueryTooSlow, StorageUnavailable,
   type Change, type ChangePage, type CreateResult, type IdempotencyClaim, type Inventory, type ListFilter, type PlantStore, type StoredPlant
 } from '../plant-store.js'
+import { prepareDataDir } from './data-dir.js'
 import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
 import { listSql, probeSql, SMALL, type Driver } from './list-query.js'
 import { migrate } from './migrations.js'
+import { photoFileReader } from './photo-writes.js'
 import { connect } from './writes.js'
 
 export interface SqliteStoreOptions {
@@ -23,18 +24,18 @@ export interface SqliteStoreOptions {
   progress?: (message: string) => void
 }
 
-interface PlantRow { id: number, name: string, category: string | null, tags: string, status: PlantStatus, version: number }
+interface PlantRow { id: number, name: string, category: string | null, tags: string, status: PlantStatus, photos: string, version: number }
 interface ChangeRow { seq: number, kind: Change['kind'], plant_id: number, version: number, plant: string | null }
 
 const DAY = 86_400_000
 /** The guard looks at the clock once in this many rows plus one (a mask): reading it costs more than a row. */
 const GUARD_EVERY = 255
-type PlantTuple = [number, string, string | null, string, PlantStatus, number]
+type PlantTuple = [number, string, string | null, string, PlantStatus, number, string]
 // A page is read as arrays: better-sqlite3 builds no keyed object per row (a third of a page's read time).
-const tupleToPlant = ([id, name, category, tags, status, version]: PlantTuple): StoredPlant =>
-  ({ id, name, category, tags: JSON.parse(tags), status, version })
+const tupleToPlant = ([id, name, category, tags, status, version, photos]: PlantTuple): StoredPlant =>
+  ({ id, name, category, tags: JSON.parse(tags), status, photos: JSON.parse(photos), version })
 const toPlant = (r: PlantRow): StoredPlant =>
-  ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags), status: r.status, version: r.version })
+  ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags), status: r.status, photos: JSON.parse(r.photos), version: r.version })
 
 // SQLite errors that mean "the storage cannot do this right now" rather than a bug.
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|PROTOCOL|NOTADB|CORRUPT)/
@@ -49,10 +50,7 @@ function storageError (err: unknown): unknown {
 
 export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   let filename = ':memory:'
-  if (options.dataDir !== ':memory:') {
-    mkdirSync(options.dataDir, { recursive: true })
-    filename = join(options.dataDir, 'catalogue.db')
-  }
+  if (options.dataDir !== ':memory:') filename = prepareDataDir(options.dataDir)
   const db = connect(filename)
   migrate(db, options.progress ?? ((message) => { process.stderr.write(`${message}\n`) }))
   return new SqlitePlantStore(db, filename, options)
@@ -72,6 +70,7 @@ class SqlitePlantStore implements PlantStore {
   /** The feed's head as the open read snapshot sees it, read at most once a snapshot. */
   private snapshotHead: number | undefined
   private readonly listQueries = new Map<string, Database.Statement>()
+  private readonly readPhotoFile: (name: string) => Uint8Array | undefined
   /** When the running list query must stop (performance.now()), checked by query_guard() every GUARD_EVERY rows. */
   private deadline = Infinity
   private guardCalls = 0
@@ -81,7 +80,7 @@ class SqlitePlantStore implements PlantStore {
     this.now = options.now ?? Date.now
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DAY
     this.s = {
-      get: db.prepare<[number], PlantRow>('SELECT id, name, category, tags, status, version FROM plants WHERE id = ?'),
+      get: db.prepare<[number], PlantRow>('SELECT id, name, category, tags, status, version, photos FROM plants WHERE id = ?'),
       purgeKeys: db.prepare('DELETE FROM idempotency_keys WHERE created_at <= ?'),
       changes: db.prepare<[number, number], ChangeRow>('SELECT seq, kind, plant_id, version, plant FROM changes WHERE seq > ? ORDER BY seq LIMIT ?'),
       floor: db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'feed_floor'"),
@@ -110,6 +109,7 @@ class SqlitePlantStore implements PlantStore {
       this.committer = writerThreadCommitter(filename, this.idempotencyTtlMs)
     }
     this.commits = new GroupCommit(this.committer, storageError, () => this.notify())
+    this.readPhotoFile = photoFileReader(db)
     // better-sqlite3 is synchronous and has no progress handler: this function, called by every list
     // query once per candidate row, is the progress handler that stops a query past its time limit.
     const timeoutMs = options.queryTimeoutMs ?? 250
@@ -137,6 +137,18 @@ class SqlitePlantStore implements PlantStore {
 
   remove (id: number): Promise<void> {
     return this.commits.run({ kind: 'remove', id, now: this.now() })
+  }
+
+  addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[]): Promise<StoredPlant> {
+    return this.commits.run({ kind: 'add-photo', id, photo, expectedVersions, now: this.now() })
+  }
+
+  removePhoto (id: number, photoId: string, expectedVersions?: number[]): Promise<StoredPlant> {
+    return this.commits.run({ kind: 'remove-photo', id, photoId, expectedVersions, now: this.now() })
+  }
+
+  async photoFile (name: string): Promise<Uint8Array | undefined> {
+    return this.read(() => this.readPhotoFile(name))
   }
 
   async get (id: number): Promise<StoredPlant | undefined> {
@@ -173,15 +185,17 @@ class SqlitePlantStore implements PlantStore {
   private driver (filter: ListFilter): Driver {
     const candidates: Array<Exclude<Driver, { kind: 'order' }>> = [...new Set(filter.tags ?? [])].map((tag) => ({ kind: 'tag', tag }))
     if ((filter.terms ?? []).length > 0) candidates.push({ kind: 'fts' })
+    const byName = filter.sort === 'name' || filter.sort === '-name'
+    // By id any candidate keeps the order, so a smaller count tells the rarest well enough.
+    const cap = byName ? SMALL : 500
     let best: Driver = { kind: 'order' }
     let fewest = Infinity
     for (const candidate of candidates) {
-      const { text, args } = probeSql(candidate, filter, SMALL)
+      const { text, args } = probeSql(candidate, filter, cap)
       const n = this.statement(text).pluck().get(...args) as number
       if (n < fewest) { best = candidate; fewest = n }
       if (n === 0) break
     }
-    const byName = filter.sort === 'name' || filter.sort === '-name'
     return byName && fewest >= SMALL ? { kind: 'order' } : best
   }
 

@@ -1,7 +1,9 @@
 import Database from 'better-sqlite3'
+import type { NewPhoto, Photo } from '../../photos/schemas.js'
 import { nameKey } from '../../plants/name-key.js'
 import type { PlantFields, PlantPatch, PlantStatus } from '../../plants/schemas.js'
 import { toRecord, type CreateResult, type IdempotencyClaim, type StoredPlant } from '../plant-store.js'
+import { photoFiles, type PhotoRefusal } from './photo-writes.js'
 
 // The write side of the SQLite store as plain data in, plain data out, so the same code commits
 // in the calling thread (an in-memory database) or in the writer thread (a database file).
@@ -12,8 +14,10 @@ export type WriteOp =
   | { kind: 'update', id: number, fields: PlantFields, expectedVersions?: number[], now: number }
   | { kind: 'patch', id: number, patch: PlantPatch, expectedVersions?: number[], now: number }
   | { kind: 'remove', id: number, now: number }
+  | { kind: 'add-photo', id: number, photo: NewPhoto, expectedVersions?: number[], now: number }
+  | { kind: 'remove-photo', id: number, photoId: string, expectedVersions?: number[], now: number }
 
-export type Refusal = 'not-found' | 'version-mismatch' | 'idempotency-key-reused'
+export type Refusal = 'not-found' | 'version-mismatch' | 'idempotency-key-reused' | PhotoRefusal
 export type Outcome = { ok: true, value: CreateResult | StoredPlant | undefined } | { ok: false, refusal: Refusal }
 /** Every write of a batch commits together, or the batch fails as a whole. */
 export type BatchResult = { outcomes: Outcome[] } | { failure: { code?: string, message: string } }
@@ -38,8 +42,9 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),
-    current: db.prepare<[number], { version: number, name: string, category: string | null, tags: string, status: PlantStatus }>(
-      'SELECT version, name, category, tags, status FROM plants WHERE id = ?'),
+    current: db.prepare<[number], { version: number, name: string, category: string | null, tags: string, status: PlantStatus, photos: string }>(
+      'SELECT version, name, category, tags, status, photos FROM plants WHERE id = ?'),
+    setPhotos: db.prepare('UPDATE plants SET photos = ?, version = ?, updated_at = ? WHERE id = ?'),
     insert: db.prepare('INSERT INTO plants (name, name_key, category, tags, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)'),
     insertFts: db.prepare('INSERT INTO plants_fts (rowid, name_key) VALUES (?, ?)'),
     deleteFts: db.prepare("INSERT INTO plants_fts (plants_fts, rowid, name_key) VALUES ('delete', ?, ?)"),
@@ -52,6 +57,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at) VALUES (?, ?, ?, ?, ?)')
   }
+  const files = photoFiles(db)
 
   // An update names the indexed columns (name_key, status, category) only when they change, so an
   // unchanged one costs no index pages: on a large catalogue every touched page is a random one in the WAL.
@@ -90,7 +96,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       s.insertFts.run(id, key)
       for (const tag of tags) s.insertTag.run(tag, id)
       count(status, 1)
-      const plant: StoredPlant = { id, name, category, tags, status, version: 1 }
+      const plant: StoredPlant = { id, name, category, tags, status, photos: [], version: 1 }
       if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, id, JSON.stringify(plant), now)
       s.insertChange.run('created', id, 1, JSON.stringify(toRecord(plant)), now)
       return { plant, replayed: false }
@@ -101,11 +107,23 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       s.delete.run(op.id)
       s.deleteFts.run(op.id, nameKey(current.name))
       for (const tag of JSON.parse(current.tags) as string[]) s.deleteTag.run(tag, op.id)
+      files.release(JSON.parse(current.photos) as Photo[])
       count(current.status, -1)
       s.insertChange.run('deleted', op.id, current.version + 1, null, now)
       return undefined
     }
     if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
+    if (op.kind === 'add-photo' || op.kind === 'remove-photo') {
+      const before = JSON.parse(current.photos) as Photo[]
+      const photos = op.kind === 'add-photo' ? files.add(before, op.photo) : files.remove(before, op.photoId)
+      if (typeof photos === 'string') throw new Refused(photos)
+      const version = current.version + 1
+      s.setPhotos.run(JSON.stringify(photos), version, now, op.id)
+      const { name, category, status } = current
+      const plant: StoredPlant = { id: op.id, name, category, tags: JSON.parse(current.tags), status, photos, version }
+      s.insertChange.run('updated', op.id, version, JSON.stringify(toRecord(plant)), now)
+      return plant
+    }
     const before: string[] = JSON.parse(current.tags)
     const { id } = op
     // The merge happens here, against the row as it is in this transaction: concurrent patches of
@@ -113,7 +131,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const fields: PlantFields = op.kind === 'update'
       ? op.fields
       : { name: current.name, category: current.category, tags: before, status: current.status, ...op.patch }
-    if (op.kind === 'patch' && Object.keys(op.patch).length === 0) return { id, ...fields, version: current.version }
+    if (op.kind === 'patch' && Object.keys(op.patch).length === 0) return { id, ...fields, photos: JSON.parse(current.photos), version: current.version }
     const { name, category, tags, status } = fields
     const version = current.version + 1
     const nameChanged = name !== current.name
@@ -135,7 +153,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     // Only the tags that come or go are written.
     for (const tag of before) if (!tags.includes(tag)) s.deleteTag.run(tag, id)
     for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(tag, id)
-    const plant: StoredPlant = { id, name, category, tags, status, version }
+    const plant: StoredPlant = { id, name, category, tags, status, photos: JSON.parse(current.photos), version }
     s.insertChange.run('updated', id, version, JSON.stringify(toRecord(plant)), now)
     return plant
   }

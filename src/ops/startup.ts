@@ -1,0 +1,27 @@
+import { resolve } from 'node:path'
+import type { Config } from '../config.js'
+import { PACKAGE_VERSION } from '../version.js'
+
+/** Where PostgreSQL is, as host:port/database: never the user's password (nor the query's options). */
+export function databaseLocation (url: string): string {
+  try {
+    const u = new URL(url)
+    const host = u.hostname || u.searchParams.get('host') || 'localhost'
+    return `${host}:${u.port || '5432'}${u.pathname.length > 1 ? u.pathname : ''}`
+  } catch {
+    return '(unparsable URL)'
+  }
+}
+
+/** What an operator checks first in the start-up line: which storage, which protections. */
+export function startupFacts (config: Config, keyCount: number): Record<string, unknown> {
+  return {
+    version: PACKAGE_VERSION,
+    engine: config.databaseUrl ? 'postgres' : 'sqlite',
+    ...(config.databaseUrl ? { database: databaseLocation(config.databaseUrl) } : { dataDir: config.dataDir === ':memory:' ? ':memory:' : resolve(config.dataDir) }),
+    auth: keyCount > 0 ? `API keys (${keyCount}) for writes and /metrics` : config.allowAnonymousWrites ? 'none: anonymous writes allowed' : 'none: anonymous writes on loopback only',
+    rateLimit: config.rateLimit > 0 ? `${config.rateLimit} a minute per client` : 'off',
+    trustProxy: config.trustProxy === false ? 'none' : config.trustProxy.join(','),
+    shutdownGraceMs: config.shutdownGraceMs
+  }
+}

@@ -1,0 +1,207 @@
+import { randomBytes } from 'node:crypto'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { writeSecurity } from '../http/auth.js'
+import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
+import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
+import { ref } from '../http/components.js'
+import { canonicalId, guardStatuses, type RouteOptions } from '../plants/routes.js'
+import { PhotoLimitReached, PlantNotFound, VersionMismatch } from '../store/plant-store.js'
+import { ImageQueue } from './image-queue.js'
+import { CONTENT_TYPE_OF_EXT, processImage } from './images.js'
+import { PhotoMetrics } from './metrics.js'
+import {
+  FileParams, FILES_PATH, MAX_PHOTOS, MAX_PIXELS, MAX_UPLOAD_BYTES, Photo, PhotoParams, UPLOAD_TYPES, type NewPhoto, type UploadType
+} from './schemas.js'
+
+export interface PhotoRouteOptions extends RouteOptions {
+  /** Pictures processed at once (default 1) and uploads that may wait beyond them (default 8). */
+  imagesActive?: number
+  imagesWaiting?: number
+  metrics?: PhotoMetrics
+}
+
+const tags = ['plant']
+// A file name: the base64url SHA-256 of the bytes and the format's extension.
+const FILE_NAME = /^([A-Za-z0-9_-]{43})\.(jpg|png|webp)$/
+const PHOTO_ID = /^[A-Za-z0-9_-]{16}$/
+const IMMUTABLE = 'public, max-age=31536000, immutable'
+const mediaType = (header: string | undefined): string => (header ?? '').split(';')[0].trim().toLowerCase()
+
+// The document shows the body as a file (the docs page then offers a file picker); the bytes
+// themselves are checked by the image work, not by JSON Schema (a Buffer is no JSON string).
+const binary = (description: string) => Object.fromEntries(UPLOAD_TYPES.map((type) => [type, { schema: { type: 'string', format: 'binary', description } }]))
+
+export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (app, options) => {
+  const { store } = options
+  const queue = new ImageQueue(options.imagesActive ?? 1, options.imagesWaiting ?? 8)
+  const metrics = options.metrics ?? new PhotoMetrics()
+  metrics.watch(queue)
+  // Declared on every write; enforced only when keys are configured (src/http/auth.ts).
+  const security = writeSecurity
+  const writeGuards = guardStatuses(true)
+  const readGuards = guardStatuses(false)
+
+  const inherited = app.validatorCompiler!
+  // Pictures are read as bytes, in this plugin only: every other route still takes JSON alone.
+  app.addContentTypeParser([...UPLOAD_TYPES], { parseAs: 'buffer', bodyLimit: MAX_UPLOAD_BYTES }, (_request, body, done) => { done(null, body) })
+
+  /**
+   * Refuses what can be refused before the body is read: a type other than the three (415), a
+   * declared length over the limit (413), and a full queue (503). An admitted upload holds its
+   * place until its response is over, however it ends.
+   */
+  function admitUpload (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
+    if (!(UPLOAD_TYPES as readonly string[]).includes(mediaType(request.headers['content-type']))) {
+      metrics.refused('unsupported-type')
+      done(new HttpProblem(415, 'unsupported-media-type', `Send the picture itself as the body, with Content-Type ${UPLOAD_TYPES.join(', ')}`))
+      return
+    }
+    if (Number(request.headers['content-length']) > MAX_UPLOAD_BYTES) {
+      metrics.refused('too-large')
+      done(new HttpProblem(413, 'payload-too-large', `The picture is larger than ${MAX_UPLOAD_BYTES / 1048576} MiB`))
+      return
+    }
+    try {
+      const release = queue.admit()
+      reply.raw.once('close', release)
+      done()
+    } catch (err) {
+      metrics.refused('busy')
+      done(err as Error)
+    }
+  }
+
+  app.post('/v3/plant/:id/photos', {
+    onRequest: admitUpload,
+    preValidation: canonicalId,
+    bodyLimit: MAX_UPLOAD_BYTES,
+    validatorCompiler: (request) => request.httpPart === 'body' ? () => true : inherited(request),
+    schema: {
+      operationId: 'add-plant-photo',
+      tags,
+      security,
+      summary: 'Add a photo to a plant (the body is the picture itself)',
+      description: `JPEG, PNG or WebP, at most ${MAX_UPLOAD_BYTES / 1048576} MiB and ${MAX_PIXELS / 1e6} megapixels, at most ${MAX_PHOTOS} photos a plant. ` +
+        'The picture is turned upright by its EXIF orientation and every metadata block (EXIF, GPS, XMP, IPTC, comments, ICC profile) is removed; ' +
+        'it is kept as `full` in its own format, with two WebP sizes, `thumb` (fits 256×256) and `display` (fits 1280×1280). ' +
+        'The plant\'s version increases (If-Match applies) and the feed gets one `updated` change. ' +
+        'Pictures are processed a few at a time; when too many wait, the upload is refused at once with 503 and Retry-After.',
+      params: Type.Object({ id: PhotoParams.properties.id }),
+      headers: Type.Object({
+        'if-match': Type.Optional(Type.String({ description: 'Apply only if the plant still has this ETag (else 412).' }))
+      }),
+      body: { content: binary('The picture file itself (not multipart).') },
+      response: {
+        201: {
+          ...ref(Photo),
+          description: 'The photo was stored (the record and all three files are durable)',
+          headers: {
+            ...HEADERS.requestId,
+            etag: { type: 'string', description: 'The plant\'s new ETag.' },
+            location: { type: 'string', description: '/v3/plant/{id}/photos/{photoId} of the photo.' }
+          }
+        },
+        ...problemResponses(...writeGuards, [400, 'Invalid plant id, or the body is not a picture of the declared type, or is over 50 megapixels'],
+          [404, 'Plant not found'], 409, 412, [413, `Body larger than ${MAX_UPLOAD_BYTES / 1048576} MiB`], 415, [503, 'Too many pictures in progress, or storage unavailable (see Retry-After)'])
+      }
+    }
+  }, async (request, reply) => {
+    const id = (request.params as { id: number }).id
+    const expected = ifMatchVersions(request.headers['if-match'], id)
+    // Cheap refusals first, so no picture is processed for a write that cannot happen; the
+    // write itself checks again, inside its transaction.
+    const plant = await store.get(id)
+    if (!plant) throw new PlantNotFound()
+    if (expected && !expected.includes(plant.version)) throw new VersionMismatch()
+    if (plant.photos.length >= MAX_PHOTOS) throw new PhotoLimitReached()
+    const declared = mediaType(request.headers['content-type']) as UploadType
+    const started = process.hrtime.bigint()
+    const processed = await queue.run(() => processImage(request.body as Buffer, declared))
+      .catch((err: unknown) => { metrics.refused('invalid'); throw err })
+    metrics.processed(Number(process.hrtime.bigint() - started) / 1e9)
+    const added: NewPhoto = {
+      photo: {
+        id: randomBytes(12).toString('base64url'),
+        width: processed.width,
+        height: processed.height,
+        urls: {
+          thumb: FILES_PATH + processed.thumb.name,
+          display: FILES_PATH + processed.display.name,
+          full: FILES_PATH + processed.full.name
+        }
+      },
+      files: [processed.thumb, processed.display, processed.full]
+    }
+    const updated = await store.addPhoto(id, added, expected)
+    return reply.code(201)
+      .header('cache-control', 'no-store')
+      .header('etag', etagOf(updated))
+      .header('location', `/v3/plant/${id}/photos/${added.photo.id}`)
+      .send(added.photo)
+  })
+
+  app.delete('/v3/plant/:id/photos/:photoId', {
+    preValidation: canonicalId,
+    schema: {
+      operationId: 'delete-plant-photo',
+      tags,
+      security,
+      summary: 'Remove a photo from a plant (files no photo uses any more are deleted)',
+      params: PhotoParams,
+      headers: Type.Object({
+        'if-match': Type.Optional(Type.String({ description: 'Apply only if the plant still has this ETag (else 412).' }))
+      }),
+      response: {
+        204: Type.Null({ description: 'Removed; the plant\'s version increased', headers: { etag: { type: 'string', description: 'The plant\'s new ETag.' } } }),
+        ...problemResponses(...writeGuards, [400, 'Invalid plant id'], [404, 'Plant or photo not found'], 412, 503)
+      }
+    }
+  }, async (request, reply) => {
+    const { id, photoId } = request.params
+    const expected = ifMatchVersions(request.headers['if-match'], id)
+    if (!PHOTO_ID.test(photoId)) {
+      // No stored photo has such an id, but the plant's absence is still what a client hears first.
+      if (!await store.get(id)) throw new PlantNotFound()
+      throw new HttpProblem(404, 'photo-not-found', 'The plant has no photo with that id')
+    }
+    const updated = await store.removePhoto(id, photoId, expected)
+    return reply.code(204).header('cache-control', 'no-store').header('etag', etagOf(updated)).send(null)
+  })
+
+  app.get('/v3/photos/:file', {
+    schema: {
+      operationId: 'get-photo-file',
+      tags,
+      summary: 'A photo file (its name comes from a photo\'s urls)',
+      description: 'File names are derived from the content, so a file never changes: it is served with ' +
+        `\`Cache-Control: ${IMMUTABLE}\` and an ETag. Any instance serves any photo.`,
+      params: FileParams,
+      headers: Type.Object({ 'if-none-match': Type.Optional(Type.String({ description: 'Answer 304 if it holds the file\'s ETag.' })) }),
+      response: {
+        200: {
+          description: 'The bytes, as image/webp (thumb, display) or the uploaded format (full)',
+          headers: { ...HEADERS.requestId, etag: { type: 'string' }, 'cache-control': { type: 'string' } },
+          content: Object.fromEntries(UPLOAD_TYPES.map((type) => [type, { schema: { contentMediaType: type } }]))
+        },
+        304: Type.Null({ description: 'Not modified', headers: { etag: { type: 'string' } } }),
+        ...problemResponses(...readGuards, [404, 'No such photo file'], 503)
+      }
+    }
+  }, async (request, reply) => {
+    const match = FILE_NAME.exec(request.params.file)
+    if (!match) throw new HttpProblem(404, 'photo-not-found', 'No photo file has that name')
+    const etag = `"${match[1]}"`
+    if (ifNoneMatchHits(request.headers['if-none-match'], etag)) {
+      return (reply as FastifyReply).code(304).header('etag', etag).header('cache-control', IMMUTABLE).send()
+    }
+    const bytes = await store.photoFile(request.params.file)
+    if (!bytes) throw new HttpProblem(404, 'photo-not-found', 'No photo file has that name')
+    return (reply as FastifyReply)
+      .header('etag', etag)
+      .header('cache-control', IMMUTABLE)
+      .type(CONTENT_TYPE_OF_EXT[match[2]])
+      .send(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+  })
+}

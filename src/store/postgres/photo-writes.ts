@@ -1,0 +1,68 @@
+import { fileNamesOf, MAX_PHOTOS, type NewPhoto, type Photo } from '../../photos/schemas.js'
+import { PhotoLimitReached, PhotoNotFound, PlantNotFound, VersionMismatch } from '../plant-store.js'
+import type { Tx } from './group-commit.js'
+
+// Photo files on PostgreSQL: a table of bytea in the shared database, so every instance serves
+// every photo, written in the transaction that names them. refs counts the photos naming a file.
+// Races between instances are settled by the file's row lock: a claim (INSERT … ON CONFLICT DO
+// UPDATE) and a release (UPDATE refs - 1, then DELETE at 0) of one file wait for each other, and
+// an insert whose conflicting row was deleted meanwhile inserts it again, so a committed photo
+// never names a file another instance has just removed.
+
+const CLAIM = `INSERT INTO photo_files (name, refs, bytes) VALUES ($1, 1, $2)
+ON CONFLICT (name) DO UPDATE SET refs = photo_files.refs + 1`
+const UNREF = 'UPDATE photo_files SET refs = refs - 1 WHERE name = $1'
+const DROP = 'DELETE FROM photo_files WHERE name = $1 AND refs <= 0'
+
+/** The plant's row as stored (text in its stored form), with its photos parsed. */
+export interface PhotoWrite { row: { version: number, name: string, category: string | null, tags: string[], status: string }, photos: Photo[], version: number }
+type Current = PhotoWrite['row'] & { photos: string }
+
+/** Drops a reference to each file of `photos`, in name order (two instances lock files in one order). */
+export async function releaseFiles (tx: Tx, photos: Photo[]): Promise<void> {
+  const names = photos.flatMap(fileNamesOf).sort()
+  for (const name of names) {
+    await tx.query(UNREF, [name])
+    await tx.query(DROP, [name])
+  }
+}
+
+/** Locks the plant's row and checks If-Match; the row as it is. */
+async function current (tx: Tx, id: number, expectedVersions: number[] | undefined): Promise<Current> {
+  const { rows: [row] } = await tx.query<Current>('SELECT version, name, category, tags, status, photos FROM plants WHERE id = $1 FOR UPDATE', [id])
+  if (!row) throw new PlantNotFound()
+  if (expectedVersions && !expectedVersions.includes(row.version)) throw new VersionMismatch()
+  return row
+}
+
+/** Writes the plant's new photo list and version. */
+async function setPhotos (tx: Tx, id: number, row: Current, photos: Photo[], now: number): Promise<PhotoWrite> {
+  const version = row.version + 1
+  await tx.query('UPDATE plants SET photos = $2, version = $3, updated_at = $4 WHERE id = $1', [id, JSON.stringify(photos), version, now])
+  return { row, photos, version }
+}
+
+export async function addPhoto (tx: Tx, id: number, added: NewPhoto, expectedVersions: number[] | undefined, now: number): Promise<PhotoWrite> {
+  const row = await current(tx, id, expectedVersions)
+  const photos = JSON.parse(row.photos) as Photo[]
+  if (photos.length >= MAX_PHOTOS) throw new PhotoLimitReached()
+  for (const file of [...added.files].sort((a, b) => a.name < b.name ? -1 : 1)) {
+    await tx.query(CLAIM, [file.name, Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength)])
+  }
+  return setPhotos(tx, id, row, [...photos, added.photo], now)
+}
+
+export async function removePhoto (tx: Tx, id: number, photoId: string, expectedVersions: number[] | undefined, now: number): Promise<PhotoWrite> {
+  const row = await current(tx, id, expectedVersions)
+  const photos = JSON.parse(row.photos) as Photo[]
+  const gone = photos.find((p) => p.id === photoId)
+  if (!gone) throw new PhotoNotFound()
+  await releaseFiles(tx, [gone])
+  return setPhotos(tx, id, row, photos.filter((p) => p !== gone), now)
+}
+
+/** The bytes of one file. */
+export async function readFile (query: Tx['query'], name: string): Promise<Uint8Array | undefined> {
+  const { rows } = await query<{ bytes: Buffer }>('SELECT bytes FROM photo_files WHERE name = $1', [name])
+  return rows[0]?.bytes
+}

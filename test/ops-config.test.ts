@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, test } from 'node:test'
+import { buildApp } from '../src/app.js'
+import { ConfigError, loadConfig, testConfig } from '../src/config.js'
+import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
+import { ROOT, tempDir } from './helpers/process.js'
+
+// What an operator meets when a setting is wrong: one line naming the variable and what it allows.
+
+/** Runs the real server with `env` (the service's own variables otherwise unset) and returns its exit and stderr. */
+function start (env: Record<string, string>, as?: { uid: number, gid: number }): { status: number | null, stderr: string } {
+  const base = { ...process.env }
+  for (const name of Object.keys(base)) if (/^(HOST|PORT|DATA_DIR|DATABASE_URL|LOG_LEVEL|API_KEYS|API_KEYS_FILE|TRUST_PROXY|WORKERS|RATE_LIMIT)$/.test(name)) delete base[name]
+  delete base.NODE_OPTIONS
+  delete base.NODE_TEST_CONTEXT
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: ROOT, env: { ...base, LOG_LEVEL: 'silent', ...env }, encoding: 'utf8', timeout: 30_000, ...as
+  })
+  return { status: run.status, stderr: run.stderr }
+}
+
+const refusal = (name: string, allowed: RegExp) => (err: unknown): boolean => {
+  assert.ok(err instanceof ConfigError, String(err))
+  assert.match(err.message, new RegExp(`\\b${name}\\b`))
+  assert.match(err.message, allowed)
+  assert.doesNotMatch(err.message, /union value/)
+  return true
+}
+
+describe('strict settings', () => {
+  for (const value of ['1e4', '80.5', '0', '65536', '-1', ' 8080', '0x50', 'eighty']) {
+    test(`PORT=${JSON.stringify(value)} is refused as not an integer from 1 to 65535`, () => {
+      assert.throws(() => loadConfig({ PORT: value }), refusal('PORT', /an integer from 1 to 65535/))
+    })
+  }
+
+  test('every variable set to the empty string is refused as empty, never taken as unset', () => {
+    for (const name of ['HOST', 'PORT', 'DATA_DIR', 'DATABASE_URL', 'LOG_LEVEL', 'API_KEYS', 'API_KEYS_FILE', 'ALLOW_ANONYMOUS_WRITES',
+      'RATE_LIMIT', 'TRUST_PROXY', 'CORS_ORIGINS', 'SHUTDOWN_GRACE_MS', 'FEED_RETENTION_DAYS', 'WORKERS']) {
+      assert.throws(() => loadConfig({ [name]: '' }), refusal(name, /is set but empty; expected /), name)
+    }
+  })
+
+  test('LOG_LEVEL=INFO and WORKERS=0 list the values allowed instead of "expected union value"', () => {
+    assert.throws(() => loadConfig({ LOG_LEVEL: 'INFO' }), refusal('LOG_LEVEL', /one of fatal, error, warn, info, debug, trace, silent/))
+    assert.throws(() => loadConfig({ WORKERS: '0' }), refusal('WORKERS', /auto or an integer from 1 to 256/))
+    assert.throws(() => loadConfig({ WORKERS: '2.5' }), refusal('WORKERS', /auto or an integer/))
+    assert.throws(() => loadConfig({ ALLOW_ANONYMOUS_WRITES: 'yes' }), refusal('ALLOW_ANONYMOUS_WRITES', /true or false/))
+    assert.throws(() => loadConfig({ FEED_RETENTION_DAYS: '1e3' }), refusal('FEED_RETENTION_DAYS', /a number of days/))
+  })
+
+  test('good values still convert: numbers, fractions of a day, auto, booleans', () => {
+    const c = loadConfig({ PORT: '65535', WORKERS: '4', FEED_RETENTION_DAYS: '0.5', ALLOW_ANONYMOUS_WRITES: 'false', RATE_LIMIT: '0' })
+    assert.equal(c.port, 65535)
+    assert.equal(c.workers, 4)
+    assert.equal(c.feedRetentionMs, 43_200_000)
+    assert.equal(c.allowAnonymousWrites, false)
+    assert.equal(loadConfig({ WORKERS: 'auto' }).workers, 'auto')
+  })
+
+  test('API_KEYS="," says it holds no keys, not "set API_KEYS"', () => {
+    assert.throws(() => loadConfig({ API_KEYS: ',' }), refusal('API_KEYS', /holds no keys/))
+    assert.throws(() => loadConfig({ API_KEYS: ' , ' }), refusal('API_KEYS', /holds no keys|empty/))
+  })
+
+  test('an API_KEYS_FILE with no digests, or one that cannot be read, is refused naming the file', async (t) => {
+    const dir = tempDir('plants-keys')
+    t.after(dir.remove)
+    const empty = join(dir.path, 'keys')
+    writeFileSync(empty, '# no keys yet\n\n')
+    await assert.rejects(buildApp(testConfig({ apiKeysFile: empty, dataDir: ':memory:' })), (err: Error) =>
+      err instanceof ConfigError && err.message.includes('API_KEYS_FILE') && err.message.includes(empty) && /holds no keys/.test(err.message))
+    await assert.rejects(buildApp(testConfig({ apiKeysFile: join(dir.path, 'missing'), dataDir: ':memory:' })), (err: Error) =>
+      err instanceof ConfigError && /API_KEYS_FILE .*missing cannot be read \(ENOENT\)/.test(err.message))
+  })
+
+  test('TRUST_PROXY takes addresses and CIDRs only: "true" and "maybe" are refused naming the variable', () => {
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8,loopback' }).trustProxy, ['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8', 'loopback'])
+    assert.equal(loadConfig({}).trustProxy, false)
+    assert.throws(() => loadConfig({ TRUST_PROXY: 'true' }), refusal('TRUST_PROXY', /any client.*addresses or CIDRs/))
+    for (const bad of ['maybe', '10.0.0.0/33', '10.0.0.1/8/1', '1', ',']) {
+      assert.throws(() => loadConfig({ TRUST_PROXY: bad }), refusal('TRUST_PROXY', /addresses or CIDRs/), bad)
+    }
+  })
+
+  test('the server stops on PORT=1e4, PORT=80.5 and PORT= with one line naming the variable', () => {
+    for (const value of ['1e4', '80.5', '']) {
+      const run = start({ PORT: value })
+      assert.equal(run.status, 1, run.stderr)
+      const lines = run.stderr.trim().split('\n')
+      assert.equal(lines.length, 1, run.stderr)
+      assert.match(lines[0], /^Invalid configuration: PORT.*an integer from 1 to 65535/)
+    }
+  })
+})
+
+describe('a bad DATA_DIR', () => {
+  const opening = (dataDir: string): void => { openSqliteStore({ dataDir, feedRetentionMs: 1 }).close().catch(() => {}) }
+
+  test('a missing parent folder is named, and nothing is created', (t) => {
+    const dir = tempDir('plants-datadir')
+    t.after(dir.remove)
+    const wanted = join(dir.path, 'typo', 'data')
+    assert.throws(() => opening(wanted), /DATA_DIR .*typo\/data: its parent folder .*typo does not exist/)
+    assert.throws(() => opening(wanted)) // still missing: no tree was grown
+  })
+
+  test('a file where the folder should be, or a catalogue.db that is not a database, is named with the reason', (t) => {
+    const dir = tempDir('plants-datadir')
+    t.after(dir.remove)
+    const file = join(dir.path, 'file')
+    writeFileSync(file, 'x')
+    assert.throws(() => opening(file), /DATA_DIR .*\/file: is not a folder/)
+    const folder = join(dir.path, 'data')
+    mkdirSync(folder)
+    writeFileSync(join(folder, 'catalogue.db'), 'these are my notes, not a database')
+    assert.throws(() => opening(folder), /DATA_DIR .*\/data: catalogue\.db is not an SQLite database/)
+  })
+
+  test('a folder under /proc stops the start with the path and the reason (it used to hang in mkdir)', () => {
+    for (const dataDir of ['/proc/plants-data', '/proc/self']) {
+      const run = start({ DATA_DIR: dataDir })
+      assert.equal(run.status, 1, run.stderr)
+      assert.match(run.stderr.trim(), new RegExp(`^start-up failed: DATA_DIR ${dataDir}: the folder (cannot be created|is not writable) \\(E[A-Z]+\\)$`))
+    }
+  })
+
+  test('a read-only folder stops the start with the path and the reason', (t) => {
+    const dir = tempDir('plants-datadir')
+    t.after(dir.remove)
+    const folder = join(dir.path, 'data')
+    mkdirSync(folder)
+    chmodSync(folder, 0o555)
+    chmodSync(dir.path, 0o755)
+    // root writes anywhere: the service is run as nobody (as in production, an unprivileged user).
+    const as = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined
+    const run = start({ DATA_DIR: folder }, as)
+    assert.equal(run.status, 1, run.stderr)
+    assert.match(run.stderr.trim(), new RegExp(`^start-up failed: DATA_DIR ${folder}: the folder is not writable \\(EACCES\\)$`))
+  })
+})

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict'
+import net from 'node:net'
+import { describe, test } from 'node:test'
+import { buildApp } from '../src/app.js'
+import { testConfig } from '../src/config.js'
+import { StorageUnavailable } from '../src/store/plant-store.js'
+import { build } from './helpers/app.js'
+import { sqliteEngine } from './helpers/engines.js'
+import { logCollector } from './helpers/log-lines.js'
+import { send, startService } from './helpers/process.js'
+
+/** The value of one series in Prometheus text (0 when absent). */
+function value (text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `))
+  return line === undefined ? 0 : Number(line.slice(series.length + 1))
+}
+
+/** Sends raw bytes on a connection of its own and returns what came back before the close. */
+async function raw (port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.end(bytes))
+    let answer = ''
+    socket.on('data', (b: Buffer) => { answer += b.toString() })
+    socket.on('close', () => resolve(answer))
+    socket.on('error', reject)
+  })
+}
+
+describe('metrics', () => {
+  test('with WORKERS=2, /metrics counts the requests of every worker, whichever worker answers the scrape', async (t) => {
+    const service = await startService({ env: { WORKERS: '2', SHUTDOWN_GRACE_MS: '0' }, readyTimeoutMs: 60_000 })
+    t.after(() => service.stop())
+    // One connection a request: the primary hands connections to the workers in turn.
+    for (let i = 0; i < 10; i++) {
+      assert.equal((await send(service.url, { method: 'GET', path: '/v3/plant/999' })).status, 404)
+    }
+    const series = 'http_request_duration_seconds_count{method="GET",route="/v3/plant/:id",status_code="404"}'
+    for (let i = 0; i < 4; i++) {
+      const scrape = await send(service.url, { method: 'GET', path: '/metrics' })
+      assert.equal(scrape.status, 200)
+      assert.equal(value(scrape.body, series), 10, scrape.body.split('\n').filter((l) => l.includes('plant/:id')).join('\n'))
+      assert.ok(value(scrape.body, 'process_resident_memory_bytes') > 0)
+    }
+  })
+
+  test('storage failures are a series of their own, by engine and cause', async (t) => {
+    const store = await sqliteEngine.open()
+    const full = Object.assign(Object.create(store), {
+      create: async () => { throw new StorageUnavailable('sqlite: SQLITE_FULL', Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' })) },
+      get: async () => { throw new StorageUnavailable('postgres: no answer within 1500 ms') }
+    })
+    const app = await buildApp(testConfig(), { store: full })
+    t.after(async () => { await app.close(); await store.close() })
+    assert.equal((await app.inject({ method: 'POST', url: '/v3/plant', payload: { name: 'a' } })).statusCode, 503)
+    assert.equal((await app.inject({ method: 'POST', url: '/v3/plant', payload: { name: 'b' } })).statusCode, 503)
+    assert.equal((await app.inject({ method: 'GET', url: '/v3/plant/1' })).statusCode, 503)
+    const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
+    assert.equal(value(text, 'storage_errors_total{engine="sqlite",cause="SQLITE_FULL"}'), 2)
+    assert.equal(value(text, 'storage_errors_total{engine="sqlite",cause="timeout"}'), 1)
+  })
+
+  test('group-commit sizes are a histogram of writes per commit', async (t) => {
+    const { app } = await build(t, sqliteEngine)
+    const scrape = async (): Promise<string> => (await app.inject({ method: 'GET', url: '/metrics' })).body
+    const before = await scrape()
+    // Three writes in one turn of the event loop share one commit.
+    const answers = await Promise.all(['a', 'b', 'c'].map((name) => app.inject({ method: 'POST', url: '/v3/plant', payload: { name } })))
+    assert.ok(answers.every((a) => a.statusCode === 200))
+    const after = await scrape()
+    const delta = (series: string): number => value(after, series) - value(before, series)
+    assert.equal(delta('storage_commit_writes_sum{engine="sqlite"}'), 3)
+    assert.ok(delta('storage_commit_writes_count{engine="sqlite"}') >= 1)
+    assert.equal(delta('storage_commit_writes_bucket{le="+Inf",engine="sqlite"}'), delta('storage_commit_writes_count{engine="sqlite"}'))
+    assert.match(after, /# TYPE storage_commit_writes histogram/)
+  })
+
+  test('with keys configured /metrics needs one (Bearer, like writes); without keys it is open', async (t) => {
+    const secured = await build(t, sqliteEngine, { apiKeys: ['scrape-key'] })
+    for (const method of ['GET', 'HEAD'] as const) {
+      const anonymous = await secured.app.inject({ method, url: '/metrics' })
+      assert.equal(anonymous.statusCode, 401, method)
+      assert.equal(anonymous.headers['www-authenticate'], 'Bearer realm="plant-catalogue"')
+      assert.equal((await secured.app.inject({ method, url: '/metrics', headers: { authorization: 'Bearer wrong' } })).statusCode, 401)
+      assert.equal((await secured.app.inject({ method, url: '/metrics', headers: { authorization: 'Bearer scrape-key' } })).statusCode, 200)
+    }
+    assert.equal((await secured.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200, 'probes stay open')
+    const open = await build(t, sqliteEngine)
+    assert.equal((await open.app.inject({ method: 'GET', url: '/metrics' })).statusCode, 200)
+  })
+
+  test('requests the HTTP parser refuses (400, 431) are counted by code and logged with the client address', async (t) => {
+    const store = await sqliteEngine.open()
+    const log = logCollector()
+    const app = await buildApp(testConfig({ logLevel: 'info' }), { store, logStream: log.stream })
+    t.after(async () => { await app.close(); await store.close() })
+    await app.listen({ host: '127.0.0.1', port: 0 })
+    const { port } = app.server.address() as net.AddressInfo
+    const scrape = async (): Promise<string> => (await app.inject({ method: 'GET', url: '/metrics' })).body
+    const before = await scrape()
+    assert.match(await raw(port, 'NOT HTTP AT ALL\r\n\r\n'), /^HTTP\/1\.1 400 /)
+    assert.match(await raw(port, `GET /v3/plant HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`), /^HTTP\/1\.1 431 /)
+    const after = await scrape()
+    const delta = (code: string): number => value(after, `http_parser_refusals_total{code="${code}"}`) - value(before, `http_parser_refusals_total{code="${code}"}`)
+    assert.equal(delta('HPE_HEADER_OVERFLOW'), 1)
+    assert.equal([...after.matchAll(/^http_parser_refusals_total\{code="(HPE_INVALID_[A-Z_]+)"\} (\d+)$/gm)].length > 0, true, after)
+    const logged = log.lines().filter((l) => l.msg === 'request refused by the HTTP parser')
+    assert.equal(logged.length, 2)
+    assert.ok(logged.every((l) => l.level === 'info' && l.client === '127.0.0.1' && /^HPE_/.test(l.code)), JSON.stringify(logged))
+  })
+})
