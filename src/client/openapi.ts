@@ -27,7 +27,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: 503 while storage is unreachable or the service is shutting down */
+        /** Readiness: 503 while storage is unreachable (the detail says why) or the service is shutting down */
         get: operations["ready"];
         put?: never;
         post?: never;
