@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController } from 'fastify'
 import { decodeCursor, encodeCursor, type PlantQuery } from '../src/plants/query.js'
 import { Problem, problemBody } from '../src/http/problem.js'
+import { ref, registerComponents } from '../src/http/components.js'
 import { registerValidators } from '../src/http/validation.js'
 import { IdParams, ListQuery, NewPlant, PAGE_SIZE, Plant, PlantPage, PlantUpdate, type PlantFields } from '../src/plants/schemas.js'
 import { plantFor } from './plants.js'
@@ -22,25 +23,26 @@ const app = Fastify({
 }).withTypeProvider<TypeBoxTypeProvider>()
 // The service's Ajv settings (strict bodies, its schema keywords): validation is part of the stack's cost.
 registerValidators(app)
+registerComponents(app)
 
 const missing = problemBody(404, 'not-found', '')
 
-app.post('/v3/plant', { schema: { body: NewPlant, response: { 200: Plant } } }, async (request) => {
+app.post('/v3/plant', { schema: { body: ref(NewPlant), response: { 200: ref(Plant) } } }, async (request) => {
   const plant = { id: ++lastId, ...(request.body as PlantFields), photos: [] }
   plants.set(plant.id, plant)
   return plant
 })
-app.put('/v3/plant', { schema: { body: PlantUpdate, response: { 200: Plant, 404: Problem } } }, async (request, reply) => {
+app.put('/v3/plant', { schema: { body: ref(PlantUpdate), response: { 200: ref(Plant), 404: ref(Problem) } } }, async (request, reply) => {
   const body = { ...request.body as PlantUpdate & PlantFields, photos: [] }
   if (!plants.has(body.id)) return reply.code(404).send(missing)
   plants.set(body.id, body)
   return body
 })
-app.get('/v3/plant/:id', { schema: { params: IdParams, response: { 200: Plant, 404: Problem } } }, async (request, reply) => {
+app.get('/v3/plant/:id', { schema: { params: IdParams, response: { 200: ref(Plant), 404: ref(Problem) } } }, async (request, reply) => {
   const plant = plants.get(request.params.id)
   return plant ?? reply.code(404).send(missing)
 })
-app.get('/v3/plant', { schema: { querystring: ListQuery, response: { 200: PlantPage } } }, async (request) => {
+app.get('/v3/plant', { schema: { querystring: ListQuery, response: { 200: ref(PlantPage) } } }, async (request) => {
   const limit = request.query.limit ?? PAGE_SIZE
   const query: PlantQuery = { statuses: [], tags: [], terms: [], sort: 'id' }
   let id = decodeCursor(request.query.cursor, query)?.id ?? 0

@@ -10,6 +10,9 @@ import { FeedHub } from './feed/hub.js'
 import { changeRoutes } from './feed/routes.js'
 import { StreamLimits } from './feed/stream-limits.js'
 import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.js'
+import { registerComponents } from './http/components.js'
+import { apiIndexRoutes } from './http/api-index.js'
+import { corsOptions } from './http/cors.js'
 import { connectionTurns } from './http/connection-turns.js'
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
@@ -110,7 +113,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     done()
   })
   if (config.corsOrigins.length > 0) {
-    await app.register(cors, { origin: config.corsOrigins, exposedHeaders: ['etag', 'location', 'x-request-id', 'retry-after'] })
+    await app.register(cors, corsOptions(config.corsOrigins))
   }
   if (config.rateLimit > 0) {
     await app.register(rateLimit, {
@@ -125,7 +128,10 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   registerWriteAuth(app, keyHashes)
   registerAccessLog(app)
 
+  registerComponents(app)
   await app.register(swagger, {
+    // Components keep their names (Plant, Problem, …) instead of def-0, def-1.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` },
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -143,10 +149,11 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   app.get('/v3/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   const registry = registerMetrics(app)
-  const routeOptions = { store, secured: keyHashes.length > 0, rateLimited: config.rateLimit > 0 }
+  const routeOptions = { store }
   const hub = new FeedHub(store, app.log)
   registerFeedMetrics(registry, hub)
   app.decorate('feedHub', hub)
+  await app.register(apiIndexRoutes)
   await app.register(plantRoutes, routeOptions)
   await app.register(patchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)

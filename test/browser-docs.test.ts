@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { chromium } from 'playwright-core'
 import { listenOn } from '../scripts/lib/listening-service.js'
+import { picture } from './helpers/pictures.js'
 
 // Debian's Chromium, installed by .ci/run when missing. Without it the test says so as a skip.
 const CHROMIUM = '/usr/bin/chromium'
@@ -62,4 +63,36 @@ test('the docs page at /v3/docs adds a plant through "Try it out" in a real brow
   t.diagnostic(`screenshot: ${screenshot}`)
   assert.deepEqual(foreign, [], 'the docs page loads nothing from another origin')
   assert.deepEqual(errors, [])
+})
+
+test('the docs page at /v3/docs uploads a photo through "Try it out" (a file picker for the binary body)', {
+  skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium)`,
+  timeout: 120_000
+}, async (t) => {
+  const service = await listenOn(':memory:')
+  t.after(() => service.close())
+  const plant = await (await fetch(`${service.url}/v3/plant`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Photographed"}' })).json() as { id: number }
+  const profile = await mkdtemp(join(tmpdir(), 'plants-chromium-'))
+  t.after(() => rm(profile, { recursive: true, force: true }))
+  const browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS })
+  t.after(() => browser.close())
+  const file = join(profile, 'fern.png')
+  await writeFile(file, await picture('png', 3, 400))
+
+  const page = browser.pages()[0] ?? await browser.newPage()
+  await page.goto(`${service.url}/v3/docs`)
+  const operation = page.locator('#operations-plant-add-plant-photo')
+  await operation.locator('.opblock-summary').click()
+  await operation.getByRole('button', { name: 'Try it out' }).click()
+  await operation.locator('tr[data-param-name="id"] input').fill(String(plant.id))
+  await operation.locator('.opblock-section-request-body select').selectOption('image/png')
+  await operation.locator('input[type="file"]').setInputFiles(file)
+  await operation.getByRole('button', { name: 'Execute' }).click()
+
+  const live = operation.locator('.live-responses-table .response')
+  await live.first().waitFor()
+  assert.equal((await live.locator('.response-col_status').first().innerText()).trim(), '201')
+  const stored = await (await fetch(`${service.url}/v3/plant/${plant.id}`)).json() as { photos: Array<{ width: number }> }
+  assert.equal(stored.photos.length, 1)
+  assert.equal(stored.photos[0].width, 400)
 })

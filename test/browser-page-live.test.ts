@@ -34,9 +34,15 @@ for (const engine of ENGINES) {
       // allHeaders: Last-Event-ID is added by the network stack, after the page's own headers.
       void request.allHeaders().then((headers) => streams.push({ url: request.url(), lastEventId: headers['last-event-id'] }))
     })
+    const firstList = page.waitForResponse((r) => new URL(r.url()).pathname === '/v3/plant')
     await page.goto(staff.url + '/')
     await plantButton(page, 'Aloe').waitFor()
+    // The stream starts where the first page of the list left off: nothing between the two is missed.
+    const position = (await firstList).headers()['feed-position']
+    assert.match(position, /^\d+$/)
     await page.getByText('Live', { exact: true }).waitFor()
+    while (streams.length === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+    assert.equal(new URL(streams[0].url).searchParams.get('after'), position)
     assert.equal(await counts(page), '1 0 0')
 
     // Another till adds a plant and sells one: both show here, and the counts follow.

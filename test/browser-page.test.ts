@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
-import { mkdir, readFile } from 'node:fs/promises'
+import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import type { Browser, CDPSession, Page } from 'playwright-core'
 import { ENGINES } from './helpers/engines.js'
-import { buildPage, launchBrowser, NO_CHROMIUM, openStaffPage, OUTPUT, unexpectedErrors } from './helpers/staff-page.js'
+import { axe, buildPage, launchBrowser, NO_CHROMIUM, openStaffPage, OUTPUT, unexpectedErrors } from './helpers/staff-page.js'
 
 // The staff page at / in Debian's Chromium: what a visitor gets on first load (headers, weight,
 // nothing from elsewhere, accessibility, hostile data shown as text, both screen widths), and
@@ -28,18 +28,6 @@ async function countBytes (page: Page): Promise<{ session: CDPSession, total: ()
   let total = 0
   session.on('Network.loadingFinished', (event) => { total += event.encodedDataLength })
   return { session, total: () => total }
-}
-
-async function axe (page: Page): Promise<Array<{ id: string, impact: string, nodes: number, help: string }>> {
-  const source = await readFile(new URL('../node_modules/axe-core/axe.min.js', import.meta.url), 'utf8')
-  // Evaluated by the test's debugger connection, which the page's CSP does not govern (the page keeps its CSP).
-  await page.evaluate(source)
-  return page.evaluate(async () => {
-    const results = await (window as any).axe.run(document, { resultTypes: ['violations'] })
-    return results.violations
-      .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, help: v.help, targets: v.nodes.map((n: any) => n.target.join(' ')) }))
-  })
 }
 
 /** Waits until the list shows exactly these names, in this order. */

@@ -10,6 +10,7 @@ import { verifyBackup } from '../src/cli/backup.js'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { plants } from '../scripts/lib/cli-harness.js'
 import { listenOn } from '../scripts/lib/listening-service.js'
+import { picture } from './helpers/pictures.js'
 
 const run = promisify(execFile)
 const CLI = new URL('../src/cli/plants.ts', import.meta.url).pathname
@@ -40,6 +41,11 @@ test('a backup taken by another process during a write load is whole and holds e
       acknowledged.push(((await res.json()) as { id: number }).id)
     }
   }
+  // A photo stored before the backup travels with it.
+  const plant = await (await fetch(`${service.url}/v3/plant`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"photographed"}' })).json() as { id: number }
+  const upload = await fetch(`${service.url}/v3/plant/${plant.id}/photos`, { method: 'POST', headers: { 'content-type': 'image/png' }, body: new Uint8Array(await picture('png', 8, 600)) })
+  assert.equal(upload.status, 201)
+  const photo = (await upload.json()) as { urls: Record<string, string> }
   const writers = Array.from({ length: 16 }, (_, w) => writer(w))
   while (acknowledged.length < 100) await new Promise((resolve) => setTimeout(resolve, 10))
 
@@ -71,6 +77,9 @@ test('a backup taken by another process during a write load is whole and holds e
   t.after(() => again.close())
   const res = await fetch(`${again.url}/v3/plant/${before[0]}`)
   assert.equal(res.status, 200)
+  assert.match(stdout, /3 photo files/)
+  assert.equal(check.photoFiles, 3)
+  for (const url of Object.values(photo.urls)) assert.equal((await fetch(`${again.url}${url}`)).status, 200, `${url} after restore`)
   const added = await fetch(`${again.url}/v3/plant`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"after restore"}' })
   assert.ok(((await added.json()) as { id: number }).id > check.maxId, 'ids carry on after the restored ones')
 })

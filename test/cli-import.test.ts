@@ -111,7 +111,7 @@ test('JSON Lines: each line is an add-plant body; bad JSON, non-objects and unkn
     `4: not valid JSON: ${jsonError('{"name":')}`,
     '5: must be a JSON object',
     '7: /__proto__ is not a known field',
-    '8: /tags must be array'
+    '8: /tags must be an array'
   ])
   assert.match(result.stderr, /id members in .* are ignored/)
   assert.deepEqual((await catalogueOf(dataDir)).map(({ id, name, category, tags, status }) => ({ id, name, category, tags, status })), [

@@ -7,10 +7,20 @@ import { openPostgresStore } from '../src/store/postgres/postgres-plant-store.js
 import type { PlantStore } from '../src/store/plant-store.js'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { plants } from '../scripts/lib/cli-harness.js'
+import { processImage } from '../src/photos/images.js'
+import type { NewPhoto } from '../src/photos/schemas.js'
 import { freshSchema, TEST_DATABASE_URL } from './helpers/postgres-engine.js'
+import { picture } from './helpers/pictures.js'
 
 const DAY = 86_400_000
 const all = (store: PlantStore) => store.list({ afterId: 0, limit: 100_000 })
+
+async function photoOf (bytes: Buffer, id: string): Promise<NewPhoto> {
+  const p = await processImage(bytes, 'image/png')
+  const files = [p.thumb, p.display, p.full]
+  const [thumb, display, full] = files.map((f) => `/v3/photos/${f.name}`)
+  return { photo: { id, width: p.width, height: p.height, urls: { thumb, display, full } }, files }
+}
 
 test('migrate copies a catalogue into PostgreSQL with ids, versions, the id sequence, the feed and idempotency keys, and verifies it', {
   skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set (.ci/run sets it when PostgreSQL is installed)'
@@ -25,6 +35,12 @@ test('migrate copies a catalogue into PostgreSQL with ids, versions, the id sequ
   for (let i = 0; i < 1200; i++) await sqlite.create({ name: `Plant ${i}`, category: i % 2 ? null : 'even', tags: i % 3 ? [] : ['third'], status: 'sold' })
   await sqlite.update(kept.plant.id, { name: 'Monstera deliciosa', category: 'indoor', tags: ['large'], status: 'sold' })
   await sqlite.update(kept.plant.id, { name: 'Monstera deliciosa', category: 'indoor', tags: ['large', 'rare'], status: 'sold' })
+  // Photos: one picture on two plants (its three files counted twice), another on one.
+  const shared = await photoOf(await picture('png', 1, 300), 'sharedsharedshar')
+  await sqlite.addPhoto(kept.plant.id, shared)
+  await sqlite.addPhoto(2, { ...shared, photo: { ...shared.photo, id: 'sharedsecondcopy' } })
+  const own = await photoOf(await picture('png', 2, 300), 'ownownownownownx')
+  await sqlite.addPhoto(2, own)
   const last = (await all(sqlite)).at(-1)!
   await sqlite.remove(last.id) // the highest id is gone, but must never be handed out again
   const source = await all(sqlite)
@@ -36,6 +52,7 @@ test('migrate copies a catalogue into PostgreSQL with ids, versions, the id sequ
   const result = await plants(['migrate', '--to', scratch.url, '--data-dir', dataDir, '--batch-size', '500'])
   assert.equal(result.code, 0, result.stderr)
   assert.match(result.stdout, /plants +1,201 \(last id handed out 1202\)/)
+  assert.match(result.stdout, /photo files +6\n/)
   assert.match(result.stdout, /verified/)
 
   const pg = await openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 7 * DAY })
@@ -45,6 +62,12 @@ test('migrate copies a catalogue into PostgreSQL with ids, versions, the id sequ
   assert.deepEqual(await pg.list({ afterId: 0, limit: 10, tags: ['rare'] }), source.filter((p) => p.tags.includes('rare')), 'tag index rebuilt')
   assert.deepEqual((await pg.list({ afterId: 0, limit: 10, tags: ['t\u0000'] })).map((p) => p.id), [2], 'strings with U+0000 filter as on SQLite')
   assert.deepEqual(await pg.changes(0, 10_000), feed, 'the change feed, with its sequence numbers')
+  for (const file of [...shared.files, ...own.files]) assert.deepEqual(Buffer.from((await pg.photoFile(file.name))!), file.bytes, file.name)
+  // The reference counts came along: removing one of the two copies keeps the shared files.
+  await pg.removePhoto(2, 'sharedsecondcopy')
+  assert.ok(await pg.photoFile(shared.files[0].name))
+  await pg.removePhoto(kept.plant.id, 'sharedsharedshar')
+  assert.equal(await pg.photoFile(shared.files[0].name), undefined)
   const replay = await pg.create({ name: 'Monstera', category: 'indoor', tags: ['large', 'green'], status: 'available' }, claim)
   assert.equal(replay.replayed, true)
   assert.equal(replay.plant.id, kept.plant.id)

@@ -14,6 +14,9 @@ test('the typed client drives every documented operation against a listening ser
   const client = createPlantClient({ baseUrl: service.url })
   client.use({ onRequest: ({ request, schemaPath }) => { exercised.add(`${request.method} ${schemaPath}`) } })
 
+  // api-index: where the docs, the document and the API are
+  assert.equal((await client.GET('/v3')).data?.openapi, '/v3/openapi.json')
+
   // health and ready
   assert.deepEqual((await client.GET('/healthz')).data, { status: 'ok' })
   assert.deepEqual((await client.GET('/readyz')).data, { status: 'ready' })

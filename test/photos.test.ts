@@ -178,6 +178,24 @@ for (const engine of ENGINES) {
       }
     })
 
+    test('uploads past the queue (1 processing, 8 waiting) are refused at once with 503 and Retry-After; the places come back', async (t) => {
+      const app = await build(t, engine)
+      const plants = await Promise.all(Array.from({ length: 3 }, () => app.add()))
+      const big = await picture('png', 9, 800)
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => upload(app, plants[i % 3].id, big, 'image/png')))
+      const statuses = answers.map((r) => r.statusCode)
+      const busy = answers.filter((r) => r.statusCode === 503)
+      assert.equal(statuses.filter((s) => s === 201).length, 9, statuses.join(' '))
+      assert.equal(busy.length, 11, statuses.join(' '))
+      assert.equal(busy[0].headers['retry-after'], '2')
+      assert.equal(busy[0].json().type, '/v3/problems/images-busy')
+      assert.equal((await upload(app, plants[0].id, big, 'image/png')).statusCode, 201)
+      const metrics = (await app.request({ method: 'GET', url: '/metrics' })).body
+      assert.match(metrics, /photo_uploads_refused_total\{reason="busy"\} 11/)
+      assert.match(metrics, /photo_processing_seconds_count 10/)
+      assert.match(metrics, /photo_queue\{state="admitted"\} 0/)
+    })
+
     test('a decompression bomb (64 megapixels in 8 KB) is refused from its header: fast next to a real picture, memory flat', async (t) => {
       const app = await build(t, engine)
       const plant = await app.add()

@@ -123,6 +123,8 @@ for (const engine of ENGINES) {
       const inventory = async (): Promise<unknown> => (await api.request({ method: 'GET', url: '/v3/store/inventory' })).json()
       assert.deepEqual(await inventory(), { available: 0, pending: 0, sold: 0 })
       const a = await api.add({ name: 'A' })
+      // Like every read of plants, it says which change of the feed it reflects.
+      assert.equal((await api.request({ method: 'GET', url: '/v3/store/inventory' })).headers['feed-position'], '1')
       const b = await api.add({ name: 'B', status: 'pending' })
       assert.deepEqual(await inventory(), { available: 1, pending: 1, sold: 0 })
       await api.request({ method: 'PUT', url: '/v3/plant', payload: { id: a.id, name: 'A', status: 'sold' } })
@@ -133,6 +135,10 @@ for (const engine of ENGINES) {
       await api.request({ method: 'PATCH', url: `/v3/plant/${a.id}`, payload: { status: 'pending' } })
       await api.request({ method: 'PUT', url: '/v3/plant', headers: { 'if-match': '"0.0"' }, payload: { id: b.id, name: 'B', status: 'pending' } })
       assert.deepEqual(await inventory(), { available: 0, pending: 0, sold: 1 })
+      // Each new route has its own latency series in /metrics.
+      const metrics = (await api.request({ method: 'GET', url: '/metrics' })).body
+      assert.match(metrics, /http_request_duration_seconds_count\{method="GET",route="\/v3\/store\/inventory",status_code="200"\} \d+/)
+      assert.match(metrics, /http_request_duration_seconds_count\{method="PATCH",route="\/v3\/plant\/:id",status_code="200"\} 1/)
     })
   })
 }

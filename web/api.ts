@@ -4,7 +4,7 @@ import { askKey, forgetKey, keyRequired, storedKey } from './key.js'
 // carrying the contract's problem body, so each caller can say plainly what went wrong.
 
 export interface Photo { id: string, width: number, height: number, urls: { thumb: string, display: string, full: string } }
-export interface Plant { id: number, name: string, category: string | null, tags: string[], status: string, photos?: Photo[] }
+export interface Plant { id: number, name: string, category: string | null, tags: string[], status: string, photos: Photo[] }
 export interface Change { seq: number, kind: 'created' | 'updated' | 'deleted', id: number, version: number, plant: Plant | null }
 export interface FieldError { path: string, message: string }
 export interface Problem { type: string, title: string, status: number, detail?: string, errors?: FieldError[], requestId?: string }

@@ -40,6 +40,8 @@ let base: { plant: Plant, etag: string } | undefined
 let origin: Fields = { name: '', category: null, tags: [], status: 'available' }
 let opener: HTMLElement | undefined
 let busy = false
+/** The open plant was deleted elsewhere: nothing more can be saved to it. */
+let gone = false
 /** One Idempotency-Key per plant being added, so a retried POST never adds it twice. */
 let creation: { body: string, key: string } | undefined
 let events: EditorEvents
@@ -107,11 +109,12 @@ function showFieldErrors (err: ApiError): boolean {
 }
 
 function setMode (plant: Plant | undefined): void {
+  gone = false
+  for (const button of [saveButton, soldButton, deleteButton]) button.disabled = false
   title.textContent = plant === undefined ? 'Add a plant' : 'Edit plant'
   soldButton.hidden = plant === undefined
   deleteButton.hidden = plant === undefined
   saveButton.textContent = plant === undefined ? 'Add plant' : 'Save'
-  saveButton.disabled = false
   showPhotos(plant)
 }
 
@@ -173,13 +176,12 @@ async function save (): Promise<void> {
       base = { plant, etag: etag ?? '' }
       setMode(plant)
       fill(plant)
-      say(statusBox, plant.photos === undefined ? 'Plant added.' : 'Plant added. You can add photos now.')
+      say(statusBox, 'Plant added. You can add photos now.')
       events.written(`Added “${plant.name}”.`)
     } else {
       const { body: plant } = await api<Plant>('PATCH', `/v3/plant/${base.plant.id}`, {
         body: patch, contentType: 'application/merge-patch+json', ifMatch: base.etag
       })
-      base = undefined
       close()
       events.written(`Saved “${plant.name}”.`)
     }
@@ -187,17 +189,13 @@ async function save (): Promise<void> {
     await refused(err)
   } finally {
     busy = false
-    saveButton.disabled = false
+    saveButton.disabled = gone
   }
 }
 
 async function refused (err: unknown): Promise<void> {
   if (err instanceof ApiError && err.status === 412 && base !== undefined) return showConflict()
-  if (err instanceof ApiError && err.status === 404 && base !== undefined) {
-    say(alertBox, `${describe(err)} What you typed is still here; close the dialog to go back to the list.`)
-    saveButton.disabled = true
-    return
-  }
+  if (err instanceof ApiError && err.status === 404 && base !== undefined) return markGone(describe(err))
   if (err instanceof ApiError && (err.status === 400 || err.status === 405) && showFieldErrors(err)) {
     say(alertBox, 'Please correct the fields marked below.')
     return
@@ -235,15 +233,17 @@ async function showConflict (): Promise<void> {
   conflict.focus()
 }
 
+function markGone (why: string): void {
+  gone = true
+  say(alertBox, `${why} What you typed is still here; close the dialog to go back to the list.`)
+  for (const button of [saveButton, soldButton, deleteButton]) button.disabled = true
+}
+
 /** A change to the open plant arrived from elsewhere (or our own photo work came back). */
 export async function refresh (change?: Change): Promise<void> {
   if (base === undefined || !dialog.open) return
   if (change !== undefined && change.id !== base.plant.id) return
-  if (change?.kind === 'deleted') {
-    say(alertBox, 'This plant was just deleted by someone else. What you typed is still here; close the dialog to go back to the list.')
-    saveButton.disabled = true
-    return
-  }
+  if (change?.kind === 'deleted') return markGone('This plant was just deleted by someone else.')
   let fresh: { body: Plant, etag: string | null }
   try {
     fresh = await api<Plant>('GET', `/v3/plant/${base.plant.id}`)

@@ -19,10 +19,10 @@ const status = byId('photo-status')
 const alert = byId('photo-alert')
 let events: PhotoEvents
 
-/** Shows the plant's photos; hides the section when the service keeps no photos (no `photos` member). */
+/** Shows the plant's photos; none while a new plant is not added yet. */
 export function showPhotos (plant: Plant | undefined): void {
-  section.hidden = plant?.photos === undefined
-  if (plant?.photos === undefined) return
+  section.hidden = plant === undefined
+  if (plant === undefined) return
   const count = plant.photos.length
   listing.replaceChildren(...plant.photos.map((photo, i) => {
     const label = count === 1 ? 'the photo' : `photo ${i + 1}`

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import Database from 'better-sqlite3'
+import { DANGLING_PHOTO_FILES } from '../store/sqlite/photo-writes.js'
 import { databaseFile, locate } from './catalogue.js'
 import { CommandFailed, formatDuration, plural, UsageError, type Command, type Io } from './command.js'
 
@@ -8,7 +9,8 @@ export const backupCommand: Command = {
   name: 'backup',
   usage: `Usage: plants backup FILE [options]
 
-Copies the data folder's catalogue.db to FILE while the service keeps serving. The copy is one
+Copies the data folder's catalogue.db to FILE while the service keeps serving; the photos are in
+it (their files are rows of the same database), so the backup and a restore carry them. The copy is one
 snapshot (VACUUM INTO inside a single read transaction): it holds every write acknowledged before
 the backup began, and writers are not blocked while it is made. The copy is checked with
 PRAGMA integrity_check, flushed to disk, and only then given its name, so FILE is either a whole,
@@ -67,7 +69,7 @@ async function runBackup (values: Record<string, any>, positionals: string[], io
     renameSync(partial, target)
     flush(dirname(target))
     io.stdout.write(`backed up the data folder ${dataDir} to ${target} in ${formatDuration(Date.now() - started)}: ` +
-      `${plural(check.plants, 'plant')}${check.plants > 0 ? ` (ids up to ${check.maxId})` : ''}, ` +
+      `${plural(check.plants, 'plant')}${check.plants > 0 ? ` (ids up to ${check.maxId})` : ''}, ${plural(check.photoFiles, 'photo file')}, ` +
       `${(statSync(target).size / 1048576).toFixed(1)} MB, integrity ok\n`)
     return 0
   } catch (err) {
@@ -77,7 +79,7 @@ async function runBackup (values: Record<string, any>, positionals: string[], io
   }
 }
 
-export interface BackupCheck { plants: number, maxId: number, userVersion: number }
+export interface BackupCheck { plants: number, maxId: number, userVersion: number, photoFiles: number }
 
 /** Opens a backup read-only and proves it whole: integrity_check must answer a single "ok". */
 export function verifyBackup (file: string): BackupCheck {
@@ -88,7 +90,12 @@ export function verifyBackup (file: string): BackupCheck {
       throw new CommandFailed(`the copy fails PRAGMA integrity_check: ${problems.slice(0, 5).map((p) => p.integrity_check).join('; ')}`)
     }
     const { plants, maxId } = db.prepare('SELECT count(*) AS plants, coalesce(max(id), 0) AS maxId FROM plants').get() as { plants: number, maxId: number }
-    return { plants, maxId, userVersion: db.pragma('user_version', { simple: true }) as number }
+    // Photos ride in the same file (BLOB rows); every photo a plant names must have its files.
+    const hasPhotos = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'photo_files'").get() !== undefined
+    const photoFiles = hasPhotos ? db.prepare('SELECT count(*) FROM photo_files').pluck().get() as number : 0
+    const dangling = hasPhotos ? db.prepare(DANGLING_PHOTO_FILES).pluck().get() as number : 0
+    if (dangling > 0) throw new CommandFailed(`the copy names ${plural(dangling, 'photo file')} it does not hold`)
+    return { plants, maxId, userVersion: db.pragma('user_version', { simple: true }) as number, photoFiles }
   } finally {
     db.close()
   }

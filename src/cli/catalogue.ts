@@ -5,7 +5,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { PlantClient } from '../client/plant-client.js'
 type ClientModule = typeof import('../client/plant-client.js')
 import type { Config } from '../config.js'
+import { nameKey } from '../plants/name-key.js'
+import type { PlantQuery } from '../plants/query.js'
 import type { Plant, PlantFields } from '../plants/schemas.js'
+import { listSql } from '../store/sqlite/list-query.js'
 import { toRecord, type PlantStore } from '../store/plant-store.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
 import { reasonOf } from './network-reason.js'
@@ -29,8 +32,8 @@ export interface NewRow { fields: PlantFields, line: number }
 export interface Catalogue {
   /** For messages: "data folder ./data" or "service http://…". */
   readonly where: string
-  /** Every plant in id order, one keyset page at a time: memory stays flat at any size. */
-  pages (pageSize: number): AsyncGenerator<Plant[]>
+  /** Every plant in id order (or those `query` finds, in its order), one keyset page at a time: memory stays flat at any size. */
+  pages (pageSize: number, query?: PlantQuery): AsyncGenerator<Plant[]>
   /** Adds the rows; a row the catalogue refuses is an outcome, a failure of the catalogue throws. */
   createAll (rows: NewRow[]): Promise<CreateOutcome[]>
   close (): Promise<void>
@@ -124,13 +127,14 @@ export const emptyCatalogue = (where: string): Catalogue => ({
 export class StoreCatalogue implements Catalogue {
   constructor (readonly store: PlantStore, readonly where: string, private readonly busy: (err: unknown) => boolean) {}
 
-  async * pages (pageSize: number): AsyncGenerator<Plant[]> {
-    let afterId = 0
+  async * pages (pageSize: number, query?: PlantQuery): AsyncGenerator<Plant[]> {
+    let after: { id: number, key?: string } = { id: 0 }
     for (;;) {
-      const page = await this.store.list({ afterId, limit: pageSize })
+      const page = await this.store.list({ ...query, afterId: after.id, afterKey: after.key, limit: pageSize })
       if (page.length === 0) return
       yield page.map(toRecord)
-      afterId = page[page.length - 1].id
+      const last = page[page.length - 1]
+      after = { id: last.id, key: nameKey(last.name) }
     }
   }
 
@@ -165,7 +169,11 @@ export class SnapshotCatalogue implements Catalogue {
     this.db.pragma('cache_size = -2000')
   }
 
-  async * pages (pageSize: number): AsyncGenerator<Plant[]> {
+  async * pages (pageSize: number, query?: PlantQuery): AsyncGenerator<Plant[]> {
+    if (query) {
+      yield * this.found(pageSize, query)
+      return
+    }
     const page = this.db.prepare<[number, number], { id: number, name: string, category: string | null, tags: string, status: string, photos: string }>(
       'SELECT id, name, category, tags, status, photos FROM plants WHERE id > ? ORDER BY id LIMIT ?')
     this.db.prepare('BEGIN').run()
@@ -176,6 +184,25 @@ export class SnapshotCatalogue implements Catalogue {
         if (rows.length === 0) return
         yield rows.map((r) => ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags) as string[], status: r.status, photos: JSON.parse(r.photos) }))
         afterId = rows[rows.length - 1].id
+      }
+    } finally {
+      if (this.db.inTransaction) this.db.prepare('COMMIT').run()
+    }
+  }
+
+  /** The store's own list query, walked in one snapshot; an export has no time limit, so its guard never stops it. */
+  private async * found (pageSize: number, query: PlantQuery): AsyncGenerator<Plant[]> {
+    this.db.function('query_guard', { deterministic: false }, (_id: unknown) => 1)
+    this.db.prepare('BEGIN').run()
+    try {
+      let after: { id: number, key?: string } = { id: 0 }
+      for (;;) {
+        const { text, args } = listSql({ ...query, afterId: after.id, afterKey: after.key, limit: pageSize }, { kind: 'order' })
+        const rows = this.db.prepare(text).all(...args) as Array<{ id: number, name: string, category: string | null, tags: string, status: string, photos: string }>
+        if (rows.length === 0) return
+        yield rows.map((r) => ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags) as string[], status: r.status, photos: JSON.parse(r.photos) }))
+        const last = rows[rows.length - 1]
+        after = { id: last.id, key: nameKey(last.name) }
       }
     } finally {
       if (this.db.inTransaction) this.db.prepare('COMMIT').run()
@@ -213,11 +240,16 @@ export class ServiceCatalogue implements Catalogue {
     this.client = lib.createPlantClient({ baseUrl: origin.origin, apiKey })
   }
 
-  async * pages (pageSize: number): AsyncGenerator<Plant[]> {
+  async * pages (pageSize: number, query?: PlantQuery): AsyncGenerator<Plant[]> {
     let cursor: string | undefined
+    const found = query && {
+      ...(query.statuses.length > 0 ? { status: query.statuses } : {}),
+      ...(query.terms.length > 0 ? { q: query.terms.join(' ') } : {}),
+      sort: query.sort
+    }
     for (;;) {
       const page = await withRetries(`reading ${this.where}`, async () => {
-        const { data, error, response } = await this.client.GET('/v3/plant', { params: { query: { limit: Math.min(pageSize, 500), cursor } } })
+        const { data, error, response } = await this.client.GET('/v3/plant', { params: { query: { ...found, limit: Math.min(pageSize, 500), cursor } } })
         this.answered = true
         if (data) return data
         throw this.failure(response, error)

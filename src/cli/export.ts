@@ -1,5 +1,6 @@
 import { once } from 'node:events'
 import { createWriteStream, renameSync, rmSync, type WriteStream } from 'node:fs'
+import type { PlantQuery } from '../plants/query.js'
 import type { Plant } from '../plants/schemas.js'
 import { locate, openCatalogue } from './catalogue.js'
 import { CommandFailed, FORMATS, oneOf, plural, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io } from './command.js'
@@ -25,6 +26,9 @@ With --output, the export is written beside FILE under a temporary name and give
 once whole: a failed export leaves no half-written FILE.
 
 Options:
+  --q TERMS            only plants whose name contains every term (as GET /v3/plant?q=)
+  --status STATUS      only plants of this status; repeat for any of several
+  --sort=ORDER         id, -id, name or -name (default id), as GET /v3/plant?sort=
   --format csv|jsonl   default: from --output's extension (.csv, .jsonl/.ndjson), else csv
   --output FILE        write to FILE instead of standard output
 ${TARGET_HELP}
@@ -32,6 +36,9 @@ ${TARGET_HELP}
   options: {
     ...TARGET_OPTIONS,
     format: { type: 'string' },
+    q: { type: 'string' },
+    status: { type: 'string', multiple: true },
+    sort: { type: 'string' },
     output: { type: 'string', short: 'o' }
   },
   run: runExport
@@ -43,6 +50,7 @@ async function runExport (values: Record<string, any>, positionals: string[], io
   // As import does: the file's extension names its format unless --format says otherwise.
   const explicit = oneOf('format', values.format, FORMATS, undefined)
   const format: Format = values.output === undefined ? explicit ?? 'csv' : formatOf(values.output, explicit)
+  const query = await findQuery(values)
   const catalogue = await openCatalogue(await locate(values, io), io, { readOnly: true })
   const partial = values.output === undefined ? undefined : `${values.output}.partial-${process.pid}`
   const out: NodeJS.WritableStream = partial === undefined ? io.stdout : createWriteStream(partial)
@@ -53,7 +61,7 @@ async function runExport (values: Record<string, any>, positionals: string[], io
   let pipeTags = 0
   try {
     if (format === 'csv') await write(out, 'id,name,category,tags,status,photos\n')
-    for await (const page of catalogue.pages(PAGE)) {
+    for await (const page of catalogue.pages(PAGE, query)) {
       if (failed) break
       let chunk = ''
       for (const plant of page) {
@@ -109,4 +117,20 @@ function csvLine (p: Plant): string {
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/
 function cell (value: string): string {
   return NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value
+}
+
+/** The same filters as GET /v3/plant, checked by the same rules; loaded only when one is given. */
+async function findQuery (values: Record<string, any>): Promise<PlantQuery | undefined> {
+  if (values.q === undefined && values.status === undefined && values.sort === undefined) return undefined
+  const { parseTerms, SORTS } = await import('../plants/query.js')
+  const statuses = (values.status ?? []) as string[]
+  for (const status of statuses) oneOf('status', status, ['available', 'pending', 'sold'], undefined)
+  let terms: string[]
+  try {
+    terms = parseTerms(values.q)
+  } catch (err) {
+    throw new UsageError(`--${(err as Error).message}`)
+  }
+  if (values.q !== undefined && [...values.q].length > 100) throw new UsageError('--q must be at most 100 characters')
+  return { statuses: [...new Set(statuses)] as PlantQuery['statuses'], tags: [], terms, sort: oneOf('sort', values.sort, SORTS, 'id')! }
 }

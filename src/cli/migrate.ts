@@ -16,11 +16,13 @@ export const migrateCommand: Command = {
 Copies the embedded catalogue of a data folder into PostgreSQL, as the PostgreSQL store keeps it:
 plants with their ids and versions (so ETags stay valid), the id sequence (an id handed out on
 SQLite, even one since deleted, is never handed out again), the change feed with its sequence
-numbers (clients resume where they were), and the Idempotency-Keys still remembered.
+numbers (clients resume where they were), the Idempotency-Keys still remembered, and the photos:
+each plant's list and every photo file (BLOB rows become bytea rows, so every instance serves them).
 
 The target's schema is created (or brought up to date) by the store's own migrations; the target
 must hold no catalogue yet. Everything is copied in one transaction, and before it commits the
-copy is verified: the number of plants, tags, changes and keys, the id and feed sequences, and a
+copy is verified: the number of plants, tags, changes, keys and photo files, the id and feed sequences, a
+digest of every photo file (name, references, bytes), and a
 digest of every plant read back from PostgreSQL must equal the source's. A failed check commits
 nothing.
 
@@ -41,14 +43,26 @@ Options:
   run: runMigrate
 }
 
-interface PlantRow { id: number, name: string, category: string | null, tags: string, status: string, version: number, created_at: number, updated_at: number }
-interface Counts { plants: number, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string }
+interface PlantRow { id: number, name: string, category: string | null, tags: string, status: string, version: number, photos: string, created_at: number, updated_at: number }
+interface Counts { plants: number, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string, photoFiles: number, fileDigest: string }
 
-/** A digest of every plant in id order, the same whichever engine the rows come from. */
+/** A digest of every plant in id order (its photo list included), the same whichever engine the rows come from. */
 class PlantDigest {
   private readonly hash = createHash('sha256')
-  add (id: number, name: string, category: string | null, tags: string[], status: string, version: number): void {
-    this.hash.update(JSON.stringify([id, name, category, tags, status, version])).update('\n')
+  add (id: number, name: string, category: string | null, tags: string[], status: string, version: number, photos: string): void {
+    this.hash.update(JSON.stringify([id, name, category, tags, status, version, photos])).update('\n')
+  }
+
+  hex (): string { return this.hash.digest('hex') }
+}
+
+/** A digest of every photo file in name order: its name, reference count and a hash of its bytes. */
+class FileDigest {
+  private readonly hash = createHash('sha256')
+  count = 0
+  add (name: string, refs: number, bytes: Uint8Array): void {
+    this.count++
+    this.hash.update(`${name}\t${refs}\t${createHash('sha256').update(bytes).digest('base64url')}\n`)
   }
 
   hex (): string { return this.hash.digest('hex') }
@@ -114,7 +128,8 @@ async function runMigrate (values: Record<string, any>, positionals: string[], i
       `  tags            ${expected.tags.toLocaleString('en')}\n` +
       `  changes         ${expected.changes.toLocaleString('en')} (feed head ${expected.feedHead}, floor ${expected.feedFloor})\n` +
       `  idempotency keys ${expected.keys.toLocaleString('en')}\n` +
-      '  verified: counts, sequences and a digest of every plant match the source\n')
+      `  photo files     ${expected.photoFiles.toLocaleString('en')}\n` +
+      '  verified: counts, sequences, a digest of every plant and of every photo file match the source\n')
     if (after > expected.feedHead) {
       io.stderr.write(`warning: ${plural(after - expected.feedHead, 'change')} reached the data folder after the snapshot and ${after - expected.feedHead === 1 ? 'is' : 'are'} not in PostgreSQL; stop the service's writes and migrate into an empty database again\n`)
       return 1
@@ -132,10 +147,10 @@ function sourceCounts (db: Database.Database): Counts {
   const seq = (name: string): number => (db.prepare('SELECT seq FROM sqlite_sequence WHERE name = ?').get(name) as { seq: number } | undefined)?.seq ?? 0
   const digest = new PlantDigest()
   let tags = 0
-  for (const r of db.prepare('SELECT id, name, category, tags, status, version FROM plants ORDER BY id').iterate() as IterableIterator<PlantRow>) {
+  for (const r of db.prepare('SELECT id, name, category, tags, status, version, photos FROM plants ORDER BY id').iterate() as IterableIterator<PlantRow>) {
     const list = JSON.parse(r.tags) as string[]
     tags += list.length
-    digest.add(r.id, r.name, r.category, list, r.status, r.version)
+    digest.add(r.id, r.name, r.category, list, r.status, r.version, r.photos)
   }
   const { plants, maxId } = one<{ plants: number, maxId: number }>('SELECT count(*) AS plants, coalesce(max(id), 0) AS maxId FROM plants')
   const { changes, maxSeq } = one<{ changes: number, maxSeq: number }>('SELECT count(*) AS changes, coalesce(max(seq), 0) AS maxSeq FROM changes')
@@ -148,21 +163,30 @@ function sourceCounts (db: Database.Database): Counts {
     lastId: Math.max(seq('plants'), maxId),
     feedHead: Math.max(seq('changes'), maxSeq),
     feedFloor: one<{ value: number }>("SELECT value FROM meta WHERE key = 'feed_floor'").value,
-    digest: digest.hex()
+    digest: digest.hex(),
+    ...sourceFiles(db)
   }
+}
+
+function sourceFiles (db: Database.Database): Pick<Counts, 'photoFiles' | 'fileDigest'> {
+  const files = new FileDigest()
+  for (const f of db.prepare('SELECT name, refs, bytes FROM photo_files ORDER BY name').iterate() as IterableIterator<{ name: string, refs: number, bytes: Buffer }>) {
+    files.add(f.name, f.refs, f.bytes)
+  }
+  return { photoFiles: files.count, fileDigest: files.hex() }
 }
 
 async function copy (db: Database.Database, client: pg.Client, expected: Counts, batchSize: number): Promise<void> {
   const insertPlants = `
-    INSERT INTO plants (id, name, category, tags, status, version, created_at, updated_at) OVERRIDING SYSTEM VALUE
-    SELECT id, name, category, tags, status, version, created_at, updated_at
-    FROM json_to_recordset($1::json) AS r(id bigint, name text, category text, tags text[], status text, version int, created_at bigint, updated_at bigint)`
+    INSERT INTO plants (id, name, category, tags, status, version, photos, created_at, updated_at) OVERRIDING SYSTEM VALUE
+    SELECT id, name, category, tags, status, version, photos, created_at, updated_at
+    FROM json_to_recordset($1::json) AS r(id bigint, name text, category text, tags text[], status text, version int, photos text, created_at bigint, updated_at bigint)`
   let batch: unknown[] = []
   const flush = async (): Promise<void> => {
     if (batch.length > 0) await client.query(insertPlants, [JSON.stringify(batch)])
     batch = []
   }
-  for (const r of db.prepare('SELECT id, name, category, tags, status, version, created_at, updated_at FROM plants ORDER BY id').iterate() as IterableIterator<PlantRow>) {
+  for (const r of db.prepare('SELECT id, name, category, tags, status, version, photos, created_at, updated_at FROM plants ORDER BY id').iterate() as IterableIterator<PlantRow>) {
     batch.push({
       ...r,
       name: toPostgresText(r.name),
@@ -173,6 +197,10 @@ async function copy (db: Database.Database, client: pg.Client, expected: Counts,
   }
   await flush()
   await client.query('INSERT INTO plant_tags (tag, plant_id) SELECT DISTINCT t, id FROM plants, unnest(tags) AS t')
+  // Photo files one at a time: each may be megabytes, and only one is held in memory.
+  for (const f of db.prepare('SELECT name, refs, bytes FROM photo_files ORDER BY name').iterate() as IterableIterator<{ name: string, refs: number, bytes: Buffer }>) {
+    await client.query('INSERT INTO photo_files (name, refs, bytes) VALUES ($1, $2, $3)', [f.name, f.refs, f.bytes])
+  }
 
   // Change records and stored answers are JSON text, which escapes U+0000: they are copied as they are.
   const insertChanges = `
@@ -219,11 +247,11 @@ async function targetCounts (client: pg.Client): Promise<Counts> {
   const digest = new PlantDigest()
   let afterId = 0
   for (;;) {
-    const { rows } = await client.query<{ id: string, name: string, category: string | null, tags: string[], status: string, version: number }>(
-      'SELECT id, name, category, tags, status, version FROM plants WHERE id > $1 ORDER BY id LIMIT 5000', [afterId])
+    const { rows } = await client.query<{ id: string, name: string, category: string | null, tags: string[], status: string, version: number, photos: string }>(
+      'SELECT id, name, category, tags, status, version, photos FROM plants WHERE id > $1 ORDER BY id LIMIT 5000', [afterId])
     if (rows.length === 0) break
     for (const r of rows) {
-      digest.add(Number(r.id), fromPostgresText(r.name), r.category === null ? null : fromPostgresText(r.category), r.tags.map(fromPostgresText), r.status, r.version)
+      digest.add(Number(r.id), fromPostgresText(r.name), r.category === null ? null : fromPostgresText(r.category), r.tags.map(fromPostgresText), r.status, r.version, r.photos)
     }
     afterId = Number(rows[rows.length - 1].id)
   }
@@ -236,8 +264,23 @@ async function targetCounts (client: pg.Client): Promise<Counts> {
     lastId: s.is_called ? Number(s.last_value) : 0,
     feedHead: Number(c.feed_head),
     feedFloor: Number(c.feed_floor),
-    digest: digest.hex()
+    digest: digest.hex(),
+    ...await targetFiles(client)
   }
+}
+
+/** The photo files read back from PostgreSQL, one at a time, in the same (byte) order as SQLite's. */
+async function targetFiles (client: pg.Client): Promise<Pick<Counts, 'photoFiles' | 'fileDigest'>> {
+  const files = new FileDigest()
+  let after = ''
+  for (;;) {
+    const { rows: [f] } = await client.query<{ name: string, refs: number, bytes: Buffer }>(
+      'SELECT name, refs, bytes FROM photo_files WHERE name COLLATE "C" > $1 ORDER BY name COLLATE "C" LIMIT 1', [after])
+    if (!f) break
+    files.add(f.name, f.refs, f.bytes)
+    after = f.name
+  }
+  return { photoFiles: files.count, fileDigest: files.hex() }
 }
 
 async function sequenceName (client: pg.Client): Promise<string> {

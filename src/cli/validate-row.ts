@@ -1,4 +1,4 @@
-import { fieldError, type AjvError } from '../http/error-handler.js'
+import { fieldErrors, type AjvError } from '../http/error-handler.js'
 import { bodyValidator } from '../http/validation.js'
 import { NewPlant, type PlantFields } from '../plants/schemas.js'
 
@@ -11,9 +11,6 @@ export type RowCheck = { ok: true, fields: PlantFields } | { ok: false, reason: 
 /** Validates (and defaults, in place) one candidate plant; the reason reads like the API's `detail`. */
 export function checkPlant (value: unknown): RowCheck {
   if (validate(value)) return { ok: true, fields: value }
-  const reason = (validate.errors ?? []).map((e) => {
-    const { path, message } = fieldError(e as AjvError)
-    return `${path || '(body)'} ${message}`
-  }).join('; ')
+  const reason = fieldErrors((validate.errors ?? []) as AjvError[]).map(({ path, message }) => `${path || '(body)'} ${message}`).join('; ')
   return { ok: false, reason }
 }

@@ -37,6 +37,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where the documentation, the OpenAPI document and the API are */
+        get: operations["api-index"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/photos/{file}": {
         parameters: {
             query?: never;
@@ -215,7 +232,168 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
+    schemas: {
+        /** @description Where the documentation and the API are. */
+        ApiIndex: {
+            /** @description The change feed, page by page. */
+            changes: string;
+            /** @description The interactive documentation page. */
+            docs: string;
+            /** @description The change feed as Server-Sent Events. */
+            events: string;
+            /** @description The number of plants of each status. */
+            inventory: string;
+            /** @description The OpenAPI 3.1 document. */
+            openapi: string;
+            /** @description The plant collection: find (GET), add (POST), update (PUT); each plant at plants/{id}. */
+            plants: string;
+            title: string;
+            /** @description The version of the API (the OpenAPI document's info.version). */
+            version: string;
+        };
+        /** @description One committed write, as the feed tells it. */
+        Change: {
+            id: number;
+            /** @enum {string} */
+            kind: "created" | "updated" | "deleted";
+            /** @description The record after the change; null for a delete. */
+            plant: components["schemas"]["Plant"] | null;
+            /** @description Position in the feed: increasing, without gaps in what a client is sent. */
+            seq: number;
+            version: number;
+        };
+        /** @description Changes after a sequence number, oldest first. */
+        ChangePage: {
+            items: components["schemas"]["Change"][];
+            /** @description The `after` to send for the following page. */
+            next: number;
+        };
+        /** @description The number of plants of each status, exact at one moment. */
+        Inventory: {
+            available: number;
+            pending: number;
+            sold: number;
+        };
+        /** @description Details of the plant to add. Unknown members (an id included) and members given twice are invalid input. */
+        NewPlant: {
+            /**
+             * @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null.
+             * @default null
+             */
+            category?: string | null;
+            /** @description Name of the plant: 1–200 characters, no white space at either end (refused, not trimmed). */
+            name: string;
+            /**
+             * @description Sale status of the plant.
+             * @default available
+             * @enum {string}
+             */
+            status?: "available" | "pending" | "sold";
+            /**
+             * @description Up to 20 distinct labels.
+             * @default []
+             */
+            tags?: string[];
+        };
+        /** @description A photo of the plant. */
+        Photo: {
+            /** @description Height of the full picture, upright, in pixels. */
+            height: number;
+            /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
+            id: string;
+            /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
+            urls: {
+                /** @description WebP that fits 1280×1280. */
+                display: string;
+                /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
+                full: string;
+                /** @description WebP that fits 256×256. */
+                thumb: string;
+            };
+            /** @description Width of the full picture, upright, in pixels. */
+            width: number;
+        };
+        /** @description A stored plant. */
+        Plant: {
+            category: string | null;
+            /** @description Server-assigned identifier; increasing, never reused. */
+            id: number;
+            name: string;
+            /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
+            photos: components["schemas"]["Photo"][];
+            /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
+            status: string;
+            tags: string[];
+        };
+        /** @description One page of plants in the order asked for. */
+        PlantPage: {
+            items: components["schemas"]["Plant"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /** @description A JSON merge patch (RFC 7396) of a plant: only the members sent change; `{}` changes nothing. An id or unknown member is invalid input. */
+        PlantPatch: {
+            /** @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null. */
+            category?: string | null;
+            /** @description Name of the plant: 1–200 characters, no white space at either end (refused, not trimmed). */
+            name?: string;
+            /**
+             * @description Sale status of the plant.
+             * @enum {string}
+             */
+            status?: "available" | "pending" | "sold";
+            /** @description Up to 20 distinct labels. */
+            tags?: string[];
+        };
+        /** @description Updated details of the plant, named by id. Omitted optional fields take their defaults. A member given twice is invalid input; an id written with a fraction or exponent (1.0, 1e2) is an invalid id. */
+        PlantUpdate: {
+            /**
+             * @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null.
+             * @default null
+             */
+            category?: string | null;
+            /** @description Server-assigned identifier; increasing, never reused. */
+            id: number;
+            /** @description Name of the plant: 1–200 characters, no white space at either end (refused, not trimmed). */
+            name: string;
+            /**
+             * @description Sale status of the plant.
+             * @default available
+             * @enum {string}
+             */
+            status?: "available" | "pending" | "sold";
+            /**
+             * @description Up to 20 distinct labels.
+             * @default []
+             */
+            tags?: string[];
+        };
+        /** @description Problem details (RFC 9457), served as application/json. */
+        Problem: {
+            detail?: string;
+            errors?: {
+                message: string;
+                /** @description JSON pointer to the offending member of the request part. */
+                path: string;
+            }[];
+            requestId: string;
+            status: number;
+            title: string;
+            /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+            type: string;
+        };
+        /** @description What is running. */
+        Version: {
+            /** @description The version of the API this release serves: the OpenAPI document's info.version */
+            apiVersion: string;
+            /** @description The storage engine in use */
+            engine: "sqlite" | "postgres";
+            /** @description The database's schema version, read live: SQLite's user_version, or the highest PostgreSQL migration applied (a newer release starting beside this one may have raised it) */
+            schemaVersion: number;
+            /** @description The release of the service (its package version, as `plant-catalogue --version` prints it) */
+            version: string;
+        };
+    };
     responses: never;
     parameters: never;
     requestBodies: never;
@@ -233,9 +411,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The process answers */
             200: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -255,9 +435,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Storage answers and the service is not shutting down */
             200: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -276,19 +458,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "api-index": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Links to the docs page, the OpenAPI document and the API */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiIndex"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -339,22 +544,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -364,19 +557,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -389,19 +570,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -412,6 +581,7 @@ export interface operations {
                 category?: string;
                 /** @description The nextCursor of the previous page, sent with the same sort and filters. */
                 cursor?: string;
+                /** @description Plants a page: 1–500, default 50. */
                 limit?: number;
                 /** @description Search by name: 1–5 terms separated by white space, each of at least 3 characters; a plant matches when its name contains every term, ignoring case (JavaScript toLowerCase). Accents are not ignored: "cafe" does not find "Café". */
                 q?: string;
@@ -428,7 +598,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of plants; pass nextCursor back as cursor for the next */
             200: {
                 headers: {
                     /** @description The newest change (`seq`) this read already reflects (a little older at most, never newer): follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date. */
@@ -438,37 +608,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            category: string | null;
-                            /** @description Server-assigned identifier; increasing, never reused. */
-                            id: number;
-                            name: string;
-                            /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
-                            photos: {
-                                /** @description Height of the full picture, upright, in pixels. */
-                                height: number;
-                                /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
-                                id: string;
-                                /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
-                                urls: {
-                                    /** @description WebP that fits 1280×1280. */
-                                    display: string;
-                                    /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
-                                    full: string;
-                                    /** @description WebP that fits 256×256. */
-                                    thumb: string;
-                                };
-                                /** @description Width of the full picture, upright, in pixels. */
-                                width: number;
-                            }[];
-                            /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
-                            status: string;
-                            tags: string[];
-                        }[];
-                        /** @description Pass as `cursor` for the next page; null on the last page. */
-                        nextCursor: string | null;
-                    };
+                    "application/json": components["schemas"]["PlantPage"];
                 };
             };
             /** @description Invalid input */
@@ -479,22 +619,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -504,19 +632,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -529,19 +645,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -556,31 +660,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Updated details of the plant, named by id. Omitted optional fields take their defaults. */
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Free-form category, 1–100 characters, or null.
-                     * @default null
-                     */
-                    category?: string | null;
-                    /** @description Server-assigned identifier; increasing, never reused. */
-                    id: number;
-                    /** @description Name of the plant: 1–200 characters, not only white space. */
-                    name: string;
-                    /**
-                     * @description Sale status of the plant.
-                     * @default available
-                     * @enum {string}
-                     */
-                    status?: "available" | "pending" | "sold";
-                    /**
-                     * @description Up to 20 distinct labels, each 1–50 characters.
-                     * @default []
-                     */
-                    tags?: string[];
-                };
+                "application/json": components["schemas"]["PlantUpdate"];
             };
         };
         responses: {
@@ -596,33 +678,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        category: string | null;
-                        /** @description Server-assigned identifier; increasing, never reused. */
-                        id: number;
-                        name: string;
-                        /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
-                        photos: {
-                            /** @description Height of the full picture, upright, in pixels. */
-                            height: number;
-                            /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
-                            id: string;
-                            /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
-                            urls: {
-                                /** @description WebP that fits 1280×1280. */
-                                display: string;
-                                /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
-                                full: string;
-                                /** @description WebP that fits 256×256. */
-                                thumb: string;
-                            };
-                            /** @description Width of the full picture, upright, in pixels. */
-                            width: number;
-                        }[];
-                        /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
-                        status: string;
-                        tags: string[];
-                    };
+                    "application/json": components["schemas"]["Plant"];
                 };
             };
             /** @description Invalid ID supplied, or invalid input */
@@ -633,22 +689,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key (writes only, when keys are configured) */
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -658,19 +702,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Plant not found */
@@ -681,19 +713,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description If-Match does not match the current ETag */
@@ -704,19 +724,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Body larger than 64 KiB */
@@ -727,22 +735,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -752,19 +748,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -777,19 +761,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -804,29 +776,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Details of the plant to add. Unknown members (an id included) are invalid input. */
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Free-form category, 1–100 characters, or null.
-                     * @default null
-                     */
-                    category?: string | null;
-                    /** @description Name of the plant: 1–200 characters, not only white space. */
-                    name: string;
-                    /**
-                     * @description Sale status of the plant.
-                     * @default available
-                     * @enum {string}
-                     */
-                    status?: "available" | "pending" | "sold";
-                    /**
-                     * @description Up to 20 distinct labels, each 1–50 characters.
-                     * @default []
-                     */
-                    tags?: string[];
-                };
+                "application/json": components["schemas"]["NewPlant"];
             };
         };
         responses: {
@@ -842,36 +794,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        category: string | null;
-                        /** @description Server-assigned identifier; increasing, never reused. */
-                        id: number;
-                        name: string;
-                        /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
-                        photos: {
-                            /** @description Height of the full picture, upright, in pixels. */
-                            height: number;
-                            /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
-                            id: string;
-                            /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
-                            urls: {
-                                /** @description WebP that fits 1280×1280. */
-                                display: string;
-                                /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
-                                full: string;
-                                /** @description WebP that fits 256×256. */
-                                thumb: string;
-                            };
-                            /** @description Width of the full picture, upright, in pixels. */
-                            width: number;
-                        }[];
-                        /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
-                        status: string;
-                        tags: string[];
-                    };
+                    "application/json": components["schemas"]["Plant"];
                 };
             };
-            /** @description Missing or unknown API key (writes only, when keys are configured) */
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -881,19 +807,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Invalid input */
@@ -906,19 +820,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Body larger than 64 KiB */
@@ -929,19 +831,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Idempotency-Key reused with a different body */
@@ -952,22 +842,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -977,19 +855,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -1002,19 +868,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1046,33 +900,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        category: string | null;
-                        /** @description Server-assigned identifier; increasing, never reused. */
-                        id: number;
-                        name: string;
-                        /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
-                        photos: {
-                            /** @description Height of the full picture, upright, in pixels. */
-                            height: number;
-                            /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
-                            id: string;
-                            /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
-                            urls: {
-                                /** @description WebP that fits 1280×1280. */
-                                display: string;
-                                /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
-                                full: string;
-                                /** @description WebP that fits 256×256. */
-                                thumb: string;
-                            };
-                            /** @description Width of the full picture, upright, in pixels. */
-                            width: number;
-                        }[];
-                        /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
-                        status: string;
-                        tags: string[];
-                    };
+                    "application/json": components["schemas"]["Plant"];
                 };
             };
             /** @description Not modified: the plant still has the ETag in If-None-Match */
@@ -1094,19 +922,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Plant not found */
@@ -1117,22 +933,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1142,19 +946,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -1167,19 +959,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1211,22 +991,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key (writes only, when keys are configured) */
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -1236,19 +1004,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Plant not found */
@@ -1259,22 +1015,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1284,19 +1028,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -1309,19 +1041,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1339,35 +1059,10 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description A JSON merge patch (RFC 7396) of a plant: only the members sent change; `{}` changes nothing. An id or unknown member is invalid input. */
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Free-form category, 1–100 characters, or null. */
-                    category?: string | null;
-                    /** @description Name of the plant: 1–200 characters, not only white space. */
-                    name?: string;
-                    /**
-                     * @description Sale status of the plant.
-                     * @enum {string}
-                     */
-                    status?: "available" | "pending" | "sold";
-                    /** @description Up to 20 distinct labels, each 1–50 characters. */
-                    tags?: string[];
-                };
-                "application/merge-patch+json": {
-                    /** @description Free-form category, 1–100 characters, or null. */
-                    category?: string | null;
-                    /** @description Name of the plant: 1–200 characters, not only white space. */
-                    name?: string;
-                    /**
-                     * @description Sale status of the plant.
-                     * @enum {string}
-                     */
-                    status?: "available" | "pending" | "sold";
-                    /** @description Up to 20 distinct labels, each 1–50 characters. */
-                    tags?: string[];
-                };
+                "application/json": components["schemas"]["PlantPatch"];
+                "application/merge-patch+json": components["schemas"]["PlantPatch"];
             };
         };
         responses: {
@@ -1383,33 +1078,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        category: string | null;
-                        /** @description Server-assigned identifier; increasing, never reused. */
-                        id: number;
-                        name: string;
-                        /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
-                        photos: {
-                            /** @description Height of the full picture, upright, in pixels. */
-                            height: number;
-                            /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
-                            id: string;
-                            /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
-                            urls: {
-                                /** @description WebP that fits 1280×1280. */
-                                display: string;
-                                /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
-                                full: string;
-                                /** @description WebP that fits 256×256. */
-                                thumb: string;
-                            };
-                            /** @description Width of the full picture, upright, in pixels. */
-                            width: number;
-                        }[];
-                        /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
-                        status: string;
-                        tags: string[];
-                    };
+                    "application/json": components["schemas"]["Plant"];
                 };
             };
             /** @description Invalid ID supplied, or invalid input */
@@ -1420,22 +1089,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key (writes only, when keys are configured) */
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -1445,19 +1102,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Plant not found */
@@ -1468,19 +1113,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description If-Match does not match the current ETag */
@@ -1491,19 +1124,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Body larger than 64 KiB */
@@ -1514,22 +1135,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1539,19 +1148,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -1564,19 +1161,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1595,9 +1180,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "image/jpeg": unknown;
-                "image/png": unknown;
-                "image/webp": unknown;
+                "image/jpeg": string;
+                "image/png": string;
+                "image/webp": string;
             };
         };
         responses: {
@@ -1613,23 +1198,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Height of the full picture, upright, in pixels. */
-                        height: number;
-                        /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
-                        id: string;
-                        /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
-                        urls: {
-                            /** @description WebP that fits 1280×1280. */
-                            display: string;
-                            /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
-                            full: string;
-                            /** @description WebP that fits 256×256. */
-                            thumb: string;
-                        };
-                        /** @description Width of the full picture, upright, in pixels. */
-                        width: number;
-                    };
+                    "application/json": components["schemas"]["Photo"];
                 };
             };
             /** @description Invalid plant id, or the body is not a picture of the declared type, or is over 50 megapixels */
@@ -1640,22 +1209,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key (writes only, when keys are configured) */
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -1665,19 +1222,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Plant not found */
@@ -1688,19 +1233,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description The plant already has the most photos allowed */
@@ -1711,19 +1244,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description If-Match does not match the current ETag */
@@ -1734,19 +1255,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Body larger than 10 MiB */
@@ -1757,19 +1266,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Content-Type is not one the operation accepts */
@@ -1780,22 +1277,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1805,19 +1290,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Too many pictures in progress, or storage unavailable (see Retry-After) */
@@ -1830,19 +1303,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1879,22 +1340,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key (writes only, when keys are configured) */
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -1904,19 +1353,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Plant or photo not found */
@@ -1927,19 +1364,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description If-Match does not match the current ETag */
@@ -1950,22 +1375,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1975,19 +1388,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -2000,19 +1401,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -2022,6 +1411,7 @@ export interface operations {
             query?: {
                 /** @description The last sequence number the client has (a read's Feed-Position, or the last change applied); 0 for the beginning. Older than the retention or beyond the head: 410. */
                 after?: number;
+                /** @description Changes a page: 1–1000, default 100. */
                 limit?: number;
             };
             header?: never;
@@ -2030,52 +1420,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of changes; send next as after for the following page */
             200: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            id: number;
-                            /** @enum {string} */
-                            kind: "created" | "updated" | "deleted";
-                            /** @description The record after the change; null for a delete. */
-                            plant: {
-                                category: string | null;
-                                /** @description Server-assigned identifier; increasing, never reused. */
-                                id: number;
-                                name: string;
-                                /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
-                                photos: {
-                                    /** @description Height of the full picture, upright, in pixels. */
-                                    height: number;
-                                    /** @description The photo's id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}). */
-                                    id: string;
-                                    /** @description Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever. */
-                                    urls: {
-                                        /** @description WebP that fits 1280×1280. */
-                                        display: string;
-                                        /** @description The picture as uploaded (same format), turned upright, every metadata block removed. */
-                                        full: string;
-                                        /** @description WebP that fits 256×256. */
-                                        thumb: string;
-                                    };
-                                    /** @description Width of the full picture, upright, in pixels. */
-                                    width: number;
-                                }[];
-                                /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
-                                status: string;
-                                tags: string[];
-                            } | null;
-                            /** @description Position in the feed: increasing, without gaps in what a client is sent. */
-                            seq: number;
-                            version: number;
-                        }[];
-                        /** @description The `after` to send for the following page. */
-                        next: number;
-                    };
+                    "application/json": components["schemas"]["ChangePage"];
                 };
             };
             /** @description Invalid input */
@@ -2086,19 +1439,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description That point is older than the retention, or beyond the head */
@@ -2109,22 +1450,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -2134,19 +1463,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -2159,19 +1476,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -2194,6 +1499,8 @@ export interface operations {
             /** @description An endless text/event-stream */
             200: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2208,19 +1515,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description That point is older than the retention, or beyond the head */
@@ -2231,19 +1526,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Too many event streams from this client address (see Retry-After) */
@@ -2256,19 +1539,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Too many event streams on this instance, or storage unavailable (see Retry-After) */
@@ -2281,19 +1552,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -2307,7 +1566,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of plants of each status, exact at one moment. */
+            /** @description The counts of each status */
             200: {
                 headers: {
                     /** @description The newest change (`seq`) this read already reflects (a little older at most, never newer): follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date. */
@@ -2317,14 +1576,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        available: number;
-                        pending: number;
-                        sold: number;
-                    };
+                    "application/json": components["schemas"]["Inventory"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After) */
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -2334,19 +1589,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -2359,19 +1602,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -2385,22 +1616,28 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The running release, API and schema versions */
             200: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The version of the API this release serves: the OpenAPI document's info.version */
-                        apiVersion: string;
-                        /** @description The storage engine in use */
-                        engine: "sqlite" | "postgres";
-                        /** @description The database's schema version, read live: SQLite's user_version, or the highest PostgreSQL migration applied (a newer release starting beside this one may have raised it) */
-                        schemaVersion: number;
-                        /** @description The release of the service (its package version, as `plant-catalogue --version` prints it) */
-                        version: string;
-                    };
+                    "application/json": components["schemas"]["Version"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -2413,19 +1650,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                        errors?: {
-                            message: string;
-                            /** @description JSON pointer to the offending member of the request part. */
-                            path: string;
-                        }[];
-                        requestId: string;
-                        status: number;
-                        title: string;
-                        /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
-                        type: string;
-                    };
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
         };

@@ -66,7 +66,8 @@ export function uploadPhoto (client: PlantClient, plantId: number, picture: Blob
   const type = options.type ?? (picture instanceof Blob ? picture.type : '')
   return client.POST('/v3/plant/{id}/photos', {
     params: { path: { id: plantId }, header: options.ifMatch === undefined ? undefined : { 'if-match': options.ifMatch } },
-    body: picture,
+    // The document types a binary body as a string (format: binary); the bytes go as they are.
+    body: picture as unknown as string,
     // The picture goes as it is: the client's default would write it as JSON.
     bodySerializer: (body: unknown) => body as BodyInit,
     headers: { 'content-type': type }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { HttpProblem, problemResponses } from '../http/problem.js'
+import { ref } from '../http/components.js'
+import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { guardStatuses, type RouteOptions } from '../plants/routes.js'
 import { FeedGone, type PlantStore } from '../store/plant-store.js'
@@ -44,7 +45,7 @@ async function startOf (request: FastifyRequest, store: PlantStore): Promise<num
 /** The change feed: a catch-up page endpoint and a live Server-Sent Events stream over the same log. */
 export const changeRoutes: FastifyPluginAsyncTypebox<FeedRouteOptions> = async (app, options) => {
   const { store, hub, limits } = options
-  const guards = guardStatuses(options, false)
+  const guards = guardStatuses(false)
   app.get('/v3/plant/changes', {
     schema: {
       operationId: 'list-plant-changes',
@@ -54,7 +55,10 @@ export const changeRoutes: FastifyPluginAsyncTypebox<FeedRouteOptions> = async (
         'database): never an empty page that would make a client skip what comes next. A client that gets 410 reloads ' +
         'the list and follows the feed from the `Feed-Position` header of the first page it loads.',
       querystring: ChangesQuery,
-      response: { 200: ChangePage, ...problemResponses(...guards, 400, [410, 'That point is older than the retention, or beyond the head'], 503) }
+      response: {
+        200: { ...ref(ChangePage), description: 'A page of changes; send next as after for the following page', headers: HEADERS.requestId },
+        ...problemResponses(...guards, 400, [410, 'That point is older than the retention, or beyond the head'], 503)
+      }
     }
   }, async (request) => orGone(store.changes(request.query.after ?? 0, request.query.limit ?? CHANGES_PAGE_SIZE)))
 
@@ -79,7 +83,7 @@ export const changeRoutes: FastifyPluginAsyncTypebox<FeedRouteOptions> = async (
         'capped per instance (503) and per client address (429), both with Retry-After; a client that reads nothing for 30 s is cut off.',
       ...eventsSchema,
       response: {
-        200: { description: 'An endless text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        200: { description: 'An endless text/event-stream', headers: HEADERS.requestId, content: { 'text/event-stream': { schema: { type: 'string' } } } },
         ...problemResponses(...guards, 400, [410, 'That point is older than the retention, or beyond the head'],
           [429, 'Too many event streams from this client address (see Retry-After)'],
           [503, 'Too many event streams on this instance, or storage unavailable (see Retry-After)'])

@@ -1,20 +1,21 @@
 import { Type } from '@sinclair/typebox'
+import { component, ref } from '../http/components.js'
 import { Plant } from '../plants/schemas.js'
 
 const Seq = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
 
-export const Change = Type.Object({
+export const Change = component('Change', Type.Object({
   seq: Type.Integer({ minimum: 1, description: 'Position in the feed: increasing, without gaps in what a client is sent.' }),
   kind: Type.Unsafe<'created' | 'updated' | 'deleted'>({ type: 'string', enum: ['created', 'updated', 'deleted'] }),
   id: Type.Integer({ minimum: 1 }),
   version: Type.Integer({ minimum: 1 }),
-  plant: Type.Union([Plant, Type.Null()], { description: 'The record after the change; null for a delete.' })
-})
+  plant: Type.Union([ref(Plant), Type.Null()], { description: 'The record after the change; null for a delete.' })
+}, { description: 'One committed write, as the feed tells it.' }))
 
-export const ChangePage = Type.Object({
-  items: Type.Array(Change),
+export const ChangePage = component('ChangePage', Type.Object({
+  items: Type.Array(ref(Change)),
   next: Type.Integer({ minimum: 0, description: 'The `after` to send for the following page.' })
-})
+}, { description: 'Changes after a sequence number, oldest first.' }))
 
 export const CHANGES_PAGE_SIZE = 100
 
@@ -25,7 +26,7 @@ export const ChangesQuery = Type.Object({
     description: 'The last sequence number the client has (a read\'s Feed-Position, or the last change applied); 0 for the ' +
       'beginning. Older than the retention or beyond the head: 410.'
   }),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: CHANGES_PAGE_SIZE }))
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: CHANGES_PAGE_SIZE, description: 'Changes a page: 1–1000, default 100.' }))
 }, { additionalProperties: false })
 
 export const EventsQuery = Type.Object({

@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import {
   FeedGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, QueryTooSlow, StorageUnavailable, VersionMismatch
 } from '../store/plant-store.js'
+import { messageOf } from './messages.js'
 import { DuplicateMember } from './json-body.js'
 import { HttpProblem, problemBody, type FieldError, type ProblemCode } from './problem.js'
 
@@ -19,7 +20,9 @@ declare module 'fastify' {
   }
 }
 
-export interface AjvError { instancePath: string, keyword: string, message?: string, params: Record<string, unknown>, parentSchema?: Record<string, unknown> }
+export interface AjvError {
+  instancePath: string, keyword: string, message?: string, params: Record<string, unknown>, parentSchema?: Record<string, unknown>, schema?: unknown, data?: unknown
+}
 
 /** One place turns every error into the contract's body: 4xx detail shown, 5xx detail logged only. */
 export function registerErrorHandler (app: FastifyInstance): void {
@@ -113,7 +116,7 @@ function bodyMessage (code: string, message: string): string {
 }
 
 function validationProblem (errors: AjvError[], context: string | undefined, invalidStatus: number, idInBody: boolean): HttpProblem {
-  const fields = errors.map(fieldError)
+  const fields = fieldErrors(errors)
   if (context === 'params') return new HttpProblem(400, 'invalid-id', `${fields[0].path} ${fields[0].message}`, fields)
   const where = context === 'body' ? '' : `${context} `
   const detail = fields.map((f) => `${where}${f.path || '(body)'} ${f.message}`).join('; ')
@@ -128,15 +131,26 @@ function validationProblem (errors: AjvError[], context: string | undefined, inv
   return new HttpProblem(invalidStatus, 'invalid-input', detail, fields)
 }
 
+/**
+ * The errors as the contract names them, one a value where one says it all: the allowed values
+ * when there is a list of them, else the wrong type, else every rule broken.
+ */
+export function fieldErrors (errors: AjvError[]): FieldError[] {
+  const at = (keyword: string) => new Set(errors.filter((e) => e.keyword === keyword).map((e) => e.instancePath))
+  const listed = at('enum')
+  const mistyped = at('type')
+  return errors.filter((e) => listed.has(e.instancePath)
+    ? e.keyword === 'enum'
+    : !mistyped.has(e.instancePath) || e.keyword === 'type').map(fieldError)
+}
+
 /** One validation error as the contract names it: a JSON pointer and a message. */
 export function fieldError (e: AjvError): FieldError {
   if (e.keyword === 'required') return { path: `${e.instancePath}/${String(e.params.missingProperty)}`, message: 'is required' }
   if (e.keyword === 'additionalProperties') {
     return { path: `${e.instancePath}/${escapePointer(String(e.params.additionalProperty))}`, message: 'is not a known field' }
   }
-  const explained = e.parentSchema?.['x-pattern-message']
-  if (e.keyword === 'pattern' && typeof explained === 'string') return { path: e.instancePath, message: explained }
-  return { path: e.instancePath, message: e.message ?? 'is invalid' }
+  return { path: e.instancePath, message: messageOf(e) }
 }
 
 /**

@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { component, ref } from './components.js'
 
 // The one error body of the contract (RFC 9457 members plus `errors` and `requestId`).
-export const Problem = Type.Object({
+export const Problem = component('Problem', Type.Object({
   type: Type.String({ description: 'A URI reference naming the kind of problem; its last segment is the stable code.' }),
   title: Type.String(),
   status: Type.Integer(),
@@ -11,7 +12,7 @@ export const Problem = Type.Object({
     message: Type.String()
   }))),
   requestId: Type.String()
-}, { description: 'Problem details (RFC 9457), served as application/json.' })
+}, { description: 'Problem details (RFC 9457), served as application/json.' }))
 export type Problem = Static<typeof Problem>
 export type FieldError = { path: string, message: string }
 
@@ -63,7 +64,7 @@ export function problemBody (status: number, code: ProblemCode, requestId: strin
 
 const DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid input',
-  401: 'Missing or unknown API key (writes only, when keys are configured)',
+  401: 'Missing or unknown API key: writes only, and only when API keys are configured',
   404: 'Plant not found',
   405: 'Invalid input',
   410: 'That point of the feed is older than the retention',
@@ -72,7 +73,7 @@ const DESCRIPTIONS: Record<number, string> = {
   413: 'Body larger than 64 KiB',
   415: 'Content-Type is not one the operation accepts',
   422: 'Idempotency-Key reused with a different body',
-  429: 'Rate limit exceeded (see Retry-After)',
+  429: 'Rate limit exceeded (see Retry-After): only when a rate limit is set',
   503: 'Storage unavailable or shutting down (see Retry-After)'
 }
 
@@ -98,9 +99,9 @@ const PROBLEM_HEADERS: Record<number, object> = {
 }
 
 /** Response schemas for error statuses: a status, or [status, description] to name the route's meaning. */
-export function problemResponses (...statuses: Array<number | [number, string]>): Record<number, typeof Problem> {
+export function problemResponses (...statuses: Array<number | [number, string]>): Record<number, ReturnType<typeof ref<typeof Problem>>> {
   return Object.fromEntries(statuses.map((s) => {
     const [status, description] = Array.isArray(s) ? s : [s, DESCRIPTIONS[s]]
-    return [status, { ...Problem, description, headers: { ...HEADERS.requestId, ...PROBLEM_HEADERS[status] } }]
+    return [status, { ...ref(Problem), description, headers: { ...HEADERS.requestId, ...PROBLEM_HEADERS[status] } }]
   }))
 }

@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { sendProblem } from '../http/error-handler.js'
-import { HttpProblem, problemResponses } from '../http/problem.js'
+import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { StorageUnavailable, type PlantStore } from '../store/plant-store.js'
 
 const Health = Type.Object({ status: Type.String() })
+const alive = { ...Health, description: 'The process answers', headers: HEADERS.requestId }
+const ready = { ...Health, description: 'Storage answers and the service is not shutting down', headers: HEADERS.requestId }
 
 export interface Readiness {
   /** Set on SIGTERM: /readyz answers 503 so load balancers stop sending. */
@@ -40,7 +42,7 @@ export function unavailableReason (err: unknown): string {
 /** Liveness (the process answers) and readiness (storage answers, and we are not shutting down). */
 export const healthRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore, readiness: Readiness }> = async (app, { store, readiness }) => {
   app.get('/healthz', {
-    schema: { tags: ['operations'], operationId: 'health', summary: 'Liveness', response: { 200: Health } }
+    schema: { tags: ['operations'], operationId: 'health', summary: 'Liveness', response: { 200: alive } }
   }, async () => ({ status: 'ok' }))
 
   // Readiness changes are logged once each; a load balancer probing every second must not fill the log.
@@ -51,7 +53,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore, readin
       tags: ['operations'],
       operationId: 'ready',
       summary: 'Readiness: 503 while storage is unreachable (the detail says why) or the service is shutting down',
-      response: { 200: Health, ...problemResponses(503) }
+      response: { 200: ready, ...problemResponses(503) }
     }
   }, async (request, reply) => {
     if (readiness.draining) {

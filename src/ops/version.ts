@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { Gauge, type Registry } from 'prom-client'
-import { problemResponses } from '../http/problem.js'
+import { component, ref } from '../http/components.js'
+import { HEADERS, problemResponses } from '../http/problem.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { PACKAGE_VERSION } from '../version.js'
 
-const Version = Type.Object({
+const Version = component('Version', Type.Object({
   version: Type.String({ description: 'The release of the service (its package version, as `plant-catalogue --version` prints it)' }),
   apiVersion: Type.String({ description: "The version of the API this release serves: the OpenAPI document's info.version" }),
   engine: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')], { description: 'The storage engine in use' }),
@@ -13,7 +14,7 @@ const Version = Type.Object({
     description: "The database's schema version, read live: SQLite's user_version, or the highest PostgreSQL migration applied " +
       '(a newer release starting beside this one may have raised it)'
   })
-}, { title: 'Version' })
+}, { description: 'What is running.' }))
 
 /**
  * What is running: GET /v3/version, and the same as labels of a constant gauge in /metrics
@@ -31,7 +32,10 @@ export const versionRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore, regis
       tags: ['operations'],
       operationId: 'version',
       summary: 'The running release, the API version and the schema version of the database',
-      response: { 200: Version, ...problemResponses(503) }
+      response: {
+        200: { ...ref(Version), description: 'The running release, API and schema versions', headers: HEADERS.requestId },
+        ...problemResponses(429, 503)
+      }
     }
   }, current)
 

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { component, ref } from '../http/components.js'
 
 // The photo resource: a plant's pictures, the files they are served from, and the limits.
 
@@ -14,7 +15,7 @@ export const FILES_PATH = '/v3/photos/'
 export const UPLOAD_TYPES = ['image/jpeg', 'image/png', 'image/webp'] as const
 export type UploadType = typeof UPLOAD_TYPES[number]
 
-export const Photo = Type.Object({
+export const Photo = component('Photo', Type.Object({
   id: Type.String({ description: 'The photo\'s id within its plant (for DELETE /v3/plant/{id}/photos/{photoId}).' }),
   width: Type.Integer({ description: 'Width of the full picture, upright, in pixels.' }),
   height: Type.Integer({ description: 'Height of the full picture, upright, in pixels.' }),
@@ -23,10 +24,10 @@ export const Photo = Type.Object({
     display: Type.String({ description: 'WebP that fits 1280×1280.' }),
     full: Type.String({ description: 'The picture as uploaded (same format), turned upright, every metadata block removed.' })
   }, { description: 'Immutable URLs: each file name is derived from its content (SHA-256), so they may be cached for ever.' })
-}, { description: 'A photo of the plant.' })
+}, { description: 'A photo of the plant.' }))
 export type Photo = Static<typeof Photo>
 
-export const Photos = Type.Array(Photo, {
+export const Photos = Type.Array(ref(Photo), {
   maxItems: MAX_PHOTOS,
   description: `The plant's photos in the order added; the first is the cover. At most ${MAX_PHOTOS}. Read-only: sent in a plant body, it is invalid input.`
 })

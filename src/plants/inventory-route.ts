@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { ref } from '../http/components.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, problemResponses } from '../http/problem.js'
 import { feedPositionHook } from '../feed/position.js'
@@ -15,7 +16,10 @@ export const inventoryRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       summary: 'The number of plants of each status',
       description: 'Exact at one moment (never a mix of before and after a write), and as cheap on a million plants as on ten: ' +
         'the counts are kept in the transaction of every write, not counted per request.',
-      response: { 200: { ...Inventory, headers: { ...HEADERS.requestId, ...HEADERS.feedPosition } }, ...problemResponses(...guardStatuses(options, false), 503) }
+      response: {
+        200: { ...ref(Inventory), description: 'The counts of each status', headers: { ...HEADERS.requestId, ...HEADERS.feedPosition } },
+        ...problemResponses(...guardStatuses(false), 503)
+      }
     }
   }, async (_request, reply) => {
     reply.header('cache-control', 'no-store')

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { writeSecurity } from '../http/auth.js'
+import { ref } from '../http/components.js'
 import { ifMatchVersions } from '../http/etag.js'
 import { strictJsonParser } from '../http/json-body.js'
 import { allowHeader } from '../http/method-not-allowed.js'
@@ -20,7 +21,7 @@ export const patchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
     schema: {
       operationId: 'patch-plant',
       tags,
-      security: options.secured ? writeSecurity : undefined,
+      security: writeSecurity,
       summary: 'Change some fields of a plant (JSON merge patch, RFC 7396; `{}` changes nothing)',
       description: 'Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, ' +
         '`category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body ' +
@@ -28,10 +29,10 @@ export const patchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
       consumes: ['application/merge-patch+json', 'application/json'],
       params: IdParams,
       headers: UpdateHeaders,
-      body: PlantPatch,
+      body: ref(PlantPatch),
       response: {
-        200: { ...Plant, description: 'The plant after the patch, with its ETag', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
-        ...problemResponses(...guardStatuses(options, true), [400, 'Invalid ID supplied, or invalid input'], 404, 412, 413, 503)
+        200: { ...ref(Plant), description: 'The plant after the patch, with its ETag', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
+        ...problemResponses(...guardStatuses(true), [400, 'Invalid ID supplied, or invalid input'], 404, 412, 413, 503)
       }
     },
     config: { allow: allowHeader(['GET', 'DELETE', 'PATCH']) }

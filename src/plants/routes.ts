@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { writeSecurity } from '../http/auth.js'
+import { ref } from '../http/components.js'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
 import { allowHeader, methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
@@ -15,12 +16,15 @@ import {
 
 const COLLECTION_ALLOW = allowHeader(['GET', 'POST', 'PUT'])
 // Path ids must be written canonically: the text coercion would otherwise read "1e3" or "0x10" as numbers.
-const CANONICAL_ID = /^[1-9][0-9]{0,15}$/
+const CANONICAL_ID = /^[1-9][0-9]*$/
+const invalidId = (message: string) => new HttpProblem(400, 'invalid-id', `/id ${message}`, [{ path: '/id', message }])
 // A callback hook, not an async one: it runs on every read by id, and a promise per request shows in the profile.
 export function canonicalId (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
-  done(CANONICAL_ID.test((request.params as { id: string }).id)
-    ? undefined
-    : new HttpProblem(400, 'invalid-id', '/id must be a positive integer written in decimal digits', [{ path: '/id', message: 'must be a positive integer' }]))
+  const { id } = request.params as { id: string }
+  if (!CANONICAL_ID.test(id)) done(invalidId('must be a positive integer written in decimal digits'))
+  // Longer than any safe integer: say the limit (16 digits over it are left to the schema's maximum, with the same words).
+  else if (id.length > 16) done(invalidId(`must be at most ${Number.MAX_SAFE_INTEGER}`))
+  else done()
 }
 export const tags = ['plant']
 
@@ -31,21 +35,21 @@ export function sendPlant (reply: FastifyReply, plant: StoredPlant): Plant {
 
 export interface RouteOptions {
   store: PlantStore
-  /** Writes need an API key: the document then declares the schemes and 401. */
-  secured: boolean
-  /** A rate limit is set: the document then declares 429. */
-  rateLimited: boolean
 }
 
-/** The statuses that only exist when keys or a rate limit are configured, so the document says exactly what is served. */
-export const guardStatuses = ({ secured, rateLimited }: Omit<RouteOptions, 'store'>, write: boolean): number[] =>
-  [...(write && secured ? [401] : []), ...(rateLimited ? [429] : [])]
+/**
+ * The statuses of the guards a deployment may switch on: 401 on writes (when API keys are
+ * configured) and 429 (when a rate limit is set). Declared whatever the settings, with those words,
+ * so every deployment serves one document and a generated client knows every status it can meet.
+ */
+export const guardStatuses = (write: boolean): number[] => write ? [401, 429] : [429]
 
 export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
-  const { store, secured } = options
-  const security = secured ? writeSecurity : undefined
-  const writeGuards = guardStatuses(options, true)
-  const readGuards = guardStatuses(options, false)
+  const { store } = options
+  // Declared on every write; enforced only when keys are configured (src/http/auth.ts).
+  const security = writeSecurity
+  const writeGuards = guardStatuses(true)
+  const readGuards = guardStatuses(false)
   const feedPosition = feedPositionHook(store)
   app.post('/v3/plant', {
     schema: {
@@ -53,10 +57,10 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       tags,
       security,
       summary: 'Add a new plant',
-      body: NewPlant,
+      body: ref(NewPlant),
       headers: WriteHeaders,
       response: {
-        200: { ...Plant, description: 'Plant successfully added', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
+        200: { ...ref(Plant), description: 'Plant successfully added', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
         ...problemResponses(...writeGuards, 405, 413, 422, 503)
       }
     },
@@ -83,10 +87,10 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       tags,
       security,
       summary: 'Update an existing plant (named by id in the body; the whole plant is replaced)',
-      body: PlantUpdate,
+      body: ref(PlantUpdate),
       headers: UpdateHeaders,
       response: {
-        200: { ...Plant, description: 'Plant successfully updated', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
+        200: { ...ref(Plant), description: 'Plant successfully updated', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
         ...problemResponses(...writeGuards, [400, 'Invalid ID supplied, or invalid input'], 404, 412, 413, 503)
       }
     },
@@ -105,7 +109,14 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       tags,
       summary: 'Find plants: filter by status (any of), tags (all of), category and name terms (q), sorted by id or name, one keyset page at a time',
       querystring: ListQuery,
-      response: { 200: { ...PlantPage, headers: { ...HEADERS.requestId, ...HEADERS.feedPosition } }, ...problemResponses(...readGuards, 400, 503) }
+      response: {
+        200: {
+          ...ref(PlantPage),
+          description: 'A page of plants; pass nextCursor back as cursor for the next',
+          headers: { ...HEADERS.requestId, ...HEADERS.feedPosition }
+        },
+        ...problemResponses(...readGuards, 400, 503)
+      }
     },
     config: { allow: COLLECTION_ALLOW }
   }, async (request) => {
@@ -130,7 +141,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       params: IdParams,
       headers: ReadHeaders,
       response: {
-        200: { ...Plant, description: 'The plant, with its ETag', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.feedPosition } },
+        200: { ...ref(Plant), description: 'The plant, with its ETag', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.feedPosition } },
         304: Type.Null({ description: 'Not modified: the plant still has the ETag in If-None-Match', headers: { ...HEADERS.etag, ...HEADERS.feedPosition } }),
         ...problemResponses(...readGuards, [400, 'Invalid ID supplied'], 404, 503)
       }

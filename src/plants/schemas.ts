@@ -1,30 +1,31 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { component, ref } from '../http/components.js'
+import { TEXT_PATTERN, TEXT_RULE } from '../http/messages.js'
 import { Photos } from '../photos/schemas.js'
 import { SORTS, type Sort } from './query.js'
 
 // The plant resource: these schemas validate requests, type the code, serialise responses
 // and generate the OpenAPI document. Nothing about a plant's shape is written anywhere else.
+// A schema clients should know by name is a component (see src/http/components.ts for the pattern).
 
 export const STATUSES = ['available', 'pending', 'sold'] as const
 export type PlantStatus = typeof STATUSES[number]
 
 const Status = Type.Unsafe<PlantStatus>({ type: 'string', enum: [...STATUSES], description: 'Sale status of the plant.' })
 export const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Server-assigned identifier; increasing, never reused.' })
-// Lone UTF-16 surrogates are refused: JSON can carry them, but no storage can keep them as sent.
-const TEXT = '^[^\\uD800-\\uDFFF]*$'
-const NO_LONE_SURROGATE = 'must not hold a lone UTF-16 surrogate'
+// Text is stored exactly as sent, so what cannot be (a lone UTF-16 surrogate) or would look like
+// another value (white space at either end) is refused: the one rule of TEXT_PATTERN.
 const Name = Type.String({
   minLength: 1,
   maxLength: 200,
-  pattern: '^(?!\\s*$)[^\\uD800-\\uDFFF]*$',
-  'x-pattern-message': 'must not be only white space, nor hold a lone UTF-16 surrogate',
-  description: 'Name of the plant: 1–200 characters, not only white space.'
+  pattern: TEXT_PATTERN,
+  description: `Name of the plant: 1–200 characters, ${TEXT_RULE}.`
 })
 const Category = Type.Unsafe<string | null>({
-  type: ['string', 'null'], minLength: 1, maxLength: 100, pattern: TEXT, 'x-pattern-message': NO_LONE_SURROGATE, description: 'Free-form category, 1–100 characters, or null.'
+  type: ['string', 'null'], minLength: 1, maxLength: 100, pattern: TEXT_PATTERN, description: `Free-form category, 1–100 characters, ${TEXT_RULE}; or null.`
 })
-const Tag = Type.String({ minLength: 1, maxLength: 50, pattern: TEXT, 'x-pattern-message': NO_LONE_SURROGATE })
-const Tags = Type.Array(Tag, { maxItems: 20, uniqueItems: true, description: 'Up to 20 distinct labels, each 1–50 characters.' })
+const Tag = Type.String({ minLength: 1, maxLength: 50, pattern: TEXT_PATTERN, description: `A label, 1–50 characters, ${TEXT_RULE}.` })
+const Tags = Type.Array(Tag, { maxItems: 20, uniqueItems: true, description: 'Up to 20 distinct labels.' })
 
 // The fields a client sends; absent optional fields take the defaults (PUT replaces the whole plant).
 const fields = {
@@ -34,18 +35,18 @@ const fields = {
   status: Type.Optional({ ...Status, default: 'available' })
 }
 
-export const NewPlant = Type.Object(fields, {
+export const NewPlant = component('NewPlant', Type.Object(fields, {
   additionalProperties: false,
-  description: 'Details of the plant to add. Unknown members (an id included) are invalid input.'
-})
-export const PlantUpdate = Type.Object({ id: Id, ...fields }, {
+  description: 'Details of the plant to add. Unknown members (an id included) and members given twice are invalid input.'
+}))
+export const PlantUpdate = component('PlantUpdate', Type.Object({ id: Id, ...fields }, {
   additionalProperties: false,
-  description: 'Updated details of the plant, named by id. Omitted optional fields take their defaults.'
-})
+  description: 'Updated details of the plant, named by id. Omitted optional fields take their defaults. A member given twice is invalid input; an id written with a fraction or exponent (1.0, 1e2) is an invalid id.'
+}))
 
 // A JSON merge patch (RFC 7396): members present are changed, absent ones kept; `category: null`
 // removes the category; null for any other member is invalid (a plant always has them).
-export const PlantPatch = Type.Object({
+export const PlantPatch = component('PlantPatch', Type.Object({
   name: Type.Optional(Name),
   category: Type.Optional(Category),
   tags: Type.Optional(Tags),
@@ -53,23 +54,23 @@ export const PlantPatch = Type.Object({
 }, {
   additionalProperties: false,
   description: 'A JSON merge patch (RFC 7396) of a plant: only the members sent change; `{}` changes nothing. An id or unknown member is invalid input.'
-})
+}))
 export type PlantPatch = Static<typeof PlantPatch>
 
-export const Inventory = Type.Object({
+export const Inventory = component('Inventory', Type.Object({
   available: Type.Integer({ minimum: 0 }),
   pending: Type.Integer({ minimum: 0 }),
   sold: Type.Integer({ minimum: 0 })
-}, { description: 'The number of plants of each status, exact at one moment.' })
+}, { description: 'The number of plants of each status, exact at one moment.' }))
 
-export const Plant = Type.Object({
+export const Plant = component('Plant', Type.Object({
   id: Id,
   name: Type.String(),
   category: Type.Union([Type.String(), Type.Null()]),
   tags: Type.Array(Type.String()),
   status: Type.String({ description: 'Status of the plant (the seed does not restrict the response to the enumeration).' }),
   photos: Photos
-}, { description: 'A stored plant.' })
+}, { description: 'A stored plant.' }))
 
 export type NewPlant = Static<typeof NewPlant>
 /** A plant's fields once validated and defaulted. */
@@ -77,10 +78,10 @@ export type PlantFields = Required<NewPlant>
 export type PlantUpdate = Static<typeof PlantUpdate>
 export type Plant = Static<typeof Plant>
 
-export const PlantPage = Type.Object({
-  items: Type.Array(Plant),
+export const PlantPage = component('PlantPage', Type.Object({
+  items: Type.Array(ref(Plant)),
   nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' })
-})
+}, { description: 'One page of plants in the order asked for.' }))
 
 /** The list's page size when the client names none. */
 export const PAGE_SIZE = 50
@@ -88,7 +89,7 @@ export const PAGE_SIZE = 50
 export const ListQuery = Type.Object({
   status: Type.Optional(Type.Array(Status, { maxItems: 3, description: 'Repeat to accept any of the statuses given.' })),
   tag: Type.Optional(Type.Array(Tag, { maxItems: 20, description: 'Repeat to require every tag given.' })),
-  category: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  category: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: TEXT_PATTERN })),
   q: Type.Optional(Type.String({
     minLength: 1,
     maxLength: 100,
@@ -101,7 +102,7 @@ export const ListQuery = Type.Object({
     default: 'id',
     description: '`name` orders by the lower-cased name compared by Unicode code point, ties by id; `-` reverses both.'
   })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: PAGE_SIZE })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: PAGE_SIZE, description: 'Plants a page: 1–500, default 50.' })),
   cursor: Type.Optional(Type.String({ maxLength: 2048, description: 'The nextCursor of the previous page, sent with the same sort and filters.' }))
 }, { additionalProperties: false })
 export type ListQuery = Static<typeof ListQuery>

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
+import { join } from 'node:path'
 import { test } from 'node:test'
+import Database from 'better-sqlite3'
 import { inspectDatabase, startService, tempDir } from '../helpers/process.js'
 import { AuditedCatalogue } from '../helpers/audited-catalogue.js'
 
@@ -33,6 +35,9 @@ test(`SIGKILL under concurrent write load, ${ROUNDS} times: every acknowledged w
     assert.deepEqual(catalogue.stats.otherErrors, [], `round ${round}: unexpected answers`)
     const { integrity, plants } = inspectDatabase(dir.path)
     assert.equal(integrity, 'ok', `round ${round}: integrity_check`)
+    const derived = inspectDerived(dir.path)
+    assert.deepEqual(derived.inventory, derived.counted, `round ${round}: the kept status counts differ from the plants counted`)
+    assert.equal(derived.searchIndex, 'ok', `round ${round}: the name search index`)
     const audit = catalogue.audit(plants)
     assert.deepEqual(audit.lost, [], `round ${round}: acknowledged writes missing after kill -9 at ${delay} ms`)
     acknowledged += catalogue.stats.acknowledged
@@ -43,3 +48,21 @@ test(`SIGKILL under concurrent write load, ${ROUNDS} times: every acknowledged w
     `${checked} plants audited against their last acknowledged state, 0 lost; integrity_check ok every round`
   t.diagnostic(summary)
 })
+
+/** What the writes keep beside the plants: the status counts (the inventory) and the name search index. */
+function inspectDerived (dataDir: string): { inventory: Record<string, number>, counted: Record<string, number>, searchIndex: string } {
+  const db = new Database(join(dataDir, 'catalogue.db'))
+  try {
+    const inventory = Object.fromEntries((db.prepare('SELECT status, n FROM status_counts ORDER BY status').all() as Array<{ status: string, n: number }>).map((r) => [r.status, r.n]))
+    const counted = { available: 0, pending: 0, sold: 0, ...Object.fromEntries((db.prepare('SELECT status, count(*) AS n FROM plants GROUP BY status ORDER BY status').all() as Array<{ status: string, n: number }>).map((r) => [r.status, r.n])) }
+    let searchIndex = 'ok'
+    try {
+      db.exec("INSERT INTO plants_fts (plants_fts, rank) VALUES ('integrity-check', 1)")
+    } catch (err) {
+      searchIndex = (err as Error).message
+    }
+    return { inventory, counted, searchIndex }
+  } finally {
+    db.close()
+  }
+}

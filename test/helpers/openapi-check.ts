@@ -3,7 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { ValidateFunction } from 'ajv'
 
 interface Response { headers?: Record<string, unknown>, content?: Record<string, { schema: object }> }
-interface Doc { paths: Record<string, Record<string, { responses: Record<string, Response> }>> }
+interface Doc { paths: Record<string, Record<string, { responses: Record<string, Response> }>>, components?: { schemas?: object } }
 
 /**
  * Checks responses against the served OpenAPI document: the status must be declared for the
@@ -55,7 +55,8 @@ export class OpenApiCheck {
   private validate (key: string, schema: object, value: unknown, where: string): void {
     let validate = this.validators.get(key)
     if (!validate) {
-      validate = this.ajv.compile(schema)
+      // The document's components ride along, so `#/components/schemas/…` references resolve.
+      validate = this.ajv.compile({ ...schema, components: this.doc.components })
       this.validators.set(key, validate)
     }
     assert.ok(validate(value), `${where}: body does not match the document: ${this.ajv.errorsText(validate.errors)}\n${JSON.stringify(value)}`)

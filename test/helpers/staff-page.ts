@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { TestContext } from 'node:test'
@@ -121,6 +122,19 @@ export async function openStaffPage (t: TestContext, browser: Browser, engine: E
  */
 export function unexpectedErrors (errors: string[]): string[] {
   return errors.filter((e) => !/^Failed to load resource: the server responded with a status of \d+/.test(e))
+}
+
+/** axe-core's serious and critical violations on the page as it is now. */
+export async function axe (page: Page): Promise<Array<{ id: string, impact: string, nodes: number, help: string }>> {
+  const source = await readFile(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url), 'utf8')
+  // Evaluated by the test's debugger connection, which the page's CSP does not govern (the page keeps its CSP).
+  await page.evaluate(source)
+  return page.evaluate(async () => {
+    const results = await (window as any).axe.run(document, { resultTypes: ['violations'] })
+    return results.violations
+      .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, help: v.help, targets: v.nodes.map((n: any) => n.target.join(' ')) }))
+  })
 }
 
 /** The page fits its window: nothing to scroll sideways. */

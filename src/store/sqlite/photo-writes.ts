@@ -51,3 +51,12 @@ export function photoFileReader (db: Database.Database): (name: string) => Uint8
   const get = db.prepare<[string], Buffer>('SELECT bytes FROM photo_files WHERE name = ?').pluck()
   return (name) => get.get(name)
 }
+
+/**
+ * Photo URLs of plants whose file is not stored: always 0 in a committed database, since a photo
+ * and its files commit together (the backup and the crash tests check it).
+ */
+export const DANGLING_PHOTO_FILES = `
+SELECT count(*) FROM plants p, json_each(p.photos) ph,
+  json_each(json_array(ph.value ->> '$.urls.thumb', ph.value ->> '$.urls.display', ph.value ->> '$.urls.full')) u
+WHERE NOT EXISTS (SELECT 1 FROM photo_files f WHERE f.name = substr(u.value, ${'/v3/photos/'.length + 1}))`
