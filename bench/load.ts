@@ -1,11 +1,16 @@
 import autocannon from 'autocannon'
+import { encodeCursor, type PlantQuery } from '../src/plants/query.js'
 import { plantFor } from './plants.js'
 
 // The load generator: a long-lived child of run.ts, pinned to its own core, that runs one
 // autocannon measurement per message and answers with the figures. One process for the whole
 // run, so no measurement pays for a node start-up.
 
-export type Op = 'post' | 'put' | 'get' | 'list'
+export type Op = 'post' | 'put' | 'get' | 'list' | 'search' | 'search-rare' | 'sorted' | 'inventory' | 'patch'
+/** The operations only the service has: the ceiling, the floor and an older baseline are not measured on them. */
+export const SERVICE_ONLY: Op[] = ['search', 'search-rare', 'sorted', 'inventory', 'patch']
+const FIRST_PAGE: PlantQuery = { statuses: [], tags: [], terms: [], sort: 'id' }
+const STATUSES = ['available', 'pending', 'sold']
 export interface Job { url: string, op: Op, seconds: number, connections: number, idMax: number }
 export interface Figures { rps: number, p50: number, p99: number, requests: number, non2xx: number, errors: number, cpuUs?: number }
 
@@ -26,10 +31,22 @@ function requestsFor (op: Op, idMax: number, connection: number): autocannon.Req
         return { method: 'PUT', path: '/v3/plant', headers: json, body: JSON.stringify({ id: id(), ...plantFor(n) }) }
       case 'get':
         return { method: 'GET', path: `/v3/plant/${id()}` }
+      case 'patch':
+        return { method: 'PATCH', path: `/v3/plant/${id()}`, headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ status: STATUSES[n % 3] }) }
+      case 'search':
+        // A common term: one plant in ten is a Monstera.
+        return { method: 'GET', path: '/v3/plant?limit=20&q=stera' }
+      case 'search-rare':
+        // A rare term: the number of one plant (and of the few whose numbers contain it).
+        return { method: 'GET', path: `/v3/plant?limit=20&q=%23${Math.max(10, id())}` }
+      case 'sorted':
+        return { method: 'GET', path: `/v3/plant?limit=20&sort=${n % 2 === 0 ? 'name' : '-name'}` }
+      case 'inventory':
+        return { method: 'GET', path: '/v3/store/inventory' }
       default: {
         // A page of 20 from anywhere in the catalogue: the cursor is the id the page starts after.
         const after = 1 + Math.floor(Math.random() * Math.max(1, idMax - 20))
-        return { method: 'GET', path: `/v3/plant?limit=20&cursor=${Buffer.from(`p:${after}`).toString('base64url')}` }
+        return { method: 'GET', path: `/v3/plant?limit=20&cursor=${encodeCursor(FIRST_PAGE, { id: after })}` }
       }
     }
   })

@@ -7,10 +7,10 @@ import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import type { PlantStore } from '../src/store/plant-store.js'
-import type { Figures, Job, Op } from './load.js'
+import { SERVICE_ONLY, type Figures, type Job, type Op } from './load.js'
 import { plantFor } from './plants.js'
 
-// npm run bench [-- --quick] [--tsx] [--rounds=N] [--seconds=N] [--big=N] [--ops=get,list,put,post] [--cpu-prof]
+// npm run bench [-- --quick] [--tsx] [--rounds=N] [--seconds=N] [--big=N] [--ops=get,list,put,post,search,search-rare,sorted,inventory,patch] [--cpu-prof]
 //                [--baseline=DIR]  (another checkout, e.g. a git worktree of an older commit: measured as a
 //                                   fourth target on the small catalogue, for a before/after ratio in one run)
 //
@@ -34,7 +34,7 @@ const settings = {
   // --quick shrinks the large catalogue so the whole run stays under a minute.
   big: option('big', quick ? 20_000 : 1_000_000),
   connections: option('connections', 32),
-  ops: (args.find((a) => a.startsWith('--ops='))?.split('=')[1].split(',') ?? ['get', 'list', 'put', 'post']) as Op[],
+  ops: (args.find((a) => a.startsWith('--ops='))?.split('=')[1].split(',') ?? ['get', 'list', 'put', 'post', ...SERVICE_ONLY]) as Op[],
   runtime: flag('tsx') ? 'tsx' : 'dist',
   cpuProf: flag('cpu-prof'),
   baseline: args.find((a) => a.startsWith('--baseline='))?.split('=')[1]
@@ -272,12 +272,14 @@ async function main (): Promise<void> {
     const figures: Record<string, Record<string, Figures[]>> = {}
     for (const op of settings.ops) {
       figures[op] = {}
-      for (const t of targets) {
-        figures[op][t.name] = []
+      // The ceiling, the floor and the baseline do not serve what only the service has: they are left out of those.
+      const measured = SERVICE_ONLY.includes(op) ? targets.filter((t) => t.name.startsWith('service@')) : targets
+      for (const t of targets) figures[op][t.name] = []
+      for (const t of measured) {
         await load.run({ url: t.url, op, seconds: settings.warmSeconds, connections: settings.connections, idMax: t.idMax })
       }
       for (let r = 0; r < settings.rounds; r++) {
-        for (const t of targets) {
+        for (const t of measured) {
           const cpuBefore = cpuMicros(t.child)
           const f = await load.run({ url: t.url, op, seconds: settings.seconds, connections: settings.connections, idMax: t.idMax })
           // CPU per answer hardly moves with what else runs on the machine, unlike req/s: the steadier efficiency figure.
@@ -304,8 +306,9 @@ async function main (): Promise<void> {
         }
       }
       // Ratios pair each round with the ceiling's round next to it, then take the median: drift cancels out.
-      const pairRatio = (t: Target, key: 'rps' | 'p99', base: Target) =>
-        round2(median(figures[op][t.name].map((f, i) => f[key] / figures[op][base.name][i][key])))
+      const pairRatio = (t: Target, key: 'rps' | 'p99', base: Target) => figures[op][base.name].length === 0
+        ? NaN
+        : round2(median(figures[op][t.name].map((f, i) => f[key] / figures[op][base.name][i][key])))
       return {
         op,
         ceiling: of(ceiling),

@@ -135,6 +135,10 @@ for (const engine of ENGINES) {
       await api.request({ method: 'PATCH', url: `/v3/plant/${a.id}`, payload: { status: 'pending' } })
       await api.request({ method: 'PUT', url: '/v3/plant', headers: { 'if-match': '"0.0"' }, payload: { id: b.id, name: 'B', status: 'pending' } })
       assert.deepEqual(await inventory(), { available: 0, pending: 0, sold: 1 })
+      // Each new route has its own latency series in /metrics.
+      const metrics = (await api.request({ method: 'GET', url: '/metrics' })).body
+      assert.match(metrics, /http_request_duration_seconds_count\{method="GET",route="\/v3\/store\/inventory",status_code="200"\} \d+/)
+      assert.match(metrics, /http_request_duration_seconds_count\{method="PATCH",route="\/v3\/plant\/:id",status_code="200"\} 1/)
     })
   })
 }

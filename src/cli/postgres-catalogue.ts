@@ -68,15 +68,16 @@ export class PostgresSnapshotCatalogue implements Catalogue {
     try {
       let afterId = 0
       for (;;) {
-        const { rows } = await this.client.query<{ id: string, name: string, category: string | null, tags: string[], status: string }>(
-          'SELECT id, name, category, tags, status FROM plants WHERE id > $1 ORDER BY id LIMIT $2', [afterId, pageSize])
+        const { rows } = await this.client.query<{ id: string, name: string, category: string | null, tags: string[], status: string, photos: string }>(
+          'SELECT id, name, category, tags, status, photos FROM plants WHERE id > $1 ORDER BY id LIMIT $2', [afterId, pageSize])
         if (rows.length === 0) return
         yield rows.map((r) => ({
           id: Number(r.id),
           name: fromPostgresText(r.name),
           category: r.category === null ? null : fromPostgresText(r.category),
           tags: r.tags.map(fromPostgresText),
-          status: r.status
+          status: r.status,
+          photos: JSON.parse(r.photos)
         }) as Plant)
         afterId = Number(rows[rows.length - 1].id)
       }

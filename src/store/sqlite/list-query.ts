@@ -14,8 +14,11 @@ export type Driver =
   | { kind: 'tag', tag: string }
   | { kind: 'fts' }
 
-/** A MATCH expression for FTS5: each term quoted (a quote doubled), all required. */
-export const ftsMatch = (terms: string[]): string => terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(' AND ')
+/** A MATCH expression for FTS5: every trigram of every term, each quoted (a quote doubled), all required. */
+export const ftsMatch = (terms: string[]): string => [...new Set(terms.flatMap((t) => {
+  const chars = [...t]
+  return chars.slice(2).map((_c, i) => chars.slice(i, i + 3).join(''))
+}))].map((t) => `"${t.replaceAll('"', '""')}"`).join(' AND ')
 
 /** Counts up to `cap` candidates of a driver: the cost is bounded by the cap, not the catalogue. */
 export function probeSql (driver: Exclude<Driver, { kind: 'order' }>, filter: ListFilter, cap: number): Sql {

@@ -186,6 +186,8 @@ class SqlitePlantStore implements PlantStore {
     const candidates: Array<Exclude<Driver, { kind: 'order' }>> = [...new Set(filter.tags ?? [])].map((tag) => ({ kind: 'tag', tag }))
     if ((filter.terms ?? []).length > 0) candidates.push({ kind: 'fts' })
     const byName = filter.sort === 'name' || filter.sort === '-name'
+    // By id, a single candidate leads without being counted: it keeps the order whatever its size.
+    if (!byName && candidates.length === 1) return candidates[0]
     // By id any candidate keeps the order, so a smaller count tells the rarest well enough.
     const cap = byName ? SMALL : 500
     let best: Driver = { kind: 'order' }
