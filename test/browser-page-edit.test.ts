@@ -148,7 +148,7 @@ for (const engine of ENGINES) {
     await adder.getByRole('button', { name: 'Add plant' }).click()
     await giveKey(page, KEY)
     // An empty name is refused by the service, next to the field.
-    await adder.locator('#f-name-error').filter({ hasText: /character/ }).waitFor()
+    await adder.locator('#f-name-error').filter({ hasText: 'Must not be empty.' }).waitFor()
     assert.equal(await adder.getByRole('textbox', { name: 'Name', exact: true }).getAttribute('aria-invalid'), 'true')
     await adder.getByRole('textbox', { name: 'Name', exact: true }).fill('Olive tree')
     await adder.getByRole('textbox', { name: 'Category' }).fill('outdoor')

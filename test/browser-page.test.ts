@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import type { Browser, CDPSession, Page } from 'playwright-core'
 import { ENGINES } from './helpers/engines.js'
-import { axe, buildPage, launchBrowser, NO_CHROMIUM, openStaffPage, OUTPUT, unexpectedErrors } from './helpers/staff-page.js'
+import { axe, buildPage, launchBrowser, NO_CHROMIUM, openStaffPage, OUTPUT, png, unexpectedErrors } from './helpers/staff-page.js'
 
 // The staff page at / in Debian's Chromium: what a visitor gets on first load (headers, weight,
 // nothing from elsewhere, accessibility, hostile data shown as text, both screen widths), and
@@ -48,7 +48,8 @@ for (const engine of ENGINES) {
   test(`${engine.name}: the first load is small, local, CSP-guarded, accessible, readable at 1280 and 375 px, and shows a hostile name as text`, opts, async (t) => {
     const staff = await openStaffPage(t, browser, engine)
     const { page } = staff
-    await staff.add({ name: 'Monstera deliciosa', category: 'indoor', tags: ['large', 'easy'], status: 'available' })
+    const monstera = await staff.add({ name: 'Monstera deliciosa', category: 'indoor', tags: ['large', 'easy'], status: 'available' })
+    await staff.addPhoto(monstera.id, png(320, 240))
     await staff.add({ name: HOSTILE, category: 'test', tags: ['<b>bold</b>'], status: 'pending' })
     await staff.add({ name: 'Ficus lyrata', category: 'indoor', tags: ['large'], status: 'sold' })
     await staff.add({ name: 'Lavandula angustifolia "Hidcote"', category: 'outdoor', tags: ['scented'], status: 'available' })
@@ -67,6 +68,7 @@ for (const engine of ENGINES) {
     const plants = page.getByRole('list').filter({ has: page.getByRole('button', { name: 'Monstera deliciosa', exact: true }) })
     await plants.waitFor()
     await page.waitForLoadState('networkidle')
+    assert.ok(await page.evaluate(() => [...document.images].every((img) => img.complete && img.naturalWidth > 0)), 'the cover thumbnail loaded')
     const shownAt = await page.evaluate(() => performance.getEntriesByName('plants-shown')[0]?.startTime ?? -1)
     const loaded = bytes.total()
     t.diagnostic(`first load: ${loaded} bytes transferred; plants shown and input taken ${Math.round(shownAt)} ms after navigation`)

@@ -60,6 +60,19 @@ for (const engine of ENGINES) {
       assert.equal(hundred.json().type, '/v3/problems/invalid-id')
     })
 
+    test('integers in the query string are written in decimal digits: limit=1.0, 1e1, 0x10 and after=1e1 are invalid input', async (t) => {
+      const { request, add } = await build(t, engine)
+      await add({ name: 'Fern' })
+      for (const url of ['/v3/plant?limit=1.0', '/v3/plant?limit=1e1', '/v3/plant?limit=0x10', '/v3/plant/changes?after=1e1']) {
+        const res = await request({ method: 'GET', url })
+        assert.equal(res.statusCode, 400, url)
+        assert.equal(res.json().type, '/v3/problems/invalid-input', url)
+        assert.match(res.json().detail, /must be an integer written in decimal digits/, url)
+      }
+      assert.equal((await request({ method: 'GET', url: '/v3/plant?limit=10' })).json().items.length, 1)
+      assert.equal((await request({ method: 'GET', url: '/v3/plant/changes?after=0' })).json().items.length, 1)
+    })
+
     test('text that looks like JSON inside a string is stored as sent', async (t) => {
       const { request } = await build(t, engine)
       const name = 'say "id": 1.0, "name": 2 \\'

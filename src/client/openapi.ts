@@ -274,7 +274,7 @@ export interface components {
             pending: number;
             sold: number;
         };
-        /** @description Details of the plant to add. Unknown members (an id included) are invalid input. */
+        /** @description Details of the plant to add. Unknown members (an id included) and members given twice are invalid input. */
         NewPlant: {
             /**
              * @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null.
@@ -345,7 +345,7 @@ export interface components {
             /** @description Up to 20 distinct labels. */
             tags?: string[];
         };
-        /** @description Updated details of the plant, named by id. Omitted optional fields take their defaults. */
+        /** @description Updated details of the plant, named by id. Omitted optional fields take their defaults. A member given twice is invalid input; an id written with a fraction or exponent (1.0, 1e2) is an invalid id. */
         PlantUpdate: {
             /**
              * @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null.

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { components } from './components.js'
 import { findMembers } from './json-members.js'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
@@ -55,7 +56,7 @@ function notWrittenAsIntegers (paths: string[]): Error {
   return Object.assign(new Error(paths.map((p) => `${p} ${INTEGER_MESSAGE}`).join('; ')), {
     statusCode: 400,
     validationContext: 'body',
-    validation: paths.map((instancePath) => ({ instancePath, keyword: 'type', message: INTEGER_MESSAGE, params: { type: 'integer' } }))
+    validation: paths.map((instancePath) => ({ instancePath, keyword: 'integerNotation', message: INTEGER_MESSAGE, params: {} }))
   })
 }
 
@@ -70,6 +71,11 @@ function wantsInteger (request: FastifyRequest, path: string): boolean {
 }
 
 function schemasAt (schema: Schema, steps: string[]): Schema[] {
+  // Bodies name their schemas as components ($ref: 'PlantUpdate').
+  if (typeof schema.$ref === 'string') {
+    const named = components().find((c) => c.$id === schema.$ref) as Schema | undefined
+    return named ? schemasAt(named, steps) : []
+  }
   const branches = ['anyOf', 'oneOf', 'allOf'].flatMap((k) => (Array.isArray(schema[k]) ? schema[k] as Schema[] : []))
   const fromBranches = branches.flatMap((b) => schemasAt(b, steps))
   if (steps.length === 0) return [schema, ...fromBranches]

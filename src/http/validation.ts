@@ -1,6 +1,7 @@
 import { Ajv, type Options } from 'ajv'
 import type { FastifyInstance } from 'fastify'
 import { components } from './components.js'
+import { decimalIntegersOnly } from './decimal-integers.js'
 
 /**
  * Bodies are validated strictly: no type coercion and nothing silently removed, so `"12"` is not
@@ -28,5 +29,7 @@ export function registerValidators (app: FastifyInstance): void {
   const body = bodyValidator()
   const text = new Ajv({ ...common, coerceTypes: 'array' })
   // Compiled when the app is ready: every component is declared by then.
-  app.setValidatorCompiler(({ schema, httpPart }) => withComponents(httpPart === 'body' ? body : text).compile(schema))
+  app.setValidatorCompiler(({ schema, httpPart }) => httpPart === 'body'
+    ? withComponents(body).compile(schema)
+    : decimalIntegersOnly(schema, withComponents(text).compile(schema)))
 }

@@ -37,11 +37,11 @@ const fields = {
 
 export const NewPlant = component('NewPlant', Type.Object(fields, {
   additionalProperties: false,
-  description: 'Details of the plant to add. Unknown members (an id included) are invalid input.'
+  description: 'Details of the plant to add. Unknown members (an id included) and members given twice are invalid input.'
 }))
 export const PlantUpdate = component('PlantUpdate', Type.Object({ id: Id, ...fields }, {
   additionalProperties: false,
-  description: 'Updated details of the plant, named by id. Omitted optional fields take their defaults.'
+  description: 'Updated details of the plant, named by id. Omitted optional fields take their defaults. A member given twice is invalid input; an id written with a fraction or exponent (1.0, 1e2) is an invalid id.'
 }))
 
 // A JSON merge patch (RFC 7396): members present are changed, absent ones kept; `category: null`

@@ -48,6 +48,8 @@ export interface StaffPage {
   refusals: string[]
   /** A write or read through the API, on a connection of its own (as another till would). */
   call (method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer>
+  /** Adds a PNG photo to plant `id` through the API. */
+  addPhoto (id: number, picture: Buffer): Promise<void>
   add (plant: Record<string, unknown>): Promise<any>
   /** The statuses of the refusals the page met. */
   refusedStatuses (): Promise<number[]>
@@ -87,7 +89,7 @@ export async function openStaffPage (t: TestContext, browser: Browser, engine: E
 
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> =>
     new Promise((resolve, reject) => {
-      const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
+      const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body))
       const req = http.request(`${url}${path}`, {
         method,
         agent: false, // a connection of its own: dropping the page's connections must not break it
@@ -112,8 +114,12 @@ export async function openStaffPage (t: TestContext, browser: Browser, engine: E
     if (res.status !== 200) throw new Error(`add failed: ${res.status} ${JSON.stringify(res.body)}`)
     return res.body
   }
+  const addPhoto = async (id: number, picture: Buffer): Promise<void> => {
+    const res = await call('POST', `/v3/plant/${id}/photos`, picture, { 'content-type': 'image/png' })
+    if (res.status !== 201) throw new Error(`photo refused: ${res.status} ${JSON.stringify(res.body)}`)
+  }
   const refusedStatuses = async (): Promise<number[]> => refusals.map((r) => Number(r.split(' ')[0]))
-  return { url, app, context, page, errors, foreign, requests, refusals, call, add, refusedStatuses }
+  return { url, app, context, page, errors, foreign, requests, refusals, call, addPhoto, add, refusedStatuses }
 }
 
 /**
