@@ -137,6 +137,19 @@ test('an unreachable --url is named for what it is and leaves no file, half-writ
   t.diagnostic(`both refusals reported in ${Date.now() - started} ms`)
 })
 
+test('an unreachable DATABASE_URL is named with its cause, the password left out', async (t) => {
+  const dir = await folder(t)
+  const file = join(dir, 'stock.csv')
+  await writeFile(file, ROWS)
+  const env = { DATABASE_URL: `postgres://plants:secret@127.0.0.1:${await freePort()}/catalogue` }
+  for (const args of [['export'], ['import', file], ['import', file, '--create']]) {
+    const result = await plants(args, env)
+    assert.equal(result.code, 1, args.join(' '))
+    assert.match(result.stderr, /cannot reach PostgreSQL at postgres:\/\/plants:\*\*\*@127\.0\.0\.1:\d+\/catalogue: connection refused \(nothing listens there\) \[ECONNREFUSED\]/)
+    assert.doesNotMatch(result.stderr, /secret/)
+  }
+})
+
 test('backup into a folder that does not exist says so, and writes nothing', async (t) => {
   const dir = await folder(t)
   const file = join(dir, 'stock.csv')

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
@@ -163,6 +163,18 @@ describe('the packed tarball, installed with --omit=dev', { timeout: 600_000 }, 
     }
     assert.equal(await exited, 0, output)
     assert.ok(existsSync(join(dataDir, 'catalogue.db')))
+  })
+
+  it('npm start builds only when the build is missing or older than the sources', async () => {
+    // prepack has just built: nothing to do.
+    const fresh = await run(process.execPath, ['scripts/ensure-build.mjs'], { cwd: ROOT, env: cleanEnv() })
+    assert.equal(fresh.stderr, '')
+    // A build older than the sources is rebuilt, and stamped anew.
+    const stamp = join(ROOT, 'dist/.build-stamp')
+    utimesSync(stamp, new Date(0), new Date(0))
+    const stale = await run(process.execPath, ['scripts/ensure-build.mjs'], { cwd: ROOT, env: cleanEnv(), maxBuffer: 16 * 1024 * 1024 })
+    assert.match(stale.stderr, /building \(dist\/ is missing or older than the sources\)/)
+    assert.ok(statSync(stamp).mtimeMs > Date.now() - 600_000)
   })
 
   it('npm start in a checkout without the compiler says what to do instead of failing on tsc', async () => {

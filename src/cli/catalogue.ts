@@ -85,7 +85,8 @@ export async function openCatalogue (where: Location, io: Io, { create = false, 
     const { PostgresSnapshotCatalogue, postgresHasCatalogue, redactUrl } = await import('./postgres-catalogue.js')
     if (readOnly) return PostgresSnapshotCatalogue.open(where.databaseUrl)
     const label = `PostgreSQL database ${redactUrl(where.databaseUrl)}`
-    if (!create && !await postgresHasCatalogue(where.databaseUrl)) throw new CommandFailed(`no catalogue in the ${label} (it has no plants table); ${NO_CATALOGUE_HINT}`)
+    // Asked first, also with --create: an unreachable database is then named with its cause at once.
+    if (!await postgresHasCatalogue(where.databaseUrl) && !create) throw new CommandFailed(`no catalogue in the ${label} (it has no plants table); ${NO_CATALOGUE_HINT}`)
     const { openPostgresStore } = await import('../store/postgres/postgres-plant-store.js')
     const store = await openPostgresStore({ connectionString: where.databaseUrl, feedRetentionMs: (await serviceConfig(io)).feedRetentionMs })
     return new StoreCatalogue(store, label, (err) => err instanceof StorageUnavailable)
