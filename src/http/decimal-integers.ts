@@ -34,3 +34,24 @@ export function decimalIntegersOnly (schema: unknown, validate: ValidateFunction
   } as ValidateFunction & { errors?: ErrorObject[] | null }
   return Object.assign(checked, { schema: validate.schema, schemaEnv: validate.schemaEnv })
 }
+
+/**
+ * A query parameter that takes one value but is given twice (`?sort=name&sort=id`) arrives as an
+ * array, which Ajv then refuses with the rule for one value ("must be one of …"), hiding the cause.
+ */
+export function singleValuesOnly (schema: unknown, validate: ValidateFunction): ValidateFunction {
+  const properties = (schema as Schema).properties ?? {}
+  const names = Object.keys(properties).filter((n) => typeof properties[n].type === 'string' && properties[n].type !== 'array')
+  if (names.length === 0) return validate
+  const checked = function (this: unknown, data: Record<string, unknown> | null, ...rest: unknown[]) {
+    const repeated = names.find((name) => Array.isArray(data?.[name]))
+    if (repeated !== undefined) {
+      checked.errors = [{ instancePath: `/${repeated}`, schemaPath: '', keyword: 'repeated', params: {}, message: 'is given more than once' }]
+      return false
+    }
+    const valid = (validate as (...a: unknown[]) => boolean).call(this, data, ...rest)
+    checked.errors = validate.errors
+    return valid
+  } as ValidateFunction & { errors?: ErrorObject[] | null }
+  return Object.assign(checked, { schema: validate.schema, schemaEnv: validate.schemaEnv })
+}

@@ -1,7 +1,7 @@
 import { Ajv, type Options } from 'ajv'
 import type { FastifyInstance } from 'fastify'
 import { components } from './components.js'
-import { decimalIntegersOnly } from './decimal-integers.js'
+import { decimalIntegersOnly, singleValuesOnly } from './decimal-integers.js'
 
 /**
  * Bodies are validated strictly: no type coercion and nothing silently removed, so `"12"` is not
@@ -31,5 +31,5 @@ export function registerValidators (app: FastifyInstance): void {
   // Compiled when the app is ready: every component is declared by then.
   app.setValidatorCompiler(({ schema, httpPart }) => httpPart === 'body'
     ? withComponents(body).compile(schema)
-    : decimalIntegersOnly(schema, withComponents(text).compile(schema)))
+    : singleValuesOnly(schema, decimalIntegersOnly(schema, withComponents(text).compile(schema))))
 }

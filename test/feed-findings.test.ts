@@ -1,0 +1,21 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { build } from './helpers/app.js'
+import { ENGINES } from './helpers/engines.js'
+
+const engine = ENGINES[0]
+
+describe('findings of a shop-front developer trying the API by hand', () => {
+  test('a one-value query parameter given twice is named as given twice, not as a bad value', async (t) => {
+    const { request } = await build(t, engine)
+    for (const [url, path] of [['/v3/plant?sort=name&sort=id', '/sort'], ['/v3/plant?limit=10&limit=20', '/limit'],
+      ['/v3/plant?q=fern&q=palm', '/q'], ['/v3/plant/changes?after=0&after=1', '/after']]) {
+      const res = await request({ method: 'GET', url })
+      assert.equal(res.statusCode, 400, url)
+      assert.deepEqual(res.json().errors, [{ path, message: 'is given more than once' }], url)
+    }
+    // Repeatable parameters still repeat.
+    const listed = await request({ method: 'GET', url: '/v3/plant?status=sold&status=pending&tag=a&tag=b' })
+    assert.equal(listed.statusCode, 200)
+  })
+})
