@@ -19,3 +19,16 @@ describe('findings of a shop-front developer trying the API by hand', () => {
     assert.equal(listed.statusCode, 200)
   })
 })
+
+describe('Last-Event-ID mistakes are answered like every other field', () => {
+  test('not digits, or too large: a message that says the fix, with the field in errors', async (t) => {
+    const { request } = await build(t, engine)
+    const bad = await request({ method: 'GET', url: '/v3/plant/events', headers: { 'last-event-id': 'abc' } })
+    assert.equal(bad.statusCode, 400)
+    assert.deepEqual(bad.json().errors, [{ path: '/last-event-id', message: 'must be a sequence number written in decimal digits' }])
+    const large = await request({ method: 'GET', url: '/v3/plant/events', headers: { 'last-event-id': '9999999999999999' } })
+    assert.equal(large.statusCode, 400)
+    assert.equal(large.json().detail, `headers /last-event-id must be at most ${Number.MAX_SAFE_INTEGER}`)
+    assert.deepEqual(large.json().errors, [{ path: '/last-event-id', message: `must be at most ${Number.MAX_SAFE_INTEGER}` }])
+  })
+})

@@ -37,7 +37,10 @@ async function startOf (request: FastifyRequest, store: PlantStore): Promise<num
   const lastEventId = request.headers['last-event-id']
   const given = lastEventId !== undefined ? Number(lastEventId) : (request.query as { after?: number }).after
   if (given === undefined) return await store.head()
-  if (!Number.isSafeInteger(given)) throw new HttpProblem(400, 'invalid-input', 'Last-Event-ID is too large')
+  if (!Number.isSafeInteger(given)) {
+    const message = `must be at most ${Number.MAX_SAFE_INTEGER}`
+    throw new HttpProblem(400, 'invalid-input', `headers /last-event-id ${message}`, [{ path: '/last-event-id', message }])
+  }
   await orGone(store.changes(given, 1)) // 410 now, while a problem body can still be sent
   return given
 }

@@ -37,5 +37,9 @@ export const EventsQuery = Type.Object({
 }, { additionalProperties: false })
 
 export const EventsHeaders = Type.Object({
-  'last-event-id': Type.Optional(Type.String({ pattern: '^[0-9]{1,16}$', description: 'Resume after this sequence number.' }))
+  'last-event-id': Type.Optional(Type.String({
+    pattern: '^[0-9]{1,16}$',
+    'x-pattern-message': 'must be a sequence number written in decimal digits',
+    description: 'Resume after this sequence number.'
+  }))
 })
