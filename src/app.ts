@@ -3,6 +3,7 @@ import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import pino from 'pino'
 import type { Config } from './config.js'
@@ -17,7 +18,7 @@ import { connectionTurns } from './http/connection-turns.js'
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
 import { redactedRequest, redactUrl } from './http/redact-url.js'
-import { HttpProblem } from './http/problem.js'
+import { HttpProblem, problemResponses } from './http/problem.js'
 import { lazyRequestLoggers, registerAccessLog } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
 import { docsPage } from './ops/docs-page.js'
@@ -129,6 +130,16 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   registerAccessLog(app)
 
   registerComponents(app)
+  // Unknown query parameters are refused on every operation, not only on those that take some:
+  // `DELETE /v3/plant/1?dryRun=true` must not delete.
+  app.addHook('onRoute', (route) => {
+    if (route.schema?.operationId !== undefined && route.schema.querystring === undefined) {
+      route.schema.querystring = Type.Object({}, { additionalProperties: false })
+      const responses = route.schema.response as Record<number, unknown> | undefined
+      const invalidStatus = (route.config as { invalidStatus?: number } | undefined)?.invalidStatus ?? 400
+      if (responses !== undefined && !(invalidStatus in responses)) Object.assign(responses, problemResponses([invalidStatus, 'Unknown query parameter']))
+    }
+  })
   await app.register(swagger, {
     // Components keep their names (Plant, Problem, …) instead of def-0, def-1.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` },

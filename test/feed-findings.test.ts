@@ -32,3 +32,28 @@ describe('Last-Event-ID mistakes are answered like every other field', () => {
     assert.deepEqual(large.json().errors, [{ path: '/last-event-id', message: `must be at most ${Number.MAX_SAFE_INTEGER}` }])
   })
 })
+
+describe('unknown query parameters are refused on every operation', () => {
+  test('a write, a read by id, the inventory and the index refuse ?x=1 and do nothing', async (t) => {
+    const { request, add } = await build(t, engine)
+    const plant = await add({ name: 'Fern' })
+    const json = { 'content-type': 'application/json' }
+    const cases: Array<[string, string, string | undefined, number]> = [
+      ['DELETE', `/v3/plant/${plant.id}?dryRun=true`, undefined, 400],
+      ['POST', '/v3/plant?dryRun=true', '{"name":"Palm"}', 405], // add-plant answers invalid input 405
+      ['PATCH', `/v3/plant/${plant.id}?x=1`, '{"status":"sold"}', 400],
+      ['GET', `/v3/plant/${plant.id}?x=1`, undefined, 400],
+      ['GET', '/v3/store/inventory?x=1', undefined, 400],
+      ['GET', '/v3?x=1', undefined, 400]
+    ]
+    for (const [method, url, payload, status] of cases) {
+      const res = await request({ method: method as 'GET', url, payload, headers: payload ? json : {} })
+      assert.equal(res.statusCode, status, `${method} ${url}`)
+      assert.deepEqual(res.json().errors, [{ path: `/${url.split('?')[1].split('=')[0]}`, message: 'is not a known field' }], `${method} ${url}`)
+    }
+    const after = await request({ method: 'GET', url: `/v3/plant/${plant.id}` })
+    assert.equal(after.statusCode, 200)
+    assert.equal(after.json().status, 'available')
+    assert.equal((await request({ method: 'GET', url: '/v3/plant' })).json().items.length, 1)
+  })
+})

@@ -424,6 +424,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description Unknown query parameter */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     ready: {
@@ -446,6 +457,17 @@ export interface operations {
                     "application/json": {
                         status: string;
                     };
+                };
+            };
+            /** @description Unknown query parameter */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -481,6 +503,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ApiIndex"];
+                };
+            };
+            /** @description Unknown query parameter */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
@@ -535,6 +568,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Unknown query parameter */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
             };
             /** @description No such photo file */
             404: {
@@ -1579,6 +1623,17 @@ export interface operations {
                     "application/json": components["schemas"]["Inventory"];
                 };
             };
+            /** @description Unknown query parameter */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
@@ -1625,6 +1680,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Version"];
+                };
+            };
+            /** @description Unknown query parameter */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
