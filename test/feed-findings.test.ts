@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import { readFile, rm, writeFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
 import { describe, test } from 'node:test'
 import { build } from './helpers/app.js'
 import { ENGINES } from './helpers/engines.js'
@@ -55,5 +57,25 @@ describe('unknown query parameters are refused on every operation', () => {
     assert.equal(after.statusCode, 200)
     assert.equal(after.json().status, 'available')
     assert.equal((await request({ method: 'GET', url: '/v3/plant' })).json().items.length, 1)
+  })
+})
+
+describe('docs/tools.md', () => {
+  test('the typed client example compiles against the generated client', async () => {
+    const ts = (await import('typescript')).default
+    const text = await readFile(new URL('../docs/tools.md', import.meta.url), 'utf8')
+    const snippet = /```ts\n([\s\S]*?)```/.exec(text)![1]
+      .replace("'./src/client/plant-client.js'", "'../src/client/plant-client.js'") + '\nexport {}\n'
+    const file = fileURLToPath(new URL('./tools-md-snippet.generated.ts', import.meta.url))
+    await writeFile(file, snippet)
+    try {
+      const program = ts.createProgram([file], {
+        target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, strict: true, skipLibCheck: true, noEmit: true
+      })
+      const errors = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))
+      assert.deepEqual(errors, [])
+    } finally {
+      await rm(file)
+    }
   })
 })
