@@ -79,3 +79,15 @@ describe('docs/tools.md', () => {
     }
   })
 })
+
+describe('PATCH with the wrong Content-Type', () => {
+  test('names the merge patch type it takes', async (t) => {
+    const { request, add } = await build(t, engine)
+    const plant = await add({ name: 'Fern' })
+    const res = await request({ method: 'PATCH', url: `/v3/plant/${plant.id}`, payload: '{"status":"sold"}', headers: { 'content-type': 'text/plain' } })
+    assert.equal(res.statusCode, 400)
+    assert.equal(res.json().detail, 'The body must be sent as Content-Type: application/merge-patch+json (or application/json)')
+    const post = await request({ method: 'POST', url: '/v3/plant', payload: '{"name":"Palm"}', headers: { 'content-type': 'text/plain' } })
+    assert.equal(post.json().detail, 'The body must be sent as Content-Type: application/json')
+  })
+})

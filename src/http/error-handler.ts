@@ -80,7 +80,7 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
     return new HttpProblem(413, 'payload-too-large', `The request body is larger than ${limit >= 1048576 ? `${limit / 1048576} MiB` : `${limit / 1024} KiB`}`)
   }
   if (code.startsWith('FST_ERR_CTP_') || (error instanceof SyntaxError && error.statusCode === 400)) {
-    return new HttpProblem(invalidStatus, 'invalid-input', bodyMessage(code, error.message))
+    return new HttpProblem(invalidStatus, 'invalid-input', bodyMessage(code, error.message, request.method === 'PATCH'))
   }
   const status = error.statusCode ?? 500
   if (status >= 400 && status < 500) return new HttpProblem(status, status === 429 ? 'too-many-requests' : 'invalid-input', error.message)
@@ -107,8 +107,10 @@ export function frameworkErrors (error: FastifyError, request: FastifyRequest, r
   }
 }
 
-function bodyMessage (code: string, message: string): string {
-  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return 'The body must be sent as Content-Type: application/json'
+function bodyMessage (code: string, message: string, patch: boolean): string {
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return `The body must be sent as Content-Type: ${patch ? 'application/merge-patch+json (or application/json)' : 'application/json'}`
+  }
   if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return 'The body must be a JSON object, not empty'
   if (code === 'FST_ERR_CTP_INVALID_UTF8') return message
   if (code === 'FST_ERR_CTP_INVALID_JSON_BODY') return 'The body is not valid JSON, or holds a forbidden __proto__ or constructor.prototype member'
