@@ -155,6 +155,8 @@ test('the typed client drives every documented operation against a listening ser
   const file = await client.GET('/v3/photos/{file}', { params: { path: { file: photo.data!.urls.thumb.split('/').pop()! } }, parseAs: 'arrayBuffer' })
   assert.equal(file.response.headers.get('content-type'), 'image/webp')
   assert.deepEqual((await client.GET('/v3/plant/{id}', { params: { path: { id: olive.id } } })).data?.photos, [photo.data])
+  const one = await client.GET('/v3/plant/{id}/photos/{photoId}', { params: { path: { id: olive.id, photoId: photo.data!.id } } })
+  assert.deepEqual(one.data, photo.data)
   const removed = await client.DELETE('/v3/plant/{id}/photos/{photoId}', { params: { path: { id: olive.id, photoId: photo.data!.id } } })
   assert.equal(removed.response.status, 204)
 

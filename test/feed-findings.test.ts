@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import sharp from 'sharp'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { describe, test } from 'node:test'
@@ -89,5 +90,23 @@ describe('PATCH with the wrong Content-Type', () => {
     assert.equal(res.json().detail, 'The body must be sent as Content-Type: application/merge-patch+json (or application/json)')
     const post = await request({ method: 'POST', url: '/v3/plant', payload: '{"name":"Palm"}', headers: { 'content-type': 'text/plain' } })
     assert.equal(post.json().detail, 'The body must be sent as Content-Type: application/json')
+  })
+})
+
+describe('the Location of an uploaded photo', () => {
+  test('can be read: GET answers the photo, 404 once it is deleted', async (t) => {
+    const { request, add } = await build(t, engine)
+    const plant = await add({ name: 'Fern' })
+    const png = await sharp({ create: { width: 40, height: 30, channels: 3, background: { r: 0, g: 128, b: 0 } } }).png().toBuffer()
+    const up = await request({ method: 'POST', url: `/v3/plant/${plant.id}/photos`, payload: png, headers: { 'content-type': 'image/png' } })
+    assert.equal(up.statusCode, 201)
+    const location = up.headers.location as string
+    const got = await request({ method: 'GET', url: location })
+    assert.equal(got.statusCode, 200)
+    assert.deepEqual(got.json(), up.json())
+    assert.equal((await request({ method: 'DELETE', url: location })).statusCode, 204)
+    const gone = await request({ method: 'GET', url: location })
+    assert.equal(gone.statusCode, 404)
+    assert.match(gone.json().type, /photo-not-found$/)
   })
 })

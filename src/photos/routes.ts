@@ -142,6 +142,28 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
       .send(added.photo)
   })
 
+  // Where an upload's Location points: the photo's record (its files are under /v3/photos/).
+  app.get('/v3/plant/:id/photos/:photoId', {
+    preValidation: canonicalId,
+    schema: {
+      operationId: 'get-plant-photo',
+      tags,
+      summary: 'One photo of a plant (the Location of an upload)',
+      params: PhotoParams,
+      response: {
+        200: { ...ref(Photo), description: 'The photo', headers: { ...HEADERS.requestId } },
+        ...problemResponses(...readGuards, [400, 'Invalid plant id'], [404, 'Plant or photo not found'], 503)
+      }
+    }
+  }, async (request) => {
+    const { id, photoId } = request.params
+    const plant = await store.get(id)
+    if (!plant) throw new PlantNotFound()
+    const photo = plant.photos.find((p) => p.id === photoId)
+    if (!photo) throw new HttpProblem(404, 'photo-not-found', 'The plant has no photo with that id')
+    return photo
+  })
+
   app.delete('/v3/plant/:id/photos/:photoId', {
     preValidation: canonicalId,
     schema: {
