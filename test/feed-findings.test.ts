@@ -110,3 +110,12 @@ describe('the Location of an uploaded photo', () => {
     assert.match(gone.json().type, /photo-not-found$/)
   })
 })
+
+describe('the docs page', () => {
+  test('is titled after the service, not "Swagger UI"', async (t) => {
+    const { app } = await build(t, engine)
+    const page = await app.inject({ method: 'GET', url: '/v3/docs/' })
+    assert.equal(page.statusCode, 200)
+    assert.match(page.body, /<title>Plant catalogue API<\/title>/)
+  })
+})

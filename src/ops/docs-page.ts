@@ -15,6 +15,8 @@ export async function docsPage (app: FastifyInstance): Promise<void> {
   })
   await app.register(swaggerUi, {
     routePrefix: '/v3/docs',
+    // A browser tab or bookmark says what it is, not "Swagger UI".
+    theme: { title: 'Plant catalogue API' },
     staticCSP: {
       'default-src': ["'self'"],
       'base-uri': ["'self'"],
