@@ -119,3 +119,14 @@ describe('the docs page', () => {
     assert.match(page.body, /<title>Plant catalogue API<\/title>/)
   })
 })
+
+describe('a bad Idempotency-Key', () => {
+  test('is answered with the rule in words, not a regular expression', async (t) => {
+    const { request } = await build(t, engine)
+    for (const key of ['a'.repeat(256), 'till 7', 'café']) {
+      const res = await request({ method: 'POST', url: '/v3/plant', payload: { name: 'Fern' }, headers: { 'idempotency-key': key } })
+      assert.equal(res.statusCode, 405, key)
+      assert.deepEqual(res.json().errors, [{ path: '/idempotency-key', message: 'must be 1–255 printable ASCII characters, without spaces' }], key)
+    }
+  })
+})

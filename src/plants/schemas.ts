@@ -112,6 +112,7 @@ export const IdParams = Type.Object({ id: Id })
 export const WriteHeaders = Type.Object({
   'idempotency-key': Type.Optional(Type.String({
     pattern: '^[\\x21-\\x7E]{1,255}$',
+    'x-pattern-message': 'must be 1–255 printable ASCII characters, without spaces',
     description: 'A retry with the same key and body returns the first response and creates nothing (keys kept 24 h, scoped per API key).'
   }))
 })
