@@ -130,10 +130,12 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   registerAccessLog(app)
 
   registerComponents(app)
-  // Unknown query parameters are refused on every operation, not only on those that take some:
-  // `DELETE /v3/plant/1?dryRun=true` must not delete.
+  // Unknown query parameters are refused on every API operation, not only on those that take some:
+  // `DELETE /v3/plant/1?dryRun=true` must not delete. Probes (/healthz, /readyz) and photo files
+  // (an image loader may add `?w=256`) ignore them: a query there changes nothing.
   app.addHook('onRoute', (route) => {
-    if (route.schema?.operationId !== undefined && route.schema.querystring === undefined) {
+    if (route.url.startsWith('/v3') && route.url !== '/v3/photos/:file' &&
+      route.schema?.operationId !== undefined && route.schema.querystring === undefined) {
       route.schema.querystring = Type.Object({}, { additionalProperties: false })
       const responses = route.schema.response as Record<number, unknown> | undefined
       const invalidStatus = (route.config as { invalidStatus?: number } | undefined)?.invalidStatus ?? 400

@@ -130,3 +130,11 @@ describe('a bad Idempotency-Key', () => {
     }
   })
 })
+
+describe('a query on probes and photo files', () => {
+  test('is ignored: a health check or an image loader adding one still gets its answer', async (t) => {
+    const { request } = await build(t, engine)
+    assert.equal((await request({ method: 'GET', url: '/healthz?probe=1' })).statusCode, 200)
+    assert.equal((await request({ method: 'GET', url: '/readyz?probe=1' })).statusCode, 200)
+  })
+})

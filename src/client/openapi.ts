@@ -425,17 +425,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unknown query parameter */
-            400: {
-                headers: {
-                    /** @description The request id, also in the body of errors and in the logs. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     ready: {
@@ -458,17 +447,6 @@ export interface operations {
                     "application/json": {
                         status: string;
                     };
-                };
-            };
-            /** @description Unknown query parameter */
-            400: {
-                headers: {
-                    /** @description The request id, also in the body of errors and in the logs. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Storage unavailable or shutting down (see Retry-After) */
@@ -569,17 +547,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description Unknown query parameter */
-            400: {
-                headers: {
-                    /** @description The request id, also in the body of errors and in the logs. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
             };
             /** @description No such photo file */
             404: {
