@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { build } from './helpers/app.js'
 import { sqliteEngine } from './helpers/engines.js'
@@ -13,5 +16,34 @@ describe('operator findings', () => {
     assert.equal(res.json().detail, 'This resource needs an API key: send Authorization: Bearer <key> or api_key: <key>')
     const write = await app.inject({ method: 'POST', url: '/v3/plant', payload: { name: 'Fern' } })
     assert.equal(write.json().detail, 'Writes need an API key: send Authorization: Bearer <key> or api_key: <key>')
+  })
+})
+
+describe('plants, operator mistakes', () => {
+  test('--api-key-file that does not exist is one line naming it, exit 1, no stack trace', async (t) => {
+    const { plants } = await import('../scripts/lib/cli-harness.js')
+    const dir = await mkdtemp(join(tmpdir(), 'plants-ops-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    await writeFile(join(dir, 'stock.csv'), 'name\nFern\n')
+    const result = await plants(['import', join(dir, 'stock.csv'), '--url', 'http://127.0.0.1:9', '--api-key-file', '/nonexistent/plants-key'])
+    assert.equal(result.code, 1, result.stderr)
+    assert.equal(result.stderr, 'plants import: --api-key-file /nonexistent/plants-key cannot be read (ENOENT)\n')
+  })
+
+  test('a --url on a port fetch refuses to use says why ("bad port"), not only "fetch failed"', async () => {
+    const { plants } = await import('../scripts/lib/cli-harness.js')
+    const result = await plants(['export', '--url', 'http://127.0.0.1:6000'])
+    assert.equal(result.code, 1)
+    assert.match(result.stderr, /^plants export: reading service http:\/\/127\.0\.0\.1:6000: fetch failed: bad port\n$/m)
+  })
+})
+
+describe('plants --help, operator reading', () => {
+  test('export offers no --api-key-file (it refuses one), and --data-dir says DATABASE_URL comes first', async () => {
+    const { plants } = await import('../scripts/lib/cli-harness.js')
+    const exportHelp = (await plants(['export', '--help'])).stdout
+    assert.doesNotMatch(exportHelp, /--api-key-file/)
+    assert.match(exportHelp, /\$DATABASE_URL when set/)
+    assert.match((await plants(['import', '--help'])).stdout, /--api-key-file FILE/)
   })
 })

@@ -3,7 +3,7 @@ import { createWriteStream, renameSync, rmSync, type WriteStream } from 'node:fs
 import type { PlantQuery } from '../plants/query.js'
 import type { Plant } from '../plants/schemas.js'
 import { locate, openCatalogue } from './catalogue.js'
-import { CommandFailed, FORMATS, oneOf, plural, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io } from './command.js'
+import { CommandFailed, FORMATS, oneOf, plural, TARGET_READ_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io } from './command.js'
 import { formatOf } from './rows.js'
 
 const PAGE = 100
@@ -31,7 +31,7 @@ Options:
   --sort=ORDER         id, -id, name or -name (default id), as GET /v3/plant?sort=
   --format csv|jsonl   default: from --output's extension (.csv, .jsonl/.ndjson), else csv
   --output FILE        write to FILE instead of standard output
-${TARGET_HELP}
+${TARGET_READ_HELP}
   -h, --help           this help`,
   options: {
     ...TARGET_OPTIONS,
