@@ -19,6 +19,13 @@ const IDLE_MS = 300
 const MIN_DRAIN_MS = 1_000
 
 async function serve (config: Config): Promise<void> {
+  // Refuse before the store opens: a refused start must not create a catalogue or migrate a database.
+  // (A key file holds at least one key, or buildApp refuses it.)
+  const early = protectedModeRefusal(config, config.apiKeys.length + (config.apiKeysFile === undefined ? 0 : 1))
+  if (early) {
+    process.stderr.write(`${early}\n`)
+    process.exit(1)
+  }
   const app = await buildApp(config)
   const refusal = protectedModeRefusal(config, app.writeKeyCount)
   if (refusal) {

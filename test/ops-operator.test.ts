@@ -47,3 +47,19 @@ describe('plants --help, operator reading', () => {
     assert.match((await plants(['import', '--help'])).stdout, /--api-key-file FILE/)
   })
 })
+
+describe('protected mode, at start-up', () => {
+  test('a start refused for listening on 0.0.0.0 without keys creates no catalogue in DATA_DIR', async (t) => {
+    const { spawnSync } = await import('node:child_process')
+    const { existsSync } = await import('node:fs')
+    const dir = await mkdtemp(join(tmpdir(), 'plants-ops-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    const dataDir = join(dir, 'data')
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      env: { ...process.env, HOST: '0.0.0.0', PORT: '18097', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: undefined }, encoding: 'utf8', timeout: 30_000
+    })
+    assert.equal(run.status, 1)
+    assert.match(run.stderr.trim(), /^Refusing to listen on 0\.0\.0\.0/)
+    assert.equal(existsSync(dataDir), false, 'nothing was created')
+  })
+})
