@@ -63,3 +63,20 @@ describe('protected mode, at start-up', () => {
     assert.equal(existsSync(dataDir), false, 'nothing was created')
   })
 })
+
+describe('the debug access line', () => {
+  test('a success at debug names the client and whole milliseconds, like the info lines', async (t) => {
+    const { buildApp } = await import('../src/app.js')
+    const { testConfig } = await import('../src/config.js')
+    const { logCollector } = await import('./helpers/log-lines.js')
+    const store = await sqliteEngine.open()
+    const log = logCollector()
+    const app = await buildApp(testConfig({ logLevel: 'debug' }), { store, logStream: log.stream })
+    t.after(async () => { await app.close(); await store.close() })
+    assert.equal((await app.inject({ method: 'GET', url: '/v3/plant' })).statusCode, 200)
+    const line = log.lines().find((l) => l.msg === 'request completed')
+    assert.ok(line, 'a debug line per success')
+    assert.equal(line.client, '127.0.0.1')
+    assert.ok(Number.isInteger(line.ms), `ms is ${line.ms}`)
+  })
+})
