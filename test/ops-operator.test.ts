@@ -80,3 +80,13 @@ describe('the debug access line', () => {
     assert.ok(Number.isInteger(line.ms), `ms is ${line.ms}`)
   })
 })
+
+describe('CORS_ORIGINS', () => {
+  test('values no browser sends as an Origin (*, a bare host, a trailing slash) are refused, naming the entry', async () => {
+    const { ConfigError, loadConfig } = await import('../src/config.js')
+    for (const value of ['*', 'shop.example', 'https://shop.example/', 'ftp://shop.example', 'https://a.example,shop.example']) {
+      assert.throws(() => loadConfig({ CORS_ORIGINS: value }), (err: Error) => err instanceof ConfigError && /CORS_ORIGINS=.*is not an origin a browser sends/.test(err.message), value)
+    }
+    assert.deepEqual(loadConfig({ CORS_ORIGINS: 'https://shop.example, http://127.0.0.1:3000' }).corsOrigins, ['https://shop.example', 'http://127.0.0.1:3000'])
+  })
+})
