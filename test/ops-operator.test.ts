@@ -36,6 +36,13 @@ describe('plants, operator mistakes', () => {
     assert.equal(result.code, 1)
     assert.match(result.stderr, /^plants export: reading service http:\/\/127\.0\.0\.1:6000: fetch failed: bad port\n$/m)
   })
+
+  test('an export to standard output from a service that cannot be read writes nothing, not a lone CSV header', async () => {
+    const { plants } = await import('../scripts/lib/cli-harness.js')
+    const result = await plants(['export', '--url', 'http://127.0.0.1:6000'])
+    assert.equal(result.code, 1)
+    assert.equal(result.stdout, '')
+  })
 })
 
 describe('plants --help, operator reading', () => {

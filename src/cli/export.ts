@@ -60,10 +60,12 @@ async function runExport (values: Record<string, any>, positionals: string[], io
   let count = 0
   let pipeTags = 0
   try {
-    if (format === 'csv') await write(out, 'id,name,category,tags,status,photos\n')
+    // The header goes with the first page: a catalogue that cannot be read writes nothing at all.
+    let header = format === 'csv' ? 'id,name,category,tags,status,photos\n' : ''
     for await (const page of catalogue.pages(PAGE, query)) {
       if (failed) break
-      let chunk = ''
+      let chunk = header
+      header = ''
       for (const plant of page) {
         if (format === 'jsonl') {
           chunk += `${JSON.stringify(plant)}\n`
@@ -75,6 +77,7 @@ async function runExport (values: Record<string, any>, positionals: string[], io
       count += page.length
       await write(out, chunk)
     }
+    if (header !== '' && !failed) await write(out, header)
     if (partial !== undefined) {
       out.end()
       await once(out, 'finish')
