@@ -47,6 +47,7 @@ async function upload (files: File[]): Promise<void> {
   let done = 0
   for (const [i, file] of files.entries()) {
     say(status, files.length === 1 ? `Uploading ${file.name}…` : `Uploading ${file.name} (${i + 1} of ${files.length})…`)
+    inView()
     try {
       await api('POST', `/v3/plant/${id}/photos`, { raw: file, contentType: file.type || 'application/octet-stream' })
       done += 1
@@ -54,8 +55,15 @@ async function upload (files: File[]): Promise<void> {
       say(alert, `${file.name} was not added. ${describe(err)}`)
     }
   }
-  say(status, done === 0 ? '' : done === 1 ? 'Photo added.' : `${done} photos added.`)
+  say(status, done === 0 ? '' : done === 1 ? 'Photo added and saved.' : `${done} photos added and saved.`)
   if (done > 0) await events.changed()
+  inView()
+}
+
+/** On a small screen the photo messages are below the fold of the dialog: bring the one shown into view. */
+function inView (): void {
+  const shown = [alert, status].find((node) => !node.hidden)
+  shown?.scrollIntoView({ block: 'nearest' })
 }
 
 async function removePhoto (photoId: string, button: HTMLButtonElement): Promise<void> {
@@ -68,9 +76,11 @@ async function removePhoto (photoId: string, button: HTMLButtonElement): Promise
     say(status, 'Photo removed.')
     await events.changed()
     input.focus()
+    inView()
   } catch (err) {
     button.disabled = false
     say(alert, describe(err, 'This photo'))
+    inView()
   }
 }
 
