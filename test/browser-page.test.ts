@@ -175,6 +175,7 @@ for (const engine of ENGINES) {
     // Typing: short words are explained, not sent; the typing is debounced into few requests.
     await search.pressSequentially('mo', { delay: 30 })
     await page.getByText('Type at least 3 letters of each word.').waitFor()
+    assert.equal(await search.getAttribute('aria-invalid'), 'false', 'a word still being typed is not marked as an error')
     assert.deepEqual(queries(), [])
     await search.pressSequentially('nst', { delay: 30 })
     await showing(page, ['Monstera adansonii', 'Monstera deliciosa'])

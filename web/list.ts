@@ -55,7 +55,8 @@ function query (): URLSearchParams | undefined {
   const text = q.value.trim()
   const problem = searchProblem(text)
   say(qHint, problem)
-  q.setAttribute('aria-invalid', String(problem !== ''))
+  // A word still being typed is not a mistake: the hint says what is needed, without the field turning red.
+  q.setAttribute('aria-invalid', String(problem !== '' && !problem.startsWith('Type at least')))
   if (problem !== '') return undefined
   if (text !== '') params.set('q', text)
   // "For sale" is two statuses: the API takes status more than once for "any of these".
