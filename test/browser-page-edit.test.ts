@@ -189,7 +189,14 @@ for (const engine of ENGINES) {
     await editor.getByLabel('Add photos').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not a picture') })
     await editor.getByRole('alert').filter({ hasText: 'notes.txt was not added. That kind of file is not accepted: use a JPEG, PNG or WebP image.' }).waitFor()
     await page.screenshot({ path: join(OUTPUT, `browser-page-${engine.name}-photos-1280.png`) })
+    // Removing a photo asks first, as deleting a plant does: Cancel keeps it, Remove deletes it.
     await editor.getByRole('button', { name: 'Remove photo 2' }).click()
+    const sure = page.getByRole('alertdialog', { name: 'Remove this photo?' })
+    await sure.getByText('Photo 2 will be deleted. This cannot be undone.').waitFor()
+    await sure.getByRole('button', { name: 'Cancel' }).click()
+    assert.equal((await staff.call('GET', `/v3/plant/${olive.id}`)).body.photos.length, 2)
+    await editor.getByRole('button', { name: 'Remove photo 2' }).click()
+    await sure.getByRole('button', { name: 'Remove', exact: true }).click()
     await editor.getByRole('img', { name: 'Photo 2 of Olive tree' }).waitFor({ state: 'detached' })
     const photos = (await staff.call('GET', `/v3/plant/${olive.id}`)).body.photos
     assert.equal(photos.length, 1)
