@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { join } from 'node:path'
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { migrate as migrateSqlite } from '../src/store/sqlite/migrations.js'
@@ -38,15 +39,19 @@ const cursorOf = (id: number): string => Buffer.from(JSON.stringify([fingerprint
 const page = (items: string[], lastId: number | undefined): string =>
   `{"items":[${items.join(',')}],"nextCursor":${lastId === undefined ? 'null' : `"${cursorOf(lastId)}"`}}`
 
-function sqliteEngine (dataDir: string): Engine {
+function openSqlite (dataDir: string): Database.Database {
   const db = new Database(join(dataDir, 'catalogue.db'))
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = FULL')
   db.pragma('busy_timeout = 5000')
-  migrateSqlite(db)
+  return db
+}
+
+type Answer = [status: number, json: string]
+
+/** A group of creates or updates in one transaction: one commit, one fsync. Throws if the group fails. */
+function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodies: Body[]) => Answer[] {
   const s = {
-    get: db.prepare('SELECT id, name, category, tags, status, photos FROM plants WHERE id = ?').raw(true),
-    list: db.prepare('SELECT id, name, category, tags, status, photos FROM plants WHERE id > ? ORDER BY id LIMIT ?').raw(true),
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),
@@ -71,6 +76,85 @@ function sqliteEngine (dataDir: string): Engine {
     }
     return statement
   }
+  return (kind, bodies) => {
+    const now = Date.now()
+    const counts = new Map<string, number>()
+    const count = (status: string, delta: number): void => { counts.set(status, (counts.get(status) ?? 0) + delta) }
+    const answers: Answer[] = []
+    try {
+      s.begin.run()
+      for (const body of bodies) {
+        const { name } = body
+        const category = body.category ?? null
+        const tags = body.tags ?? []
+        const status = body.status ?? 'available'
+        const key = name.toLowerCase()
+        if (kind === 'create') {
+          const id = Number(s.insert.run(name, key, category, JSON.stringify(tags), status, now, now).lastInsertRowid)
+          s.insertFts.run(id, key)
+          for (const tag of tags) s.insertTag.run(tag, id)
+          count(status, 1)
+          const json = record(id, body)
+          s.insertChange.run('created', id, 1, json, now)
+          answers.push([200, json])
+          continue
+        }
+        const id = body.id!
+        const current = s.current.get(id) as [number, string, string | null, string, string] | undefined
+        if (!current) { answers.push([404, '{"status":404}']); continue }
+        const [version, oldName, oldCategory, oldTags, oldStatus] = current
+        const nameChanged = name !== oldName
+        const statusChanged = status !== oldStatus
+        const categoryChanged = category !== oldCategory
+        const args: unknown[] = [JSON.stringify(tags), version + 1, now]
+        if (nameChanged) args.push(name, key)
+        if (statusChanged) args.push(status)
+        if (categoryChanged) args.push(category)
+        update(nameChanged, statusChanged, categoryChanged).run(...args, id)
+        const oldKey = oldName.toLowerCase()
+        if (nameChanged && key !== oldKey) {
+          s.deleteFts.run(id, oldKey)
+          s.insertFts.run(id, key)
+        }
+        if (statusChanged) { count(oldStatus, -1); count(status, 1) }
+        const before = JSON.parse(oldTags) as string[]
+        for (const tag of before) if (!tags.includes(tag)) s.deleteTag.run(tag, id)
+        for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(tag, id)
+        const json = record(id, body)
+        s.insertChange.run('updated', id, version + 1, json, now)
+        answers.push([200, json])
+      }
+      for (const [status, delta] of counts) if (delta !== 0) s.count.run(delta, status)
+      s.commit.run()
+    } catch (err) {
+      if (db.inTransaction) s.rollback.run()
+      throw err
+    }
+    return answers
+  }
+}
+
+// WRITER=thread: the commits run in a worker thread with its own connection, as the service's do,
+// so the event loop reads the next group while the disk flushes; otherwise in the event loop.
+function sqliteEngine (dataDir: string, inThread: boolean): Engine {
+  const db = openSqlite(dataDir)
+  migrateSqlite(db)
+  const s = {
+    get: db.prepare('SELECT id, name, category, tags, status, photos FROM plants WHERE id = ?').raw(true),
+    list: db.prepare('SELECT id, name, category, tags, status, photos FROM plants WHERE id > ? ORDER BY id LIMIT ?').raw(true)
+  }
+  let write: (kind: 'create' | 'update', bodies: Body[]) => Promise<Answer[]>
+  if (inThread) {
+    const worker = new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(import.meta.url)}) })`,
+      { eval: true, workerData: { dataDir } })
+    write = (kind, bodies) => new Promise((resolve, reject) => {
+      worker.once('message', (m: { answers?: Answer[], error?: string }) => { m.answers ? resolve(m.answers) : reject(new Error(m.error)) })
+      worker.postMessage([kind, bodies])
+    })
+  } else {
+    const writer = sqliteWriter(db)
+    write = async (kind, bodies) => writer(kind, bodies)
+  }
   const row = (r: unknown[]): string =>
     `{"id":${r[0] as number},"name":${JSON.stringify(r[1])},"category":${JSON.stringify(r[2])},"tags":${r[3] as string},"status":"${r[4] as string}","photos":${r[5] as string}}`
   return {
@@ -86,57 +170,10 @@ function sqliteEngine (dataDir: string): Engine {
       send(res, 200, page(rows.map(row), more ? rows[rows.length - 1][0] as number : undefined))
     },
     async commit (kind, group) {
-      const now = Date.now()
-      const counts = new Map<string, number>()
-      const count = (status: string, delta: number): void => { counts.set(status, (counts.get(status) ?? 0) + delta) }
-      const answers: Array<[number, string]> = []
+      let answers: Answer[]
       try {
-        s.begin.run()
-        for (const { body } of group) {
-          const { name } = body
-          const category = body.category ?? null
-          const tags = body.tags ?? []
-          const status = body.status ?? 'available'
-          const key = name.toLowerCase()
-          if (kind === 'create') {
-            const id = Number(s.insert.run(name, key, category, JSON.stringify(tags), status, now, now).lastInsertRowid)
-            s.insertFts.run(id, key)
-            for (const tag of tags) s.insertTag.run(tag, id)
-            count(status, 1)
-            const json = record(id, body)
-            s.insertChange.run('created', id, 1, json, now)
-            answers.push([200, json])
-            continue
-          }
-          const id = body.id!
-          const current = s.current.get(id) as [number, string, string | null, string, string] | undefined
-          if (!current) { answers.push([404, '{"status":404}']); continue }
-          const [version, oldName, oldCategory, oldTags, oldStatus] = current
-          const nameChanged = name !== oldName
-          const statusChanged = status !== oldStatus
-          const categoryChanged = category !== oldCategory
-          const args: unknown[] = [JSON.stringify(tags), version + 1, now]
-          if (nameChanged) args.push(name, key)
-          if (statusChanged) args.push(status)
-          if (categoryChanged) args.push(category)
-          update(nameChanged, statusChanged, categoryChanged).run(...args, id)
-          const oldKey = oldName.toLowerCase()
-          if (nameChanged && key !== oldKey) {
-            s.deleteFts.run(id, oldKey)
-            s.insertFts.run(id, key)
-          }
-          if (statusChanged) { count(oldStatus, -1); count(status, 1) }
-          const before = JSON.parse(oldTags) as string[]
-          for (const tag of before) if (!tags.includes(tag)) s.deleteTag.run(tag, id)
-          for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(tag, id)
-          const json = record(id, body)
-          s.insertChange.run('updated', id, version + 1, json, now)
-          answers.push([200, json])
-        }
-        for (const [status, delta] of counts) if (delta !== 0) s.count.run(delta, status)
-        s.commit.run()
+        answers = await write(kind, group.map((w) => w.body))
       } catch (err) {
-        if (db.inTransaction) s.rollback.run()
         for (const w of group) fail(w.res, err)
         return
       }
@@ -262,59 +299,74 @@ async function postgresEngine (connectionString: string): Promise<Engine> {
   }
 }
 
-const engine = process.env.DATABASE_URL ? await postgresEngine(process.env.DATABASE_URL) : sqliteEngine(process.env.DATA_DIR!)
-
-// Group commit: the writes read in one turn of the event loop form one group, committed in that
-// turn's check phase; one group in flight at a time, the next gathers meanwhile.
-const queues = { create: [] as Write[], update: [] as Write[] }
-let scheduled = false
-let inFlight = false
-function schedule (): void {
-  if (scheduled || inFlight) return
-  scheduled = true
-  setImmediate(flush)
-}
-function flush (): void {
-  scheduled = false
-  const kind = queues.create.length > 0 ? 'create' : 'update'
-  const group = queues[kind]
-  if (group.length === 0) return
-  queues[kind] = []
-  inFlight = true
-  void engine.commit(kind, group).finally(() => {
-    inFlight = false
-    if (queues.create.length + queues.update.length > 0) schedule()
+if (!isMainThread) {
+  // The writer thread of WRITER=thread.
+  const write = sqliteWriter(openSqlite((workerData as { dataDir: string }).dataDir))
+  parentPort!.on('message', ([kind, bodies]: ['create' | 'update', Body[]]) => {
+    try {
+      parentPort!.postMessage({ answers: write(kind, bodies) })
+    } catch (err) {
+      parentPort!.postMessage({ error: String(err) })
+    }
   })
+} else {
+  const engine = process.env.DATABASE_URL ? await postgresEngine(process.env.DATABASE_URL) : sqliteEngine(process.env.DATA_DIR!, process.env.WRITER === 'thread')
+  serve(engine)
 }
 
-function readBody (req: IncomingMessage, then: (body: Body) => void): void {
-  const chunks: Buffer[] = []
-  req.on('data', (c: Buffer) => chunks.push(c))
-  req.on('end', () => then(JSON.parse(Buffer.concat(chunks).toString()) as Body))
-}
-
-const server = createServer((req, res) => {
-  const url = req.url ?? '/'
-  if (req.method === 'POST' && url === '/v3/plant') {
-    readBody(req, (body) => { queues.create.push({ body, res }); schedule() })
-  } else if (req.method === 'PUT' && url === '/v3/plant') {
-    readBody(req, (body) => { queues.update.push({ body, res }); schedule() })
-  } else if (req.method === 'GET' && url.startsWith('/v3/plant/')) {
-    engine.get(Number(url.slice('/v3/plant/'.length)), res)
-  } else if (req.method === 'GET' && url.startsWith('/v3/plant')) {
-    const query = new URL(url, 'http://x').searchParams
-    const cursor = query.get('cursor')
-    const parts: [string, number] = cursor ? JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, number] : ['', 0]
-    fingerprint = parts[0]
-    engine.list(parts[1], Number(query.get('limit') ?? 50), res)
-  } else {
-    send(res, 404, '{"status":404}')
+function serve (engine: Engine): void {
+  // Group commit: the writes read in one turn of the event loop form one group, committed in that
+  // turn's check phase; one group in flight at a time, the next gathers meanwhile.
+  const queues = { create: [] as Write[], update: [] as Write[] }
+  let scheduled = false
+  let inFlight = false
+  function schedule (): void {
+    if (scheduled || inFlight) return
+    scheduled = true
+    setImmediate(flush)
   }
-})
+  function flush (): void {
+    scheduled = false
+    const kind = queues.create.length > 0 ? 'create' : 'update'
+    const group = queues[kind]
+    if (group.length === 0) return
+    queues[kind] = []
+    inFlight = true
+    void engine.commit(kind, group).finally(() => {
+      inFlight = false
+      if (queues.create.length + queues.update.length > 0) schedule()
+    })
+  }
 
-server.keepAliveTimeout = 5_000
-server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
-  const address = server.address()
-  process.stdout.write(`listening ${typeof address === 'object' && address ? address.port : ''}\n`)
-})
-process.on('SIGTERM', () => { server.close(); server.closeAllConnections() })
+  function readBody (req: IncomingMessage, then: (body: Body) => void): void {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => then(JSON.parse(Buffer.concat(chunks).toString()) as Body))
+  }
+
+  const server = createServer((req, res) => {
+    const url = req.url ?? '/'
+    if (req.method === 'POST' && url === '/v3/plant') {
+      readBody(req, (body) => { queues.create.push({ body, res }); schedule() })
+    } else if (req.method === 'PUT' && url === '/v3/plant') {
+      readBody(req, (body) => { queues.update.push({ body, res }); schedule() })
+    } else if (req.method === 'GET' && url.startsWith('/v3/plant/')) {
+      engine.get(Number(url.slice('/v3/plant/'.length)), res)
+    } else if (req.method === 'GET' && url.startsWith('/v3/plant')) {
+      const query = new URL(url, 'http://x').searchParams
+      const cursor = query.get('cursor')
+      const parts: [string, number] = cursor ? JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, number] : ['', 0]
+      fingerprint = parts[0]
+      engine.list(parts[1], Number(query.get('limit') ?? 50), res)
+    } else {
+      send(res, 404, '{"status":404}')
+    }
+  })
+
+  server.keepAliveTimeout = 5_000
+  server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+    const address = server.address()
+    process.stdout.write(`listening ${typeof address === 'object' && address ? address.port : ''}\n`)
+  })
+  process.on('SIGTERM', () => { server.close(); server.closeAllConnections() })
+}

@@ -238,6 +238,9 @@ async function main (): Promise<void> {
     }
     log(`preloading ${settings.small} plants for the durable ceiling…`)
     await preload(durableEnv.DATABASE_URL ?? durableEnv.DATA_DIR, settings.small)
+    // On SQLite a second one commits in a writer thread, as the service does (WRITER=thread).
+    const threadEnv = { DATA_DIR: join(tmp, 'durable-thread'), WRITER: 'thread' }
+    if (!databaseUrl) await preload(threadEnv.DATA_DIR, settings.small)
     for (const size of sizes) {
       let env: Record<string, string>
       if (databaseUrl) {
@@ -269,6 +272,10 @@ async function main (): Promise<void> {
       { PRELOAD: String(settings.small) }, join(tmp, 'floor.log'), settings.small))
     targets.push(await startServer('durable', [process.execPath, '--import', 'tsx', 'bench/durable-ceiling.ts'],
       durableEnv, join(tmp, 'durable.log'), settings.small))
+    if (!databaseUrl) {
+      targets.push(await startServer('durable-thread', [process.execPath, '--import', 'tsx', 'bench/durable-ceiling.ts'],
+        threadEnv, join(tmp, 'durable-thread.log'), settings.small))
+    }
     for (const size of sizes) {
       const t = await startServer(`service@${size}`, serviceCommand, { ...stores[size], LOG_LEVEL: 'info', NODE_ENV: 'production' },
         join(tmp, `service-${size}.log`), size)
@@ -304,8 +311,13 @@ async function main (): Promise<void> {
       }
     }
 
-    const [ceiling, floor, durable, small, big, baseline] = targets
-    const services = targets.slice(3)
+    const byName = (name: string): Target | undefined => targets.find((t) => t.name === name)
+    const [ceiling, floor, durable] = targets
+    // Without a thread variant (PostgreSQL) the in-loop durable ceiling stands in for it.
+    const durableThread = byName('durable-thread') ?? durable
+    const services = targets.filter((t) => t.name.startsWith('service@') || t.name === 'baseline')
+    const [small, big] = services
+    const baseline = byName('baseline')
     const memory = Object.fromEntries(services.map((t) => [t.name, peakRss(t.child)]))
     const summary = settings.ops.map((op) => {
       const of = (t: Target) => {
@@ -327,6 +339,7 @@ async function main (): Promise<void> {
         ceiling: of(ceiling),
         floor: of(floor),
         durable: of(durable),
+        durableThread: of(durableThread),
         small: of(small),
         big: of(big),
         ratio: { rps: pairRatio(small, 'rps', ceiling), p99: pairRatio(small, 'p99', ceiling) },
@@ -338,6 +351,7 @@ async function main (): Promise<void> {
         durableRatio: { rps: pairRatio(durable, 'rps', ceiling), p99: pairRatio(durable, 'p99', ceiling) },
         overDurable: { rps: pairRatio(small, 'rps', durable), p99: pairRatio(small, 'p99', durable), cpu: round2(of(small).cpuUs / of(durable).cpuUs) },
         bigOverDurable: { rps: pairRatio(big, 'rps', durable), p99: pairRatio(big, 'p99', durable) },
+        overDurableThread: { rps: pairRatio(small, 'rps', durableThread), p99: pairRatio(small, 'p99', durableThread), cpu: round2(of(small).cpuUs / of(durableThread).cpuUs) },
         bigRatio: { rps: pairRatio(big, 'rps', ceiling), p99: pairRatio(big, 'p99', ceiling) },
         scaling: { rps: pairRatio(big, 'rps', small), p99: pairRatio(big, 'p99', small) },
         ...(baseline ? { baseline: of(baseline), overBaseline: { rps: pairRatio(small, 'rps', baseline), p99: pairRatio(small, 'p99', baseline) } } : {})
@@ -364,12 +378,19 @@ async function main (): Promise<void> {
       '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
       ...summary.map((s) => `| ${s.op} | ${n(s.durable.rps)} | ${n(s.durable.p50)} | ${n(s.durable.p99)} | ${n(s.durable.cpuUs)} | ${s.durableRatio.rps} | ` +
         `${s.overDurable.rps} | ${s.overDurable.p99} | ${s.overDurable.cpu} | ${s.bigOverDurable.rps} | ${s.bigOverDurable.p99} |`),
+      ...(durableThread !== durable
+        ? ['',
+            `| op | durable ceiling, writer thread, req/s | p50 | p99 | µs CPU/req | service@${settings.small} ×durable-thread req/s | ×durable-thread p99 | service/durable-thread CPU |`,
+            '|---|--:|--:|--:|--:|--:|--:|--:|',
+            ...summary.map((s) => `| ${s.op} | ${n(s.durableThread.rps)} | ${n(s.durableThread.p50)} | ${n(s.durableThread.p99)} | ${n(s.durableThread.cpuUs)} | ` +
+              `${s.overDurableThread.rps} | ${s.overDurableThread.p99} | ${s.overDurableThread.cpu} |`)]
+        : []),
       ...(baseline
         ? ['', ...summary.map((s) => `${s.op}: baseline ${n(s.baseline!.rps)} req/s, p99 ${n(s.baseline!.p99)} ms, ${n(s.baseline!.cpuUs)} µs CPU/req; ` +
         `service/baseline: req/s ${s.overBaseline!.rps}, p99 ${s.overBaseline!.p99}, CPU/req ${round2(s.small.cpuUs / s.baseline!.cpuUs)}`)]
         : []),
       '',
-      `latency in ms; ratios are medians of per-round ratios; failures (non-2xx + errors): ${summary.map((s) => `${s.op} ${s.small.failures + s.big.failures + s.ceiling.failures + s.floor.failures + s.durable.failures}`).join(', ')}`,
+      `latency in ms; ratios are medians of per-round ratios; failures (non-2xx + errors): ${summary.map((s) => `${s.op} ${s.small.failures + s.big.failures + s.ceiling.failures + s.floor.failures + s.durable.failures + s.durableThread.failures}`).join(', ')}`,
       ...services.map((t) => `${t.name}: cold start ${t.coldStartMs} ms, peak RSS ${memory[t.name].peakMb} MB (RSS at the end ${memory[t.name].rssMb} MB)`),
       `preload through the store: ${sizes.map((s) => `${s} at ${preloadRate[s]} plants/s`).join(', ')}`
     ]
