@@ -63,7 +63,11 @@ async function serve (config: Config): Promise<void> {
     if (!(err instanceof StorageUnavailable)) throw err
     app.log.warn({ reason: unavailableReason(err) }, 'storage is not reachable yet: answering 503 and retrying')
   })
-  await app.listen({ host: config.host, port: config.port })
+  // A port in use or an address not here: close the store before saying so (SQLite checkpoints its WAL).
+  await app.listen({ host: config.host, port: config.port }).catch(async (err: unknown) => {
+    await app.close().catch(() => {})
+    throw err
+  })
   app.log.info(startupFacts(config, app.writeKeyCount), 'plant catalogue started')
 }
 

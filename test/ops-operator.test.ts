@@ -97,3 +97,23 @@ describe('CORS_ORIGINS', () => {
     assert.deepEqual(loadConfig({ CORS_ORIGINS: 'https://shop.example, http://127.0.0.1:3000' }).corsOrigins, ['https://shop.example', 'http://127.0.0.1:3000'])
   })
 })
+
+describe('a port already in use', () => {
+  test('the start fails in one line and closes the store first: no -wal or -shm left beside catalogue.db', async (t) => {
+    const { spawnSync } = await import('node:child_process')
+    const { existsSync } = await import('node:fs')
+    const net = await import('node:net')
+    const holder = net.createServer()
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve))
+    t.after(() => holder.close())
+    const port = (holder.address() as import('node:net').AddressInfo).port
+    const dir = await mkdtemp(join(tmpdir(), 'plants-ops-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      env: { ...process.env, PORT: String(port), DATA_DIR: dir, LOG_LEVEL: 'silent', DATABASE_URL: undefined }, encoding: 'utf8', timeout: 30_000
+    })
+    assert.equal(run.status, 1)
+    assert.match(run.stderr, /^start-up failed: listen EADDRINUSE/)
+    assert.equal(existsSync(join(dir, 'catalogue.db-wal')), false, 'the store was closed')
+  })
+})
