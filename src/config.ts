@@ -17,7 +17,7 @@ const Env = Type.Object({
   ALLOW_ANONYMOUS_WRITES: Type.Boolean({ default: false, description: 'true or false' }),
   RATE_LIMIT: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'an integer from 0 (off) to 1000000000' }),
   TRUST_PROXY: Type.Optional(Type.String({ description: 'comma-separated proxy addresses or CIDRs (or loopback, linklocal, uniquelocal)' })),
-  CORS_ORIGINS: Type.Optional(Type.String({ description: 'comma-separated origins' })),
+  CORS_ORIGINS: Type.Optional(Type.String({ description: 'comma-separated origins, each scheme://host[:port] with no path (e.g. https://shop.example)' })),
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 5000, description: 'an integer from 0 to 120000' }),
   FEED_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, maximum: 36_500, default: 7, description: 'a number of days above 0 (e.g. 7 or 0.5)' }),
   FEED_MAX_STREAMS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1000, description: 'an integer from 1 to 1000000' }),
@@ -48,6 +48,20 @@ function fromText (schema: TSchema, text: string): unknown {
     }
   }
   return text
+}
+
+/** Origins exactly as a browser sends them: `*`, `shop.example` or `https://shop.example/` would never match one. */
+function originList (text: string | undefined): string[] {
+  const entries = list(text)
+  for (const entry of entries) {
+    let origin: string | undefined
+    try { origin = new URL(entry).origin } catch { origin = undefined }
+    if (origin !== entry || !/^https?:/.test(entry)) {
+      throw new ConfigError(`Invalid configuration: CORS_ORIGINS=${JSON.stringify(text)}: ${JSON.stringify(entry)} is not an origin a browser sends; ` +
+        `expected ${Env.properties.CORS_ORIGINS.description}`)
+    }
+  }
+  return entries
 }
 
 /** Names the proxies whose X-Forwarded-For is believed: addresses, CIDRs or proxy-addr's named ranges. */
@@ -103,7 +117,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
     rateLimit: e.RATE_LIMIT,
     /** The proxies whose X-Forwarded-For names the client (read from its right), so limits and logs see real clients. */
     trustProxy: proxyList(e.TRUST_PROXY),
-    corsOrigins: list(e.CORS_ORIGINS),
+    corsOrigins: originList(e.CORS_ORIGINS),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     feedRetentionMs: e.FEED_RETENTION_DAYS * 86_400_000,
     /** Event streams open at once on this instance, and from one client address (past them: 503, 429). */

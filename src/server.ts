@@ -19,6 +19,13 @@ const IDLE_MS = 300
 const MIN_DRAIN_MS = 1_000
 
 async function serve (config: Config): Promise<void> {
+  // Refuse before the store opens: a refused start must not create a catalogue or migrate a database.
+  // (A key file holds at least one key, or buildApp refuses it.)
+  const early = protectedModeRefusal(config, config.apiKeys.length + (config.apiKeysFile === undefined ? 0 : 1))
+  if (early) {
+    process.stderr.write(`${early}\n`)
+    process.exit(1)
+  }
   const app = await buildApp(config)
   const refusal = protectedModeRefusal(config, app.writeKeyCount)
   if (refusal) {
@@ -56,7 +63,11 @@ async function serve (config: Config): Promise<void> {
     if (!(err instanceof StorageUnavailable)) throw err
     app.log.warn({ reason: unavailableReason(err) }, 'storage is not reachable yet: answering 503 and retrying')
   })
-  await app.listen({ host: config.host, port: config.port })
+  // A port in use or an address not here: close the store before saying so (SQLite checkpoints its WAL).
+  await app.listen({ host: config.host, port: config.port }).catch(async (err: unknown) => {
+    await app.close().catch(() => {})
+    throw err
+  })
   app.log.info(startupFacts(config, app.writeKeyCount), 'plant catalogue started')
 }
 

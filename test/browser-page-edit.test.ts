@@ -104,8 +104,15 @@ for (const engine of ENGINES) {
     await editor.getByRole('button', { name: 'Mark as sold' }).click()
     await page.getByRole('status').filter({ hasText: 'Saved “Basil”.' }).waitFor()
     assert.equal((await staff.call('GET', `/v3/plant/${basil.id}`)).body.status, 'sold')
-    await page.getByRole('button', { name: 'Mark sold: Cactus' }).click()
-    await page.getByRole('status').filter({ hasText: 'Marked “Cactus” as sold.' }).waitFor()
+    // From the keyboard: focus stays on the plant's row (its name), not thrown to the page or the first plant.
+    await page.getByRole('button', { name: 'Mark sold: Cactus' }).focus()
+    await page.keyboard.press('Enter')
+    const toast = page.getByRole('status').filter({ hasText: 'Marked “Cactus” as sold.' })
+    await toast.waitFor()
+    await page.waitForFunction(() => document.activeElement?.textContent === 'Cactus')
+    // The message shows at the foot of the window, wherever the list is scrolled.
+    const box = await toast.boundingBox()
+    assert.ok(box !== null && box.y + box.height <= page.viewportSize()!.height && box.y > page.viewportSize()!.height / 2, 'the message is in view at the foot of the window')
     assert.equal((await staff.call('GET', `/v3/plant/${cactus.id}`)).body.status, 'sold')
     await page.locator(`#plants li[data-id="${cactus.id}"]`).getByText('Sold', { exact: true }).waitFor()
 
@@ -127,6 +134,9 @@ for (const engine of ENGINES) {
     await editor.getByRole('alert').filter({ hasText: /deleted/ }).waitFor()
     assert.equal(await name.inputValue(), 'Aloe, busy day')
     assert.ok(await editor.getByRole('button', { name: 'Save', exact: true }).isDisabled(), 'nothing more can be saved to a deleted plant')
+    const remove = editor.getByRole('button', { name: 'Delete…' })
+    assert.ok(await remove.isDisabled())
+    assert.notEqual(await remove.evaluate((b) => getComputedStyle(b).color), 'rgb(180, 35, 24)', 'a disabled Delete… does not look usable')
     await editor.getByRole('button', { name: 'Close' }).click()
     await plantButton(page, 'Aloe, busy day').or(plantButton(page, 'Aloe vera (staff pick)')).waitFor({ state: 'detached' })
 
@@ -179,7 +189,14 @@ for (const engine of ENGINES) {
     await editor.getByLabel('Add photos').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not a picture') })
     await editor.getByRole('alert').filter({ hasText: 'notes.txt was not added. That kind of file is not accepted: use a JPEG, PNG or WebP image.' }).waitFor()
     await page.screenshot({ path: join(OUTPUT, `browser-page-${engine.name}-photos-1280.png`) })
+    // Removing a photo asks first, as deleting a plant does: Cancel keeps it, Remove deletes it.
     await editor.getByRole('button', { name: 'Remove photo 2' }).click()
+    const sure = page.getByRole('alertdialog', { name: 'Remove this photo?' })
+    await sure.getByText('Photo 2 will be deleted. This cannot be undone.').waitFor()
+    await sure.getByRole('button', { name: 'Cancel' }).click()
+    assert.equal((await staff.call('GET', `/v3/plant/${olive.id}`)).body.photos.length, 2)
+    await editor.getByRole('button', { name: 'Remove photo 2' }).click()
+    await sure.getByRole('button', { name: 'Remove', exact: true }).click()
     await editor.getByRole('img', { name: 'Photo 2 of Olive tree' }).waitFor({ state: 'detached' })
     const photos = (await staff.call('GET', `/v3/plant/${olive.id}`)).body.photos
     assert.equal(photos.length, 1)

@@ -87,9 +87,12 @@ for (const engine of ENGINES) {
 
     // Every control named for assistive technology.
     for (const [role, name] of [['searchbox', 'Search by name'], ['combobox', 'Status'], ['textbox', 'Category'], ['textbox', 'Tag'],
-      ['combobox', 'Sort by'], ['button', 'Add plant'], ['button', 'Previous page'], ['button', 'Next page']] as const) {
+      ['combobox', 'Sort by'], ['button', 'Add plant']] as const) {
       assert.equal(await page.getByRole(role, { name, exact: true }).count(), 1, `${role} "${name}"`)
     }
+    // Four plants fit on one page: the count says how many, and no page buttons are shown (both would be disabled).
+    assert.equal(await page.locator('#summary').textContent(), '4 plants')
+    assert.ok(await page.getByRole('navigation', { name: 'Pages of plants' }).isHidden())
 
     await mkdir(OUTPUT, { recursive: true })
     assert.deepEqual(await axe(page), [], 'axe-core: no serious or critical violation at 1280 px')
@@ -131,12 +134,17 @@ for (const engine of ENGINES) {
     const shown = () => page.locator('#plants [data-role="open"]').allInnerTexts()
     await page.getByRole('button', { name: 'Zamioculcas', exact: true }).waitFor()
 
-    // Paging: 27 plants, 20 a page, in id order.
+    // Paging: 27 plants, 20 a page, in id order. A page turned from the keyboard takes focus and the view
+    // to the top of the new page (the button pressed may be disabled now, and would drop focus to the page).
     assert.equal((await shown()).length, 20)
-    await page.getByRole('button', { name: 'Next page', exact: true }).click()
+    assert.equal(await page.locator('#summary').textContent(), 'Showing 1–20')
+    await page.getByRole('button', { name: 'Next page', exact: true }).focus()
+    await page.keyboard.press('Enter')
     await page.getByRole('button', { name: 'Seedling 20', exact: true }).waitFor()
     assert.deepEqual(await shown(), ['Seedling 14', 'Seedling 15', 'Seedling 16', 'Seedling 17', 'Seedling 18', 'Seedling 19', 'Seedling 20'])
     assert.ok(await page.getByRole('button', { name: 'Next page', exact: true }).isDisabled())
+    await page.waitForFunction(() => document.activeElement?.id === 'plants-title')
+    assert.ok(await page.getByRole('heading', { name: 'Plants', exact: true }).evaluate((h) => h.getBoundingClientRect().top >= 0), 'the top of the list is in view')
     await page.getByRole('button', { name: 'Previous page', exact: true }).click()
     await page.getByRole('button', { name: 'Zamioculcas', exact: true }).waitFor()
 
@@ -149,6 +157,16 @@ for (const engine of ENGINES) {
     await page.getByRole('textbox', { name: 'Tag', exact: true }).fill('')
     await page.getByRole('combobox', { name: 'Status', exact: true }).selectOption({ label: 'Sold' })
     await showing(page, ['Monstera deliciosa'])
+    assert.equal(await page.locator('#summary').textContent(), '1 matching plant')
+    // Nothing found: said where the plants would be, with a way back to all of them.
+    await page.getByRole('textbox', { name: 'Category', exact: true }).fill('nowhere')
+    await page.getByText('No plant matches these filters.').waitFor()
+    await page.getByRole('button', { name: 'Clear filters' }).click()
+    await page.getByRole('button', { name: 'Zamioculcas', exact: true }).waitFor()
+    assert.equal(await page.getByRole('textbox', { name: 'Category', exact: true }).inputValue(), '')
+    assert.equal(await page.getByRole('combobox', { name: 'Status', exact: true }).inputValue(), '')
+    await page.getByRole('combobox', { name: 'Status', exact: true }).selectOption({ label: 'Sold' })
+    await showing(page, ['Monstera deliciosa'])
     await page.getByRole('combobox', { name: 'Status', exact: true }).selectOption({ label: 'Any status' })
     await page.getByRole('button', { name: 'Seedling 01', exact: true }).waitFor()
 
@@ -157,6 +175,7 @@ for (const engine of ENGINES) {
     // Typing: short words are explained, not sent; the typing is debounced into few requests.
     await search.pressSequentially('mo', { delay: 30 })
     await page.getByText('Type at least 3 letters of each word.').waitFor()
+    assert.equal(await search.getAttribute('aria-invalid'), 'false', 'a word still being typed is not marked as an error')
     assert.deepEqual(queries(), [])
     await search.pressSequentially('nst', { delay: 30 })
     await showing(page, ['Monstera adansonii', 'Monstera deliciosa'])

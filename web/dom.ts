@@ -33,3 +33,19 @@ export function debounce (fn: () => void, ms: number): () => void {
     timer = window.setTimeout(fn, ms)
   }
 }
+
+/**
+ * Asks before something that cannot be undone, in the page's confirmation dialog (Cancel has the
+ * focus, so Enter does no harm); resolves true when the person chose `action`.
+ */
+export async function confirmFirst (title: string, text: string, action: string): Promise<boolean> {
+  const dialog = byId<HTMLDialogElement>('confirm')
+  byId('confirm-title').textContent = title
+  byId('confirm-text').textContent = text
+  byId('confirm-delete').textContent = action
+  dialog.returnValue = ''
+  dialog.showModal()
+  byId('confirm-cancel').focus()
+  const answer = await new Promise<string>((resolve) => dialog.addEventListener('close', () => resolve(dialog.returnValue), { once: true }))
+  return answer === 'delete'
+}

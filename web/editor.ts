@@ -1,5 +1,5 @@
 import { api, ApiError, Cancelled, describe, type Change, type Plant } from './api.js'
-import { byId, el, say } from './dom.js'
+import { byId, confirmFirst, el, say } from './dom.js'
 import { STATUS_LABELS } from './list.js'
 import { resetPhotoMessages, showPhotos } from './photos.js'
 
@@ -32,7 +32,6 @@ const inputs = {
 const saveButton = byId<HTMLButtonElement>('save')
 const soldButton = byId<HTMLButtonElement>('mark-sold')
 const deleteButton = byId<HTMLButtonElement>('delete')
-const confirmDialog = byId<HTMLDialogElement>('confirm')
 
 /** The version saves are conditional on (If-Match); undefined while adding a new plant. */
 let base: { plant: Plant, etag: string } | undefined
@@ -274,12 +273,8 @@ function close (): void {
 async function confirmDelete (): Promise<void> {
   if (base === undefined) return
   const plant = base.plant
-  byId('confirm-text').textContent = `“${plant.name}” and its photos will be removed from the catalogue. This cannot be undone.`
-  confirmDialog.returnValue = ''
-  confirmDialog.showModal()
-  byId('confirm-cancel').focus()
-  const answer = await new Promise<string>((resolve) => confirmDialog.addEventListener('close', () => resolve(confirmDialog.returnValue), { once: true }))
-  if (answer !== 'delete') return
+  const text = `“${plant.name}” and its photos will be removed from the catalogue. This cannot be undone.`
+  if (!await confirmFirst('Delete this plant?', text, 'Delete')) return
   try {
     await api('DELETE', `/v3/plant/${plant.id}`)
     close()

@@ -26,6 +26,10 @@ const listError = byId('list-error')
 const prev = byId<HTMLButtonElement>('prev')
 const next = byId<HTMLButtonElement>('next')
 const pageNo = byId('page-no')
+const pager = byId('pager')
+const empty = byId('empty')
+const emptyText = byId('empty-text')
+const clear = byId<HTMLButtonElement>('clear-filters')
 
 /** Cursors of the pages seen so far: cursors[i] loads page i + 1 (undefined: the first). */
 let cursors: Array<string | undefined> = [undefined]
@@ -33,6 +37,8 @@ let page = 0
 let nextCursor: string | null = null
 let controller: AbortController | undefined
 let events: ListEvents
+/** A page was turned: once it shows, focus (and the view) go to the top of the list. */
+let turned = false
 
 /** Why the search box cannot be sent as it stands ('' when it can), said before the server has to. */
 function searchProblem (text: string): string {
@@ -49,7 +55,8 @@ function query (): URLSearchParams | undefined {
   const text = q.value.trim()
   const problem = searchProblem(text)
   say(qHint, problem)
-  q.setAttribute('aria-invalid', String(problem !== ''))
+  // A word still being typed is not a mistake: the hint says what is needed, without the field turning red.
+  q.setAttribute('aria-invalid', String(problem !== '' && !problem.startsWith('Type at least')))
   if (problem !== '') return undefined
   if (text !== '') params.set('q', text)
   // "For sale" is two statuses: the API takes status more than once for "any of these".
@@ -76,6 +83,11 @@ export async function load (): Promise<void> {
     say(listError, '')
     nextCursor = body.nextCursor
     render(body.items)
+    if (turned) {
+      turned = false
+      // The button pressed may now be disabled: without this, focus falls to the page and the view stays at the bottom.
+      byId('plants-title').focus()
+    }
     // When the page first shows plants and takes input: the figure for "interactive" (User Timing).
     if (performance.getEntriesByName('plants-shown').length === 0) performance.mark('plants-shown')
     if (page === 0 && cursors.length === 1) events.loaded(position)
@@ -101,13 +113,23 @@ function render (plants: Plant[]): void {
     : undefined
   list.replaceChildren(...plants.map(row))
   if (focused !== undefined) {
-    const again = list.querySelector<HTMLElement>(`li[data-id="${focused.id}"] [data-role="${focused.role}"]`) ?? list.querySelector<HTMLElement>('[data-role="open"]')
+    // A plant just marked sold has no "Mark sold" button any more: its name takes the focus, not the first plant's.
+    const again = list.querySelector<HTMLElement>(`li[data-id="${focused.id}"] [data-role="${focused.role}"]`) ??
+      list.querySelector<HTMLElement>(`li[data-id="${focused.id}"] [data-role="open"]`) ??
+      list.querySelector<HTMLElement>('[data-role="open"]')
     again?.focus()
   }
   const filtered = q.value.trim() !== '' || status.value !== '' || category.value.trim() !== '' || tag.value.trim() !== ''
+  const onePage = page === 0 && nextCursor === null
+  const noun = (n: number): string => `${n} ${filtered ? 'matching ' : ''}plant${n === 1 ? '' : 's'}`
   summary.textContent = plants.length === 0
-    ? (filtered ? 'No plant matches these filters.' : 'No plants yet. Add the first one.')
-    : `Showing ${page * PAGE_SIZE + 1}–${page * PAGE_SIZE + plants.length}${filtered ? ' matching plants' : ''}`
+    ? ''
+    : onePage ? noun(plants.length) : `Showing ${page * PAGE_SIZE + 1}–${page * PAGE_SIZE + plants.length}${filtered ? ' matching plants' : ''}`
+  say(emptyText, plants.length === 0 ? (filtered ? 'No plant matches these filters.' : 'No plants yet. Add the first one.') : '')
+  empty.hidden = plants.length !== 0
+  clear.hidden = !filtered
+  // One page only: the page buttons would both be disabled, so they are not shown.
+  pager.hidden = onePage
   prev.disabled = page === 0
   next.disabled = nextCursor === null
   pageNo.textContent = `Page ${page + 1}`
@@ -143,9 +165,18 @@ export function setUpList (handlers: ListEvents): void {
   status.addEventListener('change', restart)
   sort.addEventListener('change', restart)
   byId('filters').addEventListener('submit', (event) => { event.preventDefault(); restart() })
+  clear.addEventListener('click', () => {
+    q.value = ''
+    status.value = ''
+    category.value = ''
+    tag.value = ''
+    restart()
+    q.focus()
+  })
   prev.addEventListener('click', () => {
     if (page === 0) return
     page -= 1
+    turned = true
     void load()
   })
   next.addEventListener('click', () => {
@@ -153,6 +184,7 @@ export function setUpList (handlers: ListEvents): void {
     cursors = cursors.slice(0, page + 1)
     cursors.push(nextCursor)
     page += 1
+    turned = true
     void load()
   })
 }

@@ -1,5 +1,5 @@
 import { api, describe, type Change, type Plant } from './api.js'
-import { byId, debounce, say } from './dom.js'
+import { byId, debounce } from './dom.js'
 import { editedId, openNew, openPlant, refresh, setUpEditor } from './editor.js'
 import { loadCounts } from './inventory.js'
 import { setUpKey } from './key.js'
@@ -11,10 +11,16 @@ import { setUpPhotos } from './photos.js'
 
 const message = byId('message')
 let following = false
+let fade: number | undefined
 
-/** Says what just happened, in the status line screen readers announce politely. */
+/**
+ * Says what just happened, in the status line screen readers announce politely. It shows at the
+ * foot of the window, wherever the list is scrolled to, and goes after a while.
+ */
 function tell (text: string): void {
-  say(message, text)
+  message.textContent = text
+  window.clearTimeout(fade)
+  fade = window.setTimeout(() => { message.textContent = '' }, 6000)
 }
 
 const refreshSoon = debounce(() => {
@@ -28,6 +34,8 @@ function onChange (change: Change): void {
 }
 
 async function markSold (plant: Plant, button: HTMLButtonElement): Promise<void> {
+  // A disabled button loses focus to the page: keyboard users stay on the plant's name instead.
+  if (document.activeElement === button) button.closest('li')?.querySelector<HTMLElement>('[data-role="open"]')?.focus()
   button.disabled = true
   try {
     await api('PATCH', `/v3/plant/${plant.id}`, { body: { status: 'sold' }, contentType: 'application/merge-patch+json' })

@@ -1,5 +1,5 @@
 import { api, describe, type Plant } from './api.js'
-import { byId, el, say } from './dom.js'
+import { byId, confirmFirst, el, say } from './dom.js'
 
 // The open plant's photos: shown as thumbnails, added from the file picker or by dropping files,
 // removed one by one. Each upload is its own request; the plant's record comes back afterwards.
@@ -28,7 +28,8 @@ export function showPhotos (plant: Plant | undefined): void {
     const label = count === 1 ? 'the photo' : `photo ${i + 1}`
     const img = el('img', { attrs: { src: photo.urls.thumb, alt: `${i === 0 ? 'Cover photo' : `Photo ${i + 1}`} of ${plant.name}`, width: '96', height: '96', decoding: 'async' } })
     const remove = el('button', { class: 'small', text: 'Remove', attrs: { type: 'button', 'aria-label': `Remove ${label}` } })
-    remove.addEventListener('click', () => { void removePhoto(photo.id, remove) })
+    const what = count === 1 ? 'The photo' : i === 0 ? 'The cover photo' : `Photo ${i + 1}`
+    remove.addEventListener('click', () => { void removePhoto(photo.id, remove, what) })
     return el('li', { class: 'photo' }, img, remove)
   }))
   say(byId('photo-empty'), count === 0 ? 'No photos yet.' : '')
@@ -47,6 +48,7 @@ async function upload (files: File[]): Promise<void> {
   let done = 0
   for (const [i, file] of files.entries()) {
     say(status, files.length === 1 ? `Uploading ${file.name}…` : `Uploading ${file.name} (${i + 1} of ${files.length})…`)
+    inView()
     try {
       await api('POST', `/v3/plant/${id}/photos`, { raw: file, contentType: file.type || 'application/octet-stream' })
       done += 1
@@ -54,13 +56,25 @@ async function upload (files: File[]): Promise<void> {
       say(alert, `${file.name} was not added. ${describe(err)}`)
     }
   }
-  say(status, done === 0 ? '' : done === 1 ? 'Photo added.' : `${done} photos added.`)
+  say(status, done === 0 ? '' : done === 1 ? 'Photo added and saved.' : `${done} photos added and saved.`)
   if (done > 0) await events.changed()
+  inView()
 }
 
-async function removePhoto (photoId: string, button: HTMLButtonElement): Promise<void> {
+/** On a small screen the photo messages are below the fold of the dialog: bring the one shown into view. */
+function inView (): void {
+  const shown = [alert, status].find((node) => !node.hidden)
+  shown?.scrollIntoView({ block: 'nearest' })
+}
+
+async function removePhoto (photoId: string, button: HTMLButtonElement, label: string): Promise<void> {
   const id = events.plantId()
   if (id === undefined) return
+  // A photo removed is gone from the service: one slip of the finger must not do it.
+  if (!await confirmFirst('Remove this photo?', `${label} will be deleted. This cannot be undone.`, 'Remove')) {
+    button.focus()
+    return
+  }
   button.disabled = true
   say(alert, '')
   try {
@@ -68,9 +82,11 @@ async function removePhoto (photoId: string, button: HTMLButtonElement): Promise
     say(status, 'Photo removed.')
     await events.changed()
     input.focus()
+    inView()
   } catch (err) {
     button.disabled = false
     say(alert, describe(err, 'This photo'))
+    inView()
   }
 }
 

@@ -68,6 +68,18 @@ export function databaseFile (dataDir: string): string {
   return join(dataDir, 'catalogue.db')
 }
 
+/** The key in --api-key-file; a file that cannot be read is a one-line failure naming it. */
+function readKeyFile (file: string): string {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    throw new CommandFailed(`--api-key-file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`)
+  }
+  if (text.trim() === '') throw new CommandFailed(`--api-key-file ${file} is empty`)
+  return text.trim()
+}
+
 const NO_CATALOGUE_HINT = 'pass --create to start a new catalogue there'
 
 /**
@@ -76,7 +88,7 @@ const NO_CATALOGUE_HINT = 'pass --create to start a new catalogue there'
  */
 export async function openCatalogue (where: Location, io: Io, { create = false, readOnly = false }: { create?: boolean, readOnly?: boolean }): Promise<Catalogue> {
   if (where.kind === 'service') {
-    const apiKey = where.apiKeyFile === undefined ? undefined : readFileSync(where.apiKeyFile, 'utf8').trim()
+    const apiKey = where.apiKeyFile === undefined ? undefined : readKeyFile(where.apiKeyFile)
     return new ServiceCatalogue(where.url, apiKey, await import('../client/plant-client.js'))
   }
   const { StorageUnavailable } = await import('../store/plant-store.js')

@@ -35,8 +35,12 @@ export const TARGET_OPTIONS: Options = {
   'api-key-file': { type: 'string' }
 }
 
-export const TARGET_HELP = `  --data-dir DIR       the service's data folder (default: $DATA_DIR, else ./data)
-  --url URL            a running service instead, e.g. http://127.0.0.1:8080
+/** Where to read from: what export offers (it needs no key). */
+export const TARGET_READ_HELP = `  --data-dir DIR       the service's data folder (default: the catalogue in $DATABASE_URL when set,
+                       else $DATA_DIR, else ./data)
+  --url URL            a running service instead, e.g. http://127.0.0.1:8080`
+
+export const TARGET_HELP = `${TARGET_READ_HELP}
   --api-key-file FILE  with --url: a file holding an API key for writes (kept out of the process list)`
 
 export function parse (command: Command, args: string[]): { values: Record<string, any>, positionals: string[] } {

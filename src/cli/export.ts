@@ -3,7 +3,7 @@ import { createWriteStream, renameSync, rmSync, type WriteStream } from 'node:fs
 import type { PlantQuery } from '../plants/query.js'
 import type { Plant } from '../plants/schemas.js'
 import { locate, openCatalogue } from './catalogue.js'
-import { CommandFailed, FORMATS, oneOf, plural, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io } from './command.js'
+import { CommandFailed, FORMATS, oneOf, plural, TARGET_READ_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io } from './command.js'
 import { formatOf } from './rows.js'
 
 const PAGE = 100
@@ -31,7 +31,7 @@ Options:
   --sort=ORDER         id, -id, name or -name (default id), as GET /v3/plant?sort=
   --format csv|jsonl   default: from --output's extension (.csv, .jsonl/.ndjson), else csv
   --output FILE        write to FILE instead of standard output
-${TARGET_HELP}
+${TARGET_READ_HELP}
   -h, --help           this help`,
   options: {
     ...TARGET_OPTIONS,
@@ -60,10 +60,12 @@ async function runExport (values: Record<string, any>, positionals: string[], io
   let count = 0
   let pipeTags = 0
   try {
-    if (format === 'csv') await write(out, 'id,name,category,tags,status,photos\n')
+    // The header goes with the first page: a catalogue that cannot be read writes nothing at all.
+    let header = format === 'csv' ? 'id,name,category,tags,status,photos\n' : ''
     for await (const page of catalogue.pages(PAGE, query)) {
       if (failed) break
-      let chunk = ''
+      let chunk = header
+      header = ''
       for (const plant of page) {
         if (format === 'jsonl') {
           chunk += `${JSON.stringify(plant)}\n`
@@ -75,6 +77,7 @@ async function runExport (values: Record<string, any>, positionals: string[], io
       count += page.length
       await write(out, chunk)
     }
+    if (header !== '' && !failed) await write(out, header)
     if (partial !== undefined) {
       out.end()
       await once(out, 'finish')

@@ -26,5 +26,9 @@ export function reasonOf (err: unknown): string {
   }
   visit(err, 0)
   if (found) return `${REASONS[found.code] ?? found.message} [${found.code}]`
-  return err instanceof Error ? err.message : String(err)
+  // No code (fetch's "bad port" for 6000, 10080…): the innermost cause still says why.
+  let inner = err
+  for (let i = 0; i < 5 && inner instanceof Error && inner.cause instanceof Error; i++) inner = inner.cause
+  const message = err instanceof Error ? err.message : String(err)
+  return inner !== err && inner instanceof Error ? `${message}: ${inner.message}` : message
 }

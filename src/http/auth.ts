@@ -72,8 +72,10 @@ export function registerWriteAuth (app: FastifyInstance, keyHashes: Buffer[]): v
     let ok = false
     for (const hash of keyHashes) if (digest !== undefined && timingSafeEqual(hash, digest)) ok = true
     if (!ok) {
+      // The one read behind a key is /metrics: say what needs it, not "writes".
+      const what = request.method === 'GET' || request.method === 'HEAD' ? 'This resource needs' : 'Writes need'
       throw new HttpProblem(401, 'unauthorized', key === undefined
-        ? 'Writes need an API key: send Authorization: Bearer <key> or api_key: <key>'
+        ? `${what} an API key: send Authorization: Bearer <key> or api_key: <key>`
         : 'The API key is not valid', undefined, { 'www-authenticate': 'Bearer realm="plant-catalogue"' })
     }
     // Names the key without holding it: a prefix of its digest (anything keyed per writer uses it).

@@ -54,7 +54,7 @@ export function registerAccessLog (app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
     const status = reply.statusCode
     if (status < 400) {
-      request.log.debug({ method: request.method, url: request.url, status, ms: reply.elapsedTime }, 'request completed')
+      request.log.debug({ method: request.method, url: request.url, status, client: request.ip, ms: Math.round(reply.elapsedTime) }, 'request completed')
     } else if (request.url !== '/readyz') {
       const route = request.is404 ? 'unmatched' : request.routeOptions.url
       request.log.info({ method: request.method, route, status, client: request.ip, ms: Math.round(reply.elapsedTime) }, status >= 500 ? 'request answered with an error' : 'request refused')
