@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { buildApp } from '../src/app.js'
@@ -46,4 +49,29 @@ test('every route schema compiles: none is left for a first request once the res
   const bad = await app.inject({ method: 'GET', url: '/v3/plant?limit=1e1' })
   assert.equal(bad.statusCode, 400)
   assert.match(bad.json().detail, /decimal digits/)
+})
+
+// Threads of this process, from /proc (Linux): the writer thread is one of them once started.
+const THREADS_CHILD = `
+import { readdirSync } from 'node:fs'
+import { buildApp } from './src/app.ts'
+import { testConfig } from './src/config.ts'
+const threads = () => readdirSync('/proc/self/task').length
+const app = await buildApp(testConfig({ dataDir: process.argv[1] }))
+await app.ready()
+const read = await app.inject({ method: 'GET', url: '/v3/plant/1' })
+await new Promise((resolve) => setTimeout(resolve, 200))
+const atStart = threads()
+const write = await app.inject({ method: 'POST', url: '/v3/plant', payload: { name: 'Monstera' } })
+process.stdout.write(JSON.stringify({ read: read.statusCode, write: write.statusCode, added: threads() - atStart }))
+await app.close()
+`
+
+test('the SQLite writer thread starts with the first write, not with the service', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'plants-start-up-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', THREADS_CHILD, dir], { cwd: ROOT })
+  const { read, write, added } = JSON.parse(stdout)
+  assert.deepEqual({ read, write }, { read: 404, write: 200 })
+  assert.ok(added > 0, 'the first write started a thread')
 })
