@@ -110,7 +110,8 @@ function main (): void {
     const message = (err instanceof Error ? err.message : String(err)) + (typeof code === 'string' && !String(err).includes(code) ? ` (${code})` : '')
     // A storage refusal names the database it came from (never the password).
     const where = config.databaseUrl && !(err instanceof ConfigError) ? ` (PostgreSQL at ${databaseLocation(config.databaseUrl)})` : ''
-    process.stderr.write(`start-up failed${where}: ${message}\n`)
+    // A ConfigError's message already says what is wrong and where ("Invalid configuration: …").
+    process.stderr.write(err instanceof ConfigError ? `${message}\n` : `start-up failed${where}: ${message}\n`)
     process.exit(1)
   })
 }

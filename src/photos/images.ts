@@ -1,14 +1,21 @@
 import { createHash } from 'node:crypto'
-import sharp, { type Metadata, type Sharp } from 'sharp'
+import type { Metadata, Sharp } from 'sharp'
 import { HttpProblem } from '../http/problem.js'
 import { MAX_PIXELS, type PhotoFile, type UploadType } from './schemas.js'
 
 // The image work, done by sharp (libvips) on libuv's thread pool: never on the event loop.
+// sharp is loaded by the first upload, not at start: loading libvips was a tenth of a cold start,
+// and most processes never see a picture.
 // libvips' operation cache would keep decoded uploads around for nothing (no picture is processed
 // twice), and each picture is given one libvips thread: the route's queue decides how many run
 // at once, so the CPU an upload may take is bounded in one place.
-sharp.cache(false)
-sharp.concurrency(1)
+type SharpFunction = typeof import('sharp').default
+let loading: Promise<SharpFunction> | undefined
+const loadSharp = (): Promise<SharpFunction> => (loading ??= import('sharp').then(({ default: sharp }) => {
+  sharp.cache(false)
+  sharp.concurrency(1)
+  return sharp
+}))
 
 const FORMAT_OF: Record<UploadType, { format: 'jpeg' | 'png' | 'webp', ext: string }> = {
   'image/jpeg': { format: 'jpeg', ext: 'jpg' },
@@ -40,6 +47,7 @@ const fileOf = (bytes: Buffer, ext: string): PhotoFile =>
  */
 export async function processImage (bytes: Buffer, declared: UploadType): Promise<Processed> {
   const { format, ext } = FORMAT_OF[declared]
+  const sharp = await loadSharp()
   let meta: Metadata
   try {
     meta = await sharp(bytes, { limitInputPixels: false }).metadata()
