@@ -76,7 +76,8 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   // The search index's changes are queued and applied at the end of the batch in rowid order
   // (stable: one plant's own changes keep theirs). FTS5 flushes its pending terms into a new
   // segment whenever a write's rowid is lower than the one before, so random updates applied as they
-  // came made a segment, and later merge work, per update: 0.5 ms of a random PUT on 1,000,000 plants.
+  // came made a segment each, and merge work for later writes (on 1,000,000 plants, in process, the
+  // index's share of a random PUT went from about 130 to 45 µs).
   const search: Array<{ id: number, key: string, add: boolean }> = []
   const index = (id: number, key: string): void => { search.push({ id, key, add: true }) }
   const unindex = (id: number, key: string): void => { search.push({ id, key, add: false }) }
