@@ -69,6 +69,8 @@ async function serve (config: Config): Promise<void> {
     throw err
   })
   app.log.info(startupFacts(config, app.writeKeyCount), 'plant catalogue started')
+  // Ready without them (see lazy-schemas.ts); compiled now, before most first requests arrive.
+  app.lazySchemas.compileRest().catch((err: unknown) => { app.log.error({ err }, 'a route schema does not compile') })
 }
 
 const USAGE = `Usage: plant-catalogue [--version | --help]
