@@ -125,4 +125,19 @@ describe('PostgreSQL group writes', { skip: postgresEngine.skip }, () => {
     // 30 + 1 + 30 created, 1 sold, 10 patched to pending, 9 more created
     assert.deepEqual(await store.inventory(), { available: 61 - 1 - 10 + 9, pending: 10, sold: 1 })
   })
+
+  it('GETs by id and inventory reads arriving together share one statement each, and each gets its answer', async (t) => {
+    const store = await open(t)
+    const plants = await Promise.all(Array.from({ length: 20 }, (_, i) => store.create(fields(`p${i}`, { status: i < 5 ? 'sold' : 'available' })).then((r) => r.plant)))
+    const reads = await group(() => [
+      ...plants.map((p) => store.get(p.id)), store.get(plants[3].id), store.get(999_999),
+      store.inventory(), store.inventory()
+    ] as Array<Promise<unknown>>)
+    assert.equal(reads.statements, 2)
+    assert.deepEqual(reads.settled.slice(0, 20).map(value), plants)
+    assert.deepEqual(value(reads.settled[20]), plants[3])
+    assert.equal(value(reads.settled[21]), undefined)
+    assert.deepEqual(value(reads.settled[22]), { available: 15, pending: 0, sold: 5 })
+    assert.deepEqual(value(reads.settled[23]), { available: 15, pending: 0, sold: 5 })
+  })
 })

@@ -12,6 +12,7 @@ import { GroupCommit, type Tx } from './group-commit.js'
 import type { WriteOp } from './group-writes.js'
 import { migrate } from './migrate.js'
 import { addPhoto, readFile, removePhoto, type PhotoWrite } from './photo-writes.js'
+import { ReadBatch } from './read-batch.js'
 import { isUnavailable } from './storage-errors.js'
 import { fromPostgresText, toPostgresText } from './text-escape.js'
 
@@ -58,6 +59,8 @@ LEFT JOIN LATERAL (SELECT * FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2) c
 WHERE f.key = 'feed_floor'
 ORDER BY c.seq`
 const HEAD = "SELECT value FROM meta WHERE key = 'feed_head'"
+const GET_PLANTS = `SELECT ${PLANT_COLUMNS} FROM plants p WHERE p.id = ANY ($1::bigint[])`
+const COUNTS = "SELECT key, value FROM meta WHERE key IN ('count_available', 'count_pending', 'count_sold')"
 
 /**
  * Opens the catalogue on PostgreSQL and applies any pending migration. A malformed URL, refused
@@ -91,6 +94,9 @@ class PostgresPlantStore implements PlantStore {
   private readonly idempotencyTtlMs: number
   private readonly session: Session
   private readonly commits: GroupCommit
+  /** GETs by id (and inventory reads) of one turn of the event loop: one query, one checkout. */
+  private readonly gets = new ReadBatch<number, StoredPlant | undefined>((ids) => this.loadPlants(ids), undefined)
+  private readonly counts = new ReadBatch<'all', Inventory>(() => this.loadCounts(), { available: 0, pending: 0, sold: 0 })
   private readonly listeners = new Set<() => void>()
   private readonly timers: NodeJS.Timeout[] = []
   private watcher: ChangeWatcher | undefined
@@ -202,9 +208,8 @@ class PostgresPlantStore implements PlantStore {
     return plant
   }
 
-  async get (id: number): Promise<StoredPlant | undefined> {
-    const { rows } = await this.session.run((c) => c.query<PlantRow>(`SELECT ${PLANT_COLUMNS} FROM plants p WHERE p.id = $1`, [id]))
-    return rows[0] && toPlant(rows[0])
+  get (id: number): Promise<StoredPlant | undefined> {
+    return this.gets.get(id)
   }
 
   async list (filter: ListFilter): Promise<StoredPlant[]> {
@@ -224,11 +229,20 @@ class PostgresPlantStore implements PlantStore {
   }
 
   async inventory (): Promise<Inventory> {
-    const { rows } = await this.session.run((c) => c.query<{ key: string, value: number }>(
-      "SELECT key, value FROM meta WHERE key IN ('count_available', 'count_pending', 'count_sold')"))
+    // A copy each: callers of one batch must not share a mutable object.
+    return { ...await this.counts.get('all') }
+  }
+
+  private async loadPlants (ids: number[]): Promise<Map<number, StoredPlant | undefined>> {
+    const { rows } = await this.session.run((c) => c.query<PlantRow>({ name: 'plants-get', text: GET_PLANTS, values: [ids] }))
+    return new Map(rows.map((r) => [Number(r.id), toPlant(r)]))
+  }
+
+  private async loadCounts (): Promise<Map<'all', Inventory>> {
+    const { rows } = await this.session.run((c) => c.query<{ key: string, value: number }>({ name: 'plants-counts', text: COUNTS }))
     const counts: Inventory = { available: 0, pending: 0, sold: 0 }
     for (const { key, value } of rows) counts[key.slice('count_'.length) as PlantStatus] = value
-    return counts
+    return new Map([['all', counts]])
   }
 
   async changes (after: number, limit: number): Promise<ChangePage> {
