@@ -81,6 +81,9 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
     const counts = new Map<string, number>()
     const count = (status: string, delta: number): void => { counts.set(status, (counts.get(status) ?? 0) + delta) }
     const answers: Answer[] = []
+    // As the service: the search index changes go in at the end, in rowid order (FTS5 starts a
+    // segment whenever a rowid comes lower than the one before).
+    const search: Array<[id: number, key: string, add: boolean]> = []
     try {
       s.begin.run()
       for (const body of bodies) {
@@ -91,7 +94,7 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
         const key = name.toLowerCase()
         if (kind === 'create') {
           const id = Number(s.insert.run(name, key, category, JSON.stringify(tags), status, now, now).lastInsertRowid)
-          s.insertFts.run(id, key)
+          search.push([id, key, true])
           for (const tag of tags) s.insertTag.run(tag, id)
           count(status, 1)
           const json = record(id, body)
@@ -113,8 +116,7 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
         update(nameChanged, statusChanged, categoryChanged).run(...args, id)
         const oldKey = oldName.toLowerCase()
         if (nameChanged && key !== oldKey) {
-          s.deleteFts.run(id, oldKey)
-          s.insertFts.run(id, key)
+          search.push([id, oldKey, false], [id, key, true])
         }
         if (statusChanged) { count(oldStatus, -1); count(status, 1) }
         const before = JSON.parse(oldTags) as string[]
@@ -124,6 +126,8 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
         s.insertChange.run('updated', id, version + 1, json, now)
         answers.push([200, json])
       }
+      search.sort((a, b) => a[0] - b[0])
+      for (const [id, key, add] of search) (add ? s.insertFts : s.deleteFts).run(id, key)
       for (const [status, delta] of counts) if (delta !== 0) s.count.run(delta, status)
       s.commit.run()
     } catch (err) {

@@ -3,6 +3,7 @@ import Fastify, { LogController } from 'fastify'
 import { decodeCursor, encodeCursor, type PlantQuery } from '../src/plants/query.js'
 import { Problem, problemBody } from '../src/http/problem.js'
 import { ref, registerComponents } from '../src/http/components.js'
+import { LazySchemas } from '../src/http/lazy-schemas.js'
 import { registerValidators } from '../src/http/validation.js'
 import { IdParams, ListQuery, NewPlant, PAGE_SIZE, Plant, PlantPage, PlantUpdate, type PlantFields } from '../src/plants/schemas.js'
 import { plantFor } from './plants.js'
@@ -22,7 +23,8 @@ const app = Fastify({
   logController: new LogController({ disableRequestLogging: true })
 }).withTypeProvider<TypeBoxTypeProvider>()
 // The service's Ajv settings (strict bodies, its schema keywords): validation is part of the stack's cost.
-registerValidators(app)
+// (Each compiled by its first request, in the warm-up, as in the service.)
+registerValidators(app, new LazySchemas())
 registerComponents(app)
 
 const missing = problemBody(404, 'not-found', '')

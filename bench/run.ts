@@ -9,8 +9,9 @@ import { fileURLToPath } from 'node:url'
 import type { PlantStore } from '../src/store/plant-store.js'
 import { SERVICE_ONLY, type Figures, type Job, type Op } from './load.js'
 import { plantFor } from './plants.js'
+import { measurePhotos, PHOTO_OPS, photoTable, type PhotoFigures } from './photos.js'
 
-// npm run bench [-- --quick] [--tsx] [--rounds=N] [--seconds=N] [--big=N] [--ops=get,list,put,post,search,search-rare,sorted,inventory,patch] [--cpu-prof]
+// npm run bench [-- --quick] [--tsx] [--rounds=N] [--seconds=N] [--big=N] [--ops=get,list,put,post,search,search-rare,sorted,inventory,patch,upload,photo] [--cpu-prof]
 //                [--baseline=DIR]  (another checkout, e.g. a git worktree of an older commit: measured as a
 //                                   fourth target on the small catalogue, for a before/after ratio in one run)
 //
@@ -26,6 +27,8 @@ const option = (name: string, fallback: number): number => {
   return given ? Number(given.split('=')[1]) : fallback
 }
 const quick = flag('quick')
+const isPhotoOp = (op: string): boolean => (PHOTO_OPS as readonly string[]).includes(op)
+const opsGiven = args.find((a) => a.startsWith('--ops='))?.split('=')[1].split(',') ?? ['get', 'list', 'put', 'post', ...SERVICE_ONLY, ...PHOTO_OPS]
 const settings = {
   warmSeconds: option('warm', quick ? 1 : 3),
   seconds: option('seconds', quick ? 2 : 5),
@@ -34,7 +37,9 @@ const settings = {
   // --quick shrinks the large catalogue so the whole run stays under a minute.
   big: option('big', quick ? 20_000 : 1_000_000),
   connections: option('connections', 32),
-  ops: (args.find((a) => a.startsWith('--ops='))?.split('=')[1].split(',') ?? ['get', 'list', 'put', 'post', ...SERVICE_ONLY]) as Op[],
+  ops: opsGiven.filter((op) => !isPhotoOp(op)) as Op[],
+  // upload and photo are one phase of their own (bench/photos.ts), on a service of their own.
+  photos: opsGiven.some(isPhotoOp),
   runtime: flag('tsx') ? 'tsx' : 'dist',
   cpuProf: flag('cpu-prof'),
   baseline: args.find((a) => a.startsWith('--baseline='))?.split('=')[1]
@@ -87,10 +92,11 @@ async function waitForAnswer (url: string, child: ChildProcess, timeoutMs: numbe
 
 interface Target { name: string, url: string, child: ChildProcess, idMax: number, coldStartMs?: number }
 
-async function startServer (name: string, command: string[], env: Record<string, string>, logFile: string, idMax: number): Promise<Target> {
+async function startServer (name: string, command: string[], env: Record<string, string>, logFile: string, idMax: number,
+  core: number | 'all' = SERVER_CORE): Promise<Target> {
   const port = await freePort()
   const out = openSync(logFile, 'a')
-  const [bin, argv] = onCore(SERVER_CORE, command)
+  const [bin, argv] = core === 'all' ? [command[0], command.slice(1)] : onCore(core, command)
   const started = performance.now()
   const child = spawn(bin, argv, {
     cwd: ROOT,
@@ -170,6 +176,23 @@ async function openBenchStore (where: string, root = ROOT): Promise<PlantStore> 
   return openSqliteStore({ dataDir: where, feedRetentionMs: 7 * 86_400_000 })
 }
 
+/**
+ * A preload of 10,000 creates a commit leaves FTS5 in the middle of merging its large segments, and
+ * automerge makes the next writes finish that work: the first thousands of random PUTs on 1,000,000
+ * plants paid 0.8 ms each for it. A catalogue grown by the API's small commits has no such backlog;
+ * merging it once here (2.5 s at 1,000,000) measures that steady state rather than the preload's wake.
+ */
+async function settleSearchIndex (file: string): Promise<void> {
+  const { default: Database } = await import('better-sqlite3')
+  const db = new Database(file)
+  try {
+    db.exec("INSERT INTO plants_fts (plants_fts) VALUES ('optimize')")
+    db.pragma('wal_checkpoint(TRUNCATE)')
+  } finally {
+    db.close()
+  }
+}
+
 /** Fills a fresh catalogue through the store API; each chunk arrives together, so it shares one group commit. */
 async function preload (where: string, count: number, root = ROOT): Promise<number> {
   const store = await openBenchStore(where, root)
@@ -183,6 +206,7 @@ async function preload (where: string, count: number, root = ROOT): Promise<numb
   }
   const seconds = (performance.now() - started) / 1000
   await store.close()
+  if (!databaseUrl) await settleSearchIndex(join(where, 'catalogue.db'))
   return Math.round(count / seconds)
 }
 
@@ -219,6 +243,39 @@ function startLoad (): { run: (job: Job) => Promise<Figures>, close: () => void 
       child.send(job)
     }),
     close: () => child.disconnect()
+  }
+}
+
+/**
+ * Issue 13's phase: a service of its own on a fresh catalogue of the small size, NOT pinned (a
+ * picture may use both cores, as it would in production; the load generator stays on core 1).
+ */
+async function photoPhase (tmp: string, load: ReturnType<typeof startLoad>, pgDatabases: string[]): Promise<PhotoFigures> {
+  let env: Record<string, string>
+  if (databaseUrl) {
+    const name = `plant_bench_photos_${process.pid}`
+    pgDatabases.push(name)
+    env = { DATABASE_URL: await freshPostgres(name) }
+  } else {
+    env = { DATA_DIR: join(tmp, 'photos') }
+  }
+  await preload(env.DATABASE_URL ?? env.DATA_DIR, settings.small)
+  const command = settings.runtime === 'dist' ? [process.execPath, 'dist/src/server.js'] : [process.execPath, '--import', 'tsx', 'src/server.ts']
+  const t = await startServer('service@photos', command, { ...env, LOG_LEVEL: 'info', NODE_ENV: 'production' },
+    join(tmp, 'service-photos.log'), settings.small, 'all')
+  try {
+    return await measurePhotos({
+      url: t.url,
+      pid: t.child.pid!,
+      idMax: t.idMax,
+      rounds: settings.rounds,
+      seconds: settings.seconds,
+      warmSeconds: settings.warmSeconds,
+      connections: settings.connections,
+      runLoad: load.run
+    }, log)
+  } finally {
+    await stop(t.child)
   }
 }
 
@@ -344,6 +401,8 @@ async function main (): Promise<void> {
       }
     }
 
+    const photos = settings.photos ? await photoPhase(tmp, load, pgDatabases) : undefined
+
     const byName = (name: string): Target | undefined => targets.find((t) => t.name === name)
     const [ceiling, floor, durable] = targets
     // Without a thread variant (PostgreSQL) the in-loop durable ceiling stands in for it.
@@ -425,7 +484,8 @@ async function main (): Promise<void> {
       '',
       `latency in ms; ratios are medians of per-round ratios; failures (non-2xx + errors): ${summary.map((s) => `${s.op} ${s.small.failures + s.big.failures + s.ceiling.failures + s.floor.failures + s.durable.failures + s.durableThread.failures}`).join(', ')}`,
       ...services.map((t) => `${t.name}: cold start ${t.coldStartMs} ms, peak RssAnon ${memory[t.name].peakAnonMb} MB (the process's own), peak RssFile ${memory[t.name].peakFileMb} MB, peak RSS ${memory[t.name].peakMb} MB, RSS at the end ${memory[t.name].rssMb} MB`),
-      `preload through the store: ${sizes.map((s) => `${s} at ${preloadRate[s]} plants/s`).join(', ')}`
+      `preload through the store: ${sizes.map((s) => `${s} at ${preloadRate[s]} plants/s`).join(', ')}`,
+      ...(photos ? photoTable(photos) : [])
     ]
     process.stdout.write(`${lines.join('\n')}\n`)
 
@@ -437,7 +497,8 @@ async function main (): Promise<void> {
       memory,
       coldStartMs: Object.fromEntries(targets.map((t) => [t.name, t.coldStartMs])),
       preloadRate,
-      rounds: figures
+      rounds: figures,
+      photos
     }
     const dir = join(ROOT, 'bench/results')
     mkdirSync(dir, { recursive: true })

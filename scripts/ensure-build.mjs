@@ -19,9 +19,9 @@ function newest (path) {
 }
 
 if (existsSync(join(root, 'src')) && (!existsSync(stamp) || inputs.some((p) => newest(join(root, p)) > statSync(stamp).mtimeMs))) {
-  if (!existsSync(join(root, 'node_modules', 'typescript'))) {
+  if (!existsSync(join(root, 'node_modules', 'typescript')) || !existsSync(join(root, 'node_modules', 'esbuild'))) {
     process.stderr.write('plant-catalogue: the build (dist/) is missing or older than src/, and the TypeScript compiler is not\n' +
-      'installed (npm ci --omit=dev leaves development dependencies out). In a checkout, run `npm ci` and\n' +
+      'installed, or esbuild is not (development dependencies, which npm ci --omit=dev leaves out). In a checkout, run `npm ci` and\n' +
       '`npm start`; on a server, install the packed tarball instead (`npm pack`, then\n' +
       '`npm install --omit=dev plant-catalogue-VERSION.tgz`): it holds the compiled service. See the README.\n')
     process.exit(1)

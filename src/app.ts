@@ -15,6 +15,7 @@ import { registerComponents } from './http/components.js'
 import { apiIndexRoutes } from './http/api-index.js'
 import { corsOptions } from './http/cors.js'
 import { connectionTurns } from './http/connection-turns.js'
+import { LazySchemas } from './http/lazy-schemas.js'
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
 import { redactedRequest, redactUrl } from './http/redact-url.js'
@@ -43,6 +44,8 @@ declare module 'fastify' {
     writeKeyCount: number
     /** The change feed every event stream of this process reads from. */
     feedHub: FeedHub
+    /** The routes' validators and serialisers, compiled when first used (server.ts compiles the rest after listening). */
+    lazySchemas: LazySchemas
   }
 }
 
@@ -73,6 +76,7 @@ export function loggerOptions (config: Config, stream?: NodeJS.WritableStream): 
 
 /** Builds the configured service without listening: tests use it through inject, server.ts runs it. */
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+  const lazySchemas = new LazySchemas()
   const app = Fastify({
     logger: loggerOptions(config, options.logStream),
     bodyLimit: 64 * 1024,
@@ -95,8 +99,10 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     // One request at a time per connection, and node's own answers in the contract's shape (see connection-turns.ts).
     serverFactory: connectionTurns,
     frameworkErrors,
-    exposeHeadRoutes: true
+    exposeHeadRoutes: true,
+    schemaController: { compilersFactory: { buildSerializer: lazySchemas.serializers() } }
   }).withTypeProvider<TypeBoxTypeProvider>()
+  app.decorate('lazySchemas', lazySchemas)
 
   const keyHashes = loadKeyHashes(config) // before the store opens: a bad key file leaves nothing open
   const store = options.store ?? await openStore(config)
@@ -105,7 +111,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   app.decorate('readiness', { draining: false, lastRequestAt: 0 })
   app.decorate('writeKeyCount', keyHashes.length)
 
-  registerValidators(app)
+  registerValidators(app, lazySchemas)
   registerJsonBody(app)
   registerErrorHandler(app)
   app.addHook('onRequest', (request, reply, done) => {

@@ -69,6 +69,8 @@ async function serve (config: Config): Promise<void> {
     throw err
   })
   app.log.info(startupFacts(config, app.writeKeyCount), 'plant catalogue started')
+  // Ready without them (see lazy-schemas.ts); compiled now, before most first requests arrive.
+  app.lazySchemas.compileRest().catch((err: unknown) => { app.log.error({ err }, 'a route schema does not compile') })
 }
 
 const USAGE = `Usage: plant-catalogue [--version | --help]
@@ -110,7 +112,8 @@ function main (): void {
     const message = (err instanceof Error ? err.message : String(err)) + (typeof code === 'string' && !String(err).includes(code) ? ` (${code})` : '')
     // A storage refusal names the database it came from (never the password).
     const where = config.databaseUrl && !(err instanceof ConfigError) ? ` (PostgreSQL at ${databaseLocation(config.databaseUrl)})` : ''
-    process.stderr.write(`start-up failed${where}: ${message}\n`)
+    // A ConfigError's message already says what is wrong and where ("Invalid configuration: …").
+    process.stderr.write(err instanceof ConfigError ? `${message}\n` : `start-up failed${where}: ${message}\n`)
     process.exit(1)
   })
 }

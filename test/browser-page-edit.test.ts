@@ -1,25 +1,16 @@
 import assert from 'node:assert/strict'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { after, before, test } from 'node:test'
-import type { Browser, Page } from 'playwright-core'
+import { test } from 'node:test'
+import type { Page } from 'playwright-core'
 import { ENGINES } from './helpers/engines.js'
-import { axe, buildPage, fitsWidth, KEY, launchBrowser, NO_CHROMIUM, openStaffPage, OUTPUT, png, unexpectedErrors, type StaffPage } from './helpers/staff-page.js'
+import { axe, fitsWidth, KEY, NO_CHROMIUM, openStaffPage, OUTPUT, plantButton, png, sharedBrowser, unexpectedErrors, type StaffPage } from './helpers/staff-page.js'
 
 // Staff changing plants on the page at /: the key asked before the first write, editing with
 // If-Match and the conflict it can meet, marking sold, photos, adding, deleting after a
 // confirmation, the refusals said plainly, and all of it from the keyboard.
 
-let browser: Browser
-
-before(async () => {
-  if (NO_CHROMIUM) return
-  buildPage()
-  browser = await launchBrowser()
-})
-after(async () => { await browser?.close() })
-
-const plantButton = (page: Page, name: string) => page.locator('#plants').getByRole('button', { name, exact: true })
+const browser = sharedBrowser()
 
 /** Answers the key dialog (which must be open) with `key`. */
 async function giveKey (page: Page, key: string): Promise<void> {
@@ -36,7 +27,7 @@ for (const engine of ENGINES) {
   const opts = { skip, timeout: 120_000 }
 
   test(`${engine.name}: staff edit a plant after giving their key (a refused key is said plainly), see field errors, keep their typing through a conflict, mark plants sold, and hear 503 and 404 plainly`, opts, async (t) => {
-    const staff = await openStaffPage(t, browser, engine)
+    const staff = await openStaffPage(t, browser(), engine)
     const { page } = staff
     const aloe = await staff.add({ name: 'Aloe', category: 'indoor', tags: ['easy'] })
     const basil = await staff.add({ name: 'Basil', category: 'herbs' })
@@ -150,7 +141,7 @@ for (const engine of ENGINES) {
   })
 
   test(`${engine.name}: staff add a plant, add photos by the file picker and by dropping, see the cover in the list, remove a photo, and delete the plant after confirming`, opts, async (t) => {
-    const staff = await openStaffPage(t, browser, engine)
+    const staff = await openStaffPage(t, browser(), engine)
     const { page } = staff
     await page.goto(staff.url + '/')
     await page.getByRole('button', { name: 'Add plant' }).click()
@@ -226,7 +217,7 @@ for (const engine of ENGINES) {
   })
 
   test(`${engine.name}: the keyboard alone opens, edits and saves a plant, Escape closes the editor, and focus is visible and comes back`, opts, async (t) => {
-    const staff = await openStaffPage(t, browser, engine)
+    const staff = await openStaffPage(t, browser(), engine)
     const { page } = staff
     const fern = await staff.add({ name: 'Fern', category: 'indoor' })
     await page.goto(staff.url + '/')

@@ -1,23 +1,15 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import type { Browser, Page } from 'playwright-core'
+import { test } from 'node:test'
+import type { Page } from 'playwright-core'
 import { ENGINES } from './helpers/engines.js'
-import { buildPage, launchBrowser, NO_CHROMIUM, openStaffPage, unexpectedErrors } from './helpers/staff-page.js'
+import { NO_CHROMIUM, openStaffPage, plantButton, sharedBrowser, unexpectedErrors } from './helpers/staff-page.js'
 
 // The staff page stays current without a reload: changes made through the API (another till,
 // the CLI) appear through the event stream, the counts follow, and a dropped connection resumes
 // from the last event id, so a change made while it was down still arrives.
 
-let browser: Browser
+const browser = sharedBrowser()
 
-before(async () => {
-  if (NO_CHROMIUM) return
-  buildPage()
-  browser = await launchBrowser()
-})
-after(async () => { await browser?.close() })
-
-const plantButton = (page: Page, name: string) => page.locator('#plants').getByRole('button', { name, exact: true })
 const counts = (page: Page) => page.evaluate(() => ['available', 'pending', 'sold'].map((s) => document.getElementById(`count-${s}`)?.textContent).join(' '))
 
 for (const engine of ENGINES) {
@@ -25,7 +17,7 @@ for (const engine of ENGINES) {
     skip: NO_CHROMIUM || engine.skip,
     timeout: 120_000
   }, async (t) => {
-    const staff = await openStaffPage(t, browser, engine)
+    const staff = await openStaffPage(t, browser(), engine)
     const { page } = staff
     const aloe = await staff.add({ name: 'Aloe' })
     const streams: Array<{ url: string, lastEventId: string | undefined }> = []

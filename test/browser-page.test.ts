@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { after, before, test } from 'node:test'
-import type { Browser, CDPSession, Page } from 'playwright-core'
+import { test } from 'node:test'
+import type { CDPSession, Page } from 'playwright-core'
 import { ENGINES } from './helpers/engines.js'
-import { axe, buildPage, launchBrowser, NO_CHROMIUM, openStaffPage, OUTPUT, png, unexpectedErrors } from './helpers/staff-page.js'
+import { axe, NO_CHROMIUM, openStaffPage, OUTPUT, png, sharedBrowser, unexpectedErrors } from './helpers/staff-page.js'
 
 // The staff page at / in Debian's Chromium: what a visitor gets on first load (headers, weight,
 // nothing from elsewhere, accessibility, hostile data shown as text, both screen widths), and
@@ -12,14 +12,7 @@ import { axe, buildPage, launchBrowser, NO_CHROMIUM, openStaffPage, OUTPUT, png,
 // are in browser-page-edit.test.ts and browser-page-live.test.ts.
 
 const HOSTILE = '<img src=x onerror=alert(1)>'
-let browser: Browser
-
-before(async () => {
-  if (NO_CHROMIUM) return
-  buildPage()
-  browser = await launchBrowser()
-})
-after(async () => { await browser?.close() })
+const browser = sharedBrowser()
 
 /** Bytes received for every request that finished (headers and body as sent on the wire). */
 async function countBytes (page: Page): Promise<{ session: CDPSession, total: () => number }> {
@@ -46,7 +39,7 @@ for (const engine of ENGINES) {
   const opts = { skip, timeout: 120_000 }
 
   test(`${engine.name}: the first load is small, local, CSP-guarded, accessible, readable at 1280 and 375 px, and shows a hostile name as text`, opts, async (t) => {
-    const staff = await openStaffPage(t, browser, engine)
+    const staff = await openStaffPage(t, browser(), engine)
     const { page } = staff
     const monstera = await staff.add({ name: 'Monstera deliciosa', category: 'indoor', tags: ['large', 'easy'], status: 'available' })
     await staff.addPhoto(monstera.id, png(320, 240))
@@ -122,7 +115,7 @@ for (const engine of ENGINES) {
   })
 
   test(`${engine.name}: staff find plants by searching as they type (the latest answer wins), filtering, sorting by name and paging`, opts, async (t) => {
-    const staff = await openStaffPage(t, browser, engine)
+    const staff = await openStaffPage(t, browser(), engine)
     const { page } = staff
     const names = ['Zamioculcas', 'aloe vera', 'Monstera adansonii', 'Ficus elastica', 'Monstera deliciosa', 'Ficus benjamina', 'Éucalyptus']
     for (const [i, name] of names.entries()) {

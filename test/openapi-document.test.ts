@@ -93,7 +93,8 @@ test('GET /v3 answers 200 with where the docs page, the OpenAPI document and the
     plants: '/v3/plant',
     changes: '/v3/plant/changes',
     events: '/v3/plant/events',
-    inventory: '/v3/store/inventory'
+    inventory: '/v3/store/inventory',
+    release: '/v3/version'
   })
   const docs = await request({ method: 'GET', url: index.docs })
   assert.ok([200, 302].includes(docs.statusCode), `docs answers ${docs.statusCode}`)
@@ -101,6 +102,7 @@ test('GET /v3 answers 200 with where the docs page, the OpenAPI document and the
   assert.equal((await request({ method: 'GET', url: index.plants })).statusCode, 200)
   assert.equal((await request({ method: 'GET', url: index.changes })).statusCode, 200)
   assert.equal((await request({ method: 'GET', url: index.inventory })).statusCode, 200)
+  assert.equal((await request({ method: 'GET', url: index.release })).json().apiVersion, index.version)
   const post = await request({ method: 'POST', url: '/v3', payload: {} })
   assert.equal(post.statusCode, 405)
   assert.equal(post.headers.allow, 'GET, HEAD')

@@ -75,6 +75,10 @@ describe('strict settings', () => {
       err instanceof ConfigError && err.message.includes('API_KEYS_FILE') && err.message.includes(empty) && /holds no keys/.test(err.message))
     await assert.rejects(buildApp(testConfig({ apiKeysFile: join(dir.path, 'missing'), dataDir: ':memory:' })), (err: Error) =>
       err instanceof ConfigError && /API_KEYS_FILE .*missing cannot be read \(ENOENT\)/.test(err.message))
+    // Through the real server: one line, said once (it used to read "start-up failed: Invalid configuration: …").
+    const run = start({ API_KEYS_FILE: join(dir.path, 'missing'), DATA_DIR: join(dir.path, 'data') })
+    assert.equal(run.status, 1, run.stderr)
+    assert.match(run.stderr.trim(), /^Invalid configuration: API_KEYS_FILE .*missing cannot be read \(ENOENT\)$/)
   })
 
   test('TRUST_PROXY takes addresses and CIDRs only: "true" and "maybe" are refused naming the variable', () => {

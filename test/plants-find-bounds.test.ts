@@ -4,6 +4,7 @@ import { describe, test } from 'node:test'
 import { buildApp } from '../src/app.js'
 import { testConfig } from '../src/config.js'
 import type { PlantStore } from '../src/store/plant-store.js'
+import { listSql } from '../src/store/sqlite/list-query.js'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { ENGINES } from './helpers/engines.js'
 
@@ -75,5 +76,23 @@ describe('a list query past its time limit (SQLite, synchronous)', () => {
     assert.equal((await app.inject({ method: 'GET', url: '/v3/plant?tag=a&limit=3' })).json().items.length, 3)
     assert.equal((await app.inject({ method: 'GET', url: '/v3/plant/1' })).statusCode, 200)
     assert.equal((await app.inject({ method: 'POST', url: '/v3/plant', payload: { name: 'after' } })).statusCode, 200)
+  })
+})
+
+describe('the time guard of a SQLite list query', () => {
+  test('is called per candidate only when a filter can reject candidates; a walk that rejects none stops at the limit', () => {
+    const guarded = (filter: Parameters<typeof listSql>[0], driver: Parameters<typeof listSql>[1] = { kind: 'order' }): boolean =>
+      listSql(filter, driver).text.includes('query_guard(')
+    // Every candidate is answered: the walk reads `limit` rows at most.
+    assert.equal(guarded({ afterId: 0, limit: 21 }), false)
+    assert.equal(guarded({ afterId: 500, limit: 21 }), false)
+    assert.equal(guarded({ afterId: 0, afterKey: 'm', sort: '-name', limit: 21 }), false)
+    assert.equal(guarded({ tags: ['rare'], afterId: 9, limit: 21 }, { kind: 'tag', tag: 'rare' }), false)
+    // A candidate can be turned down: the walk may read the whole catalogue, so the guard watches it.
+    assert.equal(guarded({ statuses: ['sold'], afterId: 0, limit: 21 }), true)
+    assert.equal(guarded({ category: 'fern', afterId: 0, limit: 21 }), true)
+    assert.equal(guarded({ tags: ['a', 'b'], afterId: 0, limit: 21 }, { kind: 'tag', tag: 'a' }), true)
+    assert.equal(guarded({ terms: ['ste'], afterId: 0, limit: 21 }, { kind: 'fts' }), true)
+    assert.equal(guarded({ terms: ['ste'], sort: 'name', afterId: 0, limit: 21 }), true)
   })
 })

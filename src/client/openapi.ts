@@ -248,6 +248,8 @@ export interface components {
             openapi: string;
             /** @description The plant collection: find (GET), add (POST), update (PUT); each plant at plants/{id}. */
             plants: string;
+            /** @description The running release, the API version and the database schema version. */
+            release: string;
             title: string;
             /** @description The version of the API (the OpenAPI document's info.version). */
             version: string;

@@ -14,7 +14,8 @@ export const ApiIndex = component('ApiIndex', Type.Object({
   plants: Type.String({ description: 'The plant collection: find (GET), add (POST), update (PUT); each plant at plants/{id}.' }),
   changes: Type.String({ description: 'The change feed, page by page.' }),
   events: Type.String({ description: 'The change feed as Server-Sent Events.' }),
-  inventory: Type.String({ description: 'The number of plants of each status.' })
+  inventory: Type.String({ description: 'The number of plants of each status.' }),
+  release: Type.String({ description: 'The running release, the API version and the database schema version.' })
 }, { description: 'Where the documentation and the API are.' }))
 
 const LINKS = {
@@ -23,7 +24,8 @@ const LINKS = {
   plants: '/v3/plant',
   changes: '/v3/plant/changes',
   events: '/v3/plant/events',
-  inventory: '/v3/store/inventory'
+  inventory: '/v3/store/inventory',
+  release: '/v3/version'
 }
 
 export const apiIndexRoutes: FastifyPluginAsyncTypebox = async (app) => {

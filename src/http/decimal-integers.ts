@@ -12,27 +12,41 @@ type Schema = { type?: unknown, items?: Schema, properties?: Record<string, Sche
 
 const wantsInteger = (s: Schema | undefined): boolean => s?.type === 'integer' || (Array.isArray(s?.type) && s.type.includes('integer'))
 
-/** Wraps a text part's validator so that its integer members (or arrays of them) refuse other notations. */
-export function decimalIntegersOnly (schema: unknown, validate: ValidateFunction): ValidateFunction {
-  const properties = (schema as Schema).properties ?? {}
-  const names = Object.keys(properties).filter((n) => wantsInteger(properties[n]) || wantsInteger(properties[n].items))
-  if (names.length === 0) return validate
+/**
+ * A validator that first runs `check` on the raw data: when it names an error, that error is the
+ * answer and Ajv never sees the value; otherwise Ajv's own answer stands.
+ */
+function withPrecheck (validate: ValidateFunction, check: (data: Record<string, unknown> | null) => ErrorObject | undefined): ValidateFunction {
   const checked = function (this: unknown, data: Record<string, unknown> | null, ...rest: unknown[]) {
-    for (const name of names) {
-      const value = data?.[name]
-      const values = Array.isArray(value) ? value : [value]
-      const bad = values.findIndex((v) => typeof v === 'string' && !DECIMAL.test(v))
-      if (bad >= 0) {
-        const instancePath = Array.isArray(value) ? `/${name}/${bad}` : `/${name}`
-        checked.errors = [{ instancePath, schemaPath: '', keyword: 'integerNotation', params: {}, message: MESSAGE }]
-        return false
-      }
+    const error = check(data)
+    if (error) {
+      checked.errors = [error]
+      return false
     }
     const valid = (validate as (...a: unknown[]) => boolean).call(this, data, ...rest)
     checked.errors = validate.errors
     return valid
   } as ValidateFunction & { errors?: ErrorObject[] | null }
   return Object.assign(checked, { schema: validate.schema, schemaEnv: validate.schemaEnv })
+}
+
+/** Wraps a text part's validator so that its integer members (or arrays of them) refuse other notations. */
+export function decimalIntegersOnly (schema: unknown, validate: ValidateFunction): ValidateFunction {
+  const properties = (schema as Schema).properties ?? {}
+  const names = Object.keys(properties).filter((n) => wantsInteger(properties[n]) || wantsInteger(properties[n].items))
+  if (names.length === 0) return validate
+  return withPrecheck(validate, (data) => {
+    for (const name of names) {
+      const value = data?.[name]
+      const values = Array.isArray(value) ? value : [value]
+      const bad = values.findIndex((v) => typeof v === 'string' && !DECIMAL.test(v))
+      if (bad >= 0) {
+        const instancePath = Array.isArray(value) ? `/${name}/${bad}` : `/${name}`
+        return { instancePath, schemaPath: '', keyword: 'integerNotation', params: {}, message: MESSAGE }
+      }
+    }
+    return undefined
+  })
 }
 
 /**
@@ -43,15 +57,10 @@ export function singleValuesOnly (schema: unknown, validate: ValidateFunction): 
   const properties = (schema as Schema).properties ?? {}
   const names = Object.keys(properties).filter((n) => typeof properties[n].type === 'string' && properties[n].type !== 'array')
   if (names.length === 0) return validate
-  const checked = function (this: unknown, data: Record<string, unknown> | null, ...rest: unknown[]) {
+  return withPrecheck(validate, (data) => {
     const repeated = names.find((name) => Array.isArray(data?.[name]))
-    if (repeated !== undefined) {
-      checked.errors = [{ instancePath: `/${repeated}`, schemaPath: '', keyword: 'repeated', params: {}, message: 'is given more than once' }]
-      return false
-    }
-    const valid = (validate as (...a: unknown[]) => boolean).call(this, data, ...rest)
-    checked.errors = validate.errors
-    return valid
-  } as ValidateFunction & { errors?: ErrorObject[] | null }
-  return Object.assign(checked, { schema: validate.schema, schemaEnv: validate.schemaEnv })
+    return repeated === undefined
+      ? undefined
+      : { instancePath: `/${repeated}`, schemaPath: '', keyword: 'repeated', params: {}, message: 'is given more than once' }
+  })
 }

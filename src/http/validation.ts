@@ -1,5 +1,6 @@
 import { Ajv, type Options } from 'ajv'
 import type { FastifyInstance } from 'fastify'
+import type { LazySchemas } from './lazy-schemas.js'
 import { components } from './components.js'
 import { decimalIntegersOnly, singleValuesOnly } from './decimal-integers.js'
 
@@ -25,11 +26,12 @@ function withComponents (ajv: Ajv): Ajv {
 /** The validator for JSON bodies; the CLI checks imported rows with the same one. */
 export const bodyValidator = (): Ajv => withComponents(new Ajv({ ...common, coerceTypes: false }))
 
-export function registerValidators (app: FastifyInstance): void {
-  const body = bodyValidator()
-  const text = new Ajv({ ...common, coerceTypes: 'array' })
-  // Compiled when the app is ready: every component is declared by then.
-  app.setValidatorCompiler(({ schema, httpPart }) => httpPart === 'body'
-    ? withComponents(body).compile(schema)
-    : singleValuesOnly(schema, decimalIntegersOnly(schema, withComponents(text).compile(schema))))
+export function registerValidators (app: FastifyInstance, schemas: LazySchemas): void {
+  // Made with the first validator compiled: adding the components compiles Ajv's meta-schema.
+  let body: Ajv | undefined
+  let text: Ajv | undefined
+  // Compiled when first used (or after listening: see lazy-schemas.ts); every component is declared by then.
+  app.setValidatorCompiler(({ schema, httpPart }) => schemas.lazy(() => httpPart === 'body'
+    ? withComponents(body ??= bodyValidator()).compile(schema)
+    : singleValuesOnly(schema, decimalIntegersOnly(schema, withComponents(text ??= new Ajv({ ...common, coerceTypes: 'array' })).compile(schema)))))
 }

@@ -85,9 +85,20 @@ export function pageOf<P extends Plant> (plants: Iterable<P>, query: PlantQuery,
 // Cursors: the position after which the next page starts, plus a fingerprint of the sort and filters
 // the cursor was made for, so a cursor sent with other ones is refused instead of silently skipping.
 
+// A page request checks its cursor's fingerprint and makes the next one's: a hash each time was
+// 2–3 % of a list page's CPU. The few filter sets clients page through are remembered.
+const fingerprints = new Map<string, string>()
+const REMEMBERED = 512
+
 function fingerprint (query: PlantQuery): string {
   const canonical = JSON.stringify([query.sort, [...new Set(query.statuses)].sort(), query.category ?? null, [...new Set(query.tags)].sort(), [...query.terms].sort()])
-  return createHash('sha256').update(canonical).digest('base64url').slice(0, 11)
+  let value = fingerprints.get(canonical)
+  if (value === undefined) {
+    value = createHash('sha256').update(canonical).digest('base64url').slice(0, 11)
+    if (fingerprints.size >= REMEMBERED) fingerprints.clear()
+    fingerprints.set(canonical, value)
+  }
+  return value
 }
 
 export function encodeCursor (query: PlantQuery, last: Position): string {

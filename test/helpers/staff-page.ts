@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { TestContext } from 'node:test'
+import { after, before, type TestContext } from 'node:test'
 import { crc32, deflateSync } from 'node:zlib'
 import type { FastifyInstance } from 'fastify'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
@@ -30,6 +30,24 @@ export function buildPage (): void {
 export function launchBrowser (): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS })
 }
+
+/**
+ * One Chromium for a whole test file, launched once the page is built and closed at the end.
+ * Call at the top level of the file; the getter is valid inside tests.
+ */
+export function sharedBrowser (): () => Browser {
+  let browser: Browser | undefined
+  before(async () => {
+    if (NO_CHROMIUM) return
+    buildPage()
+    browser = await launchBrowser()
+  })
+  after(async () => { await browser?.close() })
+  return () => browser!
+}
+
+/** A plant's row in the page's list, by its exact name. */
+export const plantButton = (page: Page, name: string) => page.locator('#plants').getByRole('button', { name, exact: true })
 
 export interface Answer { status: number, headers: http.IncomingHttpHeaders, body: any }
 

@@ -127,7 +127,8 @@ export function writerThreadCommitter (filename: string, idempotencyTtlMs: numbe
     })
     return w
   }
-  worker = start()
+  // Started by the first write, not at open: a thread of its own (an isolate, its modules, a
+  // connection) took about a fifth of the CPU of a cold start, on the core the start-up needs.
   return {
     commit: (batch) => new Promise<BatchResult>((resolve, reject) => {
       pending = { resolve, reject }

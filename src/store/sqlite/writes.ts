@@ -73,6 +73,15 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     return statement
   }
 
+  // The search index's changes are queued and applied at the end of the batch in rowid order
+  // (stable: one plant's own changes keep theirs). FTS5 flushes its pending terms into a new
+  // segment whenever a write's rowid is lower than the one before, so random updates applied as they
+  // came made a segment each, and merge work for later writes (on 1,000,000 plants, in process, the
+  // index's share of a random PUT went from about 130 to 45 µs).
+  const search: Array<{ id: number, key: string, add: boolean }> = []
+  const index = (id: number, key: string): void => { search.push({ id, key, add: true }) }
+  const unindex = (id: number, key: string): void => { search.push({ id, key, add: false }) }
+
   // The status counts change with the batch and are written once, at its end, in its transaction.
   const counts = new Map<string, number>()
   const count = (status: string, delta: number): void => { counts.set(status, (counts.get(status) ?? 0) + delta) }
@@ -93,7 +102,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       const { name, category, tags, status } = fields
       const key = nameKey(name)
       const id = Number(s.insert.run(name, key, category, JSON.stringify(tags), status, now, now).lastInsertRowid)
-      s.insertFts.run(id, key)
+      index(id, key)
       for (const tag of tags) s.insertTag.run(tag, id)
       count(status, 1)
       const plant: StoredPlant = { id, name, category, tags, status, photos: [], version: 1 }
@@ -105,7 +114,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (!current) throw new Refused('not-found')
     if (op.kind === 'remove') {
       s.delete.run(op.id)
-      s.deleteFts.run(op.id, nameKey(current.name))
+      unindex(op.id, nameKey(current.name))
       for (const tag of JSON.parse(current.tags) as string[]) s.deleteTag.run(tag, op.id)
       files.release(JSON.parse(current.photos) as Photo[])
       count(current.status, -1)
@@ -143,8 +152,8 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (categoryChanged) args.push(category)
     updateStatement(nameChanged, statusChanged, categoryChanged).run(...args, id)
     if (nameChanged && nameKey(name) !== nameKey(current.name)) {
-      s.deleteFts.run(id, nameKey(current.name))
-      s.insertFts.run(id, nameKey(name))
+      unindex(id, nameKey(current.name))
+      index(id, nameKey(name))
     }
     if (statusChanged) {
       count(current.status, -1)
@@ -161,6 +170,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   return (batch) => {
     const outcomes: Outcome[] = []
     counts.clear()
+    search.length = 0
     try {
       s.begin.run()
       for (const op of batch) {
@@ -171,6 +181,8 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
           outcomes.push({ ok: false, refusal: error.refusal })
         }
       }
+      search.sort((a, b) => a.id - b.id)
+      for (const { id, key, add } of search) (add ? s.insertFts : s.deleteFts).run(id, key)
       for (const [status, delta] of counts) if (delta !== 0) s.count.run(delta, status)
       s.commit.run()
       return { outcomes }
