@@ -66,9 +66,10 @@ const ownDirname = {
 
 await build({
   absWorkingDir: root,
-  // The writer thread is started from its own file, found beside the module that starts it
-  // (src/store/sqlite/group-commit.ts: new URL('./writer-thread.js', import.meta.url)).
-  entryPoints: { server: 'src/server.ts', 'writer-thread': 'src/store/sqlite/writer-thread.ts' },
+  // The writer thread and the image worker are started from their own files, found beside the
+  // module that starts them (src/store/sqlite/group-commit.ts: new URL('./writer-thread.js',
+  // import.meta.url); src/photos/image-worker.ts: './image-process.js').
+  entryPoints: { server: 'src/server.ts', 'writer-thread': 'src/store/sqlite/writer-thread.ts', 'image-process': 'src/photos/image-process.ts' },
   outdir: join(out, 'bundle'),
   bundle: true,
   platform: 'node',

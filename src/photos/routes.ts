@@ -9,7 +9,8 @@ import { ref } from '../http/components.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../plants/routes.js'
 import { PhotoLimitReached, PlantNotFound, VersionMismatch } from '../store/plant-store.js'
 import { ImageQueue } from './image-queue.js'
-import { CONTENT_TYPE_OF_EXT, processImage } from './images.js'
+import { CONTENT_TYPE_OF_EXT } from './images.js'
+import { ImageWorker } from './image-worker.js'
 import { PhotoMetrics } from './metrics.js'
 import {
   FileParams, FILES_PATH, MAX_PHOTOS, MAX_PIXELS, MAX_UPLOAD_BYTES, Photo, PhotoParams, UPLOAD_TYPES, type NewPhoto, type UploadType
@@ -38,6 +39,8 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
   const queue = new ImageQueue(options.imagesActive ?? 1, options.imagesWaiting ?? 8)
   const metrics = options.metrics ?? new PhotoMetrics()
   metrics.watch(queue)
+  const images = new ImageWorker()
+  app.addHook('onClose', async () => { await images.close() })
   // Declared on every write; enforced only when keys are configured (src/http/auth.ts).
   const security = writeSecurity
   const writeGuards = guardStatuses(true)
@@ -118,8 +121,8 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
     if (plant.photos.length >= MAX_PHOTOS) throw new PhotoLimitReached()
     const declared = mediaType(request.headers['content-type']) as UploadType
     const started = process.hrtime.bigint()
-    const processed = await queue.run(() => processImage(request.body as Buffer, declared))
-      .catch((err: unknown) => { metrics.refused('invalid'); throw err })
+    const processed = await queue.run(() => images.process(request.body as Buffer, declared))
+      .catch((err: unknown) => { if (err instanceof HttpProblem && err.status === 400) metrics.refused('invalid'); throw err })
     metrics.processed(Number(process.hrtime.bigint() - started) / 1e9)
     const added: NewPhoto = {
       photo: {

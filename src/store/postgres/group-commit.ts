@@ -6,6 +6,7 @@ import type { Plant } from '../../plants/schemas.js'
 import type { Session } from './connection.js'
 import { isRetryable, isUnavailable, storageError } from './storage-errors.js'
 import { recordCommit } from '../commit-sizes.js'
+import { needsTransaction, writeGroup, type Outcome, type WriteOp } from './group-writes.js'
 
 /** What a unit of work sees: its transaction's connection, and the outbox it appends to. */
 export interface Tx {
@@ -16,14 +17,16 @@ export interface Tx {
 }
 
 interface Pending {
-  work: (tx: Tx) => Promise<unknown>
+  /** A plant write, done set-based with the group's others (group-writes.ts) … */
+  op?: WriteOp
+  /** … or a unit of work of its own statements (photos). */
+  work?: (tx: Tx) => Promise<unknown>
   resolve: (value: any) => void
   reject: (error: unknown) => void
   timer: NodeJS.Timeout
   settled: boolean
 }
 interface PendingChange { kind: ChangeKind, id: number, version: number, plant: string | null, at: number }
-type Outcome = { ok: true, value: unknown } | { ok: false, error: unknown } | undefined
 
 const ATTEMPTS = 3
 
@@ -74,12 +77,23 @@ export class GroupCommit {
   constructor (
     private readonly session: Session,
     private readonly deadlineMs: number,
-    private readonly committed: (head: number) => void
+    private readonly committed: (head: number) => void,
+    private readonly clock: { now: () => number, idempotencyTtlMs: number }
   ) {}
 
+  /** Queues a plant write (create, update, patch, delete): the group's are written together, set-based. */
+  write<T> (op: WriteOp): Promise<T> {
+    return this.enqueue({ op })
+  }
+
+  /** Queues a unit of work that issues its own statements (within the group's transaction for such work). */
   run<T> (work: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.enqueue({ work })
+  }
+
+  private enqueue<T> (what: { op?: WriteOp, work?: (tx: Tx) => Promise<unknown> }): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const item: Pending = { work, resolve, reject, settled: false, timer: undefined as unknown as NodeJS.Timeout }
+      const item: Pending = { ...what, resolve, reject, settled: false, timer: undefined as unknown as NodeJS.Timeout }
       item.timer = setTimeout(() => {
         settle(item, { ok: false, error: new StorageUnavailable(`postgres: no commit within ${this.deadlineMs} ms`) })
       }, this.deadlineMs)
@@ -117,46 +131,28 @@ export class GroupCommit {
     }
   }
 
-  private async commit (batch: Pending[], attempt = 1): Promise<void> {
+  /** Plant writes in one set-based transaction (or lone statement); other work in a transaction of its own. */
+  private async commit (batch: Pending[]): Promise<void> {
+    const ops = batch.filter((p) => p.op !== undefined)
+    const works = batch.filter((p) => p.work !== undefined)
+    if (ops.length > 0) await this.attempt(ops, (items) => this.writeOps(items))
+    if (works.length > 0) await this.attempt(works, (items) => this.runWorks(items))
+  }
+
+  /**
+   * Runs `batch` and settles each item with its outcome. A deadlock or serialization failure reruns
+   * it; another failure that is not the storage being away reruns each write alone, so only the
+   * write PostgreSQL refuses fails.
+   */
+  private async attempt (batch: Pending[], run: (batch: Pending[]) => Promise<readonly [Outcome[], number | undefined]>, attempt = 1): Promise<void> {
     let outcomes: Outcome[]
     let head: number | undefined
     try {
-      [outcomes, head] = await this.session.transaction(async (client) => {
-        const results: Outcome[] = []
-        const changes: PendingChange[] = []
-        const counts: Array<[string, number]> = []
-        const tx: Tx = {
-          query: client.query.bind(client) as Tx['query'],
-          change: (kind, id, version, plant, at) => { changes.push({ kind, id, version, plant: plant && JSON.stringify(plant), at }) },
-          count: (status, delta) => { counts.push([status, delta]) }
-        }
-        for (const item of batch) {
-          // Already answered (its deadline passed while it waited): do not write what nobody will be told about.
-          if (item.settled) { results.push(undefined); continue }
-          const mark = changes.length
-          const countMark = counts.length
-          try {
-            results.push({ ok: true, value: await item.work(tx) })
-          } catch (error) {
-            if (!isDomainError(error)) throw error
-            changes.length = mark
-            counts.length = countMark
-            results.push({ ok: false, error })
-          }
-        }
-        if (changes.length === 0) return [results, undefined] as const
-        const { rows } = await client.query<{ head: number }>(APPEND_CHANGES, [
-          changes.length,
-          changes.map((c) => c.kind), changes.map((c) => c.id), changes.map((c) => c.version),
-          changes.map((c) => c.plant), changes.map((c) => c.at),
-          counts.map((c) => c[0]), counts.map((c) => c[1])
-        ])
-        return [results, rows[0].head] as const
-      })
+      [outcomes, head] = await run(batch)
     } catch (err) {
-      if (isRetryable(err) && attempt < ATTEMPTS) return this.commit(batch.filter((p) => !p.settled), attempt + 1)
+      if (isRetryable(err) && attempt < ATTEMPTS) return this.attempt(batch.filter((p) => !p.settled), run, attempt + 1)
       if (!isUnavailable(err) && batch.length > 1) {
-        for (const item of batch) if (!item.settled) await this.commit([item])
+        for (const item of batch) if (!item.settled) await this.attempt([item], run)
         return
       }
       const error = storageError(err)
@@ -165,6 +161,49 @@ export class GroupCommit {
     }
     batch.forEach((item, i) => { if (outcomes[i]) settle(item, outcomes[i]) })
     if (head !== undefined) this.committed(head)
+  }
+
+  private writeOps (batch: Pending[]): Promise<[Outcome[], number | undefined]> {
+    // Already answered (its deadline passed while it waited): do not write what nobody will be told about.
+    const ops = batch.map((p) => p.settled ? undefined : p.op)
+    const write = (client: pg.PoolClient): Promise<[Outcome[], number | undefined]> =>
+      writeGroup(client, ops, this.clock.now(), this.clock.idempotencyTtlMs)
+    return needsTransaction(ops) ? this.session.transaction(write) : this.session.run(write)
+  }
+
+  private runWorks (batch: Pending[]): Promise<readonly [Outcome[], number | undefined]> {
+    return this.session.transaction(async (client) => {
+      const results: Outcome[] = []
+      const changes: PendingChange[] = []
+      const counts: Array<[string, number]> = []
+      const tx: Tx = {
+        query: client.query.bind(client) as Tx['query'],
+        change: (kind, id, version, plant, at) => { changes.push({ kind, id, version, plant: plant && JSON.stringify(plant), at }) },
+        count: (status, delta) => { counts.push([status, delta]) }
+      }
+      for (const item of batch) {
+        // Already answered (its deadline passed while it waited): do not write what nobody will be told about.
+        if (item.settled) { results.push(undefined); continue }
+        const mark = changes.length
+        const countMark = counts.length
+        try {
+          results.push({ ok: true, value: await item.work!(tx) })
+        } catch (error) {
+          if (!isDomainError(error)) throw error
+          changes.length = mark
+          counts.length = countMark
+          results.push({ ok: false, error })
+        }
+      }
+      if (changes.length === 0) return [results, undefined] as const
+      const { rows } = await client.query<{ head: number }>(APPEND_CHANGES, [
+        changes.length,
+        changes.map((c) => c.kind), changes.map((c) => c.id), changes.map((c) => c.version),
+        changes.map((c) => c.plant), changes.map((c) => c.at),
+        counts.map((c) => c[0]), counts.map((c) => c[1])
+      ])
+      return [results, rows[0].head] as const
+    })
   }
 }
 

@@ -1,17 +1,18 @@
 import pg from 'pg'
-import type { NewPhoto, Photo } from '../../photos/schemas.js'
-import { nameKey } from '../../plants/name-key.js'
+import type { NewPhoto } from '../../photos/schemas.js'
 import type { PlantFields, PlantPatch, PlantStatus } from '../../plants/schemas.js'
 import {
-  FeedGone, IdempotencyKeyReused, PlantNotFound, QueryTooSlow, StorageUnavailable, VersionMismatch, toRecord,
+  FeedGone, QueryTooSlow, StorageUnavailable, toRecord,
   type Change, type ChangePage, type CreateResult, type IdempotencyClaim, type Inventory, type ListFilter, type PlantStore, type StoredPlant
 } from '../plant-store.js'
 import { ChangeWatcher } from './change-watcher.js'
-import { fillNameKeys, listQuery, rarestFirst, toKey } from './list-query.js'
+import { fillNameKeys, listQuery, rarestFirst } from './list-query.js'
 import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connection.js'
 import { GroupCommit, type Tx } from './group-commit.js'
+import type { WriteOp } from './group-writes.js'
 import { migrate } from './migrate.js'
-import { addPhoto, readFile, releaseFiles, removePhoto, type PhotoWrite } from './photo-writes.js'
+import { addPhoto, readFile, removePhoto, type PhotoWrite } from './photo-writes.js'
+import { ReadBatch } from './read-batch.js'
 import { isUnavailable } from './storage-errors.js'
 import { fromPostgresText, toPostgresText } from './text-escape.js'
 
@@ -50,40 +51,6 @@ const toPlant = (r: PlantRow): StoredPlant => ({
   version: r.version
 })
 
-const INSERT_PLANT = `
-WITH p AS (
-  INSERT INTO plants (name, name_key, category, tags, status, version, created_at, updated_at)
-  VALUES ($1, $6, $2, $3::text[], $4, 1, $5, $5) RETURNING id
-), t AS (
-  INSERT INTO plant_tags (tag, plant_id) SELECT tag, p.id FROM p, unnest($3::text[]) AS tag
-)
-SELECT id FROM p`
-
-// The row is locked first (SELECT … FOR UPDATE, in the unit of work): a second instance waits for the
-// first's commit and then reads what it wrote, so the version check, the status count and a merge
-// patch all see the current plant.
-const LOCK_PLANT = 'SELECT version, name, category, tags, status, photos FROM plants WHERE id = $1 FOR UPDATE'
-const UPDATE_PLANT = `
-WITH u AS (
-  UPDATE plants SET name = $2, name_key = $7, category = $3, tags = $4::text[], status = $5, version = version + 1, updated_at = $6
-  WHERE id = $1
-  RETURNING id, version
-), dropped AS (
-  DELETE FROM plant_tags WHERE plant_id IN (SELECT id FROM u) AND tag <> ALL ($4::text[])
-), added AS (
-  INSERT INTO plant_tags (tag, plant_id) SELECT tag, u.id FROM u, unnest($4::text[]) AS tag ON CONFLICT DO NOTHING
-)
-SELECT version FROM u`
-
-// Claims the key in the creating transaction. A concurrent claim of the same key (another instance,
-// another connection) waits on the primary key until this one commits, then finds it taken. An
-// expired key is taken over, as SQLite's INSERT OR REPLACE does.
-const CLAIM_KEY = `
-INSERT INTO idempotency_keys AS k (key, request_hash, created_at) VALUES ($1, $2, $3)
-ON CONFLICT (key) DO UPDATE SET request_hash = EXCLUDED.request_hash, plant_id = NULL, response = NULL, created_at = EXCLUDED.created_at
-WHERE k.created_at <= $4
-RETURNING key`
-
 // One statement, so the floor, the head and the page come from one snapshot: a purge cannot slip between them.
 const CHANGES = `
 SELECT f.value AS floor, h.value AS head, c.seq, c.kind, c.plant_id, c.version, c.plant
@@ -92,6 +59,8 @@ LEFT JOIN LATERAL (SELECT * FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2) c
 WHERE f.key = 'feed_floor'
 ORDER BY c.seq`
 const HEAD = "SELECT value FROM meta WHERE key = 'feed_head'"
+const GET_PLANTS = `SELECT ${PLANT_COLUMNS} FROM plants p WHERE p.id = ANY ($1::bigint[])`
+const COUNTS = "SELECT key, value FROM meta WHERE key IN ('count_available', 'count_pending', 'count_sold')"
 
 /**
  * Opens the catalogue on PostgreSQL and applies any pending migration. A malformed URL, refused
@@ -125,6 +94,9 @@ class PostgresPlantStore implements PlantStore {
   private readonly idempotencyTtlMs: number
   private readonly session: Session
   private readonly commits: GroupCommit
+  /** GETs by id (and inventory reads) of one turn of the event loop: one query, one checkout. */
+  private readonly gets = new ReadBatch<number, StoredPlant | undefined>((ids) => this.loadPlants(ids), undefined)
+  private readonly counts = new ReadBatch<'all', Inventory>(() => this.loadCounts(), { available: 0, pending: 0, sold: 0 })
   private readonly listeners = new Set<() => void>()
   private readonly timers: NodeJS.Timeout[] = []
   private watcher: ChangeWatcher | undefined
@@ -150,7 +122,7 @@ class PostgresPlantStore implements PlantStore {
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DAY
     this.ready = new Promise((resolve) => { this.markReady = resolve })
     this.session = new Session(pool, timeouts, () => this.ready)
-    this.commits = new GroupCommit(this.session, timeouts.operationMs, (head) => { this.seen(head) })
+    this.commits = new GroupCommit(this.session, timeouts.operationMs, (head) => { this.seen(head) }, { now: () => this.now(), idempotencyTtlMs: this.idempotencyTtlMs })
   }
 
   /** Settles when migrated, or when `waitMs` passes with the database unreachable (it keeps trying). */
@@ -202,56 +174,27 @@ class PostgresPlantStore implements PlantStore {
   }
 
   create (fields: PlantFields, idempotency?: IdempotencyClaim): Promise<CreateResult> {
-    return this.write(async (tx) => {
-      const now = this.now()
-      if (idempotency) {
-        const { key, requestHash } = idempotency
-        const claimed = await tx.query(CLAIM_KEY, [key, requestHash, now, now - this.idempotencyTtlMs])
-        if (claimed.rowCount === 0) {
-          const { rows: [earlier] } = await tx.query<{ request_hash: string, response: string }>(
-            'SELECT request_hash, response FROM idempotency_keys WHERE key = $1', [key])
-          if (earlier.request_hash !== requestHash) throw new IdempotencyKeyReused()
-          return { plant: JSON.parse(earlier.response) as StoredPlant, replayed: true }
-        }
-      }
-      const { name, category, tags, status } = fields
-      const { rows: [row] } = await tx.query<{ id: number }>(INSERT_PLANT,
-        [toDb(name), category === null ? null : toDb(category), tags.map(toDb), status, now, toKey(nameKey(name))])
-      tx.count(status, 1)
-      const plant: StoredPlant = { id: row.id, name, category, tags, status, photos: [], version: 1 }
-      if (idempotency) {
-        await tx.query('UPDATE idempotency_keys SET plant_id = $2, response = $3 WHERE key = $1',
-          [idempotency.key, plant.id, JSON.stringify(plant)])
-      }
-      tx.change('created', plant.id, 1, toRecord(plant), now)
-      return { plant, replayed: false }
-    })
+    return this.write({ kind: 'create', fields, idempotency })
   }
 
   update (id: number, fields: PlantFields, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.write(async (tx) => this.replace(tx, id, expectedVersions, () => fields))
+    return this.write({ kind: 'update', id, fields, expectedVersions })
   }
 
   patch (id: number, patch: PlantPatch, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.write(async (tx) => this.replace(tx, id, expectedVersions, (current) => ({ ...current, ...patch }), Object.keys(patch).length === 0))
+    return this.write({ kind: 'patch', id, patch, expectedVersions })
   }
 
   remove (id: number): Promise<void> {
-    return this.write(async (tx) => {
-      const { rows } = await tx.query<{ version: number, status: string, photos: string }>('DELETE FROM plants WHERE id = $1 RETURNING version, status, photos', [id])
-      if (rows.length === 0) throw new PlantNotFound()
-      tx.count(rows[0].status, -1)
-      await releaseFiles(tx, JSON.parse(rows[0].photos) as Photo[])
-      tx.change('deleted', id, rows[0].version + 1, null, this.now())
-    })
+    return this.write({ kind: 'remove', id })
   }
 
   addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.write(async (tx) => this.photoChanged(tx, id, await addPhoto(tx, id, photo, expectedVersions, this.now())))
+    return this.work(async (tx) => this.photoChanged(tx, id, await addPhoto(tx, id, photo, expectedVersions, this.now())))
   }
 
   removePhoto (id: number, photoId: string, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.write(async (tx) => this.photoChanged(tx, id, await removePhoto(tx, id, photoId, expectedVersions, this.now())))
+    return this.work(async (tx) => this.photoChanged(tx, id, await removePhoto(tx, id, photoId, expectedVersions, this.now())))
   }
 
   async photoFile (name: string): Promise<Uint8Array | undefined> {
@@ -265,29 +208,8 @@ class PostgresPlantStore implements PlantStore {
     return plant
   }
 
-  /** Locks the plant, checks its version, and writes the fields `merge` makes of the current ones (unless `unchanged`). */
-  private async replace (tx: Tx, id: number, expectedVersions: number[] | undefined, merge: (current: PlantFields) => PlantFields, unchanged = false): Promise<StoredPlant> {
-    const now = this.now()
-    const { rows: [row] } = await tx.query<PlantRow>(LOCK_PLANT, [id])
-    if (!row) throw new PlantNotFound()
-    if (expectedVersions && !expectedVersions.includes(row.version)) throw new VersionMismatch()
-    const current = toPlant({ ...row, id })
-    if (unchanged) return current
-    const { name, category, tags, status } = merge({ name: current.name, category: current.category, tags: current.tags, status: current.status as PlantStatus })
-    const { rows } = await tx.query<{ version: number }>(UPDATE_PLANT,
-      [id, toDb(name), category === null ? null : toDb(category), tags.map(toDb), status, now, toKey(nameKey(name))])
-    if (status !== current.status) {
-      tx.count(current.status, -1)
-      tx.count(status, 1)
-    }
-    const plant: StoredPlant = { id, name, category, tags, status, photos: current.photos, version: rows[0].version }
-    tx.change('updated', id, plant.version, toRecord(plant), now)
-    return plant
-  }
-
-  async get (id: number): Promise<StoredPlant | undefined> {
-    const { rows } = await this.session.run((c) => c.query<PlantRow>(`SELECT ${PLANT_COLUMNS} FROM plants p WHERE p.id = $1`, [id]))
-    return rows[0] && toPlant(rows[0])
+  get (id: number): Promise<StoredPlant | undefined> {
+    return this.gets.get(id)
   }
 
   async list (filter: ListFilter): Promise<StoredPlant[]> {
@@ -307,11 +229,20 @@ class PostgresPlantStore implements PlantStore {
   }
 
   async inventory (): Promise<Inventory> {
-    const { rows } = await this.session.run((c) => c.query<{ key: string, value: number }>(
-      "SELECT key, value FROM meta WHERE key IN ('count_available', 'count_pending', 'count_sold')"))
+    // A copy each: callers of one batch must not share a mutable object.
+    return { ...await this.counts.get('all') }
+  }
+
+  private async loadPlants (ids: number[]): Promise<Map<number, StoredPlant | undefined>> {
+    const { rows } = await this.session.run((c) => c.query<PlantRow>({ name: 'plants-get', text: GET_PLANTS, values: [ids] }))
+    return new Map(rows.map((r) => [Number(r.id), toPlant(r)]))
+  }
+
+  private async loadCounts (): Promise<Map<'all', Inventory>> {
+    const { rows } = await this.session.run((c) => c.query<{ key: string, value: number }>({ name: 'plants-counts', text: COUNTS }))
     const counts: Inventory = { available: 0, pending: 0, sold: 0 }
     for (const { key, value } of rows) counts[key.slice('count_'.length) as PlantStatus] = value
-    return counts
+    return new Map([['all', counts]])
   }
 
   async changes (after: number, limit: number): Promise<ChangePage> {
@@ -385,7 +316,12 @@ class PostgresPlantStore implements PlantStore {
     }, 60_000)
   }
 
-  private write<T> (work: (tx: Tx) => Promise<T>): Promise<T> {
+  private write<T> (op: WriteOp): Promise<T> {
+    if (this.closed) return Promise.reject(new StorageUnavailable('postgres: store closed'))
+    return this.commits.write(op)
+  }
+
+  private work<T> (work: (tx: Tx) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new StorageUnavailable('postgres: store closed'))
     return this.commits.run(work)
   }

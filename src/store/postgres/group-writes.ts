@@ -1,0 +1,273 @@
+import type pg from 'pg'
+import { fileNamesOf, type Photo } from '../../photos/schemas.js'
+import { nameKey } from '../../plants/name-key.js'
+import type { PlantFields, PlantPatch, PlantStatus } from '../../plants/schemas.js'
+import {
+  IdempotencyKeyReused, PlantNotFound, VersionMismatch, toRecord,
+  type CreateResult, type IdempotencyClaim, type StoredPlant
+} from '../plant-store.js'
+import { toKey } from './list-query.js'
+import { fromPostgresText as fromDb, toPostgresText as toDb } from './text-escape.js'
+
+// The plant writes of one group commit, set-based: whatever the number of writes, a group costs a
+// fixed number of statements. Creates alone: one statement (no transaction needed). With updates,
+// patches, deletes or Idempotency-Keys: BEGIN, one statement that claims the keys and locks every
+// plant the group names (in id order, so two instances never lock in opposite orders), then the
+// outcomes are worked out here, write by write and in arrival order, against the locked rows (If-Match,
+// merge patches, 404s: one write's refusal never touches the others), and one statement writes them
+// all: plants, tag rows, Idempotency-Key answers, the change outbox under feed_head's lock, the
+// status counts and the NOTIFY; then COMMIT. Two more statements only when they are needed: the
+// earlier answers of keys used before, and the photo files of deleted plants.
+
+export type WriteOp =
+  | { kind: 'create', fields: PlantFields, idempotency?: IdempotencyClaim }
+  | { kind: 'update', id: number, fields: PlantFields, expectedVersions?: number[] }
+  | { kind: 'patch', id: number, patch: PlantPatch, expectedVersions?: number[] }
+  | { kind: 'remove', id: number }
+
+export type Outcome = { ok: true, value: unknown } | { ok: false, error: unknown } | undefined
+
+/** Whether a group of these writes needs a transaction: a lone statement of plain creates does not. */
+export const needsTransaction = (ops: Array<WriteOp | undefined>): boolean =>
+  ops.some((op) => op !== undefined && (op.kind !== 'create' || op.idempotency !== undefined))
+
+interface LockedRow { id: number, version: number, name: string, category: string | null, tags: string[], status: PlantStatus, photos: string }
+
+// Keys first (in key order), then plants (in id order): every group takes its locks in one order.
+// A key already held (and not expired) is locked too, and left as it is: its answer is read after.
+const PREPARE = `
+WITH claimed AS (
+  INSERT INTO idempotency_keys AS k (key, request_hash, created_at)
+  SELECT key, hash, $4 FROM unnest($2::text[], $3::text[]) AS c (key, hash)
+  ON CONFLICT (key) DO UPDATE SET request_hash = EXCLUDED.request_hash, plant_id = NULL, response = NULL, created_at = EXCLUDED.created_at
+  WHERE k.created_at <= $5
+  RETURNING key
+), locked AS (
+  SELECT id, version, name, category, tags, status, photos FROM plants WHERE id = ANY ($1::bigint[]) ORDER BY id FOR UPDATE
+)
+SELECT (SELECT coalesce(array_agg(key), '{}') FROM claimed) AS claimed, (SELECT coalesce(json_agg(locked), '[]') FROM locked) AS plants`
+
+// A new statement sees what a racing claim committed (the claim above waited for it).
+const EARLIER = 'SELECT key, request_hash, response FROM idempotency_keys WHERE key = ANY ($1::text[])'
+
+// Ids are drawn from the identity's sequence first, so each created row knows its id; its outbox
+// record and key answer are the JSON built here with the id put in front ('{"id":7,' || rest).
+// The row locks of updated and deleted plants are held already (PREPARE); feed_head's is taken
+// last, just before COMMIT, as the sequence numbers need (see group-commit.ts).
+const WRITE = `
+WITH c AS (
+  SELECT nextval(pg_get_serial_sequence('plants', 'id')) AS id, c.*
+  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+    WITH ORDINALITY AS c (name, name_key, category, tags, status, idem, response, n)
+), created AS (
+  INSERT INTO plants (id, name, name_key, category, tags, status, version, created_at, updated_at) OVERRIDING SYSTEM VALUE
+  SELECT id, name, name_key, category, tags::text[], status, 1, $1, $1 FROM c
+), created_tags AS (
+  INSERT INTO plant_tags (tag, plant_id) SELECT t, c.id FROM c, unnest(c.tags::text[]) AS t
+), answered AS (
+  UPDATE idempotency_keys k SET plant_id = c.id, response = '{"id":' || c.id || ',' || c.response FROM c WHERE k.key = c.idem
+), u AS (
+  SELECT id, name, name_key, category, tags::text[] AS tags, status, version
+  FROM unnest($9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::int[]) AS u (id, name, name_key, category, tags, status, version)
+), updated AS (
+  UPDATE plants p SET name = u.name, name_key = u.name_key, category = u.category, tags = u.tags, status = u.status, version = u.version, updated_at = $1
+  FROM u WHERE p.id = u.id
+), dropped AS (
+  DELETE FROM plant_tags t USING u WHERE t.plant_id = u.id AND t.tag <> ALL (u.tags)
+), added AS (
+  INSERT INTO plant_tags (tag, plant_id) SELECT t, u.id FROM u, unnest(u.tags) AS t ON CONFLICT DO NOTHING
+), deleted AS (
+  DELETE FROM plants WHERE id = ANY ($16::bigint[])
+), head AS (
+  UPDATE meta SET value = value + $17 WHERE key = 'feed_head' RETURNING value
+), appended AS (
+  INSERT INTO changes (seq, kind, plant_id, version, plant, at)
+  SELECT head.value - $17 + x.n, x.kind, coalesce(x.plant_id, c.id), x.version,
+    CASE WHEN x.ref IS NULL THEN x.plant ELSE '{"id":' || c.id || ',' || x.plant END, $1
+  FROM head CROSS JOIN unnest($18::text[], $19::bigint[], $20::int[], $21::int[], $22::text[]) WITH ORDINALITY AS x (kind, plant_id, ref, version, plant, n)
+  LEFT JOIN c ON c.n = x.ref
+), counted AS (
+  -- After head (it joins it), so every writer takes feed_head's lock first and the count rows after it.
+  UPDATE meta m SET value = m.value + d.delta
+  FROM head, (SELECT 'count_' || k AS key, sum(v) AS delta FROM unnest($23::text[], $24::bigint[]) AS d (k, v) GROUP BY k) d
+  WHERE m.key = d.key AND d.delta <> 0
+)
+SELECT (SELECT coalesce(array_agg(id ORDER BY n), '{}') FROM c) AS ids, value AS head,
+  pg_notify('plant_changes', current_schema() || ':' || value) FROM head`
+
+// Deleted plants' photo files: one reference less per photo naming them, then the unnamed ones go.
+const UNREF_FILES = `UPDATE photo_files f SET refs = f.refs - d.n
+FROM (SELECT name, count(*) AS n FROM unnest($1::text[]) AS name GROUP BY name) d WHERE f.name = d.name`
+const DROP_FILES = 'DELETE FROM photo_files WHERE name = ANY ($1::text[]) AND refs <= 0'
+
+/** A PostgreSQL array literal of text: each element quoted, `"` and `\` escaped. */
+const textArray = (items: string[]): string => `{${items.map((s) => `"${s.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`
+
+/** JSON of `value` without its opening brace: the statement puts `{"id":N,` in front. */
+const afterId = (value: object): string => JSON.stringify(value).slice(1)
+
+const toStored = (r: LockedRow): StoredPlant => ({
+  id: r.id,
+  name: fromDb(r.name),
+  category: r.category === null ? null : fromDb(r.category),
+  tags: r.tags.map(fromDb),
+  status: r.status,
+  photos: JSON.parse(r.photos) as Photo[],
+  version: r.version
+})
+
+interface Create { index: number, fields: PlantFields, key: string | null, hash: string | null }
+interface Earlier { request_hash: string, response: string }
+
+/**
+ * Runs one group's writes on `client` (inside BEGIN … COMMIT unless `needsTransaction` said no).
+ * Returns each write's outcome (undefined where `ops` has none) and the feed's new head, if it moved.
+ * A domain refusal is an outcome; anything PostgreSQL refuses is thrown, and nothing is written.
+ */
+export async function writeGroup (client: pg.PoolClient, ops: Array<WriteOp | undefined>, now: number, idempotencyTtlMs: number): Promise<[Outcome[], number | undefined]> {
+  const outcomes: Outcome[] = ops.map(() => undefined)
+
+  // 1. Claim the keys and lock the plants the group names.
+  const ids = new Set<number>()
+  const keyHashes = new Map<string, string>() // the first hash each key comes with
+  for (const op of ops) {
+    if (op === undefined) continue
+    if (op.kind === 'create') {
+      if (op.idempotency && !keyHashes.has(op.idempotency.key)) keyHashes.set(op.idempotency.key, op.idempotency.requestHash)
+    } else {
+      ids.add(op.id)
+    }
+  }
+  const current = new Map<number, StoredPlant | null>()
+  const claimed = new Set<string>()
+  if (ids.size > 0 || keyHashes.size > 0) {
+    const keys = [...keyHashes.keys()].sort()
+    const { rows: [r] } = await client.query<{ claimed: string[], plants: LockedRow[] }>({
+      name: 'plants-prepare',
+      text: PREPARE,
+      values: [[...ids].sort((a, b) => a - b), keys, keys.map((k) => keyHashes.get(k)), now, now - idempotencyTtlMs]
+    })
+    for (const key of r.claimed) claimed.add(key)
+    for (const row of r.plants) current.set(row.id, toStored(row))
+  }
+  const earlier = new Map<string, Earlier>()
+  const taken = [...keyHashes.keys()].filter((k) => !claimed.has(k))
+  if (taken.length > 0) {
+    const { rows } = await client.query<Earlier & { key: string }>({ name: 'plants-earlier-keys', text: EARLIER, values: [taken] })
+    for (const row of rows) earlier.set(row.key, row)
+  }
+
+  // 2. Each write in arrival order against the plants as the writes before it left them.
+  const creates: Create[] = []
+  const creator = new Map<string, Create>() // the create in this group that claimed the key
+  const replays: Array<{ index: number, of: Create }> = []
+  const changes: Array<{ kind: 'created' | 'updated' | 'deleted', id: number | null, ref: number | null, version: number, plant: string | null }> = []
+  const counts = new Map<string, number>()
+  const count = (status: string, delta: number): void => { counts.set(status, (counts.get(status) ?? 0) + delta) }
+  const touched = new Set<number>()
+  const releasedFiles: string[] = []
+  ops.forEach((op, index) => {
+    if (op === undefined) return
+    try {
+      if (op.kind === 'create') {
+        const claim = op.idempotency
+        if (claim) {
+          const owner = creator.get(claim.key)
+          if (owner) {
+            if (owner.hash !== claim.requestHash) throw new IdempotencyKeyReused()
+            replays.push({ index, of: owner })
+            return
+          }
+          if (!claimed.has(claim.key)) {
+            const before = earlier.get(claim.key)
+            // Gone between the two statements (purged): refuse rather than create twice; rare, and a retry succeeds.
+            if (!before || before.request_hash !== claim.requestHash) throw new IdempotencyKeyReused()
+            outcomes[index] = { ok: true, value: { plant: JSON.parse(before.response) as StoredPlant, replayed: true } satisfies CreateResult }
+            return
+          }
+        }
+        const create: Create = { index, fields: op.fields, key: claim?.key ?? null, hash: claim?.requestHash ?? null }
+        if (claim) creator.set(claim.key, create)
+        creates.push(create)
+        count(op.fields.status, 1)
+        changes.push({ kind: 'created', id: null, ref: creates.length, version: 1, plant: afterId({ ...toRecord(storedCreate(0, op.fields)), id: undefined }) })
+        return
+      }
+      const plant = current.get(op.id)
+      if (!plant) throw new PlantNotFound()
+      if (op.kind !== 'remove' && op.expectedVersions && !op.expectedVersions.includes(plant.version)) throw new VersionMismatch()
+      if (op.kind === 'remove') {
+        count(plant.status, -1)
+        for (const photo of plant.photos) releasedFiles.push(...fileNamesOf(photo))
+        changes.push({ kind: 'deleted', id: op.id, ref: null, version: plant.version + 1, plant: null })
+        current.set(op.id, null)
+        touched.add(op.id)
+        outcomes[index] = { ok: true, value: undefined }
+        return
+      }
+      if (op.kind === 'patch' && Object.keys(op.patch).length === 0) {
+        outcomes[index] = { ok: true, value: plant }
+        return
+      }
+      const fields: PlantFields = op.kind === 'update'
+        ? op.fields
+        : { name: plant.name, category: plant.category, tags: plant.tags, status: plant.status as PlantStatus, ...op.patch }
+      const next: StoredPlant = { id: op.id, name: fields.name, category: fields.category, tags: fields.tags, status: fields.status, photos: plant.photos, version: plant.version + 1 }
+      if (next.status !== plant.status) {
+        count(plant.status, -1)
+        count(next.status, 1)
+      }
+      changes.push({ kind: 'updated', id: op.id, ref: null, version: next.version, plant: JSON.stringify(toRecord(next)) })
+      current.set(op.id, next)
+      touched.add(op.id)
+      outcomes[index] = { ok: true, value: next }
+    } catch (error) {
+      outcomes[index] = { ok: false, error }
+    }
+  })
+  if (changes.length === 0) return [outcomes, undefined]
+
+  // 3. The photo files deleted plants named (only when some did).
+  if (releasedFiles.length > 0) {
+    await client.query(UNREF_FILES, [releasedFiles])
+    await client.query(DROP_FILES, [[...new Set(releasedFiles)]])
+  }
+
+  // 4. Everything else in one statement.
+  const updated: StoredPlant[] = []
+  const deleted: number[] = []
+  for (const id of touched) {
+    const plant = current.get(id)
+    if (plant) updated.push(plant)
+    else deleted.push(id)
+  }
+  const db = (s: string | null): string | null => s === null ? null : toDb(s)
+  const { rows: [written] } = await client.query<{ ids: string[], head: number }>({
+    name: 'plants-write',
+    text: WRITE,
+    values: [
+      now,
+      creates.map((c) => toDb(c.fields.name)), creates.map((c) => toKey(nameKey(c.fields.name))), creates.map((c) => db(c.fields.category)),
+      creates.map((c) => textArray(c.fields.tags.map(toDb))), creates.map((c) => c.fields.status), creates.map((c) => c.key),
+      creates.map((c) => c.key === null ? null : afterId({ ...storedCreate(0, c.fields), id: undefined })),
+      updated.map((p) => p.id), updated.map((p) => toDb(p.name)), updated.map((p) => toKey(nameKey(p.name))), updated.map((p) => db(p.category)),
+      updated.map((p) => textArray(p.tags.map(toDb))), updated.map((p) => p.status), updated.map((p) => p.version),
+      deleted,
+      changes.length, changes.map((c) => c.kind), changes.map((c) => c.id), changes.map((c) => c.ref), changes.map((c) => c.version), changes.map((c) => c.plant),
+      [...counts.keys()], [...counts.values()]
+    ]
+  })
+  const createdIds = written.ids.map(Number)
+  creates.forEach((c, i) => {
+    outcomes[c.index] = { ok: true, value: { plant: storedCreate(createdIds[i], c.fields), replayed: false } satisfies CreateResult }
+  })
+  for (const { index, of } of replays) {
+    outcomes[index] = { ok: true, value: { plant: storedCreate(createdIds[creates.indexOf(of)], of.fields), replayed: true } satisfies CreateResult }
+  }
+  return [outcomes, written.head]
+}
+
+/** A new plant as the store answers it (and keeps it for a replay): the record, then its version. */
+function storedCreate (id: number, { name, category, tags, status }: PlantFields): StoredPlant {
+  return { id, name, category, tags, status, photos: [], version: 1 }
+}

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict'
+import { readdirSync, readFileSync } from 'node:fs'
+import { describe, test } from 'node:test'
+import { build, type TestApp } from './helpers/app.js'
+import { ENGINES } from './helpers/engines.js'
+import { picture } from './helpers/pictures.js'
+
+// The image work runs in a child process of lower priority (src/photos/image-worker.ts).
+
+const upload = (app: TestApp, id: number, body: Buffer) =>
+  app.request({ method: 'POST', url: `/v3/plant/${id}/photos`, payload: body, headers: { 'content-type': 'image/png' } })
+
+/** This process's image workers: children running image-process. */
+function imageWorkers (): number[] {
+  const children = readdirSync('/proc/self/task').flatMap((tid) => {
+    try { return readFileSync(`/proc/self/task/${tid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number) } catch { return [] }
+  })
+  return children.filter((pid) => {
+    try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('image-process') } catch { return false }
+  })
+}
+
+/** The nice value of every thread of a process (field 19 of /proc/<pid>/task/<tid>/stat). */
+const niceOfThreads = (pid: number): number[] => readdirSync(`/proc/${pid}/task`).map((tid) =>
+  Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]))
+
+const linux = process.platform === 'linux' ? false : 'reads /proc'
+
+for (const engine of ENGINES) {
+  describe(`the image worker on ${engine.name}`, { skip: engine.skip || linux }, () => {
+    test('pictures are processed in one child process whose every thread runs at nice 10; closing the app stops it', async (t) => {
+      const app = await build(t, engine)
+      const plant = await app.add({ name: 'Monstera' })
+      assert.deepEqual(imageWorkers(), [], 'no worker before the first upload')
+      for (let i = 0; i < 2; i++) assert.equal((await upload(app, plant.id, await picture('png', i, 300))).statusCode, 201)
+      const workers = imageWorkers()
+      assert.equal(workers.length, 1, 'one worker, kept between uploads')
+      const nices = niceOfThreads(workers[0])
+      assert.ok(nices.length > 1)
+      assert.deepEqual(new Set(nices), new Set([10]), `thread nice values ${nices.join(', ')}`)
+      await app.app.close()
+      assert.deepEqual(imageWorkers(), [])
+    })
+
+    test('a worker that dies during a picture: that upload is 503 images-busy with Retry-After, the next one starts a new worker', async (t) => {
+      const app = await build(t, engine)
+      const plant = await app.add({ name: 'Monstera' })
+      const pending = upload(app, plant.id, await picture('png', 3, 2000))
+      let workers: number[] = []
+      while (workers.length === 0) {
+        await new Promise((resolve) => setImmediate(resolve))
+        workers = imageWorkers()
+      }
+      process.kill(workers[0], 'SIGKILL')
+      const res = await pending
+      assert.equal(res.statusCode, 503, res.body)
+      assert.equal(res.json().type, '/v3/problems/images-busy')
+      assert.equal(res.headers['retry-after'], '2')
+      assert.equal((await app.request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json().photos.length, 0)
+
+      assert.equal((await upload(app, plant.id, await picture('png', 4, 300))).statusCode, 201)
+      const next = imageWorkers()
+      assert.equal(next.length, 1)
+      assert.notEqual(next[0], workers[0])
+    })
+  })
+}
