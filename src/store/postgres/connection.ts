@@ -115,10 +115,13 @@ export class Session {
     }
   }
 
-  /** `fn` inside BEGIN … COMMIT; rolled back when it throws. */
-  transaction<T> (fn: (client: pg.PoolClient) => Promise<T>, budgetMs?: number): Promise<T> {
+  /**
+   * `fn` inside BEGIN … COMMIT; rolled back when it throws. With `begun`, `fn`'s first statement
+   * opens the transaction itself (a BEGIN sent with it saves a round trip).
+   */
+  transaction<T> (fn: (client: pg.PoolClient) => Promise<T>, budgetMs?: number, begun = false): Promise<T> {
     return this.run(async (client) => {
-      await client.query('BEGIN')
+      if (!begun) await client.query('BEGIN')
       try {
         const result = await fn(client)
         await client.query('COMMIT')

@@ -166,9 +166,10 @@ export class GroupCommit {
   private writeOps (batch: Pending[]): Promise<[Outcome[], number | undefined]> {
     // Already answered (its deadline passed while it waited): do not write what nobody will be told about.
     const ops = batch.map((p) => p.settled ? undefined : p.op)
+    const inTransaction = needsTransaction(ops)
     const write = (client: pg.PoolClient): Promise<[Outcome[], number | undefined]> =>
-      writeGroup(client, ops, this.clock.now(), this.clock.idempotencyTtlMs)
-    return needsTransaction(ops) ? this.session.transaction(write) : this.session.run(write)
+      writeGroup(client, ops, this.clock.now(), this.clock.idempotencyTtlMs, inTransaction)
+    return inTransaction ? this.session.transaction(write, undefined, true) : this.session.run(write)
   }
 
   private runWorks (batch: Pending[]): Promise<readonly [Outcome[], number | undefined]> {

@@ -12,7 +12,7 @@ import { fromPostgresText as fromDb, toPostgresText as toDb } from './text-escap
 // The plant writes of one group commit, set-based: whatever the number of writes, a group costs a
 // fixed number of statements. Creates alone: one statement (no transaction needed). With updates,
 // patches, deletes or Idempotency-Keys: BEGIN, one statement that claims the keys and locks every
-// plant the group names (in id order, so two instances never lock in opposite orders), then the
+// plant the group names (without keys, BEGIN goes in the same round trip as the lock) (in id order, so two instances never lock in opposite orders), then the
 // outcomes are worked out here, write by write and in arrival order, against the locked rows (If-Match,
 // merge patches, 404s: one write's refusal never touches the others), and one statement writes them
 // all: plants, tag rows, Idempotency-Key answers, the change outbox under feed_head's lock, the
@@ -33,6 +33,7 @@ export const needsTransaction = (ops: Array<WriteOp | undefined>): boolean =>
 
 interface LockedRow { id: number, version: number, name: string, category: string | null, tags: string[], status: PlantStatus, photos: string }
 
+const LOCK = 'SELECT id, version, name, category, tags, status, photos FROM plants WHERE id = ANY'
 // Keys first (in key order), then plants (in id order): every group takes its locks in one order.
 // A key already held (and not expired) is locked too, and left as it is: its answer is read after.
 const PREPARE = `
@@ -43,7 +44,7 @@ WITH claimed AS (
   WHERE k.created_at <= $5
   RETURNING key
 ), locked AS (
-  SELECT id, version, name, category, tags, status, photos FROM plants WHERE id = ANY ($1::bigint[]) ORDER BY id FOR UPDATE
+  ${LOCK} ($1::bigint[]) ORDER BY id FOR UPDATE
 )
 SELECT (SELECT coalesce(array_agg(key), '{}') FROM claimed) AS claimed, (SELECT coalesce(json_agg(locked), '[]') FROM locked) AS plants`
 
@@ -124,7 +125,7 @@ interface Earlier { request_hash: string, response: string }
  * Returns each write's outcome (undefined where `ops` has none) and the feed's new head, if it moved.
  * A domain refusal is an outcome; anything PostgreSQL refuses is thrown, and nothing is written.
  */
-export async function writeGroup (client: pg.PoolClient, ops: Array<WriteOp | undefined>, now: number, idempotencyTtlMs: number): Promise<[Outcome[], number | undefined]> {
+export async function writeGroup (client: pg.PoolClient, ops: Array<WriteOp | undefined>, now: number, idempotencyTtlMs: number, begin = false): Promise<[Outcome[], number | undefined]> {
   const outcomes: Outcome[] = ops.map(() => undefined)
 
   // 1. Claim the keys and lock the plants the group names.
@@ -140,12 +141,20 @@ export async function writeGroup (client: pg.PoolClient, ops: Array<WriteOp | un
   }
   const current = new Map<number, StoredPlant | null>()
   const claimed = new Set<string>()
-  if (ids.size > 0 || keyHashes.size > 0) {
+  const lockIds = [...ids].sort((a, b) => a - b)
+  if (begin && keyHashes.size === 0) {
+    // BEGIN and the lock in one simple query (one round trip): the ids are integers, so they are
+    // written into the text as an array literal; no text from a request goes in.
+    if (!lockIds.every(Number.isSafeInteger)) throw new TypeError('plant ids must be integers')
+    const results = await client.query(`BEGIN; ${LOCK} ('{${lockIds.join(',')}}'::bigint[]) ORDER BY id FOR UPDATE`) as unknown as [unknown, pg.QueryResult<LockedRow>]
+    for (const row of results[1].rows) current.set(row.id, toStored(row))
+  } else if (ids.size > 0 || keyHashes.size > 0) {
+    if (begin) await client.query('BEGIN')
     const keys = [...keyHashes.keys()].sort()
     const { rows: [r] } = await client.query<{ claimed: string[], plants: LockedRow[] }>({
       name: 'plants-prepare',
       text: PREPARE,
-      values: [[...ids].sort((a, b) => a - b), keys, keys.map((k) => keyHashes.get(k)), now, now - idempotencyTtlMs]
+      values: [lockIds, keys, keys.map((k) => keyHashes.get(k)), now, now - idempotencyTtlMs]
     })
     for (const key of r.claimed) claimed.add(key)
     for (const row of r.plants) current.set(row.id, toStored(row))
