@@ -2,9 +2,10 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import Database from 'better-sqlite3'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
+import { connect, MMAP_BYTES } from '../src/store/sqlite/writes.js'
 import { tempDir } from './helpers/process.js'
 
-// The SQLite store keeps the names' trigram index (plants_fts) in step with the plants. A batch
+// How the SQLite store reads and writes its file. The names' trigram index (plants_fts): a batch
 // applies its index changes in rowid order: FTS5 writes a new segment whenever a rowid comes lower
 // than the one before, so updates in the order they came made a segment each.
 
@@ -35,4 +36,14 @@ test('SQLite: updates of one batch in any order add one search index segment, an
   assert.deepEqual(await names('orchid'), ['Orchid first'])
   assert.deepEqual(await names('fern'), ids.slice(1, 20).map((id) => `Fern number ${id - ids[0]}`).sort())
   await store.close()
+})
+
+test('SQLite: every connection to a catalogue file reads it through a memory map (file pages, not the process\'s own memory)', async (t) => {
+  const dir = tempDir('plants-mmap')
+  t.after(dir.remove)
+  await openSqliteStore({ dataDir: dir.path, feedRetentionMs: DAY }).close()
+  const db = connect(`${dir.path}/catalogue.db`)
+  t.after(() => db.close())
+  assert.equal(db.pragma('mmap_size', { simple: true }), MMAP_BYTES)
+  assert.equal(db.pragma('synchronous', { simple: true }), 2) // FULL: the map is for reads only
 })

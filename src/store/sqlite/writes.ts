@@ -22,6 +22,9 @@ export type Outcome = { ok: true, value: CreateResult | StoredPlant | undefined 
 /** Every write of a batch commits together, or the batch fails as a whole. */
 export type BatchResult = { outcomes: Outcome[] } | { failure: { code?: string, message: string } }
 
+/** How much of the database file is memory-mapped for reads (a larger file is read beyond it as before). */
+export const MMAP_BYTES = 1024 * 1024 * 1024
+
 /** Opens a connection with the settings every connection to the catalogue must have. */
 export function connect (filename: string): Database.Database {
   const db = new Database(filename)
@@ -29,6 +32,11 @@ export function connect (filename: string): Database.Database {
   // FULL: a commit is fsynced before it returns, so an acknowledged write survives power loss.
   db.pragma('synchronous = FULL')
   db.pragma('busy_timeout = 5000')
+  // Reads of the file go through a memory map instead of a pread into SQLite's own page cache: a
+  // random read on 1,000,000 plants no longer pays a system call per page. The mapped pages are the
+  // OS page cache, shared by every connection and counted as file pages (RssFile), not as the
+  // process's own memory (RssAnon). Writes still go through the WAL with write() and fsync.
+  db.pragma(`mmap_size = ${MMAP_BYTES}`)
   return db
 }
 
