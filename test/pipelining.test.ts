@@ -104,12 +104,14 @@ for (const workers of ['1', '2']) {
       socket.destroy()
     }
     let now = openFiles(service.pid)
-    for (let i = 0; i < 50 && now !== start; i++) {
+    for (let i = 0; i < 50 && now > start; i++) {
       await sleep(100)
       now = openFiles(service.pid)
     }
     t.diagnostic(`open descriptors: ${start} at the start, ${now} after the clients left`)
-    assert.equal(now, start)
+    // The leak was one descriptor per pipelined request (40 -> 2,038); a few may come and go on
+    // their own meanwhile (a worker's lazily started thread, a pool connection on a loaded machine).
+    assert.ok(now - start < 20, `open descriptors: ${start} at the start, ${now} after the clients left`)
     assert.equal((await send(service.url, { method: 'GET', path: '/healthz' })).status, 200)
   })
 }
