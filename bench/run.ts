@@ -186,7 +186,9 @@ async function settleSearchIndex (file: string): Promise<void> {
   const { default: Database } = await import('better-sqlite3')
   const db = new Database(file)
   try {
-    db.exec("INSERT INTO plants_fts (plants_fts) VALUES ('optimize')")
+    // A --baseline from before the search index (issue 12) has none to settle.
+    const hasIndex = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'plants_fts'").get() !== undefined
+    if (hasIndex) db.exec("INSERT INTO plants_fts (plants_fts) VALUES ('optimize')")
     db.pragma('wal_checkpoint(TRUNCATE)')
   } finally {
     db.close()
