@@ -31,7 +31,8 @@ export type Outcome = { ok: true, value: unknown } | { ok: false, error: unknown
 export const needsTransaction = (ops: Array<WriteOp | undefined>): boolean =>
   ops.some((op) => op !== undefined && (op.kind !== 'create' || op.idempotency !== undefined))
 
-interface LockedRow { id: number, version: number, name: string, category: string | null, tags: string[], status: PlantStatus, photos: string }
+/** A plant as PostgreSQL returns it (strings escaped, photos as JSON text). */
+export interface PlantRow { id: number, version: number, name: string, category: string | null, tags: string[], status: PlantStatus, photos: string }
 
 const LOCK = 'SELECT id, version, name, category, tags, status, photos FROM plants WHERE id = ANY'
 // Keys first (in key order), then plants (in id order): every group takes its locks in one order.
@@ -107,7 +108,7 @@ const textArray = (items: string[]): string => `{${items.map((s) => `"${s.replac
 /** JSON of `value` without its opening brace: the statement puts `{"id":N,` in front. */
 const afterId = (value: object): string => JSON.stringify(value).slice(1)
 
-const toStored = (r: LockedRow): StoredPlant => ({
+export const toPlant = (r: PlantRow): StoredPlant => ({
   id: r.id,
   name: fromDb(r.name),
   category: r.category === null ? null : fromDb(r.category),
@@ -146,18 +147,18 @@ export async function writeGroup (client: pg.PoolClient, ops: Array<WriteOp | un
     // BEGIN and the lock in one simple query (one round trip): the ids are integers, so they are
     // written into the text as an array literal; no text from a request goes in.
     if (!lockIds.every(Number.isSafeInteger)) throw new TypeError('plant ids must be integers')
-    const results = await client.query(`BEGIN; ${LOCK} ('{${lockIds.join(',')}}'::bigint[]) ORDER BY id FOR UPDATE`) as unknown as [unknown, pg.QueryResult<LockedRow>]
-    for (const row of results[1].rows) current.set(row.id, toStored(row))
+    const results = await client.query(`BEGIN; ${LOCK} ('{${lockIds.join(',')}}'::bigint[]) ORDER BY id FOR UPDATE`) as unknown as [unknown, pg.QueryResult<PlantRow>]
+    for (const row of results[1].rows) current.set(row.id, toPlant(row))
   } else if (ids.size > 0 || keyHashes.size > 0) {
     if (begin) await client.query('BEGIN')
     const keys = [...keyHashes.keys()].sort()
-    const { rows: [r] } = await client.query<{ claimed: string[], plants: LockedRow[] }>({
+    const { rows: [r] } = await client.query<{ claimed: string[], plants: PlantRow[] }>({
       name: 'plants-prepare',
       text: PREPARE,
       values: [lockIds, keys, keys.map((k) => keyHashes.get(k)), now, now - idempotencyTtlMs]
     })
     for (const key of r.claimed) claimed.add(key)
-    for (const row of r.plants) current.set(row.id, toStored(row))
+    for (const row of r.plants) current.set(row.id, toPlant(row))
   }
   const earlier = new Map<string, Earlier>()
   const taken = [...keyHashes.keys()].filter((k) => !claimed.has(k))

@@ -9,12 +9,12 @@ import { ChangeWatcher } from './change-watcher.js'
 import { fillNameKeys, listQuery, rarestFirst } from './list-query.js'
 import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connection.js'
 import { GroupCommit, type Tx } from './group-commit.js'
-import type { WriteOp } from './group-writes.js'
+import { toPlant, type PlantRow, type WriteOp } from './group-writes.js'
 import { migrate } from './migrate.js'
 import { addPhoto, readFile, removePhoto, type PhotoWrite } from './photo-writes.js'
 import { ReadBatch } from './read-batch.js'
 import { isUnavailable } from './storage-errors.js'
-import { fromPostgresText, toPostgresText } from './text-escape.js'
+import { toPostgresText } from './text-escape.js'
 
 export interface PostgresStoreOptions {
   /** postgres://…; `?pool_max=N` sets the pool size (default 10). */
@@ -32,24 +32,12 @@ export interface PostgresStoreOptions {
   startWaitMs?: number
 }
 
-interface PlantRow { id: number, name: string, category: string | null, tags: string[], status: PlantStatus, version: number, photos: string }
 interface ChangeRow { floor: number, head: number, seq: number | null, kind: Change['kind'], plant_id: number, version: number, plant: string | null }
 
 const DAY = 86_400_000
 const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version, p.photos'
 
 const toDb = toPostgresText
-const fromDb = fromPostgresText
-
-const toPlant = (r: PlantRow): StoredPlant => ({
-  id: r.id,
-  name: fromDb(r.name),
-  category: r.category === null ? null : fromDb(r.category),
-  tags: r.tags.map(fromDb),
-  status: r.status,
-  photos: JSON.parse(r.photos),
-  version: r.version
-})
 
 // One statement, so the floor, the head and the page come from one snapshot: a purge cannot slip between them.
 const CHANGES = `
