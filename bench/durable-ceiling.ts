@@ -4,6 +4,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { migrate as migrateSqlite } from '../src/store/sqlite/migrations.js'
+import { searchBacklog } from '../src/store/sqlite/search-backlog.js'
 import { migrate as migratePostgres } from '../src/store/postgres/migrate.js'
 
 // The durable ceiling: bare node:http over the service's own schema (its migrations, imported),
@@ -57,14 +58,14 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
     rollback: db.prepare('ROLLBACK'),
     current: db.prepare('SELECT version, name, category, tags, status FROM plants WHERE id = ?').raw(true),
     insert: db.prepare('INSERT INTO plants (name, name_key, category, tags, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)'),
-    insertFts: db.prepare('INSERT INTO plants_fts (rowid, name_key) VALUES (?, ?)'),
-    deleteFts: db.prepare("INSERT INTO plants_fts (plants_fts, rowid, name_key) VALUES ('delete', ?, ?)"),
     count: db.prepare('UPDATE status_counts SET n = n + ? WHERE status = ?'),
     insertTag: db.prepare('INSERT INTO plant_tags (tag, plant_id) VALUES (?, ?)'),
     deleteTag: db.prepare('DELETE FROM plant_tags WHERE tag = ? AND plant_id = ?'),
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at) VALUES (?, ?, ?, ?, ?)')
   }
   // As the service: an update names name/status/category only when they change.
+  // As the service: the search index is written behind (src/store/sqlite/search-backlog.ts).
+  const search = searchBacklog(db)
   const updates = new Map<number, Database.Statement>()
   const update = (name: boolean, status: boolean, category: boolean): Database.Statement => {
     const mask = (name ? 1 : 0) + (status ? 2 : 0) + (category ? 4 : 0)
@@ -81,9 +82,6 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
     const counts = new Map<string, number>()
     const count = (status: string, delta: number): void => { counts.set(status, (counts.get(status) ?? 0) + delta) }
     const answers: Answer[] = []
-    // As the service: the search index changes go in at the end, in rowid order (FTS5 starts a
-    // segment whenever a rowid comes lower than the one before).
-    const search: Array<[id: number, key: string, add: boolean]> = []
     try {
       s.begin.run()
       for (const body of bodies) {
@@ -94,7 +92,7 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
         const key = name.toLowerCase()
         if (kind === 'create') {
           const id = Number(s.insert.run(name, key, category, JSON.stringify(tags), status, now, now).lastInsertRowid)
-          search.push([id, key, true])
+          search.add(id, key)
           for (const tag of tags) s.insertTag.run(tag, id)
           count(status, 1)
           const json = record(id, body)
@@ -116,7 +114,8 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
         update(nameChanged, statusChanged, categoryChanged).run(...args, id)
         const oldKey = oldName.toLowerCase()
         if (nameChanged && key !== oldKey) {
-          search.push([id, oldKey, false], [id, key, true])
+          search.remove(id, oldKey)
+          search.add(id, key)
         }
         if (statusChanged) { count(oldStatus, -1); count(status, 1) }
         const before = JSON.parse(oldTags) as string[]
@@ -126,8 +125,7 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
         s.insertChange.run('updated', id, version + 1, json, now)
         answers.push([200, json])
       }
-      search.sort((a, b) => a[0] - b[0])
-      for (const [id, key, add] of search) (add ? s.insertFts : s.deleteFts).run(id, key)
+      search.settle()
       for (const [status, delta] of counts) if (delta !== 0) s.count.run(delta, status)
       s.commit.run()
     } catch (err) {

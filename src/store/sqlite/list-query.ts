@@ -28,6 +28,21 @@ export function probeSql (driver: Exclude<Driver, { kind: 'order' }>, filter: Li
 }
 
 export function listSql (filter: ListFilter, driver: Driver): Sql {
+  if (driver.kind !== 'fts') return walk(filter, driver)
+  // The search index is written behind (search-backlog.ts): names it does not hold yet are in its
+  // backlog, so the page is the first `limit` of both walks together. A plant in both is one row.
+  const indexed = walk(filter, driver, true)
+  const pending = walk(filter, { kind: 'pending' }, true)
+  const dir = filter.sort?.startsWith('-') ? ' DESC' : ''
+  const order = filter.sort === 'name' || filter.sort === '-name' ? `name_key${dir}, id${dir}` : `id${dir}`
+  return {
+    text: `SELECT id, name, category, tags, status, version, photos FROM (SELECT * FROM (${indexed.text}) UNION SELECT * FROM (${pending.text})) ORDER BY ${order} LIMIT ?`,
+    args: [...indexed.args, ...pending.args, filter.limit]
+  }
+}
+
+/** One ordered walk of a driver; `withKey` adds the name key, which the union of two walks orders by. */
+function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey = false): Sql {
   const sort = filter.sort ?? 'id'
   const byName = sort === 'name' || sort === '-name'
   const desc = sort.startsWith('-')
@@ -46,6 +61,9 @@ export function listSql (filter: ListFilter, driver: Driver): Sql {
     id = 'f.rowid'
     where.push('plants_fts MATCH ?')
     args.push(ftsMatch(filter.terms ?? []))
+  } else if (driver.kind === 'pending') {
+    from = '(SELECT DISTINCT plant_id FROM plants_fts_pending WHERE added = 1) f JOIN plants p ON p.id = f.plant_id'
+    id = 'f.plant_id'
   }
   if (byName) {
     if (filter.afterKey !== undefined) {
@@ -86,7 +104,7 @@ export function listSql (filter: ListFilter, driver: Driver): Sql {
   args.push(filter.limit)
   const indexed = byName && driver.kind === 'order' ? ' INDEXED BY plants_name' : ''
   return {
-    text: `SELECT p.id, p.name, p.category, p.tags, p.status, p.version, p.photos FROM ${from.replace('plants p', `plants p${indexed}`)} ${where.length > 0 ? `WHERE ${where.join(' AND ')} ` : ''}ORDER BY ${order} LIMIT ?`,
+    text: `SELECT p.id, p.name, p.category, p.tags, p.status, p.version, p.photos${withKey ? ', p.name_key' : ''} FROM ${from.replace('plants p', `plants p${indexed}`)} ${where.length > 0 ? `WHERE ${where.join(' AND ')} ` : ''}ORDER BY ${order} LIMIT ?`,
     args
   }
 }

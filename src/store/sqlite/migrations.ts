@@ -75,6 +75,16 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   -- Every stored record gains photos, so the feed and idempotent replays serve the record's one shape.
   UPDATE changes SET plant = substr(plant, 1, length(plant) - 1) || ',"photos":[]}' WHERE plant IS NOT NULL;
   UPDATE idempotency_keys SET response = substr(response, 1, length(response) - 1) || ',"photos":[]}';
+  `,
+  `
+  -- The name search index's backlog (search-backlog.ts): index changes wait here as plain rows and
+  -- reach plants_fts in bulk; a search reads both. added: 1 the key enters the index, 0 it leaves.
+  CREATE TABLE plants_fts_pending (
+    seq INTEGER PRIMARY KEY,
+    plant_id INTEGER NOT NULL,
+    name_key TEXT NOT NULL,
+    added INTEGER NOT NULL
+  ) STRICT;
   `
 ]
 

@@ -205,7 +205,7 @@ class SqlitePlantStore implements PlantStore {
     let statement = this.listQueries.get(text)
     if (!statement) {
       statement = this.db.prepare(text)
-      if (statement.reader && text.startsWith('SELECT p.')) statement.raw(true)
+      if (statement.reader && !text.startsWith('SELECT count(')) statement.raw(true)
       this.listQueries.set(text, statement)
     }
     return statement

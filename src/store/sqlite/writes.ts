@@ -4,6 +4,7 @@ import { nameKey } from '../../plants/name-key.js'
 import type { PlantFields, PlantPatch, PlantStatus } from '../../plants/schemas.js'
 import { toRecord, type CreateResult, type IdempotencyClaim, type StoredPlant } from '../plant-store.js'
 import { photoFiles, type PhotoRefusal } from './photo-writes.js'
+import { searchBacklog } from './search-backlog.js'
 
 // The write side of the SQLite store as plain data in, plain data out, so the same code commits
 // in the calling thread (an in-memory database) or in the writer thread (a database file).
@@ -54,8 +55,6 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       'SELECT version, name, category, tags, status, photos FROM plants WHERE id = ?'),
     setPhotos: db.prepare('UPDATE plants SET photos = ?, version = ?, updated_at = ? WHERE id = ?'),
     insert: db.prepare('INSERT INTO plants (name, name_key, category, tags, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)'),
-    insertFts: db.prepare('INSERT INTO plants_fts (rowid, name_key) VALUES (?, ?)'),
-    deleteFts: db.prepare("INSERT INTO plants_fts (plants_fts, rowid, name_key) VALUES ('delete', ?, ?)"),
     count: db.prepare('UPDATE status_counts SET n = n + ? WHERE status = ?'),
     delete: db.prepare('DELETE FROM plants WHERE id = ?'),
     insertTag: db.prepare('INSERT INTO plant_tags (tag, plant_id) VALUES (?, ?)'),
@@ -81,14 +80,10 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     return statement
   }
 
-  // The search index's changes are queued and applied at the end of the batch in rowid order
-  // (stable: one plant's own changes keep theirs). FTS5 flushes its pending terms into a new
-  // segment whenever a write's rowid is lower than the one before, so random updates applied as they
-  // came made a segment each, and merge work for later writes (on 1,000,000 plants, in process, the
-  // index's share of a random PUT went from about 130 to 45 µs).
-  const search: Array<{ id: number, key: string, add: boolean }> = []
-  const index = (id: number, key: string): void => { search.push({ id, key, add: true }) }
-  const unindex = (id: number, key: string): void => { search.push({ id, key, add: false }) }
+  // The search index is written behind (search-backlog.ts): a write adds rows to its backlog.
+  const search = searchBacklog(db)
+  const index = search.add
+  const unindex = search.remove
 
   // The status counts change with the batch and are written once, at its end, in its transaction.
   const counts = new Map<string, number>()
@@ -178,7 +173,6 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   return (batch) => {
     const outcomes: Outcome[] = []
     counts.clear()
-    search.length = 0
     try {
       s.begin.run()
       for (const op of batch) {
@@ -189,8 +183,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
           outcomes.push({ ok: false, refusal: error.refusal })
         }
       }
-      search.sort((a, b) => a.id - b.id)
-      for (const { id, key, add } of search) (add ? s.insertFts : s.deleteFts).run(id, key)
+      search.settle()
       for (const [status, delta] of counts) if (delta !== 0) s.count.run(delta, status)
       s.commit.run()
       return { outcomes }
