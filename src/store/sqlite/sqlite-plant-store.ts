@@ -10,6 +10,7 @@ import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, 
 import { listSql, probeSql, SMALL, type Driver } from './list-query.js'
 import { migrate } from './migrations.js'
 import { photoFileReader } from './photo-writes.js'
+import { searchBacklog } from './search-backlog.js'
 import { connect } from './writes.js'
 
 export interface SqliteStoreOptions {
@@ -247,7 +248,15 @@ class SqlitePlantStore implements PlantStore {
     await this.commits.drain()
     await this.committer.close()
     this.endSnapshot()
-    if (this.db.open) this.db.close()
+    if (this.db.open) {
+      // A clean stop leaves the search index whole (its backlog applied), so an older release that
+      // writes the index directly can run on the file after a rollback.
+      try {
+        this.db.transaction(() => { searchBacklog(this.db).settle(true) }).immediate()
+      } finally {
+        this.db.close()
+      }
+    }
   }
 
   /** Drops changes older than the retention and idempotency keys older than their TTL. */
