@@ -47,7 +47,11 @@ test('SQLite: the search index is written behind; every search finds the names a
   assert.deepEqual((await store.list({ terms: ['palm'], afterId: palms[99], limit: 100 })).length, BACKLOG - 100)
   // A plant in the index and in the backlog (renamed after the index took it) is one row of a page.
   await store.update(ids[1], plant('Fern number one renamed'))
-  assert.deepEqual(await names('fern'), ids.slice(1, 9).map((_id, i) => i === 0 ? 'Fern number one renamed' : `Fern number ${i + 1}`))
+  const ferns = ids.slice(1, 9).map((_id, i) => i === 0 ? 'Fern number one renamed' : `Fern number ${i + 1}`)
+  assert.deepEqual(await names('fern'), ferns)
+  assert.deepEqual(await names('fern', '-name'), [...ferns].sort().reverse())
+  await store.create(plant('Fern number 0 ÿ'))
+  assert.deepEqual((await store.list({ terms: ['fern'], afterId: 0, limit: 3, sort: 'name' })).map((p) => p.name), ['Fern number 0 ÿ', 'Fern number 2', 'Fern number 3'])
   await store.close()
 })
 

@@ -7,7 +7,7 @@ import {
 } from '../plant-store.js'
 import { prepareDataDir } from './data-dir.js'
 import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
-import { listSql, probeSql, SMALL, type Driver } from './list-query.js'
+import { listSql, mergePages, pendingSql, probeSql, SMALL, type Driver } from './list-query.js'
 import { migrate } from './migrations.js'
 import { photoFileReader } from './photo-writes.js'
 import { searchBacklog } from './search-backlog.js'
@@ -95,6 +95,7 @@ class SqlitePlantStore implements PlantStore {
       setFloor: db.prepare("UPDATE meta SET value = max(value, ?) WHERE key = 'feed_floor'"),
       ping: db.prepare('SELECT 1'),
       inventory: db.prepare<[], { status: PlantStatus, n: number }>('SELECT status, n FROM status_counts'),
+      searchBacklog: db.prepare<[], number>('SELECT EXISTS (SELECT 1 FROM plants_fts_pending WHERE added = 1)').pluck(),
       beginRead: db.prepare('BEGIN'),
       endRead: db.prepare('COMMIT'),
       // Prepared once: db.pragma() compiles its statement on every call, and this runs after every commit.
@@ -165,8 +166,11 @@ class SqlitePlantStore implements PlantStore {
     return this.read(() => {
       this.deadline = performance.now() + this.queryTimeoutMs
       try {
-        const { text, args } = listSql(filter, this.driver(filter))
-        return (this.statement(text).all(...args) as PlantTuple[]).map(tupleToPlant)
+        const driver = this.driver(filter)
+        const run = ({ text, args }: { text: string, args: unknown[] }): PlantTuple[] => this.statement(text).all(...args) as PlantTuple[]
+        let rows = run(listSql(filter, driver))
+        if (driver.kind === 'fts' && this.s.searchBacklog.get() === 1) rows = mergePages(rows, run(pendingSql(filter)), filter) as PlantTuple[]
+        return rows.map(tupleToPlant)
       } finally {
         this.deadline = Infinity
       }
