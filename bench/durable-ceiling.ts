@@ -61,7 +61,7 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
     count: db.prepare('UPDATE status_counts SET n = n + ? WHERE status = ?'),
     insertTag: db.prepare('INSERT INTO plant_tags (tag, plant_id) VALUES (?, ?)'),
     deleteTag: db.prepare('DELETE FROM plant_tags WHERE tag = ? AND plant_id = ?'),
-    insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at) VALUES (?, ?, ?, ?, ?)')
+    insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add) VALUES (?, ?, ?, ?, ?, ?, ?)')
   }
   // As the service: an update names name/status/category only when they change.
   // As the service: the search index is written behind (src/store/sqlite/search-backlog.ts).
@@ -92,11 +92,10 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
         const key = name.toLowerCase()
         if (kind === 'create') {
           const id = Number(s.insert.run(name, key, category, JSON.stringify(tags), status, now, now).lastInsertRowid)
-          search.add(id, key)
           for (const tag of tags) s.insertTag.run(tag, id)
           count(status, 1)
           const json = record(id, body)
-          s.insertChange.run('created', id, 1, json, now)
+          s.insertChange.run('created', id, 1, json, now, null, key)
           answers.push([200, json])
           continue
         }
@@ -113,19 +112,16 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
         if (categoryChanged) args.push(category)
         update(nameChanged, statusChanged, categoryChanged).run(...args, id)
         const oldKey = oldName.toLowerCase()
-        if (nameChanged && key !== oldKey) {
-          search.remove(id, oldKey)
-          search.add(id, key)
-        }
+        const reindexed = nameChanged && key !== oldKey
         if (statusChanged) { count(oldStatus, -1); count(status, 1) }
         const before = JSON.parse(oldTags) as string[]
         for (const tag of before) if (!tags.includes(tag)) s.deleteTag.run(tag, id)
         for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(tag, id)
         const json = record(id, body)
-        s.insertChange.run('updated', id, version + 1, json, now)
+        s.insertChange.run('updated', id, version + 1, json, now, reindexed ? oldKey : null, reindexed ? key : null)
         answers.push([200, json])
       }
-      search.settle()
+      search.settle(bodies.length)
       for (const [status, delta] of counts) if (delta !== 0) s.count.run(delta, status)
       s.commit.run()
     } catch (err) {

@@ -59,7 +59,7 @@ function inspectDerived (dataDir: string): { inventory: Record<string, number>, 
     let searchIndex = 'ok'
     try {
       // The index is written behind: with its backlog applied it must hold exactly the names.
-      db.transaction(() => searchBacklog(db).settle(true))()
+      db.transaction(() => searchBacklog(db).settle(0, true))()
       db.exec("INSERT INTO plants_fts (plants_fts, rank) VALUES ('integrity-check', 1)")
     } catch (err) {
       searchIndex = (err as Error).message

@@ -1,4 +1,5 @@
 import type { ListFilter } from '../plant-store.js'
+import { INDEXED_UP_TO } from './search-backlog.js'
 
 // A list query in SQLite: one walk along an index in the page's order (keyset, no OFFSET), the
 // other filters checked per candidate. Which index leads is chosen here, not left to the planner,
@@ -101,7 +102,7 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
     where.push('plants_fts MATCH ?')
     args.push(ftsMatch(filter.terms ?? []))
   } else if (driver.kind === 'pending') {
-    from = '(SELECT DISTINCT plant_id FROM plants_fts_pending WHERE added = 1) f JOIN plants p ON p.id = f.plant_id'
+    from = `(SELECT DISTINCT plant_id FROM changes WHERE seq > ${INDEXED_UP_TO} AND index_add IS NOT NULL) f JOIN plants p ON p.id = f.plant_id`
     id = 'f.plant_id'
   }
   if (byName) {

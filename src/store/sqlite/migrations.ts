@@ -77,14 +77,11 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   UPDATE idempotency_keys SET response = substr(response, 1, length(response) - 1) || ',"photos":[]}';
   `,
   `
-  -- The name search index's backlog (search-backlog.ts): index changes wait here as plain rows and
-  -- reach plants_fts in bulk; a search reads both. added: 1 the key enters the index, 0 it leaves.
-  CREATE TABLE plants_fts_pending (
-    seq INTEGER PRIMARY KEY,
-    plant_id INTEGER NOT NULL,
-    name_key TEXT NOT NULL,
-    added INTEGER NOT NULL
-  ) STRICT;
+  -- The name search index is written behind (search-backlog.ts): a change row names what its write
+  -- changes in the index, and search_indexed is the last change the index has taken.
+  ALTER TABLE changes ADD COLUMN index_remove TEXT;
+  ALTER TABLE changes ADD COLUMN index_add TEXT;
+  INSERT INTO meta (key, value) VALUES ('search_indexed', (SELECT coalesce(max(seq), 0) FROM changes));
   `
 ]
 

@@ -10,7 +10,7 @@ import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, 
 import { listSql, mergePages, pendingSql, probeSql, SMALL, type Driver } from './list-query.js'
 import { migrate } from './migrations.js'
 import { photoFileReader } from './photo-writes.js'
-import { searchBacklog } from './search-backlog.js'
+import { INDEXED_UP_TO, searchBacklog } from './search-backlog.js'
 import { connect } from './writes.js'
 
 export interface SqliteStoreOptions {
@@ -95,7 +95,7 @@ class SqlitePlantStore implements PlantStore {
       setFloor: db.prepare("UPDATE meta SET value = max(value, ?) WHERE key = 'feed_floor'"),
       ping: db.prepare('SELECT 1'),
       inventory: db.prepare<[], { status: PlantStatus, n: number }>('SELECT status, n FROM status_counts'),
-      searchBacklog: db.prepare<[], number>('SELECT EXISTS (SELECT 1 FROM plants_fts_pending WHERE added = 1)').pluck(),
+      searchBacklog: db.prepare<[], number>(`SELECT EXISTS (SELECT 1 FROM changes WHERE seq > ${INDEXED_UP_TO} AND index_add IS NOT NULL)`).pluck(),
       beginRead: db.prepare('BEGIN'),
       endRead: db.prepare('COMMIT'),
       // Prepared once: db.pragma() compiles its statement on every call, and this runs after every commit.
@@ -256,7 +256,7 @@ class SqlitePlantStore implements PlantStore {
       // A clean stop leaves the search index whole (its backlog applied), so an older release that
       // writes the index directly can run on the file after a rollback.
       try {
-        this.db.transaction(() => { searchBacklog(this.db).settle(true) }).immediate()
+        this.db.transaction(() => { searchBacklog(this.db).settle(0, true) }).immediate()
       } finally {
         this.db.close()
       }
@@ -268,6 +268,8 @@ class SqlitePlantStore implements PlantStore {
     this.endSnapshot()
     const now = this.now()
     this.db.transaction(() => {
+      // The search index takes its backlog first: the change rows about to go hold it.
+      searchBacklog(this.db).settle(0, true)
       const last = this.s.lastPurged.get(now - this.options.feedRetentionMs)?.seq
       if (last != null) {
         this.s.purgeChanges.run(last)

@@ -62,7 +62,8 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     getKey: db.prepare<[string, number], { request_hash: string, response: string }>(
       'SELECT request_hash, response FROM idempotency_keys WHERE key = ? AND created_at > ?'),
     putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
-    insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at) VALUES (?, ?, ?, ?, ?)')
+    // index_remove / index_add: what the write changes in the name search index (search-backlog.ts).
+    insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add) VALUES (?, ?, ?, ?, ?, ?, ?)')
   }
   const files = photoFiles(db)
 
@@ -80,10 +81,8 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     return statement
   }
 
-  // The search index is written behind (search-backlog.ts): a write adds rows to its backlog.
+  // The search index is written behind (search-backlog.ts): a write names its index change in its change row.
   const search = searchBacklog(db)
-  const index = search.add
-  const unindex = search.remove
 
   // The status counts change with the batch and are written once, at its end, in its transaction.
   const counts = new Map<string, number>()
@@ -105,23 +104,21 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       const { name, category, tags, status } = fields
       const key = nameKey(name)
       const id = Number(s.insert.run(name, key, category, JSON.stringify(tags), status, now, now).lastInsertRowid)
-      index(id, key)
       for (const tag of tags) s.insertTag.run(tag, id)
       count(status, 1)
       const plant: StoredPlant = { id, name, category, tags, status, photos: [], version: 1 }
       if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, id, JSON.stringify(plant), now)
-      s.insertChange.run('created', id, 1, JSON.stringify(toRecord(plant)), now)
+      s.insertChange.run('created', id, 1, JSON.stringify(toRecord(plant)), now, null, key)
       return { plant, replayed: false }
     }
     const current = s.current.get(op.id)
     if (!current) throw new Refused('not-found')
     if (op.kind === 'remove') {
       s.delete.run(op.id)
-      unindex(op.id, nameKey(current.name))
       for (const tag of JSON.parse(current.tags) as string[]) s.deleteTag.run(tag, op.id)
       files.release(JSON.parse(current.photos) as Photo[])
       count(current.status, -1)
-      s.insertChange.run('deleted', op.id, current.version + 1, null, now)
+      s.insertChange.run('deleted', op.id, current.version + 1, null, now, nameKey(current.name), null)
       return undefined
     }
     if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
@@ -133,7 +130,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       s.setPhotos.run(JSON.stringify(photos), version, now, op.id)
       const { name, category, status } = current
       const plant: StoredPlant = { id: op.id, name, category, tags: JSON.parse(current.tags), status, photos, version }
-      s.insertChange.run('updated', op.id, version, JSON.stringify(toRecord(plant)), now)
+      s.insertChange.run('updated', op.id, version, JSON.stringify(toRecord(plant)), now, null, null)
       return plant
     }
     const before: string[] = JSON.parse(current.tags)
@@ -149,15 +146,13 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const nameChanged = name !== current.name
     const statusChanged = status !== current.status
     const categoryChanged = category !== current.category
+    const [oldKey, newKey] = nameChanged ? [nameKey(current.name), nameKey(name)] : []
+    const reindexed = oldKey !== newKey
     const args: unknown[] = [JSON.stringify(tags), version, now]
-    if (nameChanged) args.push(name, nameKey(name))
+    if (nameChanged) args.push(name, newKey)
     if (statusChanged) args.push(status)
     if (categoryChanged) args.push(category)
     updateStatement(nameChanged, statusChanged, categoryChanged).run(...args, id)
-    if (nameChanged && nameKey(name) !== nameKey(current.name)) {
-      unindex(id, nameKey(current.name))
-      index(id, nameKey(name))
-    }
     if (statusChanged) {
       count(current.status, -1)
       count(status, 1)
@@ -166,7 +161,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     for (const tag of before) if (!tags.includes(tag)) s.deleteTag.run(tag, id)
     for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(tag, id)
     const plant: StoredPlant = { id, name, category, tags, status, photos: JSON.parse(current.photos), version }
-    s.insertChange.run('updated', id, version, JSON.stringify(toRecord(plant)), now)
+    s.insertChange.run('updated', id, version, JSON.stringify(toRecord(plant)), now, reindexed ? oldKey : null, reindexed ? newKey : null)
     return plant
   }
 
@@ -183,7 +178,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
           outcomes.push({ ok: false, refusal: error.refusal })
         }
       }
-      search.settle()
+      search.settle(batch.length)
       for (const [status, delta] of counts) if (delta !== 0) s.count.run(delta, status)
       s.commit.run()
       return { outcomes }
