@@ -58,7 +58,7 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
     rollback: db.prepare('ROLLBACK'),
     current: db.prepare('SELECT version, name, category, tags, status FROM plants WHERE id = ?').raw(true),
     insert: db.prepare('INSERT INTO plants (name, name_key, category, tags, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)'),
-    count: db.prepare('UPDATE status_counts SET n = n + ? WHERE status = ?'),
+    count: db.prepare("UPDATE sqlite_sequence SET seq = seq + ? WHERE name = 'status:' || ?"),
     insertTag: db.prepare('INSERT INTO plant_tags (tag, plant_id) VALUES (?, ?)'),
     deleteTag: db.prepare('DELETE FROM plant_tags WHERE tag = ? AND plant_id = ?'),
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add) VALUES (?, ?, ?, ?, ?, ?, ?)')

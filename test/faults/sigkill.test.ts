@@ -54,7 +54,7 @@ test(`SIGKILL under concurrent write load, ${ROUNDS} times: every acknowledged w
 function inspectDerived (dataDir: string): { inventory: Record<string, number>, counted: Record<string, number>, searchIndex: string } {
   const db = new Database(join(dataDir, 'catalogue.db'))
   try {
-    const inventory = Object.fromEntries((db.prepare('SELECT status, n FROM status_counts ORDER BY status').all() as Array<{ status: string, n: number }>).map((r) => [r.status, r.n]))
+    const inventory = Object.fromEntries((db.prepare("SELECT substr(name, 8) AS status, seq AS n FROM sqlite_sequence WHERE name LIKE 'status:%' ORDER BY name").all() as Array<{ status: string, n: number }>).map((r) => [r.status, r.n]))
     const counted = { available: 0, pending: 0, sold: 0, ...Object.fromEntries((db.prepare('SELECT status, count(*) AS n FROM plants GROUP BY status ORDER BY status').all() as Array<{ status: string, n: number }>).map((r) => [r.status, r.n])) }
     let searchIndex = 'ok'
     try {

@@ -82,6 +82,13 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   ALTER TABLE changes ADD COLUMN index_remove TEXT;
   ALTER TABLE changes ADD COLUMN index_add TEXT;
   INSERT INTO meta (key, value) VALUES ('search_indexed', (SELECT coalesce(max(seq), 0) FROM changes));
+  `,
+  `
+  -- The status counts move to sqlite_sequence, whose page every commit writes anyway (the change
+  -- outbox's AUTOINCREMENT): in a table of their own they cost every commit that changed a status
+  -- one more WAL page. A row named 'status:…' names no table, so AUTOINCREMENT never reads it.
+  -- status_counts stays, unused, for a rollback to the release before.
+  INSERT INTO sqlite_sequence (name, seq) SELECT 'status:' || status, n FROM status_counts;
   `
 ]
 

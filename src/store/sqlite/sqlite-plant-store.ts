@@ -94,7 +94,7 @@ class SqlitePlantStore implements PlantStore {
       purgeChanges: db.prepare('DELETE FROM changes WHERE seq <= ?'),
       setFloor: db.prepare("UPDATE meta SET value = max(value, ?) WHERE key = 'feed_floor'"),
       ping: db.prepare('SELECT 1'),
-      inventory: db.prepare<[], { status: PlantStatus, n: number }>('SELECT status, n FROM status_counts'),
+      inventory: db.prepare<[], { status: PlantStatus, n: number }>("SELECT substr(name, 8) AS status, seq AS n FROM sqlite_sequence WHERE name IN ('status:available', 'status:pending', 'status:sold')"),
       searchBacklog: db.prepare<[], number>(`SELECT EXISTS (SELECT 1 FROM changes WHERE seq > ${INDEXED_UP_TO} AND index_add IS NOT NULL)`).pluck(),
       beginRead: db.prepare('BEGIN'),
       endRead: db.prepare('COMMIT'),

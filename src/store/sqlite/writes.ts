@@ -55,7 +55,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       'SELECT version, name, category, tags, status, photos FROM plants WHERE id = ?'),
     setPhotos: db.prepare('UPDATE plants SET photos = ?, version = ?, updated_at = ? WHERE id = ?'),
     insert: db.prepare('INSERT INTO plants (name, name_key, category, tags, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)'),
-    count: db.prepare('UPDATE status_counts SET n = n + ? WHERE status = ?'),
+    count: db.prepare("UPDATE sqlite_sequence SET seq = seq + ? WHERE name = 'status:' || ?"),
     delete: db.prepare('DELETE FROM plants WHERE id = ?'),
     insertTag: db.prepare('INSERT INTO plant_tags (tag, plant_id) VALUES (?, ?)'),
     deleteTag: db.prepare('DELETE FROM plant_tags WHERE tag = ? AND plant_id = ?'),
