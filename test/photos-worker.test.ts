@@ -20,24 +20,29 @@ function imageWorkers (): number[] {
   })
 }
 
-/** The nice value of every thread of a process (field 19 of /proc/<pid>/task/<tid>/stat). */
-const niceOfThreads = (pid: number): number[] => readdirSync(`/proc/${pid}/task`).map((tid) =>
-  Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]))
+/** A field of every thread's /proc/<pid>/task/<tid>/stat (numbered as in proc(5), from 3 after the name). */
+const ofThreads = (pid: number, field: number): number[] => readdirSync(`/proc/${pid}/task`).map((tid) =>
+  Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[field - 3]))
+const NICE = 19
+const POLICY = 41
+const SCHED_IDLE = 5
 
 const linux = process.platform === 'linux' ? false : 'reads /proc'
 
 for (const engine of ENGINES) {
   describe(`the image worker on ${engine.name}`, { skip: engine.skip || linux }, () => {
-    test('pictures are processed in one child process whose every thread runs at nice 10; closing the app stops it', async (t) => {
+    test('pictures are processed in one child process whose every thread is in the idle scheduling class at nice 19; closing the app stops it', async (t) => {
       const app = await build(t, engine)
       const plant = await app.add({ name: 'Monstera' })
       assert.deepEqual(imageWorkers(), [], 'no worker before the first upload')
       for (let i = 0; i < 2; i++) assert.equal((await upload(app, plant.id, await picture('png', i, 300))).statusCode, 201)
       const workers = imageWorkers()
       assert.equal(workers.length, 1, 'one worker, kept between uploads')
-      const nices = niceOfThreads(workers[0])
+      const nices = ofThreads(workers[0], NICE)
       assert.ok(nices.length > 1)
-      assert.deepEqual(new Set(nices), new Set([10]), `thread nice values ${nices.join(', ')}`)
+      assert.deepEqual(new Set(nices), new Set([19]), `thread nice values ${nices.join(', ')}`)
+      const policies = ofThreads(workers[0], POLICY)
+      assert.deepEqual(new Set(policies), new Set([SCHED_IDLE]), `thread scheduling policies ${policies.join(', ')}`)
       await app.app.close()
       assert.deepEqual(imageWorkers(), [])
     })

@@ -8,12 +8,12 @@ export interface ImageJob { id: number, bytes: Uint8Array, declared: UploadType 
 export type ImageAnswer = { id: number } & ({ processed: Processed } | { invalid: string } | { failed: string })
 
 /**
- * The nice value of the image worker (0 is the service's own, 19 the lowest). A picture costs a
- * few hundred ms of CPU; at equal priority the worker took half a core from the event loop and
- * the reads beside uploads waited for it. At 10 the kernel gives the event loop about ten times
- * the worker's share when both want a core, and the worker every cycle nobody else wants.
+ * The worker's priority. It puts itself in the idle scheduling class (image-process.ts): it runs
+ * on cycles the service's requests leave, and a request that wakes takes the core at once. Where
+ * that cannot be had, this nice value (19, the lowest) is used: at 10 the worker's threads still
+ * held a core for slices of a few ms that landed in the reads' p99 (2.8–3.5× beside uploads).
  */
-const IMAGE_NICE = 10
+const IMAGE_NICE = 19
 
 // Run from source (tests, tools under tsx) the worker is the .ts file beside this one, started
 // with tsx's loader; built, the .js beside this module (dist/src/photos/ or dist/bundle/).
@@ -26,7 +26,7 @@ const workerStopped = (): HttpProblem =>
 /**
  * The image work, in a child process of its own (src/photos/image-process.ts), started by the
  * first upload and kept until the app closes. A child rather than libuv's pool in this process:
- *  - its priority is lowered (IMAGE_NICE), which a thread of the pool cannot be, so a picture
+ *  - its priority is lowered (idle class, or IMAGE_NICE), which a thread of the pool cannot be, so a picture
  *    uses every core nobody else needs (all three files at once) without slowing the requests;
  *  - glibc's malloc keeps an arena per thread that ever allocated, and decoded pictures left
  *    each one large: the child is limited to 2 arenas (MALLOC_ARENA_MAX, read by glibc at start),
