@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { describe, test } from 'node:test'
+import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { build, type TestApp } from './helpers/app.js'
-import { ENGINES } from './helpers/engines.js'
+import { ENGINES, type Engine } from './helpers/engines.js'
 import { picture } from './helpers/pictures.js'
+import { tempDir } from './helpers/process.js'
 
 // The image work runs in a child process of lower priority (src/photos/image-worker.ts).
 
@@ -70,3 +73,27 @@ for (const engine of ENGINES) {
     })
   })
 }
+
+test('pictures and files cross between the service and the worker intact, several at once, and reach a file-backed SQLite store (whose writer thread takes the files\' memory) whole', { skip: linux }, async (t) => {
+  const dir = tempDir('plants-photo-pipes')
+  t.after(dir.remove)
+  // A data folder, not ':memory:': commits then go through the writer thread, which the files are moved to.
+  const onDisk: Engine = { name: 'sqlite', skip: false, open: async () => openSqliteStore({ dataDir: dir.path, feedRetentionMs: 86_400_000 }) }
+  const app = await build(t, onDisk)
+  const plants = await Promise.all([0, 1, 2, 3, 4].map((i) => app.add({ name: `Plant ${i}` })))
+  const answers = await Promise.all(plants.map(async (plant, i) => upload(app, plant.id, await picture('png', 10 + i, 300 + 150 * i))))
+  for (const res of answers) assert.equal(res.statusCode, 201, res.body)
+  const names = new Set<string>()
+  for (const res of answers) {
+    for (const url of Object.values(res.json().urls as Record<string, string>)) {
+      const file = await app.request({ method: 'GET', url })
+      assert.equal(file.statusCode, 200)
+      const bytes = file.rawPayload
+      assert.ok(bytes.length > 0, `${url} is empty`)
+      const name = url.slice('/v3/photos/'.length)
+      assert.equal(`${createHash('sha256').update(bytes).digest('base64url')}.${name.split('.')[1]}`, name, `${url} holds other bytes`)
+      names.add(name)
+    }
+  }
+  assert.equal(names.size, 15, 'five different pictures, three files each')
+})

@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
+import { Socket } from 'node:net'
 import { setPriority } from 'node:os'
 import { HttpProblem } from '../http/problem.js'
+import { ByteReader } from './byte-reader.js'
 import { processImage } from './images.js'
-import type { ImageAnswer, ImageJob } from './image-worker.js'
+import { PICTURES_FD, FILES_FD, type ImageAnswer, type ImageJob } from './image-worker.js'
 
 // The image worker: a child process of the service (src/photos/image-worker.ts starts it) that
 // turns uploads into their three files. Its only argument is its scheduling priority (a nice value),
@@ -44,22 +46,31 @@ function lowerPriority (): void {
 lowerPriority()
 const idle = idleClass()
 
+// Jobs come over the IPC channel; a job's picture follows on a pipe of its own, and the answer's
+// files go back on another (image-worker.ts says why).
+const pictures = new ByteReader(new Socket({ fd: PICTURES_FD, readable: true, writable: false }))
+const files = new Socket({ fd: FILES_FD, readable: false, writable: true })
+
 let lowered = false
 process.on('message', (job: ImageJob) => {
-  const bytes = Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength)
-  processImage(bytes, job.declared).then(
-    (processed): ImageAnswer => ({ id: job.id, processed }),
-    (err: unknown): ImageAnswer => err instanceof HttpProblem && err.status === 400
-      ? { id: job.id, invalid: err.message }
-      : { id: job.id, failed: String((err as Error)?.message ?? err) }
-  ).then((answer) => {
-    process.send!(answer, () => {
-      // The picture's buffers (the upload, the files, the message) live outside V8's heap, and
-      // this process makes almost no other garbage: V8 collected them only once 64 MB of them had
-      // piled up (the worker's memory swung between 75 and 140 MB). A collection of this small
-      // heap costs a few ms, against a few hundred for the picture.
-      globalThis.gc?.()
-    })
+  pictures.read(job.length).then((bytes) => processImage(bytes, job.declared)).then(
+    (processed) => {
+      const made = [processed.thumb, processed.display, processed.full]
+      process.send!({ id: job.id, processed: { width: processed.width, height: processed.height, files: made.map((f) => ({ name: f.name, length: f.bytes.length })) } } satisfies ImageAnswer)
+      for (const f of made.slice(0, -1)) files.write(f.bytes)
+      return new Promise<void>((resolve) => files.write(made.at(-1)!.bytes, () => { resolve() }))
+    },
+    (err: unknown) => {
+      process.send!((err instanceof HttpProblem && err.status === 400
+        ? { id: job.id, invalid: err.message }
+        : { id: job.id, failed: String((err as Error)?.message ?? err) }) satisfies ImageAnswer)
+    }
+  ).then(() => {
+    // The picture's buffers (the upload, the files) live outside V8's heap, and this process
+    // makes almost no other garbage: V8 collected them only once 64 MB of them had piled up (the
+    // worker's memory swung between 75 and 140 MB). A collection of this small heap costs a few
+    // ms, against a few hundred for the picture.
+    globalThis.gc?.()
     // The first picture started libuv's pool and libvips' threads: make sure of them once.
     if (!lowered && !idle) lowerPriority()
     lowered = true

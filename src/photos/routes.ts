@@ -135,7 +135,9 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
           full: FILES_PATH + processed.full.name
         }
       },
-      files: [processed.thumb, processed.display, processed.full]
+      files: [processed.thumb, processed.display, processed.full],
+      // The image worker's files arrive in one buffer of their own (image-worker.ts).
+      movable: true
     }
     const updated = await store.addPhoto(id, added, expected)
     return reply.code(201)

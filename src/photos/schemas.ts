@@ -48,6 +48,11 @@ export interface PhotoFile { name: string, bytes: Uint8Array }
 export interface NewPhoto {
   photo: Photo
   files: PhotoFile[]
+  /**
+   * The files' memory belongs to them alone (no other buffer shares it), and nothing reads them
+   * after the write: the store may move it to another thread instead of copying it.
+   */
+  movable?: boolean
 }
 
 /** The file names a photo's urls point to (what its files are counted by). */
