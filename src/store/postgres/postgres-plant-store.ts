@@ -11,7 +11,7 @@ import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connec
 import { GroupCommit, type Tx } from './group-commit.js'
 import { toPlant, type PlantRow, type WriteOp } from './group-writes.js'
 import { migrate } from './migrate.js'
-import { addPhoto, readFile, removePhoto, type PhotoWrite } from './photo-writes.js'
+import { addPhoto, FileReader, removePhoto, type PhotoWrite } from './photo-writes.js'
 import { ReadBatch } from './read-batch.js'
 import { isUnavailable } from './storage-errors.js'
 import { toPostgresText } from './text-escape.js'
@@ -85,6 +85,8 @@ class PostgresPlantStore implements PlantStore {
   /** GETs by id (and inventory reads) of one turn of the event loop: one query, one checkout. */
   private readonly gets = new ReadBatch<number, StoredPlant | undefined>((ids) => this.loadPlants(ids), undefined)
   private readonly counts = new ReadBatch<'all', Inventory>(() => this.loadCounts(), { available: 0, pending: 0, sold: 0 })
+  private readonly fileReader = new FileReader()
+  private readonly files = new ReadBatch<string, Uint8Array | undefined>((names) => this.session.run((c) => this.fileReader.read(c, names)), undefined)
   private readonly listeners = new Set<() => void>()
   private readonly timers: NodeJS.Timeout[] = []
   private watcher: ChangeWatcher | undefined
@@ -185,8 +187,8 @@ class PostgresPlantStore implements PlantStore {
     return this.work(async (tx) => this.photoChanged(tx, id, await removePhoto(tx, id, photoId, expectedVersions, this.now())))
   }
 
-  async photoFile (name: string): Promise<Uint8Array | undefined> {
-    return this.session.run((c) => readFile(c.query.bind(c) as Tx['query'], name))
+  photoFile (name: string): Promise<Uint8Array | undefined> {
+    return this.files.get(name)
   }
 
   private photoChanged (tx: Tx, id: number, { row, photos, version }: PhotoWrite): StoredPlant {
