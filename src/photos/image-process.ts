@@ -35,16 +35,21 @@ function idleClass (): boolean {
  * and a thread starts with its creator's: libuv's pool and libvips' threads, created later by
  * threads already lowered, inherit it; threads node started before this code ran are lowered here.
  */
-function lowerPriority (): void {
-  try { setPriority(nice) } catch { /* not permitted: keep the default */ }
+function lowerPriority (): boolean {
+  try { setPriority(nice) } catch { return false }
   let threads: string[] = []
   try { threads = readdirSync('/proc/self/task') } catch { /* not Linux: the call above did it for the process */ }
   for (const tid of threads) {
     try { setPriority(Number(tid), nice) } catch { /* exited */ }
   }
+  return true
 }
-lowerPriority()
+const lowered0 = lowerPriority()
 const idle = idleClass()
+if (!idle && !lowered0) {
+  // Said once, in the service's log format: pictures now compete with requests for the CPU.
+  process.stderr.write(JSON.stringify({ level: 40, time: new Date().toISOString(), msg: 'the image worker could not lower its priority (neither SCHED_IDLE nor a nice value was permitted): pictures take CPU from requests' }) + '\n')
+}
 
 // Jobs come over the IPC channel; a job's picture follows on a pipe of its own, and the answer's
 // files go back on another (image-worker.ts says why).
