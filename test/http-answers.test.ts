@@ -79,6 +79,19 @@ test('an Expect other than 100-continue is answered 417 in the problem shape', a
   assertProblem(answers[0], 417, 'invalid-input')
 })
 
+test('Expect: 100-continue: a refusal that needs no body is the first answer (no 100 Continue, the body never sent); a body that will be read gets 100 Continue', async (t) => {
+  const { app, port } = await listening(t)
+  const plant = (await app.inject({ method: 'POST', url: '/v3/plant', payload: { name: 'Monstera' } })).json()
+  const upload = (path: string, type: string): string =>
+    `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: 3000000\r\nExpect: 100-continue\r\n\r\n`
+  assertProblem((await exchange(port, upload(`/v3/plant/${plant.id}/photos`, 'text/plain'), 1)).answers[0], 415, 'unsupported-media-type')
+  assertProblem((await exchange(port, upload('/v3/plant/999/photos', 'image/jpeg'), 1)).answers[0], 404, 'not-found')
+  assertProblem((await exchange(port, upload('/v3/plant/x1/photos', 'image/jpeg'), 1)).answers[0], 400, 'invalid-id')
+  assert.equal((await exchange(port, upload(`/v3/plant/${plant.id}/photos`, 'image/jpeg'), 1)).answers[0].status, 100)
+  const json = 'POST /v3/plant HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20\r\nExpect: 100-continue\r\n\r\n'
+  assert.equal((await exchange(port, json, 1)).answers[0].status, 100)
+})
+
 test('a malformed percent-encoding in the path is 400 and an over-long path segment 414, both problems, not Fastify bodies', async (t) => {
   const { app } = await listening(t)
   const bad = await app.inject({ method: 'GET', url: '/v3/plant/%zz' })

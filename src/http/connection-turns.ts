@@ -78,6 +78,19 @@ export function connectionTurns (handler: RequestListener, options: ServerOption
   if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout
   if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout
   if (options.connectionTimeout !== undefined) server.setTimeout(options.connectionTimeout)
+  // Expect: 100-continue: node would send 100 Continue at once, so a client sent a photo's
+  // megabytes even to be refused (401, 413, 415, 503, an unknown plant) and the connection was cut
+  // mid-body. It is sent when the body is first read instead: a refusal that needs no body is
+  // answered before the client sends it.
+  server.on('checkContinue', inTurn((req, res) => {
+    const reading = (event: string | symbol): void => {
+      if (event !== 'data' && event !== 'readable') return
+      req.off('newListener', reading)
+      if (!res.headersSent) res.writeContinue()
+    }
+    req.on('newListener', reading)
+    handler(req, res)
+  }))
   // An Expect other than 100-continue: node would answer an empty 417. In turn like any request.
   server.on('checkExpectation', inTurn((_req, res) => {
     sendRaw(res, 417, 'invalid-input', 'The only expectation this service meets is Expect: 100-continue', false)

@@ -76,9 +76,28 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
     }
   }
 
+  /**
+   * The refusals that need the plant but not the picture (400 id, 404, 412, 409), before the body
+   * is read: a client that sent `Expect: 100-continue` is answered before it sends the picture,
+   * and no picture is processed for a write that cannot happen. The write checks again, inside
+   * its transaction.
+   */
+  async function plantAccepts (request: FastifyRequest): Promise<void> {
+    await new Promise<void>((resolve, reject) => { canonicalId(request, undefined as never, (err) => { if (err) reject(err); else resolve() }) })
+    const id = Number((request.params as { id: string }).id)
+    const expected = ifMatchVersions(request.headers['if-match'], id)
+    const plant = await store.get(id)
+    if (!plant) throw new PlantNotFound()
+    if (expected && !expected.includes(plant.version)) throw new VersionMismatch()
+    if (plant.photos.length >= MAX_PHOTOS) throw new PhotoLimitReached()
+  }
+
   app.post('/v3/plant/:id/photos', {
     onRequest: admitUpload,
-    preValidation: canonicalId,
+    preParsing: async (request, _reply, payload) => {
+      await plantAccepts(request)
+      return payload
+    },
     bodyLimit: MAX_UPLOAD_BYTES,
     validatorCompiler: (request) => request.httpPart === 'body' ? () => true : inherited(request),
     schema: {
@@ -113,12 +132,6 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
   }, async (request, reply) => {
     const id = (request.params as { id: number }).id
     const expected = ifMatchVersions(request.headers['if-match'], id)
-    // Cheap refusals first, so no picture is processed for a write that cannot happen; the
-    // write itself checks again, inside its transaction.
-    const plant = await store.get(id)
-    if (!plant) throw new PlantNotFound()
-    if (expected && !expected.includes(plant.version)) throw new VersionMismatch()
-    if (plant.photos.length >= MAX_PHOTOS) throw new PhotoLimitReached()
     const declared = mediaType(request.headers['content-type']) as UploadType
     const started = process.hrtime.bigint()
     const processed = await queue.run(() => images.process(request.body as Buffer, declared))
