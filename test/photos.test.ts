@@ -176,6 +176,27 @@ for (const engine of ENGINES) {
         assert.equal(res.statusCode, 404, name)
         assert.equal(res.json().type, '/v3/problems/photo-not-found')
       }
+      // A precondition never turns a missing file into a 304 (RFC 9110 13.2.1).
+      for (const ifNoneMatch of ['*', `"${'A'.repeat(43)}"`]) {
+        const res = await app.request({ method: 'GET', url: `/v3/photos/${'A'.repeat(43)}.webp`, headers: { 'if-none-match': ifNoneMatch } })
+        assert.equal(res.statusCode, 404, ifNoneMatch)
+      }
+    })
+
+    test('another method on a photo path is 405 with Allow, as on every other path', async (t) => {
+      const app = await build(t, engine)
+      const plant = await app.add()
+      const photo = await uploaded(app, plant.id, await picture('webp', 4), 'image/webp')
+      for (const [method, url, allow] of [
+        ['GET', `/v3/plant/${plant.id}/photos`, 'POST'],
+        ['PUT', `/v3/plant/${plant.id}/photos/${photo.id}`, 'GET, DELETE, HEAD'],
+        ['POST', photo.urls.thumb, 'GET, HEAD']
+      ] as const) {
+        const res = await app.request({ method, url })
+        assert.equal(res.statusCode, 405, `${method} ${url}`)
+        assert.equal(res.json().type, '/v3/problems/method-not-allowed')
+        assert.equal(res.headers.allow, allow)
+      }
     })
 
     test('uploads past the queue (1 processing, 8 waiting) are refused at once with 503 and Retry-After; the places come back', async (t) => {

@@ -28,7 +28,10 @@ export interface AjvError {
 export function registerErrorHandler (app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const problem = toProblem(error, request)
-    if (problem.status >= 500 && problem.code !== 'storage-unavailable') {
+    if (problem.code === 'images-busy') {
+      // Load shedding (or a worker replaced): expected under bursts, said once without a stack.
+      request.log.warn({ detail: problem.message }, 'upload refused: images busy')
+    } else if (problem.status >= 500 && problem.code !== 'storage-unavailable') {
       request.log.error({ err: error }, 'request failed')
     } else if (problem.status >= 500) {
       request.log.warn({ err: error.cause ?? error }, 'storage unavailable')

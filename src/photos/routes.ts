@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { writeSecurity } from '../http/auth.js'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
+import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { ref } from '../http/components.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../plants/routes.js'
@@ -109,7 +110,9 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
         'The picture is turned upright by its EXIF orientation and every metadata block (EXIF, GPS, XMP, IPTC, comments, ICC profile) is removed; ' +
         'it is kept as `full` in its own format, with two WebP sizes, `thumb` (fits 256×256) and `display` (fits 1280×1280). ' +
         'The plant\'s version increases (If-Match applies) and the feed gets one `updated` change. ' +
-        'Pictures are processed a few at a time; when too many wait, the upload is refused at once with 503 and Retry-After.',
+        'Pictures are processed one at a time, and up to 8 uploads wait their turn; past that, an upload is refused at once with 503 and Retry-After. ' +
+        'Idempotency-Key is not taken here: to retry an upload whose outcome is unknown without adding the photo twice, send If-Match with the plant\'s ETag from before (a retry after a first attempt that landed is then 412). ' +
+        'An animated picture keeps its first frame.',
       params: Type.Object({ id: PhotoParams.properties.id }),
       headers: Type.Object({
         'if-match': Type.Optional(Type.String({ description: 'Apply only if the plant still has this ETag (else 412).' }))
@@ -233,15 +236,22 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
     const match = FILE_NAME.exec(request.params.file)
     if (!match) throw new HttpProblem(404, 'photo-not-found', 'No photo file has that name')
     const etag = `"${match[1]}"`
+    // Asked first even for a 304: a precondition only applies to a file that exists (RFC 9110 13.2.1).
+    const bytes = await store.photoFile(request.params.file)
+    if (!bytes) throw new HttpProblem(404, 'photo-not-found', 'No photo file has that name')
     if (ifNoneMatchHits(request.headers['if-none-match'], etag)) {
       return (reply as FastifyReply).code(304).header('etag', etag).header('cache-control', IMMUTABLE).send()
     }
-    const bytes = await store.photoFile(request.params.file)
-    if (!bytes) throw new HttpProblem(404, 'photo-not-found', 'No photo file has that name')
     return (reply as FastifyReply)
       .header('etag', etag)
       .header('cache-control', IMMUTABLE)
       .type(CONTENT_TYPE_OF_EXT[match[2]])
       .send(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
   })
+
+  // Another method on these paths is 405 with Allow, as on every other path (a GET of a plant's
+  // photos is the first thing a newcomer tries: they are in the plant's record).
+  methodNotAllowed(app, '/v3/plant/:id/photos', ['POST'])
+  methodNotAllowed(app, '/v3/plant/:id/photos/:photoId', ['GET', 'DELETE'])
+  methodNotAllowed(app, '/v3/photos/:file', ['GET'])
 }
