@@ -153,7 +153,12 @@ export function fieldErrors (errors: AjvError[]): FieldError[] {
 export function fieldError (e: AjvError): FieldError {
   if (e.keyword === 'required') return { path: `${e.instancePath}/${String(e.params.missingProperty)}`, message: 'is required' }
   if (e.keyword === 'additionalProperties') {
-    return { path: `${e.instancePath}/${escapePointer(String(e.params.additionalProperty))}`, message: 'is not a known field' }
+    const field = String(e.params.additionalProperty)
+    // Every record carries photos, so a client that reads, changes and sends back a plant meets this one.
+    const message = field === 'photos' && e.instancePath === ''
+      ? 'is read-only: add a photo with POST /v3/plant/{id}/photos, remove one with DELETE /v3/plant/{id}/photos/{photoId}'
+      : 'is not a known field'
+    return { path: `${e.instancePath}/${escapePointer(field)}`, message }
   }
   return { path: e.instancePath, message: messageOf(e) }
 }
