@@ -151,6 +151,12 @@ test('the typed client drives every documented operation against a listening ser
   assert.equal(photo.response.status, 201)
   assert.equal(photo.data?.width, 64)
   assert.equal((await uploadPhoto(client, olive.id, new Uint8Array([1, 2, 3]), { type: 'image/jpeg' })).error?.status, 400)
+  // Checked by the compiler (npm run typecheck), never run: bytes carry no type, so one is required.
+  const typed = (): unknown => {
+    // @ts-expect-error a Uint8Array without its type (the upload would be 415)
+    return uploadPhoto(client, olive.id, new Uint8Array([1, 2, 3]))
+  }
+  void typed
   assert.equal((await uploadPhoto(client, olive.id, blob, { ifMatch: `"${olive.id}.1"` })).response.status, 412)
   const file = await client.GET('/v3/photos/{file}', { params: { path: { file: photo.data!.urls.thumb.split('/').pop()! } }, parseAs: 'arrayBuffer' })
   assert.equal(file.response.headers.get('content-type'), 'image/webp')

@@ -62,7 +62,14 @@ export interface UploadPhotoOptions {
  * Adds a photo to a plant: the body is the picture itself, sent as is (not JSON, not multipart).
  * Answers as every call of the client does: `data` is the Photo on 201, `error` the problem otherwise.
  */
+// Bytes carry no type of their own: with a Uint8Array the type is required (without one the upload was 415).
+export function uploadPhoto (client: PlantClient, plantId: number, picture: Blob, options?: UploadPhotoOptions): ReturnType<typeof postPhoto>
+export function uploadPhoto (client: PlantClient, plantId: number, picture: Uint8Array, options: UploadPhotoOptions & { type: PhotoType }): ReturnType<typeof postPhoto>
 export function uploadPhoto (client: PlantClient, plantId: number, picture: Blob | Uint8Array, options: UploadPhotoOptions = {}) {
+  return postPhoto(client, plantId, picture, options)
+}
+
+function postPhoto (client: PlantClient, plantId: number, picture: Blob | Uint8Array, options: UploadPhotoOptions) {
   const type = options.type ?? (picture instanceof Blob ? picture.type : '')
   return client.POST('/v3/plant/{id}/photos', {
     params: { path: { id: plantId }, header: options.ifMatch === undefined ? undefined : { 'if-match': options.ifMatch } },
