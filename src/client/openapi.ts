@@ -126,7 +126,7 @@ export interface paths {
         put?: never;
         /**
          * Add a photo to a plant (the body is the picture itself)
-         * @description JPEG, PNG or WebP, at most 10 MiB and 50 megapixels, at most 12 photos a plant. The picture is turned upright by its EXIF orientation and every metadata block (EXIF, GPS, XMP, IPTC, comments, ICC profile) is removed; it is kept as `full` in its own format, with two WebP sizes, `thumb` (fits 256×256) and `display` (fits 1280×1280). The plant's version increases (If-Match applies) and the feed gets one `updated` change. Pictures are processed a few at a time; when too many wait, the upload is refused at once with 503 and Retry-After.
+         * @description JPEG, PNG or WebP, at most 10 MiB and 50 megapixels, at most 12 photos a plant. The picture is turned upright by its EXIF orientation and every metadata block (EXIF, GPS, XMP, IPTC, comments, ICC profile) is removed; it is kept as `full` in its own format, with two WebP sizes, `thumb` (fits 256×256) and `display` (fits 1280×1280). The plant's version increases (If-Match applies) and the feed gets one `updated` change. Pictures are processed one at a time, and up to 8 uploads wait their turn; past that, an upload is refused at once with 503 and Retry-After. Idempotency-Key is not taken here: to retry an upload whose outcome is unknown without adding the photo twice, send If-Match with the plant's ETag from before (a retry after a first attempt that landed is then 412). An animated picture keeps its first frame.
          */
         post: operations["add-plant-photo"];
         delete?: never;
