@@ -44,9 +44,9 @@ function lowerPriority (): boolean {
   }
   return true
 }
-const lowered0 = lowerPriority()
+const niced = lowerPriority()
 const idle = idleClass()
-if (!idle && !lowered0) {
+if (!idle && !niced) {
   // Said once, in the service's log format: pictures now compete with requests for the CPU.
   process.stderr.write(JSON.stringify({ level: 40, time: new Date().toISOString(), msg: 'the image worker could not lower its priority (neither SCHED_IDLE nor a nice value was permitted): pictures take CPU from requests' }) + '\n')
 }
@@ -56,7 +56,7 @@ if (!idle && !lowered0) {
 const pictures = new ByteReader(new Socket({ fd: PICTURES_FD, readable: true, writable: false }))
 const files = new Socket({ fd: FILES_FD, readable: false, writable: true })
 
-let lowered = false
+let rechecked = false
 process.on('message', (job: ImageJob) => {
   pictures.read(job.length).then((bytes) => processImage(bytes, job.declared)).then(
     (processed) => {
@@ -77,8 +77,8 @@ process.on('message', (job: ImageJob) => {
     // ms, against a few hundred for the picture.
     globalThis.gc?.()
     // The first picture started libuv's pool and libvips' threads: make sure of them once.
-    if (!lowered && !idle) lowerPriority()
-    lowered = true
+    if (!rechecked && !idle) lowerPriority()
+    rechecked = true
   }, () => {})
 })
 // The service is gone (or closed the channel): nothing is left to do.

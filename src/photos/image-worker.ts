@@ -100,10 +100,8 @@ export class ImageWorker {
         // Read in the order the answers came, whenever the bytes arrive.
         const { width, height, files: made } = answer.processed
         files.read(made.reduce((n, f) => n + f.length, 0)).then((all) => {
-          const [thumb, display, full] = made.map(({ name }, i) => {
-            const start = made.slice(0, i).reduce((n, f) => n + f.length, 0)
-            return { name, bytes: all.subarray(start, start + made[i].length) }
-          })
+          let start = 0
+          const [thumb, display, full] = made.map(({ name, length }) => ({ name, bytes: all.subarray(start, (start += length)) }))
           this.settle(answer.id)?.resolve({ width, height, thumb, display, full })
         }, () => {})
         return

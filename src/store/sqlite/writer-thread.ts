@@ -18,8 +18,8 @@ db.pragma('cache_size = -8192')
 const write = batchWriter(db, idempotencyTtlMs)
 
 /**
- * A collection of this thread's heap, for after a batch that carried photo files. Each arrives
- * as a copy (a few MB) outside V8's heap, and this thread makes almost no other garbage: V8
+ * A collection of this thread's heap, for after a batch that carried photo files. Their memory
+ * (a few MB, moved or copied here) is outside V8's heap, and this thread makes almost no other garbage: V8
  * collected them only once 64 MB of them had piled up (up to 31 MB seen held here). The heap is
  * a few MB, so a minor collection costs well under a millisecond, on this thread, not the event
  * loop's. `gc` comes from the flag set at run time and a new context, which V8 gives the function.
