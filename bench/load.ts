@@ -17,7 +17,19 @@ const STATUSES = ['available', 'pending', 'sold']
  * `binary`: measure with a client that never looks at the bodies (see measureBinary).
  */
 export interface Job { url: string, op: Op, seconds: number, connections: number, idMax: number, paths?: string[], binary?: boolean }
-export interface Figures { rps: number, p50: number, p99: number, requests: number, non2xx: number, errors: number, cpuUs?: number, bytesPerSecond?: number }
+export interface Figures {
+  rps: number
+  p50: number
+  p99: number
+  requests: number
+  non2xx: number
+  errors: number
+  bytesPerSecond?: number
+  /** CPU per answer, all the server's threads. */
+  cpuUs?: number
+  /** CPU per answer of its main thread alone: the event loop. */
+  loopCpuUs?: number
+}
 
 // Each connection is its own autocannon instance with its own prebuilt requests: autocannon then
 // sends ready buffers (a setupRequest per request costs the generator about half its rate), and

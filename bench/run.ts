@@ -153,9 +153,15 @@ function memorySampler (): { watch: (child: ChildProcess) => void, read: (child:
 }
 
 /** CPU time the process has used, user and system, all threads, in microseconds. */
-function cpuMicros (child: ChildProcess): number {
-  // Fields 14 and 15 of /proc/<pid>/stat, after the parenthesised command name.
-  const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+const cpuMicros = (child: ChildProcess): number => statMicros(`/proc/${child.pid}/stat`)
+/**
+ * The same for the main thread alone (its task id is the process id): the event loop, where the
+ * HTTP work is done. The rest is the other threads': the SQLite writer thread, GC helpers, libuv's pool.
+ */
+const loopMicros = (child: ChildProcess): number => statMicros(`/proc/${child.pid}/task/${child.pid}/stat`)
+function statMicros (file: string): number {
+  // Fields 14 and 15 of the stat file, after the parenthesised command name.
+  const fields = readFileSync(file, 'utf8').split(') ')[1].split(' ')
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS
 }
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
@@ -396,10 +402,11 @@ async function main (): Promise<void> {
       }
       for (let r = 0; r < settings.rounds; r++) {
         for (const t of measured) {
-          const cpuBefore = cpuMicros(t.child)
+          const [cpuBefore, loopBefore] = [cpuMicros(t.child), loopMicros(t.child)]
           const f = await load.run({ url: t.url, op, seconds: settings.seconds, connections: settings.connections, idMax: t.idMax })
           // CPU per answer hardly moves with what else runs on the machine, unlike req/s: the steadier efficiency figure.
           f.cpuUs = Math.round((cpuMicros(t.child) - cpuBefore) / Math.max(1, f.requests))
+          f.loopCpuUs = Math.round((loopMicros(t.child) - loopBefore) / Math.max(1, f.requests))
           figures[op][t.name].push(f)
           log(`${op.padEnd(4)} round ${r + 1} ${t.name.padEnd(16)} ${String(f.rps).padStart(6)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  cpu ${f.cpuUs} µs/req` +
             (f.non2xx || f.errors ? `  non-2xx ${f.non2xx} errors ${f.errors}` : ''))
@@ -425,6 +432,7 @@ async function main (): Promise<void> {
           p50: median(rounds.map((f) => f.p50)),
           p99: median(rounds.map((f) => f.p99)),
           cpuUs: median(rounds.map((f) => f.cpuUs ?? NaN)),
+          loopCpuUs: median(rounds.map((f) => f.loopCpuUs ?? NaN)),
           failures: rounds.reduce((n, f) => n + f.non2xx + f.errors, 0)
         }
       }
@@ -483,6 +491,17 @@ async function main (): Promise<void> {
             ...summary.map((s) => `| ${s.op} | ${n(s.durableThread.rps)} | ${n(s.durableThread.p50)} | ${n(s.durableThread.p99)} | ${n(s.durableThread.cpuUs)} | ` +
               `${s.overDurableThread.rps} | ${s.overDurableThread.p99} | ${s.overDurableThread.cpu} |`)]
         : []),
+      '',
+      // Where the CPU of a request goes: the event loop (HTTP, the framework, the service's own work)
+      // and the other threads (the SQLite writer thread's commits); the ceiling's split beside the service's.
+      `| op | ${durableThread.name} µs CPU/req: event loop | other threads | service@${settings.small}: event loop | other threads | service/${durableThread.name}: event loop | other threads |`,
+      '|---|--:|--:|--:|--:|--:|--:|',
+      ...summary.map((s) => {
+        const [d, v] = [s.durableThread, s.small]
+        const over = (a: number, b: number): string => n(b > 0 ? a / b : NaN)
+        return `| ${s.op} | ${n(d.loopCpuUs)} | ${n(d.cpuUs - d.loopCpuUs)} | ${n(v.loopCpuUs)} | ${n(v.cpuUs - v.loopCpuUs)} | ` +
+          `${over(v.loopCpuUs, d.loopCpuUs)} | ${over(v.cpuUs - v.loopCpuUs, d.cpuUs - d.loopCpuUs)} |`
+      }),
       ...(baseline
         ? ['', ...summary.map((s) => `${s.op}: baseline ${n(s.baseline!.rps)} req/s, p99 ${n(s.baseline!.p99)} ms, ${n(s.baseline!.cpuUs)} µs CPU/req; ` +
         `service/baseline: req/s ${s.overBaseline!.rps}, p99 ${s.overBaseline!.p99}, CPU/req ${round2(s.small.cpuUs / s.baseline!.cpuUs)}`)]
