@@ -493,14 +493,15 @@ async function main (): Promise<void> {
         : []),
       '',
       // Where the CPU of a request goes: the event loop (HTTP, the framework, the service's own work)
-      // and the other threads (the SQLite writer thread's commits); the ceiling's split beside the service's.
-      `| op | ${durableThread.name} µs CPU/req: event loop | other threads | service@${settings.small}: event loop | other threads | service/${durableThread.name}: event loop | other threads |`,
-      '|---|--:|--:|--:|--:|--:|--:|',
-      ...summary.map((s) => {
-        const [d, v] = [s.durableThread, s.small]
+      // and the other threads (the SQLite writer thread's commits), each beside the durable ceiling's.
+      `| op | target | µs CPU/req: event loop | other threads | event loop ÷ ${durableThread.name} | other threads ÷ ${durableThread.name} |`,
+      '|---|---|--:|--:|--:|--:|',
+      ...summary.flatMap((s) => {
+        const d = s.durableThread
         const over = (a: number, b: number): string => n(b > 0 ? a / b : NaN)
-        return `| ${s.op} | ${n(d.loopCpuUs)} | ${n(d.cpuUs - d.loopCpuUs)} | ${n(v.loopCpuUs)} | ${n(v.cpuUs - v.loopCpuUs)} | ` +
-          `${over(v.loopCpuUs, d.loopCpuUs)} | ${over(v.cpuUs - v.loopCpuUs, d.cpuUs - d.loopCpuUs)} |`
+        const row = (name: string, t: typeof d): string => `| ${s.op} | ${name} | ${n(t.loopCpuUs)} | ${n(t.cpuUs - t.loopCpuUs)} | ` +
+          `${over(t.loopCpuUs, d.loopCpuUs)} | ${over(t.cpuUs - t.loopCpuUs, d.cpuUs - d.loopCpuUs)} |`
+        return [row(durableThread.name, d), row(small.name, s.small), ...(s.baseline ? [row('baseline', s.baseline)] : [])]
       }),
       ...(baseline
         ? ['', ...summary.map((s) => `${s.op}: baseline ${n(s.baseline!.rps)} req/s, p99 ${n(s.baseline!.p99)} ms, ${n(s.baseline!.cpuUs)} µs CPU/req; ` +
