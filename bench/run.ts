@@ -439,18 +439,20 @@ async function main (): Promise<void> {
           failures: rounds.reduce((n, f) => n + f.non2xx + f.errors, 0)
         }
       }
-      // Ratios pair each round with the ceiling's round next to it, then take the median: drift cancels out.
-      const pairRatio = (t: Target, key: 'rps' | 'p99', base: Target) => figures[op][base.name].length === 0
-        ? NaN
-        : round2(median(figures[op][t.name].map((f, i) => f[key] / figures[op][base.name][i][key])))
-      // Event loop and other threads against the durable ceiling's, round by round as the other ratios. A share
-      // of a few µs is within a clock tick's rounding (10 ms over a round's requests): no ratio is made of it.
-      const splitRatio = (t: Target, part: (f: Figures) => number) => {
-        const base = figures[op][durableThread.name]
-        const ratios = figures[op][t.name].map((f, i) => (base[i] && part(base[i]) >= 5 ? part(f) / part(base[i]) : NaN)).filter(Number.isFinite)
+      // Ratios pair each round with the base's round next to it, then take the median: drift cancels out.
+      // Rounds whose base figure is below `least` are left out (a CPU share of a few µs is within a
+      // clock tick's rounding: 10 ms over a round's requests).
+      const roundRatio = (t: Target, base: Target, part: (f: Figures) => number, least = -Infinity): number => {
+        const bases = figures[op][base.name]
+        const ratios = figures[op][t.name].flatMap((f, i) => (bases[i] !== undefined && part(bases[i]) >= least ? [part(f) / part(bases[i])] : []))
         return ratios.length === 0 ? NaN : round2(median(ratios))
       }
-      const split = (t: Target) => ({ loop: splitRatio(t, (f) => f.loopCpuUs ?? NaN), other: splitRatio(t, otherCpuUs) })
+      const pairRatio = (t: Target, key: 'rps' | 'p99', base: Target) => roundRatio(t, base, (f) => f[key])
+      // Event loop and other threads against the durable ceiling's.
+      const split = (t: Target) => ({
+        loop: roundRatio(t, durableThread, (f) => f.loopCpuUs ?? NaN, 5),
+        other: roundRatio(t, durableThread, otherCpuUs, 5)
+      })
       return {
         op,
         split: Object.fromEntries(services.concat(durableThread).map((t) => [t.name, split(t)])),
