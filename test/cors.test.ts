@@ -7,6 +7,7 @@ import { chromium } from 'playwright-core'
 import { listenOn } from '../scripts/lib/listening-service.js'
 import { build } from './helpers/app.js'
 import { sqliteEngine } from './helpers/engines.js'
+import { SseClient } from './helpers/sse.js'
 
 // Debian's Chromium, installed by .ci/run when missing. Without it the browser test says so as a skip.
 const CHROMIUM = '/usr/bin/chromium'
@@ -35,6 +36,20 @@ test('a CORS preflight allows every method and request header the API uses, and 
   const read = await app.inject({ method: 'GET', url: '/v3/plant', headers: { origin: SHOP } })
   const exposed = headerList(read.headers['access-control-expose-headers'])
   for (const name of ['etag', 'location', 'feed-position', 'retry-after', 'x-request-id']) assert.ok(exposed.includes(name), `exposes ${name}`)
+})
+
+test('the event stream carries the same CORS headers as every other answer, so EventSource works from an allowed origin', async (t) => {
+  const service = await listenOn(':memory:', { corsOrigins: [SHOP] })
+  t.after(() => service.close())
+  const plain = await fetch(`${service.url}/v3/plant`, { headers: { origin: SHOP } })
+  const stream = await SseClient.connect(`${service.url}/v3/plant/events`, { origin: SHOP })
+  t.after(() => stream.close())
+  assert.equal(stream.status, 200)
+  assert.equal(stream.headers['content-type'], 'text/event-stream; charset=utf-8')
+  for (const name of ['access-control-allow-origin', 'access-control-expose-headers', 'vary']) {
+    assert.equal(stream.headers[name], plain.headers.get(name) ?? undefined, `the stream's ${name} is the list's`)
+  }
+  assert.equal(stream.headers['access-control-allow-origin'], SHOP)
 })
 
 /** A page served from its own origin (another port of the loopback), as a shop front would be. */

@@ -32,7 +32,9 @@ export class EventStream implements Subscriber {
 
   start (): void {
     const res = this.reply.raw
-    res.writeHead(200, { ...EVENT_STREAM_HEADERS, 'x-request-id': this.request.id, connection: 'keep-alive' })
+    // The headers the hooks set on the reply (CORS, rate limit, request id) go out too: after
+    // hijack() Fastify writes none of them, and a browser refuses a cross-origin stream without CORS.
+    res.writeHead(200, { ...this.reply.getHeaders(), ...EVENT_STREAM_HEADERS, 'x-request-id': this.request.id, connection: 'keep-alive' })
     // The id names where the stream starts, so a browser that reconnects before any event resumes there.
     res.write(`retry: 1000\nid: ${this.cursor}\n\n`)
     res.on('close', () => {
