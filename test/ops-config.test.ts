@@ -10,17 +10,27 @@ import { ROOT, tempDir } from './helpers/process.js'
 
 // What an operator meets when a setting is wrong: one line naming the variable and what it allows.
 
-/** Runs the real server with `env` (the service's own variables otherwise unset) and returns its exit and stderr. */
-function start (env: Record<string, string>, as?: { uid: number, gid: number }): { status: number | null, stderr: string } {
+/**
+ * Runs the real server with `env` (the service's own variables otherwise unset) and returns its exit and stderr.
+ * `unprivileged`: as this same user but, when that is root, without the capabilities that let root
+ * write anywhere, so file permissions apply as they do to the service's own user in production.
+ * Not another user: one could not enter a clone under a private folder (`mktemp -d`, 0700), and the
+ * test would be about where the clone lives.
+ */
+function start (env: Record<string, string>, options: { unprivileged?: boolean } = {}): { status: number | null, stderr: string } {
   const base = { ...process.env }
   for (const name of Object.keys(base)) if (/^(HOST|PORT|DATA_DIR|DATABASE_URL|LOG_LEVEL|API_KEYS|API_KEYS_FILE|TRUST_PROXY|WORKERS|RATE_LIMIT)$/.test(name)) delete base[name]
   delete base.NODE_OPTIONS
   delete base.NODE_TEST_CONTEXT
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: ROOT, env: { ...base, LOG_LEVEL: 'silent', ...env }, encoding: 'utf8', timeout: 30_000, ...as
-  })
-  return { status: run.status, stderr: run.stderr }
+  const node = [process.execPath, '--import', 'tsx', 'src/server.ts']
+  const [command, ...args] = options.unprivileged === true && process.getuid?.() === 0 ? [...WITHOUT_ROOT_POWERS, ...node] : node
+  const run = spawnSync(command, args, { cwd: ROOT, env: { ...base, LOG_LEVEL: 'silent', ...env }, encoding: 'utf8', timeout: 30_000 })
+  return { status: run.status, stderr: run.stderr ?? String(run.error) }
 }
+
+// util-linux's setpriv drops the capabilities to override file permissions (from the bounding set:
+// they are then lost at the exec of node).
+const WITHOUT_ROOT_POWERS = ['setpriv', '--bounding-set=-dac_override,-dac_read_search,-fowner', '--']
 
 const refusal = (name: string, allowed: RegExp) => (err: unknown): boolean => {
   assert.ok(err instanceof ConfigError, String(err))
@@ -138,10 +148,12 @@ describe('a bad DATA_DIR', () => {
     const folder = join(dir.path, 'data')
     mkdirSync(folder)
     chmodSync(folder, 0o555)
-    chmodSync(dir.path, 0o755)
-    // root writes anywhere: the service is run as nobody (as in production, an unprivileged user).
-    const as = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined
-    const run = start({ DATA_DIR: folder }, as)
+    if (process.getuid?.() === 0) {
+      // The precondition, checked on its own so that a failure says what to change.
+      const probe = spawnSync(WITHOUT_ROOT_POWERS[0], [...WITHOUT_ROOT_POWERS.slice(1), 'true'], { encoding: 'utf8' })
+      assert.equal(probe.status, 0, `run as root, this test needs util-linux's setpriv and the capability to drop capabilities (CAP_SETPCAP): ${probe.stderr ?? String(probe.error)}. Install util-linux, or run the tests as an ordinary user.`)
+    }
+    const run = start({ DATA_DIR: folder }, { unprivileged: true })
     assert.equal(run.status, 1, run.stderr)
     assert.match(run.stderr.trim(), new RegExp(`^start-up failed: DATA_DIR ${folder}: the folder is not writable \\(EACCES\\)$`))
   })
