@@ -14,11 +14,17 @@ const HAS_CURL = spawnSync('curl', ['--version']).status === 0
 
 interface Step { command: string, expected: string }
 
-/** The walkthrough's commands with what each answers, from the README's sh block that starts with BASE_LINE. */
+/**
+ * The walkthrough's commands with what each answers: the README's sh block that starts with
+ * BASE_LINE and every sh block after it up to the next heading (the blocks a reader pastes in turn).
+ */
 export function walkthrough (readme: string): Step[] {
-  const block = new RegExp('```sh\\n' + BASE_LINE.replace(/[./]/g, '\\$&') + '\\n([\\s\\S]*?)```').exec(readme)
-  assert.ok(block, `the README has a sh block starting with ${BASE_LINE}`)
-  const lines = block[1].replace(/\\\n\s*/g, '').split('\n').filter((l) => l.trim() !== '')
+  const start = readme.indexOf('```sh\n' + BASE_LINE + '\n')
+  assert.ok(start >= 0, `the README has a sh block starting with ${BASE_LINE}`)
+  const heading = readme.slice(start).search(/^#{2,6} /m) // a heading; a shell comment has one #
+  const section = heading < 0 ? readme.slice(start) : readme.slice(start, start + heading)
+  const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1])
+  const lines = blocks.join('\n').replace(/\\\n\s*/g, '').split('\n').filter((l) => l.trim() !== '' && l !== BASE_LINE)
   const steps: Array<{ command: string, expected?: string }> = []
   for (const line of lines) {
     const arrow = /^#\s*→\s*(.*)$/.exec(line.trim())
@@ -72,11 +78,12 @@ function run (step: Step, base: string): Promise<{ output: string, ok: boolean, 
   })
 }
 
-test('the README walkthrough shows what every command answers, and covers POST, PUT, DELETE and GET', () => {
+test('the README walkthrough shows what every command answers, in both its blocks, and covers POST, PUT, PATCH, DELETE and GET', () => {
   const steps = walkthrough(README)
   assert.ok(steps.length >= 10)
   const methods = steps.map((s) => /-X (\w+)/.exec(s.command)?.[1] ?? 'GET')
-  for (const method of ['POST', 'PUT', 'DELETE', 'GET']) assert.ok(methods.includes(method), `the walkthrough shows ${method}`)
+  for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'GET']) assert.ok(methods.includes(method), `the walkthrough shows ${method}`)
+  assert.ok(steps.some((s) => s.command.includes('/store/inventory')), 'the second block ("Finding plants, changing one field, counting") is run too')
 })
 
 test('the README walkthrough runs top to bottom, as written, against a started service', {
