@@ -157,7 +157,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
         title: 'Plant catalogue',
         version: '1.0.0',
         description: 'A plant catalogue for stores. Errors are problem details (RFC 9457) served as application/json; ' +
-          'every response carries X-Request-Id. See the README for the decisions the seed leaves open.'
+          'every response carries X-Request-Id. The README that comes with the package explains every behaviour in detail.'
       },
       servers: [{ url: '/' }],
       components: { securitySchemes },

@@ -324,7 +324,7 @@ export interface components {
             name: string;
             /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
             photos: components["schemas"]["Photo"][];
-            /** @description Status of the plant (the seed does not restrict the response to the enumeration). */
+            /** @description Status of the plant: available, pending or sold today; any string in answers, so a client should accept one it does not know. */
             status: string;
             tags: string[];
         };

@@ -68,7 +68,7 @@ export const Plant = component('Plant', Type.Object({
   name: Type.String(),
   category: Type.Union([Type.String(), Type.Null()]),
   tags: Type.Array(Type.String()),
-  status: Type.String({ description: 'Status of the plant (the seed does not restrict the response to the enumeration).' }),
+  status: Type.String({ description: 'Status of the plant: available, pending or sold today; any string in answers, so a client should accept one it does not know.' }),
   photos: Photos
 }, { description: 'A stored plant.' }))
 
