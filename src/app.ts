@@ -18,6 +18,7 @@ import { connectionTurns } from './http/connection-turns.js'
 import { LazySchemas } from './http/lazy-schemas.js'
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
+import { answerUnknownPathsEarly } from './http/unrouted.js'
 import { redactedRequest, redactUrl } from './http/redact-url.js'
 import { HttpProblem, problemResponses } from './http/problem.js'
 import { lazyRequestLoggers, registerAccessLog } from './http/request-logger.js'
@@ -134,6 +135,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   }
   registerWriteAuth(app, keyHashes)
   registerAccessLog(app)
+  answerUnknownPathsEarly(app)
 
   registerComponents(app)
   // Unknown query parameters are refused on every API operation, not only on those that take some:

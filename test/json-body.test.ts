@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { findMembers } from '../src/http/json-members.js'
+import { findMembers, MAX_DEPTH } from '../src/http/json-members.js'
 import { build } from './helpers/app.js'
 import { ENGINES } from './helpers/engines.js'
 
@@ -14,6 +14,60 @@ test('findMembers names the first duplicate member and every number written with
   assert.deepEqual(findMembers('{"s":"\\"id\\": 1.0, \\\\","id":1,"t":"\\\\"}'), { fractional: [] })
   // The same name in sibling objects is no duplicate.
   assert.deepEqual(findMembers('[{"id":1},{"id":2}]'), { fractional: [] })
+})
+
+/** The abuse review's body: `depth` brackets around `count` fractional numbers (64 KB at 8,000 and 12,000). */
+const bracketBomb = (depth: number, count: number): string =>
+  '['.repeat(depth) + Array(count).fill('1.0').join(',') + ']'.repeat(depth)
+
+test(`findMembers stops at ${MAX_DEPTH} levels of nesting, so its cost is linear in the text (a 2x body costs at most 3x)`, () => {
+  assert.deepEqual(findMembers('['.repeat(MAX_DEPTH) + '1.5' + ']'.repeat(MAX_DEPTH)), { fractional: ['/0'.repeat(MAX_DEPTH)] })
+  assert.equal(findMembers('['.repeat(MAX_DEPTH + 1) + ']'.repeat(MAX_DEPTH + 1)).tooDeep, true)
+  assert.equal(findMembers('{"a":'.repeat(MAX_DEPTH + 1) + '1' + '}'.repeat(MAX_DEPTH + 1)).tooDeep, true)
+  // Before the bound, pointers cost depth x count: the 2x body took 4-5x as long (15 s for 64 KB).
+  // Numbers just inside the bound as well, so the walk does real work at both sizes.
+  const inside = (n: number): string => '['.repeat(MAX_DEPTH - 1) + Array(n).fill('[1.0]').join(',') + ']'.repeat(MAX_DEPTH - 1)
+  const cost = (text: string): number => {
+    const times: number[] = []
+    for (let i = 0; i < 7; i++) {
+      const start = process.hrtime.bigint()
+      findMembers(text)
+      times.push(Number(process.hrtime.bigint() - start))
+    }
+    return times.sort((a, b) => a - b)[3]
+  }
+  for (const make of [(k: number) => bracketBomb(1000 * k, 1500 * k), (k: number) => inside(3000 * k)]) {
+    cost(make(2)) // warm up
+    const ratio = cost(make(2)) / cost(make(1))
+    assert.ok(ratio <= 3, `a body twice as long cost ${ratio.toFixed(2)}x`)
+  }
+})
+
+describe('bodies nobody reads', () => {
+  test('an unknown path and a method a path does not serve are answered before the body is parsed: not-JSON and a bracket bomb get 404 and 405, not a parse error', async (t) => {
+    const { app } = await build(t, ENGINES[0])
+    for (const payload of ['{not json', bracketBomb(8000, 12000)]) {
+      const unknown = await app.inject({ method: 'POST', url: '/nope', headers: json, payload })
+      assert.equal(unknown.statusCode, 404)
+      assert.equal(unknown.json().type, '/v3/problems/route-not-found')
+      assert.ok(unknown.headers['x-request-id'])
+      const other = await app.inject({ method: 'POST', url: '/v3/plant/1', headers: json, payload })
+      assert.equal(other.statusCode, 405)
+      assert.equal(other.json().type, '/v3/problems/method-not-allowed')
+      assert.equal(other.headers.allow, 'GET, DELETE, PATCH, HEAD')
+    }
+  })
+
+  test(`a body nested deeper than ${MAX_DEPTH} levels is invalid input naming the limit, on a route that reads it`, async (t) => {
+    const { request } = await build(t, ENGINES[0])
+    const res = await request({ method: 'POST', url: '/v3/plant', headers: json, payload: `{"name":"A","tags":${bracketBomb(8000, 12000)}}` })
+    assert.equal(res.statusCode, 405)
+    assert.equal(res.json().type, '/v3/problems/invalid-input')
+    assert.match(res.json().detail, new RegExp(`deeper than ${MAX_DEPTH} levels`))
+    const put = await request({ method: 'PUT', url: '/v3/plant', headers: json, payload: `{"id":1,"tags":${'['.repeat(MAX_DEPTH)}${']'.repeat(MAX_DEPTH)}}` })
+    assert.equal(put.statusCode, 400)
+    assert.match(put.json().detail, /deeper than/)
+  })
 })
 
 for (const engine of ENGINES) {

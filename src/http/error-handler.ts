@@ -7,7 +7,9 @@ import {
 } from '../store/plant-store.js'
 import { messageOf } from './messages.js'
 import { DuplicateMember } from './json-body.js'
-import { HttpProblem, problemBody, type FieldError, type ProblemCode } from './problem.js'
+import { HttpProblem, problemBody, problemType, type FieldError, type ProblemCode } from './problem.js'
+import { noteProblem } from './request-logger.js'
+import { routeNotFound } from './unrouted.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -28,27 +30,31 @@ export interface AjvError {
 export function registerErrorHandler (app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const problem = toProblem(error, request)
-    if (problem.code === 'images-busy') {
-      // Load shedding (or a worker replaced): expected under bursts, said once without a stack.
-      request.log.warn({ detail: problem.message }, 'upload refused: images busy')
-    } else if (problem.status >= 500 && problem.code !== 'storage-unavailable') {
-      request.log.error({ err: error }, 'request failed')
-    } else if (problem.status >= 500) {
-      request.log.warn({ err: error.cause ?? error }, 'storage unavailable')
-    }
-    return sendProblem(reply, problem)
+    return sendProblem(reply, problem, problem.status >= 500 ? causeOf(error) : undefined)
   })
 
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, new HttpProblem(404, 'route-not-found', `No route for ${request.method} ${request.url.split('?')[0]}`)))
+  app.setNotFoundHandler((request, reply) => sendProblem(reply, routeNotFound(request)))
+}
+
+/**
+ * The error a 5xx is logged with (by the access log, in its one line): the storage's own error
+ * rather than its wrapper; none for a 503 the service chose (load shedding, shutting down), which
+ * has no stack worth reading.
+ */
+function causeOf (error: FastifyError): unknown {
+  if (error instanceof StorageUnavailable) return error.cause ?? error
+  if (error instanceof HttpProblem) return error.cause
+  return error
 }
 
 // Headers that describe a representation: left over from a file whose stream failed, they would lie about the problem body.
 const REPRESENTATION_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-range', 'etag', 'last-modified', 'accept-ranges']
 
-export function sendProblem (reply: FastifyReply, problem: HttpProblem): FastifyReply {
+/** Sends the problem, and tells the access log its type, detail and (for a 5xx) `cause`. */
+export function sendProblem (reply: FastifyReply, problem: HttpProblem, cause?: unknown): FastifyReply {
   const status = problem.status
   const message = status >= 500 && problem.code === 'internal' ? undefined : problem.message
+  noteProblem(reply.request, { type: problemType(problem.code), detail: problem.message, err: cause })
   // A stream reply copies its headers onto node's response before the stream opens; if the open fails
   // (EMFILE), a text/css content type there would make Fastify refuse to serialise this body.
   if (!reply.raw.headersSent) for (const name of REPRESENTATION_HEADERS) reply.raw.removeHeader(name)
@@ -115,7 +121,7 @@ function bodyMessage (code: string, message: string, patch: boolean): string {
     return `The body must be sent as Content-Type: ${patch ? 'application/merge-patch+json (or application/json)' : 'application/json'}`
   }
   if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return 'The body must be a JSON object, not empty'
-  if (code === 'FST_ERR_CTP_INVALID_UTF8') return message
+  if (code === 'FST_ERR_CTP_INVALID_UTF8' || code === 'FST_ERR_CTP_TOO_DEEP') return message
   if (code === 'FST_ERR_CTP_INVALID_JSON_BODY') return 'The body is not valid JSON, or holds a forbidden __proto__ or constructor.prototype member'
   return `The body could not be read: ${message}`
 }

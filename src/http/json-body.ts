@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { components } from './components.js'
-import { findMembers } from './json-members.js'
+import { findMembers, MAX_DEPTH } from './json-members.js'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
@@ -39,6 +39,10 @@ export function strictJsonParser (app: FastifyInstance): Parameters<FastifyInsta
         return
       }
       const found = findMembers(text)
+      if (found.tooDeep) {
+        done(Object.assign(new Error(`The body nests arrays and objects deeper than ${MAX_DEPTH} levels`), { statusCode: 400, code: 'FST_ERR_CTP_TOO_DEEP' }), undefined)
+        return
+      }
       if (found.duplicate !== undefined) {
         done(new DuplicateMember(found.duplicate), undefined)
         return

@@ -1,4 +1,4 @@
-import type { FastifyInstance, HTTPMethods } from 'fastify'
+import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify'
 import { HttpProblem } from './problem.js'
 
 const METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']
@@ -11,13 +11,16 @@ export const allowHeader = (methods: HTTPMethods[]): string =>
 export function methodNotAllowed (app: FastifyInstance, url: string, served: HTTPMethods[]): void {
   const allow = allowHeader(served)
   const others = METHODS.filter((m) => !allow.split(', ').includes(m))
+  const refuse = async (request: FastifyRequest): Promise<never> => {
+    throw new HttpProblem(405, 'method-not-allowed', `${request.method} is not served on this path; use ${allow}`, undefined, { allow })
+  }
   app.route({
     method: others,
     url,
     schema: { hide: true },
     config: { allow },
-    handler: async (request) => {
-      throw new HttpProblem(405, 'method-not-allowed', `${request.method} is not served on this path; use ${allow}`, undefined, { allow })
-    }
+    // Answered in onRequest, before the body is read or parsed: this route reads none.
+    onRequest: refuse,
+    handler: refuse
   })
 }
