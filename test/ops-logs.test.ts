@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { describe, test } from 'node:test'
 import { buildApp } from '../src/app.js'
 import { testConfig } from '../src/config.js'
+import { StorageUnavailable } from '../src/store/plant-store.js'
 import { sqliteEngine } from './helpers/engines.js'
 import { logCollector, parseLines } from './helpers/log-lines.js'
 import { TEST_DATABASE_URL } from './helpers/postgres-engine.js'
@@ -25,7 +26,7 @@ async function startLine (service: { output (): string }): Promise<Record<string
 }
 
 describe('logs an operator can use', () => {
-  test('at info: one line per 4xx/5xx answer with method, route, status, client (through TRUST_PROXY) and request id; none for successes or readiness', async (t) => {
+  test('one line per 4xx (info) or 5xx (error) answer with method, route, status, problem type, client (through TRUST_PROXY) and request id; none for successes or readiness', async (t) => {
     const store = await sqliteEngine.open()
     const broken = Object.assign(Object.create(store), {
       list: async () => { throw new Error('a bug') }
@@ -43,17 +44,49 @@ describe('logs an operator can use', () => {
 
     const lines = log.lines()
     const answers = lines.filter((l) => l.msg === 'request refused' || l.msg === 'request answered with an error')
-    assert.deepEqual(answers.map(({ level, reqId, method, route, status, client, msg }) => ({ level, reqId, method, route, status, client, msg })), [
-      { level: 'info', reqId: 'missing-1', method: 'GET', route: '/v3/plant/:id', status: 404, client: '203.0.113.9', msg: 'request refused' },
-      { level: 'info', reqId: 'nowhere-1', method: 'GET', route: 'unmatched', status: 404, client: '203.0.113.9', msg: 'request refused' },
-      { level: 'info', reqId: 'bug-1', method: 'GET', route: '/v3/plant', status: 500, client: '203.0.113.9', msg: 'request answered with an error' }
+    assert.deepEqual(answers.map(({ level, reqId, method, route, status, type, client, msg }) => ({ level, reqId, method, route, status, type, client, msg })), [
+      { level: 'info', reqId: 'missing-1', method: 'GET', route: '/v3/plant/:id', status: 404, type: '/v3/problems/not-found', client: '203.0.113.9', msg: 'request refused' },
+      { level: 'info', reqId: 'nowhere-1', method: 'GET', route: 'unmatched', status: 404, type: '/v3/problems/route-not-found', client: '203.0.113.9', msg: 'request refused' },
+      { level: 'error', reqId: 'bug-1', method: 'GET', route: '/v3/plant', status: 500, type: '/v3/problems/internal', client: '203.0.113.9', msg: 'request answered with an error' }
     ])
+    assert.equal(lines.filter((l) => l.reqId === 'bug-1').length, 1, 'a 5xx is one line, with its error')
+    assert.equal(answers[2].err.message, 'a bug')
     assert.ok(!lines.some((l) => l.reqId === 'ok-1'), 'a success is not logged at info')
     assert.ok(!lines.some((l) => l.reqId === 'probe-1' && l.msg !== 'readiness answers 503: shutting down'), 'probes are not in the access log')
     for (const line of lines) {
       assert.match(line.time, ISO, 'times are ISO 8601')
       assert.ok(['info', 'warn', 'error'].includes(line.level), `level names, not numbers: ${line.level}`)
     }
+  })
+
+  test('a 4xx is one info line with its problem type, detail and URL (keys redacted); a 5xx one error line with its cause, storage faults included', async (t) => {
+    const store = await sqliteEngine.open()
+    const down = Object.assign(Object.create(store), {
+      list: async () => { throw new StorageUnavailable('PostgreSQL is unreachable', new Error('connect ECONNREFUSED 10.0.0.3:5432')) }
+    })
+    const log = logCollector()
+    const app = await buildApp(testConfig({ logLevel: 'info' }), { store: down, logStream: log.stream })
+    t.after(async () => { await app.close(); await store.close() })
+    assert.equal((await app.inject({ method: 'GET', url: '/v3/plant/999?api_key=s3cret-key', headers: { 'x-request-id': 'refused-1' } })).statusCode, 400)
+    assert.equal((await app.inject({ method: 'GET', url: '/v3/plant', headers: { 'x-request-id': 'down-1' } })).statusCode, 503)
+
+    const lines = log.lines()
+    const refused = lines.filter((l) => l.reqId === 'refused-1')
+    assert.equal(refused.length, 1, 'one line for a refusal')
+    assert.equal(refused[0].level, 'info')
+    assert.equal(refused[0].type, '/v3/problems/invalid-input')
+    assert.match(refused[0].detail, /api_key/)
+    assert.equal(refused[0].url, '/v3/plant/999?api_key=[redacted]')
+    assert.doesNotMatch(JSON.stringify(lines), /s3cret-key/, 'the key never reaches the log')
+
+    const failed = lines.filter((l) => l.reqId === 'down-1')
+    assert.equal(failed.length, 1, `one line for a 5xx: ${JSON.stringify(failed)}`)
+    assert.equal(failed[0].level, 'error')
+    assert.equal(failed[0].msg, 'request answered with an error')
+    assert.equal(failed[0].status, 503)
+    assert.equal(failed[0].type, '/v3/problems/storage-unavailable')
+    assert.match(failed[0].err.message, /ECONNREFUSED/, 'the line carries the cause')
+    assert.ok(failed[0].err.stack, 'with its stack')
   })
 
   test('the start-up line names the engine, the data folder, auth mode, rate limit and version', async (t) => {

@@ -1,3 +1,4 @@
+import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { FeedHub, Slice, Subscriber } from './hub.js'
 
@@ -34,7 +35,7 @@ export class EventStream implements Subscriber {
     const res = this.reply.raw
     // The headers the hooks set on the reply (CORS, rate limit, request id) go out too: after
     // hijack() Fastify writes none of them, and a browser refuses a cross-origin stream without CORS.
-    res.writeHead(200, { ...this.reply.getHeaders(), ...EVENT_STREAM_HEADERS, 'x-request-id': this.request.id, connection: 'keep-alive' })
+    res.writeHead(200, { ...this.reply.getHeaders() as OutgoingHttpHeaders, ...EVENT_STREAM_HEADERS, 'x-request-id': this.request.id, connection: 'keep-alive' })
     // The id names where the stream starts, so a browser that reconnects before any event resumes there.
     res.write(`retry: 1000\nid: ${this.cursor}\n\n`)
     res.on('close', () => {

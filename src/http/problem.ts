@@ -55,8 +55,11 @@ export class HttpProblem extends Error {
   }
 }
 
+/** The `type` member of a problem with this code. */
+export const problemType = (code: ProblemCode): string => `/v3/problems/${code}`
+
 export function problemBody (status: number, code: ProblemCode, requestId: string, detail?: string, errors?: FieldError[]): Problem {
-  const body: Problem = { type: `/v3/problems/${code}`, title: TITLES[code], status, requestId }
+  const body: Problem = { type: problemType(code), title: TITLES[code], status, requestId }
   if (detail !== undefined) body.detail = detail
   if (errors !== undefined && errors.length > 0) body.errors = errors
   return body

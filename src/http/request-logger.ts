@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify'
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
 type ChildOptions = Parameters<FastifyBaseLogger['child']>[1]
@@ -44,11 +44,29 @@ class RequestLogger {
 export const lazyRequestLoggers: NonNullable<FastifyServerOptions['childLoggerFactory']> = (logger, bindings, options) =>
   new RequestLogger(logger as Parent, bindings, options) as unknown as FastifyBaseLogger
 
+/** What the error handler knows of an answer that the access log cannot see in the reply. */
+export interface ProblemNote {
+  /** The problem body's `type`. */
+  type: string
+  detail: string
+  /** For a 5xx: the error behind it (its stack), when there is one. */
+  err?: unknown
+}
+// Only answers that are problems get an entry: a success costs nothing here.
+const notes = new WeakMap<FastifyRequest, ProblemNote>()
+
+/** Called as a problem is sent, so the request's one access-log line can say what it was. */
+export function noteProblem (request: FastifyRequest, note: ProblemNote): void {
+  notes.set(request, note)
+}
+
 /**
  * The access log an operator reads at `info`: one line per 4xx or 5xx answer, with the request id
- * (from the request's logger), method, route, status and the client address (request.ip, which
- * TRUST_PROXY decides). Successes are one debug line each. Readiness probes are left out: health
- * logs readiness changes once, not every probe of a load balancer.
+ * (from the request's logger), method, route, URL (key-like query values redacted by the `url`
+ * serializer), status, the client address (request.ip, which TRUST_PROXY decides), and the problem's
+ * type and detail. A 4xx is at `info`; a 5xx is at `error` with its cause, so one line says it all.
+ * Successes are one debug line each. Readiness probes are left out: health logs readiness changes
+ * once, not every probe of a load balancer.
  */
 export function registerAccessLog (app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
@@ -57,7 +75,10 @@ export function registerAccessLog (app: FastifyInstance): void {
       request.log.debug({ method: request.method, url: request.url, status, client: request.ip, ms: Math.round(reply.elapsedTime) }, 'request completed')
     } else if (request.url !== '/readyz') {
       const route = request.is404 ? 'unmatched' : request.routeOptions.url
-      request.log.info({ method: request.method, route, status, client: request.ip, ms: Math.round(reply.elapsedTime) }, status >= 500 ? 'request answered with an error' : 'request refused')
+      const { type, detail, err } = notes.get(request) ?? {}
+      const line = { method: request.method, route, url: request.url, status, type, detail, client: request.ip, ms: Math.round(reply.elapsedTime) }
+      if (status >= 500) request.log.error({ ...line, err }, 'request answered with an error')
+      else request.log.info(line, 'request refused')
     }
     done()
   })
