@@ -1,4 +1,4 @@
-import { api, describe, isAbort, type Plant } from './api.js'
+import { api, ApiError, describe, isAbort, type Plant } from './api.js'
 import { byId, debounce, el, say } from './dom.js'
 
 // The plant list: search as you type, filters, sort, keyset paging. Every load aborts the one
@@ -39,6 +39,8 @@ let controller: AbortController | undefined
 let events: ListEvents
 /** A page was turned: once it shows, focus (and the view) go to the top of the list. */
 let turned = false
+/** The query the plants on screen answer ('' when none are shown): results of another must not stay beside a refusal. */
+let shownFor = ''
 
 /** Why the search box cannot be sent as it stands ('' when it can), said before the server has to. */
 function searchProblem (text: string): string {
@@ -50,14 +52,16 @@ function searchProblem (text: string): string {
   return ''
 }
 
-function query (): URLSearchParams | undefined {
+/** The query for the filters as they stand; 'typing' while a word is still short, 'refused' when it cannot be sent. */
+function query (): URLSearchParams | 'typing' | 'refused' {
   const params = new URLSearchParams({ limit: String(PAGE_SIZE) })
   const text = q.value.trim()
   const problem = searchProblem(text)
   say(qHint, problem)
   // A word still being typed is not a mistake: the hint says what is needed, without the field turning red.
-  q.setAttribute('aria-invalid', String(problem !== '' && !problem.startsWith('Type at least')))
-  if (problem !== '') return undefined
+  const typing = problem.startsWith('Type at least')
+  q.setAttribute('aria-invalid', String(problem !== '' && !typing))
+  if (problem !== '') return typing ? 'typing' : 'refused'
   if (text !== '') params.set('q', text)
   // "For sale" is two statuses: the API takes status more than once for "any of these".
   for (const s of status.value.split(',').filter(Boolean)) params.append('status', s)
@@ -72,8 +76,17 @@ function query (): URLSearchParams | undefined {
 /** Loads the current page again (after a filter change, a page turn or a change elsewhere). */
 export async function load (): Promise<void> {
   const params = query()
-  if (params === undefined) return
+  if (params === 'typing') return
   controller?.abort()
+  if (params === 'refused') {
+    // The hint says why; what an earlier search found ("No plant matches…") would contradict it.
+    clearResults()
+    say(listError, '')
+    say(emptyText, 'Change the search above to see plants.')
+    empty.hidden = false
+    clear.hidden = false
+    return
+  }
   const mine = new AbortController()
   controller = mine
   list.setAttribute('aria-busy', 'true')
@@ -83,6 +96,7 @@ export async function load (): Promise<void> {
     say(listError, '')
     nextCursor = body.nextCursor
     render(body.items)
+    shownFor = params.toString()
     if (turned) {
       turned = false
       // The button pressed may now be disabled: without this, focus falls to the page and the view stays at the bottom.
@@ -93,7 +107,10 @@ export async function load (): Promise<void> {
     if (page === 0 && cursors.length === 1) events.loaded(position)
   } catch (err) {
     if (isAbort(err)) return
-    say(listError, `The plants could not be loaded. ${describe(err, 'The list')}`)
+    // The same query failing again (a live refresh while offline) keeps its plants on screen; another
+    // query's plants or "No plant matches" would pass for this one's answer.
+    if (params.toString() !== shownFor) clearResults()
+    say(listError, refusal(err))
   } finally {
     if (controller === mine) list.removeAttribute('aria-busy')
   }
@@ -104,6 +121,32 @@ export function restart (): void {
   cursors = [undefined]
   page = 0
   void load()
+}
+
+const FILTER_NAMES: Record<string, string> = { q: 'the search', category: 'the category', tag: 'the tag', status: 'the status', sort: 'the order' }
+
+/** Why the list could not be loaded, in staff's words: a refused filter is named, with the rule it broke. */
+function refusal (err: unknown): string {
+  if (err instanceof ApiError && err.code === 'query-too-slow') {
+    return 'This search would take the catalogue too long. Add letters to the search or choose another filter, then try again.'
+  }
+  if (err instanceof ApiError && err.status === 400) {
+    for (const { path, message } of err.problem?.errors ?? []) {
+      const filter = FILTER_NAMES[path.split('/')[1] ?? '']
+      if (filter !== undefined) return `The catalogue cannot search for this: ${filter} ${message}.`
+    }
+  }
+  return `The plants could not be loaded. ${describe(err, 'The list')}`
+}
+
+/** Nothing shown: no plants, no count, no "No plant matches", no pages. */
+function clearResults (): void {
+  shownFor = ''
+  list.replaceChildren()
+  summary.textContent = ''
+  say(emptyText, '')
+  empty.hidden = true
+  pager.hidden = true
 }
 
 function render (plants: Plant[]): void {
