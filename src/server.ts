@@ -8,7 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config.js'
 import { serveClusterMetrics } from './ops/cluster-metrics.js'
 import { unavailableReason } from './ops/health.js'
 import { databaseLocation, startupFacts } from './ops/startup.js'
-import { StorageUnavailable } from './store/plant-store.js'
+import { StorageUnavailable } from './catalogue/errors.js'
 import { PACKAGE_VERSION } from './version.js'
 
 // The process (the package's `plant-catalogue` command): read config once, listen, and shut down

@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { parse } from 'csv-parse/sync'
-import type { PlantFields } from '../src/plants/schemas.js'
-import type { StoredPlant } from '../src/store/plant-store.js'
+import type { PlantFields, StoredPlant } from '../src/catalogue/plant.js'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { checkPlant } from '../src/cli/validate-row.js'
 import { plants } from '../scripts/lib/cli-harness.js'
@@ -99,7 +98,7 @@ test('a tag holding | is counted in a warning for CSV; export of a folder withou
 
 test('export --q, --status (repeated) and --sort find what GET /v3/plant finds, in its order, from a folder and through --url', async (t) => {
   const { dataDir, stored } = await seeded(t, 600)
-  const { pageOf } = await import('../src/plants/query.js')
+  const { pageOf } = await import('../src/catalogue/query.js')
   const query = { statuses: ['available', 'sold'] as Array<'available' | 'sold'>, tags: [], terms: ['ünï'], sort: '-name' as const }
   const expected = pageOf(stored.map(record) as StoredPlant[], query, undefined, Infinity).map((p) => JSON.stringify(p)).join('\n') + '\n'
   const args = ['--q', 'ÜNÏ', '--status', 'available', '--status', 'sold', '--sort=-name', '--format', 'jsonl']

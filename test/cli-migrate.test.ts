@@ -8,7 +8,7 @@ import type { PlantStore } from '../src/store/plant-store.js'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { plants } from '../scripts/lib/cli-harness.js'
 import { processImage } from '../src/photos/images.js'
-import type { NewPhoto } from '../src/photos/schemas.js'
+import type { NewPhoto } from '../src/catalogue/photo.js'
 import { freshSchema, TEST_DATABASE_URL } from './helpers/postgres-engine.js'
 import { picture } from './helpers/pictures.js'
 

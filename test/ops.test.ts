@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process'
 import { describe, test } from 'node:test'
 import { buildApp } from '../src/app.js'
 import { ConfigError, loadConfig, testConfig } from '../src/config.js'
-import { StorageUnavailable } from '../src/store/plant-store.js'
+import { StorageUnavailable } from '../src/catalogue/errors.js'
 import { build } from './helpers/app.js'
 import { sqliteEngine } from './helpers/engines.js'
 

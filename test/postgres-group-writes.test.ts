@@ -3,8 +3,9 @@ import { describe, it } from 'node:test'
 import pg from 'pg'
 import { openPostgresStore } from '../src/store/postgres/postgres-plant-store.js'
 import { commitSizes } from '../src/store/commit-sizes.js'
-import { IdempotencyKeyReused, PlantNotFound, VersionMismatch, type PlantStore } from '../src/store/plant-store.js'
-import type { PlantFields } from '../src/plants/schemas.js'
+import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../src/catalogue/errors.js'
+import type { PlantFields } from '../src/catalogue/plant.js'
+import type { PlantStore } from '../src/store/plant-store.js'
 import { freshSchema, postgresEngine } from './helpers/postgres-engine.js'
 
 // The PostgreSQL group commit writes a group set-based (src/store/postgres/group-writes.ts): each

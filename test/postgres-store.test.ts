@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { openPostgresStore } from '../src/store/postgres/postgres-plant-store.js'
-import {
-  FeedGone, IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch, type PlantStore
-} from '../src/store/plant-store.js'
-import type { PlantFields } from '../src/plants/schemas.js'
+import { FeedGone, IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch } from '../src/catalogue/errors.js'
+import type { PlantFields } from '../src/catalogue/plant.js'
+import type { PlantStore } from '../src/store/plant-store.js'
 import { TEST_DATABASE_URL, freshSchema, postgresEngine, type Scratch } from './helpers/postgres-engine.js'
 import { DatabaseProxy, sleep } from './helpers/scale.js'
 

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import fc from 'fast-check'
-import { pageOf, parseTerms, type PlantQuery, type Sort } from '../src/plants/query.js'
-import type { Plant, PlantStatus } from '../src/plants/schemas.js'
+import type { Plant, PlantStatus } from '../src/catalogue/plant.js'
+import { pageOf, type PlantQuery, type Sort } from '../src/catalogue/query.js'
+import { parseTerms } from '../src/plants/query.js'
 import { build, type TestApp } from './helpers/app.js'
 import { ENGINES } from './helpers/engines.js'
 

@@ -5,11 +5,12 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { PlantClient } from '../client/plant-client.js'
 type ClientModule = typeof import('../client/plant-client.js')
 import type { Config } from '../config.js'
-import { nameKey } from '../plants/name-key.js'
-import type { PlantQuery } from '../plants/query.js'
-import type { Plant, PlantFields } from '../plants/schemas.js'
+import { nameKey } from '../catalogue/name-key.js'
+import { toRecord, type Plant } from '../catalogue/plant.js'
+import type { PlantQuery } from '../catalogue/query.js'
 import { listSql } from '../store/sqlite/list-query.js'
-import { toRecord, type PlantStore } from '../store/plant-store.js'
+import type { PlantStore } from '../store/plant-store.js'
+import type { Catalogue, CreateOutcome, NewRow } from './catalogue-interface.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
 import { reasonOf } from './network-reason.js'
 
@@ -24,20 +25,8 @@ export async function serviceConfig (io: Io): Promise<Config> {
   }
 }
 
-// The catalogue a command works on: the embedded database in a data folder, or a running service.
-
-export type CreateOutcome = { ok: true, id: number } | { ok: false, reason: string }
-export interface NewRow { fields: PlantFields, line: number }
-
-export interface Catalogue {
-  /** For messages: "data folder ./data" or "service http://…". */
-  readonly where: string
-  /** Every plant in id order (or those `query` finds, in its order), one keyset page at a time: memory stays flat at any size. */
-  pages (pageSize: number, query?: PlantQuery): AsyncGenerator<Plant[]>
-  /** Adds the rows; a row the catalogue refuses is an outcome, a failure of the catalogue throws. */
-  createAll (rows: NewRow[]): Promise<CreateOutcome[]>
-  close (): Promise<void>
-}
+// The catalogue a command works on (catalogue-interface.ts): the embedded database in a data
+// folder, PostgreSQL (postgres-catalogue.ts), or a running service.
 
 export interface TargetValues { 'data-dir'?: string, url?: string, 'api-key-file'?: string }
 
@@ -91,7 +80,7 @@ export async function openCatalogue (where: Location, io: Io, { create = false, 
     const apiKey = where.apiKeyFile === undefined ? undefined : readKeyFile(where.apiKeyFile)
     return new ServiceCatalogue(where.url, apiKey, await import('../client/plant-client.js'))
   }
-  const { StorageUnavailable } = await import('../store/plant-store.js')
+  const { StorageUnavailable } = await import('../catalogue/errors.js')
   // Stores are opened with the service's feed retention: opening one purges the feed, and must keep what the service keeps.
   if (where.kind === 'postgres') {
     const { PostgresSnapshotCatalogue, postgresHasCatalogue, redactUrl } = await import('./postgres-catalogue.js')

@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import { createWriteStream, renameSync, rmSync, type WriteStream } from 'node:fs'
-import type { PlantQuery } from '../plants/query.js'
-import type { Plant } from '../plants/schemas.js'
+import { STATUSES, type Plant } from '../catalogue/plant.js'
+import { SORTS, type PlantQuery } from '../catalogue/query.js'
 import { locate, openCatalogue } from './catalogue.js'
 import { CommandFailed, FORMATS, oneOf, plural, TARGET_READ_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io } from './command.js'
 import { formatOf } from './rows.js'
@@ -125,9 +125,9 @@ function cell (value: string): string {
 /** The same filters as GET /v3/plant, checked by the same rules; loaded only when one is given. */
 async function findQuery (values: Record<string, any>): Promise<PlantQuery | undefined> {
   if (values.q === undefined && values.status === undefined && values.sort === undefined) return undefined
-  const { parseTerms, SORTS } = await import('../plants/query.js')
+  const { parseTerms } = await import('../plants/query.js')
   const statuses = (values.status ?? []) as string[]
-  for (const status of statuses) oneOf('status', status, ['available', 'pending', 'sold'], undefined)
+  for (const status of statuses) oneOf('status', status, STATUSES, undefined)
   let terms: string[]
   try {
     terms = parseTerms(values.q)

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import type { PlantFields } from '../plants/schemas.js'
-import { databaseFile, emptyCatalogue, locate, openCatalogue, type NewRow } from './catalogue.js'
+import { databaseFile, emptyCatalogue, locate, openCatalogue } from './catalogue.js'
+import type { NewRow } from './catalogue-interface.js'
 import {
   CommandFailed, FORMATS, formatDuration, oneOf, plural, positiveInteger, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io
 } from './command.js'

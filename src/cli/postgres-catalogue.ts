@@ -1,8 +1,8 @@
 import pg from 'pg'
-import type { Plant } from '../plants/schemas.js'
+import type { Plant } from '../catalogue/plant.js'
 import { parseDatabaseUrl } from '../store/postgres/connection.js'
 import { fromPostgresText } from '../store/postgres/text-escape.js'
-import type { Catalogue, CreateOutcome } from './catalogue.js'
+import type { Catalogue, CreateOutcome } from './catalogue-interface.js'
 import { CommandFailed } from './command.js'
 import { reasonOf } from './network-reason.js'
 

@@ -1,4 +1,5 @@
-import { fieldErrors, type AjvError } from '../http/error-handler.js'
+import { fieldErrors } from '../http/error-handler.js'
+import type { AjvError } from '../http/messages.js'
 import { bodyValidator } from '../http/validation.js'
 import { NewPlant, type PlantFields } from '../plants/schemas.js'
 

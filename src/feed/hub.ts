@@ -1,5 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { FeedGone, type Change, type PlantStore } from '../store/plant-store.js'
+import type { Change } from '../catalogue/changes.js'
+import { FeedGone } from '../catalogue/errors.js'
+import type { PlantStore } from '../store/plant-store.js'
 import { PAGE, PageCache, firstAfter, pageAfter, pageEnd, pageOfSeq, toEvent, type Page, type SseEvent } from './pages.js'
 
 /** What a stream may send next: `events[start…]` up to seq `end` are after its cursor; once sent, its cursor is `end`. */

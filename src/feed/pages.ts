@@ -1,4 +1,4 @@
-import type { Change } from '../store/plant-store.js'
+import type { Change } from '../catalogue/changes.js'
 
 /** One change as a Server-Sent Event, serialised once and shared by every stream that sends it. */
 export interface SseEvent { seq: number, text: string }

@@ -4,8 +4,8 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   FeedGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, QueryTooSlow, StorageUnavailable, VersionMismatch
-} from '../store/plant-store.js'
-import { messageOf } from './messages.js'
+} from '../catalogue/errors.js'
+import { messageOf, type AjvError } from './messages.js'
 import { DuplicateMember } from './json-body.js'
 import { HttpProblem, problemBody, problemType, type FieldError, type ProblemCode } from './problem.js'
 import { noteProblem } from './request-logger.js'
@@ -20,10 +20,6 @@ declare module 'fastify' {
     /** The body names the resource by `id`: a bad id is "Invalid ID supplied", checked before other fields. */
     idInBody?: boolean
   }
-}
-
-export interface AjvError {
-  instancePath: string, keyword: string, message?: string, params: Record<string, unknown>, parentSchema?: Record<string, unknown>, schema?: unknown, data?: unknown
 }
 
 /** One place turns every error into the contract's body: 4xx detail shown, 5xx detail logged only. */

@@ -1,7 +1,10 @@
-import type { AjvError } from './error-handler.js'
-
 // Validation messages that say the fix: the allowed values, the limit, the rule broken; one
 // message a rule, never Ajv's generic wording ("must be equal to one of the allowed values").
+
+/** One of Ajv's errors, as far as the messages and the error handler read it. */
+export interface AjvError {
+  instancePath: string, keyword: string, message?: string, params: Record<string, unknown>, parentSchema?: Record<string, unknown>, schema?: unknown, data?: unknown
+}
 
 /**
  * The rule for free text (a plant's name, category and tags): no white space at either end and no

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { sendProblem } from '../http/error-handler.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
-import { StorageUnavailable, type PlantStore } from '../store/plant-store.js'
+import { StorageUnavailable } from '../catalogue/errors.js'
+import type { PlantStore } from '../store/plant-store.js'
 
 const Health = Type.Object({ status: Type.String() })
 const alive = { ...Health, description: 'The process answers', headers: HEADERS.requestId }

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
 import { writeSecurity } from '../http/auth.js'
 import { COMMIT_SIZE_BUCKETS, commitSizes } from '../store/commit-sizes.js'
-import { StorageUnavailable } from '../store/plant-store.js'
+import { StorageUnavailable } from '../catalogue/errors.js'
 import { clusterMetricsReader } from './cluster-metrics.js'
 import { parserRefusals } from './parser-refusals.js'
 

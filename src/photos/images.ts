@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import type { Metadata, Sharp } from 'sharp'
 import { HttpProblem } from '../http/problem.js'
-import { MAX_PIXELS, type PhotoFile, type UploadType } from './schemas.js'
+import type { PhotoFile } from '../catalogue/photo.js'
+import { MAX_PIXELS, type UploadType } from './schemas.js'
 
 // The image work, done by sharp (libvips) in the image worker process (image-process.ts, started
 // by the first upload: the service itself never loads libvips, a tenth of a cold start).

@@ -8,13 +8,14 @@ import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { ref } from '../http/components.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../plants/routes.js'
-import { PhotoLimitReached, PlantNotFound, VersionMismatch } from '../store/plant-store.js'
+import { PhotoLimitReached, PlantNotFound, VersionMismatch } from '../catalogue/errors.js'
+import { FILES_PATH, MAX_PHOTOS, type NewPhoto } from '../catalogue/photo.js'
 import { ImageQueue } from './image-queue.js'
 import { CONTENT_TYPE_OF_EXT } from './images.js'
 import { ImageWorker } from './image-worker.js'
 import { PhotoMetrics } from './metrics.js'
 import {
-  FileParams, FILES_PATH, MAX_PHOTOS, MAX_PIXELS, MAX_UPLOAD_BYTES, Photo, PhotoParams, UPLOAD_TYPES, type NewPhoto, type UploadType
+  FileParams, MAX_PIXELS, MAX_UPLOAD_BYTES, Photo, PhotoParams, UPLOAD_TYPES, type UploadType
 } from './schemas.js'
 
 export interface PhotoRouteOptions extends RouteOptions {

@@ -1,17 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { MAX_PHOTOS } from '../catalogue/photo.js'
 import { component, ref } from '../http/components.js'
 
-// The photo resource: a plant's pictures, the files they are served from, and the limits.
+// The photo resource on the wire: a plant's pictures and the upload limits. The record, its files
+// and the limit on how many are the catalogue's (catalogue/photo.ts).
 
-/** At most this many photos a plant (the 13th upload is a 409). */
-export const MAX_PHOTOS = 12
 /** The largest upload accepted (the rest of the API keeps its 64 KiB). */
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 /** Pictures with more pixels are refused from their header, before they are decoded. */
 export const MAX_PIXELS = 50_000_000
-/** Where the files are served; a photo's urls are this prefix and a file name. */
-export const FILES_PATH = '/v3/photos/'
-
 export const UPLOAD_TYPES = ['image/jpeg', 'image/png', 'image/webp'] as const
 export type UploadType = typeof UPLOAD_TYPES[number]
 
@@ -40,21 +37,3 @@ export const PhotoParams = Type.Object({
 export const FileParams = Type.Object({
   file: Type.String({ maxLength: 128, description: 'A file name from a photo\'s urls.' })
 })
-
-/** A file a photo is served from: its content-derived name and bytes. */
-export interface PhotoFile { name: string, bytes: Uint8Array }
-
-/** The photo as the store keeps it, with the three files its urls name. */
-export interface NewPhoto {
-  photo: Photo
-  files: PhotoFile[]
-  /**
-   * The files' memory belongs to them alone (no other buffer shares it), and nothing reads them
-   * after the write: the store may move it to another thread instead of copying it.
-   */
-  movable?: boolean
-}
-
-/** The file names a photo's urls point to (what its files are counted by). */
-export const fileNamesOf = (photo: Photo): string[] =>
-  [photo.urls.thumb, photo.urls.display, photo.urls.full].map((url) => url.slice(FILES_PATH.length))

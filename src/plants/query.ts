@@ -1,41 +1,13 @@
 import { createHash } from 'node:crypto'
+import { nameKey } from '../catalogue/name-key.js'
+import type { PlantQuery, Position } from '../catalogue/query.js'
 import { HttpProblem } from '../http/problem.js'
-import { nameKey } from './name-key.js'
-import type { Plant, PlantStatus } from './schemas.js'
 
-// What a list query means, in one place: the route parses requests into a PlantQuery, both engines
-// translate it to SQL, and the property test walks the same functions over an in-memory catalogue.
+// bench/ names the query's type through this module.
+export type { PlantQuery } from '../catalogue/query.js'
 
-export const SORTS = ['id', '-id', 'name', '-name'] as const
-export type Sort = typeof SORTS[number]
-
-export interface PlantQuery {
-  /** Any of these statuses; empty: any status. */
-  statuses: PlantStatus[]
-  category?: string
-  /** Every one of these tags. */
-  tags: string[]
-  /** Lower-cased terms the lower-cased name must each contain. */
-  terms: string[]
-  sort: Sort
-}
-
-/** Where a page ends: the next page starts strictly after it, in the query's order. */
-export interface Position { id: number, key?: string }
-
-export { nameKey }
-
-/** Compares by Unicode code point (JavaScript's < compares UTF-16 units, which orders astral characters differently). */
-export function compareCodePoints (a: string, b: string): number {
-  const n = Math.min(a.length, b.length)
-  for (let i = 0; i < n; i++) {
-    const x = a.codePointAt(i)!
-    const y = b.codePointAt(i)!
-    if (x !== y) return x < y ? -1 : 1
-    if (x > 0xffff) i++
-  }
-  return a.length - b.length
-}
+// A list query as HTTP speaks it: `q` split into terms, and the cursors that carry a page's end.
+// What the query means (its filters and orders) is the catalogue's (catalogue/query.ts).
 
 export const Q_RULE = 'must be 1–100 characters holding 1–5 terms separated by white space, each of at least 3 characters'
 
@@ -51,35 +23,6 @@ export function parseTerms (q: string | undefined): string[] {
   const short = terms.find((t) => [...t].length < 3)
   if (short !== undefined) refuse(`terms must each be at least 3 characters ("${short}" is shorter)`)
   return [...new Set(terms.map(nameKey))]
-}
-
-/** Does `plant` belong in the query's result? */
-export function matches (plant: Plant, query: PlantQuery): boolean {
-  if (query.statuses.length > 0 && !query.statuses.includes(plant.status as PlantStatus)) return false
-  if (query.category !== undefined && plant.category !== query.category) return false
-  if (!query.tags.every((t) => plant.tags.includes(t))) return false
-  const key = nameKey(plant.name)
-  return query.terms.every((t) => key.includes(t))
-}
-
-/** The query's order on positions: negative when `a` comes first. */
-export function comparePositions (sort: Sort, a: Position, b: Position): number {
-  const byId = a.id - b.id
-  const ascending = sort === 'id' || sort === 'name' ? 1 : -1
-  if (sort === 'id' || sort === '-id') return ascending * byId
-  return ascending * (compareCodePoints(a.key!, b.key!) || byId)
-}
-
-export const positionOf = (plant: Plant, sort: Sort): Position =>
-  sort === 'name' || sort === '-name' ? { id: plant.id, key: nameKey(plant.name) } : { id: plant.id }
-
-/** One page of `plants` (any order) for the query, after `after`: the model both engines must agree with. */
-export function pageOf<P extends Plant> (plants: Iterable<P>, query: PlantQuery, after: Position | undefined, limit: number): P[] {
-  const order = (a: P, b: P): number => comparePositions(query.sort, positionOf(a, query.sort), positionOf(b, query.sort))
-  return [...plants]
-    .filter((p) => matches(p, query) && (after === undefined || comparePositions(query.sort, positionOf(p, query.sort), after) > 0))
-    .sort(order)
-    .slice(0, limit)
 }
 
 // Cursors: the position after which the next page starts, plus a fingerprint of the sort and filters

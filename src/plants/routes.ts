@@ -8,8 +8,11 @@ import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
 import { allowHeader, methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { feedPositionHook } from '../feed/position.js'
-import { PlantNotFound, toRecord, type PlantStore, type StoredPlant } from '../store/plant-store.js'
-import { decodeCursor, encodeCursor, parseTerms, positionOf, type PlantQuery } from './query.js'
+import { PlantNotFound } from '../catalogue/errors.js'
+import { toRecord, type StoredPlant } from '../catalogue/plant.js'
+import { positionOf, type PlantQuery } from '../catalogue/query.js'
+import type { PlantStore } from '../store/plant-store.js'
+import { decodeCursor, encodeCursor, parseTerms } from './query.js'
 import {
   IdParams, ListQuery, PAGE_SIZE, NewPlant, Plant, PlantPage, PlantUpdate, ReadHeaders, UpdateHeaders, WriteHeaders, type PlantFields
 } from './schemas.js'

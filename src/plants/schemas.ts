@@ -1,15 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { STATUSES, type PlantStatus } from '../catalogue/plant.js'
+import { SORTS, type Sort } from '../catalogue/query.js'
 import { component, ref } from '../http/components.js'
 import { TEXT_PATTERN, TEXT_RULE } from '../http/messages.js'
 import { Photos } from '../photos/schemas.js'
-import { SORTS, type Sort } from './query.js'
 
-// The plant resource: these schemas validate requests, type the code, serialise responses
-// and generate the OpenAPI document. Nothing about a plant's shape is written anywhere else.
+// The plant resource on the wire: these schemas validate requests, serialise responses and
+// generate the OpenAPI document. Their types are the catalogue's (src/catalogue/), checked to
+// be the same at compile time (schema-types.ts), so the two cannot drift.
 // A schema clients should know by name is a component (see src/http/components.ts for the pattern).
-
-export const STATUSES = ['available', 'pending', 'sold'] as const
-export type PlantStatus = typeof STATUSES[number]
 
 const Status = Type.Unsafe<PlantStatus>({ type: 'string', enum: [...STATUSES], description: 'Sale status of the plant.' })
 export const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Server-assigned identifier; increasing, never reused.' })

@@ -1,9 +1,15 @@
-import type { Config } from '../config.js'
 import type { PlantStore } from './plant-store.js'
 import { openSqliteStore } from './sqlite/sqlite-plant-store.js'
 
+/** What choosing and opening a store needs of the configuration (src/config.ts's Config has it). */
+export interface StoreSettings {
+  databaseUrl?: string
+  dataDir: string
+  feedRetentionMs: number
+}
+
 /** The store the configuration names: PostgreSQL when DATABASE_URL is set, else the embedded SQLite file. */
-export async function openStore (config: Config): Promise<PlantStore> {
+export async function openStore (config: StoreSettings): Promise<PlantStore> {
   if (config.databaseUrl) {
     const { openPostgresStore } = await import('./postgres/postgres-plant-store.js')
     return openPostgresStore({ connectionString: config.databaseUrl, feedRetentionMs: config.feedRetentionMs })

@@ -1,14 +1,10 @@
-import type { NewPhoto } from '../photos/schemas.js'
-import type { Sort } from '../plants/query.js'
-import type { Plant, PlantFields, PlantPatch, PlantStatus } from '../plants/schemas.js'
+import type { ChangePage } from '../catalogue/changes.js'
+import type { NewPhoto } from '../catalogue/photo.js'
+import type { Inventory, PlantFields, PlantPatch, PlantStatus, StoredPlant } from '../catalogue/plant.js'
+import type { Sort } from '../catalogue/query.js'
 
 // The storage boundary: routes speak to this interface only; one implementation per engine.
-
-/** A plant as stored: the record plus the version its ETag is made from. */
-export interface StoredPlant extends Plant { version: number }
-
-/** The record a client sees (and the feed keeps): the stored plant without its version. */
-export const toRecord = ({ id, name, category, tags, status, photos }: Plant): Plant => ({ id, name, category, tags, status, photos: photos ?? [] })
+// It speaks the catalogue's words (src/catalogue/) and throws its errors (catalogue/errors.ts).
 
 export interface IdempotencyClaim {
   key: string
@@ -27,7 +23,7 @@ export interface ListFilter {
   statuses?: PlantStatus[]
   category?: string
   tags?: string[]
-  /** Lower-cased terms (see plants/query.ts) the lower-cased name must each contain. */
+  /** Lower-cased terms (see catalogue/query.ts) the lower-cased name must each contain. */
   terms?: string[]
   sort?: Sort
   /** Start after this id (0: from the start); with a name sort, after (afterKey, afterId). */
@@ -35,18 +31,6 @@ export interface ListFilter {
   afterKey?: string
   limit: number
 }
-
-export type Inventory = Record<PlantStatus, number>
-
-export type ChangeKind = 'created' | 'updated' | 'deleted'
-export interface Change {
-  seq: number
-  kind: ChangeKind
-  id: number
-  version: number
-  plant: Plant | null
-}
-export interface ChangePage { items: Change[], next: number }
 
 export interface PlantStore {
   readonly engine: 'sqlite' | 'postgres'
@@ -87,19 +71,4 @@ export interface PlantStore {
   /** The version of the database schema: SQLite's user_version, or the highest PostgreSQL migration applied. */
   schemaVersion (): Promise<number>
   close (): Promise<void>
-}
-
-export class PlantNotFound extends Error {}
-export class VersionMismatch extends Error {}
-export class IdempotencyKeyReused extends Error {}
-export class FeedGone extends Error {
-  constructor (readonly reason: 'expired' | 'ahead') { super(`feed position ${reason}`) }
-}
-export class PhotoNotFound extends Error {}
-export class PhotoLimitReached extends Error {}
-/** A list query ran past its time limit: answered 503 so it never holds the service up. */
-export class QueryTooSlow extends Error {}
-/** The storage cannot take or answer the request now (down, busy, disk full); worth a retry. */
-export class StorageUnavailable extends Error {
-  constructor (message: string, readonly cause?: unknown) { super(message) }
 }

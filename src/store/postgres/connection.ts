@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { StorageUnavailable } from '../plant-store.js'
+import { StorageUnavailable } from '../../catalogue/errors.js'
 import { isDatabaseError, storageError } from './storage-errors.js'
 
 export interface Timeouts {

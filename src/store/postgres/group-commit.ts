@@ -1,8 +1,9 @@
 import type pg from 'pg'
+import type { ChangeKind } from '../../catalogue/changes.js'
 import {
-  IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, StorageUnavailable, VersionMismatch, type ChangeKind
-} from '../plant-store.js'
-import type { Plant } from '../../plants/schemas.js'
+  IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, StorageUnavailable, VersionMismatch
+} from '../../catalogue/errors.js'
+import type { Plant } from '../../catalogue/plant.js'
 import type { Session } from './connection.js'
 import { isRetryable, isUnavailable, storageError } from './storage-errors.js'
 import { recordCommit } from '../commit-sizes.js'

@@ -1,11 +1,9 @@
 import type pg from 'pg'
-import { fileNamesOf, type Photo } from '../../photos/schemas.js'
-import { nameKey } from '../../plants/name-key.js'
-import type { PlantFields, PlantPatch, PlantStatus } from '../../plants/schemas.js'
-import {
-  IdempotencyKeyReused, PlantNotFound, VersionMismatch, toRecord,
-  type CreateResult, type IdempotencyClaim, type StoredPlant
-} from '../plant-store.js'
+import { nameKey } from '../../catalogue/name-key.js'
+import { fileNamesOf, type Photo } from '../../catalogue/photo.js'
+import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
+import { toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
 import { toKey } from './list-query.js'
 import { fromPostgresText as fromDb, toPostgresText as toDb } from './text-escape.js'
 

@@ -1,6 +1,6 @@
 import pg from 'pg'
+import { nameKey } from '../../catalogue/name-key.js'
 import type { ListFilter } from '../plant-store.js'
-import { nameKey } from '../../plants/name-key.js'
 import { fromPostgresText, toPostgresText } from './text-escape.js'
 
 // A list query on PostgreSQL: keyset pagination along the page's order (no OFFSET); the planner

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache'
 import type { PoolClient } from 'pg'
-import { fileNamesOf, MAX_PHOTOS, type NewPhoto, type Photo } from '../../photos/schemas.js'
-import { PhotoLimitReached, PhotoNotFound, PlantNotFound, VersionMismatch } from '../plant-store.js'
+import { PhotoLimitReached, PhotoNotFound, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
+import { fileNamesOf, MAX_PHOTOS, type NewPhoto, type Photo } from '../../catalogue/photo.js'
 import type { Tx } from './group-commit.js'
 
 // Photo files on PostgreSQL: a table of bytea in the shared database, so every instance serves

@@ -1,10 +1,9 @@
 import pg from 'pg'
-import type { NewPhoto } from '../../photos/schemas.js'
-import type { PlantFields, PlantPatch, PlantStatus } from '../../plants/schemas.js'
-import {
-  FeedGone, QueryTooSlow, StorageUnavailable, toRecord,
-  type Change, type ChangePage, type CreateResult, type IdempotencyClaim, type Inventory, type ListFilter, type PlantStore, type StoredPlant
-} from '../plant-store.js'
+import type { Change, ChangePage } from '../../catalogue/changes.js'
+import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
+import type { NewPhoto } from '../../catalogue/photo.js'
+import { toRecord, type Inventory, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import type { CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { ChangeWatcher } from './change-watcher.js'
 import { fillNameKeys, listQuery, rarestFirst } from './list-query.js'
 import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connection.js'

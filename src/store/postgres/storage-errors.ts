@@ -1,4 +1,4 @@
-import { StorageUnavailable } from '../plant-store.js'
+import { StorageUnavailable } from '../../catalogue/errors.js'
 
 // Which failures mean "PostgreSQL cannot serve this now, retry shortly" (503) rather than a bug (500).
 

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
-import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, VersionMismatch } from '../plant-store.js'
+import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
 import { batchWriter, type BatchResult, type Refusal, type WriteOp } from './writes.js'
 import { recordCommit } from '../commit-sizes.js'
 

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import { nameKey } from '../../plants/name-key.js'
+import { nameKey } from '../../catalogue/name-key.js'
 
 // Versioned by PRAGMA user_version; each step runs in its own transaction. Append, never edit.
 const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: string) => void) => void)> = [

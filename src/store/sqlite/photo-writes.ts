@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import { fileNamesOf, MAX_PHOTOS, type NewPhoto, type Photo } from '../../photos/schemas.js'
+import { fileNamesOf, MAX_PHOTOS, type NewPhoto, type Photo } from '../../catalogue/photo.js'
 
 // Photo files on SQLite: BLOBs in the catalogue's own database, written in the transaction that
 // names them, so a committed record never names missing bytes and a backup holds both.

@@ -1,10 +1,9 @@
 import type Database from 'better-sqlite3'
-import type { NewPhoto } from '../../photos/schemas.js'
-import type { PlantFields, PlantPatch, PlantStatus } from '../../plants/schemas.js'
-import {
-  FeedGone, QueryTooSlow, StorageUnavailable,
-  type Change, type ChangePage, type CreateResult, type IdempotencyClaim, type Inventory, type ListFilter, type PlantStore, type StoredPlant
-} from '../plant-store.js'
+import type { Change, ChangePage } from '../../catalogue/changes.js'
+import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
+import type { NewPhoto } from '../../catalogue/photo.js'
+import type { Inventory, PlantFields, PlantPatch, PlantStatus, StoredPlant } from '../../catalogue/plant.js'
+import type { CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { prepareDataDir } from './data-dir.js'
 import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
 import { listSql, mergePages, pendingSql, probeSql, SMALL, type Driver } from './list-query.js'

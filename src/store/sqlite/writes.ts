@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3'
-import type { NewPhoto, Photo } from '../../photos/schemas.js'
-import { nameKey } from '../../plants/name-key.js'
-import type { PlantFields, PlantPatch, PlantStatus } from '../../plants/schemas.js'
-import { toRecord, type CreateResult, type IdempotencyClaim, type StoredPlant } from '../plant-store.js'
+import { nameKey } from '../../catalogue/name-key.js'
+import type { NewPhoto, Photo } from '../../catalogue/photo.js'
+import { toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
 import { photoFiles, type PhotoRefusal } from './photo-writes.js'
 import { searchBacklog } from './search-backlog.js'
 

@@ -1,0 +1,17 @@
+// The catalogue's refusals and failures: thrown by the store, turned into the contract's error
+// body in one place (http/error-handler.ts).
+
+export class PlantNotFound extends Error {}
+export class VersionMismatch extends Error {}
+export class IdempotencyKeyReused extends Error {}
+export class FeedGone extends Error {
+  constructor (readonly reason: 'expired' | 'ahead') { super(`feed position ${reason}`) }
+}
+export class PhotoNotFound extends Error {}
+export class PhotoLimitReached extends Error {}
+/** A list query ran past its time limit: answered 503 so it never holds the service up. */
+export class QueryTooSlow extends Error {}
+/** The storage cannot take or answer the request now (down, busy, disk full); worth a retry. */
+export class StorageUnavailable extends Error {
+  constructor (message: string, readonly cause?: unknown) { super(message) }
+}

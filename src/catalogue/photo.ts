@@ -1,0 +1,35 @@
+// A plant's photos as the catalogue keeps them: the record, its files, the limit on how many.
+// The HTTP schema (photos/schemas.ts) is checked against these types (plants/schema-types.ts).
+
+/** At most this many photos a plant (the 13th upload is a 409). */
+export const MAX_PHOTOS = 12
+/** Where the files are served; a photo's urls are this prefix and a file name. */
+export const FILES_PATH = '/v3/photos/'
+
+export interface Photo {
+  /** The photo's id within its plant. */
+  id: string
+  /** Size of the full picture, upright, in pixels. */
+  width: number
+  height: number
+  /** Each names a file by its content (SHA-256). */
+  urls: { thumb: string, display: string, full: string }
+}
+
+/** A file a photo is served from: its content-derived name and bytes. */
+export interface PhotoFile { name: string, bytes: Uint8Array }
+
+/** The photo as the store keeps it, with the three files its urls name. */
+export interface NewPhoto {
+  photo: Photo
+  files: PhotoFile[]
+  /**
+   * The files' memory belongs to them alone (no other buffer shares it), and nothing reads them
+   * after the write: the store may move it to another thread instead of copying it.
+   */
+  movable?: boolean
+}
+
+/** The file names a photo's urls point to (what its files are counted by). */
+export const fileNamesOf = (photo: Photo): string[] =>
+  [photo.urls.thumb, photo.urls.display, photo.urls.full].map((url) => url.slice(FILES_PATH.length))

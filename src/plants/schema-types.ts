@@ -1,0 +1,28 @@
+import type { Static } from '@sinclair/typebox'
+import type { Change, ChangePage } from '../catalogue/changes.js'
+import type { Photo } from '../catalogue/photo.js'
+import type { Inventory, Plant, PlantFields, PlantPatch, PlantStatus } from '../catalogue/plant.js'
+import type { Sort } from '../catalogue/query.js'
+import type * as feed from '../feed/schemas.js'
+import type * as photos from '../photos/schemas.js'
+import type * as plants from './schemas.js'
+
+// The wire's schemas and the catalogue's types, checked to be the same at compile time: a member
+// added to, dropped from or retyped in one and not the other fails `npm run typecheck` here.
+
+/** true when each type is assignable to the other. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+type Holds<T extends true> = T
+
+export type SchemasMatchTheCatalogue = [
+  Holds<Same<Static<typeof plants.Plant>, Plant>>,
+  Holds<Same<Required<Static<typeof plants.NewPlant>>, PlantFields>>,
+  Holds<Same<Required<Static<typeof plants.PlantUpdate>>, PlantFields & { id: number }>>,
+  Holds<Same<Static<typeof plants.PlantPatch>, PlantPatch>>,
+  Holds<Same<Static<typeof plants.Inventory>, Inventory>>,
+  Holds<Same<NonNullable<Static<typeof plants.ListQuery>['status']>, PlantStatus[]>>,
+  Holds<Same<NonNullable<Static<typeof plants.ListQuery>['sort']>, Sort>>,
+  Holds<Same<Static<typeof photos.Photo>, Photo>>,
+  Holds<Same<Static<typeof feed.Change>, Change>>,
+  Holds<Same<Static<typeof feed.ChangePage>, ChangePage>>
+]
