@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import type { Page } from 'playwright-core'
+import type { Locator, Page } from 'playwright-core'
 import { ENGINES } from './helpers/engines.js'
 import { axe, fitsWidth, KEY, NO_CHROMIUM, openStaffPage, OUTPUT, plantButton, png, sharedBrowser, unexpectedErrors, type StaffPage } from './helpers/staff-page.js'
 
@@ -21,6 +21,16 @@ async function giveKey (page: Page, key: string): Promise<void> {
 }
 
 const writes = (staff: StaffPage) => staff.requests.filter((r) => !r.startsWith('GET '))
+
+/** The confirmation that names a photo leaves that photo in view: their boxes do not overlap, and the photo is inside the window. */
+async function photoInView (page: Page, photo: Locator, confirmation: Locator): Promise<void> {
+  const [a, b] = [await photo.boundingBox(), await confirmation.boundingBox()]
+  assert.ok(a && b)
+  const apart = a.y + a.height <= b.y || b.y + b.height <= a.y || a.x + a.width <= b.x || b.x + b.width <= a.x
+  assert.ok(apart, `the confirmation ${JSON.stringify(b)} covers the photo ${JSON.stringify(a)}`)
+  const window = page.viewportSize()!
+  assert.ok(a.y >= 0 && a.y + a.height <= window.height, `the photo ${JSON.stringify(a)} is in the window`)
+}
 
 for (const engine of ENGINES) {
   const skip = NO_CHROMIUM || engine.skip
@@ -179,11 +189,17 @@ for (const engine of ENGINES) {
     // A file that is not an image is refused in words staff understand.
     await editor.getByLabel('Add photos').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not a picture') })
     await editor.getByRole('alert').filter({ hasText: 'notes.txt was not added. That kind of file is not accepted: use a JPEG, PNG or WebP image.' }).waitFor()
+    // Bytes that are no picture under a picture's name: staff's words, not the API's ("the body is not a readable image/jpeg picture").
+    await editor.getByLabel('Add photos').setInputFiles({ name: 'broken.jpg', mimeType: 'image/jpeg', buffer: Buffer.from('not a picture either') })
+    await editor.getByRole('alert').filter({ hasText: 'broken.jpg was not added. This file is not a picture we can read: choose a JPEG, PNG or WebP photo.' }).waitFor()
+    assert.match(await editor.locator('#photo-drop .hint').innerText(), /^or drop JPEG, PNG or WebP images here/, 'with a mouse, dropping is offered')
     await page.screenshot({ path: join(OUTPUT, `browser-page-${engine.name}-photos-1280.png`) })
     // Removing a photo asks first, as deleting a plant does: Cancel keeps it, Remove deletes it.
     await editor.getByRole('button', { name: 'Remove photo 2' }).click()
     const sure = page.getByRole('alertdialog', { name: 'Remove this photo?' })
     await sure.getByText('Photo 2 will be deleted. This cannot be undone.').waitFor()
+    await photoInView(page, editor.getByRole('img', { name: 'Photo 2 of Olive tree' }), sure)
+    await page.screenshot({ path: join(OUTPUT, `browser-page-${engine.name}-photo-confirm-1280.png`) })
     await sure.getByRole('button', { name: 'Cancel' }).click()
     assert.equal((await staff.call('GET', `/v3/plant/${olive.id}`)).body.photos.length, 2)
     await editor.getByRole('button', { name: 'Remove photo 2' }).click()
@@ -213,7 +229,40 @@ for (const engine of ENGINES) {
     await page.getByText('No plants yet. Add the first one.').waitFor()
 
     assert.deepEqual(unexpectedErrors(staff.errors), [])
-    assert.deepEqual(await staff.refusedStatuses(), [405, 415], 'only the empty name and the text file were refused')
+    assert.deepEqual(await staff.refusedStatuses(), [405, 415, 400], 'only the empty name, the text file and the broken picture were refused')
+  })
+
+  test(`${engine.name}: on a phone, photos say nothing of dropping, a PNG named .jpg is added, and the removal confirmation leaves the photo it names in view`, opts, async (t) => {
+    const staff = await openStaffPage(t, browser(), engine)
+    const calathea = await staff.add({ name: 'Calathea', category: 'indoor' })
+    for (const size of [[320, 240], [240, 320], [300, 300]]) await staff.addPhoto(calathea.id, png(size[0], size[1]))
+    const phone = await browser().newContext({ viewport: { width: 375, height: 667 }, isMobile: true, hasTouch: true })
+    t.after(() => phone.close())
+    const page = await phone.newPage()
+    await page.goto(staff.url + '/')
+    await plantButton(page, 'Calathea').tap()
+    const editor = page.getByRole('dialog', { name: 'Edit plant' })
+    await editor.getByRole('img', { name: 'Photo 3 of Calathea' }).waitFor()
+    // A touch screen cannot drop files: the drop zone's words and frame are gone, the picker stays.
+    assert.equal(await editor.locator('#photo-drop .hint').innerText(), 'JPEG, PNG or WebP images (up to 10 MB each)')
+    assert.ok(await editor.getByText('Add photos').isVisible())
+
+    // A PNG saved under a .jpg name (so the browser calls it image/jpeg) is sent as what its bytes are.
+    await editor.getByLabel('Add photos').setInputFiles({ name: 'renamed.jpg', mimeType: 'image/jpeg', buffer: png(200, 300) })
+    await giveKey(page, KEY)
+    await editor.getByRole('img', { name: 'Photo 4 of Calathea' }).waitFor()
+
+    // Each photo's removal asks beside it, never over it, whichever row the photo is on.
+    const sure = page.getByRole('alertdialog', { name: 'Remove this photo?' })
+    for (const n of [1, 4]) {
+      await editor.getByRole('button', { name: `Remove photo ${n}` }).tap()
+      await sure.waitFor()
+      await photoInView(page, editor.getByRole('img', { name: `${n === 1 ? 'Cover photo' : `Photo ${n}`} of Calathea` }), sure)
+      if (n === 4) await page.screenshot({ path: join(OUTPUT, `browser-page-${engine.name}-photo-confirm-375.png`) })
+      await sure.getByRole('button', { name: 'Cancel' }).tap()
+      await sure.waitFor({ state: 'hidden' })
+    }
+    assert.equal((await staff.call('GET', `/v3/plant/${calathea.id}`)).body.photos.length, 4)
   })
 
   test(`${engine.name}: the keyboard alone opens, edits and saves a plant, Escape closes the editor, and focus is visible and comes back`, opts, async (t) => {

@@ -36,16 +36,36 @@ export function debounce (fn: () => void, ms: number): () => void {
 
 /**
  * Asks before something that cannot be undone, in the page's confirmation dialog (Cancel has the
- * focus, so Enter does no harm); resolves true when the person chose `action`.
+ * focus, so Enter does no harm); resolves true when the person chose `action`. Given `beside` (the
+ * thing it names, a photo), the dialog is placed above or below it rather than over it.
  */
-export async function confirmFirst (title: string, text: string, action: string): Promise<boolean> {
+export async function confirmFirst (title: string, text: string, action: string, beside?: HTMLElement): Promise<boolean> {
   const dialog = byId<HTMLDialogElement>('confirm')
   byId('confirm-title').textContent = title
   byId('confirm-text').textContent = text
   byId('confirm-delete').textContent = action
   dialog.returnValue = ''
+  beside?.scrollIntoView({ block: 'nearest' })
+  beside?.classList.add('named')
+  dialog.classList.toggle('beside', beside !== undefined)
   dialog.showModal()
+  if (beside !== undefined) placeBeside(dialog, beside)
   byId('confirm-cancel').focus()
   const answer = await new Promise<string>((resolve) => dialog.addEventListener('close', () => resolve(dialog.returnValue), { once: true }))
+  beside?.classList.remove('named')
+  dialog.style.removeProperty('margin-top')
+  dialog.classList.remove('beside')
   return answer === 'delete'
+}
+
+/** Puts the open `dialog` below `target` when it fits there, else above it, else on the side with more room. */
+function placeBeside (dialog: HTMLDialogElement, target: HTMLElement): void {
+  const gap = 12
+  const { top, bottom } = target.getBoundingClientRect()
+  const height = dialog.getBoundingClientRect().height
+  const room = window.innerHeight
+  const below = bottom + gap
+  const above = top - gap - height
+  const at = below + height <= room - gap ? below : above >= gap ? above : room - bottom > top ? room - height - gap : gap
+  dialog.style.marginTop = `${Math.max(gap, at)}px`
 }

@@ -1,4 +1,4 @@
-import { api, describe, type Plant } from './api.js'
+import { api, ApiError, describe, type Plant } from './api.js'
 import { byId, confirmFirst, el, say } from './dom.js'
 
 // The open plant's photos: shown as thumbnails, added from the file picker or by dropping files,
@@ -50,15 +50,39 @@ async function upload (files: File[]): Promise<void> {
     say(status, files.length === 1 ? `Uploading ${file.name}…` : `Uploading ${file.name} (${i + 1} of ${files.length})…`)
     inView()
     try {
-      await api('POST', `/v3/plant/${id}/photos`, { raw: file, contentType: file.type || 'application/octet-stream' })
+      await api('POST', `/v3/plant/${id}/photos`, { raw: file, contentType: await pictureType(file) })
       done += 1
     } catch (err) {
-      say(alert, `${file.name} was not added. ${describe(err)}`)
+      say(alert, `${file.name} was not added. ${uploadRefusal(err)}`)
     }
   }
   say(status, done === 0 ? '' : done === 1 ? 'Photo added and saved.' : `${done} photos added and saved.`)
   if (done > 0) await events.changed()
   inView()
+}
+
+/**
+ * The file's type from its first bytes when it is one the service takes: the browser's guess comes
+ * from the name, and a PNG saved as .jpg would be refused as "not a readable image/jpeg".
+ */
+async function pictureType (file: File): Promise<string> {
+  const head = new Uint8Array(await file.slice(0, 12).arrayBuffer())
+  const text = (from: number, to: number): string => String.fromCharCode(...head.subarray(from, to))
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg'
+  if (text(0, 8) === '\x89PNG\r\n\x1a\n') return 'image/png'
+  if (text(0, 4) === 'RIFF' && text(8, 12) === 'WEBP') return 'image/webp'
+  return file.type || 'application/octet-stream'
+}
+
+/**
+ * Why an upload was refused, in staff's words. The service's 400 names the rule in API terms ("the
+ * body is not a readable image/jpeg picture"); staff need to know what to choose instead.
+ */
+function uploadRefusal (err: unknown): string {
+  const detail = err instanceof ApiError && err.status === 400 ? err.problem?.detail ?? '' : ''
+  if (/megapixels/.test(detail)) return 'This photo has too many pixels (at most 50 megapixels): choose a smaller one.'
+  if (/^the (body|picture) (is|could not)/.test(detail)) return 'This file is not a picture we can read: choose a JPEG, PNG or WebP photo.'
+  return describe(err, 'This plant')
 }
 
 /** On a small screen the photo messages are below the fold of the dialog: bring the one shown into view. */
@@ -71,7 +95,7 @@ async function removePhoto (photoId: string, button: HTMLButtonElement, label: s
   const id = events.plantId()
   if (id === undefined) return
   // A photo removed is gone from the service: one slip of the finger must not do it.
-  if (!await confirmFirst('Remove this photo?', `${label} will be deleted. This cannot be undone.`, 'Remove')) {
+  if (!await confirmFirst('Remove this photo?', `${label} will be deleted. This cannot be undone.`, 'Remove', button.closest('li') ?? undefined)) {
     button.focus()
     return
   }
