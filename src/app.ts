@@ -15,6 +15,7 @@ import { registerComponents } from './http/components.js'
 import { apiIndexRoutes } from './http/api-index.js'
 import { corsOptions } from './http/cors.js'
 import { connectionTurns } from './http/connection-turns.js'
+import { capConnectionsPerClient } from './http/client-connections.js'
 import { LazySchemas } from './http/lazy-schemas.js'
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
@@ -98,7 +99,11 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     trustProxy: config.trustProxy,
     clientErrorHandler: observedClientErrors(clientErrorHandler),
     // One request at a time per connection, and node's own answers in the contract's shape (see connection-turns.ts).
-    serverFactory: connectionTurns,
+    serverFactory: (handler, options) => {
+      const server = connectionTurns(handler, options)
+      capConnectionsPerClient(server, { perClient: config.maxConnectionsPerClient, trustProxy: config.trustProxy })
+      return server
+    },
     frameworkErrors,
     exposeHeadRoutes: true,
     schemaController: { compilersFactory: { buildSerializer: lazySchemas.serializers() } }

@@ -22,6 +22,7 @@ const Env = Type.Object({
   FEED_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, maximum: 36_500, default: 7, description: 'a number of days above 0 (e.g. 7 or 0.5)' }),
   FEED_MAX_STREAMS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1000, description: 'an integer from 1 to 1000000' }),
   FEED_MAX_STREAMS_PER_CLIENT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 20, description: 'an integer from 1 to 1000000' }),
+  MAX_CONNECTIONS_PER_CLIENT: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 256, description: 'an integer from 0 (no cap) to 1000000' }),
   WORKERS: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })], { default: 1, description: 'auto or an integer from 1 to 256' })
 })
 type Env = Static<typeof Env>
@@ -123,6 +124,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
     /** Event streams open at once on this instance, and from one client address (past them: 503, 429). */
     feedMaxStreams: e.FEED_MAX_STREAMS,
     feedMaxStreamsPerClient: e.FEED_MAX_STREAMS_PER_CLIENT,
+    /** Connections one client address may hold open (TRUST_PROXY's proxies exempt; 0: no cap). */
+    maxConnectionsPerClient: e.MAX_CONNECTIONS_PER_CLIENT,
     workers: e.WORKERS
   }
 }

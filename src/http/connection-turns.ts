@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http'
+import http, { STATUS_CODES, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import { problemBody, type ProblemCode } from './problem.js'
 
@@ -63,6 +63,17 @@ export function sendRaw (res: ServerResponse, status: number, code: ProblemCode,
     ...(close ? { connection: 'close' } : {})
   })
   res.end(body)
+}
+
+/**
+ * An answer written straight to a socket no request owns (a parser refusal, a header timeout, one
+ * connection too many), then the socket destroyed once the answer is flushed: `end()` alone only
+ * half-closed it, and a client that never closed its side kept the descriptor.
+ */
+export function answerAndClose (socket: Socket, status: number, code: ProblemCode, detail: string): void {
+  const body = JSON.stringify(problemBody(status, code, randomUUID(), detail))
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+    `content-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`, () => socket.destroy())
 }
 
 /**

@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto'
-import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
@@ -10,6 +8,7 @@ import { DuplicateMember } from './json-body.js'
 import { HttpProblem, problemBody, problemType, type FieldError, type ProblemCode } from './problem.js'
 import { noteProblem } from './request-logger.js'
 import { routeNotFound } from './unrouted.js'
+import { answerAndClose } from './connection-turns.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -179,9 +178,7 @@ export function clientErrorHandler (error: Error & { code?: string }, socket: So
     : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? [408, 'request-timeout', 'The request took too long to arrive']
       : [400, 'invalid-input', 'The request is not valid HTTP']
-  const body = JSON.stringify(problemBody(status, code, randomUUID(), detail))
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
-    `content-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`)
+  answerAndClose(socket, status, code, detail)
 }
 
 const escapePointer = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1')
