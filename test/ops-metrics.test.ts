@@ -7,7 +7,7 @@ import { StorageUnavailable } from '../src/catalogue/errors.js'
 import { build } from './helpers/app.js'
 import { sqliteEngine } from './helpers/engines.js'
 import { logCollector } from './helpers/log-lines.js'
-import { send, startService } from './helpers/process.js'
+import { send, startService, workerPids } from './helpers/process.js'
 
 /** The value of one series in Prometheus text (0 when absent). */
 function value (text: string, series: string): number {
@@ -26,10 +26,34 @@ async function raw (port: number, bytes: string): Promise<string> {
   })
 }
 
+/** Prometheus text as a scraper wants it: no blank lines, one HELP and one TYPE a metric, ending in a newline. */
+function assertCleanExposition (text: string): void {
+  const lines = text.split('\n')
+  assert.equal(lines.pop(), '', 'ends with a newline')
+  assert.deepEqual(lines.flatMap((l, i) => l.trim() === '' ? [i + 1] : []), [], 'blank lines at')
+  for (const kind of ['HELP', 'TYPE']) {
+    const names = lines.filter((l) => l.startsWith(`# ${kind} `)).map((l) => l.split(' ')[2])
+    assert.deepEqual(names.filter((n, i) => names.indexOf(n) !== i), [], `metrics with more than one ${kind}`)
+  }
+}
+
+/** Scrapes until the primary sums both workers (the second may still be starting when /healthz first answers). */
+async function bothWorkersSummed (url: string): Promise<void> {
+  const deadline = Date.now() + 60_000 // a start-up's wait (as startService's), not a measure
+  for (;;) {
+    const scrape = await send(url, { method: 'GET', path: '/metrics' })
+    assert.equal(scrape.status, 200)
+    if (value(scrape.body, 'cluster_workers_summed') === 2) return
+    assert.ok(Date.now() < deadline, `the primary never summed both workers:\n${scrape.body.split('\n').filter((l) => l.startsWith('cluster_')).join('\n')}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
 describe('metrics', () => {
   test('with WORKERS=2, /metrics counts the requests of every worker, whichever worker answers the scrape', async (t) => {
     const service = await startService({ env: { WORKERS: '2', SHUTDOWN_GRACE_MS: '0' }, readyTimeoutMs: 60_000 })
     t.after(() => service.stop())
+    await bothWorkersSummed(service.url)
     // One connection a request: the primary hands connections to the workers in turn.
     for (let i = 0; i < 10; i++) {
       assert.equal((await send(service.url, { method: 'GET', path: '/v3/plant/999' })).status, 404)
@@ -38,9 +62,53 @@ describe('metrics', () => {
     for (let i = 0; i < 4; i++) {
       const scrape = await send(service.url, { method: 'GET', path: '/metrics' })
       assert.equal(scrape.status, 200)
+      assert.equal(value(scrape.body, 'cluster_workers_unanswered'), 0)
       assert.equal(value(scrape.body, series), 10, scrape.body.split('\n').filter((l) => l.includes('plant/:id')).join('\n'))
       assert.ok(value(scrape.body, 'process_resident_memory_bytes') > 0)
+      assertCleanExposition(scrape.body)
+      // An info gauge is 1 after the sum too (each worker says 1 for the same labels).
+      const info = scrape.body.split('\n').filter((l) => l.startsWith('plant_catalogue_info{'))
+      assert.equal(info.length, 1, info.join('\n'))
+      assert.match(info[0], /\} 1$/)
     }
+  })
+
+  test('with WORKERS=2 and one worker not answering (its loop held), a scrape still answers 200: the other worker\'s figures and the gauge of the one left out', async (t) => {
+    const service = await startService({ env: { WORKERS: '2', SHUTDOWN_GRACE_MS: '0' }, readyTimeoutMs: 60_000 })
+    const [held, other] = workerPids(service.pid)
+    assert.ok(held !== undefined && other !== undefined, 'two workers')
+    t.after(async () => { process.kill(held, 'SIGCONT'); await service.stop() })
+    await bothWorkersSummed(service.url)
+    // A stopped process is, to the primary, a worker whose event loop never turns: the IPC
+    // question stays unanswered, exactly as behind a long synchronous task, and it needs no hook
+    // in the service. The primary may have handed one of the scrapes to the held worker (it waits
+    // for it), so two are sent, each on a connection of its own: the other worker answers one.
+    process.kill(held, 'SIGSTOP')
+    const scrapes = [0, 1].map(async () => send(service.url, { method: 'GET', path: '/metrics' }))
+    const first = await Promise.race(scrapes)
+    assert.equal(first.status, 200)
+    assert.equal(value(first.body, 'cluster_workers_unanswered'), 1)
+    assert.equal(value(first.body, 'cluster_workers_summed'), 1)
+    assert.ok(value(first.body, 'process_resident_memory_bytes') > 0)
+    assertCleanExposition(first.body)
+    process.kill(held, 'SIGCONT')
+    const all = await Promise.all(scrapes)
+    assert.deepEqual(all.map((a) => a.status), [200, 200])
+    // One warning line for each scrape that left a worker out, naming it.
+    const partial = all.filter((a) => value(a.body, 'cluster_workers_unanswered') === 1).length
+    const warnings = service.output().split('\n').filter((l) => l.includes('did not answer'))
+    assert.equal(warnings.length, partial, service.output())
+    assert.ok(warnings.every((l) => JSON.parse(l).level === 'warn' && JSON.parse(l).unansweredWorkers[0] === held), warnings.join('\n'))
+    // Back to both once the worker turns again.
+    await bothWorkersSummed(service.url)
+  })
+
+  test('the exposition of one process has no blank lines and one HELP and TYPE a metric', async (t) => {
+    const { app } = await build(t, sqliteEngine)
+    const scrape = await app.inject({ method: 'GET', url: '/metrics' })
+    assert.equal(scrape.statusCode, 200)
+    assertCleanExposition(scrape.body)
+    assert.match(scrape.body, /^plant_catalogue_info\{.*\} 1$/m)
   })
 
   test('storage failures are a series of their own, by engine and cause', async (t) => {

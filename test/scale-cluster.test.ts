@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,18 +6,10 @@ import { after, before, describe, it } from 'node:test'
 import { ENGINES } from './helpers/engines.js'
 import { OpenApiCheck } from './helpers/openapi-check.js'
 import { freshSchema } from './helpers/postgres-engine.js'
+import { workerPids } from './helpers/process.js'
 import { request, startInstance, type Instance } from './helpers/scale.js'
 
 // WORKERS=2: the same API, answered by whichever worker the connection lands on.
-
-/** The worker processes of a primary (its esbuild helper is a child too, hence the name filter). */
-const workersOf = (pid: number): number[] => {
-  try {
-    return execFileSync('pgrep', ['-P', String(pid), '-f', 'server']).toString().trim().split('\n').filter(Boolean).map(Number)
-  } catch {
-    return [] // pgrep exits 1 when nothing matches
-  }
-}
 
 for (const engine of ENGINES) {
   describe(`a clustered instance (WORKERS=2) on ${engine.name}`, { skip: engine.skip, timeout: 300_000 }, () => {
@@ -54,7 +45,7 @@ for (const engine of ENGINES) {
     })
 
     it('runs two workers behind one port', () => {
-      assert.equal(workersOf(instance.child.pid!).length, 2)
+      assert.equal(workerPids(instance.child.pid!).length, 2)
     })
 
     it('add, read, conditional update and delete behave as on one process, whichever worker answers', async () => {

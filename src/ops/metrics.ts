@@ -4,7 +4,7 @@ import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'pr
 import { writeSecurity } from '../http/auth.js'
 import { COMMIT_SIZE_BUCKETS, commitSizes } from '../store/commit-sizes.js'
 import { StorageUnavailable } from '../catalogue/errors.js'
-import { clusterMetricsReader } from './cluster-metrics.js'
+import { clusterMetricsReader, exposition } from './cluster-metrics.js'
 import { parserRefusals } from './parser-refusals.js'
 
 const NAME = 'http_request_duration_seconds'
@@ -97,7 +97,7 @@ export function registerMetrics (app: FastifyInstance): Registry {
     })
   } as unknown as Metric)
   // In a cluster the answering worker asks the primary for every worker's figures, summed.
-  const read = cluster.isWorker ? clusterMetricsReader(registry) : () => registry.metrics()
+  const read = cluster.isWorker ? clusterMetricsReader(registry, app.log) : async () => exposition(await registry.metrics())
   // Behind the write keys when keys are configured (the write-auth hook reads `security`).
   app.get('/metrics', { schema: { hide: true, security: writeSecurity } }, async (_request, reply) => {
     reply.type(registry.contentType)

@@ -44,6 +44,8 @@ export const versionRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore, regis
     help: 'Always 1; the labels say which release, API version, engine and database schema version this instance runs',
     labelNames: ['version', 'api_version', 'engine', 'schema_version'] as const,
     registers: [],
+    // With WORKERS > 1 the scrape combines every worker's series: the default (a sum) would say 2.
+    aggregator: 'max',
     async collect () {
       this.reset()
       // Scraped while storage is down, the schema version is unknown rather than the scrape failing.

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
@@ -22,6 +22,15 @@ export async function freePort (): Promise<number> {
       server.close(() => resolve(port))
     })
   })
+}
+
+/** The worker processes of a clustered service's primary (its esbuild helper is a child too, hence the name filter). */
+export function workerPids (pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid), '-f', 'server']).toString().trim().split('\n').filter(Boolean).map(Number)
+  } catch {
+    return [] // pgrep exits 1 when nothing matches
+  }
 }
 
 /** A fresh temporary folder, removed by the returned function. */
