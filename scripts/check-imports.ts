@@ -1,0 +1,193 @@
+// The house's rule, checked on every lint: no import circle in src/, and no import from a lower
+// floor to a higher one except the few listed in ALLOWED_UPWARD, each with its reason.
+// Run: node --import tsx scripts/check-imports.ts [src-dir]
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join, relative, resolve, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import ts from 'typescript'
+
+// The floor of each room (a folder under src/, or a file at its top). A room may import its own
+// floor and those below; a new room must be given a floor here before it is imported.
+export const FLOORS: Record<string, number> = {
+  catalogue: 0, // the catalogue's own words: records, statuses, sorts, the query model, domain errors
+  store: 1, // the store interface and its engines
+  version: 2,
+  config: 2,
+  http: 2,
+  plants: 2,
+  photos: 2,
+  feed: 2,
+  ops: 2,
+  page: 2,
+  client: 2,
+  app: 3,
+  server: 3,
+  cli: 3
+}
+
+export interface AllowedUpward { from: string, to: string, why: string }
+
+// At most two, type-only, each justified in one line.
+export const ALLOWED_UPWARD: AllowedUpward[] = []
+
+export const MAX_ALLOWED_UPWARD = 2
+
+export interface ImportEdge { from: string, to: string, typeOnly: boolean }
+
+export interface ImportReport {
+  files: string[]
+  edges: ImportEdge[]
+  circles: string[][]
+  upward: ImportEdge[]
+  problems: string[]
+}
+
+const toPosix = (path: string): string => path.split(sep).join('/')
+
+function sourceFiles (dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) return sourceFiles(path)
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [path] : []
+  })
+}
+
+// `import { type A, type B } from` is erased like `import type`: it counts as type-only.
+function isTypeOnlyImport (node: ts.ImportDeclaration): boolean {
+  const clause = node.importClause
+  if (clause === undefined) return false
+  if (clause.isTypeOnly) return true
+  const bindings = clause.namedBindings
+  return clause.name === undefined && bindings !== undefined && ts.isNamedImports(bindings) &&
+    bindings.elements.length > 0 && bindings.elements.every((element) => element.isTypeOnly)
+}
+
+function isTypeOnlyExport (node: ts.ExportDeclaration): boolean {
+  if (node.isTypeOnly) return true
+  const clause = node.exportClause
+  return clause !== undefined && ts.isNamedExports(clause) && clause.elements.length > 0 &&
+    clause.elements.every((element) => element.isTypeOnly)
+}
+
+// Every module a file names: static imports and re-exports, `import()` calls, `typeof import()`.
+function specifiersOf (path: string): Array<{ specifier: string, typeOnly: boolean }> {
+  const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true)
+  const found: Array<{ specifier: string, typeOnly: boolean }> = []
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      found.push({ specifier: node.moduleSpecifier.text, typeOnly: isTypeOnlyImport(node) })
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier !== undefined && ts.isStringLiteral(node.moduleSpecifier)) {
+      found.push({ specifier: node.moduleSpecifier.text, typeOnly: isTypeOnlyExport(node) })
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const [argument] = node.arguments
+      if (argument !== undefined && ts.isStringLiteralLike(argument)) found.push({ specifier: argument.text, typeOnly: false })
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+      found.push({ specifier: node.argument.literal.text, typeOnly: true })
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return found
+}
+
+// A relative specifier names a .ts file under NodeNext as `./x.js`; packages are not ours to check.
+function resolveSpecifier (fromFile: string, specifier: string): string | undefined {
+  if (!specifier.startsWith('.')) return undefined
+  return resolve(dirname(fromFile), specifier).replace(/\.js$/, '.ts')
+}
+
+export function roomOf (file: string): string {
+  const [first = ''] = file.split('/')
+  return first.replace(/\.ts$/, '')
+}
+
+// Tarjan's strongly connected components: each component of more than one file is a circle
+// (a file that imports itself is one too).
+function findCircles (files: string[], edges: ImportEdge[]): string[][] {
+  const next = new Map<string, string[]>(files.map((file) => [file, []]))
+  for (const edge of edges) next.get(edge.from)?.push(edge.to)
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: string[] = []
+  const onStack = new Set<string>()
+  const circles: string[][] = []
+  let counter = 0
+  const connect = (file: string): void => {
+    index.set(file, counter)
+    low.set(file, counter)
+    counter++
+    stack.push(file)
+    onStack.add(file)
+    for (const to of next.get(file) ?? []) {
+      if (!index.has(to)) {
+        connect(to)
+        low.set(file, Math.min(low.get(file)!, low.get(to)!))
+      } else if (onStack.has(to)) {
+        low.set(file, Math.min(low.get(file)!, index.get(to)!))
+      }
+    }
+    if (low.get(file) !== index.get(file)) return
+    const component: string[] = []
+    let member: string
+    do {
+      member = stack.pop()!
+      onStack.delete(member)
+      component.push(member)
+    } while (member !== file)
+    if (component.length > 1 || (next.get(file) ?? []).includes(file)) circles.push(component.sort())
+  }
+  for (const file of files) if (!index.has(file)) connect(file)
+  return circles
+}
+
+export function checkImports (srcDir: string, floors = FLOORS, allowed = ALLOWED_UPWARD): ImportReport {
+  const root = resolve(srcDir)
+  const files = sourceFiles(root).map((path) => toPosix(relative(root, path))).sort()
+  const known = new Set(files)
+  const problems: string[] = []
+  const edges: ImportEdge[] = []
+  for (const file of files) {
+    for (const { specifier, typeOnly } of specifiersOf(join(root, file))) {
+      const target = resolveSpecifier(join(root, file), specifier)
+      if (target === undefined) continue
+      const to = toPosix(relative(root, target))
+      if (to.startsWith('..')) continue // outside src/ (package.json and the like)
+      if (!known.has(to)) {
+        problems.push(`${file}: imports ${specifier}, which is no .ts file under src/`)
+        continue
+      }
+      edges.push({ from: file, to, typeOnly })
+    }
+  }
+
+  const floorOf = (file: string): number | undefined => floors[roomOf(file)]
+  for (const room of new Set(files.map(roomOf))) {
+    if (floors[room] === undefined) problems.push(`${room}: has no floor; give it one in FLOORS (scripts/check-imports.ts)`)
+  }
+
+  if (allowed.length > MAX_ALLOWED_UPWARD) problems.push(`${allowed.length} upward imports allowed; at most ${MAX_ALLOWED_UPWARD}`)
+  const isAllowed = (edge: ImportEdge): boolean =>
+    edge.typeOnly && allowed.some((allow) => allow.from === edge.from && allow.to === edge.to)
+  const upward = edges.filter((edge) => (floorOf(edge.to) ?? 0) > (floorOf(edge.from) ?? Infinity))
+  for (const edge of upward) {
+    if (isAllowed(edge)) continue
+    problems.push(`${edge.from} (floor ${floorOf(edge.from)}) imports ${edge.to} (floor ${floorOf(edge.to)})${edge.typeOnly ? ' (type only, not in ALLOWED_UPWARD)' : ''}`)
+  }
+
+  // An allowed upward import would close a circle with the downward one it answers: leave it out.
+  const circles = findCircles(files, edges.filter((edge) => !isAllowed(edge)))
+  for (const circle of circles) problems.push(`import circle among ${circle.length} files: ${circle.join(', ')}`)
+  return { files, edges, circles, upward, problems }
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const srcDir = process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), '..', 'src')
+  const report = checkImports(srcDir)
+  for (const problem of report.problems) process.stderr.write(`${problem}\n`)
+  if (report.problems.length > 0) {
+    process.stderr.write(`check-imports: ${report.problems.length} problem(s) in ${report.files.length} files\n`)
+    process.exitCode = 1
+  } else {
+    process.stdout.write(`check-imports: ${report.files.length} files, ${report.edges.length} imports, no circle, ${report.upward.length} allowed upward\n`)
+  }
+}
