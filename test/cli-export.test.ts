@@ -7,6 +7,7 @@ import { parse } from 'csv-parse/sync'
 import type { PlantFields, StoredPlant } from '../src/catalogue/plant.js'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { checkPlant } from '../src/cli/validate-row.js'
+import { neutraliseFormula, restoreFormula } from '../src/cli/formula-cells.js'
 import { plants } from '../scripts/lib/cli-harness.js'
 import { listenOn } from '../scripts/lib/listening-service.js'
 
@@ -44,7 +45,8 @@ test('export writes every plant in id order as JSON Lines and as CSV, exactly as
 
   const asCsv = await plants(['export', '--data-dir', dataDir])
   assert.equal(asCsv.code, 0)
-  const rows = parse(asCsv.stdout, { columns: true }) as Array<Record<string, string>>
+  const rows = (parse(asCsv.stdout, { columns: true }) as Array<Record<string, string>>)
+    .map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, restoreFormula(v)])))
   assert.deepEqual(rows.map((r) => ({
     id: Number(r.id), name: r.name, category: r.category === '' ? null : r.category, tags: r.tags === '' ? [] : r.tags.split('|'), status: r.status, photos: r.photos
   })), stored.map((p) => ({ ...record(p), photos: '' })))
@@ -69,6 +71,29 @@ test('an export loads back with plants import into an equal catalogue (ids aside
     await store.close()
     assert.deepEqual(loaded.map(fields), accepted.map(fields), format)
   }
+})
+
+test('CSV export writes a cell a spreadsheet would run as a formula with a quote first, and import reads it back exactly', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'plants-formula-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const dataDir = join(dir, 'data')
+  const risky = ['=HYPERLINK("http://evil.example","Fern")', '+41 tall', '-5 % sale', '@SUM(A1)', "'=quoted already", "'plain quote"]
+  const store = openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 })
+  for (const name of risky) await store.create({ name, category: '=cat', tags: ['-x', 'y'], status: 'available' })
+  await store.close()
+  const file = join(dir, 'out.csv')
+  assert.equal((await plants(['export', '--data-dir', dataDir, '--output', file])).code, 0)
+  const rows = parse(await readFile(file, 'utf8'), { columns: true }) as Array<Record<string, string>>
+  assert.deepEqual(rows.map((r) => r.name), ["'=HYPERLINK(\"http://evil.example\",\"Fern\")", "'+41 tall", "'-5 % sale", "'@SUM(A1)", "''=quoted already", "'plain quote"])
+  assert.deepEqual(rows.map((r) => [r.category, r.tags]), risky.map(() => ["'=cat", "'-x|y"]))
+  const copy = join(dir, 'copy')
+  const loaded = await plants(['import', '--create', file, '--data-dir', copy])
+  assert.equal(loaded.code, 0, loaded.stderr)
+  const back = openSqliteStore({ dataDir: copy, feedRetentionMs: 86_400_000 })
+  t.after(() => back.close())
+  assert.deepEqual((await back.list({ afterId: 0, limit: 100 })).map((p) => [p.name, p.category, p.tags]), risky.map((name) => [name, '=cat', ['-x', 'y']]))
+  // Every value, tab and carriage return first included, survives neutralise then restore.
+  for (const value of ['\tx', '\rx', "''-", "'", '', 'a=b']) assert.equal(restoreFormula(neutraliseFormula(value)), value)
 })
 
 test('export through --url pages through the running service and writes the same bytes', async (t) => {

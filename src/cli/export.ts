@@ -5,6 +5,7 @@ import { SORTS, type PlantQuery } from '../catalogue/query.js'
 import { locate, openCatalogue } from './catalogue.js'
 import { CommandFailed, FORMATS, oneOf, plural, TARGET_READ_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io } from './command.js'
 import { formatOf } from './rows.js'
+import { neutraliseFormula } from './formula-cells.js'
 
 const PAGE = 100
 
@@ -118,7 +119,8 @@ function csvLine (p: Plant): string {
 
 // Quoted when it holds a delimiter or quote, or begins or ends with white space a reader might trim.
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/
-function cell (value: string): string {
+function cell (text: string): string {
+  const value = neutraliseFormula(text)
   return NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value
 }
 

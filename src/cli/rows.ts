@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline'
 import { parse } from 'csv-parse'
 import type { PlantFields } from '../plants/schemas.js'
 import { UsageError } from './command.js'
+import { restoreFormula } from './formula-cells.js'
 
 // Reading an import file: one candidate plant per row, each with the line it starts on.
 
@@ -57,7 +58,7 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
     }
     const value: Record<string, unknown> = {}
     columns.forEach((column, i) => {
-      const cell = record[i]
+      const cell = restoreFormula(record[i])
       if (column === 'name') value.name = cell
       // A spreadsheet cannot tell an empty cell from a missing one: empty takes the API's default.
       else if (!IGNORED.includes(column) && cell !== '') value[column] = column === 'tags' ? cell.split('|') : cell
