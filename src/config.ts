@@ -3,6 +3,8 @@ import { Type, TypeGuard, type Static, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+/** A key short enough to guess is refused: 16 characters is the least a random key should hold. */
+export const MIN_KEY_LENGTH = 16
 
 // The environment's schema: the only place that knows variable names, defaults and rules. Each
 // description says what is allowed; a refusal quotes it (and the README's table repeats it).
@@ -12,7 +14,7 @@ const Env = Type.Object({
   DATA_DIR: Type.String({ minLength: 1, default: './data', description: 'a folder for the SQLite database' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'a URL starting with postgres:// or postgresql://' })),
   LOG_LEVEL: Type.Union(LEVELS.map((l) => Type.Literal(l)), { default: 'info', description: `one of ${LEVELS.join(', ')}` }),
-  API_KEYS: Type.Optional(Type.String({ description: 'comma-separated API keys' })),
+  API_KEYS: Type.Optional(Type.String({ description: `comma-separated API keys, each at least ${MIN_KEY_LENGTH} characters (e.g. from openssl rand -hex 24)` })),
   API_KEYS_FILE: Type.Optional(Type.String({ description: 'the path of a file of SHA-256 key digests' })),
   ALLOW_ANONYMOUS_WRITES: Type.Boolean({ default: false, description: 'true or false' }),
   RATE_LIMIT: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'an integer from 0 (off) to 1000000000' }),
@@ -26,6 +28,9 @@ const Env = Type.Object({
   WORKERS: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })], { default: 1, description: 'auto or an integer from 1 to 256' })
 })
 type Env = Static<typeof Env>
+
+/** Variables whose values are never repeated in a refusal: they may hold a password or a key. */
+const SECRETS = new Set(['DATABASE_URL', 'API_KEYS'])
 
 /** The service's configuration: the shape returned by loadConfig, written nowhere else. */
 export type Config = ReturnType<typeof loadConfig>
@@ -49,6 +54,56 @@ function fromText (schema: TSchema, text: string): unknown {
     }
   }
   return text
+}
+
+/**
+ * HOST as `listen` takes it: an IP address or a host name. Digits and dots that are no IPv4 address
+ * (`999.1.1.1`) would otherwise be looked up as a name, and refused later for the wrong reason.
+ */
+function hostName (host: string): string {
+  if (isIP(host) !== 0) return host
+  const expected = `expected ${Env.properties.HOST.description}`
+  if (/^[\d.]+$/.test(host)) throw new ConfigError(`Invalid configuration: HOST=${JSON.stringify(host)} is not an IPv4 address (each of the four numbers is 0 to 255); ${expected}`)
+  if (/^\[.*\]$/.test(host)) throw new ConfigError(`Invalid configuration: HOST=${JSON.stringify(host)}: write an IPv6 address without brackets (e.g. ::1); ${expected}`)
+  if (!HOST_NAME.test(host)) throw new ConfigError(`Invalid configuration: HOST=${JSON.stringify(host)} is neither an IP address nor a host name; ${expected}`)
+  return host
+}
+/** Labels of letters, digits and inner hyphens, joined by dots (RFC 1123). */
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i
+
+/**
+ * DATABASE_URL's address, checked here so that a URL naming no host is refused as the configuration
+ * mistake it is. Never echoed: it may hold a password.
+ */
+function databaseUrl (text: string | undefined): string | undefined {
+  if (text === undefined) return undefined
+  const expected = 'expected postgres://user:password@host:port/database'
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new ConfigError(`Invalid configuration: DATABASE_URL is not a valid URL; ${expected}`)
+  }
+  if (url.hostname === '' && !url.searchParams.get('host')) throw new ConfigError(`Invalid configuration: DATABASE_URL names no host; ${expected}`)
+  return text
+}
+
+/**
+ * The keys of API_KEYS. An empty item (`a,,b`, a trailing comma) or a short key is a mistake to
+ * say at start-up, not to drop silently: the start-up line would count fewer keys than were meant.
+ * A refusal names the key by its place, never by its value.
+ */
+function keyList (text: string | undefined): string[] {
+  if (text === undefined) return []
+  const keys = text.split(',').map((x) => x.trim())
+  const expected = `expected ${Env.properties.API_KEYS.description}`
+  if (keys.every((key) => key === '')) throw new ConfigError(`Invalid configuration: API_KEYS holds no keys; ${expected}`)
+  const which = (key: string): string => `API_KEYS item ${keys.indexOf(key) + 1} of ${keys.length}`
+  // The stray comma first: `a,,b` is more likely a slip of the keyboard than two short keys.
+  if (keys.includes('')) throw new ConfigError(`Invalid configuration: ${which('')} is empty (two commas in a row, or one at an end); ${expected}`)
+  const short = keys.find((key) => key.length < MIN_KEY_LENGTH)
+  if (short !== undefined) throw new ConfigError(`Invalid configuration: ${which(short)} is a key of ${short.length} characters, too short to be safe; ${expected}`)
+  return keys
 }
 
 /** Origins exactly as a browser sends them: `*`, `shop.example` or `https://shop.example/` would never match one. */
@@ -98,19 +153,19 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
     if (text === undefined) continue
     if (text.trim() === '') throw new ConfigError(`Invalid configuration: ${key} is set but empty; expected ${schema.description} (or leave it unset)`)
     const value = fromText(schema, text)
-    if (!Value.Check(schema, value)) throw new ConfigError(`Invalid configuration: ${key}=${JSON.stringify(text)}; expected ${schema.description}`)
+    if (!Value.Check(schema, value)) {
+      const given = SECRETS.has(key) ? key : `${key}=${JSON.stringify(text)}`
+      throw new ConfigError(`Invalid configuration: ${given}; expected ${schema.description}`)
+    }
     raw[key] = value
   }
   const e = Value.Default(Env, raw) as Env
-  const apiKeys = list(e.API_KEYS)
-  if (e.API_KEYS !== undefined && apiKeys.length === 0) {
-    throw new ConfigError(`Invalid configuration: API_KEYS=${JSON.stringify(e.API_KEYS)} holds no keys; expected ${Env.properties.API_KEYS.description}`)
-  }
+  const apiKeys = keyList(e.API_KEYS)
   return {
-    host: e.HOST,
+    host: hostName(e.HOST),
     port: e.PORT,
     dataDir: e.DATA_DIR,
-    databaseUrl: e.DATABASE_URL,
+    databaseUrl: databaseUrl(e.DATABASE_URL),
     logLevel: e.LOG_LEVEL as string,
     apiKeys,
     apiKeysFile: e.API_KEYS_FILE,

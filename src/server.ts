@@ -3,7 +3,7 @@ import cluster from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
-import { protectedModeRefusal } from './http/auth.js'
+import { loadKeyHashes, protectedModeRefusal } from './http/auth.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { serveClusterMetrics } from './ops/cluster-metrics.js'
 import { unavailableReason } from './ops/health.js'
@@ -97,6 +97,8 @@ function main (): void {
   let config: Config
   try {
     config = loadConfig()
+    // The key file is checked once, before any worker starts: each would print the same refusal.
+    if (cluster.isPrimary) loadKeyHashes(config)
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err
     process.stderr.write(`${err.message}\n`)

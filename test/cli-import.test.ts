@@ -176,6 +176,33 @@ test('import through --url writes through the API; a second run adds nothing', a
   assert.equal(changes.items.length, 4, 'imports appear in the change feed like any add')
 })
 
+test('import through --url: a key file that is missing, empty or holds the wrong key is named for what it is', async (t) => {
+  const dir = await tempDir(t)
+  const service = await listenOn(join(dir, 'data'), { apiKeys: ['till-key-0123456789'] })
+  t.after(() => service.close())
+  const file = join(dir, 'plants.csv')
+  await writeFile(file, csv('Fern,,,'))
+  const keyFile = join(dir, 'key')
+  const run = async (...extra: string[]): Promise<string> => {
+    const result = await plants(['import', file, '--url', service.url, ...extra])
+    assert.equal(result.code, 1, result.stderr)
+    return result.stderr
+  }
+  assert.match(await run(), /needs an API key for writes: pass --api-key-file FILE/)
+  assert.match(await run('--api-key-file', join(dir, 'missing')), /--api-key-file .*missing could not be read \(ENOENT\)/)
+  await writeFile(keyFile, '\n  \n')
+  assert.match(await run('--api-key-file', keyFile), /--api-key-file .*key holds no key \(it is empty\)/)
+  await writeFile(keyFile, 'not-the-key-0123456789\n')
+  const wrong = await run('--api-key-file', keyFile)
+  assert.match(wrong, /refused the key in --api-key-file .*key: it is not one of the service's keys/)
+  assert.doesNotMatch(wrong, /needs an API key/, 'a key was given')
+  await writeFile(keyFile, `${'ab'.repeat(32)}\n`)
+  assert.match(await run('--api-key-file', keyFile), /looks like a SHA-256 digest \(a line of API_KEYS_FILE\), and the file must hold the key itself/)
+  await writeFile(keyFile, 'till-key-0123456789\n')
+  const right = await plants(['import', file, '--url', service.url, '--api-key-file', keyFile])
+  assert.equal(right.code, 0, right.stderr)
+})
+
 test('--dry-run checks and counts, and writes nothing', async (t) => {
   const dir = await tempDir(t)
   const file = join(dir, 'plants.csv')

@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { buildApp } from '../src/app.js'
-import { ConfigError, loadConfig, testConfig } from '../src/config.js'
+import { ConfigError, loadConfig, MIN_KEY_LENGTH, testConfig } from '../src/config.js'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { ROOT, tempDir } from './helpers/process.js'
 
@@ -98,6 +98,49 @@ describe('strict settings', () => {
     for (const bad of ['maybe', '10.0.0.0/33', '10.0.0.1/8/1', '1', ',']) {
       assert.throws(() => loadConfig({ TRUST_PROXY: bad }), refusal('TRUST_PROXY', /addresses or CIDRs/), bad)
     }
+  })
+
+  test('API_KEYS: an empty item or a key under 16 characters is refused by its place, never echoed', () => {
+    const long = 'k'.repeat(MIN_KEY_LENGTH)
+    assert.deepEqual(loadConfig({ API_KEYS: ` ${long}1 , ${long}2 ` }).apiKeys, [`${long}1`, `${long}2`])
+    assert.throws(() => loadConfig({ API_KEYS: `${long}a,,${long}b` }), refusal('API_KEYS', /item 2 of 3 is empty/))
+    assert.throws(() => loadConfig({ API_KEYS: `${long}a,` }), refusal('API_KEYS', /item 2 of 2 is empty/))
+    assert.throws(() => loadConfig({ API_KEYS: `${long},shortkey` }), (err: Error) => {
+      assert.match(err.message, /API_KEYS item 2 of 2 is a key of 8 characters, too short.*at least 16 characters/)
+      assert.doesNotMatch(err.message, /shortkey|kkkk/, 'the keys are not repeated')
+      return true
+    })
+    const run = start({ API_KEYS: 'a,,b' })
+    assert.equal(run.status, 1, run.stderr)
+    assert.match(run.stderr.trim(), /^Invalid configuration: API_KEYS item 2 of 3 is empty/)
+  })
+
+  test('HOST=999.1.1.1 is refused as no IPv4 address (it was refused for having no keys); names and addresses pass', () => {
+    for (const host of ['0.0.0.0', '::', '::1', 'localhost', 'plants.internal', 'my-host']) assert.equal(loadConfig({ HOST: host }).host, host)
+    assert.throws(() => loadConfig({ HOST: '999.1.1.1' }), refusal('HOST', /is not an IPv4 address/))
+    assert.throws(() => loadConfig({ HOST: '[::1]' }), refusal('HOST', /without brackets/))
+    assert.throws(() => loadConfig({ HOST: 'my host' }), refusal('HOST', /neither an IP address nor a host name/))
+    const run = start({ HOST: '999.1.1.1' })
+    assert.equal(run.status, 1, run.stderr)
+    assert.match(run.stderr.trim(), /^Invalid configuration: HOST="999\.1\.1\.1" is not an IPv4 address/)
+  })
+
+  test('DATABASE_URL=postgres:// is refused as naming no host (it said "PostgreSQL at localhost:5432"), and a URL is never echoed', () => {
+    assert.throws(() => loadConfig({ DATABASE_URL: 'postgres://' }), refusal('DATABASE_URL', /names no host; expected postgres:\/\/user:password@host/))
+    assert.throws(() => loadConfig({ DATABASE_URL: 'postgres://me:pw@/db' }), (err: Error) => /DATABASE_URL (names no host|is not a valid URL)/.test(err.message) && !err.message.includes('pw'))
+    assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://me:s3cret@db/x' }), (err: Error) => /DATABASE_URL/.test(err.message) && !err.message.includes('s3cret'))
+    assert.equal(loadConfig({ DATABASE_URL: 'postgres:///plants?host=/run/postgresql' }).databaseUrl, 'postgres:///plants?host=/run/postgresql')
+    const run = start({ DATABASE_URL: 'postgres://' })
+    assert.equal(run.status, 1, run.stderr)
+    assert.equal(run.stderr.trim(), 'Invalid configuration: DATABASE_URL names no host; expected postgres://user:password@host:port/database')
+  })
+
+  test('with WORKERS=2 a key file that cannot be read is said once, before any worker starts', (t) => {
+    const dir = tempDir('plants-keys')
+    t.after(dir.remove)
+    const run = start({ WORKERS: '2', API_KEYS_FILE: join(dir.path, 'missing'), DATA_DIR: join(dir.path, 'data') })
+    assert.equal(run.status, 1, run.stderr)
+    assert.match(run.stderr.trim(), /^Invalid configuration: API_KEYS_FILE .*missing cannot be read \(ENOENT\)$/, 'one line, no worker started')
   })
 
   test('the server stops on PORT=1e4, PORT=80.5 and PORT= with one line naming the variable', () => {

@@ -127,9 +127,9 @@ describe('configuration', () => {
   })
 
   test('values are read from the environment and converted', () => {
-    const config = loadConfig({ PORT: '9000', API_KEYS: 'a, b', RATE_LIMIT: '100', WORKERS: 'auto', ALLOW_ANONYMOUS_WRITES: 'true' })
+    const config = loadConfig({ PORT: '9000', API_KEYS: 'till-key-0123456789, shop-key-0123456789', RATE_LIMIT: '100', WORKERS: 'auto', ALLOW_ANONYMOUS_WRITES: 'true' })
     assert.equal(config.port, 9000)
-    assert.deepEqual(config.apiKeys, ['a', 'b'])
+    assert.deepEqual(config.apiKeys, ['till-key-0123456789', 'shop-key-0123456789'])
     assert.equal(config.rateLimit, 100)
     assert.equal(config.workers, 'auto')
     assert.equal(config.allowAnonymousWrites, true)

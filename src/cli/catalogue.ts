@@ -57,17 +57,22 @@ export function databaseFile (dataDir: string): string {
   return join(dataDir, 'catalogue.db')
 }
 
-/** The key in --api-key-file; a file that cannot be read is a one-line failure naming it. */
-function readKeyFile (file: string): string {
+/** The key in --api-key-file, and the file it came from (a refusal names it); a file that cannot be read or holds no key is a one-line failure. */
+function readKeyFile (file: string): ApiKey {
   let text: string
   try {
     text = readFileSync(file, 'utf8')
   } catch (err) {
-    throw new CommandFailed(`--api-key-file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`)
+    throw new CommandFailed(`--api-key-file ${file} could not be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`)
   }
-  if (text.trim() === '') throw new CommandFailed(`--api-key-file ${file} is empty`)
-  return text.trim()
+  const lines = text.split('\n').map((line) => line.trim()).filter(Boolean)
+  if (lines.length === 0) throw new CommandFailed(`--api-key-file ${file} holds no key (it is empty); write the key on one line`)
+  if (lines.length > 1) throw new CommandFailed(`--api-key-file ${file} holds ${lines.length} lines; write the one key on one line`)
+  return { value: lines[0], file }
 }
+
+/** An API key given to a command, and the file it came from. */
+export interface ApiKey { value: string, file: string }
 
 const NO_CATALOGUE_HINT = 'pass --create to start a new catalogue there'
 
@@ -231,7 +236,7 @@ export class ServiceCatalogue implements Catalogue {
   private answered = false
   private readonly run = `plants-import-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`
 
-  constructor (url: string, apiKey: string | undefined, private readonly lib: ClientModule, private readonly concurrency = 16) {
+  constructor (url: string, private readonly apiKey: ApiKey | undefined, private readonly lib: ClientModule, private readonly concurrency = 16) {
     let origin: URL
     try {
       origin = new URL(url)
@@ -239,7 +244,7 @@ export class ServiceCatalogue implements Catalogue {
       throw new UsageError(`--url ${JSON.stringify(url)} is not a URL`)
     }
     this.where = `service ${origin.origin}`
-    this.client = lib.createPlantClient({ baseUrl: origin.origin, apiKey })
+    this.client = lib.createPlantClient({ baseUrl: origin.origin, apiKey: apiKey?.value })
   }
 
   async * pages (pageSize: number, query?: PlantQuery): AsyncGenerator<Plant[]> {
@@ -301,12 +306,21 @@ export class ServiceCatalogue implements Catalogue {
   private failure (response: Response, error: unknown): Error {
     const status = response.status
     const message = this.lib.describeProblem(status, error as { detail?: string })
-    if (status === 401) return new CommandFailed(`${this.where} needs an API key for writes (--api-key-file): ${message}`)
+    if (status === 401) return new CommandFailed(this.unauthorized(message))
     if (status === 429 || status === 503) {
       const after = Number(response.headers.get('retry-after'))
       return new Retry(message, Number.isFinite(after) && after > 0 ? Math.min(after, 30) * 1000 : 500)
     }
     return new CommandFailed(`${this.where} answered ${message}`)
+  }
+
+  /** A 401 says what to change: give a key, or give the right one (a digest from API_KEYS_FILE is not a key). */
+  private unauthorized (message: string): string {
+    if (this.apiKey === undefined) return `${this.where} needs an API key for writes: pass --api-key-file FILE, a file holding the key (${message})`
+    const digest = /^(sha256:)?[0-9a-f]{64}$/i.test(this.apiKey.value)
+      ? '; it looks like a SHA-256 digest (a line of API_KEYS_FILE), and the file must hold the key itself'
+      : ''
+    return `${this.where} refused the key in --api-key-file ${this.apiKey.file}: it is not one of the service's keys${digest} (${message})`
   }
 
   async close (): Promise<void> {}
