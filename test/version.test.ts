@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { describe, it } from 'node:test'
+import { describe, it, test } from 'node:test'
+import { buildApp } from '../src/app.js'
+import { testConfig } from '../src/config.js'
 import { loadMigrations } from '../src/store/postgres/migrate.js'
 import { build } from './helpers/app.js'
-import { ENGINES } from './helpers/engines.js'
+import { ENGINES, sqliteEngine } from './helpers/engines.js'
 
 // What is running: the release (package.json), the API version (the OpenAPI info) and the schema of its database.
 
@@ -34,3 +36,29 @@ for (const engine of ENGINES) {
     })
   })
 }
+
+test('GET /v3/version answers at once from the last schema version read while the database hangs, and reads it again for the next', { timeout: 30_000 }, async (t) => {
+  const store = await sqliteEngine.open()
+  let hang: Promise<number> | undefined
+  let reads = 0
+  // A database that stops answering (PostgreSQL unreachable: each read waits for the connect timeout).
+  const stalled = Object.assign(Object.create(store), {
+    schemaVersion: async () => { reads++; return await (hang ?? store.schemaVersion()) }
+  })
+  const app = await buildApp(testConfig(), { store: stalled })
+  t.after(async () => { await app.close(); await store.close() })
+  const before = (await app.inject({ method: 'GET', url: '/v3/version' })).json()
+  let answer!: (value: number) => void
+  hang = new Promise((resolve) => { answer = resolve })
+  // Were the answer to wait for the read, it would wait for ever and the test would time out.
+  const during = await app.inject({ method: 'GET', url: '/v3/version' })
+  assert.equal(during.statusCode, 200)
+  assert.equal(during.json().schemaVersion, before.schemaVersion, 'the last value read')
+  assert.equal((await app.inject({ method: 'GET', url: '/v3/version' })).statusCode, 200)
+  assert.equal(reads, 2, 'one read in flight at a time, not one per request')
+  // The database comes back with a newer schema (a newer release migrated it): the next call says so.
+  hang = undefined
+  answer(before.schemaVersion + 1)
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.equal((await app.inject({ method: 'GET', url: '/v3/version' })).json().schemaVersion, before.schemaVersion + 1)
+})
