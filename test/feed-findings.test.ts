@@ -28,11 +28,30 @@ describe('Last-Event-ID mistakes are answered like every other field', () => {
     const { request } = await build(t, engine)
     const bad = await request({ method: 'GET', url: '/v3/plant/events', headers: { 'last-event-id': 'abc' } })
     assert.equal(bad.statusCode, 400)
-    assert.deepEqual(bad.json().errors, [{ path: '/last-event-id', message: 'must be a sequence number written in decimal digits' }])
+    assert.deepEqual(bad.json().errors, [{ path: '/last-event-id', message: 'must be a sequence number written in decimal digits, without leading zeros' }])
     const large = await request({ method: 'GET', url: '/v3/plant/events', headers: { 'last-event-id': '9999999999999999' } })
     assert.equal(large.statusCode, 400)
     assert.equal(large.json().detail, `headers /last-event-id must be at most ${Number.MAX_SAFE_INTEGER}`)
     assert.deepEqual(large.json().errors, [{ path: '/last-event-id', message: `must be at most ${Number.MAX_SAFE_INTEGER}` }])
+  })
+})
+
+describe('a position is spelt one way, in the header and the query alike', () => {
+  test('Last-Event-ID: 00017 and ?after=00017 are both refused for the leading zeros; 17 and 0 are taken by both', async (t) => {
+    const { request } = await build(t, engine)
+    const byHeader = await request({ method: 'HEAD', url: '/v3/plant/events', headers: { 'last-event-id': '00017' } })
+    const byQuery = await request({ method: 'HEAD', url: '/v3/plant/events?after=00017' })
+    assert.deepEqual([byHeader.statusCode, byQuery.statusCode], [400, 400])
+    const header = await request({ method: 'GET', url: '/v3/plant/events', headers: { 'last-event-id': '00017' } })
+    assert.match(header.json().detail, /last-event-id must be a sequence number written in decimal digits, without leading zeros/)
+    const query = await request({ method: 'GET', url: '/v3/plant/changes?after=00017' })
+    assert.match(query.json().detail, /after must be an integer written in decimal digits, without leading zeros/)
+    for (const position of ['0', '17']) {
+      // 17 is beyond the head of an empty feed: 410 by header and by query, the same answer.
+      const expected = position === '0' ? 200 : 410
+      assert.equal((await request({ method: 'HEAD', url: '/v3/plant/events', headers: { 'last-event-id': position } })).statusCode, expected)
+      assert.equal((await request({ method: 'HEAD', url: `/v3/plant/events?after=${position}` })).statusCode, expected)
+    }
   })
 })
 

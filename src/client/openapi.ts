@@ -391,7 +391,7 @@ export interface components {
             apiVersion: string;
             /** @description The storage engine in use */
             engine: "sqlite" | "postgres";
-            /** @description The database's schema version, read live: SQLite's user_version, or the highest PostgreSQL migration applied (a newer release starting beside this one may have raised it) */
+            /** @description The database's schema version: SQLite's user_version, or the highest PostgreSQL migration applied. Each request reads it again for the next one (a newer release starting beside this one may have raised it) but is answered with the last value read, so this answers at once even while the database is unreachable */
             schemaVersion: number;
             /** @description The release of the service (its package version, as `plant-catalogue --version` prints it) */
             version: string;
@@ -1571,11 +1571,11 @@ export interface operations {
     "stream-plant-events": {
         parameters: {
             query?: {
-                /** @description Resume after this sequence number (Last-Event-ID takes precedence); with neither, the stream starts at the head. */
+                /** @description Resume after this sequence number (Last-Event-ID takes precedence); with neither, the stream starts at the head. Written as the stream sends ids, decimal digits without leading zeros, the same rule as Last-Event-ID. */
                 after?: number;
             };
             header?: {
-                /** @description Resume after this sequence number. */
+                /** @description Resume after this sequence number: an `id` the stream sent, decimal digits without leading zeros (as `?after=`). */
                 "last-event-id"?: string;
             };
             path?: never;

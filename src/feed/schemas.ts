@@ -32,14 +32,16 @@ export const ChangesQuery = Type.Object({
 export const EventsQuery = Type.Object({
   after: Type.Optional({
     ...Seq,
-    description: 'Resume after this sequence number (Last-Event-ID takes precedence); with neither, the stream starts at the head.'
+    description: 'Resume after this sequence number (Last-Event-ID takes precedence); with neither, the stream starts at the head. ' +
+      'Written as the stream sends ids, decimal digits without leading zeros, the same rule as Last-Event-ID.'
   })
 }, { additionalProperties: false })
 
 export const EventsHeaders = Type.Object({
   'last-event-id': Type.Optional(Type.String({
-    pattern: '^[0-9]{1,16}$',
-    'x-pattern-message': 'must be a sequence number written in decimal digits',
-    description: 'Resume after this sequence number.'
+    // Leading zeros are refused as in `?after=` (and every integer of a query): one spelling of a position, the one the stream sends.
+    pattern: '^(0|[1-9][0-9]{0,15})$',
+    'x-pattern-message': 'must be a sequence number written in decimal digits, without leading zeros',
+    description: 'Resume after this sequence number: an `id` the stream sent, decimal digits without leading zeros (as `?after=`).'
   }))
 })

@@ -6,7 +6,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv'
  * must be written in decimal digits; the schema's own range still applies after.
  */
 const DECIMAL = /^-?(?:0|[1-9][0-9]*)$/
-const MESSAGE = 'must be an integer written in decimal digits'
+const MESSAGE = 'must be an integer written in decimal digits, without leading zeros'
 
 type Schema = { type?: unknown, items?: Schema, properties?: Record<string, Schema> }
 
