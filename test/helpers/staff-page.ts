@@ -3,13 +3,13 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { after, before, type TestContext } from 'node:test'
+import { after, before, test, type TestContext } from 'node:test'
 import { crc32, deflateSync } from 'node:zlib'
 import type { FastifyInstance } from 'fastify'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { buildApp } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
-import type { Engine } from './engines.js'
+import { ENGINES, type Engine } from './engines.js'
 
 // What the staff page's browser tests share: a built page, a service on an engine with API keys
 // on, a Chromium page that records console errors and requests, and an API client for the
@@ -44,6 +44,25 @@ export function sharedBrowser (): () => Browser {
   })
   after(async () => { await browser?.close() })
   return () => browser!
+}
+
+/** What a staff page test is given besides its page: the test, its engine, the file's Chromium. */
+export interface StaffPageRun { t: TestContext, engine: Engine, browser: Browser }
+
+/**
+ * The staff page's browser tests: `staffPageTest(name, body)` runs `body` once per engine, each on
+ * a fresh service and page in the file's one Chromium (skipped without Chromium or the engine).
+ * Call at the top level of the file.
+ */
+export function staffPageTests (): (name: string, body: (staff: StaffPage, run: StaffPageRun) => Promise<void>) => void {
+  const browser = sharedBrowser()
+  return (name, body) => {
+    for (const engine of ENGINES) {
+      test(`${engine.name}: ${name}`, { skip: NO_CHROMIUM || engine.skip, timeout: 120_000 }, async (t) => {
+        await body(await openStaffPage(t, browser(), engine), { t, engine, browser: browser() })
+      })
+    }
+  }
 }
 
 /** A plant's row in the page's list, by its exact name. */
