@@ -2,7 +2,7 @@ import { Ajv, type Options } from 'ajv'
 import type { FastifyInstance } from 'fastify'
 import type { LazySchemas } from './lazy-schemas.js'
 import { components } from './components.js'
-import { decimalIntegersOnly, singleValuesOnly } from './decimal-integers.js'
+import { withPrecheck } from './text-prechecks.js'
 
 /**
  * Bodies are validated strictly: no type coercion and nothing silently removed, so `"12"` is not
@@ -33,5 +33,5 @@ export function registerValidators (app: FastifyInstance, schemas: LazySchemas):
   // Compiled when first used (or after listening: see lazy-schemas.ts); every component is declared by then.
   app.setValidatorCompiler(({ schema, httpPart }) => schemas.lazy(() => httpPart === 'body'
     ? withComponents(body ??= bodyValidator()).compile(schema)
-    : singleValuesOnly(schema, decimalIntegersOnly(schema, withComponents(text ??= new Ajv({ ...common, coerceTypes: 'array' })).compile(schema)))))
+    : withPrecheck(schema, withComponents(text ??= new Ajv({ ...common, coerceTypes: 'array' })).compile(schema))))
 }
