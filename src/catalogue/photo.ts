@@ -19,6 +19,16 @@ export interface Photo {
 /** A file a photo is served from: its content-derived name and bytes. */
 export interface PhotoFile { name: string, bytes: Uint8Array }
 
+/**
+ * Photo files are read (and on SQLite stored) in chunks of this many bytes, the last one shorter:
+ * a body is served a chunk at a time, as fast as its client takes it, so a client that stops
+ * reading holds one chunk, not the file. Thumbs and most display sizes are one chunk.
+ */
+export const FILE_CHUNK_BYTES = 128 * 1024
+
+/** A stored file as one read sees it: its size, and the chunk asked for (empty past the end). */
+export interface StoredFile { size: number, chunk?: Uint8Array }
+
 /** The photo as the store keeps it, with the three files its urls name. */
 export interface NewPhoto {
   photo: Photo

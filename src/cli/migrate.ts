@@ -7,6 +7,7 @@ import { migrate as migratePostgres } from '../store/postgres/migrate.js'
 import { databaseFile, dataDirOf, serviceConfig } from './catalogue.js'
 import { CommandFailed, formatDuration, plural, positiveInteger, UsageError, type Command, type Io } from './command.js'
 import { fromPostgresText, toPostgresText } from '../store/postgres/text-escape.js'
+import { storedPhotoFiles } from '../store/sqlite/photo-writes.js'
 import { redactUrl } from './postgres-catalogue.js'
 
 export const migrateCommand: Command = {
@@ -170,7 +171,7 @@ function sourceCounts (db: Database.Database): Counts {
 
 function sourceFiles (db: Database.Database): Pick<Counts, 'photoFiles' | 'fileDigest'> {
   const files = new FileDigest()
-  for (const f of db.prepare('SELECT name, refs, bytes FROM photo_files ORDER BY name').iterate() as IterableIterator<{ name: string, refs: number, bytes: Buffer }>) {
+  for (const f of storedPhotoFiles(db)) {
     files.add(f.name, f.refs, f.bytes)
   }
   return { photoFiles: files.count, fileDigest: files.hex() }
@@ -198,7 +199,7 @@ async function copy (db: Database.Database, client: pg.Client, expected: Counts,
   await flush()
   await client.query('INSERT INTO plant_tags (tag, plant_id) SELECT DISTINCT t, id FROM plants, unnest(tags) AS t')
   // Photo files one at a time: each may be megabytes, and only one is held in memory.
-  for (const f of db.prepare('SELECT name, refs, bytes FROM photo_files ORDER BY name').iterate() as IterableIterator<{ name: string, refs: number, bytes: Buffer }>) {
+  for (const f of storedPhotoFiles(db)) {
     await client.query('INSERT INTO photo_files (name, refs, bytes) VALUES ($1, $2, $3)', [f.name, f.refs, f.bytes])
   }
 

@@ -33,6 +33,19 @@ const workerStopped = (): HttpProblem =>
   new HttpProblem(503, 'images-busy', 'The image worker stopped while processing the picture; retry shortly', undefined, { 'retry-after': '2' })
 
 /**
+ * The longest one picture may take in the worker. libvips cannot be interrupted from outside, and
+ * some pictures cost far more than their bytes say (a 1,970-byte 50-megapixel WebP took 5–26 s):
+ * past this the worker is killed and the next picture starts a new one. The work is given up
+ * rather than refused as invalid, since the same picture may be quick on an idle machine.
+ */
+export const PICTURE_DEADLINE_MS = 20_000
+
+const overran = (ms: number): HttpProblem =>
+  new HttpProblem(503, 'images-busy', `The picture took longer than ${ms / 1000} s to process and was given up; retry later, or send a smaller picture`, undefined, { 'retry-after': '2' })
+
+interface Waiting { resolve: (p: Processed) => void, reject: (err: Error) => void, child: ChildProcess, deadline: NodeJS.Timeout }
+
+/**
  * The image work, in a child process of its own (src/photos/image-process.ts), started by the
  * first upload and kept until the app closes. A child rather than libuv's pool in this process:
  *  - its priority is lowered (idle class, or IMAGE_NICE), which a thread of the pool cannot be, so a picture
@@ -51,13 +64,17 @@ const workerStopped = (): HttpProblem =>
 export class ImageWorker {
   private child: { process: ChildProcess, pictures: Socket, files: ByteReader, pipes: Socket[] } | undefined
   private next = 0
-  private readonly pending = new Map<number, { resolve: (p: Processed) => void, reject: (err: Error) => void }>()
+  private readonly pending = new Map<number, Waiting>()
+
+  /** `deadlineMs`: see PICTURE_DEADLINE_MS (tests shorten it). */
+  constructor (public deadlineMs = PICTURE_DEADLINE_MS) {}
 
   process (bytes: Buffer, declared: UploadType): Promise<Processed> {
     const child = this.child ?? this.start()
     const id = this.next++
     return new Promise<Processed>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject })
+      const deadline = setTimeout(() => { this.overrun(id) }, this.deadlineMs)
+      this.pending.set(id, { resolve, reject, child: child.process, deadline })
       // Only a picture in progress keeps the process alive: an idle worker never holds it open.
       this.hold(true)
       child.process.send({ id, declared, length: bytes.length } satisfies ImageJob, (err) => { if (err) this.settle(id)?.reject(workerStopped()) })
@@ -99,6 +116,8 @@ export class ImageWorker {
       if ('processed' in answer) {
         // Read in the order the answers came, whenever the bytes arrive.
         const { width, height, files: made } = answer.processed
+        // The picture's work is done: its files are on their way.
+        clearTimeout(this.pending.get(answer.id)?.deadline)
         files.read(made.reduce((n, f) => n + f.length, 0)).then((all) => {
           let start = 0
           const [thumb, display, full] = made.map(({ name, length }) => ({ name, bytes: all.subarray(start, (start += length)) }))
@@ -112,7 +131,7 @@ export class ImageWorker {
     })
     const stopped = (): void => {
       if (this.child?.process === child) this.child = undefined
-      for (const id of [...this.pending.keys()]) this.settle(id)?.reject(workerStopped())
+      for (const [id, waiting] of [...this.pending]) if (waiting.child === child) this.settle(id)?.reject(workerStopped())
     }
     child.on('exit', stopped)
     child.on('error', stopped)
@@ -124,8 +143,25 @@ export class ImageWorker {
     return this.child
   }
 
-  private settle (id: number): { resolve: (p: Processed) => void, reject: (err: Error) => void } | undefined {
+  /**
+   * A picture past its deadline: answered at once, and its worker killed (SIGKILL: libvips' threads
+   * may be deep in a decode). The worker is forgotten first, so the next picture starts a new one
+   * at once; whatever else the old one held is answered 503 when it exits.
+   */
+  private overrun (id: number): void {
+    const waiting = this.settle(id)
+    if (!waiting) return
+    waiting.reject(overran(this.deadlineMs))
+    if (this.child?.process === waiting.child) {
+      for (const pipe of this.child.pipes) pipe.destroy()
+      this.child = undefined
+    }
+    waiting.child.kill('SIGKILL')
+  }
+
+  private settle (id: number): Waiting | undefined {
     const waiting = this.pending.get(id)
+    if (waiting) clearTimeout(waiting.deadline)
     this.pending.delete(id)
     if (this.pending.size === 0) this.hold(false)
     return waiting

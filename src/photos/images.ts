@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
-import type { Metadata, Sharp } from 'sharp'
+import type { Metadata, OutputInfo, Sharp } from 'sharp'
 import { HttpProblem } from '../http/problem.js'
 import type { PhotoFile } from '../catalogue/photo.js'
-import { MAX_PIXELS, type UploadType } from './schemas.js'
+import { MAX_PIXELS, MAX_UPLOAD_BYTES, type UploadType } from './schemas.js'
 
 // The image work, done by sharp (libvips) in the image worker process (image-process.ts, started
 // by the first upload: the service itself never loads libvips, a tenth of a cold start).
@@ -47,7 +47,7 @@ const fileOf = (bytes: Buffer, ext: string): PhotoFile =>
  * unless asked: EXIF, GPS, XMP, IPTC, comments and ICC profiles are all dropped; colours are
  * converted to sRGB first).
  */
-export async function processImage (bytes: Buffer, declared: UploadType): Promise<Processed> {
+export async function processImage (bytes: Buffer, declared: UploadType, maxFileBytes = MAX_UPLOAD_BYTES): Promise<Processed> {
   const { format, ext } = FORMAT_OF[declared]
   const sharp = await loadSharp()
   let meta: Metadata
@@ -65,6 +65,7 @@ export async function processImage (bytes: Buffer, declared: UploadType): Promis
   // failOn 'warning': a truncated or corrupt picture is refused rather than stored half grey.
   const input = (): Sharp => sharp(bytes, { limitInputPixels: MAX_PIXELS, failOn: 'warning' }).rotate()
   const fit = (size: number): Sharp => input().resize(size, size, { fit: 'inside', withoutEnlargement: true })
+  let made
   try {
     // All three at once, each on one libvips thread: this runs in the image worker, a process of
     // lower priority (image-worker.ts), so the picture takes the cores the requests leave idle.
@@ -77,16 +78,44 @@ export async function processImage (bytes: Buffer, declared: UploadType): Promis
       fit(1280).webp({ quality: 80, effort: 2 }).toBuffer(),
       encode(input(), format).toBuffer({ resolveWithObject: true })
     ])
-    return {
-      width: full.info.width,
-      height: full.info.height,
-      full: fileOf(full.data, ext),
-      display: fileOf(display, 'webp'),
-      thumb: fileOf(thumb, 'webp')
-    }
+    made = { thumb, display, full: full.data.length <= maxFileBytes ? { ...full, ext } : await fitting(input, full.info.width, full.data.length, maxFileBytes) }
   } catch (err) {
+    if (err instanceof HttpProblem) throw err
     throw invalid(`the picture could not be decoded: ${(err as Error).message.split('\n')[0]}`)
   }
+  const { thumb, display, full } = made
+  return {
+    width: full.info.width,
+    height: full.info.height,
+    full: fileOf(full.data, full.ext),
+    display: fileOf(display, 'webp'),
+    thumb: fileOf(thumb, 'webp')
+  }
+}
+
+/** A JPEG that fits is tried this many times, each smaller than the one before, before the picture is refused. */
+const FITTING_TRIES = 4
+
+/**
+ * The full file when its own format would store more than the upload limit: no stored file is
+ * larger than a body may be. A picture can be small on the wire and huge once re-encoded (a PNG
+ * whose rows its filters make zeros, each wider than deflate's 32 KB window: 191 KB sent,
+ * 150 MB as a PNG of libvips' default filter): such a picture is kept as a JPEG at quality 80
+ * (transparency on white), scaled down by the ratio it overshot until it fits.
+ */
+async function fitting (input: () => Sharp, width: number, tooLarge: number, maxFileBytes: number): Promise<{ data: Buffer, info: OutputInfo, ext: string }> {
+  let size = tooLarge
+  let scale = 1
+  for (let i = 0; i < FITTING_TRIES; i++) {
+    const image = scale < 1 ? input().resize(Math.max(1, Math.floor(width * scale))) : input()
+    const out = await image.flatten({ background: '#ffffff' }).jpeg({ quality: 80 }).toBuffer({ resolveWithObject: true })
+    if (out.data.length <= maxFileBytes) return { ...out, ext: 'jpg' }
+    size = out.data.length
+    // Bytes grow about with the pixels, so with the square of the side; 0.9 leaves a margin.
+    scale *= Math.sqrt(maxFileBytes / size) * 0.9
+  }
+  throw invalid(`the picture would be stored as ${(size / 1048576).toFixed(1)} MB even as a JPEG scaled down ${FITTING_TRIES - 1} times; ` +
+    `no stored file may exceed ${maxFileBytes / 1048576} MiB: send a smaller picture`)
 }
 
 function encode (image: Sharp, format: 'jpeg' | 'png' | 'webp'): Sharp {

@@ -10,6 +10,7 @@ import { ref } from '../http/components.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../plants/routes.js'
 import { PhotoLimitReached, PlantNotFound, VersionMismatch } from '../catalogue/errors.js'
 import { FILES_PATH, MAX_PHOTOS, type NewPhoto } from '../catalogue/photo.js'
+import { asBuffer, FileBody } from './file-body.js'
 import { ImageQueue } from './image-queue.js'
 import { CONTENT_TYPE_OF_EXT } from './images.js'
 import { ImageWorker } from './image-worker.js'
@@ -70,7 +71,20 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
     }
     try {
       const release = queue.admit()
-      reply.raw.once('close', release)
+      // The request timeout (the whole request within 30 s) is answered 408 by the client-error
+      // handler straight on the socket: that ends our side of the connection, not the request, so
+      // a client trickling its body kept its place as long as it liked (9 such held every place).
+      // Our side ending before the body is in frees the place, and no more of the body is read.
+      const socket = request.raw.socket
+      const cutOff = (): void => {
+        release()
+        if (!request.raw.complete) socket.destroy()
+      }
+      socket.once('finish', cutOff)
+      reply.raw.once('close', () => {
+        socket.off('finish', cutOff)
+        release()
+      })
       done()
     } catch (err) {
       metrics.refused('busy')
@@ -138,7 +152,11 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
     const expected = ifMatchVersions(request.headers['if-match'], id)
     const declared = mediaType(request.headers['content-type']) as UploadType
     const started = process.hrtime.bigint()
-    const processed = await queue.run(() => images.process(request.body as Buffer, declared))
+    const processed = await queue.run(async () => {
+      // A client that went while its upload waited (its place is free already) is not worth the work.
+      if (request.raw.socket.destroyed) throw new HttpProblem(408, 'request-timeout', 'The connection closed before the picture was processed')
+      return await images.process(request.body as Buffer, declared)
+    })
       .catch((err: unknown) => { if (err instanceof HttpProblem && err.status === 400) metrics.refused('invalid'); throw err })
     metrics.processed(Number(process.hrtime.bigint() - started) / 1e9)
     const added: NewPhoto = {
@@ -214,7 +232,32 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
     return reply.code(204).header('cache-control', 'no-store').header('etag', etagOf(updated)).send(null)
   })
 
+  /**
+   * A photo file's answer: 404, 304, the headers alone (HEAD), or the body. One read tells whether
+   * the file exists (asked first even for a 304: a precondition only applies to a file that
+   * exists, RFC 9110 13.2.1) and its size, with the first chunk only when a body is sent: a HEAD or
+   * a 304 reads none of the bytes. A file of one chunk (thumbs, most display sizes) is sent as it
+   * is; a larger one a chunk at a time as the client takes it (file-body.ts).
+   */
+  async function serveFile (request: FastifyRequest, reply: FastifyReply, withBody: boolean): Promise<FastifyReply> {
+    const { file } = request.params as { file: string }
+    const match = FILE_NAME.exec(file)
+    if (!match) throw new HttpProblem(404, 'photo-not-found', 'No photo file has that name')
+    const etag = `"${match[1]}"`
+    const notModified = ifNoneMatchHits(request.headers['if-none-match'], etag)
+    const found = await store.photoFile(file, withBody && !notModified ? 0 : undefined)
+    if (!found) throw new HttpProblem(404, 'photo-not-found', 'No photo file has that name')
+    reply.header('etag', etag).header('cache-control', IMMUTABLE)
+    if (notModified) return reply.code(304).send()
+    reply.type(CONTENT_TYPE_OF_EXT[match[2]])
+    if (!found.chunk) return reply.header('content-length', String(found.size)).send()
+    if (found.chunk.length >= found.size) return reply.send(asBuffer(found.chunk))
+    return reply.header('content-length', String(found.size)).send(new FileBody((n) => store.photoFile(file, n), found.chunk, found.size))
+  }
+
   app.get('/v3/photos/:file', {
+    // HEAD has a route of its own (below): Fastify's twin of this one would read the body to drop it.
+    exposeHeadRoute: false,
     schema: {
       operationId: 'get-photo-file',
       tags,
@@ -233,22 +276,8 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
         ...problemResponses(...readGuards, [404, 'No such photo file'], 503)
       }
     }
-  }, async (request, reply) => {
-    const match = FILE_NAME.exec(request.params.file)
-    if (!match) throw new HttpProblem(404, 'photo-not-found', 'No photo file has that name')
-    const etag = `"${match[1]}"`
-    // Asked first even for a 304: a precondition only applies to a file that exists (RFC 9110 13.2.1).
-    const bytes = await store.photoFile(request.params.file)
-    if (!bytes) throw new HttpProblem(404, 'photo-not-found', 'No photo file has that name')
-    if (ifNoneMatchHits(request.headers['if-none-match'], etag)) {
-      return (reply as FastifyReply).code(304).header('etag', etag).header('cache-control', IMMUTABLE).send()
-    }
-    return (reply as FastifyReply)
-      .header('etag', etag)
-      .header('cache-control', IMMUTABLE)
-      .type(CONTENT_TYPE_OF_EXT[match[2]])
-      .send(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
-  })
+  }, async (request, reply) => serveFile(request, reply as FastifyReply, true))
+  app.head('/v3/photos/:file', { schema: { hide: true, params: FileParams } }, async (request, reply) => serveFile(request, reply as FastifyReply, false))
 
   // Another method on these paths is 405 with Allow, as on every other path (a GET of a plant's
   // photos is the first thing a newcomer tries: they are in the plant's record).

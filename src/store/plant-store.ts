@@ -1,5 +1,5 @@
 import type { ChangePage } from '../catalogue/changes.js'
-import type { NewPhoto } from '../catalogue/photo.js'
+import type { NewPhoto, StoredFile } from '../catalogue/photo.js'
 import type { Inventory, PlantFields, PlantPatch, PlantStatus, StoredPlant } from '../catalogue/plant.js'
 import type { Sort } from '../catalogue/query.js'
 
@@ -64,8 +64,11 @@ export interface PlantStore {
   addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[]): Promise<StoredPlant>
   /** Removes a photo; files no photo names any more go in the same commit (PlantNotFound, PhotoNotFound, VersionMismatch). */
   removePhoto (id: number, photoId: string, expectedVersions?: number[]): Promise<StoredPlant>
-  /** The bytes of a photo file, by its name. */
-  photoFile (name: string): Promise<Uint8Array | undefined>
+  /**
+   * A photo file by its name: its size and, when `chunk` is given, that chunk of its bytes
+   * (FILE_CHUNK_BYTES each from the start), in one read that touches no other byte of it.
+   */
+  photoFile (name: string, chunk?: number): Promise<StoredFile | undefined>
   /** Throws StorageUnavailable when the storage cannot be reached. */
   ping (): Promise<void>
   /** The version of the database schema: SQLite's user_version, or the highest PostgreSQL migration applied. */

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache'
 import type { PoolClient } from 'pg'
 import { PhotoLimitReached, PhotoNotFound, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
-import { fileNamesOf, MAX_PHOTOS, type NewPhoto, type Photo } from '../../catalogue/photo.js'
+import { FILE_CHUNK_BYTES, fileNamesOf, MAX_PHOTOS, type NewPhoto, type Photo, type StoredFile } from '../../catalogue/photo.js'
 import type { Tx } from './group-commit.js'
 
 // Photo files on PostgreSQL: a table of bytea in the shared database, so every instance serves
@@ -63,40 +63,54 @@ export async function removePhoto (tx: Tx, id: number, photoId: string, expected
   return setPhotos(tx, id, row, photos.filter((p) => p !== gone), now)
 }
 
-/** Files this small are kept in memory once read (thumbs and display sizes: most of the reads). */
+/** Chunks of files this small are kept in memory once read (thumbs and display sizes: most of the reads). */
 const CACHED_FILE_BYTES = 256 * 1024
 /** The memory those copies may take in all. */
 const CACHE_BYTES = 16 * 1024 * 1024
 
+/** What one read asks for: a file's size, and its chunk `chunk` when given (ReadBatch's key). */
+export const fileReadKey = (name: string, chunk?: number): string => `${chunk ?? -1}/${name}`
+
+const READ_FILES = `
+SELECT w.key, length(f.bytes) AS size,
+  CASE WHEN w.n < 0 OR w.key = ANY ($4) THEN NULL ELSE substring(f.bytes FROM w.n * $5 + 1 FOR $5) END AS chunk
+FROM unnest($1::text[], $2::text[], $3::int[]) AS w (key, name, n) JOIN photo_files f ON f.name = w.name`
+
 /**
- * Reads photo files: those asked for in one turn of the event loop share one query (ReadBatch),
- * as GETs by id do. A file's name is its content's hash, so a copy kept in memory never goes
- * stale; whether the file still exists is asked every time (a file another instance has just
- * removed is not served), but its bytes only once: the bytes were what cost (out-of-line storage,
- * hex text twice their size): thumbs were served at 0.35-0.6x the req/s of GET by id.
+ * Reads photo files: the reads of one turn of the event loop share one query (ReadBatch), as GETs
+ * by id do. Each asks for a file's size (length() reads only the bytes' header), and for one chunk
+ * of its bytes when a body is served: substring() of the out-of-line (EXTERNAL, uncompressed)
+ * bytes fetches only the TOAST rows it covers, so a chunk costs its own size, not the file's.
+ * A file's name is its content's hash, so a chunk kept in memory never goes stale; whether the file
+ * still exists is asked every time (a file another instance has just removed is not served), but
+ * the bytes of a small file only once: the bytes were what cost (hex text twice their size):
+ * thumbs were served at 0.35-0.6x the req/s of GET by id.
  */
 export class FileReader {
   private readonly kept = new LRUCache<string, Uint8Array>({ maxSize: CACHE_BYTES, sizeCalculation: (bytes) => Math.max(1, bytes.length) })
 
-  async read (client: PoolClient, names: string[]): Promise<Map<string, Uint8Array>> {
+  /** Answers each key of fileReadKey() whose file exists. */
+  async read (client: PoolClient, keys: string[]): Promise<Map<string, StoredFile>> {
     // Taken now: a copy evicted while the query runs must still answer it.
     const known = new Map<string, Uint8Array>()
-    for (const name of names) {
-      const bytes = this.kept.get(name)
-      if (bytes) known.set(name, bytes)
+    const names: string[] = []
+    const chunks: number[] = []
+    for (const key of keys) {
+      const slash = key.indexOf('/')
+      chunks.push(Number(key.slice(0, slash)))
+      names.push(key.slice(slash + 1))
+      const bytes = this.kept.get(key)
+      if (bytes) known.set(key, bytes)
     }
-    const { rows } = await client.query<{ name: string, bytes: Buffer | null }>({
-      name: 'photo-files-get',
-      // The bytes of a file already in memory are not read (nor fetched from out-of-line storage).
-      text: 'SELECT name, CASE WHEN name = ANY($2) THEN NULL ELSE bytes END AS bytes FROM photo_files WHERE name = ANY($1)',
-      values: [names, [...known.keys()]]
+    const { rows } = await client.query<{ key: string, size: number, chunk: Buffer | null }>({
+      name: 'photo-files-read',
+      text: READ_FILES,
+      values: [keys, names, chunks, [...known.keys()], FILE_CHUNK_BYTES]
     })
-    const found = new Map<string, Uint8Array>()
-    for (const { name, bytes } of rows) {
-      const file = bytes ?? known.get(name)
-      if (!file) continue
-      if (bytes && bytes.length <= CACHED_FILE_BYTES) this.kept.set(name, bytes)
-      found.set(name, file)
+    const found = new Map<string, StoredFile>()
+    for (const { key, size, chunk } of rows) {
+      if (chunk && size <= CACHED_FILE_BYTES) this.kept.set(key, chunk)
+      found.set(key, key.startsWith('-1/') ? { size } : { size, chunk: chunk ?? known.get(key)! })
     }
     return found
   }

@@ -1,7 +1,7 @@
 import pg from 'pg'
 import type { Change, ChangePage } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
-import type { NewPhoto } from '../../catalogue/photo.js'
+import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import { toRecord, type Inventory, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import type { CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { ChangeWatcher } from './change-watcher.js'
@@ -10,7 +10,7 @@ import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connec
 import { GroupCommit, type Tx } from './group-commit.js'
 import { toPlant, type PlantRow, type WriteOp } from './group-writes.js'
 import { migrate } from './migrate.js'
-import { addPhoto, FileReader, removePhoto, type PhotoWrite } from './photo-writes.js'
+import { addPhoto, FileReader, fileReadKey, removePhoto, type PhotoWrite } from './photo-writes.js'
 import { ReadBatch } from './read-batch.js'
 import { isUnavailable } from './storage-errors.js'
 import { toPostgresText } from './text-escape.js'
@@ -85,7 +85,7 @@ class PostgresPlantStore implements PlantStore {
   private readonly gets = new ReadBatch<number, StoredPlant | undefined>((ids) => this.loadPlants(ids), undefined)
   private readonly counts = new ReadBatch<'all', Inventory>(() => this.loadCounts(), { available: 0, pending: 0, sold: 0 })
   private readonly fileReader = new FileReader()
-  private readonly files = new ReadBatch<string, Uint8Array | undefined>((names) => this.session.run((c) => this.fileReader.read(c, names)), undefined)
+  private readonly files = new ReadBatch<string, StoredFile | undefined>((keys) => this.session.run((c) => this.fileReader.read(c, keys)), undefined)
   private readonly listeners = new Set<() => void>()
   private readonly timers: NodeJS.Timeout[] = []
   private watcher: ChangeWatcher | undefined
@@ -186,8 +186,8 @@ class PostgresPlantStore implements PlantStore {
     return this.work(async (tx) => this.photoChanged(tx, id, await removePhoto(tx, id, photoId, expectedVersions, this.now())))
   }
 
-  photoFile (name: string): Promise<Uint8Array | undefined> {
-    return this.files.get(name)
+  photoFile (name: string, chunk?: number): Promise<StoredFile | undefined> {
+    return this.files.get(fileReadKey(name, chunk))
   }
 
   private photoChanged (tx: Tx, id: number, { row, photos, version }: PhotoWrite): StoredPlant {

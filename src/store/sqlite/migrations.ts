@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import { nameKey } from '../../catalogue/name-key.js'
+import { chunksOf } from './photo-writes.js'
 
 // Versioned by PRAGMA user_version; each step runs in its own transaction. Append, never edit.
 const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: string) => void) => void)> = [
@@ -89,7 +90,8 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   -- one more WAL page. A row named 'status:…' names no table, so AUTOINCREMENT never reads it.
   -- status_counts stays, unused, for a rollback to the release before.
   INSERT INTO sqlite_sequence (name, seq) SELECT 'status:' || status, n FROM status_counts;
-  `
+  `,
+  photoFileChunks
 ]
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */
@@ -127,6 +129,34 @@ function findingPlants (db: Database.Database, progress: (message: string) => vo
   INSERT INTO plants_fts (plants_fts) VALUES ('rebuild');
   INSERT INTO plants_fts (plants_fts, rank) VALUES ('automerge', 16);
   `)
+}
+
+/**
+ * Migration 9 (issue 30) stores each photo file's bytes as chunks (photo-writes.ts says why) and its
+ * size beside its name, so a HEAD, a 304 or a chunk reads nothing else of it. Each file is read
+ * once and split (a SQL split would read the whole BLOB once per chunk).
+ */
+function photoFileChunks (db: Database.Database, progress: (message: string) => void): void {
+  db.exec(`
+  CREATE TABLE photo_file_chunks (
+    name TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    bytes BLOB NOT NULL,
+    PRIMARY KEY (name, n)
+  ) STRICT;
+  ALTER TABLE photo_files ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
+  `)
+  const names = db.prepare('SELECT name FROM photo_files ORDER BY name').pluck().all() as string[]
+  const bytesOf = db.prepare<[string], Buffer>('SELECT bytes FROM photo_files WHERE name = ?').pluck()
+  const setSize = db.prepare('UPDATE photo_files SET size = ? WHERE name = ?')
+  const insert = db.prepare('INSERT INTO photo_file_chunks (name, n, bytes) VALUES (?, ?, ?)')
+  names.forEach((name, i) => {
+    const bytes = bytesOf.get(name)!
+    setSize.run(bytes.length, name)
+    chunksOf(bytes).forEach((chunk, n) => insert.run(name, n, chunk))
+    if (names.length > 1000 && (i + 1) % 1000 === 0) progress(`migration 9: photo files ${i + 1} of ${names.length} in chunks`)
+  })
+  db.exec('ALTER TABLE photo_files DROP COLUMN bytes')
 }
 
 /** Applies the pending migrations (up to `upTo`: tests build an older catalogue with it). */

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
 import type { Change, ChangePage } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
-import type { NewPhoto } from '../../catalogue/photo.js'
+import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import type { Inventory, PlantFields, PlantPatch, PlantStatus, StoredPlant } from '../../catalogue/plant.js'
 import type { CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { prepareDataDir } from './data-dir.js'
@@ -70,7 +70,7 @@ class SqlitePlantStore implements PlantStore {
   /** The feed's head as the open read snapshot sees it, read at most once a snapshot. */
   private snapshotHead: number | undefined
   private readonly listQueries = new Map<string, Database.Statement>()
-  private readonly readPhotoFile: (name: string) => Uint8Array | undefined
+  private readonly readPhotoFile: ReturnType<typeof photoFileReader>
   /** When the running list query must stop (performance.now()), checked by query_guard() every GUARD_EVERY rows. */
   private deadline = Infinity
   private guardCalls = 0
@@ -148,8 +148,8 @@ class SqlitePlantStore implements PlantStore {
     return this.commits.run({ kind: 'remove-photo', id, photoId, expectedVersions, now: this.now() })
   }
 
-  async photoFile (name: string): Promise<Uint8Array | undefined> {
-    return this.read(() => this.readPhotoFile(name))
+  async photoFile (name: string, chunk?: number): Promise<StoredFile | undefined> {
+    return this.read(() => this.readPhotoFile(name, chunk))
   }
 
   async get (id: number): Promise<StoredPlant | undefined> {
