@@ -118,6 +118,22 @@ for (const engine of ENGINES) {
       assert.equal(read.headers.etag, `"${plant.id}.2"`)
     })
 
+    test('a stale If-Match on an upload or a photo delete is 412 with the plant as it is now and its ETag', async (t) => {
+      const app = await build(t, engine)
+      const plant = await app.add()
+      const photo = await uploaded(app, plant.id, await picture('jpeg'))
+      const now = await app.request({ method: 'GET', url: `/v3/plant/${plant.id}` })
+      const stale = { 'if-match': `"${plant.id}.1"` }
+      for (const res of [
+        await upload(app, plant.id, await picture('jpeg', 2), 'image/jpeg', stale),
+        await app.request({ method: 'DELETE', url: `/v3/plant/${plant.id}/photos/${photo.id}`, headers: stale })
+      ]) {
+        assert.equal(res.statusCode, 412, res.body)
+        assert.deepEqual(res.json().current, now.json())
+        assert.equal(res.headers.etag, now.headers.etag)
+      }
+    })
+
     test('the 13th photo is refused with 409 and changes nothing', async (t) => {
       const app = await build(t, engine)
       const plant = await app.add()

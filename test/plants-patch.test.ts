@@ -40,6 +40,8 @@ for (const engine of ENGINES) {
       // {} still checks If-Match: a stale one is 412.
       const stale = await request({ method: 'PATCH', url: `/v3/plant/${plant.id}`, headers: { ...mergePatch, 'if-match': '"0.0"' }, payload: '{}' })
       assert.equal(stale.statusCode, 412, stale.body)
+      assert.deepEqual(stale.json().current, plant, 'the 412 carries the plant as it is now')
+      assert.equal(stale.headers.etag, etag, 'and its ETag')
     })
 
     test('one updated change in the feed per patch, with the plant after it', async (t) => {

@@ -105,7 +105,13 @@ for (const engine of ENGINES) {
       const stale = await request({ method: 'PUT', url: '/v3/plant', payload: { id: plant.id, name: 'Lost update' }, headers: { 'if-match': etag } })
       assert.equal(stale.statusCode, 412)
       assert.match(stale.json().type, /precondition-failed$/)
-      assert.equal((await request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json().name, 'Second')
+      const now = await request({ method: 'GET', url: `/v3/plant/${plant.id}` })
+      assert.equal(now.json().name, 'Second')
+      // The 412 saves the client a read: the plant as it is now, and its ETag to retry with.
+      assert.deepEqual(stale.json().current, now.json())
+      assert.equal(stale.headers.etag, now.headers.etag)
+      const retry = await request({ method: 'PUT', url: '/v3/plant', payload: { id: plant.id, name: 'Merged' }, headers: { 'if-match': stale.headers.etag as string } })
+      assert.equal(retry.statusCode, 200)
     })
 
     test('If-Match with the current ETag, or *, or a list holding it, applies the update; a weak tag never does', async (t) => {

@@ -373,6 +373,7 @@ export interface components {
         };
         /** @description Problem details (RFC 9457), served as application/json. */
         Problem: {
+            current?: components["schemas"]["Plant"];
             detail?: string;
             errors?: {
                 message: string;
@@ -730,9 +731,11 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match does not match the current ETag */
+            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag */
             412: {
                 headers: {
+                    /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
+                    etag?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1130,9 +1133,11 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match does not match the current ETag */
+            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag */
             412: {
                 headers: {
+                    /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
+                    etag?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1261,9 +1266,11 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match does not match the current ETag */
+            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag */
             412: {
                 headers: {
+                    /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
+                    etag?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1454,9 +1461,11 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match does not match the current ETag */
+            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag */
             412: {
                 headers: {
+                    /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
+                    etag?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;

@@ -3,6 +3,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import {
   FeedGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, QueryTooSlow, StorageUnavailable, VersionMismatch
 } from '../catalogue/errors.js'
+import { toRecord } from '../catalogue/plant.js'
+import { etagOf } from './etag.js'
 import { messageOf, type AjvError } from './messages.js'
 import { DuplicateMember } from './json-body.js'
 import { HttpProblem, problemBody, problemType, type FieldError, type ProblemCode } from './problem.js'
@@ -25,10 +27,32 @@ declare module 'fastify' {
 export function registerErrorHandler (app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const problem = toProblem(error, request)
+    if (error instanceof VersionMismatch) return sendStale(request, reply, problem)
     return sendProblem(reply, problem, problem.status >= 500 ? causeOf(error) : undefined)
   })
 
   app.setNotFoundHandler((request, reply) => sendProblem(reply, routeNotFound(request)))
+}
+
+/**
+ * A 412 hands back the plant as it is now and its ETag: the client that lost a race merges and
+ * retries without reading the plant first. Read after the refused write, so the record and its ETag
+ * are one version; if that read fails (or the plant is gone) the 412 goes without them.
+ */
+async function sendStale (request: FastifyRequest, reply: FastifyReply, problem: HttpProblem): Promise<FastifyReply> {
+  const id = plantIdOf(request)
+  const plant = id === undefined ? undefined : await request.server.store.get(id).catch(() => undefined)
+  if (plant === undefined) return sendProblem(reply, problem)
+  const stale = new HttpProblem(412, problem.code, problem.message, undefined, { etag: etagOf(plant) })
+  stale.current = toRecord(plant)
+  return sendProblem(reply, stale)
+}
+
+/** The plant a conditional write names: the path's id (PATCH, photos), else the body's (PUT). */
+function plantIdOf (request: FastifyRequest): number | undefined {
+  const raw = (request.params as { id?: unknown } | undefined)?.id ?? (request.body as { id?: unknown } | undefined)?.id
+  const id = Number(raw)
+  return Number.isSafeInteger(id) && id > 0 ? id : undefined
 }
 
 /**
@@ -56,7 +80,9 @@ export function sendProblem (reply: FastifyReply, problem: HttpProblem, cause?: 
   reply.removeHeader('etag').removeHeader('last-modified').removeHeader('accept-ranges').removeHeader('content-encoding')
   reply.code(status).headers(problem.headers).header('cache-control', 'no-store')
   if (status === 405 && !problem.headers.allow) reply.header('allow', reply.request.routeOptions.config.allow ?? '')
-  return reply.send(problemBody(status, problem.code, reply.request.id, message, problem.errors))
+  const body = problemBody(status, problem.code, reply.request.id, message, problem.errors)
+  if (problem.current !== undefined) body.current = problem.current
+  return reply.send(body)
 }
 
 function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import type { Plant } from '../catalogue/plant.js'
 import { component, ref } from './components.js'
 
 // The one error body of the contract (RFC 9457 members plus `errors` and `requestId`).
@@ -11,7 +12,12 @@ export const Problem = component('Problem', Type.Object({
     path: Type.String({ description: 'JSON pointer to the offending member of the request part.' }),
     message: Type.String()
   }))),
-  requestId: Type.String()
+  requestId: Type.String(),
+  // By name, not by import: the Plant schema is the plant resource's (plants/schemas.ts), a floor this module does not reach up to.
+  current: Type.Optional(Type.Unsafe<Plant>({
+    $ref: 'Plant',
+    description: '412 only: the plant as it is now, its ETag in the ETag header, so a client can merge and retry without reading it first.'
+  }))
 }, { description: 'Problem details (RFC 9457), served as application/json.' }))
 export type Problem = Static<typeof Problem>
 export type FieldError = { path: string, message: string }
@@ -44,6 +50,9 @@ export type ProblemCode = keyof typeof TITLES
 
 /** An error the client can act on: a status, a stable code, and what to say. */
 export class HttpProblem extends Error {
+  /** A 412's `current`: the record as it is now. */
+  current?: Plant
+
   constructor (
     readonly status: number,
     readonly code: ProblemCode,
@@ -72,7 +81,7 @@ const DESCRIPTIONS: Record<number, string> = {
   405: 'Invalid input',
   410: 'That point of the feed is older than the retention',
   409: 'The plant already has the most photos allowed',
-  412: 'If-Match does not match the current ETag',
+  412: 'If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag',
   413: 'Body larger than 64 KiB',
   415: 'Content-Type is not one the operation accepts',
   422: 'Idempotency-Key reused with a different body',
@@ -97,6 +106,7 @@ export const HEADERS = {
 const PROBLEM_HEADERS: Record<number, object> = {
   401: HEADERS.wwwAuthenticate,
   405: HEADERS.allow,
+  412: { etag: header('The current ETag of the plant (the version `current` shows): send it as If-Match to retry.') },
   429: HEADERS.retryAfter,
   503: HEADERS.retryAfter
 }
