@@ -38,7 +38,7 @@ function decimalIntegers (properties: Record<string, Schema>): Check | undefined
       const value = data?.[name]
       const values = Array.isArray(value) ? value : [value]
       const bad = values.findIndex((v) => typeof v === 'string' && !DECIMAL.test(v))
-      if (bad >= 0) return refusal(Array.isArray(value) ? `/${name}/${bad}` : `/${name}`, 'integerNotation', 'must be an integer written in decimal digits')
+      if (bad >= 0) return refusal(Array.isArray(value) ? `/${name}/${bad}` : `/${name}`, 'integerNotation', 'must be an integer written in decimal digits, without leading zeros')
     }
     return undefined
   }
