@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { get } from 'node:https'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { adminQuery, freshDatabase, postgresEngine, type Scratch } from './helpers/postgres-engine.js'
@@ -154,5 +155,54 @@ describe('HAProxy in front of three instances, restarted one at a time under loa
     assert.deepEqual(failures, [])
     assert.deepEqual(lost, [])
     assert.ok(acknowledged.size > 0)
+  })
+})
+
+const OPENSSL = '/usr/bin/openssl'
+
+describe('HTTPS through the shipped TLS stanza', { skip: !existsSync(HAPROXY) ? 'HAProxy is not installed (.ci/run installs Debian\'s haproxy package)' : !existsSync(OPENSSL) ? 'openssl is not installed' : false, timeout: 120_000 }, () => {
+  it('uncommented as the README says, with a certificate and key in one PEM: HTTPS reaches an instance, clear HTTP is sent to HTTPS with 308', async (t) => {
+    const work = tempDir('plants-tls')
+    t.after(work.remove)
+    const cert = join(work.path, 'cert.pem')
+    const key = join(work.path, 'key.pem')
+    execFileSync(OPENSSL, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert], { stdio: 'ignore' })
+    const pem = join(work.path, 'plant-catalogue.pem')
+    writeFileSync(pem, readFileSync(cert, 'utf8') + readFileSync(key, 'utf8')) // the chain, then its key
+
+    const instance = await startService({})
+    t.after(() => instance.stop())
+    const [frontPort, statsPort, tlsPort] = [await freePort(), await freePort(), await freePort()]
+    const config = configFor(frontPort, statsPort, [instance.port])
+      .replace(/^ {4}# bind :443 ssl crt \S+ (.*)$/m, `    bind 127.0.0.1:${tlsPort} ssl crt ${pem} $1`)
+      .replace(/^ {4}# (http-request redirect scheme https .*)$/m, '    $1')
+    assert.match(config, /^ {4}bind 127\.0\.0\.1:\d+ ssl crt .* alpn h2,http\/1\.1$/m, 'the shipped file has the commented bind … ssl crt line')
+    assert.match(config, /^ {4}http-request redirect scheme https code 308 unless \{ ssl_fc \}$/m, 'and the redirect')
+    const file = join(work.path, 'haproxy.cfg')
+    writeFileSync(file, config)
+    execFileSync(HAPROXY, ['-c', '-q', '-f', file]) // the check the README runs before a reload
+    let output = ''
+    const haproxy = spawn(HAPROXY, ['-db', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'] })
+    haproxy.stderr!.on('data', (b: Buffer) => { output += b.toString() })
+    t.after(() => { haproxy.kill('SIGTERM') })
+
+    const https = (path: string): Promise<{ status: number, body: string }> => new Promise((resolve, reject) => {
+      get({ host: '127.0.0.1', port: tlsPort, path, ca: readFileSync(cert), headers: { connection: 'close' } }, (res) => {
+        let body = ''
+        res.setEncoding('utf8').on('data', (chunk: string) => { body += chunk }).on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+      }).on('error', reject)
+    })
+    // Until HAProxy has seen the instance ready (two checks a second apart), it answers 503.
+    let answer = { status: 0, body: '' }
+    for (let i = 0; i < 100 && answer.status !== 200; i++) {
+      await sleep(200)
+      answer = await https('/v3/plant').catch(() => answer)
+    }
+    assert.equal(answer.status, 200, `no HTTPS answer from the instance:\n${output}`)
+    assert.deepEqual(JSON.parse(answer.body).items, [])
+    const clear = await send(`http://127.0.0.1:${frontPort}`, { method: 'POST', path: '/v3/plant', body: { name: 'Fern' } })
+    assert.equal(clear.status, 308, 'a clear request is sent to HTTPS, method and body kept')
+    assert.match(String(clear.headers.location), /^https:\/\/127\.0\.0\.1:\d+\/v3\/plant$/)
   })
 })

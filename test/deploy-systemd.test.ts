@@ -58,3 +58,39 @@ test("the unit's environment is a configuration the service accepts", () => {
   assert.equal(config.apiKeysFile, '/run/credentials/plant-catalogue.service/api-keys')
   assert.equal(config.port, 8080)
 })
+
+test("the README's systemd-run line runs plants as the unit's user on its data folder, and systemd-analyze verify accepts it as a unit", { skip }, async (t) => {
+  const unit = readFileSync(UNIT, 'utf8')
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const line = /^ *(systemd-run .*\/plants .*)$/m.exec(readme)?.[1]
+  assert.ok(line, 'the README says how to run plants as the service\'s user')
+  // The transient unit systemd-run would make: each -p a [Service] setting, each -E an Environment=.
+  const words = line.split(/\s+/).slice(1)
+  const settings: string[] = []
+  let command: string[] = []
+  for (let i = 0; i < words.length; i++) {
+    if (words[i] === '-p') settings.push(words[++i])
+    else if (words[i] === '-E') settings.push(`Environment=${words[++i]}`)
+    else if (words[i].startsWith('--')) continue
+    else { command = words.slice(i); break }
+  }
+  // The same user, state folder and environment as the service's, so the two share a folder and its owner.
+  for (const setting of ['DynamicUser=yes', 'User=plant-catalogue', 'StateDirectory=plant-catalogue', 'EnvironmentFile=-/etc/plant-catalogue/environment']) {
+    assert.ok(settings.includes(setting), `systemd-run sets ${setting}`)
+    assert.match(unit, new RegExp(`^${setting.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'), `as the unit does: ${setting}`)
+  }
+  assert.ok(settings.includes('Environment=DATA_DIR=/var/lib/plant-catalogue'))
+  assert.match(unit, /^Environment=.*\bDATA_DIR=%S\/plant-catalogue\b/m, 'the unit\'s DATA_DIR is the same folder (%S is /var/lib)')
+  assert.equal(command[0], '/usr/bin/plants', 'beside /usr/bin/plant-catalogue, where a global install links it')
+
+  const root = tempDir('plants-run-unit')
+  t.after(() => root.remove())
+  cpSync('/usr/lib/systemd/system', join(root.path, 'usr/lib/systemd/system'), { recursive: true, verbatimSymlinks: true })
+  mkdirSync(join(root.path, 'etc/systemd/system'), { recursive: true })
+  writeFileSync(join(root.path, 'etc/systemd/system/plants-run.service'), `[Service]\n${settings.join('\n')}\nExecStart=${command.join(' ')}\n`)
+  mkdirSync(join(root.path, 'usr/bin'), { recursive: true })
+  writeFileSync(join(root.path, command[0]), '#!/bin/sh\n')
+  chmodSync(join(root.path, command[0]), 0o755)
+  const { stdout, stderr } = await run(ANALYZE, ['verify', `--root=${root.path}`, '/etc/systemd/system/plants-run.service'])
+  assert.equal(`${stdout}${stderr}`, '', 'no complaint')
+})
