@@ -1,17 +1,42 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { chromium } from 'playwright-core'
 import { listenOn } from '../scripts/lib/listening-service.js'
+import { build } from './helpers/app.js'
+import { sqliteEngine } from './helpers/engines.js'
 import { picture } from './helpers/pictures.js'
 
 // Debian's Chromium, installed by .ci/run when missing. Without it the test says so as a skip.
 const CHROMIUM = '/usr/bin/chromium'
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run']
 const OUTPUT = new URL('../test-output/', import.meta.url).pathname
+
+test('the docs page and the OpenAPI document speak for the service: its own logo and icon (not Fastify\'s or Swagger\'s), and no pointer to documents a user of the package lacks', async (t) => {
+  const { app } = await build(t, sqliteEngine)
+  const get = (url: string) => app.inject({ method: 'GET', url })
+  const html = (await get('/v3/docs')).body
+  assert.doesNotMatch(html, /favicon-(16x16|32x32)\.png/, 'Swagger UI\'s own icons are not linked')
+  const icon = /<link rel="icon" type="image\/svg\+xml" href="([^"]+)"/.exec(html)
+  assert.ok(icon, html)
+  const served = await get(new URL(icon[1], 'http://x/v3/docs').pathname)
+  assert.equal(served.statusCode, 200)
+  assert.match(served.body, /^<svg /)
+
+  // The top bar's logo is put in by swagger-initializer.js as a data: URL: the service's name, not Fastify's logo.
+  const initializer = (await get('/v3/docs/static/swagger-initializer.js')).body
+  const fastifyLogo = await readFile(new URL('../node_modules/@fastify/swagger-ui/static/logo.svg', import.meta.url))
+  assert.ok(!initializer.includes(fastifyLogo.toString('base64')), 'the Fastify logo is not on the page')
+  const logo = /data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)/.exec(initializer)
+  assert.ok(logo, 'a logo of its own replaces it')
+  assert.match(Buffer.from(logo[1], 'base64').toString(), /Plant catalogue API/)
+
+  const document = (await get('/v3/openapi.json')).body
+  assert.doesNotMatch(document, /\bseed\b|\.\.\/shared|CONTRACT\.md/i, 'the document says things in the package\'s own words')
+})
 
 test('the docs page at /v3/docs adds a plant through "Try it out" in a real browser', {
   skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium)`,
@@ -41,6 +66,11 @@ test('the docs page at /v3/docs adds a plant through "Try it out" in a real brow
   page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) errors.push(message.text()) })
 
   await page.goto(`${service.url}/v3/docs`)
+  // The top bar shows the service's own logo (Swagger UI would show Fastify's).
+  const logo = await page.locator('.topbar img').getAttribute('src')
+  assert.match(Buffer.from(logo?.split(',')[1] ?? '', 'base64').toString(), /Plant catalogue API/)
+  await mkdir(OUTPUT, { recursive: true })
+  await page.screenshot({ path: join(OUTPUT, 'browser-docs-top.png') })
   const operation = page.locator('#operations-plant-add-plant')
   await operation.locator('.opblock-summary').click()
   await operation.getByRole('button', { name: 'Try it out' }).click()
@@ -77,9 +107,12 @@ test('the docs page at /v3/docs uploads a photo through "Try it out" (a file pic
   t.after(() => service.close())
   const plant = await (await fetch(`${service.url}/v3/plant`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Photographed"}' })).json() as { id: number }
   const profile = await mkdtemp(join(tmpdir(), 'plants-chromium-'))
-  t.after(() => rm(profile, { recursive: true, force: true }))
   const browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS })
-  t.after(() => browser.close())
+  // One hook, the browser closed before its profile is removed (see the test above).
+  t.after(async () => {
+    await browser.close()
+    await rm(profile, { recursive: true, force: true })
+  })
   const file = join(profile, 'fern.png')
   await writeFile(file, await picture('png', 3, 400))
 
