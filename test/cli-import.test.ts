@@ -189,7 +189,7 @@ test('import through --url: a key file that is missing, empty or holds the wrong
     return result.stderr
   }
   assert.match(await run(), /needs an API key for writes: pass --api-key-file FILE/)
-  assert.match(await run('--api-key-file', join(dir, 'missing')), /--api-key-file .*missing could not be read \(ENOENT\)/)
+  assert.match(await run('--api-key-file', join(dir, 'missing')), /--api-key-file .*missing cannot be read \(ENOENT\)/)
   await writeFile(keyFile, '\n  \n')
   assert.match(await run('--api-key-file', keyFile), /--api-key-file .*key holds no key \(it is empty\)/)
   await writeFile(keyFile, 'not-the-key-0123456789\n')

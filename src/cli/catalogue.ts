@@ -63,7 +63,7 @@ function readKeyFile (file: string): ApiKey {
   try {
     text = readFileSync(file, 'utf8')
   } catch (err) {
-    throw new CommandFailed(`--api-key-file ${file} could not be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`)
+    throw new CommandFailed(`--api-key-file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`)
   }
   const lines = text.split('\n').map((line) => line.trim()).filter(Boolean)
   if (lines.length === 0) throw new CommandFailed(`--api-key-file ${file} holds no key (it is empty); write the key on one line`)
