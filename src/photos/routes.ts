@@ -71,20 +71,10 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
     }
     try {
       const release = queue.admit()
-      // The request timeout (the whole request within 30 s) is answered 408 by the client-error
-      // handler straight on the socket: that ends our side of the connection, not the request, so
-      // a client trickling its body kept its place as long as it liked (9 such held every place).
-      // Our side ending before the body is in frees the place, and no more of the body is read.
-      const socket = request.raw.socket
-      const cutOff = (): void => {
-        release()
-        if (!request.raw.complete) socket.destroy()
-      }
-      socket.once('finish', cutOff)
-      reply.raw.once('close', () => {
-        socket.off('finish', cutOff)
-        release()
-      })
+      // The response closes however the upload ends: answered, its client gone, or its request
+      // timed out (the whole request within 30 s: the 408 is written straight on the socket, which
+      // is then destroyed, connection-turns.ts), so a client trickling its body holds it no longer.
+      reply.raw.once('close', release)
       done()
     } catch (err) {
       metrics.refused('busy')

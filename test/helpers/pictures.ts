@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { crc32, deflateSync } from 'node:zlib'
 import sharp from 'sharp'
 
@@ -39,6 +40,14 @@ function chunk (type: string, data: Buffer): Buffer {
   return Buffer.concat([head, body, crc])
 }
 
+/** A PNG of one header and the rows (each with its filter byte), deflated at level 9. */
+const pngOf = (ihdr: Buffer, rows: Buffer): Buffer => Buffer.concat([
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+  chunk('IHDR', ihdr),
+  chunk('IDAT', deflateSync(rows, { level: 9 })),
+  chunk('IEND', Buffer.alloc(0))
+])
+
 /**
  * A decompression bomb: a valid PNG of `side`×`side` one-bit pixels of one colour, a few KB on
  * the wire, that would take side² bytes or more (×3 or ×4 once expanded) to decode.
@@ -51,10 +60,24 @@ export function pngBomb (side: number): Buffer {
   ihdr[9] = 0 // greyscale
   const row = Buffer.alloc(1 + Math.ceil(side / 8)) // filter byte 0, then zeros
   const rows = Buffer.alloc(row.length * side)
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(rows, { level: 9 })),
-    chunk('IEND', Buffer.alloc(0))
-  ])
+  return pngOf(ihdr, rows)
+}
+
+/**
+ * A PNG small on the wire and huge once re-encoded: 8-bit RGB, one random row, then rows filtered
+ * "Up" with zero deltas (each the same as the first). Deflated, the zeros are nothing; re-encoded
+ * with libvips' default (no filter), each row is random bytes wider than deflate's 32 KB window
+ * (`width` over 10,922), so the PNG is about as large as its pixels.
+ */
+export function filteredRowsPng (width: number, height: number): Buffer {
+  const ihdr = Buffer.alloc(13)
+  ihdr.writeUInt32BE(width, 0)
+  ihdr.writeUInt32BE(height, 4)
+  ihdr[8] = 8 // bit depth
+  ihdr[9] = 2 // RGB
+  const rowBytes = 1 + width * 3
+  const rows = Buffer.alloc(rowBytes * height)
+  randomBytes(width * 3).copy(rows, 1)
+  for (let y = 1; y < height; y++) rows[y * rowBytes] = 2 // filter Up, every delta 0
+  return pngOf(ihdr, rows)
 }
