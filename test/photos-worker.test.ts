@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { describe, test } from 'node:test'
+import { HttpProblem } from '../src/http/problem.js'
+import { ImageWorker, PICTURE_DEADLINE_MS } from '../src/photos/image-worker.js'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { build, type TestApp } from './helpers/app.js'
 import { ENGINES, type Engine } from './helpers/engines.js'
@@ -73,6 +75,25 @@ for (const engine of ENGINES) {
     })
   })
 }
+
+test('a picture past its deadline is given up with 503 images-busy naming it, its worker killed; the next picture gets a new worker', { skip: linux }, async (t) => {
+  // 1 ms: no answer crosses two processes that fast, so the first picture always overruns.
+  const worker = new ImageWorker(1)
+  t.after(() => worker.close())
+  const first = worker.process(await picture('png', 5, 300), 'image/png')
+  const [killed] = imageWorkers()
+  await assert.rejects(first, (err: unknown) => {
+    assert.ok(err instanceof HttpProblem)
+    assert.deepEqual([err.status, err.code, err.headers['retry-after']], [503, 'images-busy', '2'])
+    assert.match(err.message, /took longer than 0\.001 s to process and was given up/)
+    return true
+  })
+  worker.deadlineMs = PICTURE_DEADLINE_MS
+  const next = await worker.process(await picture('png', 6, 300), 'image/png')
+  assert.equal(next.width, 300)
+  assert.equal(imageWorkers().includes(killed), false, 'the overrun worker is gone')
+  assert.equal(imageWorkers().length, 1)
+})
 
 test('pictures and files cross between the service and the worker intact, several at once, and reach a file-backed SQLite store (whose writer thread takes the files\' memory) whole', { skip: linux }, async (t) => {
   const dir = tempDir('plants-photo-pipes')
