@@ -63,7 +63,7 @@ export interface paths {
         };
         /**
          * A photo file (its name comes from a photo's urls)
-         * @description File names are derived from the content, so a file never changes: it is served with `Cache-Control: public, max-age=31536000, immutable` and an ETag. Any instance serves any photo.
+         * @description File names are derived from the content, so a file never changes: it is served with `Cache-Control: public, max-age=31536000, immutable` and an ETag. Any instance serves any photo. HEAD answers the headers (Content-Length included) without reading the bytes; a large file is sent a chunk at a time as the client reads it.
          */
         get: operations["get-photo-file"];
         put?: never;
@@ -126,7 +126,7 @@ export interface paths {
         put?: never;
         /**
          * Add a photo to a plant (the body is the picture itself)
-         * @description JPEG, PNG or WebP, at most 10 MiB and 50 megapixels, at most 12 photos a plant. The picture is turned upright by its EXIF orientation and every metadata block (EXIF, GPS, XMP, IPTC, comments, ICC profile) is removed; it is kept as `full` in its own format, with two WebP sizes, `thumb` (fits 256×256) and `display` (fits 1280×1280). The plant's version increases (If-Match applies) and the feed gets one `updated` change. Pictures are processed one at a time, and up to 8 uploads wait their turn; past that, an upload is refused at once with 503 and Retry-After. Idempotency-Key is not taken here: to retry an upload whose outcome is unknown without adding the photo twice, send If-Match with the plant's ETag from before (a retry after a first attempt that landed is then 412). An animated picture keeps its first frame.
+         * @description JPEG, PNG or WebP, at most 10 MiB and 50 megapixels, at most 12 photos a plant. The picture is turned upright by its EXIF orientation and every metadata block (EXIF, GPS, XMP, IPTC, comments, ICC profile) is removed; it is kept as `full` in its own format, with two WebP sizes, `thumb` (fits 256×256) and `display` (fits 1280×1280). No stored file is larger than 10 MiB: a picture whose `full` would be (a PNG small on the wire can be huge re-encoded) is kept as a JPEG at quality 80, scaled down until it fits; one that cannot fit is 400. A picture not processed within 20 s is given up with 503. The plant's version increases (If-Match applies) and the feed gets one `updated` change. Pictures are processed one at a time, and up to 8 uploads wait their turn; past that, an upload is refused at once with 503 and Retry-After. Idempotency-Key is not taken here: to retry an upload whose outcome is unknown without adding the photo twice, send If-Match with the plant's ETag from before (a retry after a first attempt that landed is then 412). An animated picture keeps its first frame.
          */
         post: operations["add-plant-photo"];
         delete?: never;
@@ -1220,7 +1220,7 @@ export interface operations {
                     "application/json": components["schemas"]["Photo"];
                 };
             };
-            /** @description Invalid plant id, or the body is not a picture of the declared type, or is over 50 megapixels */
+            /** @description Invalid plant id, or the body is not a picture of the declared type, or is over 50 megapixels, or cannot be stored within 10 MiB */
             400: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -1314,7 +1314,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many pictures in progress, or storage unavailable (see Retry-After) */
+            /** @description Too many pictures in progress, or the picture took longer than 20 s, or storage unavailable (see Retry-After) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */

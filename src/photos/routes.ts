@@ -13,7 +13,7 @@ import { FILES_PATH, MAX_PHOTOS, type NewPhoto } from '../catalogue/photo.js'
 import { asBuffer, FileBody } from './file-body.js'
 import { ImageQueue } from './image-queue.js'
 import { CONTENT_TYPE_OF_EXT } from './images.js'
-import { ImageWorker } from './image-worker.js'
+import { ImageWorker, PICTURE_DEADLINE_MS } from './image-worker.js'
 import { PhotoMetrics } from './metrics.js'
 import {
   FileParams, MAX_PIXELS, MAX_UPLOAD_BYTES, Photo, PhotoParams, UPLOAD_TYPES, type UploadType
@@ -114,6 +114,8 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
       description: `JPEG, PNG or WebP, at most ${MAX_UPLOAD_BYTES / 1048576} MiB and ${MAX_PIXELS / 1e6} megapixels, at most ${MAX_PHOTOS} photos a plant. ` +
         'The picture is turned upright by its EXIF orientation and every metadata block (EXIF, GPS, XMP, IPTC, comments, ICC profile) is removed; ' +
         'it is kept as `full` in its own format, with two WebP sizes, `thumb` (fits 256×256) and `display` (fits 1280×1280). ' +
+        `No stored file is larger than ${MAX_UPLOAD_BYTES / 1048576} MiB: a picture whose \`full\` would be (a PNG small on the wire can be huge re-encoded) is kept as a JPEG at quality 80, scaled down until it fits; one that cannot fit is 400. ` +
+        `A picture not processed within ${PICTURE_DEADLINE_MS / 1000} s is given up with 503. ` +
         'The plant\'s version increases (If-Match applies) and the feed gets one `updated` change. ' +
         'Pictures are processed one at a time, and up to 8 uploads wait their turn; past that, an upload is refused at once with 503 and Retry-After. ' +
         'Idempotency-Key is not taken here: to retry an upload whose outcome is unknown without adding the photo twice, send If-Match with the plant\'s ETag from before (a retry after a first attempt that landed is then 412). ' +
@@ -133,8 +135,8 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
             location: { type: 'string', description: '/v3/plant/{id}/photos/{photoId} of the photo.' }
           }
         },
-        ...problemResponses(...writeGuards, [400, 'Invalid plant id, or the body is not a picture of the declared type, or is over 50 megapixels'],
-          [404, 'Plant not found'], 409, 412, [413, `Body larger than ${MAX_UPLOAD_BYTES / 1048576} MiB`], 415, [503, 'Too many pictures in progress, or storage unavailable (see Retry-After)'])
+        ...problemResponses(...writeGuards, [400, `Invalid plant id, or the body is not a picture of the declared type, or is over 50 megapixels, or cannot be stored within ${MAX_UPLOAD_BYTES / 1048576} MiB`],
+          [404, 'Plant not found'], 409, 412, [413, `Body larger than ${MAX_UPLOAD_BYTES / 1048576} MiB`], 415, [503, `Too many pictures in progress, or the picture took longer than ${PICTURE_DEADLINE_MS / 1000} s, or storage unavailable (see Retry-After)`])
       }
     }
   }, async (request, reply) => {
@@ -253,7 +255,8 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
       tags,
       summary: 'A photo file (its name comes from a photo\'s urls)',
       description: 'File names are derived from the content, so a file never changes: it is served with ' +
-        `\`Cache-Control: ${IMMUTABLE}\` and an ETag. Any instance serves any photo.`,
+        `\`Cache-Control: ${IMMUTABLE}\` and an ETag. Any instance serves any photo. ` +
+        'HEAD answers the headers (Content-Length included) without reading the bytes; a large file is sent a chunk at a time as the client reads it.',
       params: FileParams,
       headers: Type.Object({ 'if-none-match': Type.Optional(Type.String({ description: 'Answer 304 if it holds the file\'s ETag.' })) }),
       response: {
