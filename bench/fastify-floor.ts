@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController } from 'fastify'
-import { decodeCursor, encodeCursor, type PlantQuery } from '../src/plants/query.js'
+import type { PlantQuery } from '../src/catalogue/query.js'
+import { decodeCursor, encodeCursor } from '../src/plants/query.js'
 import { Problem, problemBody } from '../src/http/problem.js'
 import { ref, registerComponents } from '../src/http/components.js'
 import { LazySchemas } from '../src/http/lazy-schemas.js'

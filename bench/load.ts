@@ -1,6 +1,7 @@
 import autocannon from 'autocannon'
 import { Client, type Dispatcher } from 'undici'
-import { encodeCursor, type PlantQuery } from '../src/plants/query.js'
+import type { PlantQuery } from '../src/catalogue/query.js'
+import { encodeCursor } from '../src/plants/query.js'
 import { plantFor } from './plants.js'
 
 // The load generator: a long-lived child of run.ts, pinned to its own core, that runs one

@@ -4,7 +4,6 @@ import type { PlantQuery, Position } from '../catalogue/query.js'
 import { HttpProblem } from '../http/problem.js'
 
 // bench/ names the query's type through this module.
-export type { PlantQuery } from '../catalogue/query.js'
 
 // A list query as HTTP speaks it: `q` split into terms, and the cursors that carry a page's end.
 // What the query means (its filters and orders) is the catalogue's (catalogue/query.ts).
