@@ -12,6 +12,13 @@ import { freePort, ROOT, send, tempDir } from './helpers/process.js'
 const run = promisify(execFile)
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string, version: string, devDependencies: Record<string, string> }
 const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> }
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8')
+/** The folder install's package.json exactly as the README has the reader write it (its `echo … > package.json` line). */
+const readmeProject = (): string => {
+  const line = /^echo '(\{.*\})' > package\.json$/m.exec(README)
+  assert.ok(line, 'the README shows the package.json of a folder install')
+  return line[1]
+}
 
 // The test runner's flags (--import tsx) must not reach the commands: they run as installed.
 const cleanEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
@@ -67,7 +74,8 @@ describe('the packed tarball, installed with --omit=dev', { timeout: 600_000 }, 
     mkdirSync(install)
     // A folder install is a project of its own: its package.json approves the one install script
     // the service needs, as npm 11 asks (a global install passes --allow-scripts=better-sqlite3).
-    writeFileSync(join(install, 'package.json'), JSON.stringify({ private: true, allowScripts: { 'better-sqlite3': true } }, null, 2))
+    // It is the README's, so what the README tells an installing project to approve is what is tested.
+    writeFileSync(join(install, 'package.json'), readmeProject())
     const started = Date.now()
     const result = await run('npm', ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', tarball], {
       cwd: install, env: cleanEnv({ npm_config_better_sqlite3_local_prebuilds: prebuilds }), maxBuffer: 16 * 1024 * 1024
@@ -97,6 +105,10 @@ describe('the packed tarball, installed with --omit=dev', { timeout: 600_000 }, 
     const tarKiB = statSync(tarball).size / 1024
     const bySize = [...packed].sort((a, b) => b.size - a.size).slice(0, 4).map((f) => `${f.path} ${(f.size / 1024).toFixed(1)} KiB`).join(', ')
     console.log(`tarball: ${tarKiB.toFixed(1)} KiB, ${packed.length} files; largest unpacked: ${bySize}`)
+    // The README states a bound rather than a figure that each new file would make stale.
+    const bound = /The tarball is \*\*under (\d+) MiB\*\*/.exec(README)
+    assert.ok(bound, 'the README states the tarball\'s size')
+    assert.ok(tarKiB < Number(bound[1]) * 1024, `the tarball is ${tarKiB.toFixed(1)} KiB; the README says under ${bound[1]} MiB`)
   })
 
   it('the build leaves both commands executable in a checkout', async () => {
@@ -109,6 +121,9 @@ describe('the packed tarball, installed with --omit=dev', { timeout: 600_000 }, 
 
   it('installs with no development dependency, no compiler and no warning about install scripts', async () => {
     assert.doesNotMatch(installOutput, /install-scripts|allowScripts/, installOutput)
+    // What the README has an installing project approve covers every install script of the production tree.
+    const { stdout: unapproved } = await run('npm', ['install-scripts', 'ls', '--json'], { cwd: install, env: cleanEnv() })
+    assert.deepEqual(JSON.parse(unapproved).allowScripts, [], `npm install-scripts ls: ${unapproved}`)
     const present = installedPackages(join(install, 'node_modules'))
     assert.ok(present.has(pkg.name) && present.has('better-sqlite3') && present.has('fastify'))
     // Dev-only: every copy the lock file holds of it is marked dev (a name may be both, at two versions).
