@@ -242,6 +242,15 @@ staffPageTest('on a phone, photos say nothing of dropping, a PNG named .jpg is a
   await editor.getByLabel('Add photos').setInputFiles({ name: 'renamed.jpg', mimeType: 'image/jpeg', buffer: png(200, 300) })
   await giveKey(page, KEY)
   await editor.getByRole('img', { name: 'Photo 4 of Calathea' }).waitFor()
+  // A picture the service cannot keep within its limit (its 400, answered here for one upload: the
+  // crafted pictures that meet it are tested in photos.test.ts) is said in staff's words too.
+  await page.route((u) => u.pathname.endsWith('/photos'), (route) => route.fulfill({
+    status: 400,
+    contentType: 'application/json',
+    body: JSON.stringify({ type: '/v3/problems/invalid-input', title: 'Invalid input', status: 400, detail: 'the picture would be stored as 14.2 MB even as a JPEG scaled down 3 times; no stored file may exceed 10 MiB: send a smaller picture' })
+  }), { times: 1 })
+  await editor.getByLabel('Add photos').setInputFiles({ name: 'poster.png', mimeType: 'image/png', buffer: png(64, 64) })
+  await editor.getByRole('alert').filter({ hasText: 'poster.png was not added. This photo cannot be kept within 10 MB, even made smaller: choose a smaller photo.' }).waitFor()
 
   // Each photo's removal asks beside it, never over it, whichever row the photo is on.
   const sure = page.getByRole('alertdialog', { name: 'Remove this photo?' })

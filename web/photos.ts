@@ -81,6 +81,7 @@ async function pictureType (file: File): Promise<string> {
 function uploadRefusal (err: unknown): string {
   const detail = err instanceof ApiError && err.status === 400 ? err.problem?.detail ?? '' : ''
   if (/megapixels/.test(detail)) return 'This photo has too many pixels (at most 50 megapixels): choose a smaller one.'
+  if (/would be stored as/.test(detail)) return 'This photo cannot be kept within 10 MB, even made smaller: choose a smaller photo.'
   if (/^the (body|picture) (is|could not)/.test(detail)) return 'This file is not a picture we can read: choose a JPEG, PNG or WebP photo.'
   return describe(err, 'This plant')
 }
