@@ -6,7 +6,7 @@ import { describe, test } from 'node:test'
 import { buildApp } from '../src/app.js'
 import { ConfigError, loadConfig, MIN_KEY_LENGTH, testConfig } from '../src/config.js'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
-import { ROOT, tempDir } from './helpers/process.js'
+import { ROOT, serviceEnv, tempDir } from './helpers/process.js'
 
 // What an operator meets when a setting is wrong: one line naming the variable and what it allows.
 
@@ -18,13 +18,9 @@ import { ROOT, tempDir } from './helpers/process.js'
  * test would be about where the clone lives.
  */
 function start (env: Record<string, string>, options: { unprivileged?: boolean } = {}): { status: number | null, stderr: string } {
-  const base = { ...process.env }
-  for (const name of Object.keys(base)) if (/^(HOST|PORT|DATA_DIR|DATABASE_URL|LOG_LEVEL|API_KEYS|API_KEYS_FILE|TRUST_PROXY|WORKERS|RATE_LIMIT)$/.test(name)) delete base[name]
-  delete base.NODE_OPTIONS
-  delete base.NODE_TEST_CONTEXT
   const node = [process.execPath, '--import', 'tsx', 'src/server.ts']
   const [command, ...args] = options.unprivileged === true && process.getuid?.() === 0 ? [...WITHOUT_ROOT_POWERS, ...node] : node
-  const run = spawnSync(command, args, { cwd: ROOT, env: { ...base, LOG_LEVEL: 'silent', ...env }, encoding: 'utf8', timeout: 30_000 })
+  const run = spawnSync(command, args, { cwd: ROOT, env: serviceEnv({ LOG_LEVEL: 'silent', ...env }), encoding: 'utf8', timeout: 30_000 })
   return { status: run.status, stderr: run.stderr ?? String(run.error) }
 }
 

@@ -7,7 +7,7 @@ import { StorageUnavailable } from '../src/catalogue/errors.js'
 import { sqliteEngine } from './helpers/engines.js'
 import { logCollector, parseLines } from './helpers/log-lines.js'
 import { TEST_DATABASE_URL } from './helpers/postgres-engine.js'
-import { freePort, ROOT, send, startService } from './helpers/process.js'
+import { freePort, ROOT, send, serviceEnv, startService } from './helpers/process.js'
 import { DatabaseProxy, sleep } from './helpers/scale.js'
 
 const NEEDS_PG = TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set'
@@ -106,14 +106,12 @@ describe('readiness says why', () => {
     ['an unknown database', '/t_no_such_database', 'postgres', /database "t_no_such_database" does not exist \(3D000\)/],
     ['an unknown role (an authentication failure)', '', 't_no_such_role', /role "t_no_such_role" does not exist \(28000\)/]
   ] as const) {
-    test(`${what} stops the start with one line naming the database and the cause, never the password`, { skip: NEEDS_PG }, () => {
+    test(`${what} stops the start with one line naming the database and the cause, never the password`, { skip: NEEDS_PG }, async () => {
       const url = new URL(TEST_DATABASE_URL!)
       url.username = user
       url.password = 's3cret-pw'
       if (path) url.pathname = path
-      const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url.toString(), LOG_LEVEL: 'silent', PORT: String(18_000 + Math.floor(Math.random() * 1000)) }
-      delete env.NODE_OPTIONS
-      delete env.NODE_TEST_CONTEXT
+      const env = serviceEnv({ DATABASE_URL: url.toString(), LOG_LEVEL: 'silent', PORT: String(await freePort()) })
       const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, encoding: 'utf8', timeout: 30_000 })
       assert.equal(run.status, 1, run.stderr)
       const lines = run.stderr.trim().split('\n')

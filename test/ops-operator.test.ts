@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { build } from './helpers/app.js'
 import { sqliteEngine } from './helpers/engines.js'
+import { freePort, ROOT, serviceEnv } from './helpers/process.js'
 
 // What an operator meets when installing and running the service by hand.
 
@@ -63,7 +64,7 @@ describe('protected mode, at start-up', () => {
     t.after(() => rm(dir, { recursive: true, force: true }))
     const dataDir = join(dir, 'data')
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      env: { ...process.env, HOST: '0.0.0.0', PORT: '18097', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: undefined }, encoding: 'utf8', timeout: 30_000
+      cwd: ROOT, env: serviceEnv({ HOST: '0.0.0.0', PORT: String(await freePort()), DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), encoding: 'utf8', timeout: 30_000
     })
     assert.equal(run.status, 1)
     assert.match(run.stderr.trim(), /^Refusing to listen on 0\.0\.0\.0/)
@@ -110,7 +111,7 @@ describe('a port already in use', () => {
     const dir = await mkdtemp(join(tmpdir(), 'plants-ops-'))
     t.after(() => rm(dir, { recursive: true, force: true }))
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      env: { ...process.env, PORT: String(port), DATA_DIR: dir, LOG_LEVEL: 'silent', DATABASE_URL: undefined }, encoding: 'utf8', timeout: 30_000
+      cwd: ROOT, env: serviceEnv({ PORT: String(port), DATA_DIR: dir, LOG_LEVEL: 'silent' }), encoding: 'utf8', timeout: 30_000
     })
     assert.equal(run.status, 1)
     assert.match(run.stderr, /^start-up failed: listen EADDRINUSE/)

@@ -6,6 +6,7 @@ import { ConfigError, loadConfig, testConfig } from '../src/config.js'
 import { StorageUnavailable } from '../src/catalogue/errors.js'
 import { build } from './helpers/app.js'
 import { sqliteEngine } from './helpers/engines.js'
+import { freePort, ROOT, serviceEnv } from './helpers/process.js'
 
 describe('operations', () => {
   test('/healthz answers 200 while the process lives', async (t) => {
@@ -142,15 +143,16 @@ describe('configuration', () => {
   }
 
   test('the server refuses to start on a bad value with one line naming the variable', () => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...process.env, PORT: 'eighty' }, encoding: 'utf8', timeout: 30_000 })
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env: serviceEnv({ PORT: 'eighty' }), encoding: 'utf8', timeout: 30_000 })
     assert.equal(run.status, 1)
     assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr)
     assert.match(run.stderr, /PORT/)
   })
 
-  test('the server refuses a non-loopback address without keys, in one line', () => {
+  test('the server refuses a non-loopback address without keys, in one line', async () => {
+    // A free port: were the refusal lost, the service would listen there rather than fail on a port in use.
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      env: { ...process.env, HOST: '0.0.0.0', PORT: '18080', DATA_DIR: ':memory:', LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 30_000
+      cwd: ROOT, env: serviceEnv({ HOST: '0.0.0.0', PORT: String(await freePort()), DATA_DIR: ':memory:', LOG_LEVEL: 'silent' }), encoding: 'utf8', timeout: 30_000
     })
     assert.equal(run.status, 1)
     assert.match(run.stderr.trim(), /^Refusing to listen on 0\.0\.0\.0/)

