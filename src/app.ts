@@ -32,6 +32,7 @@ import { versionRoutes } from './ops/version.js'
 import { PhotoMetrics } from './photos/metrics.js'
 import { photoRoutes } from './photos/routes.js'
 import { pageDirectory, pageRoutes } from './page/page-routes.js'
+import { countRoute } from './plants/count-route.js'
 import { inventoryRoute } from './plants/inventory-route.js'
 import { patchRoute } from './plants/patch-route.js'
 import { plantRoutes } from './plants/routes.js'
@@ -183,6 +184,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(plantRoutes, routeOptions)
   await app.register(patchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)
+  await app.register(countRoute, routeOptions)
   await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits(config.feedMaxStreams, config.feedMaxStreamsPerClient) })
   await app.register(photoRoutes, { ...routeOptions, metrics: new PhotoMetrics(registry) })
   await app.register(healthRoutes, { store, readiness: app.readiness })

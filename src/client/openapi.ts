@@ -173,6 +173,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/plant/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count the plants the list's filters match: exact up to 10,000
+         * @description Takes the filters of `GET /v3/plant` (not its sort, limit or cursor) with the same rules; an unknown parameter is 400. Beyond 10,000 matches it answers `{ "count": 10000, "exact": false }` without counting further.
+         */
+        get: operations["count-plants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/plant/events": {
         parameters: {
             query?: never;
@@ -327,6 +347,13 @@ export interface components {
             /** @description Status of the plant: available, pending or sold today; any string in answers, so a client should accept one it does not know. */
             status: string;
             tags: string[];
+        };
+        /** @description How many plants match a list's filters (for "1–20 of 240"). */
+        PlantCount: {
+            /** @description The number of matching plants, at most 10000. */
+            count: number;
+            /** @description False when more than 10000 plants match: count is then 10000, a lower bound. */
+            exact: boolean;
         };
         /** @description One page of plants in the order asked for. */
         PlantPage: {
@@ -1540,6 +1567,75 @@ export interface operations {
             };
             /** @description That point is older than the retention, or beyond the head */
             410: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "count-plants": {
+        parameters: {
+            query?: {
+                category?: string;
+                /** @description Search by name: 1–5 terms separated by white space, each of at least 3 characters; a plant matches when its name contains every term, ignoring case (JavaScript toLowerCase). Accents are not ignored: "cafe" does not find "Café". */
+                q?: string;
+                /** @description Repeat to accept any of the statuses given. */
+                status?: ("available" | "pending" | "sold")[];
+                /** @description Repeat to require every tag given. */
+                tag?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The number of matching plants */
+            200: {
+                headers: {
+                    /** @description The newest change (`seq`) this read already reflects (a little older at most, never newer): follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date. */
+                    "feed-position"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlantCount"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;

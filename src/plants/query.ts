@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { nameKey } from '../catalogue/name-key.js'
 import type { PlantQuery, Position } from '../catalogue/query.js'
 import { HttpProblem } from '../http/problem.js'
+import type { ListQuery } from './schemas.js'
 
 // bench/ names the query's type through this module.
 
@@ -22,6 +23,15 @@ export function parseTerms (q: string | undefined): string[] {
   const short = terms.find((t) => [...t].length < 3)
   if (short !== undefined) refuse(`terms must each be at least 3 characters ("${short}" is shorter)`)
   return [...new Set(terms.map(nameKey))]
+}
+
+/**
+ * The filters (and sort) of a list request as the catalogue's query. The list and the count both
+ * parse through here, so a filter added to the list's query string counts as it lists.
+ */
+export function plantQueryOf (query: Omit<ListQuery, 'limit' | 'cursor'>): PlantQuery {
+  const { status, category, tag, q, sort = 'id' } = query
+  return { statuses: [...new Set(status)], category, tags: [...new Set(tag)], terms: parseTerms(q), sort }
 }
 
 // Cursors: the position after which the next page starts, plus a fingerprint of the sort and filters

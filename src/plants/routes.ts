@@ -10,9 +10,9 @@ import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { feedPositionHook } from '../feed/position.js'
 import { PlantNotFound } from '../catalogue/errors.js'
 import { toRecord, type StoredPlant } from '../catalogue/plant.js'
-import { positionOf, type PlantQuery } from '../catalogue/query.js'
+import { positionOf } from '../catalogue/query.js'
 import type { PlantStore } from '../store/plant-store.js'
-import { decodeCursor, encodeCursor, parseTerms } from './query.js'
+import { decodeCursor, encodeCursor, plantQueryOf } from './query.js'
 import {
   IdParams, ListQuery, PAGE_SIZE, NewPlant, Plant, PlantPage, PlantUpdate, ReadHeaders, UpdateHeaders, WriteHeaders, type PlantFields
 } from './schemas.js'
@@ -123,13 +123,13 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     },
     config: { allow: COLLECTION_ALLOW }
   }, async (request) => {
-    const { status, category, tag, q, sort = 'id', limit = PAGE_SIZE, cursor } = request.query
-    const query: PlantQuery = { statuses: [...new Set(status)], category, tags: [...new Set(tag)], terms: parseTerms(q), sort }
+    const { limit = PAGE_SIZE, cursor } = request.query
+    const query = plantQueryOf(request.query)
     const after = decodeCursor(cursor, query)
     const plants = await store.list({ ...query, afterId: after?.id ?? 0, afterKey: after?.key, limit: limit + 1 })
     const more = plants.length > limit
     const items = more ? plants.slice(0, limit) : plants
-    return { items: items.map(toRecord), nextCursor: more ? encodeCursor(query, positionOf(items[items.length - 1], sort)) : null }
+    return { items: items.map(toRecord), nextCursor: more ? encodeCursor(query, positionOf(items[items.length - 1], query.sort)) : null }
   })
 
   methodNotAllowed(app, '/v3/plant', ['GET', 'POST', 'PUT'])

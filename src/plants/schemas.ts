@@ -121,3 +121,15 @@ export const UpdateHeaders = Type.Object({
 export const ReadHeaders = Type.Object({
   'if-none-match': Type.Optional(Type.String({ description: 'Answer 304 if the plant still has this ETag.' }))
 })
+
+/** A count is exact up to this many plants; beyond, it says so and stops counting (its cost bounded like a page's). */
+export const COUNT_EXACT_UP_TO = 10_000
+
+// The list's filters without its order and paging: a filter added to the list counts too.
+export const CountQuery = Type.Omit(ListQuery, ['sort', 'limit', 'cursor'])
+export type CountQuery = Static<typeof CountQuery>
+
+export const PlantCount = component('PlantCount', Type.Object({
+  count: Type.Integer({ minimum: 0, maximum: COUNT_EXACT_UP_TO, description: `The number of matching plants, at most ${COUNT_EXACT_UP_TO}.` }),
+  exact: Type.Boolean({ description: `False when more than ${COUNT_EXACT_UP_TO} plants match: count is then ${COUNT_EXACT_UP_TO}, a lower bound.` })
+}, { description: 'How many plants match a list\'s filters (for "1–20 of 240").' }))

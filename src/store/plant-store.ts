@@ -32,6 +32,9 @@ export interface ListFilter {
   limit: number
 }
 
+/** A list's filters without its order and position: what a count counts. */
+export type CountFilter = Omit<ListFilter, 'sort' | 'afterId' | 'afterKey' | 'afterValue' | 'limit'>
+
 export interface PlantStore {
   readonly engine: 'sqlite' | 'postgres'
   create (fields: PlantFields, idempotency?: IdempotencyClaim): Promise<CreateResult>
@@ -43,6 +46,11 @@ export interface PlantStore {
   get (id: number): Promise<StoredPlant | undefined>
   /** Up to `limit` plants after the position matching every filter, in the filter's sort order. */
   list (filter: ListFilter): Promise<StoredPlant[]>
+  /**
+   * The number of plants matching every filter, counting no further than `cap`: the list's own walk
+   * stops at the cap, so the cost is bounded like a page's, never a scan of the catalogue.
+   */
+  count (filter: CountFilter, cap: number): Promise<number>
   /** The number of plants of each status, from one snapshot; kept by every write, so O(1). */
   inventory (): Promise<Inventory>
   /**

@@ -3,7 +3,7 @@ import type { Change, ChangePage } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import { toRecord, type Inventory, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
-import type { CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
+import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { ChangeWatcher } from './change-watcher.js'
 import { fillNameKeys, listQuery, rarestFirst } from './list-query.js'
 import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connection.js'
@@ -48,6 +48,12 @@ ORDER BY c.seq`
 const HEAD = "SELECT value FROM meta WHERE key = 'feed_head'"
 const GET_PLANTS = `SELECT ${PLANT_COLUMNS} FROM plants p WHERE p.id = ANY ($1::bigint[])`
 const COUNTS = "SELECT key, value FROM meta WHERE key IN ('count_available', 'count_pending', 'count_sold')"
+
+/** statement_timeout: the query itself is too slow, not the storage away. */
+function tooSlowOr (err: unknown): unknown {
+  const cause = err instanceof StorageUnavailable ? err.cause : err
+  return (cause as { code?: unknown })?.code === '57014' ? new QueryTooSlow('the query ran past its time limit') : err
+}
 
 /**
  * Opens the catalogue on PostgreSQL and applies any pending migration. A malformed URL, refused
@@ -210,10 +216,21 @@ class PostgresPlantStore implements PlantStore {
       })
       return rows.map(toPlant)
     } catch (err) {
-      // statement_timeout: the query itself is too slow, not the storage away.
-      const cause = err instanceof StorageUnavailable ? err.cause : err
-      if ((cause as { code?: unknown })?.code === '57014') throw new QueryTooSlow('the query ran past its time limit')
-      throw err
+      throw tooSlowOr(err)
+    }
+  }
+
+  async count (filter: CountFilter, cap: number): Promise<number> {
+    try {
+      const { rows } = await this.session.run(async (c) => {
+        const tags = await rarestFirst(c, (filter.tags ?? []).map(toDb))
+        // The list's walk by id, stopped at the cap: the order keeps the plan a page uses (an index walk that stops early).
+        const { text, values } = listQuery({ ...filter, tags, afterId: 0, limit: cap }, '1')
+        return await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM (${text}) walk`, values)
+      })
+      return rows[0].n
+    } catch (err) {
+      throw tooSlowOr(err)
     }
   }
 

@@ -1,4 +1,4 @@
-import type { ListFilter } from '../plant-store.js'
+import type { CountFilter, ListFilter } from '../plant-store.js'
 import { INDEXED_UP_TO } from './search-backlog.js'
 
 // A list query in SQLite: one walk along an index in the page's order (keyset, no OFFSET), the
@@ -56,6 +56,20 @@ export function probeSql (driver: Exclude<Driver, { kind: 'order' }>, filter: Li
 
 export function listSql (filter: ListFilter, driver: Driver): Sql {
   return walk(filter, driver, driver.kind === 'fts')
+}
+
+/**
+ * Counts up to `cap` plants of the filter: the list's own walk by id (in the order any driver's
+ * index gives for free) stopped at the cap. SQLite leaves the walk's unused columns unread. With
+ * `pending`, the search index's backlog is walked too and a plant in both counted once, so the
+ * count can exceed `cap` (up to twice): the caller caps it.
+ */
+export function countSql (filter: CountFilter, driver: Driver, cap: number, pending: boolean): Sql {
+  const walkOf = { ...filter, afterId: 0, limit: cap }
+  const { text, args } = listSql(walkOf, driver)
+  if (!pending) return { text: `SELECT count(*) FROM (${text})`, args }
+  const backlog = pendingSql(walkOf)
+  return { text: `SELECT count(*) FROM (SELECT id FROM (${text}) UNION SELECT id FROM (${backlog.text}))`, args: [...args, ...backlog.args] }
 }
 
 /**

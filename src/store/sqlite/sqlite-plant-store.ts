@@ -3,10 +3,10 @@ import type { Change, ChangePage } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import type { Inventory, PlantFields, PlantPatch, PlantStatus, StoredPlant } from '../../catalogue/plant.js'
-import type { CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
+import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { prepareDataDir } from './data-dir.js'
 import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
-import { listSql, mergePages, pendingSql, probeSql, SMALL, type Driver } from './list-query.js'
+import { countSql, listSql, mergePages, pendingSql, probeSql, SMALL, type Driver } from './list-query.js'
 import { migrate } from './migrations.js'
 import { photoFileReader } from './photo-writes.js'
 import { INDEXED_UP_TO, searchBacklog } from './search-backlog.js'
@@ -170,6 +170,20 @@ class SqlitePlantStore implements PlantStore {
         let rows = run(listSql(filter, driver))
         if (driver.kind === 'fts' && this.s.searchBacklog.get() === 1) rows = mergePages(rows, run(pendingSql(filter)), filter) as PlantTuple[]
         return rows.map(tupleToPlant)
+      } finally {
+        this.deadline = Infinity
+      }
+    })
+  }
+
+  async count (filter: CountFilter, cap: number): Promise<number> {
+    return this.read(() => {
+      this.deadline = performance.now() + this.queryTimeoutMs
+      try {
+        const walk = { ...filter, afterId: 0, limit: cap }
+        const driver = this.driver(walk)
+        const { text, args } = countSql(filter, driver, cap, driver.kind === 'fts' && this.s.searchBacklog.get() === 1)
+        return Math.min(cap, this.statement(text).pluck().get(...args) as number)
       } finally {
         this.deadline = Infinity
       }

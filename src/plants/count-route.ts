@@ -1,0 +1,38 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { ref } from '../http/components.js'
+import { methodNotAllowed } from '../http/method-not-allowed.js'
+import { HEADERS, problemResponses } from '../http/problem.js'
+import { feedPositionHook } from '../feed/position.js'
+import { plantQueryOf } from './query.js'
+import { guardStatuses, tags, type RouteOptions } from './routes.js'
+import { COUNT_EXACT_UP_TO, CountQuery, PlantCount } from './schemas.js'
+
+/**
+ * GET /v3/plant/count: how many plants the list's filters match ("1–20 of 240"). The store counts
+ * one past the exact range and no further, so a filter matching most of a large catalogue costs
+ * about what a long page does, never a scan of every plant.
+ */
+export const countRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
+  const upTo = COUNT_EXACT_UP_TO.toLocaleString('en')
+  // A static path: Fastify's router prefers it to /v3/plant/:id whatever the order of registration.
+  app.get('/v3/plant/count', {
+    preHandler: feedPositionHook(options.store),
+    schema: {
+      operationId: 'count-plants',
+      tags,
+      summary: `Count the plants the list's filters match: exact up to ${upTo}`,
+      description: 'Takes the filters of `GET /v3/plant` (not its sort, limit or cursor) with the same rules; an unknown parameter is 400. ' +
+        `Beyond ${upTo} matches it answers \`{ "count": ${COUNT_EXACT_UP_TO}, "exact": false }\` without counting further.`,
+      querystring: CountQuery,
+      response: {
+        200: { ...ref(PlantCount), description: 'The number of matching plants', headers: { ...HEADERS.requestId, ...HEADERS.feedPosition } },
+        ...problemResponses(...guardStatuses(false), 400, 503)
+      }
+    }
+  }, async (request, reply) => {
+    const n = await options.store.count(plantQueryOf(request.query), COUNT_EXACT_UP_TO + 1)
+    reply.header('cache-control', 'no-store')
+    return n > COUNT_EXACT_UP_TO ? { count: COUNT_EXACT_UP_TO, exact: false } : { count: n, exact: true }
+  })
+  methodNotAllowed(app, '/v3/plant/count', ['GET'])
+}
