@@ -30,6 +30,7 @@ import { registerFeedMetrics, registerMetrics } from './ops/metrics.js'
 import { observedClientErrors } from './ops/parser-refusals.js'
 import { versionRoutes } from './ops/version.js'
 import { PhotoMetrics } from './photos/metrics.js'
+import { photoOrderRoute } from './photos/order-route.js'
 import { photoRoutes } from './photos/routes.js'
 import { pageDirectory, pageRoutes } from './page/page-routes.js'
 import { countRoute } from './plants/count-route.js'
@@ -187,6 +188,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(countRoute, routeOptions)
   await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits(config.feedMaxStreams, config.feedMaxStreamsPerClient) })
   await app.register(photoRoutes, { ...routeOptions, metrics: new PhotoMetrics(registry) })
+  await app.register(photoOrderRoute, routeOptions)
   await app.register(healthRoutes, { store, readiness: app.readiness })
   await app.register(versionRoutes, { store, registry })
   await app.register(pageRoutes, { dir: pageDirectory(), secured: keyHashes.length > 0 })

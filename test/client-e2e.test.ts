@@ -120,6 +120,10 @@ test('the typed client drives every documented operation against a listening ser
   const inventory = await client.GET('/v3/store/inventory')
   assert.deepEqual(inventory.data, { available: 2, pending: 0, sold: 1 })
 
+  // count-plants: the list's filters, exact up to 10,000; a list-only parameter is 400
+  assert.deepEqual((await client.GET('/v3/plant/count', { params: { query: { status: ['available'] } } })).data, { count: 2, exact: true })
+  assert.equal((await client.GET('/v3/plant/count', { params: { query: { limit: 5 } as never } })).error?.status, 400)
+
   // delete-plant: 204, then 404
   assert.equal((await client.DELETE('/v3/plant/{id}', { params: { path: { id: monstera.id } } })).response.status, 204)
   assert.equal((await client.DELETE('/v3/plant/{id}', { params: { path: { id: monstera.id } } })).response.status, 404)
@@ -163,6 +167,10 @@ test('the typed client drives every documented operation against a listening ser
   assert.deepEqual((await client.GET('/v3/plant/{id}', { params: { path: { id: olive.id } } })).data?.photos, [photo.data])
   const one = await client.GET('/v3/plant/{id}/photos/{photoId}', { params: { path: { id: olive.id, photoId: photo.data!.id } } })
   assert.deepEqual(one.data, photo.data)
+  // order-plant-photos: every photo id once, the first the cover; anything else is 400
+  const ordered = await client.PUT('/v3/plant/{id}/photos/order', { params: { path: { id: olive.id } }, body: { order: [photo.data!.id] } })
+  assert.deepEqual(ordered.data?.photos, [photo.data])
+  assert.equal((await client.PUT('/v3/plant/{id}/photos/order', { params: { path: { id: olive.id } }, body: { order: [] } })).error?.status, 400)
   const removed = await client.DELETE('/v3/plant/{id}/photos/{photoId}', { params: { path: { id: olive.id, photoId: photo.data!.id } } })
   assert.equal(removed.response.status, 204)
 

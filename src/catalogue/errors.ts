@@ -15,3 +15,5 @@ export class QueryTooSlow extends Error {}
 export class StorageUnavailable extends Error {
   constructor (message: string, readonly cause?: unknown) { super(message) }
 }
+/** A new order of a plant's photos that does not name each of them once (catalogue/photo.ts: photoOrderProblem). */
+export class PhotoOrderInvalid extends Error {}

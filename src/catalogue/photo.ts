@@ -43,3 +43,22 @@ export interface NewPhoto {
 /** The file names a photo's urls point to (what its files are counted by). */
 export const fileNamesOf = (photo: Photo): string[] =>
   [photo.urls.thumb, photo.urls.display, photo.urls.full].map((url) => url.slice(FILES_PATH.length))
+
+/**
+ * Why `order` is not a new order of `photos` (every one of their ids, each once), naming the first
+ * item at fault when there is one; undefined when it is.
+ */
+export function photoOrderProblem (photos: Photo[], order: string[]): { at?: number, message: string } | undefined {
+  const ids = new Set(photos.map((p) => p.id))
+  const seen = new Set<string>()
+  for (const [at, id] of order.entries()) {
+    if (!ids.has(id)) return { at, message: `"${id}" is not a photo of this plant` }
+    if (seen.has(id)) return { at, message: `"${id}" is given more than once` }
+    seen.add(id)
+  }
+  const missing = photos.find((p) => !seen.has(p.id))
+  return missing && { message: `must name every photo of the plant, each once: "${missing.id}" is missing` }
+}
+
+/** `photos` in `order`, an order photoOrderProblem accepts. */
+export const inOrder = (photos: Photo[], order: string[]): Photo[] => order.map((id) => photos.find((p) => p.id === id)!)

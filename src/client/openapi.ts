@@ -153,6 +153,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/plant/{id}/photos/order": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put a plant's photos in a new order (the first is the cover)
+         * @description `order` names every photo id of the plant, each once. Checks in this order: the path id (400 invalid-id), the body (400 invalid-input), the plant (404), If-Match (412), then the ids (400 invalid-input naming the one at fault). The plant's version increases (a new ETag) and the feed gets one `updated` change.
+         */
+        put: operations["order-plant-photos"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/plant/changes": {
         parameters: {
             query?: never;
@@ -335,6 +355,11 @@ export interface components {
             };
             /** @description Width of the full picture, upright, in pixels. */
             width: number;
+        };
+        /** @description A new order of a plant's photos. */
+        PhotoOrder: {
+            /** @description Every photo id of the plant, each once, in the new order: the first is the cover. */
+            order: string[];
         };
         /** @description A stored plant. */
         Plant: {
@@ -1493,6 +1518,127 @@ export interface operations {
                 headers: {
                     /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
                     etag?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "order-plant-photos": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Apply only if the plant still has this ETag (else 412). */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Server-assigned identifier; increasing, never reused. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PhotoOrder"];
+            };
+        };
+        responses: {
+            /** @description The plant with its photos in the new order, and its new ETag */
+            200: {
+                headers: {
+                    /** @description The version of the plant, for If-Match and If-None-Match. */
+                    etag?: string;
+                    /** @description /v3/plant/{id} of the plant. */
+                    location?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plant"];
+                };
+            };
+            /** @description Invalid ID supplied, or invalid input (an order that does not name each of the plant's photos once) */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Plant not found */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag */
+            412: {
+                headers: {
+                    /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
+                    etag?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 64 KiB */
+            413: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;

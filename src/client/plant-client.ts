@@ -16,6 +16,8 @@ export type NewPlant = operations['add-plant']['requestBody']['content']['applic
 export type PlantUpdate = operations['update-plant']['requestBody']['content']['application/json']
 /** A page of list-plants. */
 export type PlantPage = Json<operations['list-plants']['responses'][200]>
+/** What count-plants answers: `{ count, exact }`, exact up to 10,000. */
+export type PlantCount = Json<operations['count-plants']['responses'][200]>
 /** A photo of a plant, as add-plant-photo answers it and every record lists it. */
 export type Photo = Json<operations['add-plant-photo']['responses'][201]>
 /** The picture types add-plant-photo accepts. */

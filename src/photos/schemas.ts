@@ -37,3 +37,11 @@ export const PhotoParams = Type.Object({
 export const FileParams = Type.Object({
   file: Type.String({ maxLength: 128, description: 'A file name from a photo\'s urls.' })
 })
+
+export const PhotoOrder = component('PhotoOrder', Type.Object({
+  order: Type.Array(Type.String({ maxLength: 64 }), {
+    maxItems: MAX_PHOTOS,
+    description: 'Every photo id of the plant, each once, in the new order: the first is the cover.'
+  })
+}, { additionalProperties: false, description: 'A new order of a plant\'s photos.' }))
+export type PhotoOrder = Static<typeof PhotoOrder>

@@ -72,6 +72,8 @@ export interface PlantStore {
   addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[]): Promise<StoredPlant>
   /** Removes a photo; files no photo names any more go in the same commit (PlantNotFound, PhotoNotFound, VersionMismatch). */
   removePhoto (id: number, photoId: string, expectedVersions?: number[]): Promise<StoredPlant>
+  /** Puts the photos in `order`, their ids each once, the cover first (PlantNotFound, VersionMismatch, PhotoOrderInvalid); the version moves. */
+  orderPhotos (id: number, order: string[], expectedVersions?: number[]): Promise<StoredPlant>
   /**
    * A photo file by its name: its size and, when `chunk` is given, that chunk of its bytes
    * (FILE_CHUNK_BYTES each from the start), in one read that touches no other byte of it.

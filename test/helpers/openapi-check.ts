@@ -16,8 +16,10 @@ export class OpenApiCheck {
   checked = 0
 
   constructor (private readonly doc: Doc) {
-    // Static paths first, as the router matches them: /v3/plant/changes is not /v3/plant/{id}.
-    this.routes = Object.keys(doc.paths).sort((a, b) => Number(a.includes('{')) - Number(b.includes('{'))).map((template) => ({
+    // Fewer parameters first, as the router prefers a static segment: /v3/plant/changes is not
+    // /v3/plant/{id}, nor /v3/plant/{id}/photos/order /v3/plant/{id}/photos/{photoId}.
+    const params = (template: string): number => template.split('{').length
+    this.routes = Object.keys(doc.paths).sort((a, b) => params(a) - params(b)).map((template) => ({
       template,
       pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`)
     }))

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache'
 import type { PoolClient } from 'pg'
-import { PhotoLimitReached, PhotoNotFound, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
-import { FILE_CHUNK_BYTES, fileNamesOf, MAX_PHOTOS, type NewPhoto, type Photo, type StoredFile } from '../../catalogue/photo.js'
+import { PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
+import { FILE_CHUNK_BYTES, fileNamesOf, inOrder, MAX_PHOTOS, photoOrderProblem, type NewPhoto, type Photo, type StoredFile } from '../../catalogue/photo.js'
 import type { Tx } from './group-commit.js'
 
 // Photo files on PostgreSQL: a table of bytea in the shared database, so every instance serves
@@ -61,6 +61,13 @@ export async function removePhoto (tx: Tx, id: number, photoId: string, expected
   if (!gone) throw new PhotoNotFound()
   await releaseFiles(tx, [gone])
   return setPhotos(tx, id, row, photos.filter((p) => p !== gone), now)
+}
+
+export async function orderPhotos (tx: Tx, id: number, order: string[], expectedVersions: number[] | undefined, now: number): Promise<PhotoWrite> {
+  const row = await current(tx, id, expectedVersions)
+  const photos = JSON.parse(row.photos) as Photo[]
+  if (photoOrderProblem(photos, order) !== undefined) throw new PhotoOrderInvalid()
+  return setPhotos(tx, id, row, inOrder(photos, order), now)
 }
 
 /** Chunks of files this small are kept in memory once read (thumbs and display sizes: most of the reads). */

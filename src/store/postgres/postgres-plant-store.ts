@@ -10,7 +10,7 @@ import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connec
 import { GroupCommit, type Tx } from './group-commit.js'
 import { toPlant, type PlantRow, type WriteOp } from './group-writes.js'
 import { migrate } from './migrate.js'
-import { addPhoto, FileReader, fileReadKey, removePhoto, type PhotoWrite } from './photo-writes.js'
+import { addPhoto, FileReader, fileReadKey, orderPhotos, removePhoto, type PhotoWrite } from './photo-writes.js'
 import { ReadBatch } from './read-batch.js'
 import { isUnavailable } from './storage-errors.js'
 import { toPostgresText } from './text-escape.js'
@@ -190,6 +190,10 @@ class PostgresPlantStore implements PlantStore {
 
   removePhoto (id: number, photoId: string, expectedVersions?: number[]): Promise<StoredPlant> {
     return this.work(async (tx) => this.photoChanged(tx, id, await removePhoto(tx, id, photoId, expectedVersions, this.now())))
+  }
+
+  orderPhotos (id: number, order: string[], expectedVersions?: number[]): Promise<StoredPlant> {
+    return this.work(async (tx) => this.photoChanged(tx, id, await orderPhotos(tx, id, order, expectedVersions, this.now())))
   }
 
   photoFile (name: string, chunk?: number): Promise<StoredFile | undefined> {

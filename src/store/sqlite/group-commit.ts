@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
-import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
+import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
 import { batchWriter, type BatchResult, type Refusal, type WriteOp } from './writes.js'
 import { recordCommit } from '../commit-sizes.js'
 
@@ -18,7 +18,8 @@ const REFUSALS: Record<Refusal, new () => Error> = {
   'version-mismatch': VersionMismatch,
   'idempotency-key-reused': IdempotencyKeyReused,
   'photo-limit': PhotoLimitReached,
-  'photo-not-found': PhotoNotFound
+  'photo-not-found': PhotoNotFound,
+  'photo-order': PhotoOrderInvalid
 }
 const refused = (refusal: Refusal): Error => new REFUSALS[refusal]()
 

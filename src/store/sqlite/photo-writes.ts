@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import { FILE_CHUNK_BYTES, fileNamesOf, MAX_PHOTOS, type NewPhoto, type Photo, type StoredFile } from '../../catalogue/photo.js'
+import { FILE_CHUNK_BYTES, fileNamesOf, inOrder, MAX_PHOTOS, photoOrderProblem, type NewPhoto, type Photo, type StoredFile } from '../../catalogue/photo.js'
 
 // Photo files on SQLite: BLOBs in the catalogue's own database, written in the transaction that
 // names them, so a committed record never names missing bytes and a backup holds both. A file is
@@ -15,7 +15,7 @@ export function chunksOf (bytes: Uint8Array): Uint8Array[] {
   return chunks
 }
 
-export type PhotoRefusal = 'photo-limit' | 'photo-not-found'
+export type PhotoRefusal = 'photo-limit' | 'photo-not-found' | 'photo-order'
 
 export interface PhotoFiles {
   /** The plant's photos with `added` appended; the refusal when it already has the most allowed. */
@@ -24,6 +24,8 @@ export interface PhotoFiles {
   remove (photos: Photo[], photoId: string): Photo[] | PhotoRefusal
   /** Drops a reference to each file of `photos` (their plant is deleted). */
   release (photos: Photo[]): void
+  /** The plant's photos in `order` (their files untouched); the refusal when it does not name each once. */
+  order (photos: Photo[], order: string[]): Photo[] | PhotoRefusal
 }
 
 export function photoFiles (db: Database.Database): PhotoFiles {
@@ -58,7 +60,8 @@ export function photoFiles (db: Database.Database): PhotoFiles {
       release([gone])
       return photos.filter((p) => p !== gone)
     },
-    release
+    release,
+    order: (photos, order) => photoOrderProblem(photos, order) === undefined ? inOrder(photos, order) : 'photo-order'
   }
 }
 

@@ -148,6 +148,10 @@ class SqlitePlantStore implements PlantStore {
     return this.commits.run({ kind: 'remove-photo', id, photoId, expectedVersions, now: this.now() })
   }
 
+  orderPhotos (id: number, order: string[], expectedVersions?: number[]): Promise<StoredPlant> {
+    return this.commits.run({ kind: 'order-photos', id, order, expectedVersions, now: this.now() })
+  }
+
   async photoFile (name: string, chunk?: number): Promise<StoredFile | undefined> {
     return this.read(() => this.readPhotoFile(name, chunk))
   }

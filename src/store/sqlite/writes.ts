@@ -17,6 +17,7 @@ export type WriteOp =
   | { kind: 'remove', id: number, now: number }
   | { kind: 'add-photo', id: number, photo: NewPhoto, expectedVersions?: number[], now: number }
   | { kind: 'remove-photo', id: number, photoId: string, expectedVersions?: number[], now: number }
+  | { kind: 'order-photos', id: number, order: string[], expectedVersions?: number[], now: number }
 
 export type Refusal = 'not-found' | 'version-mismatch' | 'idempotency-key-reused' | PhotoRefusal
 export type Outcome = { ok: true, value: CreateResult | StoredPlant | undefined } | { ok: false, refusal: Refusal }
@@ -122,9 +123,11 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       return undefined
     }
     if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
-    if (op.kind === 'add-photo' || op.kind === 'remove-photo') {
+    if (op.kind === 'add-photo' || op.kind === 'remove-photo' || op.kind === 'order-photos') {
       const before = JSON.parse(current.photos) as Photo[]
-      const photos = op.kind === 'add-photo' ? files.add(before, op.photo) : files.remove(before, op.photoId)
+      const photos = op.kind === 'add-photo'
+        ? files.add(before, op.photo)
+        : op.kind === 'remove-photo' ? files.remove(before, op.photoId) : files.order(before, op.order)
       if (typeof photos === 'string') throw new Refused(photos)
       const version = current.version + 1
       s.setPhotos.run(JSON.stringify(photos), version, now, op.id)
