@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController } from 'fastify'
+import { completeFields, type PlantInput } from '../src/catalogue/plant.js'
 import type { PlantQuery } from '../src/catalogue/query.js'
 import { decodeCursor, encodeCursor } from '../src/plants/query.js'
 import { Problem, problemBody } from '../src/http/problem.js'
@@ -16,7 +17,10 @@ import { plantFor } from './plants.js'
 
 const plants = new Map<number, Plant>()
 let lastId = 0
-for (let i = 0; i < Number(process.env.PRELOAD ?? 0); i++) plants.set(++lastId, { id: lastId, ...plantFor(i), photos: [] })
+// The record's times, as the service sets them (one string: the floor measures the framework, not a clock).
+const times = { createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() }
+const stored = (id: number, fields: PlantInput): Plant => ({ id, ...completeFields(fields), photos: [], ...times })
+for (let i = 0; i < Number(process.env.PRELOAD ?? 0); i++) plants.set(++lastId, stored(lastId, plantFor(i)))
 
 const app = Fastify({
   logger: { level: 'info' },
@@ -31,12 +35,13 @@ registerComponents(app)
 const missing = problemBody(404, 'not-found', '')
 
 app.post('/v3/plant', { schema: { body: ref(NewPlant), response: { 200: ref(Plant) } } }, async (request) => {
-  const plant = { id: ++lastId, ...(request.body as PlantFields), photos: [] }
+  const plant = stored(++lastId, request.body as PlantFields)
   plants.set(plant.id, plant)
   return plant
 })
 app.put('/v3/plant', { schema: { body: ref(PlantUpdate), response: { 200: ref(Plant), 404: ref(Problem) } } }, async (request, reply) => {
-  const body = { ...request.body as PlantUpdate & PlantFields, photos: [] }
+  const { id, ...fields } = request.body as PlantUpdate & PlantFields
+  const body = stored(id, fields)
   if (!plants.has(body.id)) return reply.code(404).send(missing)
   plants.set(body.id, body)
   return body

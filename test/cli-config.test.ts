@@ -7,6 +7,7 @@ import { test, type TestContext } from 'node:test'
 import { plants, csv } from '../scripts/lib/cli-harness.js'
 import { freshSchema, TEST_DATABASE_URL } from './helpers/postgres-engine.js'
 import { freePort } from './helpers/process.js'
+import { seedView } from './helpers/records.js'
 
 // The CLI follows the service's configuration: DATABASE_URL, DATA_DIR, and refuses what would surprise.
 
@@ -104,10 +105,10 @@ test('export --output picks the format from the extension, as import does; --for
   for (const name of ['out.jsonl', 'out.ndjson']) {
     assert.equal((await plants(['export', '--data-dir', dataDir, '--output', join(dir, name)])).code, 0)
     const lines = readFileSync(join(dir, name), 'utf8').trimEnd().split('\n')
-    assert.deepEqual(JSON.parse(lines[0]), { id: 1, name: 'Monstera', category: 'indoor', tags: ['large', 'green'], status: 'available', photos: [] })
+    assert.deepEqual(seedView(JSON.parse(lines[0])), { id: 1, name: 'Monstera', category: 'indoor', tags: ['large', 'green'], status: 'available', photos: [] })
   }
   assert.equal((await plants(['export', '--data-dir', dataDir, '--output', join(dir, 'out.csv')])).code, 0)
-  assert.match(readFileSync(join(dir, 'out.csv'), 'utf8'), /^id,name,category,tags,status,photos\n1,Monstera,indoor,large\|green,available,\n/)
+  assert.match(readFileSync(join(dir, 'out.csv'), 'utf8'), /^id,name,category,tags,status,description,price,sku,barcode,photos\n1,Monstera,indoor,large\|green,available,,,,,\n/)
   assert.equal((await plants(['export', '--data-dir', dataDir, '--format', 'csv', '--output', join(dir, 'forced.jsonl')])).code, 0)
   assert.match(readFileSync(join(dir, 'forced.jsonl'), 'utf8'), /^id,name,/)
 
@@ -115,7 +116,7 @@ test('export --output picks the format from the extension, as import does; --for
   assert.equal(unknown.code, 2)
   assert.match(unknown.stderr, /cannot tell the format of .*out\.txt from its name: pass --format csv or --format jsonl/)
   assert.equal(existsSync(join(dir, 'out.txt')), false)
-  assert.equal((await plants(['export', '--data-dir', dataDir])).stdout.split('\n')[0], 'id,name,category,tags,status,photos', 'standard output stays CSV by default')
+  assert.equal((await plants(['export', '--data-dir', dataDir])).stdout.split('\n')[0], 'id,name,category,tags,status,description,price,sku,barcode,photos', 'standard output stays CSV by default')
 })
 
 test('an unreachable --url is named for what it is and leaves no file, half-written or whole', async (t) => {

@@ -1,23 +1,23 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { parse } from 'csv-parse/sync'
-import type { PlantFields, StoredPlant } from '../src/catalogue/plant.js'
+import { toRecord, type PlantInput, type StoredPlant } from '../src/catalogue/plant.js'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { checkPlant } from '../src/cli/validate-row.js'
 import { neutraliseFormula, restoreFormula } from '../src/cli/formula-cells.js'
 import { plants } from '../scripts/lib/cli-harness.js'
 import { listenOn } from '../scripts/lib/listening-service.js'
 
-const TRICKY: PlantFields[] = [
-  { name: 'Monstera', category: 'indoor', tags: ['large', 'green'], status: 'available' },
+const TRICKY: PlantInput[] = [
+  { name: 'Monstera', category: 'indoor', tags: ['large', 'green'], status: 'available', description: 'Split, "holed" leaves\nno direct sun', price: '12.5', barcode: '4006381333931' },
   { name: 'Fern, "the" shy one', category: null, tags: [], status: 'sold' },
   { name: 'Two\nlines\r\nand a tab\t', category: 'a,b', tags: ['x"y'], status: 'pending' },
   { name: '  padded  ', category: ' c ', tags: [' t '], status: 'available' },
   { name: 'Ünïcödé 🌵 漢字', category: 'ñ', tags: ['ü', '🌿'], status: 'available' },
-  { name: '=1+2', category: null, tags: ['-', '@'], status: 'available' }
+  { name: '=1+2', category: null, tags: ['-', '@'], status: 'available', description: '=SUM(A1)', price: '0' }
 ]
 
 async function seeded (t: TestContext, count: number): Promise<{ dir: string, dataDir: string, stored: StoredPlant[] }> {
@@ -26,7 +26,7 @@ async function seeded (t: TestContext, count: number): Promise<{ dir: string, da
   const dataDir = join(dir, 'data')
   const store = openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 })
   try {
-    for (let i = 0; i < count; i++) await store.create({ ...TRICKY[i % TRICKY.length], name: `${TRICKY[i % TRICKY.length].name} ${i}` })
+    for (let i = 0; i < count; i++) await store.create({ ...TRICKY[i % TRICKY.length], name: `${TRICKY[i % TRICKY.length].name} ${i}`, sku: i % 4 === 0 ? `Sku.${i}` : null })
     // A hole in the ids: export walks by id, not by position.
     await store.remove(2)
     return { dir, dataDir, stored: await store.list({ afterId: 0, limit: 10_000 }) }
@@ -35,7 +35,10 @@ async function seeded (t: TestContext, count: number): Promise<{ dir: string, da
   }
 }
 
-const record = ({ id, name, category, tags, status, photos }: StoredPlant): object => ({ id, name, category, tags, status, photos })
+const record = (plant: StoredPlant): object => toRecord(plant)
+/** A plant as a CSV row holds it (no times: they are the catalogue's). */
+const csvRecord = ({ id, name, category, tags, status, description, price, sku, barcode }: StoredPlant): object =>
+  ({ id, name, category, tags, status, description, price, sku, barcode, photos: '' })
 
 test('export writes every plant in id order as JSON Lines and as CSV, exactly as stored', async (t) => {
   const { dataDir, stored } = await seeded(t, 2345)
@@ -47,14 +50,25 @@ test('export writes every plant in id order as JSON Lines and as CSV, exactly as
   assert.equal(asCsv.code, 0)
   const rows = (parse(asCsv.stdout, { columns: true }) as Array<Record<string, string>>)
     .map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, restoreFormula(v)])))
+  const orNull = (cell: string): string | null => cell === '' ? null : cell
   assert.deepEqual(rows.map((r) => ({
-    id: Number(r.id), name: r.name, category: r.category === '' ? null : r.category, tags: r.tags === '' ? [] : r.tags.split('|'), status: r.status, photos: r.photos
-  })), stored.map((p) => ({ ...record(p), photos: '' })))
+    id: Number(r.id),
+    name: r.name,
+    category: orNull(r.category),
+    tags: r.tags === '' ? [] : r.tags.split('|'),
+    status: r.status,
+    description: orNull(r.description),
+    price: orNull(r.price),
+    sku: orNull(r.sku),
+    barcode: orNull(r.barcode),
+    photos: r.photos
+  })), stored.map(csvRecord))
 })
 
 test('an export loads back with plants import into an equal catalogue (ids aside), in both formats', async (t) => {
   const { dir, dataDir, stored } = await seeded(t, 60)
-  const fields = ({ name, category, tags, status }: StoredPlant): object => ({ name, category, tags, status })
+  const fields = ({ name, category, tags, status, description, price, sku, barcode }: StoredPlant): object =>
+    ({ name, category, tags, status, description, price, sku, barcode })
   // Text with white space at either end (stored before that rule, as '  padded  ' is here) is exported
   // exactly, but import judges rows as POST /v3/plant does: reported by line, never trimmed.
   const accepted = stored.filter((p) => checkPlant(fields(p)).ok)
@@ -115,7 +129,7 @@ test('a tag holding | is counted in a warning for CSV; export of a folder withou
   const result = await plants(['export', '--data-dir', join(dir, 'data'), '--output', join(dir, 'out.csv')])
   assert.equal(result.code, 0)
   assert.match(result.stderr, /1 plant has a tag holding \|/)
-  assert.match(await readFile(join(dir, 'out.csv'), 'utf8'), /^id,name,category,tags,status,photos\n1,Piped,,a\|b,available,\n$/)
+  assert.match(await readFile(join(dir, 'out.csv'), 'utf8'), /^id,name,category,tags,status,description,price,sku,barcode,photos\n1,Piped,,a\|b,available,,,,,\n$/)
   const missing = await plants(['export', '--data-dir', join(dir, 'nothing-here')])
   assert.equal(missing.code, 1)
   assert.match(missing.stderr, /no catalogue in/)
@@ -136,9 +150,36 @@ test('export --q, --status (repeated) and --sort find what GET /v3/plant finds, 
   const viaApi = await plants(['export', '--url', service.url, ...args])
   assert.equal(viaApi.stdout, expected)
   // The same rules as the API, as usage errors.
-  for (const [bad, message] of [[['--q', 'ab'], /--q terms must each be at least 3 characters/], [['--status', 'gone'], /--status must be one of/], [['--sort', 'price'], /--sort must be one of/]] as const) {
+  for (const [bad, message] of [[['--q', 'ab'], /--q terms must each be at least 3 characters/], [['--status', 'gone'], /--status must be one of/], [['--sort', 'cost'], /--sort must be one of/]] as const) {
     const refused = await plants(['export', '--data-dir', dataDir, ...bad])
     assert.equal(refused.code, 2, refused.stderr)
     assert.match(refused.stderr, message)
   }
+})
+
+test('import takes the store fields as CSV columns; a SKU another plant has, or a bad barcode, is reported by line', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'plants-import-store-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const file = join(dir, 'till.csv')
+  await writeFile(file, [
+    'name,price,sku,barcode,description,createdAt',
+    'Fern,4.5,F-1,96385074,"Soft, green",2020-01-01T00:00:00.000Z',
+    'Cactus,,C-1,,,',
+    'Copy,1,f-1,,,',
+    'Scanned,,,96385073,,'
+  ].join('\n') + '\n')
+  const dataDir = join(dir, 'data')
+  const result = await plants(['import', '--create', file, '--data-dir', dataDir])
+  assert.equal(result.code, 1, result.stderr)
+  assert.match(result.stderr, /till\.csv:4: .*sku f-1 is taken by plant 1/)
+  assert.match(result.stderr, /till\.csv:5: \/barcode must end in a valid GTIN check digit/)
+  const store = openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 })
+  const loaded = await store.list({ afterId: 0, limit: 10 })
+  await store.close()
+  assert.deepEqual(loaded.map(({ name, price, sku, barcode, description }) => [name, price, sku, barcode, description]),
+    [['Fern', '4.50', 'F-1', '96385074', 'Soft, green'], ['Cactus', null, 'C-1', null, null]])
+  assert.notEqual(loaded[0].createdAt, '2020-01-01T00:00:00.000Z', 'the times are the catalogue\'s')
+  // A second run adds nothing: the rows are there already (the price compared as the record shows it).
+  const again = await plants(['import', file, '--data-dir', dataDir])
+  assert.match(again.stdout, /added\s+0\n\s+already present\s+2/)
 })

@@ -4,6 +4,7 @@ import { createPlantClient, describeProblem, uploadPhoto, type Plant } from '../
 import { listenOn } from '../scripts/lib/listening-service.js'
 import { servedDocument } from '../scripts/openapi-document.js'
 import { picture } from './helpers/pictures.js'
+import { seedView } from './helpers/records.js'
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace']
 
@@ -26,7 +27,7 @@ test('the typed client drives every documented operation against a listening ser
   const added = await client.POST('/v3/plant', { body: { name: 'Monstera', tags: ['large'] } })
   assert.equal(added.response.status, 200)
   const monstera = added.data as Plant
-  assert.deepEqual(monstera, { id: monstera.id, name: 'Monstera', category: null, tags: ['large'], status: 'available', photos: [] })
+  assert.deepEqual(seedView(monstera), { id: monstera.id, name: 'Monstera', category: null, tags: ['large'], status: 'available', photos: [] })
   assert.equal(added.response.headers.get('location'), `/v3/plant/${monstera.id}`)
   const etag = added.response.headers.get('etag')
   assert.ok(etag)
@@ -106,7 +107,7 @@ test('the typed client drives every documented operation against a listening ser
     headers: { 'content-type': 'application/merge-patch+json' }
   })
   assert.equal(patched.response.status, 200)
-  assert.deepEqual(patched.data, { id: monstera.id, name: 'Monstera deliciosa', category: 'indoor', tags: [], status: 'sold', photos: [] })
+  assert.deepEqual(seedView(patched.data!), { id: monstera.id, name: 'Monstera deliciosa', category: 'indoor', tags: [], status: 'sold', photos: [] })
   const patchEtag = patched.response.headers.get('etag')
   const noop = await client.PATCH('/v3/plant/{id}', { params: { path: { id: monstera.id }, header: { 'if-match': patchEtag! } }, body: {} })
   assert.equal(noop.response.headers.get('etag'), patchEtag)
@@ -173,6 +174,21 @@ test('the typed client drives every documented operation against a listening ser
   assert.equal((await client.PUT('/v3/plant/{id}/photos/order', { params: { path: { id: olive.id } }, body: { order: [] } })).error?.status, 400)
   const removed = await client.DELETE('/v3/plant/{id}/photos/{photoId}', { params: { path: { id: olive.id, photoId: photo.data!.id } } })
   assert.equal(removed.response.status, 204)
+
+  // store fields: a priced, scanned, described plant; its SKU taken again is 409 naming it; every new filter and sort
+  assert.equal((await client.GET('/v3')).data?.currency, 'EUR')
+  const priced = await client.POST('/v3/plant', { body: { name: 'Till fern', price: '4.5', sku: 'TILL-1', barcode: '96385074', description: 'By the till' } })
+  assert.equal(priced.response.status, 200)
+  assert.deepEqual([priced.data?.price, priced.data?.sku, priced.data?.barcode, priced.data?.description], ['4.50', 'TILL-1', '96385074', 'By the till'])
+  const taken = await client.POST('/v3/plant', { body: { name: 'Copy', sku: 'till-1' } })
+  assert.deepEqual([taken.response.status, taken.error?.holder], [409, priced.data?.id])
+  const since = priced.data!.updatedAt
+  const filters = { sku: 'till-1', barcode: '96385074', updatedSince: since, priceMin: '4.5', priceMax: '4.50' }
+  for (const sort of ['price', '-price', 'updated', '-updated'] as const) {
+    const found = await client.GET('/v3/plant', { params: { query: { ...filters, sort } } })
+    assert.deepEqual(found.data?.items.map((p) => p.id), [priced.data?.id], sort)
+  }
+  assert.equal((await client.GET('/v3/plant', { params: { query: { updatedSince: 'now' } } })).response.status, 400)
 
   // Every operation of the document went through the client: a new route must be added here.
   const doc = await servedDocument()

@@ -70,7 +70,7 @@ test('every 200 of the document has a description of its own and declares X-Requ
 test('named schemas still validate requests and shape responses: the stored record, never more', async (t) => {
   const { request, add } = await build(t, sqliteEngine)
   const plant = await add({ name: 'Fern', tags: ['green'] })
-  assert.deepEqual(Object.keys(plant).sort(), ['category', 'id', 'name', 'photos', 'status', 'tags'])
+  assert.deepEqual(Object.keys(plant).sort(), ['barcode', 'category', 'createdAt', 'description', 'id', 'name', 'photos', 'price', 'sku', 'status', 'tags', 'updatedAt'])
   const refused = await request({ method: 'PUT', url: '/v3/plant', payload: { id: plant.id, name: 'Fern', colour: 'green' } })
   assert.deepEqual(refused.json().errors, [{ path: '/colour', message: 'is not a known field' }])
   const page = await request({ method: 'GET', url: '/v3/plant' })
@@ -94,7 +94,8 @@ test('GET /v3 answers 200 with where the docs page, the OpenAPI document and the
     changes: '/v3/plant/changes',
     events: '/v3/plant/events',
     inventory: '/v3/store/inventory',
-    release: '/v3/version'
+    release: '/v3/version',
+    currency: 'EUR'
   })
   const docs = await request({ method: 'GET', url: index.docs })
   assert.ok([200, 302].includes(docs.statusCode), `docs answers ${docs.statusCode}`)

@@ -27,7 +27,7 @@ test('SQLite migration 9: files stored whole are split into chunks with their si
 
   const store = openSqliteStore({ dataDir: dir.path, feedRetentionMs: 86_400_000 })
   t.after(() => store.close())
-  assert.equal(await store.schemaVersion(), 9)
+  assert.ok(await store.schemaVersion() >= 9)
   for (const [i, name] of names.entries()) {
     assert.deepEqual(await store.photoFile(name), { size: files[i].length })
     assert.deepEqual(await wholeFile(store, name), files[i], name)

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { build } from './helpers/app.js'
 import { ENGINES } from './helpers/engines.js'
+import { seedView } from './helpers/records.js'
 
 const json = { 'content-type': 'application/json' }
 
@@ -12,7 +13,7 @@ for (const engine of ENGINES) {
       const res = await request({ method: 'POST', url: '/v3/plant', payload: { name: 'Monstera' } })
       assert.equal(res.statusCode, 200)
       const plant = res.json()
-      assert.deepEqual(plant, { id: plant.id, name: 'Monstera', category: null, tags: [], status: 'available', photos: [] })
+      assert.deepEqual(seedView(plant), { id: plant.id, name: 'Monstera', category: null, tags: [], status: 'available', photos: [] })
       assert.equal(res.headers.location, `/v3/plant/${plant.id}`)
       assert.match(String(res.headers.etag), /^"\d+\.\d+"$/)
       assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
@@ -24,7 +25,7 @@ for (const engine of ENGINES) {
       const { request, add } = await build(t, engine)
       const sent = { name: 'Ficus 🌿 «lyrata» 日本語 \u0301e', category: 'intérieur 🪴', tags: ['大', 'ñ', '🌵x'], status: 'pending' }
       const plant = await add(sent)
-      assert.deepEqual(plant, { id: plant.id, ...sent, photos: [] })
+      assert.deepEqual(seedView(plant), { id: plant.id, ...sent, photos: [] })
       const read = await request({ method: 'GET', url: `/v3/plant/${plant.id}` })
       assert.deepEqual(read.json(), plant)
     })

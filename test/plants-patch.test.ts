@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { build } from './helpers/app.js'
 import { ENGINES } from './helpers/engines.js'
+import { seedView } from './helpers/records.js'
 
 const mergePatch = { 'content-type': 'application/merge-patch+json' }
 
@@ -12,13 +13,13 @@ for (const engine of ENGINES) {
       const plant = await add({ name: 'Monstera', category: 'indoor', tags: ['large', 'green'], status: 'available' })
       const sold = await request({ method: 'PATCH', url: `/v3/plant/${plant.id}`, headers: mergePatch, payload: JSON.stringify({ status: 'sold' }) })
       assert.equal(sold.statusCode, 200, sold.body)
-      assert.deepEqual(sold.json(), { ...plant, status: 'sold' })
+      assert.deepEqual(seedView(sold.json()), seedView({ ...plant, status: 'sold' }))
       assert.equal(sold.headers.location, `/v3/plant/${plant.id}`)
       const read = await request({ method: 'GET', url: `/v3/plant/${plant.id}` })
       assert.equal(read.headers.etag, sold.headers.etag)
       const more = await request({ method: 'PATCH', url: `/v3/plant/${plant.id}`, payload: { category: null, tags: ['small'], name: 'Monstera adansonii' } })
       assert.equal(more.statusCode, 200, more.body)
-      assert.deepEqual(more.json(), { id: plant.id, name: 'Monstera adansonii', category: null, tags: ['small'], status: 'sold', photos: [] })
+      assert.deepEqual(seedView(more.json()), { id: plant.id, name: 'Monstera adansonii', category: null, tags: ['small'], status: 'sold', photos: [] })
       // The indexes follow: the tag, the status and the name key.
       const ids = async (query: string): Promise<number[]> => (await request({ method: 'GET', url: `/v3/plant?${query}` })).json().items.map((p: { id: number }) => p.id)
       assert.deepEqual(await ids('tag=large'), [])
@@ -50,7 +51,7 @@ for (const engine of ENGINES) {
       await request({ method: 'PATCH', url: `/v3/plant/${plant.id}`, payload: { tags: ['b'] } })
       const { items } = await app.store.changes(0, 100)
       assert.deepEqual(items.map((c) => [c.kind, c.version]), [['created', 1], ['updated', 2]])
-      assert.deepEqual(items[1].plant, { ...plant, tags: ['b'] })
+      assert.deepEqual(seedView(items[1].plant!), seedView({ ...plant, tags: ['b'] }))
     })
 
     test('checks in order: path id 400 invalid-id, then body 400 invalid-input (with its field path), then 404, then 412', async (t) => {
@@ -119,7 +120,7 @@ for (const engine of ENGINES) {
       assert.ok(results.every((r) => r.statusCode === 200))
       for (const p of plants) {
         const read = (await request({ method: 'GET', url: `/v3/plant/${p.id}` })).json()
-        assert.deepEqual(read, { id: p.id, name: `renamed ${p.id}`, category: 'cat', tags: ['u', 'v'], status: 'sold', photos: [] })
+        assert.deepEqual(seedView(read), { id: p.id, name: `renamed ${p.id}`, category: 'cat', tags: ['u', 'v'], status: 'sold', photos: [] })
       }
     })
 

@@ -4,7 +4,7 @@ import pg from 'pg'
 import { openPostgresStore } from '../src/store/postgres/postgres-plant-store.js'
 import { commitSizes } from '../src/store/commit-sizes.js'
 import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../src/catalogue/errors.js'
-import type { PlantFields } from '../src/catalogue/plant.js'
+import { toRecord, type PlantInput, type StoredPlant } from '../src/catalogue/plant.js'
 import type { PlantStore } from '../src/store/plant-store.js'
 import { freshSchema, postgresEngine } from './helpers/postgres-engine.js'
 
@@ -12,7 +12,7 @@ import { freshSchema, postgresEngine } from './helpers/postgres-engine.js'
 // write still gets its own answer, and the group costs the same statements whatever its size.
 
 const DAY = 86_400_000
-const fields = (name: string, extra: Partial<PlantFields> = {}): PlantFields =>
+const fields = (name: string, extra: Partial<PlantInput> = {}): PlantInput =>
   ({ name, category: null, tags: [], status: 'available', ...extra })
 
 async function open (t: { after (fn: () => Promise<void>): void }): Promise<PlantStore> {
@@ -71,8 +71,11 @@ describe('PostgreSQL group writes', { skip: postgresEngine.skip }, () => {
 
     assert.ok(settled[0].status === 'rejected' && settled[0].reason instanceof VersionMismatch)
     assert.ok(settled[1].status === 'rejected' && settled[1].reason instanceof PlantNotFound)
-    assert.deepEqual(value(settled[2]), { ...b, status: 'sold', version: b.version + 1 })
-    assert.deepEqual(value(settled[3]), { ...b, status: 'sold', tags: ['red'], version: b.version + 2 })
+    // One group, one time: both patches' updatedAt is the group's.
+    const { updatedAt } = value(settled[2]) as { updatedAt: string }
+    assert.ok(updatedAt >= b.updatedAt)
+    assert.deepEqual(value(settled[2]), { ...b, status: 'sold', version: b.version + 1, updatedAt })
+    assert.deepEqual(value(settled[3]), { ...b, status: 'sold', tags: ['red'], version: b.version + 2, updatedAt })
     assert.ok(settled[4].status === 'rejected' && settled[4].reason instanceof IdempotencyKeyReused)
     const created = value(settled[5]) as { plant: { id: number }, replayed: boolean }
     assert.equal(created.replayed, false)
@@ -82,10 +85,12 @@ describe('PostgreSQL group writes', { skip: postgresEngine.skip }, () => {
 
     // Stored: only what was answered OK.
     assert.deepEqual(await store.get(a.id), a)
-    assert.deepEqual(await store.get(b.id), { ...b, status: 'sold', tags: ['red'], version: b.version + 2 })
+    assert.deepEqual(await store.get(b.id), { ...b, status: 'sold', tags: ['red'], version: b.version + 2, updatedAt })
     assert.equal(await store.get(d.id), undefined)
     assert.deepEqual(await store.get(c.id), c)
-    assert.deepEqual(await store.get(created.plant.id), { id: created.plant.id, name: 'Echeveria', category: null, tags: ['succulent', 'small'], status: 'available', photos: [], version: 1 })
+    assert.deepEqual(await store.get(created.plant.id), {
+      ...created.plant, name: 'Echeveria', category: null, tags: ['succulent', 'small'], status: 'available', photos: [], version: 1, createdAt: updatedAt, updatedAt
+    })
     assert.deepEqual((await store.list({ tags: ['succulent'], afterId: 0, limit: 10 })).map((p) => p.name), ['Aloe', 'Echeveria'])
     assert.deepEqual((await store.list({ tags: ['red'], afterId: 0, limit: 10 })).map((p) => p.id), [b.id])
     assert.deepEqual(await store.inventory(), { available: 3, pending: 0, sold: 1 }) // Aloe, Cactus, Echeveria; Begonia
@@ -98,7 +103,7 @@ describe('PostgreSQL group writes', { skip: postgresEngine.skip }, () => {
       [head + 3, 'created', created.plant.id, 1],
       [head + 4, 'deleted', d.id, d.version + 1]
     ])
-    assert.deepEqual(page.items[2].plant, { id: created.plant.id, name: 'Echeveria', category: null, tags: ['succulent', 'small'], status: 'available', photos: [] })
+    assert.deepEqual(page.items[2].plant, toRecord(await store.get(created.plant.id) as StoredPlant))
     // A replay after the group gives the stored answer.
     assert.deepEqual(await store.create(fields('Echeveria'), { key: 'k-2', requestHash: 'h-2' }), { plant: created.plant, replayed: true })
   })

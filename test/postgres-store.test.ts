@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { openPostgresStore } from '../src/store/postgres/postgres-plant-store.js'
 import { FeedGone, IdempotencyKeyReused, PlantNotFound, StorageUnavailable, VersionMismatch } from '../src/catalogue/errors.js'
-import type { PlantFields } from '../src/catalogue/plant.js'
+import type { PlantInput } from '../src/catalogue/plant.js'
 import type { PlantStore } from '../src/store/plant-store.js'
 import { TEST_DATABASE_URL, freshSchema, postgresEngine, type Scratch } from './helpers/postgres-engine.js'
 import { DatabaseProxy, sleep } from './helpers/scale.js'
@@ -10,7 +10,7 @@ import { DatabaseProxy, sleep } from './helpers/scale.js'
 // The PostgreSQL store on its own: what several instances sharing one database must get right.
 
 const DAY = 86_400_000
-const fields = (name: string, extra: Partial<PlantFields> = {}): PlantFields =>
+const fields = (name: string, extra: Partial<PlantInput> = {}): PlantInput =>
   ({ name, category: null, tags: [], status: 'available', ...extra })
 
 /** Two stores (two "instances") on one fresh schema. */

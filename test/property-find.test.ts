@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import fc from 'fast-check'
-import type { Plant, PlantStatus } from '../src/catalogue/plant.js'
+import { toRecord, type Plant, type PlantStatus } from '../src/catalogue/plant.js'
 import { pageOf, type PlantQuery, type Sort } from '../src/catalogue/query.js'
 import { parseTerms } from '../src/plants/query.js'
 import { build, type TestApp } from './helpers/app.js'
@@ -77,7 +77,7 @@ function modelPages (plants: Plant[], c: QueryCase): Plant[][] {
 }
 
 async function listAll (api: TestApp): Promise<Plant[]> {
-  return (await api.app.store.list({ afterId: 0, limit: 1_000_000 })).map(({ id, name, category, tags, status, photos }) => ({ id, name, category, tags, status, photos }))
+  return (await api.app.store.list({ afterId: 0, limit: 1_000_000 })).map(toRecord)
 }
 
 async function inventoryMatches (api: TestApp): Promise<void> {

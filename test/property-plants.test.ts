@@ -4,6 +4,8 @@ import { Ajv } from 'ajv'
 import fc from 'fast-check'
 import type { TSchema } from '@sinclair/typebox'
 import type { LightMyRequestResponse } from 'fastify'
+import { canonicalPrice, isGtin } from '../src/catalogue/store-fields.js'
+import { TEXT_PATTERN } from '../src/http/messages.js'
 import { ListQuery, NewPlant, PlantUpdate } from '../src/plants/schemas.js'
 import { build, type TestApp } from './helpers/app.js'
 import { ENGINES } from './helpers/engines.js'
@@ -23,6 +25,9 @@ export function arbitraryOf (schema: JsonSchema): fc.Arbitrary<unknown> {
     case 'null':
       return fc.constant(null)
     case 'string': {
+      if (schema['x-gtin'] === true) return gtin
+      // A pattern of its own (a price, a SKU): drawn from it, as random text would almost never match.
+      if (schema.pattern !== undefined && schema.pattern !== TEXT_PATTERN) return fc.stringMatching(new RegExp(schema.pattern))
       // Code points, as the validator counts them ('binary' also reaches the astral planes).
       const text = fc.string({ unit: 'binary', minLength: schema.minLength ?? 0, maxLength: schema.maxLength ?? 40 })
       if (schema.pattern === undefined) return text
@@ -46,6 +51,12 @@ export function arbitraryOf (schema: JsonSchema): fc.Arbitrary<unknown> {
       throw new Error(`no arbitrary for schema ${JSON.stringify(schema)}`)
   }
 }
+
+/** A GTIN of 8, 12, 13 or 14 digits, its last digit made the check digit of the others. */
+const gtin = fc.constantFrom(8, 12, 13, 14).chain((n) => fc.array(fc.integer({ min: 0, max: 9 }), { minLength: n - 1, maxLength: n - 1 })).map((digits) => {
+  const body = digits.join('')
+  return [...'0123456789'].map((d) => body + d).find(isGtin)!
+})
 
 /** The defaults a schema's optional members take when absent. */
 const defaultsOf = (schema: JsonSchema): Record<string, unknown> =>
@@ -86,12 +97,18 @@ for (const engine of ENGINES) {
         assert.ok(validNewPlant(plant), 'the generator made an invalid plant')
         const created = await api.request({ method: 'POST', url: '/v3/plant', payload: plant })
         assert.equal(created.statusCode, 200, created.body)
-        const expected = { id: created.json().id, ...defaultsOf(NewPlant), ...plant, photos: [] }
+        const { id, createdAt, updatedAt } = created.json()
+        const fields = { ...defaultsOf(NewPlant), ...plant }
+        const expected = { id, ...fields, price: canonicalPrice(fields.price as string | null), photos: [], createdAt, updatedAt }
+        assert.match(createdAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+        assert.equal(updatedAt, createdAt)
         assert.deepEqual(created.json(), expected)
         const read = await api.request({ method: 'GET', url: `/v3/plant/${expected.id}` })
         assert.equal(read.statusCode, 200)
         assert.deepEqual(read.json(), expected)
         assert.equal(read.headers.etag, created.headers.etag)
+        // Its SKU goes with it: the next case may draw the same one.
+        assert.equal((await api.request({ method: 'DELETE', url: `/v3/plant/${id}` })).statusCode, 204)
       }), { numRuns: RUNS })
       t.diagnostic(`${cases} plants round-tripped`)
     })
@@ -215,6 +232,24 @@ class Model {
 
 type IfMatch = 'none' | 'current' | 'stale' | 'star' | 'garbage'
 
+/** The record the model expects for `fields` (defaulted): the price as the record shows it, the times as the service set them. */
+function recordOf (answer: Record_, fields: Record<string, unknown>): Record_ {
+  const record = { id: answer.id, ...fields, price: canonicalPrice(fields.price as string | null), photos: [], createdAt: answer.createdAt, updatedAt: answer.updatedAt }
+  assert.deepEqual(answer, record)
+  assert.match(String(record.createdAt), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+  return record
+}
+
+/** When another live plant holds the SKU (ignoring case), the write must be 409 naming it: true then. */
+function skuHeld (m: Model, sku: unknown, id: number | undefined, res: LightMyRequestResponse): boolean {
+  if (typeof sku !== 'string') return false
+  const holder = [...m.plants.values()].find((p) => p.record.id !== id && typeof p.record.sku === 'string' && p.record.sku.toLowerCase() === sku.toLowerCase())
+  if (holder === undefined) return false
+  assert.equal(res.statusCode, 409, res.body)
+  assert.equal(res.json().holder, holder.record.id)
+  return true
+}
+
 class Create implements fc.AsyncCommand<Model, TestApp> {
   constructor (readonly fields: Record<string, unknown>, readonly key: string | undefined) {}
   check = (): boolean => true
@@ -227,13 +262,15 @@ class Create implements fc.AsyncCommand<Model, TestApp> {
       assert.equal(res.statusCode, 422, res.body)
       return
     }
-    assert.equal(res.statusCode, 200, res.body)
     if (earlier) {
+      assert.equal(res.statusCode, 200, res.body)
       assert.deepEqual(res.json(), earlier.response, 'a retry returns the first response')
       return
     }
-    const record = { id: res.json().id, ...defaultsOf(NewPlant), ...this.fields, photos: [] } as Record_
-    assert.deepEqual(res.json(), record)
+    if (skuHeld(m, this.fields.sku, undefined, res)) return
+    assert.equal(res.statusCode, 200, res.body)
+    const record = recordOf(res.json(), { ...defaultsOf(NewPlant), ...this.fields })
+    assert.equal(record.updatedAt, record.createdAt)
     assert.ok(record.id > m.lastId, `ids increase and are never reused: ${record.id} after ${m.lastId}`)
     m.lastId = record.id
     m.plants.set(record.id, { record, etag: String(res.headers.etag), earlier: [] })
@@ -261,9 +298,11 @@ class Update implements fc.AsyncCommand<Model, TestApp> {
       assert.equal(res.statusCode, 412, res.body)
       return
     }
+    if (skuHeld(m, this.fields.sku, id, res)) return
     assert.equal(res.statusCode, 200, res.body)
-    const record = { id, ...defaultsOf(PlantUpdate), ...this.fields, photos: [] } as Record_
-    assert.deepEqual(res.json(), record)
+    const record = recordOf(res.json(), { ...defaultsOf(PlantUpdate), ...this.fields })
+    assert.equal(record.createdAt, plant.record.createdAt, 'createdAt never moves')
+    assert.ok(String(record.updatedAt) >= String(plant.record.updatedAt), 'updatedAt moves forward')
     const etag = String(res.headers.etag)
     assert.ok(etag !== plant.etag && !plant.earlier.includes(etag), 'every update gives a new ETag')
     m.plants.set(id, { record, etag, earlier: [...plant.earlier, plant.etag] })

@@ -4,6 +4,10 @@
 export class PlantNotFound extends Error {}
 export class VersionMismatch extends Error {}
 export class IdempotencyKeyReused extends Error {}
+/** Another plant has this SKU (ignoring case): `holder` is its id. */
+export class SkuTaken extends Error {
+  constructor (readonly sku: string, readonly holder: number) { super(`sku ${sku} is taken by plant ${holder}`) }
+}
 export class FeedGone extends Error {
   constructor (readonly reason: 'expired' | 'ahead') { super(`feed position ${reason}`) }
 }

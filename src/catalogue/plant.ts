@@ -6,13 +6,32 @@ import type { Photo } from './photo.js'
 export const STATUSES = ['available', 'pending', 'sold'] as const
 export type PlantStatus = typeof STATUSES[number]
 
-/** A plant's fields once validated and defaulted: what a create or a whole update writes. */
-export interface PlantFields {
+/** The seed's fields of a plant. */
+export interface SeedFields {
   name: string
   category: string | null
   tags: string[]
   status: PlantStatus
 }
+
+/** Store fields (catalogue/store-fields.ts): each optional in a request, null when not given. */
+export interface StoreFields {
+  description: string | null
+  /** A decimal string (PRICE_PATTERN); the record shows it with 2 fraction digits. */
+  price: string | null
+  sku: string | null
+  barcode: string | null
+}
+
+/** A plant's fields once validated and defaulted: what a create or a whole update writes. */
+export interface PlantFields extends SeedFields, StoreFields {}
+
+/** What a store's create and update take: store fields left out are null, as in a request. */
+export type PlantInput = SeedFields & Partial<StoreFields>
+
+export const completeFields = (fields: PlantInput): PlantFields => ({
+  ...fields, description: fields.description ?? null, price: fields.price ?? null, sku: fields.sku ?? null, barcode: fields.barcode ?? null
+})
 
 /** A JSON merge patch of the fields: members present change, absent ones are kept; `{}` changes nothing. */
 export type PlantPatch = Partial<PlantFields>
@@ -24,14 +43,23 @@ export interface Plant {
   category: string | null
   tags: string[]
   status: string
+  description: string | null
+  /** Always 2 fraction digits ("12.50"), or null when not priced. */
+  price: string | null
+  sku: string | null
+  barcode: string | null
   photos: Photo[]
+  /** RFC 3339, UTC, milliseconds; set by the service, updatedAt with every version. */
+  createdAt: string
+  updatedAt: string
 }
 
 /** A plant as stored: the record plus the version its ETag is made from. */
 export interface StoredPlant extends Plant { version: number }
 
 /** The record a client sees (and the feed keeps): the stored plant without its version. */
-export const toRecord = ({ id, name, category, tags, status, photos }: Plant): Plant => ({ id, name, category, tags, status, photos: photos ?? [] })
+export const toRecord = ({ id, name, category, tags, status, description, price, sku, barcode, photos, createdAt, updatedAt }: Plant): Plant =>
+  ({ id, name, category, tags, status, description, price, sku, barcode, photos: photos ?? [], createdAt, updatedAt })
 
 /** The number of plants of each status. */
 export type Inventory = Record<PlantStatus, number>

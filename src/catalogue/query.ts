@@ -1,10 +1,11 @@
 import { nameKey } from './name-key.js'
 import type { Plant, PlantStatus } from './plant.js'
+import { priceCents, skuKey } from './store-fields.js'
 
 // What a list query means, in one place: the route parses requests into a PlantQuery, both engines
 // translate it to SQL, and the property test walks the same functions over an in-memory catalogue.
 
-export const SORTS = ['id', '-id', 'name', '-name'] as const
+export const SORTS = ['id', '-id', 'name', '-name', 'price', '-price', 'updated', '-updated'] as const
 export type Sort = typeof SORTS[number]
 
 export interface PlantQuery {
@@ -15,11 +16,33 @@ export interface PlantQuery {
   tags: string[]
   /** Lower-cased terms the lower-cased name must each contain. */
   terms: string[]
+  /** The plant with this SKU, ignoring case. */
+  sku?: string
+  barcode?: string
+  /** Plants whose updatedAt is at or after this time (epoch milliseconds). */
+  updatedSince?: number
+  /** Prices in cents, both inclusive; either excludes unpriced plants. */
+  priceMin?: number
+  priceMax?: number
   sort: Sort
 }
 
-/** Where a page ends: the next page starts strictly after it, in the query's order. */
-export interface Position { id: number, key?: string }
+/**
+ * Where a page ends: the next page starts strictly after it, in the query's order. `key` is the
+ * name key (sort=name), `value` the number a numeric sort orders by (sortValue).
+ */
+export interface Position { id: number, key?: string, value?: number }
+
+/** sort=price orders unpriced plants as this many cents: after every price (all are below 10^11 cents). */
+export const UNPRICED = 100_000_000_000
+
+/** What a sort orders by beside the id: nothing, the name key, or a number. */
+export const sortKeyOf = (sort: Sort): 'id' | 'name' | 'number' =>
+  sort === 'id' || sort === '-id' ? 'id' : sort === 'name' || sort === '-name' ? 'name' : 'number'
+
+/** The number sort=price or sort=updated orders a plant by: its cents (UNPRICED when none), or its updatedAt in epoch milliseconds. */
+export const sortValue = (plant: Plant, sort: Sort): number =>
+  sort === 'price' || sort === '-price' ? (plant.price === null ? UNPRICED : priceCents(plant.price)!) : Date.parse(plant.updatedAt)
 
 /** Compares by Unicode code point (JavaScript's < compares UTF-16 units, which orders astral characters differently). */
 export function compareCodePoints (a: string, b: string): number {
@@ -38,6 +61,13 @@ export function matches (plant: Plant, query: PlantQuery): boolean {
   if (query.statuses.length > 0 && !query.statuses.includes(plant.status as PlantStatus)) return false
   if (query.category !== undefined && plant.category !== query.category) return false
   if (!query.tags.every((t) => plant.tags.includes(t))) return false
+  if (query.sku !== undefined && (plant.sku === null || skuKey(plant.sku) !== skuKey(query.sku))) return false
+  if (query.barcode !== undefined && plant.barcode !== query.barcode) return false
+  if (query.updatedSince !== undefined && Date.parse(plant.updatedAt) < query.updatedSince) return false
+  if (query.priceMin !== undefined || query.priceMax !== undefined) {
+    const cents = plant.price === null ? undefined : priceCents(plant.price)
+    if (cents === undefined || cents < (query.priceMin ?? 0) || cents > (query.priceMax ?? Infinity)) return false
+  }
   const key = nameKey(plant.name)
   return query.terms.every((t) => key.includes(t))
 }
@@ -45,13 +75,18 @@ export function matches (plant: Plant, query: PlantQuery): boolean {
 /** The query's order on positions: negative when `a` comes first. */
 export function comparePositions (sort: Sort, a: Position, b: Position): number {
   const byId = a.id - b.id
-  const ascending = sort === 'id' || sort === 'name' ? 1 : -1
-  if (sort === 'id' || sort === '-id') return ascending * byId
+  const ascending = sort.startsWith('-') ? -1 : 1
+  const by = sortKeyOf(sort)
+  if (by === 'id') return ascending * byId
+  if (by === 'number') return ascending * (a.value! - b.value! || byId)
   return ascending * (compareCodePoints(a.key!, b.key!) || byId)
 }
 
-export const positionOf = (plant: Plant, sort: Sort): Position =>
-  sort === 'name' || sort === '-name' ? { id: plant.id, key: nameKey(plant.name) } : { id: plant.id }
+export function positionOf (plant: Plant, sort: Sort): Position {
+  const by = sortKeyOf(sort)
+  if (by === 'name') return { id: plant.id, key: nameKey(plant.name) }
+  return by === 'number' ? { id: plant.id, value: sortValue(plant, sort) } : { id: plant.id }
+}
 
 /** One page of `plants` (any order) for the query, after `after`: the model both engines must agree with. */
 export function pageOf<P extends Plant> (plants: Iterable<P>, query: PlantQuery, after: Position | undefined, limit: number): P[] {

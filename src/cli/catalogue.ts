@@ -5,10 +5,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { PlantClient } from '../client/plant-client.js'
 type ClientModule = typeof import('../client/plant-client.js')
 import type { Config } from '../config.js'
-import { nameKey } from '../catalogue/name-key.js'
+import { SkuTaken } from '../catalogue/errors.js'
 import { toRecord, type Plant } from '../catalogue/plant.js'
-import type { PlantQuery } from '../catalogue/query.js'
+import { positionOf, type PlantQuery, type Position } from '../catalogue/query.js'
 import { listSql } from '../store/sqlite/list-query.js'
+import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from '../store/sqlite/plant-rows.js'
 import type { PlantStore } from '../store/plant-store.js'
 import type { Catalogue, CreateOutcome, NewRow } from './catalogue-interface.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
@@ -135,13 +136,12 @@ export class StoreCatalogue implements Catalogue {
   constructor (readonly store: PlantStore, readonly where: string, private readonly busy: (err: unknown) => boolean) {}
 
   async * pages (pageSize: number, query?: PlantQuery): AsyncGenerator<Plant[]> {
-    let after: { id: number, key?: string } = { id: 0 }
+    let after: Position = { id: 0 }
     for (;;) {
-      const page = await this.store.list({ ...query, afterId: after.id, afterKey: after.key, limit: pageSize })
+      const page = await this.store.list({ ...query, afterId: after.id, afterKey: after.key, afterValue: after.value, limit: pageSize })
       if (page.length === 0) return
       yield page.map(toRecord)
-      const last = page[page.length - 1]
-      after = { id: last.id, key: nameKey(last.name) }
+      after = positionOf(page[page.length - 1], query?.sort ?? 'id')
     }
   }
 
@@ -149,8 +149,13 @@ export class StoreCatalogue implements Catalogue {
     // Creates issued in the same tick share one transaction and one fsync (the store's group
     // commit), so a batch lands whole or, on a storage error, not at all and is tried again.
     return withRetries('writing to the catalogue', async () => {
-      const created = await Promise.all(rows.map((row) => this.store.create(row.fields)))
-      return created.map(({ plant }): CreateOutcome => ({ ok: true, id: plant.id }))
+      const created = await Promise.allSettled(rows.map((row) => this.store.create(row.fields)))
+      // A row whose SKU another plant has is refused on its own; anything else fails (or retries) the batch.
+      const failed = created.find((c) => c.status === 'rejected' && !(c.reason instanceof SkuTaken))
+      if (failed) throw (failed as PromiseRejectedResult).reason
+      return created.map((c): CreateOutcome => c.status === 'fulfilled'
+        ? { ok: true, id: c.value.plant.id }
+        : { ok: false, reason: `refused: ${(c.reason as SkuTaken).message}` })
     }, (err) => this.busy(err) ? 200 : undefined)
   }
 
@@ -181,16 +186,15 @@ export class SnapshotCatalogue implements Catalogue {
       yield * this.found(pageSize, query)
       return
     }
-    const page = this.db.prepare<[number, number], { id: number, name: string, category: string | null, tags: string, status: string, photos: string }>(
-      'SELECT id, name, category, tags, status, photos FROM plants WHERE id > ? ORDER BY id LIMIT ?')
+    const page = this.db.prepare<[number, number], PlantTuple>(`SELECT ${PLANT_COLUMNS} FROM plants p WHERE id > ? ORDER BY id LIMIT ?`).raw(true)
     this.db.prepare('BEGIN').run()
     try {
       let afterId = 0
       for (;;) {
         const rows = page.all(afterId, pageSize)
         if (rows.length === 0) return
-        yield rows.map((r) => ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags) as string[], status: r.status, photos: JSON.parse(r.photos) }))
-        afterId = rows[rows.length - 1].id
+        yield rows.map((r) => toRecord(tupleToPlant(r)))
+        afterId = rows[rows.length - 1][0]
       }
     } finally {
       if (this.db.inTransaction) this.db.prepare('COMMIT').run()
@@ -202,14 +206,13 @@ export class SnapshotCatalogue implements Catalogue {
     this.db.function('query_guard', { deterministic: false }, (_id: unknown) => 1)
     this.db.prepare('BEGIN').run()
     try {
-      let after: { id: number, key?: string } = { id: 0 }
+      let after: Position = { id: 0 }
       for (;;) {
-        const { text, args } = listSql({ ...query, afterId: after.id, afterKey: after.key, limit: pageSize }, { kind: 'order' })
-        const rows = this.db.prepare(text).all(...args) as Array<{ id: number, name: string, category: string | null, tags: string, status: string, photos: string }>
+        const { text, args } = listSql({ ...query, afterId: after.id, afterKey: after.key, afterValue: after.value, limit: pageSize }, { kind: 'order' })
+        const rows = (this.db.prepare(text).raw(true).all(...args) as PlantTuple[]).map((r) => toRecord(tupleToPlant(r)))
         if (rows.length === 0) return
-        yield rows.map((r) => ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags) as string[], status: r.status, photos: JSON.parse(r.photos) }))
-        const last = rows[rows.length - 1]
-        after = { id: last.id, key: nameKey(last.name) }
+        yield rows
+        after = positionOf(rows[rows.length - 1], query.sort)
       }
     } finally {
       if (this.db.inTransaction) this.db.prepare('COMMIT').run()
@@ -297,7 +300,7 @@ export class ServiceCatalogue implements Catalogue {
     })
     this.answered = true
     if (data) return { ok: true, id: data.id }
-    if (response.status === 405 || response.status === 400 || response.status === 413) {
+    if (response.status === 405 || response.status === 400 || response.status === 409 || response.status === 413) {
       return { ok: false, reason: `refused by the service: ${this.lib.describeProblem(response.status, error)}` }
     }
     throw this.failure(response, error)

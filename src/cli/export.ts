@@ -17,9 +17,10 @@ Writes every plant, in id order, to standard output (or --output FILE). The cata
 keyset page at a time and written as it is read, so memory stays flat whatever its size. From a
 data folder the export is one consistent snapshot, taken while the service keeps running.
 
-CSV has the header id,name,category,tags,status,photos (tags joined by |; photos: the URL of each
-photo's full picture, joined by |); JSON Lines has one record per line, as the API returns it,
-photos with all their URLs. The URLs are paths on the service (/v3/photos/…); the pictures
+CSV has the header id,name,category,tags,status,description,price,sku,barcode,photos (tags joined
+by |; price with 2 fraction digits; photos: the URL of each photo's full picture, joined by |);
+JSON Lines has one record per line, as the API returns it, photos with all their URLs and the
+createdAt and updatedAt times. The URLs are paths on the service (/v3/photos/…); the pictures
 themselves travel in backups and migrate, not in an export. Both load back with plants import (the id is then ignored). A tag
 that itself holds | cannot be told apart in CSV: such plants are counted in a warning; use jsonl.
 
@@ -29,7 +30,7 @@ once whole: a failed export leaves no half-written FILE.
 Options:
   --q TERMS            only plants whose name contains every term (as GET /v3/plant?q=)
   --status STATUS      only plants of this status; repeat for any of several
-  --sort=ORDER         id, -id, name or -name (default id), as GET /v3/plant?sort=
+  --sort=ORDER         id, -id, name, -name, price, -price, updated or -updated (default id), as GET /v3/plant?sort=
   --format csv|jsonl   default: from --output's extension (.csv, .jsonl/.ndjson), else csv
   --output FILE        write to FILE instead of standard output
 ${TARGET_READ_HELP}
@@ -62,7 +63,7 @@ async function runExport (values: Record<string, any>, positionals: string[], io
   let pipeTags = 0
   try {
     // The header goes with the first page: a catalogue that cannot be read writes nothing at all.
-    let header = format === 'csv' ? 'id,name,category,tags,status,photos\n' : ''
+    let header = format === 'csv' ? 'id,name,category,tags,status,description,price,sku,barcode,photos\n' : ''
     for await (const page of catalogue.pages(PAGE, query)) {
       if (failed) break
       let chunk = header
@@ -114,7 +115,8 @@ async function write (out: NodeJS.WritableStream, chunk: string): Promise<void> 
 }
 
 function csvLine (p: Plant): string {
-  return `${p.id},${cell(p.name)},${cell(p.category ?? '')},${cell(p.tags.join('|'))},${cell(p.status)},${p.photos.map((photo) => photo.urls.full).join('|')}\n`
+  const fields = [p.name, p.category ?? '', p.tags.join('|'), p.status, p.description ?? '', p.price ?? '', p.sku ?? '', p.barcode ?? '']
+  return `${p.id},${fields.map(cell).join(',')},${p.photos.map((photo) => photo.urls.full).join('|')}\n`
 }
 
 // Quoted when it holds a delimiter or quote, or begins or ends with white space a reader might trim.

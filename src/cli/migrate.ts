@@ -44,14 +44,32 @@ Options:
   run: runMigrate
 }
 
-interface PlantRow { id: number, name: string, category: string | null, tags: string, status: string, version: number, photos: string, created_at: number, updated_at: number }
+interface PlantRow {
+  id: number,
+  name: string,
+  category: string | null,
+  tags: string,
+  status: string,
+  version: number,
+  photos: string,
+  created_at: number,
+  updated_at: number,
+  description: string | null,
+  price: number | null,
+  sku: string | null,
+  barcode: string | null
+}
+/** The store fields and times (issue 25) as both engines keep them: price in cents, times in epoch milliseconds. */
+const STORE_COLUMNS = 'description, price, sku, barcode, created_at, updated_at'
+const storeValues = (r: { description: string | null, price: number | null, sku: string | null, barcode: string | null, created_at: number, updated_at: number }): unknown[] =>
+  [r.description, r.price, r.sku, r.barcode, r.created_at, r.updated_at]
 interface Counts { plants: number, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string, photoFiles: number, fileDigest: string }
 
 /** A digest of every plant in id order (its photo list included), the same whichever engine the rows come from. */
 class PlantDigest {
   private readonly hash = createHash('sha256')
-  add (id: number, name: string, category: string | null, tags: string[], status: string, version: number, photos: string): void {
-    this.hash.update(JSON.stringify([id, name, category, tags, status, version, photos])).update('\n')
+  add (id: number, name: string, category: string | null, tags: string[], status: string, version: number, photos: string, store: unknown[]): void {
+    this.hash.update(JSON.stringify([id, name, category, tags, status, version, photos, ...store])).update('\n')
   }
 
   hex (): string { return this.hash.digest('hex') }
@@ -148,10 +166,10 @@ function sourceCounts (db: Database.Database): Counts {
   const seq = (name: string): number => (db.prepare('SELECT seq FROM sqlite_sequence WHERE name = ?').get(name) as { seq: number } | undefined)?.seq ?? 0
   const digest = new PlantDigest()
   let tags = 0
-  for (const r of db.prepare('SELECT id, name, category, tags, status, version, photos FROM plants ORDER BY id').iterate() as IterableIterator<PlantRow>) {
+  for (const r of db.prepare(`SELECT id, name, category, tags, status, version, photos, ${STORE_COLUMNS} FROM plants ORDER BY id`).iterate() as IterableIterator<PlantRow>) {
     const list = JSON.parse(r.tags) as string[]
     tags += list.length
-    digest.add(r.id, r.name, r.category, list, r.status, r.version, r.photos)
+    digest.add(r.id, r.name, r.category, list, r.status, r.version, r.photos, storeValues(r))
   }
   const { plants, maxId } = one<{ plants: number, maxId: number }>('SELECT count(*) AS plants, coalesce(max(id), 0) AS maxId FROM plants')
   const { changes, maxSeq } = one<{ changes: number, maxSeq: number }>('SELECT count(*) AS changes, coalesce(max(seq), 0) AS maxSeq FROM changes')
@@ -179,19 +197,21 @@ function sourceFiles (db: Database.Database): Pick<Counts, 'photoFiles' | 'fileD
 
 async function copy (db: Database.Database, client: pg.Client, expected: Counts, batchSize: number): Promise<void> {
   const insertPlants = `
-    INSERT INTO plants (id, name, category, tags, status, version, photos, created_at, updated_at) OVERRIDING SYSTEM VALUE
-    SELECT id, name, category, tags, status, version, photos, created_at, updated_at
-    FROM json_to_recordset($1::json) AS r(id bigint, name text, category text, tags text[], status text, version int, photos text, created_at bigint, updated_at bigint)`
+    INSERT INTO plants (id, name, category, tags, status, version, photos, ${STORE_COLUMNS}) OVERRIDING SYSTEM VALUE
+    SELECT id, name, category, tags, status, version, photos, ${STORE_COLUMNS}
+    FROM json_to_recordset($1::json) AS r(id bigint, name text, category text, tags text[], status text, version int, photos text,
+      description text, price bigint, sku text, barcode text, created_at bigint, updated_at bigint)`
   let batch: unknown[] = []
   const flush = async (): Promise<void> => {
     if (batch.length > 0) await client.query(insertPlants, [JSON.stringify(batch)])
     batch = []
   }
-  for (const r of db.prepare('SELECT id, name, category, tags, status, version, photos, created_at, updated_at FROM plants ORDER BY id').iterate() as IterableIterator<PlantRow>) {
+  for (const r of db.prepare(`SELECT id, name, category, tags, status, version, photos, ${STORE_COLUMNS} FROM plants ORDER BY id`).iterate() as IterableIterator<PlantRow>) {
     batch.push({
       ...r,
       name: toPostgresText(r.name),
       category: r.category === null ? null : toPostgresText(r.category),
+      description: r.description === null ? null : toPostgresText(r.description),
       tags: (JSON.parse(r.tags) as string[]).map(toPostgresText)
     })
     if (batch.length >= batchSize) await flush()
@@ -248,11 +268,16 @@ async function targetCounts (client: pg.Client): Promise<Counts> {
   const digest = new PlantDigest()
   let afterId = 0
   for (;;) {
-    const { rows } = await client.query<{ id: string, name: string, category: string | null, tags: string[], status: string, version: number, photos: string }>(
-      'SELECT id, name, category, tags, status, version, photos FROM plants WHERE id > $1 ORDER BY id LIMIT 5000', [afterId])
+    const { rows } = await client.query<Omit<PlantRow, 'id' | 'tags'> & { id: string, tags: string[] }>(
+      `SELECT id, name, category, tags, status, version, photos, ${STORE_COLUMNS} FROM plants WHERE id > $1 ORDER BY id LIMIT 5000`, [afterId])
     if (rows.length === 0) break
     for (const r of rows) {
-      digest.add(Number(r.id), fromPostgresText(r.name), r.category === null ? null : fromPostgresText(r.category), r.tags.map(fromPostgresText), r.status, r.version, r.photos)
+      // BIGINT columns arrive as strings from a plain client.
+      const number = (v: unknown): number | null => v === null ? null : Number(v)
+      const store = storeValues({
+        ...r, description: r.description === null ? null : fromPostgresText(r.description), price: number(r.price), created_at: number(r.created_at)!, updated_at: number(r.updated_at)!
+      })
+      digest.add(Number(r.id), fromPostgresText(r.name), r.category === null ? null : fromPostgresText(r.category), r.tags.map(fromPostgresText), r.status, r.version, r.photos, store)
     }
     afterId = Number(rows[rows.length - 1].id)
   }

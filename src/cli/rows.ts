@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { parse } from 'csv-parse'
+import { identityFields } from '../catalogue/store-fields.js'
 import type { PlantFields } from '../plants/schemas.js'
 import { UsageError } from './command.js'
 import { restoreFormula } from './formula-cells.js'
@@ -14,13 +15,16 @@ export type Row =
   | { line: number, ok: true, value: Record<string, unknown> }
   | { line: number, ok: false, reason: string }
 
-const CSV_COLUMNS = ['name', 'category', 'tags', 'status']
+const CSV_COLUMNS = ['name', 'category', 'tags', 'status', 'description', 'price', 'sku', 'barcode']
 /**
- * Export writes ids and photo URLs; import accepts them so an export loads back, but ids are the
- * catalogue's to assign, and photos are uploaded pictures, not fields (POST /v3/plant/{id}/photos).
+ * Export writes ids, photo URLs and (in JSON Lines) the record's times; import accepts them so an
+ * export loads back, but ids and times are the catalogue's to set, and photos are uploaded pictures,
+ * not fields (POST /v3/plant/{id}/photos).
  */
-const IGNORED = ['id', 'photos']
-const IGNORED_NOTE = 'the catalogue assigns ids; photos are uploaded to a plant, not imported'
+const IGNORED = ['id', 'photos', 'createdAt', 'updatedAt']
+const IGNORED_NOTE = 'the catalogue assigns ids and times; photos are uploaded to a plant, not imported'
+/** A CSV header is read in lower case. */
+const IGNORED_CSV = IGNORED.map((column) => column.toLowerCase())
 
 export function formatOf (file: string, explicit: Format | undefined): Format {
   if (explicit) return explicit
@@ -35,7 +39,7 @@ export function readRows (file: string, format: Format, notice: (message: string
 
 /** The identity of a row for re-runs: the whole record once defaulted, tags in their given order. */
 export function identityOf (fields: PlantFields): string {
-  return createHash('sha256').update(JSON.stringify([fields.name, fields.category, fields.tags, fields.status])).digest('base64url').slice(0, 22)
+  return createHash('sha256').update(JSON.stringify(identityFields(fields))).digest('base64url').slice(0, 22)
 }
 
 async function * readCsv (file: string, notice: (message: string) => void): AsyncGenerator<Row> {
@@ -52,7 +56,7 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
     while (skipped.length > 0 && skipped[0].line < line) yield skipped.shift()!
     if (!columns) {
       columns = header(record, file)
-      const ignored = columns.filter((c) => IGNORED.includes(c))
+      const ignored = columns.filter((c) => IGNORED_CSV.includes(c))
       if (ignored.length > 0) notice(`note: the ${ignored.join(' and ')} column${ignored.length > 1 ? 's' : ''} of ${file} ${ignored.length > 1 ? 'are' : 'is'} ignored; ${IGNORED_NOTE}`)
       continue
     }
@@ -61,7 +65,7 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
       const cell = restoreFormula(record[i])
       if (column === 'name') value.name = cell
       // A spreadsheet cannot tell an empty cell from a missing one: empty takes the API's default.
-      else if (!IGNORED.includes(column) && cell !== '') value[column] = column === 'tags' ? cell.split('|') : cell
+      else if (!IGNORED_CSV.includes(column) && cell !== '') value[column] = column === 'tags' ? cell.split('|') : cell
     })
     yield { line, ok: true, value }
   }
@@ -71,7 +75,7 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
 
 function header (record: string[], file: string): string[] {
   const columns = record.map((c) => c.trim().toLowerCase())
-  const unknown = columns.filter((c) => !CSV_COLUMNS.includes(c) && !IGNORED.includes(c))
+  const unknown = columns.filter((c) => !CSV_COLUMNS.includes(c) && !IGNORED_CSV.includes(c))
   if (unknown.length > 0) throw new UsageError(`${file}: unknown column ${unknown.map((c) => JSON.stringify(c)).join(', ')} (allowed: ${CSV_COLUMNS.join(', ')})`)
   const repeated = columns.filter((c, i) => columns.indexOf(c) !== i)
   if (repeated.length > 0) throw new UsageError(`${file}: column ${JSON.stringify(repeated[0])} appears twice`)

@@ -15,7 +15,8 @@ export const ApiIndex = component('ApiIndex', Type.Object({
   changes: Type.String({ description: 'The change feed, page by page.' }),
   events: Type.String({ description: 'The change feed as Server-Sent Events.' }),
   inventory: Type.String({ description: 'The number of plants of each status.' }),
-  release: Type.String({ description: 'The running release, the API version and the database schema version.' })
+  release: Type.String({ description: 'The running release, the API version and the database schema version.' }),
+  currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'The currency of every price in the catalogue (ISO 4217; the CURRENCY setting).' })
 }, { description: 'Where the documentation and the API are.' }))
 
 const LINKS = {
@@ -28,7 +29,7 @@ const LINKS = {
   release: '/v3/version'
 }
 
-export const apiIndexRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const apiIndexRoutes: FastifyPluginAsyncTypebox<{ currency: string }> = async (app, options) => {
   let index: Static<typeof ApiIndex> | undefined
   app.get('/v3', {
     schema: {
@@ -44,7 +45,7 @@ export const apiIndexRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // Title and version as the document states them (built once, on the first call).
     if (!index) {
       const { title, version } = app.swagger().info
-      index = { title, version, ...LINKS }
+      index = { title, version, ...LINKS, currency: options.currency }
     }
     return index
   })

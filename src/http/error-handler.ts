@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  FeedGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, QueryTooSlow, StorageUnavailable, VersionMismatch
+  FeedGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, QueryTooSlow, SkuTaken, StorageUnavailable, VersionMismatch
 } from '../catalogue/errors.js'
 import { toRecord } from '../catalogue/plant.js'
 import { etagOf } from './etag.js'
@@ -82,6 +82,7 @@ export function sendProblem (reply: FastifyReply, problem: HttpProblem, cause?: 
   if (status === 405 && !problem.headers.allow) reply.header('allow', reply.request.routeOptions.config.allow ?? '')
   const body = problemBody(status, problem.code, reply.request.id, message, problem.errors)
   if (problem.current !== undefined) body.current = problem.current
+  if (problem.holder !== undefined) body.holder = problem.holder
   return reply.send(body)
 }
 
@@ -92,6 +93,12 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   if (error.validation) return validationProblem(error.validation as AjvError[], error.validationContext, invalidStatus, config.idInBody === true)
   if (error instanceof PlantNotFound) return new HttpProblem(404, 'not-found')
   if (error instanceof VersionMismatch) return new HttpProblem(412, 'precondition-failed', 'If-Match does not match the current ETag of the plant')
+  if (error instanceof SkuTaken) {
+    const taken = new HttpProblem(409, 'sku-taken', `sku ${error.sku} is taken by plant ${error.holder} (SKUs are unique ignoring case)`,
+      [{ path: '/sku', message: `is taken by plant ${error.holder}` }])
+    taken.holder = error.holder
+    return taken
+  }
   if (error instanceof IdempotencyKeyReused) return new HttpProblem(422, 'idempotency-key-reused', 'This Idempotency-Key was used with a different request body')
   if (error instanceof PhotoNotFound) return new HttpProblem(404, 'photo-not-found', 'The plant has no photo with that id')
   if (error instanceof PhotoLimitReached) return new HttpProblem(409, 'too-many-photos', 'The plant already has 12 photos; delete one first')
@@ -160,8 +167,14 @@ function validationProblem (errors: AjvError[], context: string | undefined, inv
       return new HttpProblem(400, 'invalid-id', idErrors.map((f) => `/id ${f.message}`).join('; '), idErrors)
     }
   }
-  return new HttpProblem(invalidStatus, 'invalid-input', detail, fields)
+  // The contract answers a read-only time with 400 on every write, POST's 405 for invalid input included.
+  const status = context === 'body' && fields.some((f) => f.message === READ_ONLY_TIME) ? 400 : invalidStatus
+  return new HttpProblem(status, 'invalid-input', detail, fields)
 }
+
+/** The record's times, which the service sets: a client that sends a record back is told so. */
+const READ_ONLY_TIMES = ['createdAt', 'updatedAt']
+const READ_ONLY_TIME = 'is read-only: the service sets createdAt and updatedAt'
 
 /**
  * The errors as the contract names them, one a value where one says it all: the allowed values
@@ -184,7 +197,7 @@ export function fieldError (e: AjvError): FieldError {
     // Every record carries photos, so a client that reads, changes and sends back a plant meets this one.
     const message = field === 'photos' && e.instancePath === ''
       ? 'is read-only: add a photo with POST /v3/plant/{id}/photos, remove one with DELETE /v3/plant/{id}/photos/{photoId}'
-      : 'is not a known field'
+      : READ_ONLY_TIMES.includes(field) && e.instancePath === '' ? READ_ONLY_TIME : 'is not a known field'
     return { path: `${e.instancePath}/${escapePointer(field)}`, message }
   }
   return { path: e.instancePath, message: messageOf(e) }

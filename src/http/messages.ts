@@ -55,6 +55,8 @@ export function messageOf (e: AjvError): string {
       const explained = e.parentSchema?.['x-pattern-message']
       return typeof explained === 'string' ? explained : e.message ?? 'is invalid'
     }
+    case 'x-gtin':
+      return 'must end in a valid GTIN check digit (the GS1 check digit of the digits before it)'
     default:
       return e.message ?? 'is invalid'
   }

@@ -1,4 +1,5 @@
 import { Ajv, type Options } from 'ajv'
+import { GTIN_PATTERN, isGtin } from '../catalogue/store-fields.js'
 import type { FastifyInstance } from 'fastify'
 import type { LazySchemas } from './lazy-schemas.js'
 import { components } from './components.js'
@@ -23,8 +24,20 @@ function withComponents (ajv: Ajv): Ajv {
   return ajv
 }
 
+const GTIN_SHAPE = new RegExp(GTIN_PATTERN)
+
+/**
+ * `x-gtin: true`: a string of GTIN_PATTERN's shape must also carry a valid check digit, which no
+ * JSON Schema keyword can say (an `x-` keyword: other readers of the document ignore it).
+ */
+function withKeywords (ajv: Ajv): Ajv {
+  // A string of another shape is the pattern's to refuse: one error a value.
+  ajv.addKeyword({ keyword: 'x-gtin', type: 'string', schemaType: 'boolean', validate: (on: boolean, data: string) => !on || !GTIN_SHAPE.test(data) || isGtin(data) })
+  return ajv
+}
+
 /** The validator for JSON bodies; the CLI checks imported rows with the same one. */
-export const bodyValidator = (): Ajv => withComponents(new Ajv({ ...common, coerceTypes: false }))
+export const bodyValidator = (): Ajv => withComponents(withKeywords(new Ajv({ ...common, coerceTypes: false })))
 
 export function registerValidators (app: FastifyInstance, schemas: LazySchemas): void {
   // Made with the first validator compiled: adding the components compiles Ajv's meta-schema.
@@ -33,5 +46,5 @@ export function registerValidators (app: FastifyInstance, schemas: LazySchemas):
   // Compiled when first used (or after listening: see lazy-schemas.ts); every component is declared by then.
   app.setValidatorCompiler(({ schema, httpPart }) => schemas.lazy(() => httpPart === 'body'
     ? withComponents(body ??= bodyValidator()).compile(schema)
-    : withPrecheck(schema, withComponents(text ??= new Ajv({ ...common, coerceTypes: 'array' })).compile(schema))))
+    : withPrecheck(schema, withComponents(text ??= withKeywords(new Ajv({ ...common, coerceTypes: 'array' }))).compile(schema))))
 }

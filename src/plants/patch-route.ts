@@ -5,7 +5,7 @@ import { ifMatchVersions } from '../http/etag.js'
 import { strictJsonParser } from '../http/json-body.js'
 import { allowHeader } from '../http/method-not-allowed.js'
 import { HEADERS, problemResponses } from '../http/problem.js'
-import { canonicalId, guardStatuses, sendPlant, tags, type RouteOptions } from './routes.js'
+import { canonicalId, guardStatuses, sendPlant, SKU_TAKEN, tags, type RouteOptions } from './routes.js'
 import { IdParams, Plant, PlantPatch, UpdateHeaders } from './schemas.js'
 
 /**
@@ -25,14 +25,14 @@ export const patchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
       summary: 'Change some fields of a plant (JSON merge patch, RFC 7396; `{}` changes nothing)',
       description: 'Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, ' +
         '`category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body ' +
-        '(400 invalid-input), the plant (404), If-Match (412). `{}` answers the current plant: no new version, no change in the feed.',
+        '(400 invalid-input), the plant (404), If-Match (412), the SKU (409 sku-taken). `{}` answers the current plant: no new version, no change in the feed.',
       consumes: ['application/merge-patch+json', 'application/json'],
       params: IdParams,
       headers: UpdateHeaders,
       body: ref(PlantPatch),
       response: {
         200: { ...ref(Plant), description: 'The plant after the patch, with its ETag', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
-        ...problemResponses(...guardStatuses(true), [400, 'Invalid ID supplied, or invalid input'], 404, 412, 413, 503)
+        ...problemResponses(...guardStatuses(true), [400, 'Invalid ID supplied, or invalid input'], 404, SKU_TAKEN, 412, 413, 503)
       }
     },
     config: { allow: allowHeader(['GET', 'DELETE', 'PATCH']) }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { nameKey } from '../catalogue/name-key.js'
-import type { PlantQuery, Position } from '../catalogue/query.js'
+import { sortKeyOf, type PlantQuery, type Position } from '../catalogue/query.js'
+import { parseTimestamp, priceCents, skuKey } from '../catalogue/store-fields.js'
 import { HttpProblem } from '../http/problem.js'
 import type { ListQuery } from './schemas.js'
 
@@ -30,8 +31,21 @@ export function parseTerms (q: string | undefined): string[] {
  * parse through here, so a filter added to the list's query string counts as it lists.
  */
 export function plantQueryOf (query: Omit<ListQuery, 'limit' | 'cursor'>): PlantQuery {
-  const { status, category, tag, q, sort = 'id' } = query
-  return { statuses: [...new Set(status)], category, tags: [...new Set(tag)], terms: parseTerms(q), sort }
+  const { status, category, tag, q, sort = 'id', sku, barcode, updatedSince, priceMin, priceMax } = query
+  const found: PlantQuery = { statuses: [...new Set(status)], category, tags: [...new Set(tag)], terms: parseTerms(q), sort }
+  // Absent filters stay absent: the cursor's fingerprint of a query without them is as before.
+  if (sku !== undefined) found.sku = skuKey(sku)
+  if (barcode !== undefined) found.barcode = barcode
+  if (updatedSince !== undefined) found.updatedSince = parseTimestamp(updatedSince) ?? refuseTime()
+  // The schema's pattern has checked both prices.
+  if (priceMin !== undefined) found.priceMin = priceCents(priceMin)
+  if (priceMax !== undefined) found.priceMax = priceCents(priceMax)
+  return found
+}
+
+const refuseTime = (): never => {
+  const message = 'must be an RFC 3339 date-time with seconds and a zone, e.g. 2026-05-01T12:00:00.000Z'
+  throw new HttpProblem(400, 'invalid-input', `updatedSince ${message}`, [{ path: '/updatedSince', message }])
 }
 
 // Cursors: the position after which the next page starts, plus a fingerprint of the sort and filters
@@ -43,7 +57,11 @@ const fingerprints = new Map<string, string>()
 const REMEMBERED = 512
 
 function fingerprint (query: PlantQuery): string {
-  const canonical = JSON.stringify([query.sort, [...new Set(query.statuses)].sort(), query.category ?? null, [...new Set(query.tags)].sort(), [...query.terms].sort()])
+  const seed = [query.sort, [...new Set(query.statuses)].sort(), query.category ?? null, [...new Set(query.tags)].sort(), [...query.terms].sort()]
+  // The store fields' filters only when one is given, so a cursor made before they existed still fits.
+  const { sku, barcode, updatedSince, priceMin, priceMax } = query
+  const more = [sku, barcode, updatedSince, priceMin, priceMax]
+  const canonical = JSON.stringify(more.some((v) => v !== undefined) ? [...seed, more.map((v) => v ?? null)] : seed)
   let value = fingerprints.get(canonical)
   if (value === undefined) {
     value = createHash('sha256').update(canonical).digest('base64url').slice(0, 11)
@@ -56,6 +74,7 @@ function fingerprint (query: PlantQuery): string {
 export function encodeCursor (query: PlantQuery, last: Position): string {
   const parts: Array<string | number> = [fingerprint(query), last.id]
   if (last.key !== undefined) parts.push(last.key)
+  if (last.value !== undefined) parts.push(last.value)
   return Buffer.from(JSON.stringify(parts)).toString('base64url')
 }
 
@@ -70,19 +89,23 @@ export function decodeCursor (cursor: string | undefined, query: PlantQuery): Po
   } catch {
     throw malformed()
   }
-  const named = query.sort === 'name' || query.sort === '-name'
-  if (!Array.isArray(parts) || parts.length !== (named ? 3 : 2) || typeof parts[0] !== 'string' ||
-    !Number.isSafeInteger(parts[1]) || parts[1] < 1 || (named && typeof parts[2] !== 'string')) {
+  const by = sortKeyOf(query.sort)
+  const named = by === 'name'
+  const numbered = by === 'number'
+  if (!Array.isArray(parts) || parts.length !== (by === 'id' ? 2 : 3) || typeof parts[0] !== 'string' ||
+    !Number.isSafeInteger(parts[1]) || parts[1] < 1 || (named && typeof parts[2] !== 'string') || (numbered && !Number.isSafeInteger(parts[2]))) {
     // A cursor of another sort has another shape: say so rather than "malformed".
     if (Array.isArray(parts) && typeof parts[0] === 'string' && parts[0] !== fingerprint(query)) throw otherQuery()
     throw malformed()
   }
-  const position: Position = named ? { id: parts[1] as number, key: parts[2] as string } : { id: parts[1] as number }
+  const position: Position = named
+    ? { id: parts[1] as number, key: parts[2] as string }
+    : numbered ? { id: parts[1] as number, value: parts[2] as number } : { id: parts[1] as number }
   if (encodeCursor(query, position) !== cursor && parts[0] === fingerprint(query)) throw malformed()
   if (parts[0] !== fingerprint(query)) throw otherQuery()
   return position
 }
 
 const otherQuery = (): HttpProblem => new HttpProblem(400, 'invalid-input',
-  'cursor was made for another sort or other filters: send it with the same sort, status, tag, category and q as the page it came from',
+  'cursor was made for another sort or other filters: send it with the same sort, status, tag, category, q, sku, barcode, updatedSince, priceMin and priceMax as the page it came from',
   [{ path: '/cursor', message: 'belongs to another sort or other filters' }])

@@ -10,6 +10,7 @@ import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { feedPositionHook } from '../feed/position.js'
 import { PlantNotFound } from '../catalogue/errors.js'
 import { toRecord, type StoredPlant } from '../catalogue/plant.js'
+import { identityFields } from '../catalogue/store-fields.js'
 import { positionOf } from '../catalogue/query.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { decodeCursor, encodeCursor, plantQueryOf } from './query.js'
@@ -30,6 +31,9 @@ export function canonicalId (request: FastifyRequest, _reply: FastifyReply, done
   else done()
 }
 export const tags = ['plant']
+
+/** The 409 of a write that gives a plant another plant's SKU. */
+export const SKU_TAKEN: [number, string] = [409, 'sku-taken: another plant has this SKU (ignoring case); `holder` is its id']
 
 export function sendPlant (reply: FastifyReply, plant: StoredPlant): Plant {
   reply.header('etag', etagOf(plant)).header('location', `/v3/plant/${plant.id}`)
@@ -64,7 +68,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       headers: WriteHeaders,
       response: {
         200: { ...ref(Plant), description: 'Plant successfully added', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
-        ...problemResponses(...writeGuards, 405, 413, 422, 503)
+        ...problemResponses(...writeGuards, [400, 'createdAt or updatedAt in the body: they are read-only'], 405, SKU_TAKEN, 413, 422, 503)
       }
     },
     config: { invalidStatus: 405, allow: COLLECTION_ALLOW }
@@ -77,7 +81,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
           // Scoped per API key by a fixed-length prefix: one client's key never replays another's response.
           key: request.writer === '' ? key : `${request.writer}:${key}`,
           // The validated, defaulted fields in a fixed order: the same plant sent with its members reordered is the same request.
-          requestHash: createHash('sha256').update(JSON.stringify([fields.name, fields.category, fields.tags, fields.status])).digest('base64url')
+          requestHash: createHash('sha256').update(JSON.stringify(identityFields(fields))).digest('base64url')
         }
     const { plant } = await store.create(fields, claim)
     reply.header('cache-control', 'no-store')
@@ -94,7 +98,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       headers: UpdateHeaders,
       response: {
         200: { ...ref(Plant), description: 'Plant successfully updated', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
-        ...problemResponses(...writeGuards, [400, 'Invalid ID supplied, or invalid input'], 404, 412, 413, 503)
+        ...problemResponses(...writeGuards, [400, 'Invalid ID supplied, or invalid input'], 404, SKU_TAKEN, 412, 413, 503)
       }
     },
     config: { allow: COLLECTION_ALLOW, idInBody: true }
@@ -126,7 +130,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     const { limit = PAGE_SIZE, cursor } = request.query
     const query = plantQueryOf(request.query)
     const after = decodeCursor(cursor, query)
-    const plants = await store.list({ ...query, afterId: after?.id ?? 0, afterKey: after?.key, limit: limit + 1 })
+    const plants = await store.list({ ...query, afterId: after?.id ?? 0, afterKey: after?.key, afterValue: after?.value, limit: limit + 1 })
     const more = plants.length > limit
     const items = more ? plants.slice(0, limit) : plants
     return { items: items.map(toRecord), nextCursor: more ? encodeCursor(query, positionOf(items[items.length - 1], query.sort)) : null }

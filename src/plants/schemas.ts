@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { STATUSES, type PlantStatus } from '../catalogue/plant.js'
 import { SORTS, type Sort } from '../catalogue/query.js'
+import { GTIN_PATTERN, PRICE_PATTERN, SKU_PATTERN } from '../catalogue/store-fields.js'
 import { component, ref } from '../http/components.js'
 import { TEXT_PATTERN, TEXT_RULE } from '../http/messages.js'
 import { Photos } from '../photos/schemas.js'
@@ -25,13 +26,46 @@ const Category = Type.Unsafe<string | null>({
 })
 const Tag = Type.String({ minLength: 1, maxLength: 50, pattern: TEXT_PATTERN, description: `A label, 1–50 characters, ${TEXT_RULE}.` })
 const Tags = Type.Array(Tag, { maxItems: 20, uniqueItems: true, description: 'Up to 20 distinct labels.' })
+// Store fields (catalogue/store-fields.ts holds their rules). A price is a string so that no binary
+// float ever holds it: a JSON number, even 3, is refused.
+const PRICE_MESSAGE = 'must be a decimal string ≥ 0 and < 1000000000 with at most 2 fraction digits, such as "12" or "12.50" (no sign, exponent, spaces or leading zeros)'
+const SKU_MESSAGE = 'must be 1–64 characters of A–Z, a–z, 0–9, ".", "_" and "-"'
+const GTIN_MESSAGE = 'must be a GTIN: 8, 12, 13 or 14 digits'
+const Description = Type.Unsafe<string | null>({
+  type: ['string', 'null'], minLength: 1, maxLength: 2000, pattern: TEXT_PATTERN, description: `Text for a shop front, 1–2,000 characters, ${TEXT_RULE}; or null.`
+})
+const Price = Type.Unsafe<string | null>({
+  type: ['string', 'null'],
+  pattern: PRICE_PATTERN,
+  'x-pattern-message': PRICE_MESSAGE,
+  description: 'Price in the catalogue\'s currency (GET /v3 names it) as a decimal string ≥ 0 and < 1,000,000,000 with at most 2 fraction digits ' +
+    '("12", "12.5"); or null (not priced). The record shows 2 fraction digits ("12.50"). A JSON number is refused.'
+})
+const Sku = Type.Unsafe<string | null>({
+  type: ['string', 'null'],
+  pattern: SKU_PATTERN,
+  'x-pattern-message': SKU_MESSAGE,
+  description: 'Stock keeping unit: 1–64 characters of A–Z a–z 0–9 . _ -, unique in the catalogue ignoring case (another plant\'s → 409 sku-taken naming it); or null.'
+})
+const Barcode = Type.Unsafe<string | null>({
+  type: ['string', 'null'],
+  pattern: GTIN_PATTERN,
+  'x-pattern-message': GTIN_MESSAGE,
+  'x-gtin': true,
+  description: 'GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Not unique: identical plants may share one.'
+})
+const Time = Type.String({ description: 'RFC 3339, UTC, with milliseconds; set by the service (read-only).' })
 
 // The fields a client sends; absent optional fields take the defaults (PUT replaces the whole plant).
 const fields = {
   name: Name,
   category: Type.Optional({ ...Category, default: null }),
   tags: Type.Optional({ ...Tags, default: [] }),
-  status: Type.Optional({ ...Status, default: 'available' })
+  status: Type.Optional({ ...Status, default: 'available' }),
+  description: Type.Optional({ ...Description, default: null }),
+  price: Type.Optional({ ...Price, default: null }),
+  sku: Type.Optional({ ...Sku, default: null }),
+  barcode: Type.Optional({ ...Barcode, default: null })
 }
 
 export const NewPlant = component('NewPlant', Type.Object(fields, {
@@ -49,7 +83,11 @@ export const PlantPatch = component('PlantPatch', Type.Object({
   name: Type.Optional(Name),
   category: Type.Optional(Category),
   tags: Type.Optional(Tags),
-  status: Type.Optional(Status)
+  status: Type.Optional(Status),
+  description: Type.Optional(Description),
+  price: Type.Optional(Price),
+  sku: Type.Optional(Sku),
+  barcode: Type.Optional(Barcode)
 }, {
   additionalProperties: false,
   description: 'A JSON merge patch (RFC 7396) of a plant: only the members sent change; `{}` changes nothing. An id or unknown member is invalid input.'
@@ -68,7 +106,13 @@ export const Plant = component('Plant', Type.Object({
   category: Type.Union([Type.String(), Type.Null()]),
   tags: Type.Array(Type.String()),
   status: Type.String({ description: 'Status of the plant: available, pending or sold today; any string in answers, so a client should accept one it does not know.' }),
-  photos: Photos
+  description: Type.Union([Type.String(), Type.Null()]),
+  price: Type.Union([Type.String({ description: 'Always 2 fraction digits ("12.50").' }), Type.Null()]),
+  sku: Type.Union([Type.String(), Type.Null()]),
+  barcode: Type.Union([Type.String(), Type.Null()]),
+  photos: Photos,
+  createdAt: Time,
+  updatedAt: { ...Time, description: 'RFC 3339, UTC, with milliseconds; moves with every version of the plant (photo changes included).' }
 }, { description: 'A stored plant.' }))
 
 export type NewPlant = Static<typeof NewPlant>
@@ -95,11 +139,20 @@ export const ListQuery = Type.Object({
     description: 'Search by name: 1–5 terms separated by white space, each of at least 3 characters; a plant matches when its name ' +
       'contains every term, ignoring case (JavaScript toLowerCase). Accents are not ignored: "cafe" does not find "Café".'
   })),
+  sku: Type.Optional(Type.String({ pattern: SKU_PATTERN, 'x-pattern-message': SKU_MESSAGE, description: 'The plant with this SKU, ignoring case.' })),
+  barcode: Type.Optional(Type.String({ pattern: GTIN_PATTERN, 'x-pattern-message': GTIN_MESSAGE, 'x-gtin': true, description: 'Plants with this barcode (exact).' })),
+  updatedSince: Type.Optional(Type.String({
+    maxLength: 64,
+    description: 'Plants whose updatedAt is at or after this RFC 3339 date-time (seconds and a zone required, e.g. 2026-05-01T12:00:00.000Z).'
+  })),
+  priceMin: Type.Optional(Type.String({ pattern: PRICE_PATTERN, 'x-pattern-message': PRICE_MESSAGE, description: 'Plants priced at least this (inclusive); unpriced plants are left out.' })),
+  priceMax: Type.Optional(Type.String({ pattern: PRICE_PATTERN, 'x-pattern-message': PRICE_MESSAGE, description: 'Plants priced at most this (inclusive); unpriced plants are left out.' })),
   sort: Type.Optional(Type.Unsafe<Sort>({
     type: 'string',
     enum: [...SORTS],
     default: 'id',
-    description: '`name` orders by the lower-cased name compared by Unicode code point, ties by id; `-` reverses both.'
+    description: '`name` orders by the lower-cased name compared by Unicode code point, ties by id; `price` by price, unpriced plants last, ties by id; ' +
+      '`updated` by updatedAt, ties by id; `-` reverses both (so `-price` puts unpriced plants first).'
   })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: PAGE_SIZE, description: 'Plants a page: 1–500, default 50.' })),
   cursor: Type.Optional(Type.String({ maxLength: 2048, description: 'The nextCursor of the previous page, sent with the same sort and filters.' }))

@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import type { ChangeKind } from '../../catalogue/changes.js'
 import {
-  IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, StorageUnavailable, VersionMismatch
+  IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, SkuTaken, StorageUnavailable, VersionMismatch
 } from '../../catalogue/errors.js'
 import type { Plant } from '../../catalogue/plant.js'
 import type { Session } from './connection.js'
@@ -54,7 +54,7 @@ WITH head AS (
 SELECT value AS head, pg_notify('plant_changes', current_schema() || ':' || value) FROM head`
 
 const isDomainError = (err: unknown): boolean =>
-  err instanceof PlantNotFound || err instanceof VersionMismatch || err instanceof IdempotencyKeyReused ||
+  err instanceof PlantNotFound || err instanceof VersionMismatch || err instanceof IdempotencyKeyReused || err instanceof SkuTaken ||
   err instanceof PhotoNotFound || err instanceof PhotoLimitReached
 
 /**
@@ -160,7 +160,11 @@ export class GroupCommit {
       for (const item of batch) settle(item, { ok: false, error })
       return
     }
-    batch.forEach((item, i) => { if (outcomes[i]) settle(item, outcomes[i]) })
+    batch.forEach((item, i) => {
+      if (outcomes[i]) settle(item, outcomes[i])
+      // No outcome: the write waits for the next group (a SKU another write of this one moved).
+      else if (!item.settled) this.queue.push(item)
+    })
     if (head !== undefined) this.committed(head)
   }
 

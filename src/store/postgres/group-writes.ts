@@ -1,8 +1,9 @@
 import type pg from 'pg'
 import { nameKey } from '../../catalogue/name-key.js'
 import { fileNamesOf, type Photo } from '../../catalogue/photo.js'
-import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
+import { IdempotencyKeyReused, PlantNotFound, SkuTaken, VersionMismatch } from '../../catalogue/errors.js'
 import { toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import { canonicalPrice, formatCents, priceCents, skuKey, timestamp } from '../../catalogue/store-fields.js'
 import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
 import { toKey } from './list-query.js'
 import { fromPostgresText as fromDb, toPostgresText as toDb } from './text-escape.js'
@@ -30,9 +31,26 @@ export const needsTransaction = (ops: Array<WriteOp | undefined>): boolean =>
   ops.some((op) => op !== undefined && (op.kind !== 'create' || op.idempotency !== undefined))
 
 /** A plant as PostgreSQL returns it (strings escaped, photos as JSON text). */
-export interface PlantRow { id: number, version: number, name: string, category: string | null, tags: string[], status: PlantStatus, photos: string }
+export interface PlantRow {
+  id: number,
+  version: number,
+  name: string,
+  category: string | null,
+  tags: string[],
+  status: PlantStatus,
+  photos: string,
+  /** Store fields: price in cents; times in epoch milliseconds. */
+  description: string | null,
+  price: number | null,
+  sku: string | null,
+  barcode: string | null,
+  created_at: number,
+  updated_at: number
+}
 
-const LOCK = 'SELECT id, version, name, category, tags, status, photos FROM plants WHERE id = ANY'
+/** The columns of a plant's row (PlantRow), for every statement that reads one. */
+export const ROW_COLUMNS = 'id, version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at'
+const LOCK = `SELECT ${ROW_COLUMNS} FROM plants WHERE id = ANY`
 // Keys first (in key order), then plants (in id order): every group takes its locks in one order.
 // A key already held (and not expired) is locked too, and left as it is: its answer is read after.
 const PREPARE = `
@@ -47,6 +65,11 @@ WITH claimed AS (
 )
 SELECT (SELECT coalesce(array_agg(key), '{}') FROM claimed) AS claimed, (SELECT coalesce(json_agg(locked), '[]') FROM locked) AS plants`
 
+// The plants holding the group's SKUs, ignoring case (the unique index plants_sku answers it).
+const SKU_HOLDERS = 'SELECT id, lower(sku) AS key FROM plants WHERE sku IS NOT NULL AND lower(sku) = ANY ($1::text[])'
+
+const UNCLAIM = 'DELETE FROM idempotency_keys WHERE key = ANY ($1::text[]) AND response IS NULL'
+
 // A new statement sees what a racing claim committed (the claim above waited for it).
 const EARLIER = 'SELECT key, request_hash, response FROM idempotency_keys WHERE key = ANY ($1::text[])'
 
@@ -57,20 +80,22 @@ const EARLIER = 'SELECT key, request_hash, response FROM idempotency_keys WHERE 
 const WRITE = `
 WITH c AS (
   SELECT nextval(pg_get_serial_sequence('plants', 'id')) AS id, c.*
-  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-    WITH ORDINALITY AS c (name, name_key, category, tags, status, idem, response, n)
+  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $25::text[], $26::bigint[], $27::text[], $28::text[])
+    WITH ORDINALITY AS c (name, name_key, category, tags, status, idem, response, description, price, sku, barcode, n)
 ), created AS (
-  INSERT INTO plants (id, name, name_key, category, tags, status, version, created_at, updated_at) OVERRIDING SYSTEM VALUE
-  SELECT id, name, name_key, category, tags::text[], status, 1, $1, $1 FROM c
+  INSERT INTO plants (id, name, name_key, category, tags, status, description, price, sku, barcode, version, created_at, updated_at) OVERRIDING SYSTEM VALUE
+  SELECT id, name, name_key, category, tags::text[], status, description, price, sku, barcode, 1, $1, $1 FROM c
 ), created_tags AS (
   INSERT INTO plant_tags (tag, plant_id) SELECT t, c.id FROM c, unnest(c.tags::text[]) AS t
 ), answered AS (
   UPDATE idempotency_keys k SET plant_id = c.id, response = '{"id":' || c.id || ',' || c.response FROM c WHERE k.key = c.idem
 ), u AS (
-  SELECT id, name, name_key, category, tags::text[] AS tags, status, version
-  FROM unnest($9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::int[]) AS u (id, name, name_key, category, tags, status, version)
+  SELECT id, name, name_key, category, tags::text[] AS tags, status, version, description, price, sku, barcode
+  FROM unnest($9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::int[], $29::text[], $30::bigint[], $31::text[], $32::text[])
+    AS u (id, name, name_key, category, tags, status, version, description, price, sku, barcode)
 ), updated AS (
-  UPDATE plants p SET name = u.name, name_key = u.name_key, category = u.category, tags = u.tags, status = u.status, version = u.version, updated_at = $1
+  UPDATE plants p SET name = u.name, name_key = u.name_key, category = u.category, tags = u.tags, status = u.status, version = u.version, updated_at = $1,
+    description = u.description, price = u.price, sku = u.sku, barcode = u.barcode
   FROM u WHERE p.id = u.id
 ), dropped AS (
   DELETE FROM plant_tags t USING u WHERE t.plant_id = u.id AND t.tag <> ALL (u.tags)
@@ -112,7 +137,13 @@ export const toPlant = (r: PlantRow): StoredPlant => ({
   category: r.category === null ? null : fromDb(r.category),
   tags: r.tags.map(fromDb),
   status: r.status,
+  description: r.description === null ? null : fromDb(r.description),
+  price: r.price === null ? null : formatCents(r.price),
+  sku: r.sku,
+  barcode: r.barcode,
   photos: JSON.parse(r.photos) as Photo[],
+  createdAt: timestamp(r.created_at),
+  updatedAt: timestamp(r.updated_at),
   version: r.version
 })
 
@@ -165,6 +196,34 @@ export async function writeGroup (client: pg.PoolClient, ops: Array<WriteOp | un
     for (const row of rows) earlier.set(row.key, row)
   }
 
+  // The plants holding the SKUs the group's writes set, to refuse taking another plant's.
+  const wanted = new Set<string>()
+  for (const op of ops) {
+    const sku = op === undefined || op.kind === 'remove' ? undefined : op.kind === 'patch' ? op.patch.sku : op.fields.sku
+    if (typeof sku === 'string') wanted.add(skuKey(sku))
+  }
+  const holders = new Map<string, number>()
+  if (wanted.size > 0) {
+    const { rows } = await client.query<{ id: number, key: string }>({ name: 'plants-sku-holders', text: SKU_HOLDERS, values: [[...wanted]] })
+    for (const row of rows) holders.set(row.key, row.id)
+  }
+  // SKUs a create of this group takes, or another write of it gives up: a write that wants one of
+  // them waits for the next group (requeued), where the committed holder is seen and named.
+  const movedInGroup = new Set<string>()
+  const unclaimed = new Set<string>()
+  const takeSku = (sku: string | null, id: number | undefined, before: string | null): void => {
+    const key = sku === null ? undefined : skuKey(sku)
+    const old = before === null ? undefined : skuKey(before)
+    if (key === old) return
+    if (key !== undefined) {
+      if (movedInGroup.has(key)) throw new Requeue()
+      const holder = holders.get(key)
+      if (holder !== undefined && holder !== id) throw new SkuTaken(sku!, holder)
+      movedInGroup.add(key)
+    }
+    if (old !== undefined) movedInGroup.add(old)
+  }
+
   // 2. Each write in arrival order against the plants as the writes before it left them.
   const creates: Create[] = []
   const creator = new Map<string, Create>() // the create in this group that claimed the key
@@ -194,17 +253,25 @@ export async function writeGroup (client: pg.PoolClient, ops: Array<WriteOp | un
             return
           }
         }
+        try {
+          takeSku(op.fields.sku, undefined, null)
+        } catch (error) {
+          // Refused (or put off) after its key was claimed: the claim goes, or a retry would replay an answer never written.
+          if (claim && claimed.has(claim.key)) unclaimed.add(claim.key)
+          throw error
+        }
         const create: Create = { index, fields: op.fields, key: claim?.key ?? null, hash: claim?.requestHash ?? null }
         if (claim) creator.set(claim.key, create)
         creates.push(create)
         count(op.fields.status, 1)
-        changes.push({ kind: 'created', id: null, ref: creates.length, version: 1, plant: afterId({ ...toRecord(storedCreate(0, op.fields)), id: undefined }) })
+        changes.push({ kind: 'created', id: null, ref: creates.length, version: 1, plant: afterId({ ...toRecord(storedCreate(0, op.fields, now)), id: undefined }) })
         return
       }
       const plant = current.get(op.id)
       if (!plant) throw new PlantNotFound()
       if (op.kind !== 'remove' && op.expectedVersions && !op.expectedVersions.includes(plant.version)) throw new VersionMismatch()
       if (op.kind === 'remove') {
+        if (plant.sku !== null) movedInGroup.add(skuKey(plant.sku))
         count(plant.status, -1)
         for (const photo of plant.photos) releasedFiles.push(...fileNamesOf(photo))
         changes.push({ kind: 'deleted', id: op.id, ref: null, version: plant.version + 1, plant: null })
@@ -217,10 +284,14 @@ export async function writeGroup (client: pg.PoolClient, ops: Array<WriteOp | un
         outcomes[index] = { ok: true, value: plant }
         return
       }
+      const { name, category, tags, status, description, price, sku, barcode } = plant
       const fields: PlantFields = op.kind === 'update'
         ? op.fields
-        : { name: plant.name, category: plant.category, tags: plant.tags, status: plant.status as PlantStatus, ...op.patch }
-      const next: StoredPlant = { id: op.id, name: fields.name, category: fields.category, tags: fields.tags, status: fields.status, photos: plant.photos, version: plant.version + 1 }
+        : { name, category, tags, status: status as PlantStatus, description, price, sku, barcode, ...op.patch }
+      takeSku(fields.sku, op.id, plant.sku)
+      const next: StoredPlant = {
+        ...storedCreate(op.id, fields, now), photos: plant.photos, version: plant.version + 1, createdAt: plant.createdAt
+      }
       if (next.status !== plant.status) {
         count(plant.status, -1)
         count(next.status, 1)
@@ -230,9 +301,12 @@ export async function writeGroup (client: pg.PoolClient, ops: Array<WriteOp | un
       touched.add(op.id)
       outcomes[index] = { ok: true, value: next }
     } catch (error) {
-      outcomes[index] = { ok: false, error }
+      // Left without an outcome: the group commit runs it again in the next group.
+      if (!(error instanceof Requeue)) outcomes[index] = { ok: false, error }
     }
   })
+  const unclaim = [...unclaimed].filter((key) => !creator.has(key))
+  if (unclaim.length > 0) await client.query(UNCLAIM, [unclaim])
   if (changes.length === 0) return [outcomes, undefined]
 
   // 3. The photo files deleted plants named (only when some did).
@@ -257,25 +331,33 @@ export async function writeGroup (client: pg.PoolClient, ops: Array<WriteOp | un
       now,
       creates.map((c) => toDb(c.fields.name)), creates.map((c) => toKey(nameKey(c.fields.name))), creates.map((c) => db(c.fields.category)),
       creates.map((c) => textArray(c.fields.tags.map(toDb))), creates.map((c) => c.fields.status), creates.map((c) => c.key),
-      creates.map((c) => c.key === null ? null : afterId({ ...storedCreate(0, c.fields), id: undefined })),
+      creates.map((c) => c.key === null ? null : afterId({ ...storedCreate(0, c.fields, now), id: undefined })),
       updated.map((p) => p.id), updated.map((p) => toDb(p.name)), updated.map((p) => toKey(nameKey(p.name))), updated.map((p) => db(p.category)),
       updated.map((p) => textArray(p.tags.map(toDb))), updated.map((p) => p.status), updated.map((p) => p.version),
       deleted,
       changes.length, changes.map((c) => c.kind), changes.map((c) => c.id), changes.map((c) => c.ref), changes.map((c) => c.version), changes.map((c) => c.plant),
-      [...counts.keys()], [...counts.values()]
+      [...counts.keys()], [...counts.values()],
+      creates.map((c) => db(c.fields.description)), creates.map((c) => centsOf(c.fields.price)), creates.map((c) => c.fields.sku), creates.map((c) => c.fields.barcode),
+      updated.map((p) => db(p.description)), updated.map((p) => centsOf(p.price)), updated.map((p) => p.sku), updated.map((p) => p.barcode)
     ]
   })
   const createdIds = written.ids.map(Number)
   creates.forEach((c, i) => {
-    outcomes[c.index] = { ok: true, value: { plant: storedCreate(createdIds[i], c.fields), replayed: false } satisfies CreateResult }
+    outcomes[c.index] = { ok: true, value: { plant: storedCreate(createdIds[i], c.fields, now), replayed: false } satisfies CreateResult }
   })
   for (const { index, of } of replays) {
-    outcomes[index] = { ok: true, value: { plant: storedCreate(createdIds[creates.indexOf(of)], of.fields), replayed: true } satisfies CreateResult }
+    outcomes[index] = { ok: true, value: { plant: storedCreate(createdIds[creates.indexOf(of)], of.fields, now), replayed: true } satisfies CreateResult }
   }
   return [outcomes, written.head]
 }
 
 /** A new plant as the store answers it (and keeps it for a replay): the record, then its version. */
-function storedCreate (id: number, { name, category, tags, status }: PlantFields): StoredPlant {
-  return { id, name, category, tags, status, photos: [], version: 1 }
+function storedCreate (id: number, { name, category, tags, status, description, price, sku, barcode }: PlantFields, now: number): StoredPlant {
+  const at = timestamp(now)
+  return { id, name, category, tags, status, description, price: canonicalPrice(price), sku, barcode, photos: [], createdAt: at, updatedAt: at, version: 1 }
 }
+
+const centsOf = (price: string | null): number | null => price === null ? null : priceCents(price)!
+
+/** A write that must wait for the next group: it wants a SKU another write of this group moves. */
+class Requeue extends Error {}

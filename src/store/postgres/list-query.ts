@@ -1,5 +1,7 @@
 import pg from 'pg'
 import { nameKey } from '../../catalogue/name-key.js'
+import { sortKeyOf, UNPRICED } from '../../catalogue/query.js'
+import { skuKey } from '../../catalogue/store-fields.js'
 import type { ListFilter } from '../plant-store.js'
 import { fromPostgresText, toPostgresText } from './text-escape.js'
 
@@ -36,6 +38,9 @@ const likeEscape = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`)
 export function listQuery (filter: ListFilter, columns: string): { text: string, values: unknown[] } {
   const sort = filter.sort ?? 'id'
   const byName = sort === 'name' || sort === '-name'
+  const numbered = sortKeyOf(sort) === 'number'
+  // What sort=price and sort=updated order by: the index expressions of migration 004, written alike.
+  const keyExpr = byName ? 'p.name_key' : sort.endsWith('price') ? `coalesce(p.price, ${UNPRICED})` : 'p.updated_at'
   const desc = sort.startsWith('-')
   const tags = filter.tags ?? []
   const values: unknown[] = []
@@ -48,25 +53,35 @@ export function listQuery (filter: ListFilter, columns: string): { text: string,
     // is fetched in a LATERAL subquery that OFFSET 0 keeps from being flattened: the walk stays the outer
     // loop whatever the planner guesses of the filters (without statistics it guessed them rare and
     // scanned every plant).
-    from = byName
+    from = byName || numbered
       ? 'plant_tags t0 JOIN plants p ON p.id = t0.plant_id'
       : 'plant_tags t0 CROSS JOIN LATERAL (SELECT * FROM plants q WHERE q.id = t0.plant_id OFFSET 0) p'
     where.push(`t0.tag = ${param(tags[0])}`)
-    if (!byName) id = 't0.plant_id'
+    if (!byName && !numbered) id = 't0.plant_id'
     // The row's own tags column, one predicate: an EXISTS per tag made a join each, and planning 20 joins took longer than running them.
     if (tags.length > 1) where.push(`p.tags @> ${param(tags.slice(1))}::text[]`)
   }
   if (byName) {
     if (filter.afterKey !== undefined) where.push(`(p.name_key, p.id) ${desc ? '<' : '>'} (${param(toKey(filter.afterKey))}, ${param(filter.afterId)})`)
+  } else if (numbered) {
+    if (filter.afterValue !== undefined) where.push(`(${keyExpr}, p.id) ${desc ? '<' : '>'} (${param(filter.afterValue)}::bigint, ${param(filter.afterId)}::bigint)`)
   } else if (filter.afterId > 0) {
     where.push(`${id} ${desc ? '<' : '>'} ${param(filter.afterId)}`)
   }
   for (const term of filter.terms ?? []) where.push(`p.name_key LIKE ${param(`%${likeEscape(toKey(term))}%`)}`)
+  // The unique index plants_sku and the partial index plants_barcode answer these two.
+  if (filter.sku !== undefined) where.push(`p.sku IS NOT NULL AND lower(p.sku) = ${param(skuKey(filter.sku))}`)
+  if (filter.barcode !== undefined) where.push(`p.barcode = ${param(filter.barcode)}`)
+  if (filter.updatedSince !== undefined) where.push(`p.updated_at >= ${param(filter.updatedSince)}::bigint`)
+  // The price index's expression, so sort=price walks only the range; either bound leaves unpriced plants out.
+  if (filter.priceMin !== undefined || filter.priceMax !== undefined) {
+    where.push(`coalesce(p.price, ${UNPRICED}) BETWEEN ${param(filter.priceMin ?? 0)}::bigint AND ${param(filter.priceMax ?? UNPRICED - 1)}::bigint`)
+  }
   const statuses = filter.statuses ?? []
   if (statuses.length > 0) where.push(`p.status = ANY (${param(statuses)}::text[])`)
   if (filter.category !== undefined) where.push(`p.category = ${param(toPostgresText(filter.category))}`)
   const dir = desc ? ' DESC' : ''
-  const order = byName ? `p.name_key${dir}, p.id${dir}` : `${id}${dir}`
+  const order = byName || numbered ? `${keyExpr}${dir}, p.id${dir}` : `${id}${dir}`
   return { text: `SELECT ${columns} FROM ${from} WHERE ${where.length > 0 ? where.join(' AND ') : 'true'} ORDER BY ${order} LIMIT ${param(filter.limit)}`, values }
 }
 

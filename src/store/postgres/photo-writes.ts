@@ -3,6 +3,7 @@ import type { PoolClient } from 'pg'
 import { PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
 import { FILE_CHUNK_BYTES, fileNamesOf, inOrder, MAX_PHOTOS, photoOrderProblem, type NewPhoto, type Photo, type StoredFile } from '../../catalogue/photo.js'
 import type { Tx } from './group-commit.js'
+import { ROW_COLUMNS, type PlantRow } from './group-writes.js'
 
 // Photo files on PostgreSQL: a table of bytea in the shared database, so every instance serves
 // every photo, written in the transaction that names them. refs counts the photos naming a file.
@@ -17,7 +18,7 @@ const UNREF = 'UPDATE photo_files SET refs = refs - 1 WHERE name = $1'
 const DROP = 'DELETE FROM photo_files WHERE name = $1 AND refs <= 0'
 
 /** The plant's row as stored (text in its stored form), with its photos parsed. */
-export interface PhotoWrite { row: { version: number, name: string, category: string | null, tags: string[], status: string }, photos: Photo[], version: number }
+export interface PhotoWrite { row: Omit<PlantRow, 'id' | 'photos'>, photos: Photo[], version: number, /** The write's time: updatedAt. */ at: number }
 type Current = PhotoWrite['row'] & { photos: string }
 
 /** Drops a reference to each file of `photos`, in name order (two instances lock files in one order). */
@@ -31,7 +32,7 @@ export async function releaseFiles (tx: Tx, photos: Photo[]): Promise<void> {
 
 /** Locks the plant's row and checks If-Match; the row as it is. */
 async function current (tx: Tx, id: number, expectedVersions: number[] | undefined): Promise<Current> {
-  const { rows: [row] } = await tx.query<Current>('SELECT version, name, category, tags, status, photos FROM plants WHERE id = $1 FOR UPDATE', [id])
+  const { rows: [row] } = await tx.query<Current>(`SELECT ${ROW_COLUMNS} FROM plants WHERE id = $1 FOR UPDATE`, [id])
   if (!row) throw new PlantNotFound()
   if (expectedVersions && !expectedVersions.includes(row.version)) throw new VersionMismatch()
   return row
@@ -41,7 +42,7 @@ async function current (tx: Tx, id: number, expectedVersions: number[] | undefin
 async function setPhotos (tx: Tx, id: number, row: Current, photos: Photo[], now: number): Promise<PhotoWrite> {
   const version = row.version + 1
   await tx.query('UPDATE plants SET photos = $2, version = $3, updated_at = $4 WHERE id = $1', [id, JSON.stringify(photos), version, now])
-  return { row, photos, version }
+  return { row, photos, version, at: now }
 }
 
 export async function addPhoto (tx: Tx, id: number, added: NewPhoto, expectedVersions: number[] | undefined, now: number): Promise<PhotoWrite> {

@@ -17,9 +17,14 @@ export function isDatabaseError (err: unknown): err is Error & { code: string } 
   return typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) && typeof e.severity === 'string'
 }
 
-/** Deadlock or serialization failure: nothing was written, the transaction may simply be run again. */
+/**
+ * Deadlock or serialization failure: nothing was written, the transaction may simply be run again.
+ * So is a SKU another instance took between our check and our write (the unique index plants_sku
+ * settles the race): run again, the check sees the winner and refuses with its id.
+ */
 export function isRetryable (err: unknown): boolean {
-  return isDatabaseError(err) && (err.code === '40001' || err.code === '40P01')
+  return isDatabaseError(err) && (err.code === '40001' || err.code === '40P01' ||
+    (err.code === '23505' && (err as { constraint?: unknown }).constraint === 'plants_sku'))
 }
 
 export function isUnavailable (err: unknown): boolean {

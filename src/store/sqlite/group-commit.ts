@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
-import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
+import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid, PlantNotFound, SkuTaken, VersionMismatch } from '../../catalogue/errors.js'
 import { batchWriter, type BatchResult, type Refusal, type WriteOp } from './writes.js'
 import { recordCommit } from '../commit-sizes.js'
 
@@ -13,7 +13,7 @@ export interface Committer {
 interface Pending { op: WriteOp, resolve: (v: any) => void, reject: (e: unknown) => void }
 export interface Failure { code?: string, message: string }
 
-const REFUSALS: Record<Refusal, new () => Error> = {
+const REFUSALS: Record<Exclude<Refusal, 'sku-taken'>, new () => Error> = {
   'not-found': PlantNotFound,
   'version-mismatch': VersionMismatch,
   'idempotency-key-reused': IdempotencyKeyReused,
@@ -21,7 +21,8 @@ const REFUSALS: Record<Refusal, new () => Error> = {
   'photo-not-found': PhotoNotFound,
   'photo-order': PhotoOrderInvalid
 }
-const refused = (refusal: Refusal): Error => new REFUSALS[refusal]()
+const refused = ({ refusal, sku, holder }: { refusal: Refusal, sku?: string, holder?: number }): Error =>
+  refusal === 'sku-taken' ? new SkuTaken(sku!, holder!) : new REFUSALS[refusal]()
 
 /**
  * Group commit: writes that arrive while the previous commit is being flushed, or in the same
@@ -83,7 +84,7 @@ export class GroupCommit {
     }
     result.outcomes.forEach((outcome, i) => {
       if (outcome.ok) batch[i].resolve(outcome.value)
-      else batch[i].reject(refused(outcome.refusal))
+      else batch[i].reject(refused(outcome))
     })
     if (result.outcomes.some((o) => o.ok)) this.afterCommit()
   }

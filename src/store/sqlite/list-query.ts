@@ -1,4 +1,7 @@
+import { sortKeyOf, UNPRICED } from '../../catalogue/query.js'
+import { skuKey } from '../../catalogue/store-fields.js'
 import type { CountFilter, ListFilter } from '../plant-store.js'
+import { PLANT_COLUMNS } from './plant-rows.js'
 import { INDEXED_UP_TO } from './search-backlog.js'
 
 // A list query in SQLite: one walk along an index in the page's order (keyset, no OFFSET), the
@@ -14,6 +17,16 @@ export type Driver =
   | { kind: 'order' }
   | { kind: 'tag', tag: string }
   | { kind: 'fts' }
+  /** The plants with the filter's sku or barcode, by its index, sorted whole (a handful). */
+  | { kind: 'lookup' }
+
+/**
+ * What sort=price and sort=updated order by: index expressions (migrations.ts), written here exactly
+ * as there so SQLite walks the index. An unpriced plant orders as UNPRICED cents: after every price.
+ */
+const NUMBER_KEYS = { price: `coalesce(p.price, ${UNPRICED})`, updated: 'p.updated_at' }
+const NUMBER_INDEXES = { price: 'plants_price', updated: 'plants_updated' }
+const numberKey = (sort: string): 'price' | 'updated' => sort.endsWith('price') ? 'price' : 'updated'
 
 /**
  * A MATCH expression for FTS5: a few trigrams of each term, each quoted (a quote doubled), all
@@ -48,7 +61,7 @@ function tiles (chars: string[], keep: (trigram: string) => boolean = () => true
 }
 
 /** Counts up to `cap` candidates of a driver: the cost is bounded by the cap, not the catalogue. */
-export function probeSql (driver: Exclude<Driver, { kind: 'order' }>, filter: ListFilter, cap: number): Sql {
+export function probeSql (driver: Exclude<Driver, { kind: 'order' } | { kind: 'lookup' }>, filter: ListFilter, cap: number): Sql {
   return driver.kind === 'tag'
     ? { text: 'SELECT count(*) FROM (SELECT 1 FROM plant_tags WHERE tag = ? LIMIT ?)', args: [driver.tag, cap] }
     : { text: 'SELECT count(*) FROM (SELECT 1 FROM plants_fts WHERE plants_fts MATCH ? LIMIT ?)', args: [ftsMatch(filter.terms ?? []), cap] }
@@ -84,9 +97,11 @@ export function pendingSql (filter: ListFilter): Sql {
 type Row = unknown[]
 /** Merges two pages in the filter's order (name keys compared by code point, as SQLite compares them); a plant in both is one row. */
 export function mergePages (a: Row[], b: Row[], filter: ListFilter): Row[] {
-  const byName = filter.sort === 'name' || filter.sort === '-name'
+  const keyed = sortKeyOf(filter.sort ?? 'id') !== 'id'
   const sign = filter.sort?.startsWith('-') ? -1 : 1
-  const order = (x: Row, y: Row): number => sign * (byName ? compareCodePoints(x[x.length - 1] as string, y[y.length - 1] as string) || (x[0] as number) - (y[0] as number) : (x[0] as number) - (y[0] as number))
+  // The sort's key is the row's last column (a name key or a number).
+  const byKey = (x: unknown, y: unknown): number => typeof x === 'string' ? compareCodePoints(x, y as string) : (x as number) - (y as number)
+  const order = (x: Row, y: Row): number => sign * ((keyed ? byKey(x[x.length - 1], y[y.length - 1]) : 0) || (x[0] as number) - (y[0] as number))
   const seen = new Set(a.map((row) => row[0]))
   return [...a, ...b.filter((row) => !seen.has(row[0]))].sort(order).slice(0, filter.limit)
 }
@@ -95,10 +110,12 @@ function compareCodePoints (a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b)) // UTF-8 bytes sort as code points do
 }
 
-/** One ordered walk of a driver; `withKey` adds the name key, which the union of two walks orders by. */
+/** One ordered walk of a driver; `withKey` adds the sort's key, which the union of two walks orders by. */
 function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey = false): Sql {
   const sort = filter.sort ?? 'id'
   const byName = sort === 'name' || sort === '-name'
+  const numbered = sortKeyOf(sort) === 'number'
+  const keyExpr = byName ? 'p.name_key' : numbered ? NUMBER_KEYS[numberKey(sort)] : 'p.id'
   const desc = sort.startsWith('-')
   const args: unknown[] = []
   const where: string[] = []
@@ -119,10 +136,28 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
     from = `(SELECT DISTINCT plant_id FROM changes WHERE seq > ${INDEXED_UP_TO} AND index_add IS NOT NULL) f JOIN plants p ON p.id = f.plant_id`
     id = 'f.plant_id'
   }
+  if (driver.kind === 'lookup') {
+    // The lookup's own index leads: its terms go first, unprefixed.
+    if (filter.sku !== undefined) {
+      where.push('p.sku IS NOT NULL AND lower(p.sku) = ?')
+      args.push(skuKey(filter.sku))
+    }
+    if (filter.barcode !== undefined) {
+      where.push(`${filter.sku !== undefined ? '+' : ''}p.barcode = ?`)
+      args.push(filter.barcode)
+    }
+  }
   if (byName) {
     if (filter.afterKey !== undefined) {
       where.push(`(p.name_key, ${id}) ${desc ? '<' : '>'} (?, ?)`)
       args.push(filter.afterKey, filter.afterId)
+    }
+  } else if (numbered) {
+    if (filter.afterValue !== undefined) {
+      // Spelt out: SQLite seeks an expression index by a bound on the expression, not by a row value.
+      const [strict, loose] = desc ? ['<', '<='] : ['>', '>=']
+      where.push(`${keyExpr} ${loose} ? AND (${keyExpr} ${strict} ? OR ${id} ${strict} ?)`)
+      args.push(filter.afterValue, filter.afterValue, filter.afterId)
     }
   } else if (filter.afterId > 0) {
     where.push(`${id} ${desc ? '<' : '>'} ?`)
@@ -141,24 +176,34 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
     where.push('instr(p.name_key, ?) > 0')
     args.push(term)
   }
+  if (filter.updatedSince !== undefined) {
+    // By updated, the walk's own index: the bound is where it starts (or stops).
+    where.push(`${driver.kind === 'order' && numbered && numberKey(sort) === 'updated' ? '' : '+'}p.updated_at >= ?`)
+    args.push(filter.updatedSince)
+  }
+  if (filter.priceMin !== undefined || filter.priceMax !== undefined) {
+    // The price index's expression, so sort=price walks only the range; either bound leaves unpriced plants out.
+    where.push(`${driver.kind === 'order' && numbered && numberKey(sort) === 'price' ? '' : '+'}${NUMBER_KEYS.price} BETWEEN ? AND ?`)
+    args.push(filter.priceMin ?? 0, filter.priceMax ?? UNPRICED - 1)
+  }
   const statuses = filter.statuses ?? []
   if (statuses.length > 0) {
     // The unary + keeps the planner from trading the ordered walk for the status index and a sort.
-    const column = driver.kind === 'order' && !byName && statuses.length === 1 && filter.category === undefined ? 'p.status' : '+p.status'
+    const column = driver.kind === 'order' && sortKeyOf(sort) === 'id' && statuses.length === 1 && filter.category === undefined ? 'p.status' : '+p.status'
     where.push(`${column} IN (${statuses.map(() => '?').join(', ')})`)
     args.push(...statuses)
   }
   if (filter.category !== undefined) {
-    where.push(`${driver.kind === 'order' && !byName ? 'p.category' : '+p.category'} = ?`)
+    where.push(`${driver.kind === 'order' && sortKeyOf(sort) === 'id' ? 'p.category' : '+p.category'} = ?`)
     args.push(filter.category)
   }
   if (where.length > guard) where.splice(guard, 0, 'query_guard(p.id)')
   const dir = desc ? ' DESC' : ''
-  const order = byName ? `p.name_key${dir}, ${id}${dir}` : `${id}${dir}`
+  const order = sortKeyOf(sort) !== 'id' ? `${keyExpr}${dir}, ${id}${dir}` : `${id}${dir}`
   args.push(filter.limit)
-  const indexed = byName && driver.kind === 'order' ? ' INDEXED BY plants_name' : ''
+  const indexed = driver.kind !== 'order' ? '' : byName ? ' INDEXED BY plants_name' : numbered ? ` INDEXED BY ${NUMBER_INDEXES[numberKey(sort)]}` : ''
   return {
-    text: `SELECT p.id, p.name, p.category, p.tags, p.status, p.version, p.photos${withKey ? ', p.name_key' : ''} FROM ${from.replace('plants p', `plants p${indexed}`)} ${where.length > 0 ? `WHERE ${where.join(' AND ')} ` : ''}ORDER BY ${order} LIMIT ?`,
+    text: `SELECT ${PLANT_COLUMNS}${withKey ? `, ${keyExpr}` : ''} FROM ${from.replace('plants p', `plants p${indexed}`)} ${where.length > 0 ? `WHERE ${where.join(' AND ')} ` : ''}ORDER BY ${order} LIMIT ?`,
     args
   }
 }

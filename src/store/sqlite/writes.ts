@@ -2,6 +2,7 @@ import Database from 'better-sqlite3'
 import { nameKey } from '../../catalogue/name-key.js'
 import type { NewPhoto, Photo } from '../../catalogue/photo.js'
 import { toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import { canonicalPrice, formatCents, priceCents, skuKey, timestamp } from '../../catalogue/store-fields.js'
 import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
 import { photoFiles, type PhotoRefusal } from './photo-writes.js'
 import { searchBacklog } from './search-backlog.js'
@@ -19,8 +20,9 @@ export type WriteOp =
   | { kind: 'remove-photo', id: number, photoId: string, expectedVersions?: number[], now: number }
   | { kind: 'order-photos', id: number, order: string[], expectedVersions?: number[], now: number }
 
-export type Refusal = 'not-found' | 'version-mismatch' | 'idempotency-key-reused' | PhotoRefusal
-export type Outcome = { ok: true, value: CreateResult | StoredPlant | undefined } | { ok: false, refusal: Refusal }
+export type Refusal = 'not-found' | 'version-mismatch' | 'idempotency-key-reused' | 'sku-taken' | PhotoRefusal
+/** A refusal, with the SKU and the plant holding it for 'sku-taken'. */
+export type Outcome = { ok: true, value: CreateResult | StoredPlant | undefined } | { ok: false, refusal: Refusal, sku?: string, holder?: number }
 /** Every write of a batch commits together, or the batch fails as a whole. */
 export type BatchResult = { outcomes: Outcome[] } | { failure: { code?: string, message: string } }
 
@@ -43,8 +45,44 @@ export function connect (filename: string): Database.Database {
 }
 
 class Refused {
-  constructor (readonly refusal: Refusal) {}
+  constructor (readonly refusal: Refusal, readonly sku?: string, readonly holder?: number) {}
 }
+
+/** A plant's row as the writes read it (price in cents, times in epoch milliseconds). */
+interface CurrentRow {
+  version: number,
+  name: string,
+  category: string | null,
+  tags: string,
+  status: PlantStatus,
+  photos: string,
+  description: string | null,
+  price: number | null,
+  sku: string | null,
+  barcode: string | null,
+  created_at: number,
+  updated_at: number
+}
+
+/** The stored plant a write answers: its fields (price as the record shows it) and times. */
+function storedPlant (id: number, fields: PlantFields, photos: Photo[], version: number, createdAt: number, updatedAt: number): StoredPlant {
+  const { name, category, tags, status, description, price, sku, barcode } = fields
+  return { id, name, category, tags, status, description, price: canonicalPrice(price), sku, barcode, photos, createdAt: timestamp(createdAt), updatedAt: timestamp(updatedAt), version }
+}
+
+/** The fields of a stored row (price back to its record form). */
+const fieldsOf = (row: CurrentRow): PlantFields => ({
+  name: row.name,
+  category: row.category,
+  tags: JSON.parse(row.tags),
+  status: row.status,
+  description: row.description,
+  price: row.price === null ? null : formatCents(row.price),
+  sku: row.sku,
+  barcode: row.barcode
+})
+
+const centsOf = (price: string | null): number | null => price === null ? null : priceCents(price)!
 
 /** Returns a function that runs a batch of writes in one transaction: one commit, one fsync. */
 export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (batch: WriteOp[]) => BatchResult {
@@ -52,10 +90,12 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),
-    current: db.prepare<[number], { version: number, name: string, category: string | null, tags: string, status: PlantStatus, photos: string }>(
-      'SELECT version, name, category, tags, status, photos FROM plants WHERE id = ?'),
+    current: db.prepare<[number], CurrentRow>(
+      'SELECT version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at FROM plants WHERE id = ?'),
+    // The plant holding a SKU (ignoring case): the unique index plants_sku answers it.
+    skuHolder: db.prepare<[string], number>('SELECT id FROM plants WHERE sku IS NOT NULL AND lower(sku) = ?').pluck(),
     setPhotos: db.prepare('UPDATE plants SET photos = ?, version = ?, updated_at = ? WHERE id = ?'),
-    insert: db.prepare('INSERT INTO plants (name, name_key, category, tags, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)'),
+    insert: db.prepare('INSERT INTO plants (name, name_key, category, tags, status, description, price, sku, barcode, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)'),
     count: db.prepare("UPDATE sqlite_sequence SET seq = seq + ? WHERE name = 'status:' || ?"),
     delete: db.prepare('DELETE FROM plants WHERE id = ?'),
     insertTag: db.prepare('INSERT INTO plant_tags (tag, plant_id) VALUES (?, ?)'),
@@ -68,14 +108,16 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   }
   const files = photoFiles(db)
 
-  // An update names the indexed columns (name_key, status, category) only when they change, so an
-  // unchanged one costs no index pages: on a large catalogue every touched page is a random one in the WAL.
+  // An update names the indexed columns (name_key, status, category, price, sku, barcode) only when
+  // they change, so an unchanged one costs no index pages: on a large catalogue every touched page is
+  // a random one in the WAL.
   const updates = new Map<number, Database.Statement>()
-  const updateStatement = (name: boolean, status: boolean, category: boolean): Database.Statement => {
-    const mask = (name ? 1 : 0) + (status ? 2 : 0) + (category ? 4 : 0)
+  const updateStatement = (name: boolean, status: boolean, category: boolean, price: boolean, sku: boolean, barcode: boolean): Database.Statement => {
+    const mask = (name ? 1 : 0) + (status ? 2 : 0) + (category ? 4 : 0) + (price ? 8 : 0) + (sku ? 16 : 0) + (barcode ? 32 : 0)
     let statement = updates.get(mask)
     if (!statement) {
-      const set = ['tags = ?', 'version = ?', 'updated_at = ?', ...(name ? ['name = ?', 'name_key = ?'] : []), ...(status ? ['status = ?'] : []), ...(category ? ['category = ?'] : [])]
+      const set = ['tags = ?', 'version = ?', 'updated_at = ?', 'description = ?', ...(name ? ['name = ?', 'name_key = ?'] : []), ...(status ? ['status = ?'] : []),
+        ...(category ? ['category = ?'] : []), ...(price ? ['price = ?'] : []), ...(sku ? ['sku = ?'] : []), ...(barcode ? ['barcode = ?'] : [])]
       statement = db.prepare(`UPDATE plants SET ${set.join(', ')} WHERE id = ?`)
       updates.set(mask, statement)
     }
@@ -89,8 +131,15 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   const counts = new Map<string, number>()
   const count = (status: string, delta: number): void => { counts.set(status, (counts.get(status) ?? 0) + delta) }
 
-  // Each write refuses (not found, version mismatch) before it changes anything, so a refused
-  // write leaves nothing behind in the shared transaction.
+  /** Refuses a SKU another plant than `id` has (the writes of a batch run one after another: no race). */
+  const claimSku = (sku: string | null, id: number | undefined): void => {
+    if (sku === null) return
+    const holder = s.skuHolder.get(skuKey(sku))
+    if (holder !== undefined && holder !== id) throw new Refused('sku-taken', sku, holder)
+  }
+
+  // Each write refuses (not found, version mismatch, SKU taken) before it changes anything, so a
+  // refused write leaves nothing behind in the shared transaction.
   function apply (op: WriteOp): CreateResult | StoredPlant | undefined {
     const now = op.now
     if (op.kind === 'create') {
@@ -102,12 +151,13 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
           return { plant: JSON.parse(earlier.response) as StoredPlant, replayed: true }
         }
       }
-      const { name, category, tags, status } = fields
+      const { name, category, tags, status, description, price, sku, barcode } = fields
+      claimSku(sku, undefined)
       const key = nameKey(name)
-      const id = Number(s.insert.run(name, key, category, JSON.stringify(tags), status, now, now).lastInsertRowid)
+      const id = Number(s.insert.run(name, key, category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, now, now).lastInsertRowid)
       for (const tag of tags) s.insertTag.run(tag, id)
       count(status, 1)
-      const plant: StoredPlant = { id, name, category, tags, status, photos: [], version: 1 }
+      const plant = storedPlant(id, fields, [], 1, now, now)
       if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, id, JSON.stringify(plant), now)
       s.insertChange.run('created', id, 1, JSON.stringify(toRecord(plant)), now, null, key)
       return { plant, replayed: false }
@@ -131,8 +181,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       if (typeof photos === 'string') throw new Refused(photos)
       const version = current.version + 1
       s.setPhotos.run(JSON.stringify(photos), version, now, op.id)
-      const { name, category, status } = current
-      const plant: StoredPlant = { id: op.id, name, category, tags: JSON.parse(current.tags), status, photos, version }
+      const plant = storedPlant(op.id, fieldsOf(current), photos, version, current.created_at, now)
       s.insertChange.run('updated', op.id, version, JSON.stringify(toRecord(plant)), now, null, null)
       return plant
     }
@@ -140,22 +189,29 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const { id } = op
     // The merge happens here, against the row as it is in this transaction: concurrent patches of
     // different fields both keep their change.
-    const fields: PlantFields = op.kind === 'update'
-      ? op.fields
-      : { name: current.name, category: current.category, tags: before, status: current.status, ...op.patch }
-    if (op.kind === 'patch' && Object.keys(op.patch).length === 0) return { id, ...fields, photos: JSON.parse(current.photos), version: current.version }
-    const { name, category, tags, status } = fields
+    const fields: PlantFields = op.kind === 'update' ? op.fields : { ...fieldsOf(current), ...op.patch }
+    const photos = JSON.parse(current.photos) as Photo[]
+    if (op.kind === 'patch' && Object.keys(op.patch).length === 0) return storedPlant(id, fields, photos, current.version, current.created_at, current.updated_at)
+    const { name, category, tags, status, description, sku, barcode } = fields
+    const price = centsOf(fields.price)
+    if (sku !== null && (current.sku === null || skuKey(sku) !== skuKey(current.sku))) claimSku(sku, id)
     const version = current.version + 1
     const nameChanged = name !== current.name
     const statusChanged = status !== current.status
     const categoryChanged = category !== current.category
+    const priceChanged = price !== current.price
+    const skuChanged = sku !== current.sku
+    const barcodeChanged = barcode !== current.barcode
     const [oldKey, newKey] = nameChanged ? [nameKey(current.name), nameKey(name)] : []
     const reindexed = oldKey !== newKey
-    const args: unknown[] = [JSON.stringify(tags), version, now]
+    const args: unknown[] = [JSON.stringify(tags), version, now, description]
     if (nameChanged) args.push(name, newKey)
     if (statusChanged) args.push(status)
     if (categoryChanged) args.push(category)
-    updateStatement(nameChanged, statusChanged, categoryChanged).run(...args, id)
+    if (priceChanged) args.push(price)
+    if (skuChanged) args.push(sku)
+    if (barcodeChanged) args.push(barcode)
+    updateStatement(nameChanged, statusChanged, categoryChanged, priceChanged, skuChanged, barcodeChanged).run(...args, id)
     if (statusChanged) {
       count(current.status, -1)
       count(status, 1)
@@ -163,7 +219,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     // Only the tags that come or go are written.
     for (const tag of before) if (!tags.includes(tag)) s.deleteTag.run(tag, id)
     for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(tag, id)
-    const plant: StoredPlant = { id, name, category, tags, status, photos: JSON.parse(current.photos), version }
+    const plant = storedPlant(id, fields, photos, version, current.created_at, now)
     s.insertChange.run('updated', id, version, JSON.stringify(toRecord(plant)), now, reindexed ? oldKey : null, reindexed ? newKey : null)
     return plant
   }
@@ -178,7 +234,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
           outcomes.push({ ok: true, value: apply(op) })
         } catch (error) {
           if (!(error instanceof Refused)) throw error // anything else aborts the whole batch
-          outcomes.push({ ok: false, refusal: error.refusal })
+          outcomes.push({ ok: false, refusal: error.refusal, sku: error.sku, holder: error.holder })
         }
       }
       search.settle(batch.length)
