@@ -4,6 +4,7 @@ import { describe, test, type TestContext } from 'node:test'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { ConfigError, loadConfig } from '../src/config.js'
+import { PAGE } from '../src/feed/pages.js'
 import type { PlantStore } from '../src/store/plant-store.js'
 import { ENGINES } from './helpers/engines.js'
 import { listen } from './helpers/listen.js'
@@ -122,6 +123,46 @@ for (const engine of ENGINES) {
       for (let i = 0; i < 100 && await metric(base, 'feed_event_streams_open') > 0; i++) await new Promise((resolve) => setTimeout(resolve, 50))
       assert.equal(await metric(base, 'feed_event_streams_open'), 0)
       assert.equal(await metric(base, 'feed_lag_changes'), 0)
+    })
+
+    test('a replay sends at most one page per stream per turn of the event loop, even into sockets that take every write', async (t) => {
+      const store = await engine.open()
+      t.after(() => store.close())
+      // Small changes: the whole replay (~0.5 MB) fits in loopback's socket buffers, so the sockets
+      // never push back and only the pump's own yielding lets the loop turn.
+      const PAGES = 10
+      for (let done = 0; done < PAGES * PAGE; done += 128) {
+        await Promise.all(Array.from({ length: 128 }, (_, k) => store.create({ name: `p${String(done + k).padStart(5, '0')}`, category: null, tags: [], status: 'available' })))
+      }
+      const { base, sockets } = await listen(t, store)
+      // One tick per turn of the loop (an immediate queued while immediates run waits for the next
+      // turn), noting the bytes the server wrote to its sockets since the previous tick.
+      const written = (): number => { let n = 0; for (const s of sockets) n += s.bytesWritten; return n }
+      const perTurn: number[] = []
+      let last = written()
+      let ticking = true
+      const tick = (): void => {
+        const now = written()
+        if (now > last) perTurn.push(now - last)
+        last = now
+        if (ticking) setImmediate(tick)
+      }
+      setImmediate(tick)
+      t.after(() => { ticking = false })
+      // The first stream reads every page from the store; the second, after it, from the hub's cache.
+      for (let i = 0; i < 2; i++) {
+        const client = await SseClient.connect(`${base}/v3/plant/events?after=0`)
+        t.after(() => client.close())
+        await client.waitFor(() => client.events.length === PAGES * PAGE)
+      }
+      await new Promise((resolve) => setImmediate(resolve)) // the tick of the turn that wrote the last page
+      ticking = false
+      const pageBytes = written() / (2 * PAGES)
+      t.diagnostic(`${PAGES} pages of ~${(pageBytes / 1024).toFixed(0)} KiB replayed twice over ${perTurn.length} turns that wrote; ` +
+        `largest write in one turn ${(Math.max(...perTurn) / 1024).toFixed(0)} KiB`)
+      // Before, a replay from the cache (or from SQLite, read synchronously) went out whole in one turn.
+      assert.ok(Math.max(...perTurn) <= 1.5 * pageBytes, `${Math.max(...perTurn)} bytes written in one turn; a page is ~${pageBytes.toFixed(0)}`)
+      assert.ok(perTurn.length >= 2 * PAGES, `${2 * PAGES} pages sent over ${perTurn.length} turns`)
     })
 
     test('live subscribers share one serialisation of each change', async (t) => {

@@ -1,4 +1,5 @@
 import type { OutgoingHttpHeaders } from 'node:http'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { FeedHub, Slice, Subscriber } from './hub.js'
 
@@ -63,6 +64,9 @@ export class EventStream implements Subscriber {
         if (this.closed) return
         if (slice === null) await this.hub.waitForMore(this, this.cursor)
         else if (!this.send(slice)) await this.drained()
+        // At most one page per turn of the loop: a replay of cached pages (or of SQLite, read
+        // synchronously) into a socket that takes every write would otherwise never yield.
+        else await nextTurn()
       }
     } catch (err) {
       this.request.log.warn({ err }, 'change stream ended')
