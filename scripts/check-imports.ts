@@ -20,6 +20,7 @@ export const FLOORS: Record<string, number> = {
   ops: 2,
   page: 2,
   client: 2,
+  webhooks: 2, // subscriptions, the deliverer, signing, the SSRF-safe client
   app: 3,
   server: 3,
   cli: 3

@@ -38,6 +38,9 @@ import { inventoryRoute } from './plants/inventory-route.js'
 import { patchRoute } from './plants/patch-route.js'
 import { plantRoutes } from './plants/routes.js'
 import { openStore } from './store/open-store.js'
+import { WebhookDeliverer, type DelivererOptions } from './webhooks/deliverer.js'
+import { WebhookMetrics } from './webhooks/metrics.js'
+import { webhookRoutes } from './webhooks/routes.js'
 import type { PlantStore } from './store/plant-store.js'
 
 declare module 'fastify' {
@@ -48,6 +51,8 @@ declare module 'fastify' {
     writeKeyCount: number
     /** The change feed every event stream of this process reads from. */
     feedHub: FeedHub
+    /** Pushes the change feed to the webhooks this process holds the lease of. */
+    webhookDeliverer: WebhookDeliverer
     /** The routes' validators and serialisers, compiled when first used (server.ts compiles the rest after listening). */
     lazySchemas: LazySchemas
   }
@@ -58,6 +63,8 @@ export interface AppOptions {
   store?: PlantStore
   /** Write the log here instead of stdout (tests read it). */
   logStream?: NodeJS.WritableStream
+  /** Webhook delivery settings beyond the config's (tests shrink the retry delays and time limit). */
+  webhooks?: Omit<DelivererOptions, 'allowPrivate'>
 }
 
 const OPERATIONS_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
@@ -170,7 +177,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       },
       servers: [{ url: '/' }],
       components: { securitySchemes },
-      tags: [{ name: 'plant', description: 'The plant catalogue' }, { name: 'operations', description: 'Health and readiness' }]
+      tags: [{ name: 'plant', description: 'The plant catalogue' }, { name: 'operations', description: 'Health and readiness' }, { name: 'webhooks', description: 'Changes pushed to other systems, signed (Standard Webhooks)' }]
     }
   })
   await app.register(docsPage)
@@ -181,7 +188,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   const hub = new FeedHub(store, app.log)
   registerFeedMetrics(registry, hub)
   app.decorate('feedHub', hub)
-  await app.register(apiIndexRoutes, { currency: config.currency })
+  await app.register(apiIndexRoutes)
   await app.register(plantRoutes, routeOptions)
   await app.register(patchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)
@@ -189,6 +196,12 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits(config.feedMaxStreams, config.feedMaxStreamsPerClient) })
   await app.register(photoRoutes, { ...routeOptions, metrics: new PhotoMetrics(registry) })
   await app.register(photoOrderRoute, routeOptions)
+  const deliverer = new WebhookDeliverer(store, app.log, { ...options.webhooks, allowPrivate: config.webhookAllowPrivate }, new WebhookMetrics(registry))
+  app.decorate('webhookDeliverer', deliverer)
+  // Stopped before the store closes; another instance takes over its webhooks at once (leases released).
+  app.addHook('onReady', async () => { deliverer.start() })
+  app.addHook('preClose', async () => { await deliverer.close() })
+  await app.register(webhookRoutes, { store, deliverer, allowPrivate: config.webhookAllowPrivate })
   await app.register(healthRoutes, { store, readiness: app.readiness })
   await app.register(versionRoutes, { store, registry })
   await app.register(pageRoutes, { dir: pageDirectory(), secured: keyHashes.length > 0 })

@@ -110,7 +110,7 @@ export interface paths {
         head?: never;
         /**
          * Change some fields of a plant (JSON merge patch, RFC 7396; `{}` changes nothing)
-         * @description Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, `category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body (400 invalid-input), the plant (404), If-Match (412), the SKU (409 sku-taken). `{}` answers the current plant: no new version, no change in the feed.
+         * @description Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, `category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body (400 invalid-input), the plant (404), If-Match (412). `{}` answers the current plant: no new version, no change in the feed.
          */
         patch: operations["patch-plant"];
         trace?: never;
@@ -270,6 +270,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the webhooks */
+        get: operations["list-webhooks"];
+        put?: never;
+        /**
+         * Subscribe a URL to the change feed
+         * @description Each change (of the kinds in `events`) is POSTed to `url` as the feed's change object, signed (Standard Webhooks). Delivery starts with the changes after this one is made. The secret is in this answer only.
+         */
+        post: operations["add-webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Find a webhook by id */
+        get: operations["get-webhook"];
+        put?: never;
+        post?: never;
+        /** Remove a webhook */
+        delete: operations["delete-webhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook's URL or events, pause it, or resume it
+         * @description `status: paused` stops its deliveries; `status: active` resumes them from where it stopped, a failing webhook included.
+         */
+        patch: operations["update-webhook"];
+        trace?: never;
+    };
+    "/v3/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A webhook's recent delivery attempts */
+        get: operations["list-webhook-deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/webhooks/{id}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's secret
+         * @description A new secret, shown once; the previous one keeps signing beside it (two signatures in webhook-signature) for 24 hours.
+         */
+        post: operations["rotate-webhook-secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test delivery now
+         * @description POSTs `{"kind": "test", "webhook": id}`, signed like every delivery, and answers how the receiver took it (its cursor does not move). The attempt is listed among the deliveries with seq 0.
+         */
+        post: operations["test-webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -278,8 +378,6 @@ export interface components {
         ApiIndex: {
             /** @description The change feed, page by page. */
             changes: string;
-            /** @description The currency of every price in the catalogue (ISO 4217; the CURRENCY setting). */
-            currency: string;
             /** @description The interactive documentation page. */
             docs: string;
             /** @description The change feed as Server-Sent Events. */
@@ -322,32 +420,12 @@ export interface components {
         /** @description Details of the plant to add. Unknown members (an id included) and members given twice are invalid input. */
         NewPlant: {
             /**
-             * @description GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Not unique: identical plants may share one.
-             * @default null
-             */
-            barcode?: string | null;
-            /**
              * @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null.
              * @default null
              */
             category?: string | null;
-            /**
-             * @description Text for a shop front, 1–2,000 characters, no white space at either end (refused, not trimmed); or null.
-             * @default null
-             */
-            description?: string | null;
             /** @description Name of the plant: 1–200 characters, no white space at either end (refused, not trimmed). */
             name: string;
-            /**
-             * @description Price in the catalogue's currency (GET /v3 names it) as a decimal string ≥ 0 and < 1,000,000,000 with at most 2 fraction digits ("12", "12.5"); or null (not priced). The record shows 2 fraction digits ("12.50"). A JSON number is refused.
-             * @default null
-             */
-            price?: string | null;
-            /**
-             * @description Stock keeping unit: 1–64 characters of A–Z a–z 0–9 . _ -, unique in the catalogue ignoring case (another plant's → 409 sku-taken naming it); or null.
-             * @default null
-             */
-            sku?: string | null;
             /**
              * @description Sale status of the plant.
              * @default available
@@ -359,6 +437,12 @@ export interface components {
              * @default []
              */
             tags?: string[];
+        };
+        NewWebhook: {
+            /** @description The kinds of change sent (default all three). */
+            events?: ("created" | "updated" | "deleted")[];
+            /** @description Where each change is POSTed: an http:// or https:// URL that does not resolve to a loopback, private, link-local or metadata address. */
+            url: string;
         };
         /** @description A photo of the plant. */
         Photo: {
@@ -385,23 +469,15 @@ export interface components {
         };
         /** @description A stored plant. */
         Plant: {
-            barcode: string | null;
             category: string | null;
-            /** @description RFC 3339, UTC, with milliseconds; set by the service (read-only). */
-            createdAt: string;
-            description: string | null;
             /** @description Server-assigned identifier; increasing, never reused. */
             id: number;
             name: string;
             /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
             photos: components["schemas"]["Photo"][];
-            price: string | null;
-            sku: string | null;
             /** @description Status of the plant: available, pending or sold today; any string in answers, so a client should accept one it does not know. */
             status: string;
             tags: string[];
-            /** @description RFC 3339, UTC, with milliseconds; moves with every version of the plant (photo changes included). */
-            updatedAt: string;
         };
         /** @description How many plants match a list's filters (for "1–20 of 240"). */
         PlantCount: {
@@ -418,18 +494,10 @@ export interface components {
         };
         /** @description A JSON merge patch (RFC 7396) of a plant: only the members sent change; `{}` changes nothing. An id or unknown member is invalid input. */
         PlantPatch: {
-            /** @description GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Not unique: identical plants may share one. */
-            barcode?: string | null;
             /** @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null. */
             category?: string | null;
-            /** @description Text for a shop front, 1–2,000 characters, no white space at either end (refused, not trimmed); or null. */
-            description?: string | null;
             /** @description Name of the plant: 1–200 characters, no white space at either end (refused, not trimmed). */
             name?: string;
-            /** @description Price in the catalogue's currency (GET /v3 names it) as a decimal string ≥ 0 and < 1,000,000,000 with at most 2 fraction digits ("12", "12.5"); or null (not priced). The record shows 2 fraction digits ("12.50"). A JSON number is refused. */
-            price?: string | null;
-            /** @description Stock keeping unit: 1–64 characters of A–Z a–z 0–9 . _ -, unique in the catalogue ignoring case (another plant's → 409 sku-taken naming it); or null. */
-            sku?: string | null;
             /**
              * @description Sale status of the plant.
              * @enum {string}
@@ -441,34 +509,14 @@ export interface components {
         /** @description Updated details of the plant, named by id. Omitted optional fields take their defaults. A member given twice is invalid input; an id written with a fraction or exponent (1.0, 1e2) is an invalid id. */
         PlantUpdate: {
             /**
-             * @description GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Not unique: identical plants may share one.
-             * @default null
-             */
-            barcode?: string | null;
-            /**
              * @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null.
              * @default null
              */
             category?: string | null;
-            /**
-             * @description Text for a shop front, 1–2,000 characters, no white space at either end (refused, not trimmed); or null.
-             * @default null
-             */
-            description?: string | null;
             /** @description Server-assigned identifier; increasing, never reused. */
             id: number;
             /** @description Name of the plant: 1–200 characters, no white space at either end (refused, not trimmed). */
             name: string;
-            /**
-             * @description Price in the catalogue's currency (GET /v3 names it) as a decimal string ≥ 0 and < 1,000,000,000 with at most 2 fraction digits ("12", "12.5"); or null (not priced). The record shows 2 fraction digits ("12.50"). A JSON number is refused.
-             * @default null
-             */
-            price?: string | null;
-            /**
-             * @description Stock keeping unit: 1–64 characters of A–Z a–z 0–9 . _ -, unique in the catalogue ignoring case (another plant's → 409 sku-taken naming it); or null.
-             * @default null
-             */
-            sku?: string | null;
             /**
              * @description Sale status of the plant.
              * @default available
@@ -490,8 +538,6 @@ export interface components {
                 /** @description JSON pointer to the offending member of the request part. */
                 path: string;
             }[];
-            /** @description 409 sku-taken only: the id of the plant that has the SKU. */
-            holder?: number;
             requestId: string;
             status: number;
             title: string;
@@ -508,6 +554,81 @@ export interface components {
             schemaVersion: number;
             /** @description The release of the service (its package version, as `plant-catalogue --version` prints it) */
             version: string;
+        };
+        /** @description A subscription to the change feed; its secret is shown only when made or rotated. */
+        Webhook: {
+            /** @description Failed attempts at the change after deliveredUpTo. */
+            attempts: number;
+            /** @description RFC 3339, UTC, with milliseconds. */
+            createdAt: string;
+            /** @description The seq of the last change delivered (or passed over as not subscribed). */
+            deliveredUpTo: number;
+            events: ("created" | "updated" | "deleted")[];
+            /** @description When the failures at the change after deliveredUpTo began. */
+            failingSince: string | null;
+            id: number;
+            lastError: string | null;
+            nextAttemptAt: string | null;
+            /** @description After a rotation: until when the previous secret still signs beside the new one. */
+            previousSecretExpiresAt: string | null;
+            /** @description failing: retries at one change ran out after 3 days; the webhook keeps its place, and PATCH status active resumes it. */
+            status: "active" | "paused" | "failing";
+            url: string;
+        };
+        WebhookChanges: {
+            /** @description The kinds of change sent (default all three). */
+            events?: ("created" | "updated" | "deleted")[];
+            /** @description paused stops deliveries; active resumes them from where the webhook stopped (a failing one too). */
+            status?: "active" | "paused";
+            /** @description Where each change is POSTed: an http:// or https:// URL that does not resolve to a loopback, private, link-local or metadata address. */
+            url?: string;
+        };
+        WebhookCreated: {
+            /** @description Failed attempts at the change after deliveredUpTo. */
+            attempts: number;
+            /** @description RFC 3339, UTC, with milliseconds. */
+            createdAt: string;
+            /** @description The seq of the last change delivered (or passed over as not subscribed). */
+            deliveredUpTo: number;
+            events: ("created" | "updated" | "deleted")[];
+            /** @description When the failures at the change after deliveredUpTo began. */
+            failingSince: string | null;
+            id: number;
+            lastError: string | null;
+            nextAttemptAt: string | null;
+            /** @description After a rotation: until when the previous secret still signs beside the new one. */
+            previousSecretExpiresAt: string | null;
+            /** @description whsec_… : the signing secret (Standard Webhooks), shown this once. */
+            secret: string;
+            /** @description failing: retries at one change ran out after 3 days; the webhook keeps its place, and PATCH status active resumes it. */
+            status: "active" | "paused" | "failing";
+            url: string;
+        };
+        WebhookDeliveries: {
+            /** @description The most recent attempts (up to 100), newest first. */
+            items: components["schemas"]["WebhookDelivery"][];
+        };
+        WebhookDelivery: {
+            /** @description RFC 3339, UTC, with milliseconds. */
+            at: string;
+            attempt: number;
+            durationMs: number;
+            /** @description Why the attempt failed; null when delivered. */
+            error: string | null;
+            /** @description The change attempted (0: a test send). */
+            seq: number;
+            /** @description The receiver's answer, or null when none came. */
+            statusCode: number | null;
+        };
+        WebhookList: {
+            items: components["schemas"]["Webhook"][];
+        };
+        WebhookSecret: {
+            id: number;
+            /** @description RFC 3339, UTC, with milliseconds. */
+            previousSecretExpiresAt: string;
+            /** @description The new whsec_… secret, shown this once. */
+            secret: string;
         };
     };
     responses: never;
@@ -705,29 +826,19 @@ export interface operations {
     "list-plants": {
         parameters: {
             query?: {
-                /** @description Plants with this barcode (exact). */
-                barcode?: string;
                 category?: string;
                 /** @description The nextCursor of the previous page, sent with the same sort and filters. */
                 cursor?: string;
                 /** @description Plants a page: 1–500, default 50. */
                 limit?: number;
-                /** @description Plants priced at most this (inclusive); unpriced plants are left out. */
-                priceMax?: string;
-                /** @description Plants priced at least this (inclusive); unpriced plants are left out. */
-                priceMin?: string;
                 /** @description Search by name: 1–5 terms separated by white space, each of at least 3 characters; a plant matches when its name contains every term, ignoring case (JavaScript toLowerCase). Accents are not ignored: "cafe" does not find "Café". */
                 q?: string;
-                /** @description The plant with this SKU, ignoring case. */
-                sku?: string;
-                /** @description `name` orders by the lower-cased name compared by Unicode code point, ties by id; `price` by price, unpriced plants last, ties by id; `updated` by updatedAt, ties by id; `-` reverses both (so `-price` puts unpriced plants first). */
-                sort?: "id" | "-id" | "name" | "-name" | "price" | "-price" | "updated" | "-updated";
+                /** @description `name` orders by the lower-cased name compared by Unicode code point, ties by id; `-` reverses both. */
+                sort?: "id" | "-id" | "name" | "-name";
                 /** @description Repeat to accept any of the statuses given. */
                 status?: ("available" | "pending" | "sold")[];
                 /** @description Repeat to require every tag given. */
                 tag?: string[];
-                /** @description Plants whose updatedAt is at or after this RFC 3339 date-time (seconds and a zone required, e.g. 2026-05-01T12:00:00.000Z). */
-                updatedSince?: string;
             };
             header?: never;
             path?: never;
@@ -853,17 +964,6 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description sku-taken: another plant has this SKU (ignoring case); `holder` is its id */
-            409: {
-                headers: {
-                    /** @description The request id, also in the body of errors and in the logs. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
             /** @description If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag */
             412: {
                 headers: {
@@ -947,17 +1047,6 @@ export interface operations {
                     "application/json": components["schemas"]["Plant"];
                 };
             };
-            /** @description createdAt or updatedAt in the body: they are read-only */
-            400: {
-                headers: {
-                    /** @description The request id, also in the body of errors and in the logs. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Missing or unknown API key: writes only, and only when API keys are configured */
             401: {
                 headers: {
@@ -976,17 +1065,6 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves. */
                     allow?: string;
-                    /** @description The request id, also in the body of errors and in the logs. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description sku-taken: another plant has this SKU (ignoring case); `holder` is its id */
-            409: {
-                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1279,17 +1357,6 @@ export interface operations {
             };
             /** @description Plant not found */
             404: {
-                headers: {
-                    /** @description The request id, also in the body of errors and in the logs. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description sku-taken: another plant has this SKU (ignoring case); `holder` is its id */
-            409: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
@@ -1867,23 +1934,13 @@ export interface operations {
     "count-plants": {
         parameters: {
             query?: {
-                /** @description Plants with this barcode (exact). */
-                barcode?: string;
                 category?: string;
-                /** @description Plants priced at most this (inclusive); unpriced plants are left out. */
-                priceMax?: string;
-                /** @description Plants priced at least this (inclusive); unpriced plants are left out. */
-                priceMin?: string;
                 /** @description Search by name: 1–5 terms separated by white space, each of at least 3 characters; a plant matches when its name contains every term, ignoring case (JavaScript toLowerCase). Accents are not ignored: "cafe" does not find "Café". */
                 q?: string;
-                /** @description The plant with this SKU, ignoring case. */
-                sku?: string;
                 /** @description Repeat to accept any of the statuses given. */
                 status?: ("available" | "pending" | "sold")[];
                 /** @description Repeat to require every tag given. */
                 tag?: string[];
-                /** @description Plants whose updatedAt is at or after this RFC 3339 date-time (seconds and a zone required, e.g. 2026-05-01T12:00:00.000Z). */
-                updatedSince?: string;
             };
             header?: never;
             path?: never;
@@ -2116,6 +2173,584 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying. */
                     "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "list-webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every webhook, oldest first (no secrets) */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description Unknown query parameter */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "add-webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewWebhook"];
+            };
+        };
+        responses: {
+            /** @description The webhook and its secret (shown once) */
+            201: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "get-webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook (no secret) */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No webhook with this id */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "delete-webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed: nothing more is sent to it */
+            204: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No webhook with this id */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "update-webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookChanges"];
+            };
+        };
+        responses: {
+            /** @description The webhook as changed */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No webhook with this id */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "list-webhook-deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Up to the 100 latest attempts, newest first */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveries"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No webhook with this id */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "rotate-webhook-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret (shown once) */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No webhook with this id */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "test-webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempt: statusCode 2xx and error null when the receiver took it */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No webhook with this id */
+            404: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;

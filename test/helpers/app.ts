@@ -1,6 +1,6 @@
 import type { TestContext } from 'node:test'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
-import { buildApp } from '../../src/app.js'
+import { buildApp, type AppOptions } from '../../src/app.js'
 import { testConfig, type Config } from '../../src/config.js'
 import type { Engine, StoreOptions } from './engines.js'
 import { OpenApiCheck } from './openapi-check.js'
@@ -14,9 +14,9 @@ export interface TestApp {
 }
 
 /** A service on a fresh, empty store of `engine`, closed when the test ends. */
-export async function build (t: TestContext, engine: Engine, config: Partial<Config> = {}, storeOptions: StoreOptions = {}): Promise<TestApp> {
+export async function build (t: TestContext, engine: Engine, config: Partial<Config> = {}, storeOptions: StoreOptions = {}, appOptions: Omit<AppOptions, 'store'> = {}): Promise<TestApp> {
   const store = await engine.open(storeOptions)
-  const app = await buildApp(testConfig(config), { store })
+  const app = await buildApp(testConfig(config), { ...appOptions, store })
   t.after(async () => {
     await app.close()
     await store.close()

@@ -2,7 +2,7 @@ import pg from 'pg'
 import type { Change, ChangePage } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
-import { completeFields, toRecord, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import { toRecord, type Inventory, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { ChangeWatcher } from './change-watcher.js'
 import { fillNameKeys, listQuery, rarestFirst } from './list-query.js'
@@ -14,6 +14,7 @@ import { addPhoto, FileReader, fileReadKey, orderPhotos, removePhoto, type Photo
 import { ReadBatch } from './read-batch.js'
 import { isUnavailable } from './storage-errors.js'
 import { toPostgresText } from './text-escape.js'
+import { PostgresWebhookStore } from './webhook-store.js'
 
 export interface PostgresStoreOptions {
   /** postgres://…; `?pool_max=N` sets the pool size (default 10). */
@@ -34,7 +35,7 @@ export interface PostgresStoreOptions {
 interface ChangeRow { floor: number, head: number, seq: number | null, kind: Change['kind'], plant_id: number, version: number, plant: string | null }
 
 const DAY = 86_400_000
-const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version, p.photos, p.description, p.price, p.sku, p.barcode, p.created_at, p.updated_at'
+const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version, p.photos'
 
 const toDb = toPostgresText
 
@@ -83,6 +84,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
 
 class PostgresPlantStore implements PlantStore {
   readonly engine = 'postgres'
+  readonly webhooks: PostgresWebhookStore
   private readonly now: () => number
   private readonly idempotencyTtlMs: number
   private readonly session: Session
@@ -117,6 +119,7 @@ class PostgresPlantStore implements PlantStore {
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DAY
     this.ready = new Promise((resolve) => { this.markReady = resolve })
     this.session = new Session(pool, timeouts, () => this.ready)
+    this.webhooks = new PostgresWebhookStore(this.session)
     this.commits = new GroupCommit(this.session, timeouts.operationMs, (head) => { this.seen(head) }, { now: () => this.now(), idempotencyTtlMs: this.idempotencyTtlMs })
   }
 
@@ -168,12 +171,12 @@ class PostgresPlantStore implements PlantStore {
     this.watch()
   }
 
-  create (fields: PlantInput, idempotency?: IdempotencyClaim): Promise<CreateResult> {
-    return this.write({ kind: 'create', fields: completeFields(fields), idempotency })
+  create (fields: PlantFields, idempotency?: IdempotencyClaim): Promise<CreateResult> {
+    return this.write({ kind: 'create', fields, idempotency })
   }
 
-  update (id: number, fields: PlantInput, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.write({ kind: 'update', id, fields: completeFields(fields), expectedVersions })
+  update (id: number, fields: PlantFields, expectedVersions?: number[]): Promise<StoredPlant> {
+    return this.write({ kind: 'update', id, fields, expectedVersions })
   }
 
   patch (id: number, patch: PlantPatch, expectedVersions?: number[]): Promise<StoredPlant> {
@@ -200,8 +203,8 @@ class PostgresPlantStore implements PlantStore {
     return this.files.get(fileReadKey(name, chunk))
   }
 
-  private photoChanged (tx: Tx, id: number, { row, photos, version, at }: PhotoWrite): StoredPlant {
-    const plant = toPlant({ ...row, id, status: row.status as PlantStatus, version, photos: '[]', updated_at: at })
+  private photoChanged (tx: Tx, id: number, { row, photos, version }: PhotoWrite): StoredPlant {
+    const plant = toPlant({ ...row, id, status: row.status as PlantStatus, version, photos: '[]' })
     plant.photos = photos
     tx.change('updated', id, version, toRecord(plant), this.now())
     return plant

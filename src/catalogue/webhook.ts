@@ -1,0 +1,53 @@
+import type { ChangeKind } from './changes.js'
+
+// Webhooks in the catalogue's words: a subscription to the change feed, pushed to a URL.
+
+export type WebhookStatus = 'active' | 'paused' | 'failing'
+export const WEBHOOK_STATUSES: readonly WebhookStatus[] = ['active', 'paused', 'failing']
+export const CHANGE_KINDS: readonly ChangeKind[] = ['created', 'updated', 'deleted']
+
+/** After a rotation the old secret keeps signing beside the new one this long, while receivers switch. */
+export const SECRET_OVERLAP_MS = 24 * 3_600_000
+
+export interface Webhook {
+  id: number
+  url: string
+  events: ChangeKind[]
+  status: WebhookStatus
+  /** `whsec_<base64>`: signs every delivery. */
+  secret: string
+  /** The secret before the last rotation, signing beside it until `previousSecretUntil`. */
+  previousSecret: string | null
+  /** Epoch milliseconds. */
+  previousSecretUntil: number | null
+  /** The last change delivered (or skipped as not subscribed): delivery resumes after it. */
+  cursor: number
+  /** Failed attempts at the change after the cursor (0 when the last one succeeded). */
+  attempts: number
+  /** When the next attempt is due (epoch ms); null: now. */
+  nextAttemptAt: number | null
+  /** When the failures at the change after the cursor began (epoch ms); null when none. */
+  failingSince: number | null
+  lastError: string | null
+  createdAt: number
+}
+
+/** One attempt at delivering one change (seq 0: a test send). */
+export interface DeliveryAttempt {
+  seq: number
+  attempt: number
+  /** Epoch milliseconds. */
+  at: number
+  statusCode: number | null
+  error: string | null
+  durationMs: number
+}
+
+export class WebhookNotFound extends Error {}
+
+/** The secrets a delivery is signed with now: the current one, and the previous one within its overlap. */
+export function signingSecrets (webhook: Pick<Webhook, 'secret' | 'previousSecret' | 'previousSecretUntil'>, now: number): string[] {
+  const secrets = [webhook.secret]
+  if (webhook.previousSecret !== null && webhook.previousSecretUntil !== null && now < webhook.previousSecretUntil) secrets.push(webhook.previousSecret)
+  return secrets
+}

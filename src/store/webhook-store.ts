@@ -1,0 +1,48 @@
+import type { ChangeKind } from '../catalogue/changes.js'
+import type { DeliveryAttempt, Webhook, WebhookStatus } from '../catalogue/webhook.js'
+
+// The webhooks' storage, one implementation per engine beside the plants (sqlite/, postgres/):
+// subscriptions, each with its delivery cursor and attempt state, and a short log of attempts.
+
+export interface NewWebhook { url: string, events: ChangeKind[], secret: string }
+export interface WebhookChanges { url?: string, events?: ChangeKind[], status?: WebhookStatus }
+
+/** What one attempt leaves behind: the cursor moves on a success; the attempt state says what comes next. */
+export interface AttemptOutcome {
+  /** The cursor after this attempt (it never moves back: an older one is ignored). */
+  cursor: number
+  attempts: number
+  nextAttemptAt: number | null
+  failingSince: number | null
+  lastError: string | null
+  /** Set to 'failing' when retries ran out; otherwise the status stays as it is. */
+  failing: boolean
+}
+
+/** Attempts kept per webhook for GET /v3/webhooks/{id}/deliveries. */
+export const DELIVERIES_KEPT = 100
+
+export interface WebhookStore {
+  /** Starts at the feed's head: a new webhook hears of changes from now on. */
+  create (webhook: NewWebhook, now: number): Promise<Webhook>
+  list (): Promise<Webhook[]>
+  get (id: number): Promise<Webhook | undefined>
+  /** Undefined when there is no such webhook. Resuming (status active) clears the attempt state, keeping the cursor. */
+  update (id: number, changes: WebhookChanges): Promise<Webhook | undefined>
+  remove (id: number): Promise<boolean>
+  /** A new secret; the current one signs beside it until `previousUntil`. */
+  rotateSecret (id: number, secret: string, previousUntil: number): Promise<Webhook | undefined>
+  /** Records one attempt (and prunes the log to DELIVERIES_KEPT), in one transaction. */
+  recordAttempt (id: number, attempt: DeliveryAttempt, outcome?: AttemptOutcome): Promise<void>
+  /** Moves the cursor past changes the webhook does not subscribe to (never back). */
+  advance (id: number, cursor: number): Promise<void>
+  /** The most recent attempts, newest first. */
+  deliveries (id: number, limit: number): Promise<DeliveryAttempt[]>
+  /**
+   * Takes or renews the delivery lease on a webhook for `owner` until `until` (epoch ms): true when
+   * `owner` holds it now, false when another instance holds an unexpired lease. One instance delivers each webhook.
+   */
+  lease (id: number, owner: string, until: number, now: number): Promise<boolean>
+  /** Gives the lease up (a clean stop): another instance may take it at once. */
+  release (id: number, owner: string): Promise<void>
+}

@@ -1,0 +1,266 @@
+import { randomUUID } from 'node:crypto'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Change } from '../catalogue/changes.js'
+import { FeedGone } from '../catalogue/errors.js'
+import { signingSecrets, type Webhook } from '../catalogue/webhook.js'
+import type { PlantStore } from '../store/plant-store.js'
+import type { AttemptOutcome } from '../store/webhook-store.js'
+import { WebhookClient, type SendResult } from './client.js'
+import type { WebhookMetrics } from './metrics.js'
+import { RETRY_FOR_MS, retryDelayMs } from './retry.js'
+import { signedHeaders } from './signing.js'
+
+export interface DelivererOptions {
+  allowPrivate: boolean
+  /** The longest an attempt may take (default 10 s). */
+  timeoutMs?: number
+  /** The delay before the next attempt after `failures` failures (tests shrink it). */
+  retryDelayMs?: (failures: number) => number
+  /** How long retries go on before the webhook turns failing (default 3 days). */
+  retryForMs?: number
+  /** How long a lease lasts (default 20 s: another instance takes over within 30 s of a death). */
+  leaseMs?: number
+  now?: () => number
+}
+
+/** Changes read at once per webhook; each is still sent alone, in order. */
+const PAGE = 100
+/** How often the list of webhooks is read again (another instance may have added or paused one). */
+const RESCAN_MS = 5_000
+
+/**
+ * Pushes the change feed to every active webhook: one loop per webhook, each with its own cursor
+ * (kept in the store) and its own timers, so a slow or dead receiver holds up only itself. A
+ * webhook is delivered by one instance at a time, the one holding its lease.
+ */
+export class WebhookDeliverer {
+  private readonly loops = new Map<number, DeliveryLoop>()
+  private readonly owner = randomUUID()
+  readonly client: WebhookClient
+  private timer: NodeJS.Timeout | undefined
+  private unsubscribe: (() => void) | undefined
+  private stopped = false
+  private scanning: Promise<void> | undefined
+  readonly settings: Required<Omit<DelivererOptions, 'now'>> & { now: () => number }
+
+  constructor (readonly store: PlantStore, readonly log: FastifyBaseLogger, options: DelivererOptions, readonly metrics?: WebhookMetrics) {
+    this.settings = {
+      allowPrivate: options.allowPrivate,
+      timeoutMs: options.timeoutMs ?? 10_000,
+      retryDelayMs: options.retryDelayMs ?? ((failures) => retryDelayMs(failures)),
+      retryForMs: options.retryForMs ?? RETRY_FOR_MS,
+      leaseMs: options.leaseMs ?? 20_000,
+      now: options.now ?? Date.now
+    }
+    this.client = new WebhookClient({ allowPrivate: options.allowPrivate, timeoutMs: this.settings.timeoutMs })
+    metrics?.watch(this)
+  }
+
+  start (): void {
+    this.unsubscribe = this.store.onCommit(() => { for (const loop of this.loops.values()) loop.wake() })
+    this.timer = setInterval(() => { void this.rescan() }, RESCAN_MS).unref()
+    void this.rescan()
+  }
+
+  /** Reads the webhooks again now: after this process adds, changes or removes one. */
+  rescan (): Promise<void> {
+    this.scanning ??= this.scan().finally(() => { this.scanning = undefined })
+    return this.scanning
+  }
+
+  get running (): ReadonlyMap<number, DeliveryLoop> { return this.loops }
+
+  async close (): Promise<void> {
+    this.stopped = true
+    clearInterval(this.timer)
+    this.unsubscribe?.()
+    await Promise.all([...this.loops.values()].map((loop) => loop.stop()))
+    this.loops.clear()
+    await this.client.close()
+  }
+
+  private async scan (): Promise<void> {
+    let webhooks: Webhook[]
+    try {
+      webhooks = await this.store.webhooks.list()
+    } catch (err) {
+      this.log.warn({ err }, 'webhooks could not be read; trying again shortly')
+      return
+    }
+    if (this.stopped) return
+    const active = new Map(webhooks.filter((w) => w.status === 'active').map((w) => [w.id, w]))
+    for (const [id, loop] of this.loops) {
+      if (!active.has(id)) {
+        this.loops.delete(id)
+        void loop.stop()
+      }
+    }
+    for (const webhook of active.values()) {
+      let loop = this.loops.get(webhook.id)
+      // A loop that stopped by itself (its webhook turned failing or was paused) starts afresh when resumed.
+      if (!loop || loop.ended) {
+        loop = new DeliveryLoop(this, webhook.id, this.owner)
+        this.loops.set(webhook.id, loop)
+        loop.start()
+      } else {
+        loop.wake()
+      }
+    }
+  }
+}
+
+/** One webhook's deliveries: the next change after its cursor, sent until delivered or given up, then the one after. */
+export class DeliveryLoop {
+  private stopped = false
+  /** The loop has returned: its webhook is no longer active here, or it was stopped. */
+  ended = false
+  private sleeping: { timer: NodeJS.Timeout, resolve: () => void } | undefined
+  private done: Promise<void> = Promise.resolve()
+  /** Lease held until (epoch ms), as this instance last took it. */
+  private leasedUntil = 0
+  /** What the metrics read: the cursor, the newest change seen, and the change being sent and since when. */
+  cursor = 0
+  headSeen = 0
+  private pending: { seq: number, since: number } | undefined
+
+  constructor (private readonly deliverer: WebhookDeliverer, readonly id: number, private readonly owner: string) {}
+
+  /** When the change being sent was first read here (undefined: none waiting). */
+  get oldestPendingAt (): number | undefined { return this.pending?.since }
+
+  start (): void {
+    this.done = this.run()
+  }
+
+  wake (): void {
+    const sleeping = this.sleeping
+    if (!sleeping) return
+    this.sleeping = undefined
+    clearTimeout(sleeping.timer)
+    sleeping.resolve()
+  }
+
+  async stop (): Promise<void> {
+    this.stopped = true
+    this.wake()
+    await this.done
+    if (this.leasedUntil > 0) await this.deliverer.store.webhooks.release(this.id, this.owner).catch(() => {})
+  }
+
+  private sleep (ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.stopped) { resolve(); return }
+      this.sleeping = { timer: setTimeout(() => { this.sleeping = undefined; resolve() }, Math.max(0, ms)), resolve }
+      this.sleeping.timer.unref()
+    })
+  }
+
+  private async run (): Promise<void> {
+    const { log } = this.deliverer
+    while (!this.stopped) {
+      try {
+        const wait = await this.step()
+        if (wait > 0) await this.sleep(wait)
+      } catch (err) {
+        if (this.stopped) break
+        log.warn({ err, webhook: this.id }, 'webhook delivery interrupted; trying again shortly')
+        await this.sleep(1_000)
+      }
+    }
+    this.ended = true
+  }
+
+  /** Does what is due now; resolves to how long to wait before the next step (0: at once). */
+  private async step (): Promise<number> {
+    const { store, settings } = this.deliverer
+    const webhooks = store.webhooks
+    const now = settings.now()
+    if (!await this.holdLease(now)) return settings.leaseMs / 4
+    const webhook = await webhooks.get(this.id)
+    if (!webhook || webhook.status !== 'active') { this.stopped = true; return 0 }
+    this.cursor = webhook.cursor
+    if (webhook.nextAttemptAt !== null && webhook.nextAttemptAt > now) return Math.min(webhook.nextAttemptAt - now, settings.leaseMs / 4)
+    let page: Change[]
+    try {
+      page = (await store.changes(webhook.cursor, PAGE)).items
+    } catch (err) {
+      if (!(err instanceof FeedGone)) throw err
+      // The feed no longer holds what this webhook missed: it cannot be sent, so say so and stop.
+      const lastError = `the changes after ${webhook.cursor} have expired from the change feed (or the database was replaced)`
+      await webhooks.recordAttempt(this.id, { seq: webhook.cursor + 1, attempt: webhook.attempts + 1, at: now, statusCode: null, error: lastError, durationMs: 0 },
+        { cursor: webhook.cursor, attempts: webhook.attempts + 1, nextAttemptAt: null, failingSince: webhook.failingSince ?? now, lastError, failing: true })
+      this.deliverer.log.error({ webhook: this.id, url: webhook.url }, 'webhook failing: ' + lastError)
+      return 0
+    }
+    if (page.length === 0) return settings.leaseMs / 4 // woken by a commit sooner
+    this.headSeen = Math.max(this.headSeen, page[page.length - 1].seq)
+    let attempts = webhook.attempts
+    let failingSince = webhook.failingSince
+    for (const change of page) {
+      if (this.stopped || !await this.holdLease(settings.now())) return 0
+      if (!webhook.events.includes(change.kind)) {
+        // Not subscribed: passed over, the cursor moves on with the next delivery (or now, at the page's end).
+        this.cursor = change.seq
+        continue
+      }
+      // Waiting since this instance first read it (the change's own time is not in every record).
+      if (this.pending?.seq !== change.seq) this.pending = { seq: change.seq, since: settings.now() }
+      const result = await this.send(webhook, change)
+      const tried = settings.now()
+      const attempt = { seq: change.seq, attempt: attempts + 1, at: tried, ...result }
+      if (result.error === null) {
+        this.deliverer.metrics?.delivered('delivered')
+        this.cursor = change.seq
+        this.pending = undefined
+        await webhooks.recordAttempt(this.id, attempt, { cursor: change.seq, attempts: 0, nextAttemptAt: null, failingSince: null, lastError: null, failing: false })
+        attempts = 0
+        failingSince = null
+        continue
+      }
+      failingSince ??= tried
+      const failing = tried - failingSince >= settings.retryForMs
+      const outcome: AttemptOutcome = {
+        cursor: this.cursor,
+        attempts: attempts + 1,
+        nextAttemptAt: failing ? null : tried + settings.retryDelayMs(attempts + 1),
+        failingSince,
+        lastError: result.error,
+        failing
+      }
+      this.deliverer.metrics?.delivered(failing ? 'gave-up' : 'failed')
+      await webhooks.recordAttempt(this.id, attempt, outcome)
+      // One line per failed attempt: the URL and why, never the secret.
+      const log = { webhook: this.id, url: webhook.url, seq: change.seq, attempt: attempts + 1, statusCode: result.statusCode, error: result.error }
+      if (failing) {
+        this.deliverer.log.error(log, 'webhook failing: retries ran out; it keeps its place until resumed')
+        this.stopped = true
+      } else {
+        this.deliverer.log.warn(log, 'webhook delivery failed; will retry')
+      }
+      return 0
+    }
+    if (this.cursor > webhook.cursor) {
+      // The page ended on changes the webhook does not want: its place moves past them.
+      await webhooks.advance(this.id, this.cursor)
+    }
+    return 0
+  }
+
+  private async send (webhook: Webhook, change: Change): Promise<SendResult> {
+    const { client, settings } = this.deliverer
+    const body = JSON.stringify(change)
+    const now = settings.now()
+    const headers = signedHeaders(signingSecrets(webhook, now), `${webhook.id}-${change.seq}`, Math.floor(now / 1000), body)
+    return await client.post(webhook.url, body, headers)
+  }
+
+  private async holdLease (now: number): Promise<boolean> {
+    const { settings, store } = this.deliverer
+    // Renewed once a quarter of it has passed: a lease read on every change would cost a write each.
+    if (now < this.leasedUntil - (settings.leaseMs * 3) / 4) return true
+    const until = now + settings.leaseMs
+    const held = await store.webhooks.lease(this.id, this.owner, until, now)
+    this.leasedUntil = held ? until : 0
+    return held
+  }
+}

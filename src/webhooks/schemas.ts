@@ -1,0 +1,70 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { component } from '../http/components.js'
+
+// The webhook resource: the TypeBox schemas behind validation, serialisation and the OpenAPI document.
+
+const Kind = Type.Union([Type.Literal('created'), Type.Literal('updated'), Type.Literal('deleted')])
+const Time = Type.String({ description: 'RFC 3339, UTC, with milliseconds.' })
+const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'Where each change is POSTed: an http:// or https:// URL that does not resolve to a loopback, private, link-local or metadata address.' })
+const Events = Type.Array(Kind, { minItems: 1, uniqueItems: true, description: 'The kinds of change sent (default all three).' })
+
+export const WebhookParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) })
+
+export const NewWebhook = component('NewWebhook', Type.Object({
+  url: Url,
+  events: Type.Optional(Events)
+}, { additionalProperties: false }))
+export type NewWebhook = Static<typeof NewWebhook>
+
+export const WebhookChanges = component('WebhookChanges', Type.Object({
+  url: Type.Optional(Url),
+  events: Type.Optional(Events),
+  status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('paused')], { description: 'paused stops deliveries; active resumes them from where the webhook stopped (a failing one too).' }))
+}, { additionalProperties: false }))
+export type WebhookChanges = Static<typeof WebhookChanges>
+
+const webhookMembers = {
+  id: Type.Integer({ minimum: 1 }),
+  url: Type.String(),
+  events: Type.Array(Kind),
+  status: Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('failing')], {
+    description: 'failing: retries at one change ran out after 3 days; the webhook keeps its place, and PATCH status active resumes it.'
+  }),
+  createdAt: Time,
+  deliveredUpTo: Type.Integer({ minimum: 0, description: 'The seq of the last change delivered (or passed over as not subscribed).' }),
+  attempts: Type.Integer({ minimum: 0, description: 'Failed attempts at the change after deliveredUpTo.' }),
+  nextAttemptAt: Type.Union([Time, Type.Null()]),
+  failingSince: Type.Union([Time, Type.Null()], { description: 'When the failures at the change after deliveredUpTo began.' }),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  previousSecretExpiresAt: Type.Union([Time, Type.Null()], { description: 'After a rotation: until when the previous secret still signs beside the new one.' })
+}
+
+export const Webhook = component('Webhook', Type.Object(webhookMembers, { description: 'A subscription to the change feed; its secret is shown only when made or rotated.' }))
+export type Webhook = Static<typeof Webhook>
+
+export const WebhookCreated = component('WebhookCreated', Type.Object({
+  ...webhookMembers,
+  secret: Type.String({ description: 'whsec_… : the signing secret (Standard Webhooks), shown this once.' })
+}))
+
+export const WebhookSecret = component('WebhookSecret', Type.Object({
+  id: Type.Integer({ minimum: 1 }),
+  secret: Type.String({ description: 'The new whsec_… secret, shown this once.' }),
+  previousSecretExpiresAt: Time
+}))
+
+export const WebhookList = component('WebhookList', Type.Object({ items: Type.Array(Type.Unsafe<Webhook>(Type.Ref('Webhook'))) }))
+
+export const WebhookDelivery = component('WebhookDelivery', Type.Object({
+  seq: Type.Integer({ minimum: 0, description: 'The change attempted (0: a test send).' }),
+  attempt: Type.Integer({ minimum: 1 }),
+  at: Time,
+  statusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'The receiver\'s answer, or null when none came.' }),
+  error: Type.Union([Type.String(), Type.Null()], { description: 'Why the attempt failed; null when delivered.' }),
+  durationMs: Type.Integer({ minimum: 0 })
+}))
+export type WebhookDelivery = Static<typeof WebhookDelivery>
+
+export const WebhookDeliveries = component('WebhookDeliveries', Type.Object({
+  items: Type.Array(Type.Unsafe<WebhookDelivery>(Type.Ref('WebhookDelivery')), { description: 'The most recent attempts (up to 100), newest first.' })
+}))

@@ -1,0 +1,25 @@
+import { createHmac, randomBytes } from 'node:crypto'
+
+// Standard Webhooks (standardwebhooks.com): the secret is `whsec_` and base64 of the key's bytes;
+// the signature is `v1,` and base64 of HMAC-SHA256 over "id.timestamp.body", one per secret, spaces between.
+
+const PREFIX = 'whsec_'
+
+/** A new secret: 32 random bytes. */
+export function newSecret (): string {
+  return PREFIX + randomBytes(32).toString('base64')
+}
+
+export function sign (secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64')
+  return 'v1,' + createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')
+}
+
+/** The three Standard Webhooks headers for one attempt, signed with every secret given (during a rotation, two). */
+export function signedHeaders (secrets: string[], id: string, timestamp: number, body: string): Record<string, string> {
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': secrets.map((secret) => sign(secret, id, timestamp, body)).join(' ')
+  }
+}

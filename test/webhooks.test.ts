@@ -1,0 +1,196 @@
+import assert from 'node:assert/strict'
+import { describe, test, type TestContext } from 'node:test'
+import { Webhook as Verifier } from 'standardwebhooks'
+import { build, type TestApp } from './helpers/app.js'
+import { ENGINES } from './helpers/engines.js'
+import { receiver, until, type Receiver } from './helpers/receiver.js'
+
+// Webhooks (issue 28): subscriptions through /v3/webhooks, deliveries of the change feed signed by
+// the Standard Webhooks scheme, retried with the same webhook-id, paused, resumed, failing.
+
+/** A service whose webhooks may reach loopback, retrying after 10 ms and giving up an attempt after 500 ms. */
+const service = (t: TestContext, engine: typeof ENGINES[number], webhooks: { retryForMs?: number } = {}): Promise<TestApp> =>
+  build(t, engine, { webhookAllowPrivate: true }, {}, { webhooks: { retryDelayMs: () => 10, timeoutMs: 500, ...webhooks } })
+
+async function subscribe (api: TestApp, url: string, events?: string[]): Promise<{ id: number, secret: string }> {
+  const res = await api.request({ method: 'POST', url: '/v3/webhooks', payload: events ? { url, events } : { url } })
+  assert.equal(res.statusCode, 201, res.body)
+  return res.json()
+}
+
+const bodies = (r: Receiver): any[] => r.received.map((x) => JSON.parse(x.body))
+
+for (const engine of ENGINES) {
+  describe(`webhooks (${engine.name})`, { skip: engine.skip }, () => {
+    test('POST /v3/webhooks answers 201 with the secret once; reads never show it', async (t) => {
+      const api = await service(t, engine)
+      const res = await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url: 'https://shop.example/hooks' } })
+      assert.equal(res.statusCode, 201)
+      const created = res.json()
+      assert.match(created.secret, /^whsec_[A-Za-z0-9+/]{43}=$/)
+      assert.deepEqual([created.status, created.events], ['active', ['created', 'updated', 'deleted']])
+      assert.equal(res.headers.location, `/v3/webhooks/${created.id}`)
+      const list = await api.request({ method: 'GET', url: '/v3/webhooks' })
+      assert.equal(list.statusCode, 200)
+      assert.equal(list.json().items.length, 1)
+      const one = await api.request({ method: 'GET', url: `/v3/webhooks/${created.id}` })
+      assert.equal(one.statusCode, 200)
+      assert.ok(!list.body.includes(created.secret) && !one.body.includes(created.secret) && !('secret' in one.json()))
+    })
+
+    test('PATCH changes events and status; DELETE removes; an unknown id is 404 webhook-not-found', async (t) => {
+      const api = await service(t, engine)
+      const { id } = await subscribe(api, 'https://shop.example/hooks')
+      const patched = await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { events: ['deleted'], status: 'paused' } })
+      assert.equal(patched.statusCode, 200)
+      assert.deepEqual([patched.json().events, patched.json().status], [['deleted'], 'paused'])
+      assert.equal((await api.request({ method: 'DELETE', url: `/v3/webhooks/${id}` })).statusCode, 204)
+      const gone = await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })
+      assert.equal(gone.statusCode, 404)
+      assert.equal(gone.json().type, '/v3/problems/webhook-not-found')
+      assert.equal((await api.request({ method: 'DELETE', url: `/v3/webhooks/${id}` })).statusCode, 404)
+      assert.equal((await api.request({ method: 'PATCH', url: '/v3/webhooks/999', payload: { status: 'active' } })).statusCode, 404)
+    })
+
+    test('a URL that is not http(s), or a private address without WEBHOOK_ALLOW_PRIVATE, is 400 naming /url', async (t) => {
+      const api = await build(t, engine)
+      for (const url of ['ftp://shop.example/', 'not a url', 'http://127.0.0.1:9/', 'http://2130706433/', 'http://0177.0.0.1/', 'http://[::ffff:127.0.0.1]/',
+        'http://169.254.169.254/latest', 'http://[fd00:ec2::254]/', 'http://10.0.0.8/', 'http://localhost:8080/']) {
+        const res = await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url } })
+        assert.equal(res.statusCode, 400, url)
+        assert.equal(res.json().errors[0].path, '/url', url)
+      }
+      assert.equal((await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url: 'https://shop.example/', events: [] } })).statusCode, 400)
+      assert.equal((await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url: 'https://shop.example/', events: ['sold'] } })).statusCode, 400)
+    })
+
+    test('each change is POSTed as the feed\'s change, in order, signed as standardwebhooks verifies, with a User-Agent', async (t) => {
+      const api = await service(t, engine)
+      const r = await receiver(t)
+      const { secret } = await subscribe(api, r.url)
+      const plant = await api.add({ name: 'Monstera' })
+      await api.request({ method: 'PATCH', url: `/v3/plant/${plant.id}`, payload: { status: 'sold' } })
+      await api.request({ method: 'DELETE', url: `/v3/plant/${plant.id}` })
+      await until('three deliveries', () => r.received.length >= 3)
+      const feed = (await api.request({ method: 'GET', url: '/v3/plant/changes?after=0' })).json().items
+      assert.deepEqual(bodies(r), feed)
+      assert.deepEqual(bodies(r).map((c) => [c.kind, c.version]), [['created', 1], ['updated', 2], ['deleted', 3]])
+      const verifier = new Verifier(secret)
+      for (const { headers, body } of r.received) {
+        assert.deepEqual(verifier.verify(body, headers as Record<string, string>), JSON.parse(body))
+        assert.match(String(headers['user-agent']), /^plant-catalogue-webhooks\/\d+\.\d+\.\d+/)
+        assert.equal(headers['content-type'], 'application/json')
+      }
+      assert.throws(() => new Verifier('whsec_' + Buffer.alloc(32).toString('base64')).verify(r.received[0].body, r.received[0].headers as Record<string, string>))
+      await until('the cursor saved', async () => (await api.request({ method: 'GET', url: '/v3/webhooks' })).json().items[0].deliveredUpTo === feed[2].seq)
+    })
+
+    test('only the subscribed kinds are sent', async (t) => {
+      const api = await service(t, engine)
+      const r = await receiver(t)
+      const both = await receiver(t)
+      await subscribe(api, r.url, ['deleted'])
+      await subscribe(api, both.url)
+      const plant = await api.add()
+      await api.request({ method: 'DELETE', url: `/v3/plant/${plant.id}` })
+      await until('the delete delivered', () => r.received.length >= 1 && both.received.length >= 2)
+      assert.deepEqual(bodies(r).map((c) => c.kind), ['deleted'])
+    })
+
+    test('a receiver that fails, redirects, closes the socket or times out gets retries with the same webhook-id, then the next change', async (t) => {
+      const api = await service(t, engine)
+      const r = await receiver(t)
+      r.answers = ['fail', 'redirect', 'close', 'hang']
+      const { id } = await subscribe(api, r.url)
+      await api.add({ name: 'First' })
+      await api.add({ name: 'Second' })
+      await until('both delivered', () => r.received.length >= 6)
+      const ids = r.received.map((x) => x.headers['webhook-id'])
+      assert.deepEqual(ids.slice(0, 5), Array(5).fill(ids[0]))
+      assert.notEqual(ids[5], ids[0])
+      assert.deepEqual(bodies(r).slice(4).map((c) => c.plant.name), ['First', 'Second'])
+      const log = (await api.request({ method: 'GET', url: `/v3/webhooks/${id}/deliveries` })).json().items.reverse()
+      assert.deepEqual(log.slice(0, 5).map((a: any) => a.attempt), [1, 2, 3, 4, 5])
+      assert.deepEqual(log.slice(0, 5).map((a: any) => a.statusCode), [500, 302, null, null, 204])
+      assert.match(log[3].error, /no answer within 500 ms/)
+      assert.equal(log[4].error, null)
+    })
+
+    test('pause stops deliveries; resume sends what was missed, in order', async (t) => {
+      const api = await service(t, engine)
+      const r = await receiver(t)
+      const { id } = await subscribe(api, r.url)
+      await api.add({ name: 'Before' })
+      await until('first delivered', () => r.received.length === 1)
+      assert.equal((await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { status: 'paused' } })).statusCode, 200)
+      await api.add({ name: 'While paused 1' })
+      await api.add({ name: 'While paused 2' })
+      // The loop stops before it reads again: give it a turn, then nothing may have come.
+      await api.app.webhookDeliverer.rescan()
+      assert.equal(r.received.length, 1)
+      await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { status: 'active' } })
+      await until('missed ones delivered', () => r.received.length === 3)
+      assert.deepEqual(bodies(r).map((c) => c.plant.name), ['Before', 'While paused 1', 'While paused 2'])
+    })
+
+    test('retries that run out turn the webhook failing without losing its place; resuming delivers from there', async (t) => {
+      const api = await service(t, engine, { retryForMs: 0 })
+      const r = await receiver(t, 'fail')
+      const { id } = await subscribe(api, r.url)
+      await api.add({ name: 'Missed' })
+      await until('failing', async () => (await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })).json().status === 'failing')
+      const failing = (await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })).json()
+      assert.equal(failing.lastError, 'answered 500')
+      assert.ok(failing.failingSince !== null)
+      const metrics = (await api.request({ method: 'GET', url: '/metrics' })).body
+      assert.match(metrics, /webhook_deliveries_total\{outcome="gave-up"\} 1/)
+      r.then = 'ok'
+      await api.add({ name: 'Later' })
+      await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { status: 'active' } })
+      await until('resumed', () => r.received.length >= 3)
+      assert.deepEqual(bodies(r).map((c) => c.plant.name), ['Missed', 'Missed', 'Later'])
+    })
+
+    test('a rotated secret signs beside the old one: receivers with either verify', async (t) => {
+      const api = await service(t, engine)
+      const r = await receiver(t)
+      const { id, secret: old } = await subscribe(api, r.url)
+      const res = await api.request({ method: 'POST', url: `/v3/webhooks/${id}/secret` })
+      assert.equal(res.statusCode, 200)
+      const { secret, previousSecretExpiresAt } = res.json()
+      assert.notEqual(secret, old)
+      assert.ok(Date.parse(previousSecretExpiresAt) - Date.now() > 23 * 3_600_000)
+      await api.add()
+      await until('delivered', () => r.received.length === 1)
+      const [{ body, headers }] = r.received
+      assert.equal(String(headers['webhook-signature']).split(' ').length, 2)
+      new Verifier(old).verify(body, headers as Record<string, string>)
+      new Verifier(secret).verify(body, headers as Record<string, string>)
+    })
+
+    test('a test send answers how the receiver took it and is listed with seq 0', async (t) => {
+      const api = await service(t, engine)
+      const r = await receiver(t)
+      const { id, secret } = await subscribe(api, r.url)
+      const res = await api.request({ method: 'POST', url: `/v3/webhooks/${id}/test` })
+      assert.equal(res.statusCode, 200)
+      assert.deepEqual([res.json().statusCode, res.json().error], [204, null])
+      assert.deepEqual(new Verifier(secret).verify(r.received[0].body, r.received[0].headers as Record<string, string>), { kind: 'test', webhook: id })
+      const log = (await api.request({ method: 'GET', url: `/v3/webhooks/${id}/deliveries` })).json().items
+      assert.deepEqual(log.map((a: any) => [a.seq, a.statusCode]), [[0, 204]])
+    })
+
+    test('a dead receiver beside a fast one: the fast one still gets every change', async (t) => {
+      const api = await service(t, engine)
+      const dead = await receiver(t, 'hang')
+      const fast = await receiver(t)
+      await subscribe(api, dead.url)
+      await subscribe(api, fast.url)
+      for (let i = 0; i < 20; i++) await api.add({ name: `Plant ${i}` })
+      await until('the fast one has all', () => fast.received.length === 20)
+      assert.deepEqual(bodies(fast).map((c) => c.plant.name), Array.from({ length: 20 }, (_, i) => `Plant ${i}`))
+      // The dead one is still on its first change: it holds up only itself.
+      assert.ok(dead.received.every((x) => JSON.parse(x.body).plant.name === 'Plant 0'))
+    })
+  })
+}
