@@ -94,6 +94,21 @@ describe('migrating a catalogue to the store fields', () => {
     assert.equal(newest[0].updatedAt, new Date(CREATED + 59_999).toISOString())
   })
 
+  test('PostgreSQL migration 004 on 60,000 plants says when it starts and ends', { skip: postgresEngine.skip }, async (t) => {
+    const scratch = await freshSchema()
+    t.after(() => scratch.drop())
+    const config = clientConfig(scratch.url, { operationMs: 60_000, connectMs: 5_000 })
+    const migrations = loadMigrations()
+    await migratePostgres(config, migrations.filter((m) => m.version < 4))
+    await adminQuery(`INSERT INTO ${scratch.name}.plants (name, name_key, tags, status, version, created_at, updated_at)
+      SELECT 'Fern ' || i, 'fern ' || i, '{}', 'available', 1, ${CREATED} + i, ${CREATED} + i FROM generate_series(0, 59999) AS i`)
+    const lines: string[] = []
+    await migratePostgres(config, migrations.filter((m) => m.version === 4), (line) => lines.push(line))
+    assert.deepEqual(lines.map((l) => l.replace(/[\d.]+ s$/, 'N s')), ['migration 004_store_fields.sql: applying on 60000 plants', 'migration 004_store_fields.sql: done in N s'])
+    const [{ n }] = await adminQuery(`SELECT count(*)::int AS n FROM ${scratch.name}.plants WHERE price IS NULL AND sku IS NULL`)
+    assert.equal(n, 60_000)
+  })
+
   test('PostgreSQL migration 004: plants and photos kept, times kept, feed and keys in the new shape', { skip: postgresEngine.skip }, async (t) => {
     const scratch = await freshSchema()
     t.after(() => scratch.drop())

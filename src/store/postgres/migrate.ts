@@ -29,7 +29,7 @@ export function loadMigrations (dir = DIR): Migration[] {
  * A session advisory lock makes instances that start together take turns: the first applies,
  * the others wait, then find nothing left to do. The lock goes with the connection if we die.
  */
-export async function migrate (config: pg.ClientConfig, migrations = loadMigrations()): Promise<number[]> {
+export async function migrate (config: pg.ClientConfig, migrations = loadMigrations(), progress: (message: string) => void = (m) => { process.stderr.write(`${m}\n`) }): Promise<number[]> {
   // No statement timeout here: waiting for another instance's migration, or a long one, is legitimate.
   const client = new pg.Client({ ...config, statement_timeout: undefined, idle_in_transaction_session_timeout: undefined })
   client.on('error', () => {}) // a broken connection fails the query in progress; that is reported
@@ -44,13 +44,18 @@ export async function migrate (config: pg.ClientConfig, migrations = loadMigrati
     )`)
     const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
     const done = new Set(rows.map((r) => r.version))
+    // On a large catalogue a migration that builds an index takes a while: say which, and when it is done.
+    const plants = migrations.some((m) => !done.has(m.version)) ? await plantCount(client) : 0
     for (const m of migrations) {
       if (done.has(m.version)) continue
+      const started = Date.now()
+      if (plants > LARGE) progress(`migration ${m.name}: applying on ${plants} plants`)
       await client.query('BEGIN')
       try {
         await client.query(m.sql)
         await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name])
         await client.query('COMMIT')
+        if (plants > LARGE) progress(`migration ${m.name}: done in ${((Date.now() - started) / 1000).toFixed(1)} s`)
       } catch (err) {
         await client.query('ROLLBACK').catch(() => {})
         if (err instanceof Error) err.message = extensionHint(err) ?? `migration ${m.name} failed: ${err.message}`
@@ -63,6 +68,17 @@ export async function migrate (config: pg.ClientConfig, migrations = loadMigrati
     await client.end().catch(() => {})
   }
   return applied
+}
+
+/** Above this many plants a migration says when it starts and ends. */
+const LARGE = 50_000
+
+/** The plants a catalogue holds (0 before the first migration); counted only when a migration is pending. */
+async function plantCount (client: pg.Client): Promise<number> {
+  const { rows: [table] } = await client.query<{ found: boolean }>("SELECT to_regclass('plants') IS NOT NULL AS found")
+  if (!table.found) return 0
+  const { rows: [{ n }] } = await client.query<{ n: string }>('SELECT count(*) AS n FROM plants')
+  return Number(n)
 }
 
 /** An extension that cannot be created says what to install or grant, in one line. */
