@@ -12,12 +12,13 @@ import { plantFor } from './plants.js'
 import { measurePhotos, PHOTO_OPS, photoTable, type PhotoFigures } from './photos.js'
 
 // npm run bench [-- --quick] [--tsx] [--rounds=N] [--seconds=N] [--big=N] [--ops=get,list,put,post,search,search-rare,sorted,inventory,patch,upload,photo] [--cpu-prof]
-//                [--baseline=DIR]  (another checkout, e.g. a git worktree of an older commit: measured as a
-//                                   fourth target on the small catalogue, for a before/after ratio in one run)
+//                [--baseline=DIR]  (another checkout, e.g. a git worktree of an older commit: measured as one
+//                                   more target on the small catalogue, for a before/after ratio in one run)
 //
-// One run measures the ceiling (bare node:http on a Map) and the real service on a small and a
-// large catalogue, interleaved round by round, so every figure is compared with figures taken
-// under the same noise. Servers run on one core, the load generator on another.
+// One run measures the reference servers (the Map ceiling, the Fastify floor, the durable ceilings)
+// and the real service on a small and a large catalogue, interleaved round by round, so every figure
+// is compared with figures taken under the same noise. Servers run on one core, the load generator
+// on another. bench/README.md says what each target and ratio means.
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const args = process.argv.slice(2)
@@ -34,7 +35,7 @@ const settings = {
   seconds: option('seconds', quick ? 2 : 5),
   rounds: option('rounds', quick ? 1 : 5),
   small: option('small', 1000),
-  // --quick shrinks the large catalogue so the whole run stays under a minute.
+  // --quick shrinks the large catalogue so the whole run takes a few minutes.
   big: option('big', quick ? 20_000 : 1_000_000),
   connections: option('connections', 32),
   ops: opsGiven.filter((op) => !isPhotoOp(op)) as Op[],

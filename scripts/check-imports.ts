@@ -13,17 +13,25 @@ export const FLOORS: Record<string, number> = {
   store: 1, // the store interface and its engines
   version: 2,
   config: 2,
-  http: 2,
-  plants: 2,
-  photos: 2,
-  feed: 2,
-  ops: 2,
-  page: 2,
-  client: 2,
-  webhooks: 2, // subscriptions, the deliverer, signing, the SSRF-safe client
-  app: 3,
-  server: 3,
-  cli: 3
+  http: 2, // what every route shares: errors, problems, bodies, auth, connections
+  plants: 3,
+  photos: 3,
+  feed: 3,
+  keys: 2, // API keys: the scope model and the key cache the auth hook reads, and their admin routes
+  ops: 3,
+  page: 3,
+  client: 3,
+  webhooks: 3, // subscriptions, the deliverer, signing, the SSRF-safe client
+  app: 4,
+  server: 4,
+  cli: 4
+}
+
+// Packages a room must not import: the ground floor speaks no framework and no engine, and the
+// store speaks no HTTP.
+export const FORBIDDEN_PACKAGES: Record<string, string[]> = {
+  catalogue: ['fastify', '@fastify/', '@sinclair/typebox', 'better-sqlite3', 'pg'],
+  store: ['fastify', '@fastify/', '@sinclair/typebox']
 }
 
 export interface AllowedUpward { from: string, to: string, why: string }
@@ -141,7 +149,31 @@ function findCircles (files: string[], edges: ImportEdge[]): string[][] {
   return circles
 }
 
-export function checkImports (srcDir: string, floors = FLOORS, allowed = ALLOWED_UPWARD): ImportReport {
+// One closed path through a circle's files, from its first file back to it: the imports to look at.
+function cycleThrough (circle: string[], edges: ImportEdge[]): string[] {
+  const members = new Set(circle)
+  const start = circle[0]
+  const cameFrom = new Map<string, string>()
+  const queue = [start]
+  while (queue.length > 0) {
+    const file = queue.shift()!
+    for (const edge of edges) {
+      if (edge.from !== file || !members.has(edge.to)) continue
+      if (edge.to === start) {
+        const path = [start]
+        for (let at: string | undefined = file; at !== undefined && at !== start; at = cameFrom.get(at)) path.splice(1, 0, at)
+        return [...path, start]
+      }
+      if (!cameFrom.has(edge.to)) {
+        cameFrom.set(edge.to, file)
+        queue.push(edge.to)
+      }
+    }
+  }
+  return circle
+}
+
+export function checkImports (srcDir: string, floors = FLOORS, allowed = ALLOWED_UPWARD, forbidden = FORBIDDEN_PACKAGES): ImportReport {
   const root = resolve(srcDir)
   const files = sourceFiles(root).map((path) => toPosix(relative(root, path))).sort()
   const known = new Set(files)
@@ -150,7 +182,11 @@ export function checkImports (srcDir: string, floors = FLOORS, allowed = ALLOWED
   for (const file of files) {
     for (const { specifier, typeOnly } of specifiersOf(join(root, file))) {
       const target = resolveSpecifier(join(root, file), specifier)
-      if (target === undefined) continue
+      if (target === undefined) {
+        const banned = (forbidden[roomOf(file)] ?? []).find((p) => specifier === p || specifier.startsWith(p.endsWith('/') ? p : `${p}/`))
+        if (banned !== undefined) problems.push(`${file}: imports the package ${specifier}; ${roomOf(file)}/ must not import ${forbidden[roomOf(file)].join(', ')} (keep it in the floor that uses it)`)
+        continue
+      }
       const to = toPosix(relative(root, target))
       if (to.startsWith('..')) continue // outside src/ (package.json and the like)
       if (!known.has(to)) {
@@ -172,12 +208,16 @@ export function checkImports (srcDir: string, floors = FLOORS, allowed = ALLOWED
   const upward = edges.filter((edge) => (floorOf(edge.to) ?? 0) > (floorOf(edge.from) ?? Infinity))
   for (const edge of upward) {
     if (isAllowed(edge)) continue
-    problems.push(`${edge.from} (floor ${floorOf(edge.from)}) imports ${edge.to} (floor ${floorOf(edge.to)})${edge.typeOnly ? ' (type only, not in ALLOWED_UPWARD)' : ''}`)
+    problems.push(`${edge.from} (floor ${floorOf(edge.from)}) imports ${edge.to} (floor ${floorOf(edge.to)})${edge.typeOnly ? ' (type only, not in ALLOWED_UPWARD)' : ''}: ` +
+      'a lower floor must not know a higher one; move what both need down (the catalogue\'s words to catalogue/, what routes share to http/), ' +
+      'or, for a type with no better home, list it in ALLOWED_UPWARD with its reason')
   }
 
   // An allowed upward import would close a circle with the downward one it answers: leave it out.
   const circles = findCircles(files, edges.filter((edge) => !isAllowed(edge)))
-  for (const circle of circles) problems.push(`import circle among ${circle.length} files: ${circle.join(', ')}`)
+  for (const circle of circles) {
+    problems.push(`import circle: ${cycleThrough(circle, edges).join(' -> ')}; break one of these imports (move what both sides need into a module both can import)`)
+  }
   return { files, edges, circles, upward, problems }
 }
 

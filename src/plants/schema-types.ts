@@ -10,8 +10,12 @@ import type * as plants from './schemas.js'
 // The wire's schemas and the catalogue's types, checked to be the same at compile time: a member
 // added to, dropped from or retyped in one and not the other fails `npm run typecheck` here.
 
-/** true when each type is assignable to the other. */
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+/**
+ * true when each type is assignable to the other and both name the same members: assignability
+ * alone lets an optional member (`price?`) on one side only pass.
+ */
+type SameKeys<A, B> = [keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : false) : false
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? SameKeys<A, B> : false) : false
 type Holds<T extends true> = T
 
 export type SchemasMatchTheCatalogue = [

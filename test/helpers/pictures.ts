@@ -41,7 +41,7 @@ function chunk (type: string, data: Buffer): Buffer {
 }
 
 /** A PNG of one header and the rows (each with its filter byte), deflated at level 9. */
-const pngOf = (ihdr: Buffer, rows: Buffer): Buffer => Buffer.concat([
+export const pngOf = (ihdr: Buffer, rows: Buffer): Buffer => Buffer.concat([
   Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
   chunk('IHDR', ihdr),
   chunk('IDAT', deflateSync(rows, { level: 9 })),

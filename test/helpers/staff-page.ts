@@ -4,12 +4,12 @@ import { readFile } from 'node:fs/promises'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, test, type TestContext } from 'node:test'
-import { crc32, deflateSync } from 'node:zlib'
 import type { FastifyInstance } from 'fastify'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { buildApp } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
 import { ENGINES, type Engine } from './engines.js'
+import { pngOf } from './pictures.js'
 
 // What the staff page's browser tests share: a built page, a service on an engine with API keys
 // on, a Chromium page that records console errors and requests, and an API client for the
@@ -187,14 +187,6 @@ export async function fitsWidth (page: Page): Promise<boolean> {
 
 /** A real PNG of `width` x `height` (a soft green gradient), made without an image library. */
 export function png (width = 160, height = 120): Buffer {
-  const chunk = (type: string, data: Buffer): Buffer => {
-    const length = Buffer.alloc(4)
-    length.writeUInt32BE(data.length)
-    const body = Buffer.concat([Buffer.from(type, 'ascii'), data])
-    const crc = Buffer.alloc(4)
-    crc.writeUInt32BE(crc32(body))
-    return Buffer.concat([length, body, crc])
-  }
   const header = Buffer.alloc(13)
   header.writeUInt32BE(width, 0)
   header.writeUInt32BE(height, 4)
@@ -210,10 +202,5 @@ export function png (width = 160, height = 120): Buffer {
     }
     rows.push(row)
   }
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', deflateSync(Buffer.concat(rows))),
-    chunk('IEND', Buffer.alloc(0))
-  ])
+  return pngOf(header, Buffer.concat(rows))
 }
