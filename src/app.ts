@@ -139,6 +139,9 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   }
   if (config.rateLimit > 0) {
     await app.register(rateLimit, {
+      // One app-wide onRequest hook (below), not the plugin's per-route one: a route's hooks run
+      // after the app's, so a refused key (401) and an unknown path (404) went uncounted.
+      global: false,
       max: config.rateLimit,
       timeWindow: 60_000,
       enableDraftSpec: true,
@@ -146,6 +149,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       errorResponseBuilder: (_request, context) =>
         new HttpProblem(429, 'too-many-requests', `Rate limit of ${context.max} requests a minute exceeded; retry in ${context.after}`)
     })
+    // Before the key check and the answer to an unknown path: guessing either counts.
+    app.addHook('onRequest', app.rateLimit())
   }
   registerWriteAuth(app, keyHashes)
   registerAccessLog(app)

@@ -37,6 +37,28 @@ describe('TRUST_PROXY and the rate limit', () => {
   })
 })
 
+describe('what the rate limit counts', () => {
+  test('a refused key (401) and an unknown path (404) count like any request: guessing either is throttled', async (t) => {
+    const app = await service(t, { RATE_LIMIT: '3', API_KEYS: 'k'.repeat(32) })
+    const guesses: number[] = []
+    for (let i = 0; i < 5; i++) {
+      const res = await app.inject({ method: 'POST', url: '/v3/plant', remoteAddress: '198.51.100.1', headers: { authorization: `Bearer guess-${i}-${'g'.repeat(24)}` }, payload: { name: 'x' } })
+      guesses.push(res.statusCode)
+    }
+    assert.deepEqual(guesses, [401, 401, 401, 429, 429])
+    const paths: number[] = []
+    for (const [method, url] of [['GET', '/v3/nope'], ['GET', '/admin'], ['POST', '/v3/plants'], ['GET', '/.env'], ['DELETE', '/x']] as const) {
+      paths.push((await app.inject({ method, url, remoteAddress: '198.51.100.2' })).statusCode)
+    }
+    assert.deepEqual(paths, [404, 404, 404, 429, 429])
+    const refused = await app.inject({ method: 'GET', url: '/v3/anything', remoteAddress: '198.51.100.2' })
+    assert.match(refused.json().type, /too-many-requests$/)
+    assert.ok(Number(refused.headers['retry-after']) > 0)
+    // The probes stay outside the limit.
+    assert.equal((await app.inject({ method: 'GET', url: '/healthz', remoteAddress: '198.51.100.2' })).statusCode, 200)
+  })
+})
+
 describe('the docs page', () => {
   test('/v3/docs and its assets carry a Content-Security-Policy of their own origin only and X-Frame-Options: DENY', async (t) => {
     const app = await service(t, {})
