@@ -10,7 +10,8 @@ import type { ListQuery } from './schemas.js'
 // A list query as HTTP speaks it: `q` split into terms, and the cursors that carry a page's end.
 // What the query means (its filters and orders) is the catalogue's (catalogue/query.ts).
 
-export const Q_RULE = 'must be 1–100 characters holding 1–5 terms separated by white space, each of at least 3 characters'
+export const Q_RULE = 'must be 1–100 characters holding 1–5 terms separated by white space, each of at least 3 characters and no control characters'
+const CONTROL = /\p{Cc}/u
 
 /** Splits `q` into its lower-cased terms, or refuses it naming the rule. */
 export function parseTerms (q: string | undefined): string[] {
@@ -21,6 +22,8 @@ export function parseTerms (q: string | undefined): string[] {
   }
   if (terms.length === 0) refuse('must hold at least one term (it is only white space)')
   if (terms.length > 5) refuse(`must hold at most 5 terms (it holds ${terms.length})`)
+  // Refused before either engine sees them: a NUL cut SQLite's MATCH string short (a 500).
+  if (terms.some((t) => CONTROL.test(t))) refuse('terms must not hold control characters (U+0000–U+001F, U+007F–U+009F)')
   const short = terms.find((t) => [...t].length < 3)
   if (short !== undefined) refuse(`terms must each be at least 3 characters ("${short}" is shorter)`)
   return [...new Set(terms.map(nameKey))]
