@@ -3,18 +3,21 @@ import { describe, test } from 'node:test'
 import fc from 'fast-check'
 import { toRecord, type Plant, type PlantStatus } from '../src/catalogue/plant.js'
 import { pageOf, type PlantQuery, type Sort } from '../src/catalogue/query.js'
-import { parseTerms } from '../src/plants/query.js'
+import { parseTerms, plantQueryOf } from '../src/plants/query.js'
 import { build, type TestApp } from './helpers/app.js'
 import { ENGINES } from './helpers/engines.js'
 
-// Finding plants against the model in src/plants/query.ts: random catalogues, random queries, every
+// Finding plants against the model in src/catalogue/query.ts: random catalogues, random queries, every
 // page walked, on each engine. Names come from a small alphabet with the cases that tell engines and
 // naive implementations apart: upper and lower case, accents, ß and İ (whose lower case is longer),
 // a character above U+FFFF (UTF-16 order is not code point order), spaces and repeated letters.
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 150)
 const STATUSES: PlantStatus[] = ['available', 'pending', 'sold']
-const SORTS: Sort[] = ['id', '-id', 'name', '-name']
+const SORTS: Sort[] = ['id', '-id', 'name', '-name', 'price', '-price', 'updated', '-updated']
+// Prices with ties ("5" and "5.00" are one price), the extremes, and none.
+const PRICES = [null, '0', '5', '5.00', '5.5', '12.5', '999999999.99']
+const BARCODES = [null, '96385074', '4006381333931']
 const LETTERS = ['a', 'b', 'A', 'B', 'é', 'É', 'e', 'ß', 'İ', 'i', '😀', '\uff21', ' ', 'ab', 'ba']
 
 // Spaces inside only: the API refuses white space at either end of a name.
@@ -23,8 +26,12 @@ const plantFields = fc.record({
   name,
   category: fc.constantFrom(null, 'indoor', 'outdoor'),
   tags: fc.uniqueArray(fc.constantFrom('t1', 't2', 't3', 't4'), { maxLength: 3 }),
-  status: fc.constantFrom(...STATUSES)
+  status: fc.constantFrom(...STATUSES),
+  price: fc.constantFrom(...PRICES),
+  barcode: fc.constantFrom(...BARCODES)
 })
+/** The SKU of the i-th plant of a catalogue (unique ignoring case; some plants have none). */
+const skuOf = (i: number): string | null => i % 3 === 2 ? null : i % 3 === 0 ? `SK-${i}` : `sk-${i}`
 const term = fc.array(fc.constantFrom('a', 'b', 'A', 'É', 'é', 'ß', 'İ', 'i', '😀', 'ab'), { minLength: 3, maxLength: 4 }).map((p) => p.join(''))
 const queryArb = fc.record({
   statuses: fc.uniqueArray(fc.constantFrom(...STATUSES), { maxLength: 3 }),
@@ -32,7 +39,39 @@ const queryArb = fc.record({
   tags: fc.uniqueArray(fc.constantFrom('t1', 't2', 't3', 't4', 'never'), { maxLength: 2 }),
   q: fc.option(fc.array(term, { minLength: 1, maxLength: 2 }).map((ts) => ts.join(' ')), { nil: undefined }),
   sort: fc.option(fc.constantFrom(...SORTS), { nil: undefined }),
-  limit: fc.integer({ min: 1, max: 7 })
+  limit: fc.integer({ min: 1, max: 7 }),
+  ...storeFilters()
+})
+
+/** Absent three times in four: a query with every filter set finds nothing, and tests little. */
+function rarely<T> (arbitrary: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> {
+  return fc.oneof({ arbitrary: fc.constant(undefined), weight: 3 }, { arbitrary, weight: 1 })
+}
+
+/**
+ * The store fields' filters: a SKU in either case, a barcode, a price range, and updatedSince as the
+ * updatedAt of one of the catalogue's plants (`since`, resolved once the catalogue exists).
+ */
+function storeFilters () {
+  return {
+    sku: rarely(fc.integer({ min: 0, max: 30 }).map((i) => i % 2 === 0 ? `sk-${i}` : `SK-${i}`)),
+    barcode: rarely(fc.constantFrom('96385074', '4006381333931')),
+    priceMin: rarely(fc.constantFrom('0', '5', '5.5', '13')),
+    priceMax: rarely(fc.constantFrom('0', '5.00', '12.5', '999999999.99')),
+    since: rarely(fc.nat()),
+    updatedSince: fc.constant(undefined as string | undefined)
+  }
+}
+
+/** Queries of the store fields' filters and sorts alone (with a status now and then): pages that are seldom empty. */
+const storeQueryArb: fc.Arbitrary<QueryCase> = fc.record({
+  statuses: rarely(fc.uniqueArray(fc.constantFrom(...STATUSES), { minLength: 1, maxLength: 2 })).map((s) => s ?? []),
+  category: fc.constant(undefined),
+  tags: fc.constant([]),
+  q: fc.constant(undefined),
+  sort: fc.constantFrom('price', '-price', 'updated', '-updated', 'id') as fc.Arbitrary<Sort>,
+  limit: fc.integer({ min: 1, max: 7 }),
+  ...storeFilters()
 })
 type QueryCase = typeof queryArb extends fc.Arbitrary<infer T> ? T : never
 
@@ -43,6 +82,10 @@ function url (c: QueryCase, cursor?: string): string {
   if (c.category !== undefined) params.set('category', c.category)
   if (c.q !== undefined) params.set('q', c.q)
   if (c.sort !== undefined) params.set('sort', c.sort)
+  for (const name of ['sku', 'barcode', 'priceMin', 'priceMax', 'updatedSince'] as const) {
+    const value = c[name]
+    if (value !== undefined) params.set(name, value)
+  }
   params.set('limit', String(c.limit))
   if (cursor !== undefined) params.set('cursor', cursor)
   return `/v3/plant?${params.toString()}`
@@ -63,7 +106,18 @@ async function walk (api: TestApp, c: QueryCase): Promise<Plant[][]> {
   throw new Error('the walk did not end')
 }
 
-const toQuery = (c: QueryCase): PlantQuery => ({ statuses: c.statuses, category: c.category, tags: c.tags, terms: parseTerms(c.q), sort: c.sort ?? 'id' })
+const toQuery = (c: QueryCase): PlantQuery => ({
+  ...plantQueryOf({ sku: c.sku, barcode: c.barcode, priceMin: c.priceMin, priceMax: c.priceMax, updatedSince: c.updatedSince }),
+  statuses: c.statuses,
+  category: c.category,
+  tags: c.tags,
+  terms: parseTerms(c.q),
+  sort: c.sort ?? 'id'
+})
+
+/** The case with updatedSince set from the catalogue: the updatedAt of one of its plants. */
+const resolved = (c: QueryCase, plants: Plant[]): QueryCase =>
+  c.since === undefined || plants.length === 0 ? c : { ...c, updatedSince: plants[c.since % plants.length].updatedAt }
 
 /** What the model says the pages are. */
 function modelPages (plants: Plant[], c: QueryCase): Plant[][] {
@@ -90,28 +144,31 @@ async function inventoryMatches (api: TestApp): Promise<void> {
 
 for (const engine of ENGINES) {
   describe(`finding plants, properties on ${engine.name}`, { skip: engine.skip }, () => {
-    test(`random queries over random catalogues walk exactly the model's pages, in its order (${RUNS} queries)`, async (t) => {
-      const api = await build(t, engine)
-      let catalogue: Plant[] = []
-      let queries = 0
-      await fc.assert(fc.asyncProperty(fc.array(plantFields, { maxLength: 30 }), fc.array(queryArb, { minLength: 1, maxLength: 5 }), async (fields, cases) => {
-        // A new catalogue every run (ids keep growing: they are never reused).
-        for (const p of catalogue) await api.app.store.remove(p.id)
-        catalogue = []
-        for (const f of fields) catalogue.push(await api.add(f) as Plant)
-        for (const c of cases) {
-          queries++
-          const pages = await walk(api, c)
-          const flat = pages.flat()
-          const expected = modelPages(catalogue, c).flat()
-          assert.deepEqual(flat, expected, url(c))
-          // Pages are full until the last one, and never larger than the limit.
-          pages.slice(0, -1).forEach((p) => assert.equal(p.length, c.limit, url(c)))
-          assert.ok(pages.at(-1)!.length <= c.limit)
-        }
-      }), { numRuns: Math.ceil(RUNS / 5) })
-      t.diagnostic(`${queries} queries walked page by page`)
-    })
+    for (const [what, arbitrary] of [['random queries', queryArb], ['store-field filters and sorts', storeQueryArb]] as const) {
+      test(`${what} over random catalogues walk exactly the model's pages, in its order (${RUNS} queries)`, async (t) => {
+        const api = await build(t, engine)
+        let catalogue: Plant[] = []
+        let queries = 0
+        await fc.assert(fc.asyncProperty(fc.array(plantFields, { maxLength: 30 }), fc.array(arbitrary, { minLength: 1, maxLength: 5 }), async (fields, cases) => {
+          // A new catalogue every run (ids keep growing: they are never reused).
+          for (const p of catalogue) await api.app.store.remove(p.id)
+          catalogue = []
+          for (const [i, f] of fields.entries()) catalogue.push(await api.add({ ...f, sku: skuOf(i) }) as Plant)
+          for (const raw of cases) {
+            const c = resolved(raw, catalogue)
+            queries++
+            const pages = await walk(api, c)
+            const flat = pages.flat()
+            const expected = modelPages(catalogue, c).flat()
+            assert.deepEqual(flat, expected, url(c))
+            // Pages are full until the last one, and never larger than the limit.
+            pages.slice(0, -1).forEach((p) => assert.equal(p.length, c.limit, url(c)))
+            assert.ok(pages.at(-1)!.length <= c.limit)
+          }
+        }), { numRuns: Math.ceil(RUNS / 5) })
+        t.diagnostic(`${queries} queries walked page by page`)
+      })
+    }
 
     test('after a random mix of creates, puts, patches and deletes the inventory equals the catalogue counted by listing', async (t) => {
       const api = await build(t, engine)
@@ -139,10 +196,11 @@ for (const engine of ENGINES) {
       const api = await build(t, engine)
       await fc.assert(fc.asyncProperty(
         fc.array(plantFields, { minLength: 5, maxLength: 25 }), queryArb, fc.array(fc.tuple(fc.constantFrom('rename', 'add', 'delete'), fc.nat(), name), { maxLength: 30 }),
-        async (fields, c, edits) => {
+        async (fields, raw, edits) => {
           for (const p of await listAll(api)) await api.app.store.remove(p.id)
           const start = [] as Plant[]
-          for (const f of fields) start.push(await api.add(f) as Plant)
+          for (const [i, f] of fields.entries()) start.push(await api.add({ ...f, sku: skuOf(i) }) as Plant)
+          const c = resolved(raw, start)
           const touched = new Set<number>()
           const seen = new Map<number, number>()
           let cursor: string | undefined
