@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { SkuTaken } from '../src/catalogue/errors.js'
 import { openPostgresStore } from '../src/store/postgres/postgres-plant-store.js'
 import type { PlantStore } from '../src/store/plant-store.js'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
@@ -35,7 +36,10 @@ test('migrate copies a catalogue into PostgreSQL with ids, versions, the id sequ
   await sqlite.create({ name: 'NUL \u0000 and \uffff inside', category: 'c\u0000', tags: ['t\u0000', '\uffff'], status: 'pending' })
   for (let i = 0; i < 1200; i++) await sqlite.create({ name: `Plant ${i}`, category: i % 2 ? null : 'even', tags: i % 3 ? [] : ['third'], status: 'sold' })
   await sqlite.update(kept.plant.id, { name: 'Monstera deliciosa', category: 'indoor', tags: ['large'], status: 'sold' })
-  await sqlite.update(kept.plant.id, { name: 'Monstera deliciosa', category: 'indoor', tags: ['large', 'rare'], status: 'sold' })
+  await sqlite.update(kept.plant.id, {
+    name: 'Monstera deliciosa', category: 'indoor', tags: ['large', 'rare'], status: 'sold', description: 'NUL \u0000 in the text', price: '999999999.99', sku: 'Mon-1', barcode: '4006381333931'
+  })
+  await sqlite.patch(3, { price: '0.01', barcode: '4006381333931' })
   // Photos: one picture on two plants (its three files counted twice), another on one.
   const shared = await photoOf(await picture('png', 1, 300), 'sharedsharedshar')
   await sqlite.addPhoto(kept.plant.id, shared)
@@ -62,6 +66,11 @@ test('migrate copies a catalogue into PostgreSQL with ids, versions, the id sequ
   assert.deepEqual(await pg.get(kept.plant.id), source.find((p) => p.id === kept.plant.id))
   assert.deepEqual(await pg.list({ afterId: 0, limit: 10, tags: ['rare'] }), source.filter((p) => p.tags.includes('rare')), 'tag index rebuilt')
   assert.deepEqual((await pg.list({ afterId: 0, limit: 10, tags: ['t\u0000'] })).map((p) => p.id), [2], 'strings with U+0000 filter as on SQLite')
+  // The store fields and times came along, with their indexes: a SKU is found and still unique, prices sort.
+  assert.deepEqual((await pg.list({ afterId: 0, limit: 10, sku: 'MON-1' })).map((p) => p.id), [kept.plant.id])
+  assert.deepEqual((await pg.list({ afterId: 0, limit: 2, sort: '-price', priceMin: 1 })).map((p) => p.price), ['999999999.99', '0.01'])
+  assert.deepEqual((await pg.list({ afterId: 0, limit: 10, barcode: '4006381333931' })).map((p) => p.id), [kept.plant.id, 3])
+  await assert.rejects(pg.create({ name: 'Copy', category: null, tags: [], status: 'available', sku: 'mon-1' }), SkuTaken)
   assert.deepEqual(await pg.changes(0, 10_000), feed, 'the change feed, with its sequence numbers')
   for (const file of [...shared.files, ...own.files]) assert.deepEqual(await wholeFile(pg, file.name), file.bytes, file.name)
   // The reference counts came along: removing one of the two copies keeps the shared files.
