@@ -193,7 +193,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   const hub = new FeedHub(store, app.log)
   registerFeedMetrics(registry, hub)
   app.decorate('feedHub', hub)
-  await app.register(apiIndexRoutes)
+  await app.register(apiIndexRoutes, { currency: config.currency })
   await app.register(plantRoutes, routeOptions)
   await app.register(patchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)

@@ -26,6 +26,7 @@ const Env = Type.Object({
   FEED_MAX_STREAMS_PER_CLIENT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 20, description: 'an integer from 1 to 1000000' }),
   MAX_CONNECTIONS_PER_CLIENT: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 256, description: 'an integer from 0 (no cap) to 1000000' }),
   WORKERS: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })], { default: 1, description: 'auto or an integer from 1 to 256' }),
+  CURRENCY: Type.String({ pattern: '^[A-Z]{3}$', default: 'EUR', description: 'an ISO 4217 currency code: three capital letters (e.g. EUR, USD)' }),
   WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'true or false' })
 })
 type Env = Static<typeof Env>
@@ -184,7 +185,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
     maxConnectionsPerClient: e.MAX_CONNECTIONS_PER_CLIENT,
     workers: e.WORKERS,
     /** Webhooks may target loopback, private and link-local addresses (tests, internal networks). */
-    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    /** The currency of every price in the catalogue (ISO 4217), shown by GET /v3. */
+    currency: e.CURRENCY
   }
 }
 

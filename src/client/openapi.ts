@@ -110,7 +110,7 @@ export interface paths {
         head?: never;
         /**
          * Change some fields of a plant (JSON merge patch, RFC 7396; `{}` changes nothing)
-         * @description Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, `category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body (400 invalid-input), the plant (404), If-Match (412). `{}` answers the current plant: no new version, no change in the feed.
+         * @description Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, `category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body (400 invalid-input), the plant (404), If-Match (412), the SKU (409 sku-taken). `{}` answers the current plant: no new version, no change in the feed.
          */
         patch: operations["patch-plant"];
         trace?: never;
@@ -378,6 +378,8 @@ export interface components {
         ApiIndex: {
             /** @description The change feed, page by page. */
             changes: string;
+            /** @description The currency of every price in the catalogue (ISO 4217; the CURRENCY setting). */
+            currency: string;
             /** @description The interactive documentation page. */
             docs: string;
             /** @description The change feed as Server-Sent Events. */
@@ -420,12 +422,32 @@ export interface components {
         /** @description Details of the plant to add. Unknown members (an id included) and members given twice are invalid input. */
         NewPlant: {
             /**
+             * @description GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Not unique: identical plants may share one.
+             * @default null
+             */
+            barcode?: string | null;
+            /**
              * @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null.
              * @default null
              */
             category?: string | null;
+            /**
+             * @description Text for a shop front, 1–2,000 characters, no white space at either end (refused, not trimmed); or null.
+             * @default null
+             */
+            description?: string | null;
             /** @description Name of the plant: 1–200 characters, no white space at either end (refused, not trimmed). */
             name: string;
+            /**
+             * @description Price in the catalogue's currency (GET /v3 names it) as a decimal string ≥ 0 and < 1,000,000,000 with at most 2 fraction digits ("12", "12.5"); or null (not priced). The record shows 2 fraction digits ("12.50"). A JSON number is refused.
+             * @default null
+             */
+            price?: string | null;
+            /**
+             * @description Stock keeping unit: 1–64 characters of A–Z a–z 0–9 . _ -, unique in the catalogue ignoring case (another plant's → 409 sku-taken naming it); or null.
+             * @default null
+             */
+            sku?: string | null;
             /**
              * @description Sale status of the plant.
              * @default available
@@ -469,15 +491,23 @@ export interface components {
         };
         /** @description A stored plant. */
         Plant: {
+            barcode: string | null;
             category: string | null;
+            /** @description RFC 3339, UTC, with milliseconds; set by the service (read-only). */
+            createdAt: string;
+            description: string | null;
             /** @description Server-assigned identifier; increasing, never reused. */
             id: number;
             name: string;
             /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
             photos: components["schemas"]["Photo"][];
+            price: string | null;
+            sku: string | null;
             /** @description Status of the plant: available, pending or sold today; any string in answers, so a client should accept one it does not know. */
             status: string;
             tags: string[];
+            /** @description RFC 3339, UTC, with milliseconds; moves with every version of the plant (photo changes included). */
+            updatedAt: string;
         };
         /** @description How many plants match a list's filters (for "1–20 of 240"). */
         PlantCount: {
@@ -494,10 +524,18 @@ export interface components {
         };
         /** @description A JSON merge patch (RFC 7396) of a plant: only the members sent change; `{}` changes nothing. An id or unknown member is invalid input. */
         PlantPatch: {
+            /** @description GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Not unique: identical plants may share one. */
+            barcode?: string | null;
             /** @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null. */
             category?: string | null;
+            /** @description Text for a shop front, 1–2,000 characters, no white space at either end (refused, not trimmed); or null. */
+            description?: string | null;
             /** @description Name of the plant: 1–200 characters, no white space at either end (refused, not trimmed). */
             name?: string;
+            /** @description Price in the catalogue's currency (GET /v3 names it) as a decimal string ≥ 0 and < 1,000,000,000 with at most 2 fraction digits ("12", "12.5"); or null (not priced). The record shows 2 fraction digits ("12.50"). A JSON number is refused. */
+            price?: string | null;
+            /** @description Stock keeping unit: 1–64 characters of A–Z a–z 0–9 . _ -, unique in the catalogue ignoring case (another plant's → 409 sku-taken naming it); or null. */
+            sku?: string | null;
             /**
              * @description Sale status of the plant.
              * @enum {string}
@@ -509,14 +547,34 @@ export interface components {
         /** @description Updated details of the plant, named by id. Omitted optional fields take their defaults. A member given twice is invalid input; an id written with a fraction or exponent (1.0, 1e2) is an invalid id. */
         PlantUpdate: {
             /**
+             * @description GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Not unique: identical plants may share one.
+             * @default null
+             */
+            barcode?: string | null;
+            /**
              * @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null.
              * @default null
              */
             category?: string | null;
+            /**
+             * @description Text for a shop front, 1–2,000 characters, no white space at either end (refused, not trimmed); or null.
+             * @default null
+             */
+            description?: string | null;
             /** @description Server-assigned identifier; increasing, never reused. */
             id: number;
             /** @description Name of the plant: 1–200 characters, no white space at either end (refused, not trimmed). */
             name: string;
+            /**
+             * @description Price in the catalogue's currency (GET /v3 names it) as a decimal string ≥ 0 and < 1,000,000,000 with at most 2 fraction digits ("12", "12.5"); or null (not priced). The record shows 2 fraction digits ("12.50"). A JSON number is refused.
+             * @default null
+             */
+            price?: string | null;
+            /**
+             * @description Stock keeping unit: 1–64 characters of A–Z a–z 0–9 . _ -, unique in the catalogue ignoring case (another plant's → 409 sku-taken naming it); or null.
+             * @default null
+             */
+            sku?: string | null;
             /**
              * @description Sale status of the plant.
              * @default available
@@ -538,6 +596,8 @@ export interface components {
                 /** @description JSON pointer to the offending member of the request part. */
                 path: string;
             }[];
+            /** @description 409 sku-taken only: the id of the plant that has the SKU. */
+            holder?: number;
             requestId: string;
             status: number;
             title: string;
@@ -826,19 +886,29 @@ export interface operations {
     "list-plants": {
         parameters: {
             query?: {
+                /** @description Plants with this barcode (exact). */
+                barcode?: string;
                 category?: string;
                 /** @description The nextCursor of the previous page, sent with the same sort and filters. */
                 cursor?: string;
                 /** @description Plants a page: 1–500, default 50. */
                 limit?: number;
+                /** @description Plants priced at most this (inclusive); unpriced plants are left out. */
+                priceMax?: string;
+                /** @description Plants priced at least this (inclusive); unpriced plants are left out. */
+                priceMin?: string;
                 /** @description Search by name: 1–5 terms separated by white space, each of at least 3 characters; a plant matches when its name contains every term, ignoring case (JavaScript toLowerCase). Accents are not ignored: "cafe" does not find "Café". */
                 q?: string;
-                /** @description `name` orders by the lower-cased name compared by Unicode code point, ties by id; `-` reverses both. */
-                sort?: "id" | "-id" | "name" | "-name";
+                /** @description The plant with this SKU, ignoring case. */
+                sku?: string;
+                /** @description `name` orders by the lower-cased name compared by Unicode code point, ties by id; `price` by price, unpriced plants last, ties by id; `updated` by updatedAt, ties by id; `-` reverses both (so `-price` puts unpriced plants first). */
+                sort?: "id" | "-id" | "name" | "-name" | "price" | "-price" | "updated" | "-updated";
                 /** @description Repeat to accept any of the statuses given. */
                 status?: ("available" | "pending" | "sold")[];
                 /** @description Repeat to require every tag given. */
                 tag?: string[];
+                /** @description Plants whose updatedAt is at or after this RFC 3339 date-time (seconds and a zone required, e.g. 2026-05-01T12:00:00.000Z). */
+                updatedSince?: string;
             };
             header?: never;
             path?: never;
@@ -964,6 +1034,17 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description sku-taken: another plant has this SKU (ignoring case); `holder` is its id */
+            409: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag */
             412: {
                 headers: {
@@ -1047,6 +1128,17 @@ export interface operations {
                     "application/json": components["schemas"]["Plant"];
                 };
             };
+            /** @description createdAt or updatedAt in the body: they are read-only */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Missing or unknown API key: writes only, and only when API keys are configured */
             401: {
                 headers: {
@@ -1065,6 +1157,17 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves. */
                     allow?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description sku-taken: another plant has this SKU (ignoring case); `holder` is its id */
+            409: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1357,6 +1460,17 @@ export interface operations {
             };
             /** @description Plant not found */
             404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description sku-taken: another plant has this SKU (ignoring case); `holder` is its id */
+            409: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
@@ -1934,13 +2048,23 @@ export interface operations {
     "count-plants": {
         parameters: {
             query?: {
+                /** @description Plants with this barcode (exact). */
+                barcode?: string;
                 category?: string;
+                /** @description Plants priced at most this (inclusive); unpriced plants are left out. */
+                priceMax?: string;
+                /** @description Plants priced at least this (inclusive); unpriced plants are left out. */
+                priceMin?: string;
                 /** @description Search by name: 1–5 terms separated by white space, each of at least 3 characters; a plant matches when its name contains every term, ignoring case (JavaScript toLowerCase). Accents are not ignored: "cafe" does not find "Café". */
                 q?: string;
+                /** @description The plant with this SKU, ignoring case. */
+                sku?: string;
                 /** @description Repeat to accept any of the statuses given. */
                 status?: ("available" | "pending" | "sold")[];
                 /** @description Repeat to require every tag given. */
                 tag?: string[];
+                /** @description Plants whose updatedAt is at or after this RFC 3339 date-time (seconds and a zone required, e.g. 2026-05-01T12:00:00.000Z). */
+                updatedSince?: string;
             };
             header?: never;
             path?: never;

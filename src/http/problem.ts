@@ -17,7 +17,8 @@ export const Problem = component('Problem', Type.Object({
   current: Type.Optional(Type.Unsafe<Plant>({
     $ref: 'Plant',
     description: '412 only: the plant as it is now, its ETag in the ETag header, so a client can merge and retry without reading it first.'
-  }))
+  })),
+  holder: Type.Optional(Type.Integer({ minimum: 1, description: '409 sku-taken only: the id of the plant that has the SKU.' }))
 }, { description: 'Problem details (RFC 9457), served as application/json.' }))
 export type Problem = Static<typeof Problem>
 export type FieldError = { path: string, message: string }
@@ -29,6 +30,7 @@ const TITLES = {
   'route-not-found': 'Not found',
   'method-not-allowed': 'Method not allowed',
   'precondition-failed': 'Precondition failed',
+  'sku-taken': 'SKU taken',
   'idempotency-key-reused': 'Idempotency key reused with a different body',
   'payload-too-large': 'Payload too large',
   'headers-too-large': 'Request header fields too large',
@@ -53,6 +55,8 @@ export type ProblemCode = keyof typeof TITLES
 export class HttpProblem extends Error {
   /** A 412's `current`: the record as it is now. */
   current?: Plant
+  /** A 409 sku-taken's `holder`: the plant that has the SKU. */
+  holder?: number
 
   constructor (
     readonly status: number,

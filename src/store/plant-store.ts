@@ -1,6 +1,6 @@
 import type { ChangePage } from '../catalogue/changes.js'
 import type { NewPhoto, StoredFile } from '../catalogue/photo.js'
-import type { Inventory, PlantFields, PlantPatch, PlantStatus, StoredPlant } from '../catalogue/plant.js'
+import type { Inventory, PlantInput, PlantPatch, PlantStatus, StoredPlant } from '../catalogue/plant.js'
 import type { Sort } from '../catalogue/query.js'
 import type { WebhookStore } from './webhook-store.js'
 
@@ -26,10 +26,22 @@ export interface ListFilter {
   tags?: string[]
   /** Lower-cased terms (see catalogue/query.ts) the lower-cased name must each contain. */
   terms?: string[]
+  /** SKU, ignoring case (see catalogue/query.ts for these four). */
+  sku?: string
+  barcode?: string
+  /** Epoch milliseconds. */
+  updatedSince?: number
+  /** Cents, inclusive. */
+  priceMin?: number
+  priceMax?: number
   sort?: Sort
-  /** Start after this id (0: from the start); with a name sort, after (afterKey, afterId). */
+  /**
+   * Start after this id (0: from the start); with a name sort, after (afterKey, afterId); with a
+   * price or updated sort, after (afterValue, afterId) (catalogue/query.ts: sortValue).
+   */
   afterId: number
   afterKey?: string
+  afterValue?: number
   limit: number
 }
 
@@ -40,9 +52,10 @@ export interface PlantStore {
   readonly engine: 'sqlite' | 'postgres'
   /** The webhooks' subscriptions and delivery state, in the same database. */
   readonly webhooks: WebhookStore
-  create (fields: PlantFields, idempotency?: IdempotencyClaim): Promise<CreateResult>
+  /** Refused with SkuTaken when another plant has the SKU (ignoring case), also when racing another instance. */
+  create (fields: PlantInput, idempotency?: IdempotencyClaim): Promise<CreateResult>
   /** Replaces the plant's fields. `expectedVersions` (from If-Match) makes the update conditional. */
-  update (id: number, fields: PlantFields, expectedVersions?: number[]): Promise<StoredPlant>
+  update (id: number, fields: PlantInput, expectedVersions?: number[]): Promise<StoredPlant>
   /** Merges `patch` into the current plant inside the write; `{}` changes nothing (no version, no change). */
   patch (id: number, patch: PlantPatch, expectedVersions?: number[]): Promise<StoredPlant>
   remove (id: number): Promise<void>

@@ -2,7 +2,7 @@ import pg from 'pg'
 import type { Change, ChangePage } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
-import { toRecord, type Inventory, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import { completeFields, toRecord, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { ChangeWatcher } from './change-watcher.js'
 import { fillNameKeys, listQuery, rarestFirst } from './list-query.js'
@@ -35,7 +35,7 @@ export interface PostgresStoreOptions {
 interface ChangeRow { floor: number, head: number, seq: number | null, kind: Change['kind'], plant_id: number, version: number, plant: string | null }
 
 const DAY = 86_400_000
-const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version, p.photos'
+const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version, p.photos, p.description, p.price, p.sku, p.barcode, p.created_at, p.updated_at'
 
 const toDb = toPostgresText
 
@@ -171,12 +171,12 @@ class PostgresPlantStore implements PlantStore {
     this.watch()
   }
 
-  create (fields: PlantFields, idempotency?: IdempotencyClaim): Promise<CreateResult> {
-    return this.write({ kind: 'create', fields, idempotency })
+  create (fields: PlantInput, idempotency?: IdempotencyClaim): Promise<CreateResult> {
+    return this.write({ kind: 'create', fields: completeFields(fields), idempotency })
   }
 
-  update (id: number, fields: PlantFields, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.write({ kind: 'update', id, fields, expectedVersions })
+  update (id: number, fields: PlantInput, expectedVersions?: number[]): Promise<StoredPlant> {
+    return this.write({ kind: 'update', id, fields: completeFields(fields), expectedVersions })
   }
 
   patch (id: number, patch: PlantPatch, expectedVersions?: number[]): Promise<StoredPlant> {
@@ -203,8 +203,8 @@ class PostgresPlantStore implements PlantStore {
     return this.files.get(fileReadKey(name, chunk))
   }
 
-  private photoChanged (tx: Tx, id: number, { row, photos, version }: PhotoWrite): StoredPlant {
-    const plant = toPlant({ ...row, id, status: row.status as PlantStatus, version, photos: '[]' })
+  private photoChanged (tx: Tx, id: number, { row, photos, version, at }: PhotoWrite): StoredPlant {
+    const plant = toPlant({ ...row, id, status: row.status as PlantStatus, version, photos: '[]', updated_at: at })
     plant.photos = photos
     tx.change('updated', id, version, toRecord(plant), this.now())
     return plant

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import { nameKey } from '../../catalogue/name-key.js'
+import { UNPRICED } from '../../catalogue/query.js'
 import { chunksOf } from './photo-writes.js'
 import { WEBHOOKS_MIGRATION } from './webhook-store.js'
 
@@ -93,6 +94,7 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   INSERT INTO sqlite_sequence (name, seq) SELECT 'status:' || status, n FROM status_counts;
   `,
   photoFileChunks,
+  storeFields,
   WEBHOOKS_MIGRATION
 ]
 
@@ -160,6 +162,50 @@ function photoFileChunks (db: Database.Database, progress: (message: string) => 
   })
   db.exec('ALTER TABLE photo_files DROP COLUMN bytes')
 }
+
+/**
+ * Migration 10 (issue 25): the store fields. Nullable columns, so adding them rewrites no row; the
+ * indexes are built once each (SQLite reads the table once an index). Plants keep the times their
+ * rows have always held (created_at and updated_at date from the first release). Records already
+ * in the feed and in Idempotency-Key answers gain the new members, so each keeps the record's one shape.
+ */
+function storeFields (db: Database.Database, progress: (message: string) => void): void {
+  const total = (db.prepare('SELECT count(*) AS n FROM plants').get() as { n: number }).n
+  const say = (message: string): void => { if (total > 50_000) progress(`migration 10: ${message} (${total} plants)`) }
+  db.exec(`
+  ALTER TABLE plants ADD COLUMN description TEXT;
+  -- Integer cents: no binary float ever holds a price.
+  ALTER TABLE plants ADD COLUMN price INTEGER;
+  ALTER TABLE plants ADD COLUMN sku TEXT;
+  ALTER TABLE plants ADD COLUMN barcode TEXT;
+  `)
+  say('indexing SKUs and barcodes')
+  db.exec(`
+  -- One plant a SKU, ignoring case; the writer checks first to name the holder, this settles it.
+  CREATE UNIQUE INDEX plants_sku ON plants (lower(sku)) WHERE sku IS NOT NULL;
+  CREATE INDEX plants_barcode ON plants (barcode) WHERE barcode IS NOT NULL;
+  `)
+  say('indexing prices and update times for sort=price and sort=updated')
+  db.exec(`
+  -- sort=price: unpriced plants order after every price (catalogue/query.ts UNPRICED; list-query.ts writes the same expression).
+  CREATE INDEX plants_price ON plants (coalesce(price, ${UNPRICED}), id);
+  CREATE INDEX plants_updated ON plants (updated_at, id);
+  `)
+  say('adding the new members to the records in the feed')
+  const members = (at: string, created: string): string =>
+    `',"description":null,"price":null,"sku":null,"barcode":null,"createdAt":"' || ${iso(created)} || '","updatedAt":"' || ${iso(at)} || '"}'`
+  db.exec(`
+  UPDATE changes SET plant = substr(plant, 1, length(plant) - 1) || ${members('at', 'coalesce((SELECT created_at FROM plants WHERE id = plant_id), at)')} WHERE plant IS NOT NULL;
+  UPDATE idempotency_keys SET response = substr(response, 1, length(response) - 1) ||
+    ${members('coalesce((SELECT updated_at FROM plants WHERE id = plant_id), created_at)', 'coalesce((SELECT created_at FROM plants WHERE id = plant_id), created_at)')};
+  `)
+}
+
+/** SQL for epoch milliseconds as RFC 3339 UTC with milliseconds (as Date.toISOString writes them). */
+const iso = (ms: string): string => `strftime('%Y-%m-%dT%H:%M:%fZ', (${ms}) / 1000.0, 'unixepoch')`
+
+/** The user_version the store fields' migration brings a file to (tests build the catalogue before it). */
+export const STORE_FIELDS_VERSION = MIGRATIONS.indexOf(storeFields) + 1
 
 /** Applies the pending migrations (up to `upTo`: tests build an older catalogue with it). */
 export function migrate (db: Database.Database, progress: (message: string) => void = () => {}, upTo = MIGRATIONS.length): void {

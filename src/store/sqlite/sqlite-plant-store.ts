@@ -2,11 +2,13 @@ import type Database from 'better-sqlite3'
 import type { Change, ChangePage } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
-import type { Inventory, PlantFields, PlantPatch, PlantStatus, StoredPlant } from '../../catalogue/plant.js'
+import { completeFields, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import { sortKeyOf } from '../../catalogue/query.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { prepareDataDir } from './data-dir.js'
 import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
 import { countSql, listSql, mergePages, pendingSql, probeSql, SMALL, type Driver } from './list-query.js'
+import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from './plant-rows.js'
 import { migrate } from './migrations.js'
 import { photoFileReader } from './photo-writes.js'
 import { INDEXED_UP_TO, searchBacklog } from './search-backlog.js'
@@ -25,18 +27,13 @@ export interface SqliteStoreOptions {
   progress?: (message: string) => void
 }
 
-interface PlantRow { id: number, name: string, category: string | null, tags: string, status: PlantStatus, photos: string, version: number }
+type PlantRow = PlantTuple
 interface ChangeRow { seq: number, kind: Change['kind'], plant_id: number, version: number, plant: string | null }
 
 const DAY = 86_400_000
 /** The guard looks at the clock once in this many rows plus one (a mask): reading it costs more than a row. */
 const GUARD_EVERY = 255
-type PlantTuple = [number, string, string | null, string, PlantStatus, number, string]
-// A page is read as arrays: better-sqlite3 builds no keyed object per row (a third of a page's read time).
-const tupleToPlant = ([id, name, category, tags, status, version, photos]: PlantTuple): StoredPlant =>
-  ({ id, name, category, tags: JSON.parse(tags), status, photos: JSON.parse(photos), version })
-const toPlant = (r: PlantRow): StoredPlant =>
-  ({ id: r.id, name: r.name, category: r.category, tags: JSON.parse(r.tags), status: r.status, photos: JSON.parse(r.photos), version: r.version })
+const toPlant = tupleToPlant
 
 // SQLite errors that mean "the storage cannot do this right now" rather than a bug.
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|PROTOCOL|NOTADB|CORRUPT)/
@@ -82,7 +79,7 @@ class SqlitePlantStore implements PlantStore {
     this.now = options.now ?? Date.now
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DAY
     this.s = {
-      get: db.prepare<[number], PlantRow>('SELECT id, name, category, tags, status, version, photos FROM plants WHERE id = ?'),
+      get: db.prepare<[number], PlantRow>(`SELECT ${PLANT_COLUMNS} FROM plants p WHERE id = ?`).raw(true),
       purgeKeys: db.prepare('DELETE FROM idempotency_keys WHERE created_at <= ?'),
       changes: db.prepare<[number, number], ChangeRow>('SELECT seq, kind, plant_id, version, plant FROM changes WHERE seq > ? ORDER BY seq LIMIT ?'),
       floor: db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'feed_floor'"),
@@ -131,12 +128,12 @@ class SqlitePlantStore implements PlantStore {
     this.timers.push(setInterval(() => { this.watchOtherWriters() }, 200).unref())
   }
 
-  create (fields: PlantFields, idempotency?: IdempotencyClaim): Promise<CreateResult> {
-    return this.commits.run({ kind: 'create', fields, idempotency, now: this.now() })
+  create (fields: PlantInput, idempotency?: IdempotencyClaim): Promise<CreateResult> {
+    return this.commits.run({ kind: 'create', fields: completeFields(fields), idempotency, now: this.now() })
   }
 
-  update (id: number, fields: PlantFields, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.commits.run({ kind: 'update', id, fields, expectedVersions, now: this.now() })
+  update (id: number, fields: PlantInput, expectedVersions?: number[]): Promise<StoredPlant> {
+    return this.commits.run({ kind: 'update', id, fields: completeFields(fields), expectedVersions, now: this.now() })
   }
 
   remove (id: number): Promise<void> {
@@ -208,13 +205,16 @@ class SqlitePlantStore implements PlantStore {
    * up to SMALL; by name, the name index unless a candidate set is small enough to sort whole.
    */
   private driver (filter: ListFilter): Driver {
-    const candidates: Array<Exclude<Driver, { kind: 'order' }>> = [...new Set(filter.tags ?? [])].map((tag) => ({ kind: 'tag', tag }))
+    // A SKU names one plant, a barcode a handful: their index leads, whatever else is asked.
+    if (filter.sku !== undefined || filter.barcode !== undefined) return { kind: 'lookup' }
+    const candidates: Array<Exclude<Driver, { kind: 'order' } | { kind: 'lookup' }>> = [...new Set(filter.tags ?? [])].map((tag) => ({ kind: 'tag', tag }))
     if ((filter.terms ?? []).length > 0) candidates.push({ kind: 'fts' })
-    const byName = filter.sort === 'name' || filter.sort === '-name'
+    // Ordered by a key other than the id (name, price, updated), a candidate set is sorted whole.
+    const keyed = sortKeyOf(filter.sort ?? 'id') !== 'id'
     // By id, a single candidate leads without being counted: it keeps the order whatever its size.
-    if (!byName && candidates.length === 1) return candidates[0]
+    if (!keyed && candidates.length === 1) return candidates[0]
     // By id any candidate keeps the order, so a smaller count tells the rarest well enough.
-    const cap = byName ? SMALL : 500
+    const cap = keyed ? SMALL : 500
     let best: Driver = { kind: 'order' }
     let fewest = Infinity
     for (const candidate of candidates) {
@@ -223,7 +223,7 @@ class SqlitePlantStore implements PlantStore {
       if (n < fewest) { best = candidate; fewest = n }
       if (n === 0) break
     }
-    return byName && fewest >= SMALL ? { kind: 'order' } : best
+    return keyed && fewest >= SMALL ? { kind: 'order' } : best
   }
 
   private statement (text: string): Database.Statement {
