@@ -10,7 +10,8 @@ const COMMANDS: Entry[] = [
   { name: 'import', summary: 'add the plants of a CSV or JSON Lines file, skipping those already in the catalogue', load: async () => (await import('./import.js')).importCommand },
   { name: 'export', summary: 'write the whole catalogue as CSV or JSON Lines, streamed', load: async () => (await import('./export.js')).exportCommand },
   { name: 'backup', summary: 'take a consistent copy of the embedded database, while the service runs', load: async () => (await import('./backup.js')).backupCommand },
-  { name: 'migrate', summary: 'copy the embedded catalogue into PostgreSQL: ids, versions, sequences, feed; then verify', load: async () => (await import('./migrate.js')).migrateCommand }
+  { name: 'migrate', summary: 'copy the embedded catalogue into PostgreSQL: ids, versions, sequences, feed; then verify', load: async () => (await import('./migrate.js')).migrateCommand },
+  { name: 'webhooks', summary: 'add, list, pause, resume, remove and test the webhooks that push changes to other systems', load: async () => (await import('./webhooks.js')).webhooksCommand }
 ]
 
 function overview (): string {

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, test, type TestContext } from 'node:test'
+import { Webhook as Verifier } from 'standardwebhooks'
+import { plants } from '../scripts/lib/cli-harness.js'
+import { freshSchema, TEST_DATABASE_URL } from './helpers/postgres-engine.js'
+import { receiver } from './helpers/receiver.js'
+
+// `plants webhooks add|list|pause|resume|remove|test` on the catalogue's own database.
+
+const TARGETS: Record<string, { skip: string | false, make (t: TestContext): Promise<{ env: NodeJS.ProcessEnv, args: string[] }> }> = {
+  'data folder': {
+    skip: false,
+    make: async (t) => {
+      const dir = await mkdtemp(join(tmpdir(), 'plants-webhooks-'))
+      t.after(() => rm(dir, { recursive: true, force: true }))
+      return { env: { WEBHOOK_ALLOW_PRIVATE: 'true' }, args: ['--data-dir', join(dir, 'data')] }
+    }
+  },
+  postgres: {
+    skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set',
+    make: async (t) => {
+      const scratch = await freshSchema()
+      t.after(() => scratch.drop())
+      return { env: { DATABASE_URL: scratch.url, WEBHOOK_ALLOW_PRIVATE: 'true' }, args: [] }
+    }
+  }
+}
+
+for (const [where, target] of Object.entries(TARGETS)) {
+  describe(`plants webhooks (${where})`, { skip: target.skip }, () => {
+    test('add prints the secret once; list, pause, resume, test and remove act on the stored webhook', async (t) => {
+      const { env, args } = await target.make(t)
+      const r = await receiver(t)
+      const added = await plants(['webhooks', 'add', r.url, '--events', 'created,deleted', ...args], env)
+      assert.equal(added.code, 0, added.stderr)
+      const secret = added.stdout.trim()
+      assert.match(secret, /^whsec_/)
+      assert.match(added.stderr, /added webhook 1 .*created, deleted/)
+      const listed = await plants(['webhooks', 'list', ...args], env)
+      assert.match(listed.stdout, /^1 +active +created,deleted +0 +http:\/\/127\.0\.0\.1:\d+\/hook +-$/m)
+      assert.ok(!listed.stdout.includes(secret))
+      assert.equal((await plants(['webhooks', 'pause', '1', ...args], env)).code, 0)
+      assert.match((await plants(['webhooks', 'list', ...args], env)).stdout, /^1 +paused/m)
+      assert.equal((await plants(['webhooks', 'resume', '1', ...args], env)).code, 0)
+      const tested = await plants(['webhooks', 'test', '1', ...args], env)
+      assert.equal(tested.code, 0, tested.stderr)
+      assert.match(tested.stdout, /answered 204/)
+      assert.deepEqual(new Verifier(secret).verify(r.received[0].body, r.received[0].headers as Record<string, string>), { kind: 'test', webhook: 1 })
+      assert.equal((await plants(['webhooks', 'remove', '1', ...args], env)).code, 0)
+      assert.equal((await plants(['webhooks', 'list', ...args], env)).stdout, 'no webhooks\n')
+      const missing = await plants(['webhooks', 'pause', '1', ...args], env)
+      assert.deepEqual([missing.code, missing.stderr], [1, 'plants webhooks: no webhook 1 (plants webhooks list shows them)\n'])
+    })
+
+    test('a private target without WEBHOOK_ALLOW_PRIVATE, an unknown kind or a bad id is a usage error', async (t) => {
+      const { env, args } = await target.make(t)
+      const privateRefused = await plants(['webhooks', 'add', 'http://127.0.0.1:9/', ...args], { ...env, WEBHOOK_ALLOW_PRIVATE: 'false' })
+      assert.equal(privateRefused.code, 2)
+      assert.match(privateRefused.stderr, /must not name a loopback.*WEBHOOK_ALLOW_PRIVATE=true/)
+      assert.equal((await plants(['webhooks', 'add', 'https://shop.example/', '--events', 'sold', ...args], env)).code, 2)
+      assert.equal((await plants(['webhooks', 'pause', 'x', ...args], env)).code, 2)
+      assert.equal((await plants(['webhooks', 'frobnicate', ...args], env)).code, 2)
+    })
+  })
+}
