@@ -144,6 +144,7 @@ for (const engine of ENGINES) {
       assert.ok(failing.failingSince !== null)
       const metrics = (await api.request({ method: 'GET', url: '/metrics' })).body
       assert.match(metrics, /webhook_deliveries_total\{outcome="gave-up"\} 1/)
+      assert.match(metrics, /^webhooks_failing 1$/m)
       r.then = 'ok'
       await api.add({ name: 'Later' })
       await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { status: 'active' } })

@@ -70,6 +70,10 @@ export class WebhookDeliverer {
 
   get running (): ReadonlyMap<number, DeliveryLoop> { return this.loops }
 
+  async failing (): Promise<number> {
+    return (await this.store.webhooks.list()).filter((w) => w.status === 'failing').length
+  }
+
   async close (): Promise<void> {
     this.stopped = true
     clearInterval(this.timer)
@@ -77,6 +81,16 @@ export class WebhookDeliverer {
     await Promise.all([...this.loops.values()].map((loop) => loop.stop()))
     this.loops.clear()
     await this.client.close()
+  }
+
+  /** What a crash leaves behind (tests): the loops stop where they are, their leases held until they expire. */
+  abandon (): void {
+    this.stopped = true
+    clearInterval(this.timer)
+    this.unsubscribe?.()
+    for (const loop of this.loops.values()) loop.abandon()
+    this.loops.clear()
+    void this.client.close()
   }
 
   private async scan (): Promise<void> {
@@ -138,6 +152,12 @@ export class DeliveryLoop {
     this.sleeping = undefined
     clearTimeout(sleeping.timer)
     sleeping.resolve()
+  }
+
+  abandon (): void {
+    this.stopped = true
+    this.leasedUntil = 0
+    this.wake()
   }
 
   async stop (): Promise<void> {
@@ -206,6 +226,8 @@ export class DeliveryLoop {
       // Waiting since this instance first read it (the change's own time is not in every record).
       if (this.pending?.seq !== change.seq) this.pending = { seq: change.seq, since: settings.now() }
       const result = await this.send(webhook, change)
+      // Stopped meanwhile: this attempt is not recorded; the change is sent again by whoever delivers next.
+      if (this.stopped) return 0
       const tried = settings.now()
       const attempt = { seq: change.seq, attempt: attempts + 1, at: tried, ...result }
       if (result.error === null) {

@@ -2,6 +2,8 @@ import { Counter, Gauge, type Registry } from 'prom-client'
 
 /** What the lag gauges read of a deliverer: its loops, each where it is and what it has seen. */
 export interface LagSource {
+  /** How many webhooks are failing (read from the store: every instance shows the same). */
+  failing (): Promise<number>
   readonly running: ReadonlyMap<number, { readonly id: number, readonly cursor: number, readonly headSeen: number, readonly oldestPendingAt: number | undefined }>
 }
 
@@ -15,6 +17,7 @@ export class WebhookMetrics {
   constructor (registry?: Registry) {
     const registers = registry ? [registry] : []
     this.attempts = new Counter({ name: 'webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (gave-up: retries ran out, the webhook turned failing)', labelNames: ['outcome'], registers })
+    this.failingGauge(registers)
     const loops = () => this.deliverers.flatMap((d) => [...d.running.values()])
     // eslint-disable-next-line no-new -- registered, and read through collect() when scraped
     new Gauge({
@@ -37,6 +40,20 @@ export class WebhookMetrics {
         this.reset()
         const now = Date.now()
         for (const loop of loops()) this.set({ webhook: String(loop.id) }, loop.oldestPendingAt === undefined ? 0 : Math.max(0, (now - loop.oldestPendingAt) / 1000))
+      }
+    })
+  }
+
+  private failingGauge (registers: Registry[]): void {
+    const deliverers = (): LagSource[] => this.deliverers
+    // eslint-disable-next-line no-new -- registered, and read through collect() when scraped
+    new Gauge({
+      name: 'webhooks_failing',
+      help: 'Webhooks whose retries ran out (status failing): they keep their place until resumed',
+      registers,
+      async collect () {
+        const [first] = deliverers()
+        this.set(first === undefined ? 0 : await first.failing().catch(() => 0))
       }
     })
   }
