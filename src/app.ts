@@ -10,7 +10,7 @@ import type { Config } from './config.js'
 import { FeedHub } from './feed/hub.js'
 import { changeRoutes } from './feed/routes.js'
 import { StreamLimits } from './feed/stream-limits.js'
-import { loadKeyHashes, registerWriteAuth, securitySchemes } from './http/auth.js'
+import { envKeyNames, loadKeyHashes, registerAuth, securitySchemes } from './http/auth.js'
 import { registerComponents } from './http/components.js'
 import { apiIndexRoutes } from './http/api-index.js'
 import { corsOptions } from './http/cors.js'
@@ -24,6 +24,8 @@ import { redactedRequest, redactUrl } from './http/redact-url.js'
 import { HttpProblem, problemResponses } from './http/problem.js'
 import { lazyRequestLoggers, registerAccessLog } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
+import { KeyCache } from './keys/key-cache.js'
+import { keyRoutes } from './keys/routes.js'
 import { docsPage } from './ops/docs-page.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
 import { registerFeedMetrics, registerMetrics } from './ops/metrics.js'
@@ -47,8 +49,10 @@ declare module 'fastify' {
   interface FastifyInstance {
     store: PlantStore
     readiness: Readiness
-    /** How many API keys may write (0: writes are anonymous). */
+    /** How many API keys may write (0: writes are anonymous): API_KEYS's, and 1 more when the database holds keys. */
     writeKeyCount: number
+    /** Which key a secret names, from memory (src/keys/key-cache.ts). */
+    keyCache: KeyCache
     /** The change feed every event stream of this process reads from. */
     feedHub: FeedHub
     /** Pushes the change feed to the webhooks this process holds the lease of. */
@@ -124,7 +128,12 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   if (!options.store) app.addHook('onClose', async () => { await store.close() })
   app.decorate('store', store)
   app.decorate('readiness', { draining: false, lastRequestAt: 0 })
-  app.decorate('writeKeyCount', keyHashes.length)
+  const keyCache = new KeyCache(store.keys, envKeyNames(keyHashes), { onError: (err) => { app.log.warn({ err }, 'last-used times of API keys not written') } })
+  app.addHook('onClose', async () => { await keyCache.close() })
+  app.decorate('keyCache', keyCache)
+  // An unreachable database at start (PostgreSQL keeps trying) is taken as no stored keys here; requests ask again.
+  const storedKeys = await store.keys.anyKeys().catch(() => false)
+  app.decorate('writeKeyCount', keyHashes.length + (storedKeys ? 1 : 0))
 
   registerValidators(app, lazySchemas)
   registerJsonBody(app)
@@ -152,7 +161,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     // Before the key check and the answer to an unknown path: guessing either counts.
     app.addHook('onRequest', app.rateLimit())
   }
-  registerWriteAuth(app, keyHashes)
+  registerAuth(app, { keys: keyCache, readsNeedKey: config.readsNeedKey })
   registerAccessLog(app)
   answerUnknownPathsEarly(app)
 
@@ -182,7 +191,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       },
       servers: [{ url: '/' }],
       components: { securitySchemes },
-      tags: [{ name: 'plant', description: 'The plant catalogue' }, { name: 'operations', description: 'Health and readiness' }, { name: 'webhooks', description: 'Changes pushed to other systems, signed (Standard Webhooks)' }]
+      tags: [{ name: 'plant', description: 'The plant catalogue' }, { name: 'operations', description: 'Health and readiness' }, { name: 'webhooks', description: 'Changes pushed to other systems, signed (Standard Webhooks)' }, { name: 'keys', description: 'API keys and their scopes (admin)' }]
     }
   })
   await app.register(docsPage)
@@ -207,8 +216,9 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   app.addHook('onReady', async () => { deliverer.start() })
   app.addHook('preClose', async () => { await deliverer.close() })
   await app.register(webhookRoutes, { store, deliverer, allowPrivate: config.webhookAllowPrivate })
+  await app.register(keyRoutes, { keys: store.keys, cache: keyCache })
   await app.register(healthRoutes, { store, readiness: app.readiness })
   await app.register(versionRoutes, { store, registry })
-  await app.register(pageRoutes, { dir: pageDirectory(), secured: keyHashes.length > 0 })
+  await app.register(pageRoutes, { dir: pageDirectory(), secured: app.writeKeyCount > 0 })
   return app
 }

@@ -27,7 +27,8 @@ const Env = Type.Object({
   MAX_CONNECTIONS_PER_CLIENT: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 256, description: 'an integer from 0 (no cap) to 1000000' }),
   WORKERS: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })], { default: 1, description: 'auto or an integer from 1 to 256' }),
   CURRENCY: Type.String({ pattern: '^[A-Z]{3}$', default: 'EUR', description: 'an ISO 4217 currency code: three capital letters (e.g. EUR, USD)' }),
-  WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'true or false' })
+  WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'true or false' }),
+  READS: Type.Union([Type.Literal('public'), Type.Literal('keys')], { default: 'public', description: 'public (anyone may read) or keys (every read needs a key of scope read)' })
 })
 type Env = Static<typeof Env>
 
@@ -186,6 +187,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
     workers: e.WORKERS,
     /** Webhooks may target loopback, private and link-local addresses (tests, internal networks). */
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    /** READS=keys: every read under /v3 needs a key of scope `read` (default: reads are public). */
+    readsNeedKey: e.READS === 'keys',
     /** The currency of every price in the catalogue (ISO 4217), shown by GET /v3. */
     currency: e.CURRENCY
   }

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import cluster from 'node:cluster'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { availableParallelism } from 'node:os'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
@@ -20,9 +22,11 @@ const MIN_DRAIN_MS = 1_000
 
 async function serve (config: Config): Promise<void> {
   // Refuse before the store opens: a refused start must not create a catalogue or migrate a database.
-  // (A key file holds at least one key, or buildApp refuses it.)
+  // (A key file holds at least one key, or buildApp refuses it.) Keys stored in the catalogue count
+  // too, so only a catalogue that cannot hold any yet (no database file) is refused here; PostgreSQL
+  // and an existing file are asked after opening, below.
   const early = protectedModeRefusal(config, config.apiKeys.length + (config.apiKeysFile === undefined ? 0 : 1))
-  if (early) {
+  if (early && config.databaseUrl === undefined && !existsSync(join(config.dataDir, 'catalogue.db'))) {
     process.stderr.write(`${early}\n`)
     process.exit(1)
   }

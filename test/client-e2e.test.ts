@@ -190,6 +190,20 @@ test('the typed client drives every documented operation against a listening ser
   }
   assert.equal((await client.GET('/v3/plant', { params: { query: { updatedSince: 'now' } } })).response.status, 400)
 
+  // keys, last (the first key makes keys required): made anonymously on this keyless loopback
+  // service, then used; a till's key is 403 on them; revoked, 404 the second time
+  const admin = await client.POST('/v3/keys', { body: { name: 'e2e-admin', scope: 'admin' } })
+  assert.equal(admin.response.status, 201)
+  const asAdmin = { authorization: `Bearer ${admin.data!.secret}` }
+  const till = await client.POST('/v3/keys', { headers: asAdmin, body: { name: 'e2e-till', scope: 'sell', expiresAt: '2099-01-01' } })
+  assert.deepEqual([till.response.status, till.data?.expiresAt], [201, '2099-01-01T00:00:00.000Z'])
+  const listed = await client.GET('/v3/keys', { headers: asAdmin })
+  assert.deepEqual(listed.data?.items.map((k) => [k.name, k.scope]), [['e2e-admin', 'admin'], ['e2e-till', 'sell']])
+  const refused = await client.GET('/v3/keys', { headers: { authorization: `Bearer ${till.data!.secret}` } })
+  assert.deepEqual([refused.response.status, refused.error?.type], [403, '/v3/problems/insufficient-scope'])
+  assert.equal((await client.DELETE('/v3/keys/{name}', { params: { path: { name: 'e2e-till' } }, headers: asAdmin })).response.status, 204)
+  assert.equal((await client.DELETE('/v3/keys/{name}', { params: { path: { name: 'e2e-till' } }, headers: asAdmin })).response.status, 404)
+
   // Every operation of the document went through the client: a new route must be added here.
   const doc = await servedDocument()
   const documented = Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>

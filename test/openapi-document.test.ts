@@ -20,14 +20,14 @@ async function documentWith (config: Partial<Config>): Promise<Record<string, an
 const NAMED = ['Plant', 'NewPlant', 'PlantUpdate', 'PlantPatch', 'PlantPage', 'Inventory', 'Change', 'ChangePage', 'Problem', 'ApiIndex', 'Photo', 'Version']
 const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'patch']
 
-test('the OpenAPI document is the same whatever the settings: keys, a rate limit, CORS, both or none', async () => {
+test('the OpenAPI document is the same whatever the settings: keys, READS, a rate limit, CORS, both or none', async () => {
   const plain = await documentWith({})
-  for (const config of [{ apiKeys: ['k'] }, { rateLimit: 10 }, { apiKeys: ['k'], rateLimit: 10, corsOrigins: ['https://shop.example'] }]) {
+  for (const config of [{ apiKeys: ['k'] }, { readsNeedKey: true }, { rateLimit: 10 }, { apiKeys: ['k'], rateLimit: 10, corsOrigins: ['https://shop.example'] }]) {
     assert.deepEqual(await documentWith(config), plain, JSON.stringify(config))
   }
   // …and it says when the guards apply, rather than leaving them out.
   assert.deepEqual(Object.keys(plain.components.securitySchemes).sort(), ['apiKeyHeader', 'bearerAuth'])
-  assert.match(plain.paths['/v3/plant'].post.responses['401'].description, /when API keys are configured/)
+  assert.match(plain.paths['/v3/plant'].post.responses['401'].description, /only when the service has keys/)
   assert.match(plain.paths['/v3/plant'].get.responses['429'].description, /when a rate limit is set/)
 })
 

@@ -92,7 +92,7 @@ describe('operations', () => {
     assert.equal(doc.paths['/v3/plant'].post.operationId, 'add-plant')
     assert.equal(doc.paths['/v3/plant'].put.operationId, 'update-plant')
     assert.deepEqual(doc.paths['/v3/plant'].post.tags, ['plant'])
-    assert.deepEqual(Object.keys(doc.paths['/v3/plant'].post.responses).sort(), ['200', '401', '405', '413', '422', '429', '503'])
+    assert.deepEqual(Object.keys(doc.paths['/v3/plant'].post.responses).sort(), ['200', '400', '401', '403', '405', '409', '413', '422', '429', '503'])
     assert.equal(doc.paths['/v3/plant'].post.responses['405'].description, 'Invalid input')
     assert.equal(doc.paths['/v3/plant'].put.responses['404'].description, 'Plant not found')
     const ids = Object.values(doc.paths).flatMap((p: any) => Object.values(p).map((o: any) => o.operationId))

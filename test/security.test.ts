@@ -60,17 +60,20 @@ describe('write authorization', () => {
     assert.equal((await request({ method: 'POST', url: '/v3/plant', payload: { name: 'a' }, headers: { authorization: `Bearer ${createHash('sha256').update('from-file').digest('hex')}` } })).statusCode, 401)
   })
 
-  test('the OpenAPI document declares both schemes and 401 on the writes only, with keys or without', async (t) => {
+  test('the OpenAPI document declares both schemes, each operation\'s scope and 401, with keys or without', async (t) => {
     const keyed = (await (await build(t, sqliteEngine, { apiKeys: ['k'] })).request({ method: 'GET', url: '/v3/openapi.json' })).json()
     const open = (await (await build(t, sqliteEngine)).request({ method: 'GET', url: '/v3/openapi.json' })).json()
     for (const doc of [keyed, open]) {
       assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['apiKeyHeader', 'bearerAuth'])
       for (const op of [doc.paths['/v3/plant'].post, doc.paths['/v3/plant'].put, doc.paths['/v3/plant/{id}'].delete]) {
-        assert.equal(op.security.length, 2)
-        assert.match(op.responses['401'].description, /only when API keys are configured/)
+        assert.deepEqual(op.security, [{ bearerAuth: ['write'] }, { apiKeyHeader: ['write'] }])
+        assert.match(op.responses['401'].description, /only when the service has keys/)
+        assert.match(op.responses['403'].description, /insufficient-scope/)
       }
-      assert.equal(doc.paths['/v3/plant/{id}'].get.security, undefined)
-      assert.equal(doc.paths['/v3/plant/{id}'].get.responses['401'], undefined)
+      // Reads name `read`, asked for only with READS=keys, and say so.
+      const read = doc.paths['/v3/plant/{id}'].get
+      assert.deepEqual(read.security, [{ bearerAuth: ['read'] }, { apiKeyHeader: ['read'] }])
+      assert.match(read.responses['401'].description, /reads: only with READS=keys/)
     }
   })
 

@@ -11,6 +11,7 @@ const COMMANDS: Entry[] = [
   { name: 'export', summary: 'write the whole catalogue as CSV or JSON Lines, streamed', load: async () => (await import('./export.js')).exportCommand },
   { name: 'backup', summary: 'take a consistent copy of the embedded database, while the service runs', load: async () => (await import('./backup.js')).backupCommand },
   { name: 'migrate', summary: 'copy the embedded catalogue into PostgreSQL: ids, versions, sequences, feed; then verify', load: async () => (await import('./migrate.js')).migrateCommand },
+  { name: 'keys', summary: 'create, list and revoke the API keys stored in the catalogue (scopes read, sell, write, admin)', load: async () => (await import('./keys.js')).keysCommand },
   { name: 'webhooks', summary: 'add, list, pause, resume, remove and test the webhooks that push changes to other systems', load: async () => (await import('./webhooks.js')).webhooksCommand }
 ]
 

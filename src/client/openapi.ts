@@ -54,6 +54,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the API keys: name, scope, created, expires, last used, revoked (never a secret) */
+        get: operations["list-keys"];
+        put?: never;
+        /**
+         * Create an API key: the answer holds its secret, this once
+         * @description Two keys may be live for one client while it rotates: create the new one, move the client, revoke the old one.
+         */
+        post: operations["create-key"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/keys/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an API key: refused by every instance within 2 seconds; its name stays in the list */
+        delete: operations["revoke-key"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/photos/{file}": {
         parameters: {
             query?: never;
@@ -110,7 +148,7 @@ export interface paths {
         head?: never;
         /**
          * Change some fields of a plant (JSON merge patch, RFC 7396; `{}` changes nothing)
-         * @description Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, `category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body (400 invalid-input), the plant (404), If-Match (412), the SKU (409 sku-taken). `{}` answers the current plant: no new version, no change in the feed.
+         * @description Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, `category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body (400 invalid-input), the plant (404), If-Match (412), the SKU (409 sku-taken). `{}` answers the current plant: no new version, no change in the feed. Needs a key of scope `write`, or `sell` (a till) when the body is `status` alone.
          */
         patch: operations["patch-plant"];
         trace?: never;
@@ -396,6 +434,25 @@ export interface components {
             /** @description The version of the API (the OpenAPI document's info.version). */
             version: string;
         };
+        /** @description An API key as listed: never its secret or its hash. */
+        ApiKey: {
+            /** @description When the key was created: RFC 3339, UTC, with milliseconds */
+            createdAt: string;
+            /** @description When the key stops working (null: never) */
+            expiresAt: string | null;
+            /** @description Last use, to the minute (null: never used) */
+            lastUsedAt: string | null;
+            /** @description Unique; what the access log and the feed name as the actor. */
+            name: string;
+            /** @description When the key was revoked (null: live) */
+            revokedAt: string | null;
+            /** @description read < sell < write < admin; each includes those before it. sell: change the status of existing plants and nothing else (a till). */
+            scope: "read" | "sell" | "write" | "admin";
+        };
+        ApiKeyList: {
+            /** @description Every stored key, revoked ones included, oldest first. The keys of API_KEYS (env-N) are not stored and not listed. */
+            items: components["schemas"]["ApiKey"][];
+        };
         /** @description One committed write, as the feed tells it. */
         Change: {
             id: number;
@@ -413,11 +470,36 @@ export interface components {
             /** @description The `after` to send for the following page. */
             next: number;
         };
+        /** @description A new key with its secret, shown this once. */
+        CreatedApiKey: {
+            /** @description When the key was created: RFC 3339, UTC, with milliseconds */
+            createdAt: string;
+            /** @description When the key stops working (null: never) */
+            expiresAt: string | null;
+            /** @description Last use, to the minute (null: never used) */
+            lastUsedAt: string | null;
+            /** @description Unique; what the access log and the feed name as the actor. */
+            name: string;
+            /** @description When the key was revoked (null: live) */
+            revokedAt: string | null;
+            /** @description read < sell < write < admin; each includes those before it. sell: change the status of existing plants and nothing else (a till). */
+            scope: "read" | "sell" | "write" | "admin";
+            /** @description The key to send (Authorization: Bearer …). Shown this once: only its hash is kept. */
+            secret: string;
+        };
         /** @description The number of plants of each status, exact at one moment. */
         Inventory: {
             available: number;
             pending: number;
             sold: number;
+        };
+        NewApiKey: {
+            /** @description When the key stops working (default: never): a date (2027-01-31, midnight UTC) or an RFC 3339 date-time with its zone */
+            expiresAt?: string;
+            /** @description Lower-case letters, digits, ".", "_" and "-"; env-N is reserved. */
+            name: string;
+            /** @description read < sell < write < admin; each includes those before it. sell: change the status of existing plants and nothing else (a till). */
+            scope: "read" | "sell" | "write" | "admin";
         };
         /** @description Details of the plant to add. Unknown members (an id included) and members given twice are invalid input. */
         NewPlant: {
@@ -791,8 +873,328 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include read (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "list-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every stored key */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            /** @description Unknown query parameter */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include admin (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "create-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewApiKey"];
+            };
+        };
+        responses: {
+            /** @description The key and its secret (only its hash is kept) */
+            201: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include admin (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A key (live, revoked or expired) already has this name */
+            409: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Content-Type is not one the operation accepts */
+            415: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "revoke-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key's name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unknown query parameter */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include admin (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No live key of this name */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
                     "retry-after"?: string;
@@ -843,6 +1245,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include read (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
             };
             /** @description No such photo file */
             404: {
@@ -940,6 +1366,30 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include read (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
@@ -1010,11 +1460,22 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
                     "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1139,11 +1600,22 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
                     "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1278,6 +1750,30 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include read (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Plant not found */
             404: {
                 headers: {
@@ -1347,11 +1843,22 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
                     "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1445,11 +1952,22 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
                     "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write or sell (insufficient-scope) */
+            403: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1578,11 +2096,22 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
                     "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1710,6 +2239,30 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include read (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Plant or photo not found */
             404: {
                 headers: {
@@ -1784,11 +2337,22 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
                     "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1894,11 +2458,22 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
                     "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2006,6 +2581,30 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include read (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description That point is older than the retention, or beyond the head */
             410: {
                 headers: {
@@ -2096,6 +2695,30 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include read (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
@@ -2152,6 +2775,30 @@ export interface operations {
             };
             /** @description Invalid input */
             400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include read (insufficient-scope) */
+            403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
@@ -2233,6 +2880,30 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include read (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
@@ -2283,6 +2954,30 @@ export interface operations {
             };
             /** @description Unknown query parameter */
             400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include read (insufficient-scope) */
+            403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
@@ -2351,11 +3046,22 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
                     "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2414,11 +3120,22 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
                     "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2486,11 +3203,22 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
                     "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2556,11 +3284,22 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
                     "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2632,11 +3371,22 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
                     "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2715,11 +3465,22 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
                     "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2787,11 +3548,22 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
                     "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2859,11 +3631,22 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown API key: writes only, and only when API keys are configured */
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
                     "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;

@@ -1,17 +1,34 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ConfigError, type Config } from '../config.js'
-import { HttpProblem } from './problem.js'
+import { SCOPES, scopeIncludes, type Scope } from '../catalogue/keys.js'
+import type { KeyCache } from '../keys/key-cache.js'
+import { HttpProblem, problemResponses } from './problem.js'
 
 const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest()
 
-/** The OpenAPI security of a write route: either header carries a key. */
-export const writeSecurity: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { apiKeyHeader: [] }]
+/**
+ * The OpenAPI security of a route that needs a key of `scope` (or more): either header carries it.
+ * The scope rides in the requirement, so the document says what each operation needs and the hook
+ * below enforces exactly that.
+ */
+export function securityFor (scope: Scope): Array<Record<string, string[]>> {
+  return [{ bearerAuth: [scope] }, { apiKeyHeader: [scope] }]
+}
+export const writeSecurity = securityFor('write')
+const SCOPE_LIST = 'Scopes: `read` < `sell` < `write` < `admin`, each including those before it (see SECURITY.md).'
 export const securitySchemes = {
-  bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key, required for writes when the service has keys configured.' },
-  apiKeyHeader: { type: 'apiKey', in: 'header', name: 'api_key', description: 'The same key in the Petstore header.' }
+  bearerAuth: { type: 'http', scheme: 'bearer', description: `An API key, required when the service has keys (API_KEYS, API_KEYS_FILE or keys made with plants keys create or POST /v3/keys); for reads (scope read) only with READS=keys. ${SCOPE_LIST}` },
+  apiKeyHeader: { type: 'apiKey', in: 'header', name: 'api_key', description: `The same key in the Petstore header. ${SCOPE_LIST}` }
 } as const
+
+/** The scope a route's schema declares (undefined: open to anyone). */
+function declaredScope (security: unknown): Scope | undefined {
+  const first = (security as Array<Record<string, string[]>> | undefined)?.[0]
+  const scope = first === undefined ? undefined : Object.values(first)[0]?.[0]
+  return SCOPES.includes(scope as Scope) ? scope as Scope : security === undefined ? undefined : 'write'
+}
 
 /**
  * The SHA-256 digests of the keys that may write: API_KEYS in clear, API_KEYS_FILE as hex digests
@@ -50,36 +67,80 @@ function presentedKey (request: FastifyRequest): string | undefined {
   return typeof apiKey === 'string' && apiKey !== '' ? apiKey : undefined
 }
 
+/** The keys of API_KEYS and API_KEYS_FILE by their hex digest, named `env-1`, `env-2`, … in the order given. */
+export function envKeyNames (hashes: Buffer[]): Map<string, string> {
+  return new Map(hashes.map((hash, i) => [hash.toString('hex'), `env-${i + 1}`]))
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Which API key made this write ('' when writes are anonymous). */
+    /** The name of the key that made this request ('' when no key was needed or keys are off). */
     writer: string
+  }
+  interface FastifyContextConfig {
+    /** A route whose body decides the scope it needs (PATCH: `status` alone is a till's `sell`). */
+    scopeOfBody?: (body: unknown) => Scope
   }
 }
 
+export interface AuthOptions {
+  keys: KeyCache
+  /** READS=keys: every read under /v3 needs a key of scope `read` (else `read` routes are open to anyone). */
+  readsNeedKey: boolean
+}
+
+const WHY = { unknown: 'The API key is not valid', revoked: 'The API key has been revoked', expired: 'The API key has expired' }
+const challenge = { 'www-authenticate': 'Bearer realm="plant-catalogue"' }
+
+function insufficient (needed: Scope, held: Scope): HttpProblem {
+  return new HttpProblem(403, 'insufficient-scope', `This needs a key of scope ${needed} (or above); this key has scope ${held}`)
+}
+
 /**
- * With keys configured, every write needs one of them; reads stay open. A route is a write when its
- * schema declares `security`, so what the document promises and what is enforced are one thing.
+ * Every route that declares `security` needs a key holding the scope it names, once keys exist
+ * (API_KEYS, or any stored key). No key or an unknown, revoked or expired one: 401 with
+ * WWW-Authenticate; a key without the scope: 403 insufficient-scope. Reads under /v3 are given
+ * `read` here as they are registered, checked only with READS=keys.
  */
-export function registerWriteAuth (app: FastifyInstance, keyHashes: Buffer[]): void {
+export function registerAuth (app: FastifyInstance, { keys, readsNeedKey }: AuthOptions): void {
   app.decorateRequest('writer', '')
-  if (keyHashes.length === 0) return
+  const scopes = new WeakMap<FastifyRequest, Scope>()
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema
+    if (schema === undefined) return
+    const methods = [route.method].flat()
+    // Declared whatever READS says, like `write` whether or not keys exist: one document for every deployment.
+    if (schema.security === undefined && route.url.startsWith('/v3') && route.url !== '/v3/openapi.json' &&
+      methods.every((m) => m === 'GET' || m === 'HEAD')) schema.security = securityFor('read')
+    const responses = schema.response as Record<number, unknown> | undefined
+    if (schema.security === undefined || responses === undefined) return
+    const needed = [...(route.config?.scopeOfBody === undefined ? [] : ['write']), declaredScope(schema.security)].join(' or ')
+    if (!(401 in responses)) Object.assign(responses, problemResponses(401))
+    if (!(403 in responses)) Object.assign(responses, problemResponses([403, `The key's scope does not include ${needed} (insufficient-scope)`]))
+  })
   app.addHook('onRequest', async (request) => {
-    if (!request.routeOptions.schema?.security) return
-    const key = presentedKey(request)
-    // Compare digests: equal length, constant time, and every configured key is tried.
-    const digest = key === undefined ? undefined : sha256(key)
-    let ok = false
-    for (const hash of keyHashes) if (digest !== undefined && timingSafeEqual(hash, digest)) ok = true
-    if (!ok) {
-      // The one read behind a key is /metrics: say what needs it, not "writes".
+    const needed = declaredScope(request.routeOptions.schema?.security)
+    if (needed === undefined || (needed === 'read' && !readsNeedKey)) return
+    if (!await keys.keysRequired()) return
+    const secret = presentedKey(request)
+    if (secret === undefined) {
+      // The one read behind a key without READS=keys is /metrics: say what needs it, not "writes".
       const what = request.method === 'GET' || request.method === 'HEAD' ? 'This resource needs' : 'Writes need'
-      throw new HttpProblem(401, 'unauthorized', key === undefined
-        ? `${what} an API key: send Authorization: Bearer <key> or api_key: <key>`
-        : 'The API key is not valid', undefined, { 'www-authenticate': 'Bearer realm="plant-catalogue"' })
+      throw new HttpProblem(401, 'unauthorized', `${what} an API key: send Authorization: Bearer <key> or api_key: <key>`, undefined, challenge)
     }
-    // Names the key without holding it: a prefix of its digest (anything keyed per writer uses it).
-    request.writer = digest!.subarray(0, 12).toString('base64url')
+    const found = await keys.check(secret)
+    if (!found.ok) throw new HttpProblem(401, 'unauthorized', WHY[found.why], undefined, challenge)
+    request.writer = found.name
+    if (request.routeOptions.config.scopeOfBody !== undefined) scopes.set(request, found.scope)
+    else if (!scopeIncludes(found.scope, needed)) throw insufficient(needed, found.scope)
+  })
+  // The body decides: checked once it is parsed, before it is validated (a till's key never learns more of the schema).
+  app.addHook('preValidation', async (request) => {
+    const held = scopes.get(request)
+    const rule = request.routeOptions.config.scopeOfBody
+    if (held === undefined || rule === undefined) return
+    const needed = rule(request.body)
+    if (!scopeIncludes(held, needed)) throw insufficient(needed, held)
   })
 }
 
@@ -88,5 +149,5 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost|\[::1\])$/i
 /** Protected mode: without keys, only a loopback listener may take anonymous writes, unless allowed. */
 export function protectedModeRefusal (config: Config, keyCount: number): string | undefined {
   if (keyCount > 0 || config.allowAnonymousWrites || LOOPBACK.test(config.host)) return undefined
-  return `Refusing to listen on ${config.host} with no API keys: set API_KEYS or API_KEYS_FILE, or ALLOW_ANONYMOUS_WRITES=true to accept anonymous writes`
+  return `Refusing to listen on ${config.host} with no API keys: set API_KEYS or API_KEYS_FILE, or create a key (plants keys create NAME --scope admin), or set ALLOW_ANONYMOUS_WRITES=true to accept anonymous writes`
 }

@@ -36,6 +36,9 @@ const TITLES = {
   'headers-too-large': 'Request header fields too large',
   'request-timeout': 'Request timeout',
   unauthorized: 'Unauthorized',
+  'insufficient-scope': 'Insufficient scope',
+  'key-not-found': 'Key not found',
+  'key-name-taken': 'Key name taken',
   'too-many-requests': 'Too many requests',
   gone: 'Gone',
   'storage-unavailable': 'Storage unavailable',
@@ -81,7 +84,7 @@ export function problemBody (status: number, code: ProblemCode, requestId: strin
 
 const DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid input',
-  401: 'Missing or unknown API key: writes only, and only when API keys are configured',
+  401: 'No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys)',
   404: 'Plant not found',
   405: 'Invalid input',
   410: 'That point of the feed is older than the retention',

@@ -60,6 +60,9 @@ export function noteProblem (request: FastifyRequest, note: ProblemNote): void {
   notes.set(request, note)
 }
 
+/** The name of the key the request carried (never its secret); absent when none was checked. */
+const keyOf = (request: FastifyRequest): string | undefined => request.writer === '' ? undefined : request.writer
+
 /**
  * The access log an operator reads at `info`: one line per 4xx or 5xx answer, with the request id
  * (from the request's logger), method, route, URL (key-like query values redacted by the `url`
@@ -72,11 +75,11 @@ export function registerAccessLog (app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
     const status = reply.statusCode
     if (status < 400) {
-      request.log.debug({ method: request.method, url: request.url, status, client: request.ip, ms: Math.round(reply.elapsedTime) }, 'request completed')
+      request.log.debug({ method: request.method, url: request.url, status, client: request.ip, key: keyOf(request), ms: Math.round(reply.elapsedTime) }, 'request completed')
     } else if (request.url !== '/readyz') {
       const route = request.is404 ? 'unmatched' : request.routeOptions.url
       const { type, detail, err } = notes.get(request) ?? {}
-      const line = { method: request.method, route, url: request.url, status, type, detail, client: request.ip, ms: Math.round(reply.elapsedTime) }
+      const line = { method: request.method, route, url: request.url, status, type, detail, client: request.ip, key: keyOf(request), ms: Math.round(reply.elapsedTime) }
       if (status >= 500) request.log.error({ ...line, err }, 'request answered with an error')
       else request.log.info(line, 'request refused')
     }

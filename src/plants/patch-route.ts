@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { writeSecurity } from '../http/auth.js'
+import { securityFor } from '../http/auth.js'
 import { ref } from '../http/components.js'
 import { ifMatchVersions } from '../http/etag.js'
 import { strictJsonParser } from '../http/json-body.js'
@@ -21,11 +21,13 @@ export const patchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
     schema: {
       operationId: 'patch-plant',
       tags,
-      security: writeSecurity,
+      // A till's `sell` key may send `status` alone; any other member needs `write` (checked once the body is parsed).
+      security: securityFor('sell'),
       summary: 'Change some fields of a plant (JSON merge patch, RFC 7396; `{}` changes nothing)',
       description: 'Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, ' +
         '`category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body ' +
-        '(400 invalid-input), the plant (404), If-Match (412), the SKU (409 sku-taken). `{}` answers the current plant: no new version, no change in the feed.',
+        '(400 invalid-input), the plant (404), If-Match (412), the SKU (409 sku-taken). `{}` answers the current plant: no new version, no change in the feed. ' +
+        'Needs a key of scope `write`, or `sell` (a till) when the body is `status` alone.',
       consumes: ['application/merge-patch+json', 'application/json'],
       params: IdParams,
       headers: UpdateHeaders,
@@ -35,11 +37,18 @@ export const patchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
         ...problemResponses(...guardStatuses(true), [400, 'Invalid ID supplied, or invalid input'], 404, SKU_TAKEN, 412, 413, 503)
       }
     },
-    config: { allow: allowHeader(['GET', 'DELETE', 'PATCH']) }
+    config: { allow: allowHeader(['GET', 'DELETE', 'PATCH']), scopeOfBody: statusOnlyIsSelling }
   }, async (request, reply) => {
     const { id } = request.params
     const plant = await options.store.patch(id, request.body, ifMatchVersions(request.headers['if-match'], id))
     reply.header('cache-control', 'no-store')
     return sendPlant(reply, plant)
   })
+}
+
+/** A body of `status` and nothing else is a sale (or its undoing): `sell`. Anything else is an edit: `write`. */
+function statusOnlyIsSelling (body: unknown): 'sell' | 'write' {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'write'
+  const members = Object.keys(body)
+  return members.length === 1 && members[0] === 'status' ? 'sell' : 'write'
 }

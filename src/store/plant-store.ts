@@ -2,6 +2,7 @@ import type { ChangePage } from '../catalogue/changes.js'
 import type { NewPhoto, StoredFile } from '../catalogue/photo.js'
 import type { Inventory, PlantInput, PlantPatch, PlantStatus, StoredPlant } from '../catalogue/plant.js'
 import type { Sort } from '../catalogue/query.js'
+import type { KeyStore } from './key-store.js'
 import type { WebhookStore } from './webhook-store.js'
 
 // The storage boundary: routes speak to this interface only; one implementation per engine.
@@ -50,6 +51,8 @@ export type CountFilter = Omit<ListFilter, 'sort' | 'afterId' | 'afterKey' | 'af
 
 export interface PlantStore {
   readonly engine: 'sqlite' | 'postgres'
+  /** The API keys, in the same database (so shared by every instance using it). */
+  readonly keys: KeyStore
   /** The webhooks' subscriptions and delivery state, in the same database. */
   readonly webhooks: WebhookStore
   /** Refused with SkuTaken when another plant has the SKU (ignoring case), also when racing another instance. */

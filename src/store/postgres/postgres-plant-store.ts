@@ -3,6 +3,7 @@ import type { Change, ChangePage } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import { completeFields, toRecord, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import type { KeyStore } from '../key-store.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { ChangeWatcher } from './change-watcher.js'
 import { fillNameKeys, listQuery, rarestFirst } from './list-query.js'
@@ -10,6 +11,7 @@ import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connec
 import { GroupCommit, type Tx } from './group-commit.js'
 import { toPlant, type PlantRow, type WriteOp } from './group-writes.js'
 import { migrate } from './migrate.js'
+import { postgresKeyStore } from './postgres-key-store.js'
 import { addPhoto, FileReader, fileReadKey, orderPhotos, removePhoto, type PhotoWrite } from './photo-writes.js'
 import { ReadBatch } from './read-batch.js'
 import { isUnavailable } from './storage-errors.js'
@@ -84,6 +86,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
 
 class PostgresPlantStore implements PlantStore {
   readonly engine = 'postgres'
+  readonly keys: KeyStore
   readonly webhooks: PostgresWebhookStore
   private readonly now: () => number
   private readonly idempotencyTtlMs: number
@@ -119,6 +122,7 @@ class PostgresPlantStore implements PlantStore {
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DAY
     this.ready = new Promise((resolve) => { this.markReady = resolve })
     this.session = new Session(pool, timeouts, () => this.ready)
+    this.keys = postgresKeyStore(this.session)
     this.webhooks = new PostgresWebhookStore(this.session)
     this.commits = new GroupCommit(this.session, timeouts.operationMs, (head) => { this.seen(head) }, { now: () => this.now(), idempotencyTtlMs: this.idempotencyTtlMs })
   }

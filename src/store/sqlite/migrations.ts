@@ -3,6 +3,7 @@ import { nameKey } from '../../catalogue/name-key.js'
 import { UNPRICED } from '../../catalogue/query.js'
 import { chunksOf } from './photo-writes.js'
 import { WEBHOOKS_MIGRATION } from './webhook-store.js'
+import { API_KEYS_MIGRATION } from './sqlite-key-store.js'
 
 // Versioned by PRAGMA user_version; each step runs in its own transaction. Append, never edit.
 const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: string) => void) => void)> = [
@@ -95,7 +96,8 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   `,
   photoFileChunks,
   storeFields,
-  WEBHOOKS_MIGRATION
+  WEBHOOKS_MIGRATION,
+  API_KEYS_MIGRATION
 ]
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */

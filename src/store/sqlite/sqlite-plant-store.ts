@@ -4,6 +4,7 @@ import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/erro
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import { completeFields, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { sortKeyOf } from '../../catalogue/query.js'
+import type { KeyStore } from '../key-store.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { prepareDataDir } from './data-dir.js'
 import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
@@ -13,6 +14,7 @@ import { migrate } from './migrations.js'
 import { photoFileReader } from './photo-writes.js'
 import { INDEXED_UP_TO, searchBacklog } from './search-backlog.js'
 import { SqliteWebhookStore } from './webhook-store.js'
+import { sqliteKeyStore } from './sqlite-key-store.js'
 import { connect } from './writes.js'
 
 export interface SqliteStoreOptions {
@@ -56,6 +58,9 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
 
 class SqlitePlantStore implements PlantStore {
   readonly engine = 'sqlite'
+  readonly keys: KeyStore
+  /** A file's key table is written through a connection of its own (sqlite-key-store.ts). */
+  private readonly keyDb: Database.Database | undefined
   readonly webhooks: SqliteWebhookStore
   private readonly now: () => number
   private readonly idempotencyTtlMs: number
@@ -109,6 +114,8 @@ class SqlitePlantStore implements PlantStore {
       this.committer = writerThreadCommitter(filename, this.idempotencyTtlMs)
     }
     this.commits = new GroupCommit(this.committer, storageError, () => this.notify())
+    this.keyDb = filename === ':memory:' ? undefined : connect(filename)
+    this.keys = sqliteKeyStore(this.keyDb ?? db)
     this.readPhotoFile = photoFileReader(db)
     this.webhooks = new SqliteWebhookStore(db, this.endSnapshot)
     // better-sqlite3 is synchronous and has no progress handler: this function, called by every list
@@ -272,6 +279,7 @@ class SqlitePlantStore implements PlantStore {
     await this.commits.drain()
     await this.committer.close()
     this.endSnapshot()
+    this.keyDb?.close()
     if (this.db.open) {
       // A clean stop leaves the search index whole (its backlog applied), so an older release that
       // writes the index directly can run on the file after a rollback.

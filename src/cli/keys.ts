@@ -1,0 +1,119 @@
+import { KeyNameTaken, KeyNotFound, SCOPES, type ApiKey, type Scope } from '../catalogue/keys.js'
+import { createKey, newKeyProblem, parseExpiry } from '../keys/manage.js'
+import type { PlantStore } from '../store/plant-store.js'
+import { locate, serviceConfig } from './catalogue.js'
+import { CommandFailed, oneOf, UsageError, type Command, type Io } from './command.js'
+
+export const keysCommand: Command = {
+  name: 'keys',
+  usage: `Usage: plants keys create NAME --scope SCOPE [--expires DATE] [options]
+       plants keys list [options]
+       plants keys revoke NAME [options]
+
+Manages the API keys stored in the catalogue (the same keys as GET, POST /v3/keys and
+DELETE /v3/keys/{name}, which need an admin key). create prints the key's secret once: only its
+SHA-256 is kept, so copy it now. A revoked key is refused by every instance within 2 seconds; its
+name stays listed and is not given to another key. While a client rotates, give it a new key,
+move it over, then revoke the old one.
+
+Scopes, each including those before it:
+  read    reads, where they are protected (READS=keys): a shop front
+  sell    change the status of existing plants and nothing else: a till
+  write   every change to plants and photos: an integration
+  admin   keys, and everything else: staff, operators
+
+Options:
+  --scope SCOPE    create: read, sell, write or admin
+  --expires DATE   create: when the key stops working (e.g. 2027-01-31 or 2027-01-31T18:00:00Z)
+  --data-dir DIR   the service's data folder (default: the catalogue in $DATABASE_URL when set,
+                   else $DATA_DIR, else ./data)
+  -h, --help       this help`,
+  options: {
+    scope: { type: 'string' },
+    expires: { type: 'string' },
+    'data-dir': { type: 'string' }
+  },
+  run: runKeys
+}
+
+async function runKeys (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
+  const [action, name, ...extra] = positionals
+  if (extra.length > 0) throw new UsageError(`unexpected ${JSON.stringify(extra[0])}`)
+  if (action === 'list') {
+    if (name !== undefined) throw new UsageError('list takes no NAME')
+    return await withStore(values, io, async (store) => { io.stdout.write(table(await store.keys.list())); return 0 })
+  }
+  if (action === 'revoke') {
+    if (name === undefined) throw new UsageError('revoke takes the key\'s NAME')
+    return await withStore(values, io, async (store) => {
+      try {
+        await store.keys.revoke(name, Date.now())
+      } catch (err) {
+        if (err instanceof KeyNotFound) throw new CommandFailed(`no live key named ${name} (plants keys list shows them)`)
+        throw err
+      }
+      io.stdout.write(`revoked ${name}: every instance refuses it within 2 seconds\n`)
+      return 0
+    })
+  }
+  if (action === 'create') {
+    if (name === undefined) throw new UsageError('create takes the key\'s NAME')
+    const scope = oneOf<Scope>('scope', values.scope, SCOPES, undefined)
+    if (scope === undefined) throw new UsageError(`create needs --scope (${SCOPES.join(', ')})`)
+    const expires = values.expires === undefined ? null : dateOf(values.expires)
+    const now = Date.now()
+    const problem = newKeyProblem(name, expires, now)
+    if (problem !== undefined) throw new UsageError(problem)
+    return await withStore(values, io, async (store) => {
+      try {
+        const { key, secret } = await createKey(store.keys, name, scope, expires, now)
+        io.stdout.write(`${secret}\n`)
+        io.stderr.write(`created ${key.name} (scope ${key.scope}${key.expiresAt === null ? '' : `, expires ${iso(key.expiresAt)}`}): ` +
+          'the line above is its secret, shown this once\n')
+        return 0
+      } catch (err) {
+        if (err instanceof KeyNameTaken) throw new CommandFailed(`a key named ${name} exists (names are never reused; choose another)`)
+        throw err
+      }
+    })
+  }
+  throw new UsageError(action === undefined ? 'say create, list or revoke' : `unknown action ${JSON.stringify(action)}: say create, list or revoke`)
+}
+
+function dateOf (text: string): number {
+  const ms = parseExpiry(text)
+  if (ms === undefined) throw new UsageError(`--expires must be a date (2027-01-31) or a date and time with its zone (2027-01-31T18:00:00Z), not ${JSON.stringify(text)}`)
+  return ms
+}
+
+const iso = (ms: number | null): string => ms === null ? '-' : new Date(ms).toISOString().replace(/\.000Z$/, 'Z')
+
+function table (keys: ApiKey[]): string {
+  if (keys.length === 0) return 'no keys stored (keys from API_KEYS or API_KEYS_FILE are not listed)\n'
+  const rows = [['NAME', 'SCOPE', 'CREATED', 'EXPIRES', 'LAST USED', 'REVOKED'],
+    ...keys.map((k) => [k.name, k.scope, iso(k.createdAt), iso(k.expiresAt), iso(k.lastUsedAt), iso(k.revokedAt)])]
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)))
+  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n') + '\n'
+}
+
+/** The catalogue's own store (a data folder or PostgreSQL), opened for the command and closed after. */
+async function withStore (values: Record<string, any>, io: Io, fn: (store: PlantStore) => Promise<number>): Promise<number> {
+  const where = await locate(values, io)
+  if (where.kind === 'service') throw new Error('keys takes no --url')
+  const { openStore } = await import('../store/open-store.js')
+  // The service's own retention: opening a store purges the feed by it, as the service would.
+  const { feedRetentionMs } = await serviceConfig(io)
+  let store: PlantStore
+  try {
+    store = where.kind === 'postgres'
+      ? await openStore({ databaseUrl: where.databaseUrl, dataDir: '', feedRetentionMs })
+      : await openStore({ dataDir: where.dataDir, feedRetentionMs })
+  } catch (err) {
+    throw new CommandFailed(`cannot open the catalogue: ${(err as Error).message}`)
+  }
+  try {
+    return await fn(store)
+  } finally {
+    await store.close()
+  }
+}

@@ -1,0 +1,196 @@
+import assert from 'node:assert/strict'
+import { describe, test, type TestContext } from 'node:test'
+import { SCOPES, scopeIncludes, type Scope } from '../src/catalogue/keys.js'
+import { createKey } from '../src/keys/manage.js'
+import { build, type TestApp } from './helpers/app.js'
+import { ENGINES } from './helpers/engines.js'
+import { logCollector } from './helpers/log-lines.js'
+
+// Every operation × every scope: allowed (anything but 401/403), 403 insufficient-scope naming the
+// scope it needs, or 401 without a key. READS=keys, so reads are in the table too.
+
+const ENV_KEY = 'env-admin-key-0123456789'
+const admin = { authorization: `Bearer ${ENV_KEY}` }
+
+interface Operation {
+  name: string
+  needs: Scope
+  request: (id: number) => { method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: any, headers?: Record<string, string> }
+}
+
+const OPERATIONS: Operation[] = [
+  { name: 'GET /v3', needs: 'read', request: () => ({ method: 'GET', url: '/v3' }) },
+  { name: 'list plants', needs: 'read', request: () => ({ method: 'GET', url: '/v3/plant' }) },
+  { name: 'get a plant', needs: 'read', request: (id) => ({ method: 'GET', url: `/v3/plant/${id}` }) },
+  { name: 'count plants', needs: 'read', request: () => ({ method: 'GET', url: '/v3/plant/count' }) },
+  { name: 'inventory', needs: 'read', request: () => ({ method: 'GET', url: '/v3/store/inventory' }) },
+  { name: 'changes', needs: 'read', request: () => ({ method: 'GET', url: '/v3/plant/changes?after=0' }) },
+  { name: 'a photo', needs: 'read', request: (id) => ({ method: 'GET', url: `/v3/plant/${id}/photos/p1` }) },
+  { name: 'a photo file', needs: 'read', request: () => ({ method: 'GET', url: '/v3/photos/0123456789abcdef.jpg' }) },
+  { name: 'version', needs: 'read', request: () => ({ method: 'GET', url: '/v3/version' }) },
+  { name: 'PATCH status alone', needs: 'sell', request: (id) => ({ method: 'PATCH', url: `/v3/plant/${id}`, payload: { status: 'sold' } }) },
+  { name: 'PATCH a name', needs: 'write', request: (id) => ({ method: 'PATCH', url: `/v3/plant/${id}`, payload: { name: 'Renamed' } }) },
+  { name: 'PATCH status and a name', needs: 'write', request: (id) => ({ method: 'PATCH', url: `/v3/plant/${id}`, payload: { status: 'sold', name: 'x' } }) },
+  { name: 'PUT a plant (status alone too)', needs: 'write', request: (id) => ({ method: 'PUT', url: '/v3/plant', payload: { id, name: 'Monstera', status: 'sold' } }) },
+  { name: 'POST a plant', needs: 'write', request: () => ({ method: 'POST', url: '/v3/plant', payload: { name: 'New' } }) },
+  { name: 'DELETE a plant', needs: 'write', request: (id) => ({ method: 'DELETE', url: `/v3/plant/${id}` }) },
+  { name: 'add a photo', needs: 'write', request: (id) => ({ method: 'POST', url: `/v3/plant/${id}/photos`, payload: 'x', headers: { 'content-type': 'image/jpeg' } }) },
+  { name: 'delete a photo', needs: 'write', request: (id) => ({ method: 'DELETE', url: `/v3/plant/${id}/photos/p1` }) },
+  { name: 'order photos', needs: 'write', request: (id) => ({ method: 'PUT', url: `/v3/plant/${id}/photos/order`, payload: { order: [] } }) },
+  { name: 'metrics', needs: 'write', request: () => ({ method: 'GET', url: '/metrics' }) },
+  { name: 'list keys', needs: 'admin', request: () => ({ method: 'GET', url: '/v3/keys' }) },
+  { name: 'create a key', needs: 'admin', request: (id) => ({ method: 'POST', url: '/v3/keys', payload: { name: `made-${id}`, scope: 'read' } }) },
+  { name: 'revoke a key', needs: 'admin', request: () => ({ method: 'DELETE', url: '/v3/keys/victim' }) }
+]
+
+/** A key of each scope, stored through the store as `plants keys create` does. */
+async function keysOfEachScope (app: TestApp['app']): Promise<Record<Scope, string>> {
+  const secrets: Partial<Record<Scope, string>> = {}
+  for (const scope of SCOPES) secrets[scope] = (await createKey(app.store.keys, `${scope}-key`, scope, null, Date.now())).secret
+  return secrets as Record<Scope, string>
+}
+
+for (const engine of ENGINES) {
+  describe(`scopes (${engine.name})`, { skip: engine.skip }, () => {
+    test('every operation × every scope: allowed when the scope includes what it needs, else 403 naming it; no key 401', async (t: TestContext) => {
+      const { app, request, add } = await build(t, engine, { apiKeys: [ENV_KEY], readsNeedKey: true })
+      const secrets = await keysOfEachScope(app)
+      const addPlant = async (): Promise<number> => (await request({ method: 'POST', url: '/v3/plant', payload: { name: 'Monstera' }, headers: admin })).json().id
+      void add
+      for (const op of OPERATIONS) {
+        for (const held of [undefined, ...SCOPES]) {
+          const id = await addPlant()
+          if (op.name === 'revoke a key') await createKey(app.store.keys, 'victim', 'read', null, Date.now()).catch(() => {})
+          const { headers, ...rest } = op.request(id)
+          // /metrics is not in the document (the check would refuse any answer of it): inject it directly.
+          const send = op.name === 'metrics' ? app.inject.bind(app) : request
+          const res = await send({ ...rest, headers: { ...headers, ...(held === undefined ? {} : { authorization: `Bearer ${secrets[held]}` }) } })
+          const what = `${op.name} with ${held ?? 'no key'}: ${res.statusCode} ${res.body.slice(0, 200)}`
+          if (held === undefined) {
+            assert.equal(res.statusCode, 401, what)
+            assert.match(String(res.headers['www-authenticate']), /^Bearer realm=/, what)
+          } else if (scopeIncludes(held, op.needs)) {
+            assert.ok(res.statusCode !== 401 && res.statusCode !== 403, what)
+            assert.ok(res.statusCode < 500, what)
+          } else {
+            assert.equal(res.statusCode, 403, what)
+            assert.match(res.json().type, /\/insufficient-scope$/, what)
+            assert.match(res.json().detail, new RegExp(`scope ${op.needs} `), what)
+          }
+        }
+      }
+    })
+
+    test('a till (sell) marks a plant sold and it is; its PATCH of anything else changes nothing', async (t) => {
+      const { app, request } = await build(t, engine, { apiKeys: [ENV_KEY] })
+      const { secret } = await createKey(app.store.keys, 'till-1', 'sell', null, Date.now())
+      const till = { authorization: `Bearer ${secret}` }
+      const plant = (await request({ method: 'POST', url: '/v3/plant', payload: { name: 'Monstera' }, headers: admin })).json()
+      assert.equal((await request({ method: 'PATCH', url: `/v3/plant/${plant.id}`, payload: { name: 'Cheap' }, headers: till })).statusCode, 403)
+      assert.equal((await request({ method: 'POST', url: '/v3/plant', payload: { name: 'x' }, headers: till })).statusCode, 403)
+      const sold = await request({ method: 'PATCH', url: `/v3/plant/${plant.id}`, payload: { status: 'sold' }, headers: till })
+      assert.equal(sold.statusCode, 200)
+      const now = (await request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json()
+      assert.equal(now.status, 'sold')
+      assert.equal(now.name, 'Monstera')
+    })
+
+    test('READS=public (the default): reads need no key, writes do', async (t) => {
+      const { app, request } = await build(t, engine, { apiKeys: [ENV_KEY] })
+      const { secret } = await createKey(app.store.keys, 'shop', 'read', null, Date.now())
+      assert.equal((await request({ method: 'GET', url: '/v3/plant' })).statusCode, 200)
+      assert.equal((await request({ method: 'POST', url: '/v3/plant', payload: { name: 'x' } })).statusCode, 401)
+      assert.equal((await request({ method: 'POST', url: '/v3/plant', payload: { name: 'x' }, headers: { authorization: `Bearer ${secret}` } })).statusCode, 403)
+    })
+
+    test('READS=keys: a read without a key is 401, with a read key 200; the document says read on reads', async (t) => {
+      const { app, request } = await build(t, engine, { apiKeys: [ENV_KEY], readsNeedKey: true })
+      const { secret } = await createKey(app.store.keys, 'shop', 'read', null, Date.now())
+      const res = await request({ method: 'GET', url: '/v3/plant' })
+      assert.equal(res.statusCode, 401)
+      assert.match(String(res.headers['www-authenticate']), /^Bearer/)
+      assert.equal((await request({ method: 'GET', url: '/v3/plant', headers: { api_key: secret } })).statusCode, 200)
+      const doc = (await app.inject({ method: 'GET', url: '/v3/openapi.json' })).json()
+      assert.deepEqual(doc.paths['/v3/plant'].get.security, [{ bearerAuth: ['read'] }, { apiKeyHeader: ['read'] }])
+      assert.deepEqual(doc.paths['/v3/plant'].post.security, [{ bearerAuth: ['write'] }, { apiKeyHeader: ['write'] }])
+      assert.deepEqual(doc.paths['/v3/plant/{id}'].patch.security, [{ bearerAuth: ['sell'] }, { apiKeyHeader: ['sell'] }])
+      assert.deepEqual(doc.paths['/v3/keys'].get.security, [{ bearerAuth: ['admin'] }, { apiKeyHeader: ['admin'] }])
+      // The document itself stays readable: a client needs it to learn how to authenticate.
+      assert.equal((await app.inject({ method: 'GET', url: '/v3/openapi.json' })).statusCode, 200)
+    })
+
+    test('with no keys at all (loopback, nothing configured), everything is open and anonymous', async (t) => {
+      const { request } = await build(t, engine, {})
+      assert.equal((await request({ method: 'POST', url: '/v3/plant', payload: { name: 'x' } })).statusCode, 200)
+      // The first key can be made anonymously; from then on keys are required, even after it is revoked.
+      const made = await request({ method: 'POST', url: '/v3/keys', payload: { name: 'first', scope: 'admin' } })
+      assert.equal(made.statusCode, 201)
+      const first = { authorization: `Bearer ${made.json().secret}` }
+      assert.equal((await request({ method: 'POST', url: '/v3/plant', payload: { name: 'y' } })).statusCode, 401)
+      assert.equal((await request({ method: 'POST', url: '/v3/plant', payload: { name: 'y' }, headers: first })).statusCode, 200)
+      assert.equal((await request({ method: 'DELETE', url: '/v3/keys/first', headers: first })).statusCode, 204)
+      assert.equal((await request({ method: 'POST', url: '/v3/plant', payload: { name: 'z' } })).statusCode, 401)
+    })
+
+    test('API_KEYS are admin keys named env-1, env-2: they manage keys, and the access log names them, never the secret', async (t) => {
+      const log = logCollector()
+      const store = await engine.open()
+      const { buildApp } = await import('../src/app.js')
+      const { testConfig } = await import('../src/config.js')
+      const app = await buildApp(testConfig({ apiKeys: ['first-key-0123456789', ENV_KEY], logLevel: 'info' }), { store, logStream: log.stream })
+      t.after(async () => { await app.close(); await store.close() })
+      const made = await app.inject({ method: 'POST', url: '/v3/keys', payload: { name: 'shop-front', scope: 'read' }, headers: admin })
+      assert.equal(made.statusCode, 201)
+      const body = made.json()
+      assert.match(body.secret, /^pcat_[A-Za-z0-9_-]{43}$/)
+      assert.deepEqual(Object.keys(body).sort(), ['createdAt', 'expiresAt', 'lastUsedAt', 'name', 'revokedAt', 'scope', 'secret'])
+      const listed = (await app.inject({ method: 'GET', url: '/v3/keys', headers: admin })).json()
+      assert.deepEqual(listed.items.map((k: any) => [k.name, k.scope]), [['shop-front', 'read']])
+      assert.equal(JSON.stringify(listed).includes(body.secret), false)
+      // A 403 of the shop front's key is logged with its name.
+      const refused = await app.inject({ method: 'POST', url: '/v3/plant', payload: { name: 'x' }, headers: { authorization: `Bearer ${body.secret}` } })
+      assert.equal(refused.statusCode, 403)
+      const env2 = await app.inject({ method: 'DELETE', url: '/v3/plant/999', headers: admin })
+      assert.equal(env2.statusCode, 404)
+      const lines = log.lines().filter((l) => l.msg === 'request refused')
+      assert.deepEqual(lines.map((l) => l.key), ['shop-front', 'env-2'])
+      const text = JSON.stringify(log.lines())
+      for (const secret of [body.secret, ENV_KEY]) assert.equal(text.includes(secret), false)
+    })
+
+    test('POST /v3/keys: a taken name is 409, a reserved or bad name or a past expiry 400; DELETE of an unknown name 404', async (t) => {
+      const { request } = await build(t, engine, { apiKeys: [ENV_KEY] })
+      const post = (payload: Record<string, unknown>) => request({ method: 'POST', url: '/v3/keys', payload, headers: admin })
+      assert.equal((await post({ name: 'till-1', scope: 'sell' })).statusCode, 201)
+      const taken = await post({ name: 'till-1', scope: 'sell' })
+      assert.equal(taken.statusCode, 409)
+      assert.match(taken.json().type, /key-name-taken$/)
+      assert.equal((await post({ name: 'env-3', scope: 'read' })).statusCode, 400)
+      assert.equal((await post({ name: 'Till 1', scope: 'read' })).statusCode, 400)
+      assert.equal((await post({ name: 'x', scope: 'root' })).statusCode, 400)
+      assert.equal((await post({ name: 'old', scope: 'read', expiresAt: '2001-01-01T00:00:00Z' })).statusCode, 400)
+      const gone = await request({ method: 'DELETE', url: '/v3/keys/nobody', headers: admin })
+      assert.equal(gone.statusCode, 404)
+      assert.match(gone.json().type, /key-not-found$/)
+      assert.equal((await request({ method: 'DELETE', url: '/v3/keys/till-1', headers: admin })).statusCode, 204)
+      assert.equal((await request({ method: 'DELETE', url: '/v3/keys/till-1', headers: admin })).statusCode, 404)
+      // A revoked name is not given again: attribution stays unambiguous.
+      assert.equal((await post({ name: 'till-1', scope: 'sell' })).statusCode, 409)
+    })
+
+    test('two keys of one client overlap while it rotates: both work until the old one is revoked', async (t) => {
+      const { app, request } = await build(t, engine, { apiKeys: [ENV_KEY] })
+      const old = await createKey(app.store.keys, 'till-3-2026a', 'sell', null, Date.now())
+      const next = await createKey(app.store.keys, 'till-3-2026b', 'sell', null, Date.now())
+      const plant = (await request({ method: 'POST', url: '/v3/plant', payload: { name: 'Monstera' }, headers: admin })).json()
+      const sell = (secret: string, status: string) => request({ method: 'PATCH', url: `/v3/plant/${plant.id}`, payload: { status }, headers: { authorization: `Bearer ${secret}` } })
+      assert.equal((await sell(old.secret, 'pending')).statusCode, 200)
+      assert.equal((await sell(next.secret, 'sold')).statusCode, 200)
+      assert.equal((await request({ method: 'DELETE', url: '/v3/keys/till-3-2026a', headers: admin })).statusCode, 204)
+      const refused = await sell(old.secret, 'available')
+      assert.equal(refused.statusCode, 401)
+      assert.match(refused.json().detail, /revoked/)
+      assert.equal((await sell(next.secret, 'available')).statusCode, 200)
+    })
+  })
+}
