@@ -35,6 +35,7 @@ import { PhotoMetrics } from './photos/metrics.js'
 import { photoOrderRoute } from './photos/order-route.js'
 import { photoRoutes } from './photos/routes.js'
 import { pageDirectory, pageRoutes } from './page/page-routes.js'
+import { batchRoute } from './plants/batch-route.js'
 import { countRoute } from './plants/count-route.js'
 import { inventoryRoute } from './plants/inventory-route.js'
 import { patchRoute } from './plants/patch-route.js'
@@ -205,6 +206,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(apiIndexRoutes, { currency: config.currency })
   await app.register(plantRoutes, routeOptions)
   await app.register(patchRoute, routeOptions)
+  await app.register(batchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)
   await app.register(countRoute, routeOptions)
   await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits(config.feedMaxStreams, config.feedMaxStreamsPerClient) })

@@ -40,6 +40,9 @@ export function sendPlant (reply: FastifyReply, plant: StoredPlant): Plant {
   return toRecord(plant)
 }
 
+/** An Idempotency-Key as stored: scoped per API key by a prefix, so one client's key never replays another's response. */
+export const idempotencyClaimKey = (request: FastifyRequest, key: string): string => request.writer === '' ? key : `${request.writer}:${key}`
+
 export interface RouteOptions {
   store: PlantStore
 }
@@ -78,8 +81,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     const claim = key === undefined
       ? undefined
       : {
-          // Scoped per API key by a fixed-length prefix: one client's key never replays another's response.
-          key: request.writer === '' ? key : `${request.writer}:${key}`,
+          key: idempotencyClaimKey(request, key),
           // The validated, defaulted fields in a fixed order: the same plant sent with its members reordered is the same request.
           requestHash: createHash('sha256').update(JSON.stringify(identityFields(fields))).digest('base64url')
         }

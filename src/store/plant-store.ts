@@ -1,3 +1,4 @@
+import type { BatchOperation, BatchResult } from '../catalogue/batch.js'
 import type { ChangePage } from '../catalogue/changes.js'
 import type { NewPhoto, StoredFile } from '../catalogue/photo.js'
 import type { Inventory, PlantInput, PlantPatch, PlantStatus, StoredPlant } from '../catalogue/plant.js'
@@ -62,6 +63,12 @@ export interface PlantStore {
   /** Merges `patch` into the current plant inside the write; `{}` changes nothing (no version, no change). */
   patch (id: number, patch: PlantPatch, expectedVersions?: number[]): Promise<StoredPlant>
   remove (id: number): Promise<void>
+  /**
+   * Applies the operations in order, all or nothing, in one transaction, through the same writes as
+   * create, update, patch and remove (one feed change each, consecutive). Refused as a whole with
+   * BatchRefused naming every operation refused; the Idempotency-Key claim covers the whole batch.
+   */
+  batch (operations: BatchOperation[], idempotency?: IdempotencyClaim): Promise<BatchResult>
   get (id: number): Promise<StoredPlant | undefined>
   /** Up to `limit` plants after the position matching every filter, in the filter's sort order. */
   list (filter: ListFilter): Promise<StoredPlant[]>

@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import type { ChangeKind } from '../../catalogue/changes.js'
+import { BatchRefused } from '../../catalogue/batch.js'
 import {
   IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, SkuTaken, StorageUnavailable, VersionMismatch
 } from '../../catalogue/errors.js'
@@ -15,6 +16,8 @@ export interface Tx {
   change (kind: ChangeKind, id: number, version: number, plant: Plant | null, at: number): void
   /** Adds `delta` to the count of plants of `status`, written with the changes just before commit. */
   count (status: string, delta: number): void
+  /** The work appended changes itself (a batch, through writeGroup): the feed's head is now `head`. */
+  moved (head: number): void
 }
 
 interface Pending {
@@ -55,7 +58,7 @@ SELECT value AS head, pg_notify('plant_changes', current_schema() || ':' || valu
 
 const isDomainError = (err: unknown): boolean =>
   err instanceof PlantNotFound || err instanceof VersionMismatch || err instanceof IdempotencyKeyReused || err instanceof SkuTaken ||
-  err instanceof PhotoNotFound || err instanceof PhotoLimitReached
+  err instanceof PhotoNotFound || err instanceof PhotoLimitReached || err instanceof BatchRefused
 
 /**
  * Group commit, as on SQLite: writes that arrive while a commit is in flight run together in the
@@ -182,10 +185,12 @@ export class GroupCommit {
       const results: Outcome[] = []
       const changes: PendingChange[] = []
       const counts: Array<[string, number]> = []
+      let moved: number | undefined
       const tx: Tx = {
         query: client.query.bind(client) as Tx['query'],
         change: (kind, id, version, plant, at) => { changes.push({ kind, id, version, plant: plant && JSON.stringify(plant), at }) },
-        count: (status, delta) => { counts.push([status, delta]) }
+        count: (status, delta) => { counts.push([status, delta]) },
+        moved: (head) => { moved = Math.max(moved ?? 0, head) }
       }
       for (const item of batch) {
         // Already answered (its deadline passed while it waited): do not write what nobody will be told about.
@@ -201,7 +206,7 @@ export class GroupCommit {
           results.push({ ok: false, error })
         }
       }
-      if (changes.length === 0) return [results, undefined] as const
+      if (changes.length === 0) return [results, moved] as const
       const { rows } = await client.query<{ head: number }>(APPEND_CHANGES, [
         changes.length,
         changes.map((c) => c.kind), changes.map((c) => c.id), changes.map((c) => c.version),

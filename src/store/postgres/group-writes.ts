@@ -22,7 +22,7 @@ export type WriteOp =
   | { kind: 'create', fields: PlantFields, idempotency?: IdempotencyClaim }
   | { kind: 'update', id: number, fields: PlantFields, expectedVersions?: number[] }
   | { kind: 'patch', id: number, patch: PlantPatch, expectedVersions?: number[] }
-  | { kind: 'remove', id: number }
+  | { kind: 'remove', id: number, expectedVersions?: number[] }
 
 export type Outcome = { ok: true, value: unknown } | { ok: false, error: unknown } | undefined
 
@@ -155,7 +155,7 @@ interface Earlier { request_hash: string, response: string }
  * Returns each write's outcome (undefined where `ops` has none) and the feed's new head, if it moved.
  * A domain refusal is an outcome; anything PostgreSQL refuses is thrown, and nothing is written.
  */
-export async function writeGroup (client: pg.PoolClient, ops: Array<WriteOp | undefined>, now: number, idempotencyTtlMs: number, begin = false): Promise<[Outcome[], number | undefined]> {
+export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Array<WriteOp | undefined>, now: number, idempotencyTtlMs: number, begin = false): Promise<[Outcome[], number | undefined]> {
   const outcomes: Outcome[] = ops.map(() => undefined)
 
   // 1. Claim the keys and lock the plants the group names.
@@ -269,7 +269,7 @@ export async function writeGroup (client: pg.PoolClient, ops: Array<WriteOp | un
       }
       const plant = current.get(op.id)
       if (!plant) throw new PlantNotFound()
-      if (op.kind !== 'remove' && op.expectedVersions && !op.expectedVersions.includes(plant.version)) throw new VersionMismatch()
+      if (op.expectedVersions && !op.expectedVersions.includes(plant.version)) throw new VersionMismatch()
       if (op.kind === 'remove') {
         if (plant.sku !== null) movedInGroup.add(skuKey(plant.sku))
         count(plant.status, -1)

@@ -1,10 +1,12 @@
 import pg from 'pg'
+import type { BatchOperation, BatchResult } from '../../catalogue/batch.js'
 import type { Change, ChangePage } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import { completeFields, toRecord, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import type { KeyStore } from '../key-store.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
+import { toWriteOp, writeBatch } from './batch-writes.js'
 import { ChangeWatcher } from './change-watcher.js'
 import { fillNameKeys, listQuery, rarestFirst } from './list-query.js'
 import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connection.js'
@@ -189,6 +191,12 @@ class PostgresPlantStore implements PlantStore {
 
   remove (id: number): Promise<void> {
     return this.write({ kind: 'remove', id })
+  }
+
+  batch (operations: BatchOperation[], idempotency?: IdempotencyClaim): Promise<BatchResult> {
+    const ops = operations.map(toWriteOp)
+    // A unit of work of the group commit: one transaction, the batch in a savepoint of it (batch-writes.ts).
+    return this.work((tx) => writeBatch(tx, ops, idempotency, this.now(), this.idempotencyTtlMs))
   }
 
   addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[]): Promise<StoredPlant> {

@@ -1,19 +1,20 @@
 import { Worker } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
 import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid, PlantNotFound, SkuTaken, VersionMismatch } from '../../catalogue/errors.js'
-import { batchWriter, type BatchResult, type Refusal, type WriteOp } from './writes.js'
+import { BatchRefused } from '../../catalogue/batch.js'
+import { batchWriter, type GroupResult, type IndexedRefusal, type Refusal, type WriteOp } from './writes.js'
 import { recordCommit } from '../commit-sizes.js'
 
 /** Runs a batch of writes in one transaction and says how each went. */
 export interface Committer {
-  commit (batch: WriteOp[]): Promise<BatchResult>
+  commit (batch: WriteOp[]): Promise<GroupResult>
   close (): Promise<void>
 }
 
 interface Pending { op: WriteOp, resolve: (v: any) => void, reject: (e: unknown) => void }
 export interface Failure { code?: string, message: string }
 
-const REFUSALS: Record<Exclude<Refusal, 'sku-taken'>, new () => Error> = {
+const REFUSALS: Record<Exclude<Refusal, 'sku-taken' | 'batch'>, new () => Error> = {
   'not-found': PlantNotFound,
   'version-mismatch': VersionMismatch,
   'idempotency-key-reused': IdempotencyKeyReused,
@@ -21,8 +22,10 @@ const REFUSALS: Record<Exclude<Refusal, 'sku-taken'>, new () => Error> = {
   'photo-not-found': PhotoNotFound,
   'photo-order': PhotoOrderInvalid
 }
-const refused = ({ refusal, sku, holder }: { refusal: Refusal, sku?: string, holder?: number }): Error =>
-  refusal === 'sku-taken' ? new SkuTaken(sku!, holder!) : new REFUSALS[refusal]()
+const refused = ({ refusal, sku, holder, refusals }: Omit<IndexedRefusal, 'index'> & { refusals?: IndexedRefusal[] }): Error =>
+  refusal === 'batch'
+    ? new BatchRefused(refusals!.map((r) => ({ index: r.index, error: refused(r) })))
+    : refusal === 'sku-taken' ? new SkuTaken(sku!, holder!) : new REFUSALS[refusal]()
 
 /**
  * Group commit: writes that arrive while the previous commit is being flushed, or in the same
@@ -68,7 +71,7 @@ export class GroupCommit {
     this.queue = []
     recordCommit('sqlite', batch.length)
     this.inFlight = this.committer.commit(batch.map((p) => p.op))
-      .catch((err: Error & { code?: string }): BatchResult => ({ failure: { code: err.code, message: err.message } }))
+      .catch((err: Error & { code?: string }): GroupResult => ({ failure: { code: err.code, message: err.message } }))
       .then((result) => {
         this.inFlight = undefined
         if (this.queue.length > 0) this.schedule()
@@ -76,7 +79,7 @@ export class GroupCommit {
       })
   }
 
-  private settle (batch: Pending[], result: BatchResult): void {
+  private settle (batch: Pending[], result: GroupResult): void {
     if ('failure' in result) {
       const error = this.mapFailure(result.failure)
       for (const p of batch) p.reject(error)
@@ -127,7 +130,7 @@ function movedFiles (batch: WriteOp[]): ArrayBuffer[] {
  */
 export function writerThreadCommitter (filename: string, idempotencyTtlMs: number): Committer {
   let worker: Worker | undefined
-  let pending: { resolve: (r: BatchResult) => void, reject: (e: unknown) => void } | undefined
+  let pending: { resolve: (r: GroupResult) => void, reject: (e: unknown) => void } | undefined
   const settle = (): typeof pending => {
     const p = pending
     pending = undefined
@@ -138,7 +141,7 @@ export function writerThreadCommitter (filename: string, idempotencyTtlMs: numbe
     const w = newWriterThread({ filename, idempotencyTtlMs })
     // Idle, the thread does not keep the process alive; with a batch in flight it does.
     w.unref()
-    w.on('message', (result: BatchResult) => settle()?.resolve(result))
+    w.on('message', (result: GroupResult) => settle()?.resolve(result))
     w.on('error', (err) => settle()?.reject(err))
     w.on('exit', () => {
       if (worker === w) worker = undefined
@@ -149,7 +152,7 @@ export function writerThreadCommitter (filename: string, idempotencyTtlMs: numbe
   // Started by the first write, not at open: a thread of its own (an isolate, its modules, a
   // connection) took about a fifth of the CPU of a cold start, on the core the start-up needs.
   return {
-    commit: (batch) => new Promise<BatchResult>((resolve, reject) => {
+    commit: (batch) => new Promise<GroupResult>((resolve, reject) => {
       pending = { resolve, reject }
       worker ??= start()
       worker.ref()

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import type { BatchOperation, BatchResult } from '../../catalogue/batch.js'
 import type { Change, ChangePage } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
@@ -15,7 +16,7 @@ import { photoFileReader } from './photo-writes.js'
 import { INDEXED_UP_TO, searchBacklog } from './search-backlog.js'
 import { SqliteWebhookStore } from './webhook-store.js'
 import { sqliteKeyStore } from './sqlite-key-store.js'
-import { connect } from './writes.js'
+import { connect, type PlantWriteOp } from './writes.js'
 
 export interface SqliteStoreOptions {
   /** A folder for `catalogue.db`, or ':memory:' for a private in-memory database (tests). */
@@ -145,6 +146,19 @@ class SqlitePlantStore implements PlantStore {
 
   remove (id: number): Promise<void> {
     return this.commits.run({ kind: 'remove', id, now: this.now() })
+  }
+
+  batch (operations: BatchOperation[], idempotency?: IdempotencyClaim): Promise<BatchResult> {
+    const now = this.now()
+    const ops = operations.map((o): PlantWriteOp => o.op === 'create'
+      ? { kind: 'create', fields: completeFields(o.fields), now }
+      : o.op === 'update'
+        ? { kind: 'update', id: o.id, fields: completeFields(o.fields), expectedVersions: o.expectedVersions, now }
+        : o.op === 'patch'
+          ? { kind: 'patch', id: o.id, patch: o.patch, expectedVersions: o.expectedVersions, now }
+          : { kind: 'remove', id: o.id, expectedVersions: o.expectedVersions, now })
+    // One write of the group commit: its savepoint makes it all or nothing (writes.ts).
+    return this.commits.run({ kind: 'batch', ops, idempotency, now })
   }
 
   addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[]): Promise<StoredPlant> {

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3'
 import { nameKey } from '../../catalogue/name-key.js'
+import type { BatchResult } from '../../catalogue/batch.js'
 import type { NewPhoto, Photo } from '../../catalogue/photo.js'
 import { toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { canonicalPrice, formatCents, priceCents, skuKey, timestamp } from '../../catalogue/store-fields.js'
@@ -10,21 +11,31 @@ import { searchBacklog } from './search-backlog.js'
 // The write side of the SQLite store as plain data in, plain data out, so the same code commits
 // in the calling thread (an in-memory database) or in the writer thread (a database file).
 
-/** One write; `now` is taken by the caller so the store's clock stays the caller's. */
-export type WriteOp =
+/** A write of a plant's fields: what the single routes do, and what a batch is made of. */
+export type PlantWriteOp =
   | { kind: 'create', fields: PlantFields, idempotency?: IdempotencyClaim, now: number }
   | { kind: 'update', id: number, fields: PlantFields, expectedVersions?: number[], now: number }
   | { kind: 'patch', id: number, patch: PlantPatch, expectedVersions?: number[], now: number }
-  | { kind: 'remove', id: number, now: number }
+  | { kind: 'remove', id: number, expectedVersions?: number[], now: number }
+
+/** One write; `now` is taken by the caller so the store's clock stays the caller's. */
+export type WriteOp =
+  | PlantWriteOp
+  /** Plant writes applied all or nothing (a savepoint in the group's transaction); the key covers them all. */
+  | { kind: 'batch', ops: PlantWriteOp[], idempotency?: IdempotencyClaim, now: number }
   | { kind: 'add-photo', id: number, photo: NewPhoto, expectedVersions?: number[], now: number }
   | { kind: 'remove-photo', id: number, photoId: string, expectedVersions?: number[], now: number }
   | { kind: 'order-photos', id: number, order: string[], expectedVersions?: number[], now: number }
 
-export type Refusal = 'not-found' | 'version-mismatch' | 'idempotency-key-reused' | 'sku-taken' | PhotoRefusal
-/** A refusal, with the SKU and the plant holding it for 'sku-taken'. */
-export type Outcome = { ok: true, value: CreateResult | StoredPlant | undefined } | { ok: false, refusal: Refusal, sku?: string, holder?: number }
-/** Every write of a batch commits together, or the batch fails as a whole. */
-export type BatchResult = { outcomes: Outcome[] } | { failure: { code?: string, message: string } }
+export type Refusal = 'not-found' | 'version-mismatch' | 'idempotency-key-reused' | 'sku-taken' | 'batch' | PhotoRefusal
+/** A refused write of a batch, by its index in the batch. */
+export interface IndexedRefusal { index: number, refusal: Refusal, sku?: string, holder?: number }
+/** A refusal, with the SKU and the plant holding it for 'sku-taken', and each refused write for 'batch'. */
+export type Outcome =
+  | { ok: true, value: CreateResult | StoredPlant | BatchResult | undefined }
+  | { ok: false, refusal: Refusal, sku?: string, holder?: number, refusals?: IndexedRefusal[] }
+/** Every write of a group commits together, or the group fails as a whole. */
+export type GroupResult = { outcomes: Outcome[] } | { failure: { code?: string, message: string } }
 
 /** How much of the database file is memory-mapped for reads (a larger file is read beyond it as before). */
 export const MMAP_BYTES = 1024 * 1024 * 1024
@@ -45,7 +56,7 @@ export function connect (filename: string): Database.Database {
 }
 
 class Refused {
-  constructor (readonly refusal: Refusal, readonly sku?: string, readonly holder?: number) {}
+  constructor (readonly refusal: Refusal, readonly sku?: string, readonly holder?: number, readonly refusals?: IndexedRefusal[]) {}
 }
 
 /** A plant's row as the writes read it (price in cents, times in epoch milliseconds). */
@@ -85,11 +96,14 @@ const fieldsOf = (row: CurrentRow): PlantFields => ({
 const centsOf = (price: string | null): number | null => price === null ? null : priceCents(price)!
 
 /** Returns a function that runs a batch of writes in one transaction: one commit, one fsync. */
-export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (batch: WriteOp[]) => BatchResult {
+export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (batch: WriteOp[]) => GroupResult {
   const s = {
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),
+    savepoint: db.prepare('SAVEPOINT batch'),
+    release: db.prepare('RELEASE batch'),
+    rollbackTo: db.prepare('ROLLBACK TO batch'),
     current: db.prepare<[number], CurrentRow>(
       'SELECT version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at FROM plants WHERE id = ?'),
     // The plant holding a SKU (ignoring case): the unique index plants_sku answers it.
@@ -140,7 +154,8 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
 
   // Each write refuses (not found, version mismatch, SKU taken) before it changes anything, so a
   // refused write leaves nothing behind in the shared transaction.
-  function apply (op: WriteOp): CreateResult | StoredPlant | undefined {
+  function apply (op: WriteOp): CreateResult | StoredPlant | BatchResult | undefined {
+    if (op.kind === 'batch') return applyBatch(op)
     const now = op.now
     if (op.kind === 'create') {
       const { fields, idempotency } = op
@@ -164,6 +179,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     }
     const current = s.current.get(op.id)
     if (!current) throw new Refused('not-found')
+    if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
     if (op.kind === 'remove') {
       s.delete.run(op.id)
       for (const tag of JSON.parse(current.tags) as string[]) s.deleteTag.run(tag, op.id)
@@ -172,7 +188,6 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       s.insertChange.run('deleted', op.id, current.version + 1, null, now, nameKey(current.name), null)
       return undefined
     }
-    if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
     if (op.kind === 'add-photo' || op.kind === 'remove-photo' || op.kind === 'order-photos') {
       const before = JSON.parse(current.photos) as Photo[]
       const photos = op.kind === 'add-photo'
@@ -224,6 +239,47 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     return plant
   }
 
+  /**
+   * The writes of a batch, each through apply() as if sent alone, inside a savepoint: every refusal
+   * is collected (the writes after one still run, so each is judged against the plants as the
+   * writes before it would leave them), and any refusal rolls the savepoint back, counts included.
+   * The answer is kept under the Idempotency-Key (plant_id 0: no single plant).
+   */
+  function applyBatch (op: Extract<WriteOp, { kind: 'batch' }>): BatchResult {
+    const { idempotency, now } = op
+    if (idempotency) {
+      const earlier = s.getKey.get(idempotency.key, now - idempotencyTtlMs)
+      if (earlier) {
+        if (earlier.request_hash !== idempotency.requestHash) throw new Refused('idempotency-key-reused')
+        return { plants: JSON.parse(earlier.response) as Array<StoredPlant | null>, replayed: true }
+      }
+    }
+    const countsBefore = new Map(counts)
+    const plants: Array<StoredPlant | null> = []
+    const refusals: IndexedRefusal[] = []
+    s.savepoint.run()
+    op.ops.forEach((write, index) => {
+      try {
+        const value = apply(write) as CreateResult | StoredPlant | undefined
+        plants.push(value === undefined ? null : 'replayed' in value ? value.plant : value)
+      } catch (error) {
+        if (!(error instanceof Refused)) throw error
+        refusals.push({ index, refusal: error.refusal, sku: error.sku, holder: error.holder })
+        plants.push(null)
+      }
+    })
+    if (refusals.length > 0) {
+      s.rollbackTo.run()
+      s.release.run()
+      counts.clear()
+      for (const [status, delta] of countsBefore) counts.set(status, delta)
+      throw new Refused('batch', undefined, undefined, refusals)
+    }
+    s.release.run()
+    if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, 0, JSON.stringify(plants), now)
+    return { plants, replayed: false }
+  }
+
   return (batch) => {
     const outcomes: Outcome[] = []
     counts.clear()
@@ -234,10 +290,10 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
           outcomes.push({ ok: true, value: apply(op) })
         } catch (error) {
           if (!(error instanceof Refused)) throw error // anything else aborts the whole batch
-          outcomes.push({ ok: false, refusal: error.refusal, sku: error.sku, holder: error.holder })
+          outcomes.push({ ok: false, refusal: error.refusal, sku: error.sku, holder: error.holder, refusals: error.refusals })
         }
       }
-      search.settle(batch.length)
+      search.settle(batch.reduce((n, op) => n + (op.kind === 'batch' ? op.ops.length : 1), 0))
       for (const [status, delta] of counts) if (delta !== 0) s.count.run(delta, status)
       s.commit.run()
       return { outcomes }

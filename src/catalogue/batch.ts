@@ -1,0 +1,35 @@
+import type { PlantInput, PlantPatch, StoredPlant } from './plant.js'
+
+// Many plants at once: the operations of one batch, applied by the store all or nothing, in one
+// transaction, through the same writes as the single operations (create, update, patch, delete).
+
+/** One operation of a batch; `expectedVersions` (from its ifMatch) makes it conditional. */
+export type BatchOperation =
+  | { op: 'create', fields: PlantInput }
+  | { op: 'update', id: number, fields: PlantInput, expectedVersions?: number[] }
+  | { op: 'patch', id: number, patch: PlantPatch, expectedVersions?: number[] }
+  | { op: 'delete', id: number, expectedVersions?: number[] }
+
+/** Each operation's plant as it left it (null for a delete), in the operations' order. */
+export interface BatchResult {
+  plants: Array<StoredPlant | null>
+  /** True when an earlier request with the same Idempotency-Key applied the batch. */
+  replayed: boolean
+}
+
+/** An operation the store refused, by its place in the batch, with the refusal it met. */
+export interface BatchRefusal {
+  index: number
+  /** PlantNotFound, VersionMismatch or SkuTaken (catalogue/errors.ts). */
+  error: Error
+}
+
+/** Some operations were refused: nothing of the batch was applied. `refusals` are in index order. */
+export class BatchRefused extends Error {
+  constructor (readonly refusals: BatchRefusal[]) {
+    super(`${refusals.length} operation(s) of the batch refused; nothing applied`)
+  }
+}
+
+/** The most operations one batch may hold. */
+export const MAX_BATCH_OPERATIONS = 500

@@ -1,0 +1,120 @@
+import { createHash } from 'node:crypto'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { BatchRefused, type BatchOperation, type BatchRefusal } from '../catalogue/batch.js'
+import { PlantNotFound, SkuTaken, VersionMismatch } from '../catalogue/errors.js'
+import { toRecord } from '../catalogue/plant.js'
+import { identityFields } from '../catalogue/store-fields.js'
+import { writeSecurity } from '../http/auth.js'
+import { ref } from '../http/components.js'
+import { ifMatchVersions } from '../http/etag.js'
+import { methodNotAllowed } from '../http/method-not-allowed.js'
+import { HEADERS, HttpProblem, problemResponses, type FieldError } from '../http/problem.js'
+import { batchBodyValidator } from './batch-validator.js'
+import { BatchResults, PlantBatch } from './batch-schemas.js'
+import { guardStatuses, idempotencyClaimKey, SKU_TAKEN, tags, type RouteOptions } from './routes.js'
+import { WriteHeaders, type PlantFields, type PlantUpdate } from './schemas.js'
+
+/** The body limit of this route alone: 500 operations of full plants fit; the service's 64 KiB would not. */
+export const BATCH_BODY_LIMIT = 1024 * 1024
+
+type Operation = BatchBody['operations'][number]
+/** The body once validated (batch-validator.ts) and defaulted. */
+interface BatchBody {
+  operations: Array<
+  | { op: 'create', plant: PlantFields }
+  | { op: 'update', plant: PlantUpdate & PlantFields, ifMatch?: string }
+  | { op: 'patch', id: number, patch: Partial<PlantFields>, ifMatch?: string }
+  | { op: 'delete', id: number, ifMatch?: string }>
+}
+
+/** An operation of the wire as the store takes it (its ifMatch read as the single routes read If-Match). */
+function toOperation (o: Operation): BatchOperation {
+  switch (o.op) {
+    case 'create': return { op: 'create', fields: o.plant }
+    case 'update': {
+      const { id, ...fields } = o.plant
+      return { op: 'update', id, fields, expectedVersions: ifMatchVersions(o.ifMatch, id) }
+    }
+    case 'patch': return { op: 'patch', id: o.id, patch: o.patch, expectedVersions: ifMatchVersions(o.ifMatch, o.id) }
+    case 'delete': return { op: 'delete', id: o.id, expectedVersions: ifMatchVersions(o.ifMatch, o.id) }
+  }
+}
+
+/** What the Idempotency-Key's hash covers: each operation's validated, defaulted content, members in a fixed order. */
+function identityOf (operations: Operation[]): string {
+  return JSON.stringify(['batch', ...operations.map((o) => o.op === 'create'
+    ? [o.op, identityFields(o.plant)]
+    : o.op === 'update'
+      ? [o.op, o.plant.id, identityFields(o.plant), o.ifMatch ?? null]
+      : o.op === 'patch'
+        ? [o.op, o.id, Object.entries(o.patch).sort(([a], [b]) => a < b ? -1 : 1), o.ifMatch ?? null]
+        : [o.op, o.id, o.ifMatch ?? null])])
+}
+
+/** A refused operation as the contract names it: its status, code and the member at fault. */
+function refusalOf (operation: Operation, { index, error }: BatchRefusal): { status: number, code: 'not-found' | 'precondition-failed' | 'sku-taken', field: FieldError } {
+  const at = `/operations/${index}`
+  const body = operation.op === 'create' || operation.op === 'update' ? `${at}/plant` : `${at}/patch`
+  if (error instanceof PlantNotFound) return { status: 404, code: 'not-found', field: { path: operation.op === 'update' ? `${at}/plant/id` : `${at}/id`, message: 'Plant not found' } }
+  if (error instanceof VersionMismatch) return { status: 412, code: 'precondition-failed', field: { path: `${at}/ifMatch`, message: 'does not match the current ETag of the plant' } }
+  if (error instanceof SkuTaken) return { status: 409, code: 'sku-taken', field: { path: `${body}/sku`, message: `is taken by plant ${error.holder}` } }
+  throw error
+}
+
+/**
+ * POST /v3/plant/batch: many creates, updates, patches and deletes in one request, applied by the
+ * store in one transaction through the single operations' own writes (store.batch). Every operation
+ * is checked by its single route's schema first; then the store applies them all or, when any is
+ * refused, none, and the answer names every refused operation by its index.
+ */
+export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
+  const { store } = options
+  // A 412 here names operations, not one plant: no ETag header, no `current`.
+  const refusals = { 412: { ...problemResponses([412, 'An operation\'s ifMatch is not the plant\'s current ETag: nothing applied'])[412], headers: { ...HEADERS.requestId } } }
+  // A static path: the router prefers it to /v3/plant/:id (whose POST is a 405) whatever the order of registration.
+  app.post('/v3/plant/batch', {
+    bodyLimit: BATCH_BODY_LIMIT,
+    schema: {
+      operationId: 'batch-plants',
+      tags,
+      security: writeSecurity,
+      summary: 'Create, update, patch and delete many plants at once, all or nothing',
+      description: '1–500 operations (at most 1 MiB), each checked as its single request would be (POST /v3/plant, PUT /v3/plant, ' +
+        'PATCH /v3/plant/{id}, DELETE /v3/plant/{id}), then applied in order in one transaction. 200: one result per operation, in order. ' +
+        'Any invalid operation: 400 naming each by index (`/operations/3/plant/name`). Any refused operation (404, 412 for an ifMatch ' +
+        'that is not current, 409 sku-taken): nothing is applied, and the status is the first refusal\'s, with `errors` naming every ' +
+        'refused operation by index. The change feed gets one change per operation (none for a `{}` patch), consecutive and in order. ' +
+        'Idempotency-Key covers the whole batch: a retry with the same key and body answers the first results and applies nothing.',
+      body: ref(PlantBatch),
+      headers: WriteHeaders,
+      response: {
+        200: { ...ref(BatchResults), description: 'Every operation applied', headers: { ...HEADERS.requestId } },
+        ...refusals,
+        ...problemResponses(...guardStatuses(true), [400, 'Invalid input: every invalid operation named by index'],
+          [404, 'An operation names a plant that does not exist: nothing applied'], [SKU_TAKEN[0], `${SKU_TAKEN[1]}: nothing applied`],
+          [413, 'Body larger than 1 MiB'], 422, 503)
+      }
+    },
+    validatorCompiler: (route) => route.httpPart === 'body' ? app.lazySchemas.lazy(batchBodyValidator) : app.validatorCompiler!(route)
+  }, async (request, reply) => {
+    const { operations } = request.body as BatchBody
+    const key = request.headers['idempotency-key']
+    const claim = key === undefined
+      ? undefined
+      : { key: idempotencyClaimKey(request, key), requestHash: createHash('sha256').update(identityOf(operations)).digest('base64url') }
+    let plants
+    try {
+      ({ plants } = await store.batch(operations.map(toOperation), claim))
+    } catch (error) {
+      if (!(error instanceof BatchRefused)) throw error
+      const refusals = error.refusals.map((r) => refusalOf(operations[r.index], r))
+      const first = refusals[0]
+      throw new HttpProblem(first.status, first.code,
+        `Nothing was applied: ${refusals.length} operation(s) refused (${refusals.map((r) => `${r.field.path} ${r.field.message}`).join('; ')})`,
+        refusals.map((r) => r.field))
+    }
+    reply.header('cache-control', 'no-store')
+    return { results: plants.map((plant) => plant === null ? { status: 204 as const } : { status: 200 as const, plant: toRecord(plant) }) }
+  })
+  methodNotAllowed(app, '/v3/plant/batch', ['POST'])
+}

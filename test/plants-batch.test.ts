@@ -1,0 +1,183 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { build, type TestApp } from './helpers/app.js'
+import { ENGINES } from './helpers/engines.js'
+
+const batch = (request: TestApp['request'], operations: unknown[], headers: Record<string, string> = {}) =>
+  request({ method: 'POST', url: '/v3/plant/batch', headers, payload: { operations } })
+
+/** Every plant (by id) and every change of the feed: what a refused batch must leave exactly as it was. */
+async function snapshot (app: TestApp['app']): Promise<unknown> {
+  return { plants: await app.store.list({ afterId: 0, limit: 1000 }), changes: (await app.store.changes(0, 1000)).items, inventory: await app.store.inventory() }
+}
+
+for (const engine of ENGINES) {
+  describe(`batch-plants (POST /v3/plant/batch) on ${engine.name}`, { skip: engine.skip }, () => {
+    test('applies every operation in order, one result each, and one feed change each, consecutive and in order', async (t) => {
+      const { app, request, add } = await build(t, engine)
+      const fern = await add({ name: 'Fern', tags: ['green'] })
+      const palm = await add({ name: 'Palm', sku: 'PALM-1' })
+      const ivy = await add({ name: 'Ivy' })
+      const head = await app.store.head()
+      const res = await batch(request, [
+        { op: 'create', plant: { name: 'Monstera', price: '12.5', sku: 'MON-1' } },
+        { op: 'update', plant: { id: fern.id, name: 'Fern', status: 'sold' } },
+        { op: 'patch', id: palm.id, patch: { price: '3' }, ifMatch: `"${palm.id}.1"` },
+        { op: 'delete', id: ivy.id }
+      ])
+      assert.equal(res.statusCode, 200, res.body)
+      const { results } = res.json()
+      assert.equal(results.length, 4)
+      assert.equal(results[0].status, 200)
+      assert.equal(results[0].plant.name, 'Monstera')
+      assert.equal(results[0].plant.price, '12.50')
+      assert.deepEqual([results[1].status, results[1].plant.status, results[1].plant.tags], [200, 'sold', []])
+      assert.deepEqual([results[2].plant.price, results[2].plant.sku], ['3.00', 'PALM-1'])
+      assert.deepEqual(results[3], { status: 204 })
+      assert.equal((await request({ method: 'GET', url: `/v3/plant/${ivy.id}` })).statusCode, 404)
+      const created = (await request({ method: 'GET', url: `/v3/plant/${results[0].plant.id}` })).json()
+      assert.deepEqual(created, results[0].plant)
+      const { items } = await app.store.changes(head, 100)
+      assert.deepEqual(items.map((c) => [c.seq, c.kind, c.id]), [
+        [head + 1, 'created', results[0].plant.id], [head + 2, 'updated', fern.id], [head + 3, 'updated', palm.id], [head + 4, 'deleted', ivy.id]
+      ])
+      assert.deepEqual(items[2].plant, results[2].plant)
+      assert.deepEqual(await app.store.inventory(), { available: 2, pending: 0, sold: 1 })
+    })
+
+    test('later operations see earlier ones: create, then patch it by SKU order; a SKU freed and taken again in one batch', async (t) => {
+      const { app, request, add } = await build(t, engine)
+      const old = await add({ name: 'Old', sku: 'SKU-1' })
+      const other = await add({ name: 'Other', sku: 'SKU-2' })
+      const res = await batch(request, [
+        { op: 'delete', id: old.id },
+        { op: 'create', plant: { name: 'New', sku: 'sku-1' } },
+        { op: 'patch', id: other.id, patch: { sku: 'SKU-3' } },
+        { op: 'create', plant: { name: 'Newer', sku: 'SKU-2' } },
+        { op: 'patch', id: other.id, patch: { name: 'Other, renamed' } }
+      ])
+      assert.equal(res.statusCode, 200, res.body)
+      const { results } = res.json()
+      assert.deepEqual(results.map((r: { status: number }) => r.status), [204, 200, 200, 200, 200])
+      assert.deepEqual(results[4].plant, { ...results[2].plant, name: 'Other, renamed', updatedAt: results[4].plant.updatedAt })
+      const { items } = await app.store.changes(0, 100)
+      assert.deepEqual(items.slice(-5).map((c) => c.kind), ['deleted', 'created', 'updated', 'created', 'updated'])
+      const seqs = items.slice(-5).map((c) => c.seq)
+      assert.deepEqual(seqs, seqs.map((_, i) => seqs[0] + i))
+    })
+
+    test('all or nothing: any refused operation leaves the catalogue and the feed exactly as they were; errors name each by index', async (t) => {
+      const { app, request, add } = await build(t, engine)
+      const fern = await add({ name: 'Fern' })
+      const palm = await add({ name: 'Palm', sku: 'PALM-1' })
+      const before = await snapshot(app)
+      const res = await batch(request, [
+        { op: 'create', plant: { name: 'Monstera' } },
+        { op: 'patch', id: fern.id, patch: { status: 'sold' } },
+        { op: 'patch', id: 999999, patch: { status: 'sold' } },
+        { op: 'update', plant: { id: fern.id, name: 'Fern' }, ifMatch: `"${fern.id}.1"` }, // version 1 is stale by now (the patch above)
+        { op: 'create', plant: { name: 'Copy', sku: 'palm-1' } },
+        { op: 'delete', id: 888888 }
+      ])
+      assert.equal(res.statusCode, 404, res.body)
+      const body = res.json()
+      assert.match(body.type, /not-found$/)
+      assert.deepEqual(body.errors.map((e: { path: string }) => e.path), ['/operations/2/id', '/operations/3/ifMatch', '/operations/4/plant/sku', '/operations/5/id'])
+      assert.match(body.errors[2].message, new RegExp(`plant ${palm.id}`))
+      assert.deepEqual(await snapshot(app), before)
+      // The status is the first refusal's.
+      const stale = await batch(request, [{ op: 'delete', id: fern.id, ifMatch: '"1.9"' }, { op: 'delete', id: 777 }])
+      assert.equal(stale.statusCode, 412, stale.body)
+      const taken = await batch(request, [{ op: 'patch', id: fern.id, patch: { sku: 'Palm-1' } }])
+      assert.equal(taken.statusCode, 409, taken.body)
+      assert.deepEqual(taken.json().errors, [{ path: '/operations/0/patch/sku', message: `is taken by plant ${palm.id}` }])
+      assert.deepEqual(await snapshot(app), before)
+      // The same batch without its refused operations applies.
+      const ok = await batch(request, [{ op: 'create', plant: { name: 'Monstera' } }, { op: 'patch', id: fern.id, patch: { status: 'sold' } }])
+      assert.equal(ok.statusCode, 200, ok.body)
+    })
+
+    test('invalid operations: 400 naming each by index and member, by the single routes\' rules; nothing applied', async (t) => {
+      const { app, request, add } = await build(t, engine)
+      const fern = await add({ name: 'Fern' })
+      const before = await snapshot(app)
+      const res = await batch(request, [
+        { op: 'create', plant: { name: '' } },
+        { op: 'create', plant: { name: 'Ok' } },
+        { op: 'update', plant: { name: 'No id' } },
+        { op: 'patch', id: fern.id, patch: { status: 'gone', id: 3 } },
+        { op: 'remove', id: 1 },
+        { op: 'delete' },
+        { op: 'create', plant: { name: 'Priced', price: 3 } },
+        'text'
+      ])
+      assert.equal(res.statusCode, 400, res.body)
+      const paths = res.json().errors.map((e: { path: string }) => e.path)
+      assert.deepEqual(paths, ['/operations/0/plant/name', '/operations/2/plant/id',
+        '/operations/3/patch/id', '/operations/3/patch/status', '/operations/4/op', '/operations/5/id', '/operations/6/plant/price', '/operations/7'])
+      assert.deepEqual(await snapshot(app), before)
+      for (const [payload, path] of [[{}, '/operations'], [{ operations: [] }, '/operations'], [{ operations: [], more: 1 }, '/more'],
+        [{ operations: Array.from({ length: 501 }, () => ({ op: 'delete', id: 1 })) }, '/operations']] as const) {
+        const bad = await request({ method: 'POST', url: '/v3/plant/batch', payload })
+        assert.equal(bad.statusCode, 400, bad.body)
+        assert.ok(bad.json().errors.some((e: { path: string }) => e.path === path), bad.body)
+      }
+    })
+
+    test('500 operations fit in the 1 MiB body limit; a larger body is 413', async (t) => {
+      const { app, request } = await build(t, engine)
+      const description = 'd'.repeat(1900)
+      const operations = Array.from({ length: 500 }, (_, i) => ({ op: 'create', plant: { name: `Plant ${i}`, description } }))
+      const big = JSON.stringify({ operations })
+      assert.ok(big.length > 64 * 1024 && big.length < 1024 * 1024)
+      const res = await request({ method: 'POST', url: '/v3/plant/batch', headers: { 'content-type': 'application/json' }, payload: big })
+      assert.equal(res.statusCode, 200)
+      assert.equal(res.json().results.length, 500)
+      assert.equal((await app.store.inventory()).available, 500)
+      const tooBig = JSON.stringify({ operations: [{ op: 'create', plant: { name: 'x', description: 'd'.repeat(1024 * 1024) } }] })
+      const refused = await request({ method: 'POST', url: '/v3/plant/batch', headers: { 'content-type': 'application/json' }, payload: tooBig })
+      assert.equal(refused.statusCode, 413)
+      assert.match(refused.json().detail, /1 MiB/)
+      // Other routes keep 64 KiB.
+      const single = await request({ method: 'POST', url: '/v3/plant', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ name: 'x'.repeat(70 * 1024) }) })
+      assert.equal(single.statusCode, 413)
+    })
+
+    test('Idempotency-Key covers the whole batch: a retry answers the first results and applies nothing; another body is 422', async (t) => {
+      const { app, request, add } = await build(t, engine)
+      const fern = await add({ name: 'Fern' })
+      const operations = [{ op: 'create', plant: { name: 'Monstera' } }, { op: 'patch', id: fern.id, patch: { price: '4.5' } }]
+      const first = await batch(request, operations, { 'idempotency-key': 'price-list-1' })
+      assert.equal(first.statusCode, 200, first.body)
+      const after = await snapshot(app)
+      const again = await batch(request, [{ op: 'create', plant: { status: 'available', name: 'Monstera' } }, operations[1]], { 'idempotency-key': 'price-list-1' })
+      assert.equal(again.statusCode, 200, again.body)
+      assert.deepEqual(again.json(), first.json())
+      assert.deepEqual(await snapshot(app), after)
+      const other = await batch(request, [operations[0]], { 'idempotency-key': 'price-list-1' })
+      assert.equal(other.statusCode, 422, other.body)
+      // A refused batch keeps no key: the same key applies once the batch can be.
+      const refused = await batch(request, [{ op: 'delete', id: 4242 }], { 'idempotency-key': 'k2' })
+      assert.equal(refused.statusCode, 404)
+      const ok = await batch(request, [{ op: 'delete', id: fern.id }], { 'idempotency-key': 'k2' })
+      assert.equal(ok.statusCode, 200, ok.body)
+    })
+
+    test('the path: POST on /v3/plant/batch is the batch, other methods 405; POST /v3/plant/{id} stays 405', async (t) => {
+      const { request } = await build(t, engine)
+      const get = await request({ method: 'GET', url: '/v3/plant/batch' })
+      assert.equal(get.statusCode, 405)
+      assert.equal(get.headers.allow, 'POST')
+      const post = await request({ method: 'POST', url: '/v3/plant/7', payload: {} })
+      assert.equal(post.statusCode, 405)
+    })
+
+    test('writes need a key where keys are configured', async (t) => {
+      const { request } = await build(t, engine, { apiKeys: ['secret-key-1'] })
+      const anonymous = await batch(request, [{ op: 'create', plant: { name: 'Fern' } }])
+      assert.equal(anonymous.statusCode, 401)
+      const keyed = await batch(request, [{ op: 'create', plant: { name: 'Fern' } }], { authorization: 'Bearer secret-key-1' })
+      assert.equal(keyed.statusCode, 200, keyed.body)
+    })
+  })
+}
