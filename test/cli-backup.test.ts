@@ -41,8 +41,9 @@ test('a backup taken by another process during a write load is whole and holds e
       acknowledged.push(((await res.json()) as { id: number }).id)
     }
   }
-  // A photo stored before the backup travels with it.
-  const plant = await (await fetch(`${service.url}/v3/plant`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"photographed"}' })).json() as { id: number }
+  // A photo stored before the backup travels with it, and so do the plant's store fields.
+  const body = '{"name":"photographed","price":"7.25","sku":"BK-1","barcode":"96385074","description":"by the door"}'
+  const plant = await (await fetch(`${service.url}/v3/plant`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json() as Record<string, unknown> & { id: number }
   const upload = await fetch(`${service.url}/v3/plant/${plant.id}/photos`, { method: 'POST', headers: { 'content-type': 'image/png' }, body: new Uint8Array(await picture('png', 8, 600)) })
   assert.equal(upload.status, 201)
   const photo = (await upload.json()) as { urls: Record<string, string> }
@@ -80,6 +81,11 @@ test('a backup taken by another process during a write load is whole and holds e
   assert.match(stdout, /3 photo files/)
   assert.equal(check.photoFiles, 3)
   for (const url of Object.values(photo.urls)) assert.equal((await fetch(`${again.url}${url}`)).status, 200, `${url} after restore`)
+  const found = await (await fetch(`${again.url}/v3/plant?sku=bk-1`)).json() as { items: Array<Record<string, unknown>> }
+  assert.deepEqual(found.items.map(({ id, price, sku, barcode, description, createdAt }) => ({ id, price, sku, barcode, description, createdAt })),
+    [{ id: plant.id, price: '7.25', sku: 'BK-1', barcode: '96385074', description: 'by the door', createdAt: plant.createdAt }])
+  const taken = await fetch(`${again.url}/v3/plant`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"copy","sku":"bk-1"}' })
+  assert.equal(taken.status, 409, 'the SKU stays unique in the restored catalogue')
   const added = await fetch(`${again.url}/v3/plant`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"after restore"}' })
   assert.ok(((await added.json()) as { id: number }).id > check.maxId, 'ids carry on after the restored ones')
 })
