@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test, type TestContext } from 'node:test'
 import { Webhook as Verifier } from 'standardwebhooks'
+import { createKey } from '../src/keys/manage.js'
 import { build, type TestApp } from './helpers/app.js'
 import { ENGINES } from './helpers/engines.js'
 import { receiver, until, type Receiver } from './helpers/receiver.js'
@@ -36,6 +37,21 @@ for (const engine of ENGINES) {
       const one = await api.request({ method: 'GET', url: `/v3/webhooks/${created.id}` })
       assert.equal(one.statusCode, 200)
       assert.ok(!list.body.includes(created.secret) && !one.body.includes(created.secret) && !('secret' in one.json()))
+    })
+
+    test('every webhook route, reads included, needs an admin key: a write key gets 403 insufficient-scope, none 401', async (t) => {
+      const api = await build(t, engine, { apiKeys: ['admin-key-0123456789abcdef'] })
+      const { secret } = await createKey(api.app.store.keys, 'integration', 'write', null, Date.now())
+      for (const [method, url] of [['GET', '/v3/webhooks'], ['POST', '/v3/webhooks'], ['GET', '/v3/webhooks/1'], ['PATCH', '/v3/webhooks/1'], ['DELETE', '/v3/webhooks/1'],
+        ['POST', '/v3/webhooks/1/secret'], ['GET', '/v3/webhooks/1/deliveries'], ['POST', '/v3/webhooks/1/test']] as const) {
+        const payload = method === 'POST' && url === '/v3/webhooks' ? { url: 'https://shop.example/' } : method === 'PATCH' ? { status: 'paused' } : undefined
+        assert.equal((await api.request({ method, url, payload })).statusCode, 401, `${method} ${url}`)
+        const refused = await api.request({ method, url, payload, headers: { authorization: `Bearer ${secret}` } })
+        assert.equal(refused.statusCode, 403, `${method} ${url}`)
+        assert.equal(refused.json().type, '/v3/problems/insufficient-scope')
+      }
+      const made = await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url: 'https://shop.example/' }, headers: { authorization: 'Bearer admin-key-0123456789abcdef' } })
+      assert.equal(made.statusCode, 201)
     })
 
     test('PATCH changes events and status; DELETE removes; an unknown id is 404 webhook-not-found', async (t) => {

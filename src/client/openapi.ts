@@ -211,6 +211,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/plant/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create, update, patch and delete many plants at once, all or nothing
+         * @description 1–500 operations (at most 1 MiB), each checked as its single request would be (POST /v3/plant, PUT /v3/plant, PATCH /v3/plant/{id}, DELETE /v3/plant/{id}), then applied in order in one transaction. 200: one result per operation, in order. Any invalid operation: 400 naming each by index (`/operations/3/plant/name`). Any refused operation (404, 412 for an ifMatch that is not current, 409 sku-taken): nothing is applied, and the status is the first refusal's, with `errors` naming every refused operation by index. The change feed gets one change per operation (none for a `{}` patch), consecutive and in order. Idempotency-Key covers the whole batch: a retry with the same key and body answers the first results and applies nothing.
+         */
+        post: operations["batch-plants"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/plant/changes": {
         parameters: {
             query?: never;
@@ -453,6 +473,18 @@ export interface components {
             /** @description Every stored key, revoked ones included, oldest first. The keys of API_KEYS (env-N) are not stored and not listed. */
             items: components["schemas"]["ApiKey"][];
         };
+        /** @description Every operation was applied. */
+        BatchResults: {
+            /** @description One result per operation, in the operations' order. */
+            results: ({
+                plant: components["schemas"]["Plant"];
+                /** @enum {number} */
+                status: 200;
+            } | {
+                /** @enum {number} */
+                status: 204;
+            })[];
+        };
         /** @description One committed write, as the feed tells it. */
         Change: {
             id: number;
@@ -486,6 +518,21 @@ export interface components {
             scope: "read" | "sell" | "write" | "admin";
             /** @description The key to send (Authorization: Bearer …). Shown this once: only its hash is kept. */
             secret: string;
+        };
+        /** @description Add a plant, as POST /v3/plant. */
+        CreateOperation: {
+            /** @enum {string} */
+            op: "create";
+            plant: components["schemas"]["NewPlant"];
+        };
+        /** @description Delete a plant, as DELETE /v3/plant/{id} (here with an optional ifMatch). */
+        DeleteOperation: {
+            /** @description Server-assigned identifier; increasing, never reused. */
+            id: number;
+            /** @description Apply only if the plant still has this ETag (as the If-Match header of the single operation); else the batch is refused with 412. */
+            ifMatch?: string;
+            /** @enum {string} */
+            op: "delete";
         };
         /** @description The number of plants of each status, exact at one moment. */
         Inventory: {
@@ -548,6 +595,16 @@ export interface components {
             /** @description Where each change is POSTed: an http:// or https:// URL that does not resolve to a loopback, private, link-local or metadata address. */
             url: string;
         };
+        /** @description Change some fields of a plant, as PATCH /v3/plant/{id} (a JSON merge patch; `{}` changes nothing and adds no change to the feed). */
+        PatchOperation: {
+            /** @description Server-assigned identifier; increasing, never reused. */
+            id: number;
+            /** @description Apply only if the plant still has this ETag (as the If-Match header of the single operation); else the batch is refused with 412. */
+            ifMatch?: string;
+            /** @enum {string} */
+            op: "patch";
+            patch: components["schemas"]["PlantPatch"];
+        };
         /** @description A photo of the plant. */
         Photo: {
             /** @description Height of the full picture, upright, in pixels. */
@@ -590,6 +647,11 @@ export interface components {
             tags: string[];
             /** @description RFC 3339, UTC, with milliseconds; moves with every version of the plant (photo changes included). */
             updatedAt: string;
+        };
+        /** @description Operations on many plants, applied in one transaction: all of them, or (when any is refused) none. */
+        PlantBatch: {
+            /** @description 1–500 operations, applied in order, all or nothing. */
+            operations: (components["schemas"]["CreateOperation"] | components["schemas"]["UpdateOperation"] | components["schemas"]["PatchOperation"] | components["schemas"]["DeleteOperation"])[];
         };
         /** @description How many plants match a list's filters (for "1–20 of 240"). */
         PlantCount: {
@@ -685,6 +747,14 @@ export interface components {
             title: string;
             /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
             type: string;
+        };
+        /** @description Replace a plant named by plant.id, as PUT /v3/plant. */
+        UpdateOperation: {
+            /** @description Apply only if the plant still has this ETag (as the If-Match header of the single operation); else the batch is refused with 412. */
+            ifMatch?: string;
+            /** @enum {string} */
+            op: "update";
+            plant: components["schemas"]["PlantUpdate"];
         };
         /** @description What is running. */
         Version: {
@@ -2545,6 +2615,151 @@ export interface operations {
             };
         };
     };
+    "batch-plants": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and body returns the first response and creates nothing (keys kept 24 h, scoped per API key). */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlantBatch"];
+            };
+        };
+        responses: {
+            /** @description Every operation applied */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchResults"];
+                };
+            };
+            /** @description Invalid input: every invalid operation named by index */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An operation names a plant that does not exist: nothing applied */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description sku-taken: another plant has this SKU (ignoring case); `holder` is its id: nothing applied */
+            409: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An operation's ifMatch is not the plant's current ETag: nothing applied */
+            412: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Idempotency-Key reused with a different body */
+            422: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     "list-plant-changes": {
         parameters: {
             query?: {
@@ -3059,7 +3274,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3133,7 +3348,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3216,7 +3431,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3297,7 +3512,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3384,7 +3599,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3478,7 +3693,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3561,7 +3776,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3644,7 +3859,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */

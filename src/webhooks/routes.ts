@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { CHANGE_KINDS, SECRET_OVERLAP_MS, signingSecrets, type DeliveryAttempt, type Webhook as StoredWebhook } from '../catalogue/webhook.js'
-import { writeSecurity } from '../http/auth.js'
+import { securityFor } from '../http/auth.js'
 import { ref } from '../http/components.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
@@ -37,7 +37,7 @@ const publicAttempt = (a: DeliveryAttempt): WebhookDelivery =>
 
 const notFound = (id: number): HttpProblem => new HttpProblem(404, 'webhook-not-found', `No webhook ${id}`)
 
-/** /v3/webhooks: subscriptions to the change feed (admin once scoped keys exist; until then, write auth). */
+/** /v3/webhooks: subscriptions to the change feed, with an admin key. */
 export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (app, options) => {
   const { store, deliverer, allowPrivate } = options
   const webhooks = store.webhooks
@@ -51,7 +51,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
     if (!webhook) throw notFound(id)
     return webhook
   }
-  const common = { tags, security: writeSecurity }
+  // Webhooks send the catalogue elsewhere and name where: an admin's business, reads included.
+  const common = { tags, security: securityFor('admin') }
   const json = { headers: HEADERS.requestId }
 
   app.post('/v3/webhooks', {
