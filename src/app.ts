@@ -9,7 +9,7 @@ import pino from 'pino'
 import type { Config } from './config.js'
 import { FeedHub } from './feed/hub.js'
 import { changeRoutes } from './feed/routes.js'
-import { StreamLimits } from './feed/stream-limits.js'
+import { StreamLimits } from './http/stream-limits.js'
 import { envKeyNames, loadKeyHashes, registerAuth, securitySchemes } from './http/auth.js'
 import { registerComponents } from './http/components.js'
 import { apiIndexRoutes } from './http/api-index.js'
@@ -209,8 +209,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(batchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)
   await app.register(countRoute, routeOptions)
-  await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits(config.feedMaxStreams, config.feedMaxStreamsPerClient) })
-  await app.register(photoRoutes, { ...routeOptions, metrics: new PhotoMetrics(registry) })
+  await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits('event streams', config.feedMaxStreams, config.feedMaxStreamsPerClient) })
+  await app.register(photoRoutes, { ...routeOptions, metrics: new PhotoMetrics(registry), trustProxy: config.trustProxy })
   await app.register(photoOrderRoute, routeOptions)
   const deliverer = new WebhookDeliverer(store, app.log, { ...options.webhooks, allowPrivate: config.webhookAllowPrivate }, new WebhookMetrics(registry))
   app.decorate('webhookDeliverer', deliverer)

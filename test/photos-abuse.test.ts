@@ -158,6 +158,30 @@ for (const engine of ENGINES) {
   })
 }
 
+test('a client address holds at most 16 connections that have sent a large file, until they close: the kernel keeps what a non-reading client left unread', async (t) => {
+  const store = await sqliteEngine.open()
+  t.after(async () => { await store.close() })
+  const { app } = await listen(t, store)
+  const plant = await store.create({ name: 'Monstera', category: null, tags: [], status: 'available' })
+  // 1 MB: the kernel takes all of it from the service at once, so the answer "finishes" unread.
+  const url = await storeFile(store, plant.plant.id, randomBytes(1024 * 1024))
+  const port = (app.server.address() as net.AddressInfo).port
+  const request = `GET ${url} HTTP/1.1\r\nHost: x\r\n\r\n`
+  const holders = await Promise.all(Array.from({ length: 16 }, () => neverReading(port, request)))
+  t.after(() => { for (const s of holders) s.destroy() })
+  await settle()
+  const refused = await fetch(`http://127.0.0.1:${port}${url}`)
+  assert.equal(refused.status, 429)
+  assert.match((await refused.json() as { detail: string }).detail, /At most 16 connections with large photo files per client address/)
+  assert.equal(refused.headers.get('retry-after'), '5')
+  // One of them closed frees its slot.
+  holders.pop()!.destroy()
+  await whenStill(() => 0)
+  const served = await fetch(`http://127.0.0.1:${port}${url}`)
+  assert.equal(served.status, 200)
+  assert.equal((await served.arrayBuffer()).byteLength, 1024 * 1024)
+})
+
 /** An upload sent on a raw socket: its headers at once, then its body a byte every 200 ms, until the server closes. */
 async function trickling (port: number, plantId: number): Promise<{ answer: () => string, closed: Promise<void> }> {
   const socket = net.connect(port, '127.0.0.1')

@@ -10,6 +10,13 @@ export interface ConnectionLimit {
   trustProxy: string[] | false
 }
 
+/** Whether a peer address is one of TRUST_PROXY's proxies (which carry many clients' connections). */
+export function trustedPeer (trustProxy: string[] | false): (address: string) => boolean {
+  if (trustProxy === false) return () => false
+  const trust = proxyAddr.compile(trustProxy)
+  return (address) => trust(address, 0)
+}
+
 /**
  * A client that opens connections and sends nothing held one descriptor each until the header
  * timeout: 20,000 of them reached the open-files limit in 40 s. Past `perClient` open connections
@@ -17,11 +24,11 @@ export interface ConnectionLimit {
  */
 export function capConnectionsPerClient (server: Server, limit: ConnectionLimit): void {
   if (limit.perClient === 0) return
-  const trusted = limit.trustProxy === false ? () => false : proxyAddr.compile(limit.trustProxy)
+  const trusted = trustedPeer(limit.trustProxy)
   const open = new Map<string, number>()
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress
-    if (address === undefined || trusted(address, 0)) return
+    if (address === undefined || trusted(address)) return
     const count = (open.get(address) ?? 0) + 1
     if (count > limit.perClient) {
       answerAndClose(socket, 429, 'too-many-requests', `This client already holds ${limit.perClient} open connections; reuse them or close some`)

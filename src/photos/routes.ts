@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import type { Socket } from 'node:net'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -10,6 +11,8 @@ import { ref } from '../http/components.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../plants/routes.js'
 import { PhotoLimitReached, PlantNotFound, VersionMismatch } from '../catalogue/errors.js'
 import { FILES_PATH, MAX_PHOTOS, type NewPhoto } from '../catalogue/photo.js'
+import { StreamLimits } from '../http/stream-limits.js'
+import { trustedPeer } from '../http/client-connections.js'
 import { asBuffer, FileBody } from './file-body.js'
 import { ImageQueue } from './image-queue.js'
 import { CONTENT_TYPE_OF_EXT } from './images.js'
@@ -24,7 +27,13 @@ export interface PhotoRouteOptions extends RouteOptions {
   imagesActive?: number
   imagesWaiting?: number
   metrics?: PhotoMetrics
+  /** Connections one client address may hold that have sent a large file (more than one chunk; default 16). */
+  fileStreamsPerClient?: number
+  /** TRUST_PROXY's proxies: they read answers as they come, and carry many clients, so no cap applies to them. */
+  trustProxy?: string[] | false
 }
+
+const kFileSlot = Symbol('the connection holds a large-file slot')
 
 const tags = ['plant']
 // A file name: the base64url SHA-256 of the bytes and the format's extension.
@@ -43,6 +52,19 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
   const metrics = options.metrics ?? new PhotoMetrics()
   metrics.watch(queue)
   const images = new ImageWorker()
+  // A client that does not read holds a chunk in the service but up to 4 MiB in its socket's kernel
+  // buffer, even once the answer is "finished" (the kernel took it): so a connection that has sent
+  // a large file holds a slot until it closes (a browser's idle keep-alive closes within 5 s), and
+  // one client address holds at most 16 (16 x 4 MiB, not 256 connections x 4 MiB).
+  const fileStreams = new StreamLimits('connections with large photo files', Infinity, options.fileStreamsPerClient ?? 16)
+  const fromProxy = trustedPeer(options.trustProxy ?? false)
+  const holdFileSlot = (request: FastifyRequest): void => {
+    const socket = request.raw.socket as Socket & { [kFileSlot]?: true }
+    if (socket[kFileSlot] || fromProxy(socket.remoteAddress ?? '')) return
+    const release = fileStreams.acquire(request.ip)
+    socket[kFileSlot] = true
+    socket.once('close', release)
+  }
   app.addHook('onClose', async () => { await images.close() })
   // Declared on every write; enforced only when keys are configured (src/http/auth.ts).
   const security = writeSecurity
@@ -244,6 +266,7 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
     reply.type(CONTENT_TYPE_OF_EXT[match[2]])
     if (!found.chunk) return reply.header('content-length', String(found.size)).send()
     if (found.chunk.length >= found.size) return reply.send(asBuffer(found.chunk))
+    holdFileSlot(request)
     return reply.header('content-length', String(found.size)).send(new FileBody((n) => store.photoFile(file, n), found.chunk, found.size))
   }
 
