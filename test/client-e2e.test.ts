@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { createPlantClient, describeProblem, uploadPhoto, type Plant } from '../src/client/plant-client.js'
+import { batchPlants, createPlantClient, describeProblem, uploadPhoto, type Plant } from '../src/client/plant-client.js'
 import { listenOn } from '../scripts/lib/listening-service.js'
 import { servedDocument } from '../scripts/openapi-document.js'
 import { picture } from './helpers/pictures.js'
@@ -189,6 +189,16 @@ test('the typed client drives every documented operation against a listening ser
     assert.deepEqual(found.data?.items.map((p) => p.id), [priced.data?.id], sort)
   }
   assert.equal((await client.GET('/v3/plant', { params: { query: { updatedSince: 'now' } } })).response.status, 400)
+
+  // batch-plants: a price list applied all or nothing; a refused operation named by index, nothing applied
+  const prices = await batchPlants(client, [
+    { op: 'patch', id: priced.data!.id, patch: { price: '5' } },
+    { op: 'create', plant: { name: 'Batch fern', price: '2.5' } }
+  ], { idempotencyKey: 'e2e-batch-1' })
+  assert.deepEqual(prices.data?.results.map((r) => r.status === 200 ? r.plant.price : null), ['5.00', '2.50'])
+  const refusedBatch = await batchPlants(client, [{ op: 'patch', id: priced.data!.id, patch: { price: '6' } }, { op: 'delete', id: 999_999 }])
+  assert.deepEqual([refusedBatch.response.status, refusedBatch.error?.errors], [404, [{ path: '/operations/1/id', message: 'Plant not found' }]])
+  assert.equal((await client.GET('/v3/plant/{id}', { params: { path: { id: priced.data!.id } } })).data?.price, '5.00')
 
   // keys, last (the first key makes keys required): made anonymously on this keyless loopback
   // service, then used; a till's key is 403 on them; revoked, 404 the second time

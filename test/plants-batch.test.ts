@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { createKey } from '../src/keys/manage.js'
 import { build, type TestApp } from './helpers/app.js'
 import { ENGINES } from './helpers/engines.js'
 
@@ -172,12 +173,26 @@ for (const engine of ENGINES) {
       assert.equal(post.statusCode, 405)
     })
 
-    test('writes need a key where keys are configured', async (t) => {
-      const { request } = await build(t, engine, { apiKeys: ['secret-key-1'] })
+    test('each operation needs its own scope: a till (sell) may batch status patches alone; anything else needs write; no key 401', async (t) => {
+      const { app, request, add } = await build(t, engine, { apiKeys: ['secret-key-1'] })
+      const admin = { authorization: 'Bearer secret-key-1' }
+      const till = { authorization: `Bearer ${(await createKey(app.store.keys, 'till-1', 'sell', null, Date.now())).secret}` }
+      const writer = { authorization: `Bearer ${(await createKey(app.store.keys, 'shop-1', 'write', null, Date.now())).secret}` }
       const anonymous = await batch(request, [{ op: 'create', plant: { name: 'Fern' } }])
       assert.equal(anonymous.statusCode, 401)
-      const keyed = await batch(request, [{ op: 'create', plant: { name: 'Fern' } }], { authorization: 'Bearer secret-key-1' })
-      assert.equal(keyed.statusCode, 200, keyed.body)
+      const fern = (await batch(request, [{ op: 'create', plant: { name: 'Fern' } }], admin)).json().results[0].plant
+      const palm = await request({ method: 'POST', url: '/v3/plant', headers: writer, payload: { name: 'Palm' } })
+      void add
+      const sales = [{ op: 'patch', id: fern.id, patch: { status: 'sold' } }, { op: 'patch', id: palm.json().id, patch: { status: 'pending' } }]
+      assert.equal((await batch(request, sales, till)).statusCode, 200)
+      for (const operations of [[...sales, { op: 'patch', id: fern.id, patch: { price: '1' } }], [...sales, { op: 'delete', id: fern.id }],
+        [{ op: 'create', plant: { name: 'x' } }], [{ op: 'patch', id: fern.id, patch: { status: 'sold', name: 'y' } }]]) {
+        const refused = await batch(request, operations, till)
+        assert.equal(refused.statusCode, 403, refused.body)
+        assert.match(refused.json().detail, /scope write /)
+      }
+      assert.equal((await batch(request, [...sales, { op: 'delete', id: fern.id }], writer)).statusCode, 200)
+      assert.equal((await request({ method: 'GET', url: `/v3/plant/${fern.id}` })).statusCode, 404)
     })
   })
 }

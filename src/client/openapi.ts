@@ -222,7 +222,7 @@ export interface paths {
         put?: never;
         /**
          * Create, update, patch and delete many plants at once, all or nothing
-         * @description 1–500 operations (at most 1 MiB), each checked as its single request would be (POST /v3/plant, PUT /v3/plant, PATCH /v3/plant/{id}, DELETE /v3/plant/{id}), then applied in order in one transaction. 200: one result per operation, in order. Any invalid operation: 400 naming each by index (`/operations/3/plant/name`). Any refused operation (404, 412 for an ifMatch that is not current, 409 sku-taken): nothing is applied, and the status is the first refusal's, with `errors` naming every refused operation by index. The change feed gets one change per operation (none for a `{}` patch), consecutive and in order. Idempotency-Key covers the whole batch: a retry with the same key and body answers the first results and applies nothing.
+         * @description 1–500 operations (at most 1 MiB), each checked as its single request would be (POST /v3/plant, PUT /v3/plant, PATCH /v3/plant/{id}, DELETE /v3/plant/{id}), then applied in order in one transaction. 200: one result per operation, in order. Any invalid operation: 400 naming each by index (`/operations/3/plant/name`). Any refused operation (404, 412 for an ifMatch that is not current, 409 sku-taken): nothing is applied, and the status is the first refusal's, with `errors` naming every refused operation by index. The change feed gets one change per operation (none for a `{}` patch), consecutive and in order. Idempotency-Key covers the whole batch: a retry with the same key and body answers the first results and applies nothing. Each operation needs the scope of its single request: a key of scope `write`, or `sell` (a till) when every operation is a patch of `status` alone.
          */
         post: operations["batch-plants"];
         delete?: never;
@@ -2666,7 +2666,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include write or sell (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3274,7 +3274,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include admin (insufficient-scope) */
+            /** @description The key's scope does not include write (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3348,7 +3348,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include admin (insufficient-scope) */
+            /** @description The key's scope does not include write (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3431,7 +3431,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include admin (insufficient-scope) */
+            /** @description The key's scope does not include write (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3512,7 +3512,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include admin (insufficient-scope) */
+            /** @description The key's scope does not include write (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3599,7 +3599,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include admin (insufficient-scope) */
+            /** @description The key's scope does not include write (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3693,7 +3693,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include admin (insufficient-scope) */
+            /** @description The key's scope does not include write (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3776,7 +3776,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include admin (insufficient-scope) */
+            /** @description The key's scope does not include write (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3859,7 +3859,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include admin (insufficient-scope) */
+            /** @description The key's scope does not include write (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */

@@ -25,6 +25,11 @@ export type PhotoType = keyof operations['add-plant-photo']['requestBody']['cont
 /** The one error body of the API (problem details). */
 export type Problem = Json<operations['add-plant']['responses'][405]>
 
+/** One operation of batch-plants: create, update, patch or delete, each with its own body. */
+export type BatchOperation = operations['batch-plants']['requestBody']['content']['application/json']['operations'][number]
+/** What batch-plants answers when every operation applied: one result each, in order. */
+export type BatchResults = Json<operations['batch-plants']['responses'][200]>
+
 export type PlantClient = Client<paths>
 
 export interface PlantClientOptions {
@@ -51,6 +56,18 @@ export function createPlantClient (options: PlantClientOptions): PlantClient {
 export function describeProblem (status: number, problem: Partial<Problem> | undefined): string {
   const detail = problem?.detail ?? problem?.title
   return detail ? `${status} ${detail}` : `HTTP ${status}`
+}
+
+/**
+ * Applies many operations at once, all or nothing (POST /v3/plant/batch): `data` is the results on
+ * 200; otherwise `error` names every refused or invalid operation by index (`/operations/3/…`) and
+ * nothing was applied. An `idempotencyKey` covers the whole batch, so a retry applies it once.
+ */
+export function batchPlants (client: PlantClient, operations: BatchOperation[], options: { idempotencyKey?: string } = {}) {
+  return client.POST('/v3/plant/batch', {
+    params: { header: options.idempotencyKey === undefined ? undefined : { 'idempotency-key': options.idempotencyKey } },
+    body: { operations }
+  })
 }
 
 export interface UploadPhotoOptions {

@@ -4,13 +4,15 @@ import { BatchRefused, type BatchOperation, type BatchRefusal } from '../catalog
 import { PlantNotFound, SkuTaken, VersionMismatch } from '../catalogue/errors.js'
 import { toRecord } from '../catalogue/plant.js'
 import { identityFields } from '../catalogue/store-fields.js'
-import { writeSecurity } from '../http/auth.js'
+import type { Scope } from '../catalogue/keys.js'
+import { securityFor } from '../http/auth.js'
 import { ref } from '../http/components.js'
 import { ifMatchVersions } from '../http/etag.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses, type FieldError } from '../http/problem.js'
 import { batchBodyValidator } from './batch-validator.js'
 import { BatchResults, PlantBatch } from './batch-schemas.js'
+import { statusOnlyIsSelling } from './patch-route.js'
 import { guardStatuses, idempotencyClaimKey, SKU_TAKEN, tags, type RouteOptions } from './routes.js'
 import { WriteHeaders, type PlantFields, type PlantUpdate } from './schemas.js'
 
@@ -38,6 +40,18 @@ function toOperation (o: Operation): BatchOperation {
     case 'patch': return { op: 'patch', id: o.id, patch: o.patch, expectedVersions: ifMatchVersions(o.ifMatch, o.id) }
     case 'delete': return { op: 'delete', id: o.id, expectedVersions: ifMatchVersions(o.ifMatch, o.id) }
   }
+}
+
+/**
+ * Each operation needs its single route's scope, so the batch needs the highest: a batch of patches
+ * of `status` alone is a till's (`sell`); any other operation needs `write`. Read from the body as
+ * parsed, before it is validated (http/auth.ts), so anything unexpected needs `write`.
+ */
+function scopeOfBatch (body: unknown): Scope {
+  const operations = (body as { operations?: unknown } | null)?.operations
+  if (!Array.isArray(operations) || operations.length === 0) return 'write'
+  const selling = (o: unknown): boolean => (o as { op?: unknown } | null)?.op === 'patch' && statusOnlyIsSelling((o as { patch?: unknown }).patch) === 'sell'
+  return operations.every(selling) ? 'sell' : 'write'
 }
 
 /** What the Idempotency-Key's hash covers: each operation's validated, defaulted content, members in a fixed order. */
@@ -77,14 +91,16 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
     schema: {
       operationId: 'batch-plants',
       tags,
-      security: writeSecurity,
+      // A till's `sell` key may send patches of `status` alone; any other operation needs `write` (scopeOfBatch).
+      security: securityFor('sell'),
       summary: 'Create, update, patch and delete many plants at once, all or nothing',
       description: '1–500 operations (at most 1 MiB), each checked as its single request would be (POST /v3/plant, PUT /v3/plant, ' +
         'PATCH /v3/plant/{id}, DELETE /v3/plant/{id}), then applied in order in one transaction. 200: one result per operation, in order. ' +
         'Any invalid operation: 400 naming each by index (`/operations/3/plant/name`). Any refused operation (404, 412 for an ifMatch ' +
         'that is not current, 409 sku-taken): nothing is applied, and the status is the first refusal\'s, with `errors` naming every ' +
         'refused operation by index. The change feed gets one change per operation (none for a `{}` patch), consecutive and in order. ' +
-        'Idempotency-Key covers the whole batch: a retry with the same key and body answers the first results and applies nothing.',
+        'Idempotency-Key covers the whole batch: a retry with the same key and body answers the first results and applies nothing. ' +
+        'Each operation needs the scope of its single request: a key of scope `write`, or `sell` (a till) when every operation is a patch of `status` alone.',
       body: ref(PlantBatch),
       headers: WriteHeaders,
       response: {
@@ -95,6 +111,7 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
           [413, 'Body larger than 1 MiB'], 422, 503)
       }
     },
+    config: { scopeOfBody: scopeOfBatch },
     validatorCompiler: (route) => route.httpPart === 'body' ? app.lazySchemas.lazy(batchBodyValidator) : app.validatorCompiler!(route)
   }, async (request, reply) => {
     const { operations } = request.body as BatchBody

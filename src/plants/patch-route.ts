@@ -47,7 +47,7 @@ export const patchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
 }
 
 /** A body of `status` and nothing else is a sale (or its undoing): `sell`. Anything else is an edit: `write`. */
-function statusOnlyIsSelling (body: unknown): 'sell' | 'write' {
+export function statusOnlyIsSelling (body: unknown): 'sell' | 'write' {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'write'
   const members = Object.keys(body)
   return members.length === 1 && members[0] === 'status' ? 'sell' : 'write'
