@@ -1,4 +1,5 @@
 import { nameKey } from './name-key.js'
+import { foldKey, keyHolds } from './search-key.js'
 import type { Plant, PlantStatus } from './plant.js'
 import { priceCents, skuKey } from './store-fields.js'
 
@@ -14,7 +15,7 @@ export interface PlantQuery {
   category?: string
   /** Every one of these tags. */
   tags: string[]
-  /** Lower-cased terms the lower-cased name must each contain. */
+  /** Lower-cased, accent-free terms the name's folded key must each hold (search-key.ts: short ones at a word's start). */
   terms: string[]
   /** The plant with this SKU, ignoring case. */
   sku?: string
@@ -68,8 +69,8 @@ export function matches (plant: Plant, query: PlantQuery): boolean {
     const cents = plant.price === null ? undefined : priceCents(plant.price)
     if (cents === undefined || cents < (query.priceMin ?? 0) || cents > (query.priceMax ?? Infinity)) return false
   }
-  const key = nameKey(plant.name)
-  return query.terms.every((t) => key.includes(t))
+  const folded = foldKey(nameKey(plant.name))
+  return query.terms.every((t) => keyHolds(folded, t))
 }
 
 /** The query's order on positions: negative when `a` comes first. */

@@ -8,7 +8,7 @@ import type { Config } from '../config.js'
 import { SkuTaken } from '../catalogue/errors.js'
 import { toRecord, type Plant } from '../catalogue/plant.js'
 import { positionOf, type PlantQuery, type Position } from '../catalogue/query.js'
-import { listSql } from '../store/sqlite/list-query.js'
+import { listSql, searchFunctions } from '../store/sqlite/list-query.js'
 import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from '../store/sqlite/plant-rows.js'
 import type { PlantStore } from '../store/plant-store.js'
 import type { Catalogue, CreateOutcome, NewRow } from './catalogue-interface.js'
@@ -204,6 +204,7 @@ export class SnapshotCatalogue implements Catalogue {
   /** The store's own list query, walked in one snapshot; an export has no time limit, so its guard never stops it. */
   private async * found (pageSize: number, query: PlantQuery): AsyncGenerator<Plant[]> {
     this.db.function('query_guard', { deterministic: false }, (_id: unknown) => 1)
+    searchFunctions(this.db, Infinity)
     this.db.prepare('BEGIN').run()
     try {
       let after: Position = { id: 0 }

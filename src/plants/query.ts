@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { nameKey } from '../catalogue/name-key.js'
+import { foldKey } from '../catalogue/search-key.js'
 import { sortKeyOf, type PlantQuery, type Position } from '../catalogue/query.js'
 import { parseTimestamp, priceCents, skuKey } from '../catalogue/store-fields.js'
 import { HttpProblem } from '../http/problem.js'
@@ -10,7 +11,7 @@ import type { ListQuery } from './schemas.js'
 // A list query as HTTP speaks it: `q` split into terms, and the cursors that carry a page's end.
 // What the query means (its filters and orders) is the catalogue's (catalogue/query.ts).
 
-export const Q_RULE = 'must be 1–100 characters holding 1–5 terms separated by white space, each of at least 3 characters and no control characters'
+export const Q_RULE = 'must be 1–100 characters holding 1–5 terms separated by white space, with no control characters; a term of 1–2 characters matches the start of a word, a longer one anywhere in the name, ignoring case and accents'
 const CONTROL = /\p{Cc}/u
 
 /** Splits `q` into its lower-cased terms, or refuses it naming the rule. */
@@ -24,9 +25,11 @@ export function parseTerms (q: string | undefined): string[] {
   if (terms.length > 5) refuse(`must hold at most 5 terms (it holds ${terms.length})`)
   // Refused before either engine sees them: a NUL cut SQLite's MATCH string short (a 500).
   if (terms.some((t) => CONTROL.test(t))) refuse('terms must not hold control characters (U+0000–U+001F, U+007F–U+009F)')
-  const short = terms.find((t) => [...t].length < 3)
-  if (short !== undefined) refuse(`terms must each be at least 3 characters ("${short}" is shorter)`)
-  return [...new Set(terms.map(nameKey))]
+  // Folded as the names are (search-key.ts); a term of accents alone would be empty.
+  const folded = terms.map((t) => foldKey(nameKey(t)))
+  const bare = terms.find((_t, i) => folded[i] === '')
+  if (bare !== undefined) refuse(`terms must each hold a character other than an accent ("${bare}" holds none)`)
+  return [...new Set(folded)]
 }
 
 /**

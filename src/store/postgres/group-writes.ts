@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import { nameKey } from '../../catalogue/name-key.js'
+import { searchKeyOf, searchStartsOf, textArray } from './search-columns.js'
 import { fileNamesOf, type Photo } from '../../catalogue/photo.js'
 import { IdempotencyKeyReused, PlantNotFound, SkuTaken, VersionMismatch } from '../../catalogue/errors.js'
 import { toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
@@ -80,22 +81,22 @@ const EARLIER = 'SELECT key, request_hash, response FROM idempotency_keys WHERE 
 const WRITE = `
 WITH c AS (
   SELECT nextval(pg_get_serial_sequence('plants', 'id')) AS id, c.*
-  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $25::text[], $26::bigint[], $27::text[], $28::text[])
-    WITH ORDINALITY AS c (name, name_key, category, tags, status, idem, response, description, price, sku, barcode, n)
+  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $25::text[], $26::bigint[], $27::text[], $28::text[], $33::text[], $34::text[])
+    WITH ORDINALITY AS c (name, name_key, category, tags, status, idem, response, description, price, sku, barcode, search_key, search_starts, n)
 ), created AS (
-  INSERT INTO plants (id, name, name_key, category, tags, status, description, price, sku, barcode, version, created_at, updated_at) OVERRIDING SYSTEM VALUE
-  SELECT id, name, name_key, category, tags::text[], status, description, price, sku, barcode, 1, $1, $1 FROM c
+  INSERT INTO plants (id, name, name_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, version, created_at, updated_at) OVERRIDING SYSTEM VALUE
+  SELECT id, name, name_key, category, tags::text[], status, description, price, sku, barcode, search_key, search_starts::text[], 1, $1, $1 FROM c
 ), created_tags AS (
   INSERT INTO plant_tags (tag, plant_id) SELECT t, c.id FROM c, unnest(c.tags::text[]) AS t
 ), answered AS (
   UPDATE idempotency_keys k SET plant_id = c.id, response = '{"id":' || c.id || ',' || c.response FROM c WHERE k.key = c.idem
 ), u AS (
-  SELECT id, name, name_key, category, tags::text[] AS tags, status, version, description, price, sku, barcode
-  FROM unnest($9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::int[], $29::text[], $30::bigint[], $31::text[], $32::text[])
-    AS u (id, name, name_key, category, tags, status, version, description, price, sku, barcode)
+  SELECT id, name, name_key, category, tags::text[] AS tags, status, version, description, price, sku, barcode, search_key, search_starts::text[] AS search_starts
+  FROM unnest($9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::int[], $29::text[], $30::bigint[], $31::text[], $32::text[], $35::text[], $36::text[])
+    AS u (id, name, name_key, category, tags, status, version, description, price, sku, barcode, search_key, search_starts)
 ), updated AS (
   UPDATE plants p SET name = u.name, name_key = u.name_key, category = u.category, tags = u.tags, status = u.status, version = u.version, updated_at = $1,
-    description = u.description, price = u.price, sku = u.sku, barcode = u.barcode
+    description = u.description, price = u.price, sku = u.sku, barcode = u.barcode, search_key = u.search_key, search_starts = u.search_starts
   FROM u WHERE p.id = u.id
 ), dropped AS (
   DELETE FROM plant_tags t USING u WHERE t.plant_id = u.id AND t.tag <> ALL (u.tags)
@@ -124,9 +125,6 @@ SELECT (SELECT coalesce(array_agg(id ORDER BY n), '{}') FROM c) AS ids, value AS
 const UNREF_FILES = `UPDATE photo_files f SET refs = f.refs - d.n
 FROM (SELECT name, count(*) AS n FROM unnest($1::text[]) AS name GROUP BY name) d WHERE f.name = d.name`
 const DROP_FILES = 'DELETE FROM photo_files WHERE name = ANY ($1::text[]) AND refs <= 0'
-
-/** A PostgreSQL array literal of text: each element quoted, `"` and `\` escaped. */
-const textArray = (items: string[]): string => `{${items.map((s) => `"${s.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`
 
 /** JSON of `value` without its opening brace: the statement puts `{"id":N,` in front. */
 const afterId = (value: object): string => JSON.stringify(value).slice(1)
@@ -338,7 +336,9 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
       changes.length, changes.map((c) => c.kind), changes.map((c) => c.id), changes.map((c) => c.ref), changes.map((c) => c.version), changes.map((c) => c.plant),
       [...counts.keys()], [...counts.values()],
       creates.map((c) => db(c.fields.description)), creates.map((c) => centsOf(c.fields.price)), creates.map((c) => c.fields.sku), creates.map((c) => c.fields.barcode),
-      updated.map((p) => db(p.description)), updated.map((p) => centsOf(p.price)), updated.map((p) => p.sku), updated.map((p) => p.barcode)
+      updated.map((p) => db(p.description)), updated.map((p) => centsOf(p.price)), updated.map((p) => p.sku), updated.map((p) => p.barcode),
+      creates.map((c) => searchKeyOf(c.fields.name)), creates.map((c) => textArray(searchStartsOf(c.fields.name))),
+      updated.map((p) => searchKeyOf(p.name)), updated.map((p) => textArray(searchStartsOf(p.name)))
     ]
   })
   const createdIds = written.ids.map(Number)

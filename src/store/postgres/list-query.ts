@@ -1,12 +1,13 @@
 import pg from 'pg'
 import { nameKey } from '../../catalogue/name-key.js'
 import { sortKeyOf, UNPRICED } from '../../catalogue/query.js'
+import { isShortTerm } from '../../catalogue/search-key.js'
 import { skuKey } from '../../catalogue/store-fields.js'
 import type { ListFilter } from '../plant-store.js'
 import { fromPostgresText, toPostgresText } from './text-escape.js'
 
 // A list query on PostgreSQL: keyset pagination along the page's order (no OFFSET); the planner
-// picks between the order's index, the tag rows and the name trigrams (pg_trgm) from its statistics.
+// picks between the order's index, the tag rows and the search columns' indexes from its statistics.
 
 /**
  * The name key as stored: text cannot hold U+0000, so U+0000 and U+0001 become two characters that
@@ -68,7 +69,11 @@ export function listQuery (filter: ListFilter, columns: string): { text: string,
   } else if (filter.afterId > 0) {
     where.push(`${id} ${desc ? '<' : '>'} ${param(filter.afterId)}`)
   }
-  for (const term of filter.terms ?? []) where.push(`p.name_key LIKE ${param(`%${likeEscape(toKey(term))}%`)}`)
+  // The search columns (search-columns.ts): a long term anywhere in the folded key (pg_trgm), a short
+  // one among its words' starts (GIN over the array). Terms hold no control character: no escape.
+  for (const term of filter.terms ?? []) {
+    where.push(isShortTerm(term) ? `p.search_starts @> ARRAY[${param(term)}::text]` : `p.search_key LIKE ${param(`%${likeEscape(term)}%`)}`)
+  }
   // The unique index plants_sku and the partial index plants_barcode answer these two.
   if (filter.sku !== undefined) where.push(`p.sku IS NOT NULL AND lower(p.sku) = ${param(skuKey(filter.sku))}`)
   if (filter.barcode !== undefined) where.push(`p.barcode = ${param(filter.barcode)}`)

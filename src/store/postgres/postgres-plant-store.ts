@@ -9,6 +9,7 @@ import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStor
 import { toWriteOp, writeBatch } from './batch-writes.js'
 import { ChangeWatcher } from './change-watcher.js'
 import { fillNameKeys, listQuery, rarestFirst } from './list-query.js'
+import { fillSearchKeys } from './search-columns.js'
 import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connection.js'
 import { GroupCommit, type Tx } from './group-commit.js'
 import { toPlant, type PlantRow, type WriteOp } from './group-writes.js'
@@ -154,6 +155,7 @@ class PostgresPlantStore implements PlantStore {
   private async initialise (): Promise<void> {
     await migrate(this.config)
     await fillNameKeys(this.config)
+    await fillSearchKeys(this.config)
     // The schema the connection string's search_path selects: it scopes this store's notifications.
     const client = new pg.Client(this.config)
     client.on('error', () => {})

@@ -1,4 +1,7 @@
+import type Database from 'better-sqlite3'
+import { QueryTooSlow } from '../../catalogue/errors.js'
 import { sortKeyOf, UNPRICED } from '../../catalogue/query.js'
+import { foldKey, isShortTerm, keyHolds, startTrigram } from '../../catalogue/search-key.js'
 import { skuKey } from '../../catalogue/store-fields.js'
 import type { CountFilter, ListFilter } from '../plant-store.js'
 import { PLANT_COLUMNS } from './plant-rows.js'
@@ -30,17 +33,25 @@ const numberKey = (sort: string): 'price' | 'updated' => sort.endsWith('price') 
 
 /**
  * A MATCH expression for FTS5: a few trigrams of each term, each quoted (a quote doubled), all
- * required. Any trigrams of the term find a superset of the names holding it, and instr() then
+ * required. Any trigrams of the term find a superset of the names holding it, and q_match() then
  * narrows the candidates to those; what a search costs is the doclists it walks. So a term is tiled
  * (every third trigram and the last, not every overlapping one), and trigrams of letters and digits
  * only are preferred: one that holds a space or a sign ("#48", "a #") is in many names, so it is left
  * out when two others remain (on 1,000,000 bench names `#483291` walked 19,000 entries, now 8,000).
+ * A term whose tiles repeat ("potpotpot": pot, pot, pot) takes every distinct trigram instead: its
+ * tiles alone select every name holding "pot", all of them false matches to reject, where "otp" is rare.
+ * A short term (1–2 characters) is one marked trigram of the word starts (search-key.ts).
  */
 export const ftsMatch = (terms: string[]): string => [...new Set(terms.flatMap((term) => {
-  const all = tiles([...term])
-  const words = tiles([...term], (trigram) => /^[\p{L}\p{N}]{3}$/u.test(trigram))
-  return new Set(words).size >= 2 ? words : all
+  if (isShortTerm(term)) return [startTrigram(term)]
+  const chars = [...term]
+  const all = tiles(chars)
+  const words = tiles(chars, (trigram) => /^[\p{L}\p{N}]{3}$/u.test(trigram))
+  const chosen = new Set(words).size >= 2 ? words : all
+  return new Set(chosen).size < chosen.length ? overlapping(chars) : chosen
 }))].map((t) => `"${t.replaceAll('"', '""')}"`).join(' AND ')
+
+const overlapping = (chars: string[]): string[] => [...new Set(chars.slice(2).map((c, i) => chars[i] + chars[i + 1] + c))]
 
 /** Trigrams (of those `keep` accepts) that cover the term from the left, and the last one. */
 function tiles (chars: string[], keep: (trigram: string) => boolean = () => true): string[] {
@@ -173,7 +184,8 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
     args.push(tag)
   }
   for (const term of filter.terms ?? []) {
-    where.push('instr(p.name_key, ?) > 0')
+    // In JavaScript (search-key.ts), so the folding and the words are those of the other engine and the model.
+    where.push('q_match(p.name_key, ?)')
     args.push(term)
   }
   if (filter.updatedSince !== undefined) {
@@ -206,4 +218,29 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
     text: `SELECT ${PLANT_COLUMNS}${withKey ? `, ${keyExpr}` : ''} FROM ${from.replace('plants p', `plants p${indexed}`)} ${where.length > 0 ? `WHERE ${where.join(' AND ')} ` : ''}ORDER BY ${order} LIMIT ?`,
     args
   }
+}
+
+/** How many names one search may reject as false matches of the index before it is refused (503 query-too-slow). */
+export const REJECT_BUDGET = 20_000
+
+/**
+ * Registers q_match(name_key, term), the per-candidate check of a term, on a connection. Each search
+ * may reject at most `budget` names (counted from `reset()`): a term whose trigrams are all common
+ * but which is in few names makes the index's candidates mostly false matches, and each costs a row
+ * read and a call here; the budget bounds that work by count, as the guard's timer bounds it by time.
+ */
+export function searchFunctions (db: Database.Database, budget = REJECT_BUDGET): { reset: () => void } {
+  let rejected = 0
+  let lastKey: string | undefined
+  let lastFolded = ''
+  db.function('q_match', { deterministic: false }, (key: unknown, term: unknown) => {
+    if (key !== lastKey) {
+      lastKey = key as string
+      lastFolded = foldKey(lastKey)
+    }
+    if (keyHolds(lastFolded, term as string)) return 1
+    if (++rejected > budget) throw new QueryTooSlow(`the search rejected more than ${budget} names its index suggested`)
+    return 0
+  })
+  return { reset: () => { rejected = 0 } }
 }

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import { nameKey } from '../../catalogue/name-key.js'
 import { UNPRICED } from '../../catalogue/query.js'
 import { chunksOf } from './photo-writes.js'
+import { searchTextMigration } from './search-backlog.js'
 import { WEBHOOKS_MIGRATION } from './webhook-store.js'
 import { API_KEYS_MIGRATION } from './sqlite-key-store.js'
 
@@ -97,7 +98,8 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   photoFileChunks,
   storeFields,
   WEBHOOKS_MIGRATION,
-  API_KEYS_MIGRATION
+  API_KEYS_MIGRATION,
+  searchTextMigration
 ]
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */
@@ -208,6 +210,8 @@ const iso = (ms: string): string => `strftime('%Y-%m-%dT%H:%M:%fZ', (${ms}) / 10
 
 /** The user_version the store fields' migration brings a file to (tests build the catalogue before it). */
 export const STORE_FIELDS_VERSION = MIGRATIONS.indexOf(storeFields) + 1
+/** The user_version before the search texts' migration (accents, word starts). */
+export const SEARCH_TEXT_VERSION = MIGRATIONS.indexOf(searchTextMigration)
 
 /** Applies the pending migrations (up to `upTo`: tests build an older catalogue with it). */
 export function migrate (db: Database.Database, progress: (message: string) => void = () => {}, upTo = MIGRATIONS.length): void {

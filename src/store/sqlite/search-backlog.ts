@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { searchText } from '../../catalogue/search-key.js'
 
 // The name search index (plants_fts) is written behind, as PostgreSQL's GIN index keeps a pending
 // list. A write that changes what the index holds says so in its own change row (the feed's outbox,
@@ -8,6 +9,8 @@ import type Database from 'better-sqlite3'
 // new segment at every commit that touches it, and that flush, not the terms, was most of what the
 // index cost a write; a table of its own for the backlog cost another page every commit. A search
 // reads the index and the backlog together (list-query.ts), so it sees every committed name.
+// The index holds each name key's search text (search-key.ts: folded, with its word starts marked)
+// and no copy of it (contentless): removing a name gives the text again, computed from its key.
 
 /** How many changes may wait: a search scans at most about this many change rows beside the index. */
 export const BACKLOG = 128
@@ -26,8 +29,8 @@ export function searchBacklog (db: Database.Database): SearchBacklog {
       `SELECT plant_id, index_remove, index_add FROM changes WHERE seq > ${INDEXED_UP_TO} AND (index_remove IS NOT NULL OR index_add IS NOT NULL) ORDER BY plant_id, seq`).raw(true),
     waiting: db.prepare(`SELECT count(*) FROM changes WHERE seq > ${INDEXED_UP_TO}`).pluck(),
     indexed: db.prepare("UPDATE meta SET value = (SELECT coalesce(max(seq), value) FROM changes) WHERE key = 'search_indexed'"),
-    insert: db.prepare('INSERT INTO plants_fts (rowid, name_key) VALUES (?, ?)'),
-    delete: db.prepare("INSERT INTO plants_fts (plants_fts, rowid, name_key) VALUES ('delete', ?, ?)")
+    insert: db.prepare('INSERT INTO plants_fts (rowid, search) VALUES (?, ?)'),
+    delete: db.prepare("INSERT INTO plants_fts (plants_fts, rowid, search) VALUES ('delete', ?, ?)")
   }
   // Counted here rather than read per write. Another process writing the same file (an import,
   // WORKERS > 1) only shifts when the next apply happens, never what it applies.
@@ -38,8 +41,8 @@ export function searchBacklog (db: Database.Database): SearchBacklog {
     const held = changes[0][0] ?? undefined // its first change removes what the index holds, if anything
     const wanted = changes[changes.length - 1][1] ?? undefined
     if (held === wanted) return
-    if (held !== undefined) s.delete.run(id, held)
-    if (wanted !== undefined) s.insert.run(id, wanted)
+    if (held !== undefined) s.delete.run(id, searchText(held))
+    if (wanted !== undefined) s.insert.run(id, searchText(wanted))
   }
 
   return {
@@ -62,4 +65,32 @@ export function searchBacklog (db: Database.Database): SearchBacklog {
       waiting = 0
     }
   }
+}
+
+/**
+ * The migration (issue 25) to the index of search texts: accents folded, word starts marked for
+ * short terms. The index is built anew from every plant's name key, in batches with a progress line;
+ * what waited in the backlog is in it then, so the backlog starts empty.
+ */
+export function searchTextMigration (db: Database.Database, progress: (message: string) => void): void {
+  const total = db.prepare('SELECT count(*) FROM plants').pluck().get() as number
+  db.exec(`
+  DROP TABLE plants_fts;
+  CREATE VIRTUAL TABLE plants_fts USING fts5(search, content='', tokenize='trigram case_sensitive 1', detail='none');
+  INSERT INTO plants_fts (plants_fts, rank) VALUES ('automerge', 16);
+  `)
+  db.function('search_text', { deterministic: true }, (key: unknown) => searchText(key as string))
+  const end = db.prepare<[number], [number | null, number]>('SELECT max(id), count(*) FROM (SELECT id FROM plants WHERE id > ? ORDER BY id LIMIT 50000)').raw(true)
+  const fill = db.prepare('INSERT INTO plants_fts (rowid, search) SELECT id, search_text(name_key) FROM plants WHERE id > ? AND id <= ? ORDER BY id')
+  let after = 0
+  let done = 0
+  for (;;) {
+    const [last, n] = end.get(after)!
+    if (last === null) break
+    fill.run(after, last)
+    done += n
+    after = last
+    if (total > 50_000) progress(`migration: search index ${done} of ${total} plants (accents folded, word starts)`)
+  }
+  db.exec("UPDATE meta SET value = (SELECT coalesce(max(seq), value) FROM changes) WHERE key = 'search_indexed'")
 }

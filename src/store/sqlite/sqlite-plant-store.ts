@@ -9,7 +9,7 @@ import type { KeyStore } from '../key-store.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { prepareDataDir } from './data-dir.js'
 import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
-import { countSql, listSql, mergePages, pendingSql, probeSql, SMALL, type Driver } from './list-query.js'
+import { countSql, listSql, mergePages, pendingSql, probeSql, searchFunctions, SMALL, type Driver } from './list-query.js'
 import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from './plant-rows.js'
 import { migrate } from './migrations.js'
 import { photoFileReader } from './photo-writes.js'
@@ -26,6 +26,8 @@ export interface SqliteStoreOptions {
   now?: () => number
   /** The longest a list query may hold the event loop before it is stopped and answered 503 (default 250 ms). */
   queryTimeoutMs?: number
+  /** How many names one search may reject as false matches of its index before it is answered 503 (list-query.ts REJECT_BUDGET; tests lower it). */
+  searchRejectBudget?: number
   /** Where a long migration says how far it got (default: standard error). */
   progress?: (message: string) => void
 }
@@ -79,6 +81,7 @@ class SqlitePlantStore implements PlantStore {
   /** When the running list query must stop (performance.now()), checked by query_guard() every GUARD_EVERY rows. */
   private deadline = Infinity
   private guardCalls = 0
+  private readonly search: ReturnType<typeof searchFunctions>
   private readonly s
 
   constructor (private readonly db: Database.Database, filename: string, private readonly options: SqliteStoreOptions) {
@@ -129,6 +132,7 @@ class SqlitePlantStore implements PlantStore {
       return 1
     })
     this.queryTimeoutMs = timeoutMs
+    this.search = searchFunctions(db, options.searchRejectBudget)
     this.dataVersion = this.s.dataVersion.get()!
     this.purge()
     this.timers.push(setInterval(() => { this.purge() }, 3_600_000).unref())
@@ -189,6 +193,7 @@ class SqlitePlantStore implements PlantStore {
   async list (filter: ListFilter): Promise<StoredPlant[]> {
     return this.read(() => {
       this.deadline = performance.now() + this.queryTimeoutMs
+      this.search.reset()
       try {
         const driver = this.driver(filter)
         const run = ({ text, args }: { text: string, args: unknown[] }): PlantTuple[] => this.statement(text).all(...args) as PlantTuple[]
@@ -204,6 +209,7 @@ class SqlitePlantStore implements PlantStore {
   async count (filter: CountFilter, cap: number): Promise<number> {
     return this.read(() => {
       this.deadline = performance.now() + this.queryTimeoutMs
+      this.search.reset()
       try {
         const walk = { ...filter, afterId: 0, limit: cap }
         const driver = this.driver(walk)
