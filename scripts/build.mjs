@@ -54,7 +54,9 @@ const ownDirname = {
         strays.push(relative(root, args.path))
         return undefined
       }
-      const specifier = relative(join(root, 'node_modules'), args.path).split('\\').join('/')
+      // The package's own path after its node_modules (esbuild hands the real path: with a linked
+      // node_modules, a path relative to the checkout's would climb out of the bundle's folder).
+      const specifier = args.path.split(/[\\/]node_modules[\\/]/).pop().split('\\').join('/')
       return {
         contents: `var __filename = require.resolve(${JSON.stringify(specifier)}), __dirname = require('node:path').dirname(__filename);\n${source}`,
         loader: 'js',
