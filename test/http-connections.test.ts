@@ -54,6 +54,7 @@ test('past MAX_CONNECTIONS_PER_CLIENT open connections from one address, a new o
   assert.match(refused, /^HTTP\/1\.1 429 Too Many Requests\r\n/)
   assert.match(refused, /"type":"\/v3\/problems\/too-many-requests"/)
   assert.match(refused, /holds 3 open connections/)
+  assert.match(refused, /\r\nretry-after: 1\r\n/)
   // The held connections still work, and one closed frees its slot for a new one.
   held[0].write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
   assert.match(await readAll(held[0]), /^HTTP\/1\.1 200 /)

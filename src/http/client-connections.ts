@@ -31,7 +31,7 @@ export function capConnectionsPerClient (server: Server, limit: ConnectionLimit)
     if (address === undefined || trusted(address)) return
     const count = (open.get(address) ?? 0) + 1
     if (count > limit.perClient) {
-      answerAndClose(socket, 429, 'too-many-requests', `This client already holds ${limit.perClient} open connections; reuse them or close some`)
+      answerAndClose(socket, 429, 'too-many-requests', `This client already holds ${limit.perClient} open connections; reuse them or close some`, 1)
       return
     }
     open.set(address, count)

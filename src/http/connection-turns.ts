@@ -70,9 +70,10 @@ export function sendRaw (res: ServerResponse, status: number, code: ProblemCode,
  * connection too many), then the socket destroyed once the answer is flushed: `end()` alone only
  * half-closed it, and a client that never closed its side kept the descriptor.
  */
-export function answerAndClose (socket: Socket, status: number, code: ProblemCode, detail: string): void {
+export function answerAndClose (socket: Socket, status: number, code: ProblemCode, detail: string, retryAfter?: number): void {
   const body = JSON.stringify(problemBody(status, code, randomUUID(), detail))
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+    (retryAfter === undefined ? '' : `retry-after: ${retryAfter}\r\n`) +
     `content-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`, () => socket.destroy())
 }
 
