@@ -762,8 +762,8 @@ export interface components {
             apiVersion: string;
             /** @description The storage engine in use */
             engine: "sqlite" | "postgres";
-            /** @description The database's schema version: SQLite's user_version, or the highest PostgreSQL migration applied. Each request reads it again for the next one (a newer release starting beside this one may have raised it) but is answered with the last value read, so this answers at once even while the database is unreachable */
-            schemaVersion: number;
+            /** @description The database's schema version: SQLite's user_version, or the highest PostgreSQL migration applied. Each request reads it again for the next one (a newer release starting beside this one may have raised it) but is answered with the last value read, so this answers at once even while the database is unreachable; null when it has not been reachable since the service started */
+            schemaVersion: number | null;
             /** @description The release of the service (its package version, as `plant-catalogue --version` prints it) */
             version: string;
         };

@@ -10,33 +10,35 @@ const Version = component('Version', Type.Object({
   version: Type.String({ description: 'The release of the service (its package version, as `plant-catalogue --version` prints it)' }),
   apiVersion: Type.String({ description: "The version of the API this release serves: the OpenAPI document's info.version" }),
   engine: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')], { description: 'The storage engine in use' }),
-  schemaVersion: Type.Integer({
+  schemaVersion: Type.Union([Type.Integer(), Type.Null()], {
     description: "The database's schema version: SQLite's user_version, or the highest PostgreSQL migration applied. Each request " +
       'reads it again for the next one (a newer release starting beside this one may have raised it) but is answered with the ' +
-      'last value read, so this answers at once even while the database is unreachable'
+      'last value read, so this answers at once even while the database is unreachable; null when it has not been reachable ' +
+      'since the service started'
   })
 }, { description: 'What is running.' }))
 
 /**
  * A value read from storage, answered from memory: each call starts a fresh read (one at a time) and
- * returns the last value read at once. Only before the first read has ever succeeded does a call
- * wait, for that read. So a version probe never waits on an unreachable database (PostgreSQL's
- * connect timeout), while what it says of the database stays at most one call old.
+ * returns the last value read at once, or null when no read has succeeded yet (the service started
+ * while its database was unreachable). So a version probe never waits on an unreachable database
+ * (PostgreSQL's connect timeout), while what it says of the database stays at most one call old.
+ * `prime` makes the first read, which start-up waits for.
  */
-function lastKnown (read: () => Promise<number>): () => Promise<number> {
-  let known: number | undefined
-  let reading: Promise<number> | undefined
-  const refresh = (): Promise<number> => {
-    reading ??= read().then((value) => { known = value; return value }).finally(() => { reading = undefined })
+function lastKnown (read: () => Promise<number>): { get: () => number | null, prime: () => Promise<void> } {
+  let known: number | null = null
+  let reading: Promise<void> | undefined
+  const refresh = (): Promise<void> => {
+    // A failed read keeps the last value; the storage's own health (/readyz, the logs) says why.
+    reading ??= read().then((value) => { known = value }, () => {}).finally(() => { reading = undefined })
     return reading
   }
-  return async () => {
-    const next = refresh()
-    if (known !== undefined) {
-      next.catch(() => {}) // a failed refresh keeps the last value; the storage's own health says why
+  return {
+    get: () => {
+      void refresh()
       return known
-    }
-    return await next
+    },
+    prime: refresh
   }
 }
 
@@ -49,8 +51,9 @@ export const versionRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore, regis
   // The document is generated once by @fastify/swagger; its info.version is the API's version.
   const api = (): string => (apiVersion ??= app.swagger().info.version)
   const schema = lastKnown(() => store.schemaVersion())
-  const current = async (): Promise<{ version: string, apiVersion: string, engine: 'sqlite' | 'postgres', schemaVersion: number }> =>
-    ({ version: PACKAGE_VERSION, apiVersion: api(), engine: store.engine, schemaVersion: await schema() })
+  app.addHook('onReady', schema.prime)
+  const current = async (): Promise<{ version: string, apiVersion: string, engine: 'sqlite' | 'postgres', schemaVersion: number | null }> =>
+    ({ version: PACKAGE_VERSION, apiVersion: api(), engine: store.engine, schemaVersion: schema.get() })
 
   app.get('/v3/version', {
     schema: {
