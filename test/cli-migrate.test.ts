@@ -99,3 +99,33 @@ test('migrate refuses a URL that is not PostgreSQL and a folder without a catalo
   assert.equal(none.code, 1)
   assert.match(none.stderr, /no catalogue in/)
 })
+
+test('migrate copies the API keys by their hash, with scope, times and revocation: a client keeps its key, a revoked one stays refused', {
+  skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set (.ci/run sets it when PostgreSQL is installed)'
+}, async (t) => {
+  const { createKey } = await import('../src/keys/manage.js')
+  const { hashOf } = await import('../src/keys/secrets.js')
+  const dir = await mkdtemp(join(tmpdir(), 'plants-migrate-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const dataDir = join(dir, 'data')
+  const sqlite = openSqliteStore({ dataDir, feedRetentionMs: 7 * DAY })
+  await sqlite.create({ name: 'Monstera', category: null, tags: [], status: 'available' })
+  const now = Date.now()
+  const till = await createKey(sqlite.keys, 'till-3', 'sell', now + 30 * DAY + 123, now)
+  const old = await createKey(sqlite.keys, 'till-3.old', 'sell', null, now - 7)
+  await sqlite.keys.touch(new Map([['till-3', now + 1]]))
+  await sqlite.keys.revoke('till-3.old', now + 2)
+  const before = await sqlite.keys.list()
+  await sqlite.close()
+
+  const scratch = await freshSchema()
+  t.after(() => scratch.drop())
+  const result = await plants(['migrate', '--to', scratch.url, '--data-dir', dataDir])
+  assert.equal(result.code, 0, result.stderr)
+  assert.match(result.stdout, /API keys +2\n/)
+  const pg = await openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 7 * DAY })
+  t.after(() => pg.close())
+  assert.deepEqual(await pg.keys.list(), before)
+  assert.deepEqual(await pg.keys.byHash(hashOf(till.secret)), { name: 'till-3', scope: 'sell', expiresAt: now + 30 * DAY + 123, revoked: false })
+  assert.equal((await pg.keys.byHash(hashOf(old.secret)))?.revoked, true)
+})

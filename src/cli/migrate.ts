@@ -63,7 +63,7 @@ interface PlantRow {
 const STORE_COLUMNS = 'description, price, sku, barcode, created_at, updated_at'
 const storeValues = (r: { description: string | null, price: number | null, sku: string | null, barcode: string | null, created_at: number, updated_at: number }): unknown[] =>
   [r.description, r.price, r.sku, r.barcode, r.created_at, r.updated_at]
-interface Counts { plants: number, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string, photoFiles: number, fileDigest: string }
+interface Counts { plants: number, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string, photoFiles: number, fileDigest: string, apiKeys: number, apiKeyDigest: string }
 
 /** A digest of every plant in id order (its photo list included), the same whichever engine the rows come from. */
 class PlantDigest {
@@ -73,6 +73,19 @@ class PlantDigest {
   }
 
   hex (): string { return this.hash.digest('hex') }
+}
+
+/** An API key as both engines hand it over: times in epoch milliseconds. */
+interface ApiKeyRow { name: string, scope: string, hash: string, created_at: number, expires_at: number | null, last_used_at: number | null, revoked_at: number | null }
+const API_KEY_COLUMNS = 'name, scope, hash, created_at, expires_at, last_used_at, revoked_at'
+
+/** The API keys' count and a digest of every one (its hash and times included), in name order (sorted here: the engines' collations differ). */
+function apiKeyDigest (rows: ApiKeyRow[]): Pick<Counts, 'apiKeys' | 'apiKeyDigest'> {
+  const hash = createHash('sha256')
+  for (const r of [...rows].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) {
+    hash.update(JSON.stringify([r.name, r.scope, r.hash, r.created_at, r.expires_at, r.last_used_at, r.revoked_at])).update('\n')
+  }
+  return { apiKeys: rows.length, apiKeyDigest: hash.digest('hex') }
 }
 
 /** A digest of every photo file in name order: its name, reference count and a hash of its bytes. */
@@ -148,7 +161,8 @@ async function runMigrate (values: Record<string, any>, positionals: string[], i
       `  changes         ${expected.changes.toLocaleString('en')} (feed head ${expected.feedHead}, floor ${expected.feedFloor})\n` +
       `  idempotency keys ${expected.keys.toLocaleString('en')}\n` +
       `  photo files     ${expected.photoFiles.toLocaleString('en')}\n` +
-      '  verified: counts, sequences, a digest of every plant and of every photo file match the source\n')
+      `  API keys        ${expected.apiKeys.toLocaleString('en')}\n` +
+      '  verified: counts, sequences, a digest of every plant, of every photo file and of every API key match the source\n')
     if (after > expected.feedHead) {
       io.stderr.write(`warning: ${plural(after - expected.feedHead, 'change')} reached the data folder after the snapshot and ${after - expected.feedHead === 1 ? 'is' : 'are'} not in PostgreSQL; stop the service's writes and migrate into an empty database again\n`)
       return 1
@@ -183,7 +197,8 @@ function sourceCounts (db: Database.Database): Counts {
     feedHead: Math.max(seq('changes'), maxSeq),
     feedFloor: one<{ value: number }>("SELECT value FROM meta WHERE key = 'feed_floor'").value,
     digest: digest.hex(),
-    ...sourceFiles(db)
+    ...sourceFiles(db),
+    ...apiKeyDigest(db.prepare(`SELECT ${API_KEY_COLUMNS} FROM api_keys`).all() as ApiKeyRow[])
   }
 }
 
@@ -235,6 +250,17 @@ async function copy (db: Database.Database, client: pg.Client, expected: Counts,
     SELECT * FROM json_to_recordset($1::json) AS r(key text, request_hash text, plant_id bigint, response text, created_at bigint)`
   for (const rows of pages(db, 'SELECT key, request_hash, plant_id, response, created_at FROM idempotency_keys ORDER BY key', batchSize)) {
     await client.query(insertKeys, [JSON.stringify(rows)])
+  }
+
+  // API keys by their hash, revoked ones included: clients keep their keys, a revoked one stays refused,
+  // and keys stay required (a catalogue that held keys never opens up by moving).
+  const ms = (column: string): string => `timestamptz 'epoch' + ${column} * interval '1 millisecond'`
+  const insertApiKeys = `
+    INSERT INTO api_keys (${API_KEY_COLUMNS})
+    SELECT name, scope, hash, ${ms('created_at')}, ${ms('expires_at')}, ${ms('last_used_at')}, ${ms('revoked_at')}
+    FROM json_to_recordset($1::json) AS r(name text, scope text, hash text, created_at bigint, expires_at bigint, last_used_at bigint, revoked_at bigint)`
+  for (const rows of pages(db, `SELECT ${API_KEY_COLUMNS} FROM api_keys ORDER BY name`, batchSize)) {
+    await client.query(insertApiKeys, [JSON.stringify(rows)])
   }
 
   if (expected.lastId > 0) await client.query("SELECT setval(pg_get_serial_sequence('plants', 'id'), $1, true)", [expected.lastId])
@@ -291,8 +317,15 @@ async function targetCounts (client: pg.Client): Promise<Counts> {
     feedHead: Number(c.feed_head),
     feedFloor: Number(c.feed_floor),
     digest: digest.hex(),
-    ...await targetFiles(client)
+    ...await targetFiles(client),
+    ...apiKeyDigest(await targetApiKeys(client))
   }
+}
+
+async function targetApiKeys (client: pg.Client): Promise<ApiKeyRow[]> {
+  const epochMs = (column: string): string => `round(extract(epoch FROM ${column}) * 1000)::float8 AS ${column}`
+  const { rows } = await client.query<ApiKeyRow>(`SELECT name, scope, hash, ${['created_at', 'expires_at', 'last_used_at', 'revoked_at'].map(epochMs).join(', ')} FROM api_keys`)
+  return rows
 }
 
 /** The photo files read back from PostgreSQL, one at a time, in the same (byte) order as SQLite's. */
