@@ -28,6 +28,7 @@ const Env = Type.Object({
   WORKERS: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })], { default: 1, description: 'auto or an integer from 1 to 256' }),
   CURRENCY: Type.String({ pattern: '^[A-Z]{3}$', default: 'EUR', description: 'an ISO 4217 currency code: three capital letters (e.g. EUR, USD)' }),
   WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'true or false' }),
+  WEBHOOK_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 20_000, description: 'an integer from 1000 to 600000 (milliseconds)' }),
   READS: Type.Union([Type.Literal('public'), Type.Literal('keys')], { default: 'public', description: 'public (anyone may read) or keys (every read needs a key of scope read)' })
 })
 type Env = Static<typeof Env>
@@ -187,6 +188,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
     workers: e.WORKERS,
     /** Webhooks may target loopback, private and link-local addresses (tests, internal networks). */
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    /** How long an instance's hold on a webhook lasts unrenewed: another takes a dead one's webhooks over after it. */
+    webhookLeaseMs: e.WEBHOOK_LEASE_MS,
     /** READS=keys: every read under /v3 needs a key of scope `read` (default: reads are public). */
     readsNeedKey: e.READS === 'keys',
     /** The currency of every price in the catalogue (ISO 4217), shown by GET /v3. */

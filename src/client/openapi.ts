@@ -3274,7 +3274,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3348,7 +3348,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3431,7 +3431,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3512,7 +3512,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3599,7 +3599,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3693,7 +3693,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3776,7 +3776,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3859,7 +3859,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's scope does not include write (insufficient-scope) */
+            /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
