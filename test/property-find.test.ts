@@ -26,8 +26,9 @@ const LETTERS = ['a', 'b', 'A', 'B', 'é', 'É', 'e', 'e\u0301', 'ß', 'İ', 'i'
 const name = fc.array(fc.constantFrom(...LETTERS), { minLength: 1, maxLength: 8 }).map((parts) => parts.join('')).filter((s) => s !== '' && s.trim() === s)
 const plantFields = fc.record({
   name,
-  category: fc.constantFrom(null, 'indoor', 'outdoor'),
-  tags: fc.uniqueArray(fc.constantFrom('t1', 't2', 't3', 't4'), { maxLength: 3 }),
+  // Categories and tags in mixed case: filters ignore the case of A–Z, not of É; a plant may hold "t1" and "T1".
+  category: fc.constantFrom(null, 'indoor', 'Indoor', 'outdoor', 'été', 'Été'),
+  tags: fc.uniqueArray(fc.constantFrom('t1', 'T1', 't2', 't3', 't4', 'é', 'É'), { maxLength: 3 }),
   status: fc.constantFrom(...STATUSES),
   price: fc.constantFrom(...PRICES),
   barcode: fc.constantFrom(...BARCODES)
@@ -38,8 +39,8 @@ const skuOf = (i: number): string | null => i % 3 === 2 ? null : i % 3 === 0 ? `
 const term = fc.array(fc.constantFrom('a', 'b', 'A', 'É', 'é', 'E\u0301', 'e', 'ß', 'İ', 'i', 'ø', '😀', 'ab', '1', '-'), { minLength: 1, maxLength: 4 }).map((p) => p.join(''))
 const queryArb = fc.record({
   statuses: fc.uniqueArray(fc.constantFrom(...STATUSES), { maxLength: 3 }),
-  category: fc.option(fc.constantFrom('indoor', 'outdoor'), { nil: undefined }),
-  tags: fc.uniqueArray(fc.constantFrom('t1', 't2', 't3', 't4', 'never'), { maxLength: 2 }),
+  category: fc.option(fc.constantFrom('indoor', 'INDOOR', 'outdoor', 'été', 'ÉTÉ'), { nil: undefined }),
+  tags: fc.uniqueArray(fc.constantFrom('t1', 'T1', 't2', 'T3', 't4', 'é', 'never'), { maxLength: 2 }),
   q: fc.option(fc.array(term, { minLength: 1, maxLength: 2 }).map((ts) => ts.join(' ')), { nil: undefined }),
   sort: fc.option(fc.constantFrom(...SORTS), { nil: undefined }),
   limit: fc.integer({ min: 1, max: 7 }),

@@ -12,8 +12,9 @@ export type Sort = typeof SORTS[number]
 export interface PlantQuery {
   /** Any of these statuses; empty: any status. */
   statuses: PlantStatus[]
+  /** Compared ignoring the case of A–Z (filterKey): given as its key. */
   category?: string
-  /** Every one of these tags. */
+  /** Every one of these tags, ignoring the case of A–Z (filterKey): given as their keys. */
   tags: string[]
   /** Lower-cased, accent-free terms the name's folded key must each hold (search-key.ts: short ones at a word's start). */
   terms: string[]
@@ -57,11 +58,18 @@ export function compareCodePoints (a: string, b: string): number {
   return a.length - b.length
 }
 
+/**
+ * What category and tag filters compare: the value with A–Z lower-cased and nothing else, which is
+ * what SQLite's lower() and PostgreSQL's lower(… COLLATE "C") do, so both engines' expression
+ * indexes answer it alike ("Indoor" finds "indoor"; "É" stays apart from "é").
+ */
+export const filterKey = (value: string): string => value.replace(/[A-Z]+/g, (s) => s.toLowerCase())
+
 /** Does `plant` belong in the query's result? */
 export function matches (plant: Plant, query: PlantQuery): boolean {
   if (query.statuses.length > 0 && !query.statuses.includes(plant.status as PlantStatus)) return false
-  if (query.category !== undefined && plant.category !== query.category) return false
-  if (!query.tags.every((t) => plant.tags.includes(t))) return false
+  if (query.category !== undefined && (plant.category === null || filterKey(plant.category) !== filterKey(query.category))) return false
+  if (!query.tags.every((t) => plant.tags.some((own) => filterKey(own) === filterKey(t)))) return false
   if (query.sku !== undefined && (plant.sku === null || skuKey(plant.sku) !== skuKey(query.sku))) return false
   if (query.barcode !== undefined && plant.barcode !== query.barcode) return false
   if (query.updatedSince !== undefined && Date.parse(plant.updatedAt) < query.updatedSince) return false

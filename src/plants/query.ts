@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { nameKey } from '../catalogue/name-key.js'
 import { foldKey } from '../catalogue/search-key.js'
-import { sortKeyOf, type PlantQuery, type Position } from '../catalogue/query.js'
+import { filterKey, sortKeyOf, type PlantQuery, type Position } from '../catalogue/query.js'
 import { parseTimestamp, priceCents, skuKey } from '../catalogue/store-fields.js'
 import { HttpProblem } from '../http/problem.js'
 import type { ListQuery } from './schemas.js'
@@ -38,7 +38,8 @@ export function parseTerms (q: string | undefined): string[] {
  */
 export function plantQueryOf (query: Omit<ListQuery, 'limit' | 'cursor'>): PlantQuery {
   const { status, category, tag, q, sort = 'id', sku, barcode, updatedSince, priceMin, priceMax } = query
-  const found: PlantQuery = { statuses: [...new Set(status)], category, tags: [...new Set(tag)], terms: parseTerms(q), sort }
+  // Category and tags as their keys: "Indoor" and "indoor" are one filter, and one cursor.
+  const found: PlantQuery = { statuses: [...new Set(status)], category: category === undefined ? undefined : filterKey(category), tags: [...new Set(tag?.map(filterKey))], terms: parseTerms(q), sort }
   // Absent filters stay absent: the cursor's fingerprint of a query without them is as before.
   if (sku !== undefined) found.sku = skuKey(sku)
   if (barcode !== undefined) found.barcode = barcode

@@ -26,7 +26,7 @@ export async function rarestFirst (client: pg.PoolClient, tags: string[]): Promi
   await client.query('SET enable_bitmapscan = off')
   try {
     const { rows } = await client.query<{ tag: string, n: number }>(
-      'SELECT t.tag, (SELECT count(*)::int FROM (SELECT 1 FROM plant_tags WHERE tag = t.tag LIMIT 500) x) AS n FROM unnest($1::text[]) AS t (tag)', [tags])
+      'SELECT t.tag, (SELECT count(*)::int FROM (SELECT 1 FROM plant_tags WHERE lower(tag COLLATE "C") = t.tag LIMIT 500) x) AS n FROM unnest($1::text[]) AS t (tag)', [tags])
     return rows.sort((a, b) => a.n - b.n).map((r) => r.tag)
   } finally {
     await client.query('RESET enable_bitmapscan')
@@ -57,10 +57,14 @@ export function listQuery (filter: ListFilter, columns: string): { text: string,
     from = byName || numbered
       ? 'plant_tags t0 JOIN plants p ON p.id = t0.plant_id'
       : 'plant_tags t0 CROSS JOIN LATERAL (SELECT * FROM plants q WHERE q.id = t0.plant_id OFFSET 0) p'
-    where.push(`t0.tag = ${param(tags[0])}`)
+    // Tags are compared by their keys (catalogue/query.ts filterKey: lower() of the "C" collation folds
+    // A–Z alone), along the index plant_tags_key; a plant holding two tags of one key ("Big", "big")
+    // has two rows there: only its least is walked.
+    const first = param(tags[0])
+    where.push(`lower(t0.tag COLLATE "C") = ${first} AND NOT EXISTS (SELECT 1 FROM plant_tags d WHERE lower(d.tag COLLATE "C") = ${first} AND d.plant_id = t0.plant_id AND d.tag < t0.tag)`)
     if (!byName && !numbered) id = 't0.plant_id'
     // The row's own tags column, one predicate: an EXISTS per tag made a join each, and planning 20 joins took longer than running them.
-    if (tags.length > 1) where.push(`p.tags @> ${param(tags.slice(1))}::text[]`)
+    if (tags.length > 1) where.push(`ARRAY(SELECT lower(t COLLATE "C") FROM unnest(p.tags) AS t) @> ${param(tags.slice(1))}::text[]`)
   }
   if (byName) {
     if (filter.afterKey !== undefined) where.push(`(p.name_key, p.id) ${desc ? '<' : '>'} (${param(toKey(filter.afterKey))}, ${param(filter.afterId)})`)
@@ -84,7 +88,8 @@ export function listQuery (filter: ListFilter, columns: string): { text: string,
   }
   const statuses = filter.statuses ?? []
   if (statuses.length > 0) where.push(`p.status = ANY (${param(statuses)}::text[])`)
-  if (filter.category !== undefined) where.push(`p.category = ${param(toPostgresText(filter.category))}`)
+  // The key, as the index plants_category_key holds it.
+  if (filter.category !== undefined) where.push(`lower(p.category COLLATE "C") = ${param(toPostgresText(filter.category))}`)
   const dir = desc ? ' DESC' : ''
   const order = byName || numbered ? `${keyExpr}${dir}, p.id${dir}` : `${id}${dir}`
   return { text: `SELECT ${columns} FROM ${from} WHERE ${where.length > 0 ? where.join(' AND ') : 'true'} ORDER BY ${order} LIMIT ${param(filter.limit)}`, values }

@@ -99,7 +99,8 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   storeFields,
   WEBHOOKS_MIGRATION,
   API_KEYS_MIGRATION,
-  searchTextMigration
+  searchTextMigration,
+  filterKeys
 ]
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */
@@ -202,6 +203,21 @@ function storeFields (db: Database.Database, progress: (message: string) => void
   UPDATE changes SET plant = substr(plant, 1, length(plant) - 1) || ${members('at', 'coalesce((SELECT created_at FROM plants WHERE id = plant_id), at)')} WHERE plant IS NOT NULL;
   UPDATE idempotency_keys SET response = substr(response, 1, length(response) - 1) ||
     ${members('coalesce((SELECT updated_at FROM plants WHERE id = plant_id), created_at)', 'coalesce((SELECT created_at FROM plants WHERE id = plant_id), created_at)')};
+  `)
+}
+
+/**
+ * Category and tag filters ignore the case of A–Z (catalogue/query.ts filterKey, which SQLite's
+ * lower() matches): the category index by its key replaces the one by its value, and tag rows gain
+ * an index by key. Index builds only (each reads its table once), said on a large catalogue.
+ */
+function filterKeys (db: Database.Database, progress: (message: string) => void): void {
+  const total = db.prepare('SELECT count(*) FROM plants').pluck().get() as number
+  if (total > 50_000) progress(`migration: indexing categories and tags ignoring case (${total} plants)`)
+  db.exec(`
+  CREATE INDEX plants_category_key ON plants (lower(category), id);
+  DROP INDEX plants_category;
+  CREATE INDEX plant_tags_key ON plant_tags (lower(tag), plant_id);
   `)
 }
 
