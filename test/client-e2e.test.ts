@@ -98,7 +98,10 @@ test('the typed client drives every documented operation against a listening ser
   assert.deepEqual(byName.data?.items.map((p) => p.name), ['Fern'])
   const otherSort = await client.GET('/v3/plant', { params: { query: { sort: '-name', cursor: byName.data?.nextCursor ?? undefined } } })
   assert.equal(otherSort.response.status, 400)
-  assert.equal((await client.GET('/v3/plant', { params: { query: { q: 'ab' } } })).response.status, 400)
+  // A short term at a word's start, accents ignored, category and tag ignoring case; a term of accents alone is 400.
+  const short = await client.GET('/v3/plant', { params: { query: { q: 'ÓL', category: 'Tree', tag: ['LARGE'] } } })
+  assert.deepEqual(short.data?.items.map((p) => p.name), ['Olive'])
+  assert.equal((await client.GET('/v3/plant', { params: { query: { q: '\u0301' } } })).response.status, 400)
 
   // patch-plant: a merge patch as application/merge-patch+json; {} changes nothing; 412, 404, 400
   const patched = await client.PATCH('/v3/plant/{id}', {

@@ -1384,6 +1384,7 @@ export interface operations {
             query?: {
                 /** @description Plants with this barcode (exact). */
                 barcode?: string;
+                /** @description Plants of this category, ignoring the case of A–Z: category=Indoor finds "indoor" (not of other letters: "É" is not "é"). */
                 category?: string;
                 /** @description The nextCursor of the previous page, sent with the same sort and filters. */
                 cursor?: string;
@@ -1393,7 +1394,7 @@ export interface operations {
                 priceMax?: string;
                 /** @description Plants priced at least this (inclusive); unpriced plants are left out. */
                 priceMin?: string;
-                /** @description Search by name: 1–5 terms separated by white space, each of at least 3 characters; a plant matches when its name contains every term, ignoring case (JavaScript toLowerCase). Accents are not ignored: "cafe" does not find "Café". */
+                /** @description Search by name: 1–5 terms separated by white space; a plant matches when its name holds every term, ignoring case (JavaScript toLowerCase) and accents (the combining marks of the Unicode decomposition NFD: "cafe" and "CAFÉ" find "Café"; a letter without one stays itself: "o" does not find "ø"). A term of 3 or more characters matches anywhere in the name ("stera" finds "Monstera"); a term of 1–2 characters matches the start of a word, a word being a run of letters and digits ("zz" finds "ZZ plant", "21 cm" finds "Ficus, 21 cm pot", "cm" does not find "21cm"). Control characters (U+0000–U+001F, U+007F–U+009F) other than white space are refused, as is a term of accents alone. */
                 q?: string;
                 /** @description The plant with this SKU, ignoring case. */
                 sku?: string;
@@ -1401,7 +1402,7 @@ export interface operations {
                 sort?: "id" | "-id" | "name" | "-name" | "price" | "-price" | "updated" | "-updated";
                 /** @description Repeat to accept any of the statuses given. */
                 status?: ("available" | "pending" | "sold")[];
-                /** @description Repeat to require every tag given. */
+                /** @description Repeat to require every tag given. Ignores the case of A–Z: tag=Big finds "big" (not of other letters: "É" is not "é"). */
                 tag?: string[];
                 /** @description Plants whose updatedAt is at or after this RFC 3339 date-time (seconds and a zone required, e.g. 2026-05-01T12:00:00.000Z). */
                 updatedSince?: string;
@@ -2864,18 +2865,19 @@ export interface operations {
             query?: {
                 /** @description Plants with this barcode (exact). */
                 barcode?: string;
+                /** @description Plants of this category, ignoring the case of A–Z: category=Indoor finds "indoor" (not of other letters: "É" is not "é"). */
                 category?: string;
                 /** @description Plants priced at most this (inclusive); unpriced plants are left out. */
                 priceMax?: string;
                 /** @description Plants priced at least this (inclusive); unpriced plants are left out. */
                 priceMin?: string;
-                /** @description Search by name: 1–5 terms separated by white space, each of at least 3 characters; a plant matches when its name contains every term, ignoring case (JavaScript toLowerCase). Accents are not ignored: "cafe" does not find "Café". */
+                /** @description Search by name: 1–5 terms separated by white space; a plant matches when its name holds every term, ignoring case (JavaScript toLowerCase) and accents (the combining marks of the Unicode decomposition NFD: "cafe" and "CAFÉ" find "Café"; a letter without one stays itself: "o" does not find "ø"). A term of 3 or more characters matches anywhere in the name ("stera" finds "Monstera"); a term of 1–2 characters matches the start of a word, a word being a run of letters and digits ("zz" finds "ZZ plant", "21 cm" finds "Ficus, 21 cm pot", "cm" does not find "21cm"). Control characters (U+0000–U+001F, U+007F–U+009F) other than white space are refused, as is a term of accents alone. */
                 q?: string;
                 /** @description The plant with this SKU, ignoring case. */
                 sku?: string;
                 /** @description Repeat to accept any of the statuses given. */
                 status?: ("available" | "pending" | "sold")[];
-                /** @description Repeat to require every tag given. */
+                /** @description Repeat to require every tag given. Ignores the case of A–Z: tag=Big finds "big" (not of other letters: "É" is not "é"). */
                 tag?: string[];
                 /** @description Plants whose updatedAt is at or after this RFC 3339 date-time (seconds and a zone required, e.g. 2026-05-01T12:00:00.000Z). */
                 updatedSince?: string;

@@ -131,13 +131,22 @@ export const PAGE_SIZE = 50
 
 export const ListQuery = Type.Object({
   status: Type.Optional(Type.Array(Status, { maxItems: 3, description: 'Repeat to accept any of the statuses given.' })),
-  tag: Type.Optional(Type.Array(Tag, { maxItems: 20, description: 'Repeat to require every tag given.' })),
-  category: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: TEXT_PATTERN })),
+  tag: Type.Optional(Type.Array(Tag, { maxItems: 20, description: 'Repeat to require every tag given. Ignores the case of A–Z: tag=Big finds "big" (not of other letters: "É" is not "é").' })),
+  category: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 100,
+    pattern: TEXT_PATTERN,
+    description: 'Plants of this category, ignoring the case of A–Z: category=Indoor finds "indoor" (not of other letters: "É" is not "é").'
+  })),
   q: Type.Optional(Type.String({
     minLength: 1,
     maxLength: 100,
-    description: 'Search by name: 1–5 terms separated by white space, each of at least 3 characters; a plant matches when its name ' +
-      'contains every term, ignoring case (JavaScript toLowerCase). Accents are not ignored: "cafe" does not find "Café".'
+    description: 'Search by name: 1–5 terms separated by white space; a plant matches when its name holds every term, ignoring case ' +
+      '(JavaScript toLowerCase) and accents (the combining marks of the Unicode decomposition NFD: "cafe" and "CAFÉ" find "Café"; ' +
+      'a letter without one stays itself: "o" does not find "ø"). A term of 3 or more characters matches anywhere in the name ' +
+      '("stera" finds "Monstera"); a term of 1–2 characters matches the start of a word, a word being a run of letters and digits ' +
+      '("zz" finds "ZZ plant", "21 cm" finds "Ficus, 21 cm pot", "cm" does not find "21cm"). Control characters (U+0000–U+001F, ' +
+      'U+007F–U+009F) other than white space are refused, as is a term of accents alone.'
   })),
   sku: Type.Optional(Type.String({ pattern: SKU_PATTERN, 'x-pattern-message': SKU_MESSAGE, description: 'The plant with this SKU, ignoring case.' })),
   barcode: Type.Optional(Type.String({ pattern: GTIN_PATTERN, 'x-pattern-message': GTIN_MESSAGE, 'x-gtin': true, description: 'Plants with this barcode (exact).' })),
