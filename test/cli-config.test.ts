@@ -44,7 +44,7 @@ test('with DATABASE_URL set, import and export work on PostgreSQL, as the servic
 
   const again = await plants(['import', file], env)
   assert.equal(again.code, 0, again.stderr)
-  assert.match(again.stdout, /already present +3/)
+  assert.match(again.stdout, /unchanged +3/)
 
   const exported = await plants(['export', '--format', 'jsonl'], env)
   assert.equal(exported.code, 0, exported.stderr)

@@ -1,18 +1,23 @@
-import type { Plant, PlantFields } from '../catalogue/plant.js'
+import type { BatchOperation } from '../catalogue/batch.js'
+import type { Plant } from '../catalogue/plant.js'
 import type { PlantQuery } from '../catalogue/query.js'
 
 // The catalogue a command works on, whatever holds it (a data folder, PostgreSQL, a running service):
 // each holder's module implements this, and catalogue.ts opens the one the command names.
 
-export type CreateOutcome = { ok: true, id: number } | { ok: false, reason: string }
-export interface NewRow { fields: PlantFields, line: number }
+/** A batch applied, or refused as a whole: each refused operation by its index, with why. */
+export type ApplyOutcome = { ok: true } | { ok: false, refused: Array<{ index: number, reason: string }> }
 
 export interface Catalogue {
   /** For messages: "data folder ./data" or "service http://…". */
   readonly where: string
   /** Every plant in id order (or those `query` finds, in its order), one keyset page at a time: memory stays flat at any size. */
   pages (pageSize: number, query?: PlantQuery): AsyncGenerator<Plant[]>
-  /** Adds the rows; a row the catalogue refuses is an outcome, a failure of the catalogue throws. */
-  createAll (rows: NewRow[]): Promise<CreateOutcome[]>
+  /**
+   * Applies the operations all or nothing, through the write path of POST /v3/plant/batch (the
+   * store's batch, or that request); `key` names this batch's content, as its Idempotency-Key over
+   * a service. A refusal is an outcome; a failure of the catalogue throws.
+   */
+  applyAll (operations: BatchOperation[], key: string): Promise<ApplyOutcome>
   close (): Promise<void>
 }

@@ -5,13 +5,14 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { PlantClient } from '../client/plant-client.js'
 type ClientModule = typeof import('../client/plant-client.js')
 import type { Config } from '../config.js'
-import { SkuTaken } from '../catalogue/errors.js'
+import type { BatchOperation } from '../catalogue/batch.js'
 import { toRecord, type Plant } from '../catalogue/plant.js'
 import { positionOf, type PlantQuery, type Position } from '../catalogue/query.js'
 import { listSql, searchFunctions } from '../store/sqlite/list-query.js'
 import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from '../store/sqlite/plant-rows.js'
 import type { PlantStore } from '../store/plant-store.js'
-import type { Catalogue, CreateOutcome, NewRow } from './catalogue-interface.js'
+import { refusedByService, refusedByStore, wireOperation } from './batches.js'
+import type { ApplyOutcome, Catalogue } from './catalogue-interface.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
 import { reasonOf } from './network-reason.js'
 
@@ -128,7 +129,7 @@ async function withRetries<T> (what: string, attempt: () => Promise<T>, retryabl
 export const emptyCatalogue = (where: string): Catalogue => ({
   where,
   async * pages () {},
-  createAll: async () => { throw new Error('an empty catalogue stands in for a dry run only') },
+  applyAll: async () => { throw new Error('an empty catalogue stands in for a dry run only') },
   close: async () => {}
 })
 
@@ -145,17 +146,16 @@ export class StoreCatalogue implements Catalogue {
     }
   }
 
-  async createAll (rows: NewRow[]): Promise<CreateOutcome[]> {
-    // Creates issued in the same tick share one transaction and one fsync (the store's group
-    // commit), so a batch lands whole or, on a storage error, not at all and is tried again.
+  async applyAll (operations: BatchOperation[]): Promise<ApplyOutcome> {
+    // The store's batch, as POST /v3/plant/batch: one transaction (one fsync on a data folder), so a
+    // batch lands whole or not at all; busy storage is tried again.
     return withRetries('writing to the catalogue', async () => {
-      const created = await Promise.allSettled(rows.map((row) => this.store.create(row.fields)))
-      // A row whose SKU another plant has is refused on its own; anything else fails (or retries) the batch.
-      const failed = created.find((c) => c.status === 'rejected' && !(c.reason instanceof SkuTaken))
-      if (failed) throw (failed as PromiseRejectedResult).reason
-      return created.map((c): CreateOutcome => c.status === 'fulfilled'
-        ? { ok: true, id: c.value.plant.id }
-        : { ok: false, reason: `refused: ${(c.reason as SkuTaken).message}` })
+      try {
+        await this.store.batch(operations)
+        return { ok: true } as const
+      } catch (error) {
+        return refusedByStore(error)
+      }
     }, (err) => this.busy(err) ? 200 : undefined)
   }
 
@@ -220,7 +220,7 @@ export class SnapshotCatalogue implements Catalogue {
     }
   }
 
-  async createAll (): Promise<CreateOutcome[]> {
+  async applyAll (): Promise<ApplyOutcome> {
     throw new Error('a snapshot of a data folder is read-only')
   }
 
@@ -236,11 +236,11 @@ class Retry extends Error {
 export class ServiceCatalogue implements Catalogue {
   readonly where: string
   private readonly client: PlantClient
-  /** Each request of a run has its own key, so a retry after a lost answer cannot add a plant twice. */
+  /** Each batch of a run has its own key, so a retry after a lost answer cannot apply it twice. */
   private answered = false
   private readonly run = `plants-import-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`
 
-  constructor (url: string, private readonly apiKey: ApiKey | undefined, private readonly lib: ClientModule, private readonly concurrency = 16) {
+  constructor (url: string, private readonly apiKey: ApiKey | undefined, private readonly lib: ClientModule) {
     let origin: URL
     try {
       origin = new URL(url)
@@ -271,17 +271,17 @@ export class ServiceCatalogue implements Catalogue {
     }
   }
 
-  async createAll (rows: NewRow[]): Promise<CreateOutcome[]> {
-    const outcomes: CreateOutcome[] = new Array(rows.length)
-    let next = 0
-    const worker = async (): Promise<void> => {
-      while (next < rows.length) {
-        const i = next++
-        outcomes[i] = await withRetries(`writing to ${this.where}`, () => this.create(rows[i]), this.retryable)
-      }
-    }
-    await Promise.all(Array.from({ length: Math.min(this.concurrency, rows.length) }, worker))
-    return outcomes
+  /** POST /v3/plant/batch: refusals (400, 404, 409, 412) name the operations by index; 429, 503 and lost connections are waited out. */
+  async applyAll (operations: BatchOperation[], key: string): Promise<ApplyOutcome> {
+    return withRetries(`writing to ${this.where}`, async () => {
+      const { data, error, response } = await this.lib.batchPlants(this.client, operations.map(wireOperation), { idempotencyKey: `${this.run}-${key}` })
+      this.answered = true
+      if (data) return { ok: true } as const
+      const status = response.status
+      if ([400, 404, 409, 412].includes(status) && error?.errors !== undefined) return refusedByService(status, error.errors)
+      if (status === 413) throw new CommandFailed(`${this.where} refused a batch of ${operations.length} rows as too large (413): pass a smaller --batch-size`)
+      throw this.failure(response, error)
+    }, this.retryable)
   }
 
   /**
@@ -292,19 +292,6 @@ export class ServiceCatalogue implements Catalogue {
     if (err instanceof Retry) return err.waitMs
     if (err instanceof CommandFailed || err instanceof UsageError) return undefined
     return err instanceof TypeError && this.answered ? 500 : undefined // fetch's network failures are TypeErrors
-  }
-
-  private async create (row: NewRow): Promise<CreateOutcome> {
-    const { data, error, response } = await this.client.POST('/v3/plant', {
-      params: { header: { 'idempotency-key': `${this.run}-${row.line}` } },
-      body: row.fields
-    })
-    this.answered = true
-    if (data) return { ok: true, id: data.id }
-    if (response.status === 405 || response.status === 400 || response.status === 409 || response.status === 413) {
-      return { ok: false, reason: `refused by the service: ${this.lib.describeProblem(response.status, error)}` }
-    }
-    throw this.failure(response, error)
   }
 
   private failure (response: Response, error: unknown): Error {

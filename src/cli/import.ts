@@ -1,50 +1,59 @@
 import { existsSync } from 'node:fs'
-import type { PlantFields } from '../plants/schemas.js'
+import { MAX_BATCH_OPERATIONS, type BatchOperation } from '../catalogue/batch.js'
+import type { Plant } from '../catalogue/plant.js'
+import { skuKey } from '../catalogue/store-fields.js'
 import { databaseFile, emptyCatalogue, locate, openCatalogue } from './catalogue.js'
-import type { NewRow } from './catalogue-interface.js'
+import type { Catalogue } from './catalogue-interface.js'
 import {
   CommandFailed, FORMATS, formatDuration, oneOf, plural, positiveInteger, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io
 } from './command.js'
+import { Planner, rowId, rowRecord, rowSku, type Known } from './import-plan.js'
 import { startProgress } from './progress.js'
-import { formatOf, identityOf, readRows } from './rows.js'
-import { checkPlant } from './validate-row.js'
+import { formatOf, readRows } from './rows.js'
 
 /*
- * Re-runs add nothing because a row's identity is its whole record (name, category, tags, status,
- * after defaults): a file row is added only when the catalogue holds fewer plants with that record
- * than the file has rows with it. So the same file twice adds nothing, an import cut short is
- * finished by running it again, and rows that are repeated on purpose are all kept. It needs no
- * ledger beside the catalogue, so it works the same on a data folder and through the API.
+ * A row with an id updates that plant, a row whose SKU a plant has updates that plant, any other
+ * row adds one (import-plan.ts). Updates merge the row's columns and send only what differs, so an
+ * exported file edited in a spreadsheet changes exactly the edited plants. A new plant is added only
+ * when the catalogue holds fewer plants with its whole record than the file has rows with it, so
+ * the same file twice adds nothing and an import cut short is finished by running it again, with no
+ * ledger beside the catalogue. Everything is written through the store's batch (POST /v3/plant/batch
+ * over --url): all or nothing a batch, a refused row reported and the rest of its batch sent again.
  */
 
 const PAGE = 1000
+const DEFAULT_BATCH = 200
 
 export const importCommand: Command = {
   name: 'import',
   usage: `Usage: plants import FILE [options]
 
-Adds the plants in FILE to the catalogue. Every row is checked by the API's own rules; a bad row is
-reported as FILE:LINE: reason and skipped, the others are written in batches.
+Adds the plants in FILE to the catalogue, and updates the plants it names: a row with an id updates
+that plant, a row whose sku a plant has updates that plant (only the columns the file has change;
+a column left out keeps its value), any other row adds a plant. Every row is checked by the API's
+own rules; a bad row is reported as FILE:LINE: reason and skipped, the others are written in
+batches, each all or nothing (as POST /v3/plant/batch).
 
 The catalogue is the one the service uses: --url, --data-dir, else DATABASE_URL when it is set,
 else DATA_DIR (default ./data).
 
-FILE is CSV with the header name,category,tags,status (tags separated by |; an empty cell takes the
-API's default) or JSON Lines (one add-plant body per line). An id column or member, as written by
-plants export, is ignored: the catalogue assigns ids.
+FILE is CSV with the header id,name,category,tags,status,description,price,sku,barcode in any order,
+only name required for a new plant (tags separated by |; an empty cell takes the API's default) or
+JSON Lines (one add-plant body per line, with an id to update). plants export writes both.
 
-Safe to re-run: a row is added only when the catalogue holds fewer plants with exactly that record
-(name, category, tags, status) than the file has rows with it. Importing the same file twice adds
-nothing; an interrupted import is completed by running it again. Do not run two imports of the
-same file at the same time.
+Safe to re-run: a plant that already has what its row says is left unchanged, and a new plant is
+added only when the catalogue holds fewer plants with exactly that record than the file has rows
+with it. Importing the same file twice changes nothing; an interrupted import is completed by
+running it again. Do not run two imports of the same file at the same time.
 
 Options:
   --format csv|jsonl   the file's format (default: from its extension, .csv or .jsonl/.ndjson)
 ${TARGET_HELP}
   --create             start a new catalogue if the data folder (or PostgreSQL database) has none;
                        without it, a folder that holds no catalogue is refused
-  --batch-size N       rows per write (default 1000; each batch is one transaction on a data folder)
-  --dry-run            check the file and count what would be added; write nothing
+  --batch-size N       rows per batch, at most ${MAX_BATCH_OPERATIONS} (default ${DEFAULT_BATCH}; each batch is one transaction)
+  --dry-run            print what would be added and updated (FILE:LINE: what), count what would be
+                       left unchanged, report the bad rows; change nothing
   --quiet              no progress output
   -h, --help           this help
 
@@ -61,106 +70,125 @@ failed, 2 for a usage mistake.`,
   run: runImport
 }
 
+interface Counts { rowsRead: number, added: number, updated: number, unchanged: number, rejected: number }
+
 async function runImport (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('import takes one FILE')
   const file = positionals[0]
   const format: Format = formatOf(file, oneOf('format', values.format, FORMATS, undefined))
-  const batchSize = positiveInteger('batch-size', values['batch-size'], 1000)
+  const batchSize = positiveInteger('batch-size', values['batch-size'], DEFAULT_BATCH)
+  if (batchSize > MAX_BATCH_OPERATIONS) throw new UsageError(`--batch-size must be at most ${MAX_BATCH_OPERATIONS} (the most operations of one batch)`)
   if (!existsSync(file)) throw new CommandFailed(`${file} does not exist`)
+  const dryRun = values['dry-run'] === true
   const started = Date.now()
   const notice = (message: string): void => { io.stderr.write(`${message}\n`) }
 
-  // 1. Check every row and count the records the file holds; report the bad rows by line.
-  const inFile = new Map<string, number>()
+  // 1. What the file names: the ids and SKUs of plants it may update, the records of plants it may add.
+  const ids = new Set<number>()
+  const skus = new Set<string>()
+  const records = new Set<string>()
   let rowsRead = 0
-  let rejected = 0
   for await (const row of readRows(file, format, notice)) {
     rowsRead++
-    const check = row.ok ? checkPlant(row.value) : row
-    if (!check.ok) {
-      rejected++
-      io.stderr.write(`${file}:${row.line}: ${check.reason}\n`)
-      continue
-    }
-    const key = identityOf(check.fields)
-    inFile.set(key, (inFile.get(key) ?? 0) + 1)
+    if (!row.ok) continue
+    const id = rowId(row.id)
+    if (typeof id === 'number') ids.add(id)
+    const sku = rowSku(row)
+    if (sku !== undefined) skus.add(sku)
+    const record = rowRecord(row)
+    if (record !== undefined) records.add(record)
   }
-  const good = rowsRead - rejected
 
-  // 2. Count how many of those records the catalogue holds already (one pass, keyset pages).
   const where = await locate(values, io)
   if (values.create && where.kind === 'service') throw new UsageError('--create goes with a data folder or DATABASE_URL, not --url')
   // A dry run writes nothing, so it may check a file against a folder that has no catalogue yet.
-  const catalogue = values['dry-run'] && where.kind === 'folder' && !existsSync(databaseFile(where.dataDir))
+  const catalogue = dryRun && where.kind === 'folder' && !existsSync(databaseFile(where.dataDir))
     ? emptyCatalogue(`data folder ${where.dataDir} (no catalogue yet)`)
     : await openCatalogue(where, io, { create: values.create === true })
-  let added = 0
-  let present = 0
+  const counts: Counts = { rowsRead, added: 0, updated: 0, unchanged: 0, rejected: 0 }
   try {
-    const inCatalogue = new Map<string, number>()
-    for await (const page of catalogue.pages(PAGE)) {
-      for (const plant of page) {
-        const key = identityOf(plant as PlantFields)
-        if (inFile.has(key)) inCatalogue.set(key, (inCatalogue.get(key) ?? 0) + 1)
-      }
+    // 2. One pass through the catalogue (keyset pages) for the plants those ids and SKUs name and the records' counts.
+    const known = await knownPlants(catalogue, ids, skus, records)
+    // 3. The file again, row by row: refused, unchanged, or an operation of the next batch.
+    const progress = startProgress(io, `${dryRun ? 'checking' : 'importing'} ${file}`, rowsRead, { quiet: values.quiet || dryRun })
+    const report = (line: number, reason: string): void => { counts.rejected++; io.stderr.write(`${file}:${line}: ${reason}\n`) }
+    const planner = new Planner(known)
+    let batch: Array<{ line: number, operation: BatchOperation }> = []
+    const flush = async (): Promise<void> => {
+      await applyBatch(catalogue, batch, counts, report)
+      batch = []
     }
-    let toAdd = 0
-    for (const [key, n] of inFile) toAdd += Math.max(0, n - (inCatalogue.get(key) ?? 0))
-    present = good - toAdd
-    inFile.clear()
-
-    // 3. Read the file again and write the rows the catalogue lacks, a batch at a time.
-    if (!values['dry-run'] && toAdd > 0) {
-      const progress = startProgress(io, `importing ${file}`, good, { quiet: values.quiet })
-      const seen = new Map<string, number>()
-      const refused: string[] = []
-      let done = 0
-      let batch: NewRow[] = []
-      const flush = async (): Promise<void> => {
-        const outcomes = await catalogue.createAll(batch)
-        outcomes.forEach((outcome, i) => {
-          if (outcome.ok) added++
-          else refused.push(`${file}:${batch[i].line}: ${outcome.reason}`)
-        })
-        batch = []
-        progress.update(done)
-      }
-      try {
-        for await (const row of readRows(file, format, () => {})) {
-          const check = row.ok ? checkPlant(row.value) : row
-          if (!check.ok) continue
-          done++
-          const key = identityOf(check.fields)
-          const occurrence = (seen.get(key) ?? 0) + 1
-          seen.set(key, occurrence)
-          if (occurrence <= (inCatalogue.get(key) ?? 0)) {
-            if (done % batchSize === 0) progress.update(done)
-            continue
-          }
-          batch.push({ fields: check.fields, line: row.line })
+    let done = 0
+    try {
+      for await (const row of readRows(file, format, () => {})) {
+        if (++done % 1000 === 0) progress.update(done)
+        if (!row.ok) { report(row.line, row.reason); continue }
+        const plan = planner.plan(row)
+        if (plan.kind === 'refused') report(row.line, plan.reason)
+        else if (plan.kind === 'unchanged') counts.unchanged++
+        else if (dryRun) {
+          counts[plan.kind === 'add' ? 'added' : 'updated']++
+          io.stdout.write(`${file}:${row.line}: would ${plan.what}\n`)
+        } else {
+          batch.push({ line: row.line, operation: plan.operation })
           if (batch.length >= batchSize) await flush()
         }
-        if (batch.length > 0) await flush()
-      } finally {
-        progress.stop()
       }
-      for (const line of refused) io.stderr.write(`${line}\n`)
-      rejected += refused.length
-    } else if (values['dry-run']) {
-      added = toAdd
+      if (batch.length > 0) await flush()
+      progress.update(done)
+    } finally {
+      progress.stop()
     }
   } finally {
     await catalogue.close()
   }
+  summarise(io, file, catalogue.where, dryRun, counts, Date.now() - started)
+  return counts.rejected > 0 ? 1 : 0
+}
 
-  const ms = Date.now() - started
+async function knownPlants (catalogue: Catalogue, ids: Set<number>, skus: Set<string>, records: Set<string>): Promise<Known> {
+  const { identityOf } = await import('./rows.js')
+  const known: Known = { byId: new Map(), bySku: new Map(), records: new Map() }
+  for await (const page of catalogue.pages(PAGE)) {
+    for (const plant of page) {
+      if (ids.has(plant.id)) known.byId.set(plant.id, plant)
+      if (plant.sku !== null && skus.has(skuKey(plant.sku))) known.bySku.set(skuKey(plant.sku), plant)
+      const record = identityOf(plant as Plant & Parameters<typeof identityOf>[0])
+      if (records.has(record)) known.records.set(record, (known.records.get(record) ?? 0) + 1)
+    }
+  }
+  return known
+}
+
+/**
+ * Applies one batch all or nothing; when the catalogue refuses some of its rows (a SKU another plant
+ * has, a plant deleted meanwhile), those are reported and the rest is sent again without them.
+ */
+async function applyBatch (catalogue: Catalogue, batch: Array<{ line: number, operation: BatchOperation }>, counts: Counts, report: (line: number, reason: string) => void): Promise<void> {
+  let rows = batch
+  while (rows.length > 0) {
+    const outcome = await catalogue.applyAll(rows.map((r) => r.operation), `${rows[0].line}-${rows[rows.length - 1].line}-${rows.length}`)
+    if (outcome.ok) {
+      for (const { operation } of rows) counts[operation.op === 'create' ? 'added' : 'updated']++
+      return
+    }
+    const refused = new Map(outcome.refused.map((r) => [r.index, r.reason]))
+    // A refusal the catalogue could not tie to a row would loop for ever: the batch fails instead.
+    if (refused.size === 0) throw new CommandFailed(`the ${catalogue.where} refused a batch without naming a row`)
+    for (const [index, reason] of [...refused].sort(([a], [b]) => a - b)) report(rows[index].line, reason)
+    rows = rows.filter((_, i) => !refused.has(i))
+  }
+}
+
+function summarise (io: Io, file: string, where: string, dryRun: boolean, counts: Counts, ms: number): void {
+  const { rowsRead, added, updated, unchanged, rejected } = counts
   const rate = Math.round(rowsRead / Math.max(ms / 1000, 0.001)).toLocaleString('en')
   const width = String(rowsRead.toLocaleString('en')).length
   const n = (x: number): string => x.toLocaleString('en').padStart(width)
-  io.stdout.write(`${values['dry-run'] ? 'checked' : 'imported'} ${file} into the ${catalogue.where} in ${formatDuration(ms)} (${rate} rows/s)\n` +
+  io.stdout.write(`${dryRun ? 'checked' : 'imported'} ${file} into the ${where} in ${formatDuration(ms)} (${rate} rows/s)${dryRun ? '; nothing was changed' : ''}\n` +
     `  rows read        ${n(rowsRead)}\n` +
-    `  ${values['dry-run'] ? 'would be added' : 'added         '}   ${n(added)}\n` +
-    `  already present  ${n(present)}\n` +
+    `  ${dryRun ? 'would be added  ' : 'added           '} ${n(added)}\n` +
+    `  ${dryRun ? 'would be updated' : 'updated         '} ${n(updated)}\n` +
+    `  unchanged        ${n(unchanged)}\n` +
     `  rejected         ${n(rejected)}${rejected > 0 ? `  (${plural(rejected, 'line')} listed above as ${file}:LINE: reason)` : ''}\n`)
-  return rejected > 0 ? 1 : 0
 }

@@ -1,8 +1,8 @@
 import pg from 'pg'
-import type { Plant } from '../catalogue/plant.js'
+import { toRecord, type Plant } from '../catalogue/plant.js'
 import { parseDatabaseUrl } from '../store/postgres/connection.js'
-import { fromPostgresText } from '../store/postgres/text-escape.js'
-import type { Catalogue, CreateOutcome } from './catalogue-interface.js'
+import { ROW_COLUMNS, toPlant, type PlantRow } from '../store/postgres/group-writes.js'
+import type { ApplyOutcome, Catalogue } from './catalogue-interface.js'
 import { CommandFailed } from './command.js'
 import { reasonOf } from './network-reason.js'
 
@@ -68,17 +68,14 @@ export class PostgresSnapshotCatalogue implements Catalogue {
     try {
       let afterId = 0
       for (;;) {
-        const { rows } = await this.client.query<{ id: string, name: string, category: string | null, tags: string[], status: string, photos: string }>(
-          'SELECT id, name, category, tags, status, photos FROM plants WHERE id > $1 ORDER BY id LIMIT $2', [afterId, pageSize])
+        // Every column, store fields and times included: an export edited and imported again merges
+        // what its rows say, so a column read as empty here would clear it in the catalogue.
+        const { rows } = await this.client.query<PlantRow>(`SELECT ${ROW_COLUMNS} FROM plants WHERE id > $1 ORDER BY id LIMIT $2`, [afterId, pageSize])
         if (rows.length === 0) return
-        yield rows.map((r) => ({
-          id: Number(r.id),
-          name: fromPostgresText(r.name),
-          category: r.category === null ? null : fromPostgresText(r.category),
-          tags: r.tags.map(fromPostgresText),
-          status: r.status,
-          photos: JSON.parse(r.photos)
-        }) as Plant)
+        // This connection reads BIGINT as text (the store's reads them as numbers).
+        yield rows.map((r) => toRecord(toPlant({
+          ...r, id: Number(r.id), price: r.price === null ? null : Number(r.price), created_at: Number(r.created_at), updated_at: Number(r.updated_at)
+        })))
         afterId = Number(rows[rows.length - 1].id)
       }
     } finally {
@@ -86,7 +83,7 @@ export class PostgresSnapshotCatalogue implements Catalogue {
     }
   }
 
-  async createAll (): Promise<CreateOutcome[]> {
+  async applyAll (): Promise<ApplyOutcome> {
     throw new Error('an export snapshot is read-only')
   }
 

@@ -11,18 +11,23 @@ import { restoreFormula } from './formula-cells.js'
 
 import type { Format } from './command.js'
 
+/**
+ * A row: `value` the plant's members (an empty CSV cell left out, so it takes the API's default),
+ * `id` the plant it names (as written: checked by the import), `columns` the CSV's columns (a JSON
+ * Lines row's are its members): what an update of an existing plant changes.
+ */
 export type Row =
-  | { line: number, ok: true, value: Record<string, unknown> }
+  | { line: number, ok: true, value: Record<string, unknown>, id?: unknown, columns?: string[] }
   | { line: number, ok: false, reason: string }
 
 const CSV_COLUMNS = ['name', 'category', 'tags', 'status', 'description', 'price', 'sku', 'barcode']
 /**
  * Export writes ids, photo URLs and (in JSON Lines) the record's times; import accepts them so an
- * export loads back, but ids and times are the catalogue's to set, and photos are uploaded pictures,
- * not fields (POST /v3/plant/{id}/photos).
+ * export loads back. An id names the plant a row updates; times are the catalogue's to set, and
+ * photos are uploaded pictures, not fields (POST /v3/plant/{id}/photos).
  */
-const IGNORED = ['id', 'photos', 'createdAt', 'updatedAt']
-const IGNORED_NOTE = 'the catalogue assigns ids and times; photos are uploaded to a plant, not imported'
+const IGNORED = ['photos', 'createdAt', 'updatedAt']
+const IGNORED_NOTE = 'the catalogue sets the times; photos are uploaded to a plant, not imported'
 /** A CSV header is read in lower case. */
 const IGNORED_CSV = IGNORED.map((column) => column.toLowerCase())
 
@@ -61,13 +66,15 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
       continue
     }
     const value: Record<string, unknown> = {}
+    let id: string | undefined
     columns.forEach((column, i) => {
       const cell = restoreFormula(record[i])
       if (column === 'name') value.name = cell
+      else if (column === 'id') id = cell === '' ? undefined : cell
       // A spreadsheet cannot tell an empty cell from a missing one: empty takes the API's default.
       else if (!IGNORED_CSV.includes(column) && cell !== '') value[column] = column === 'tags' ? cell.split('|') : cell
     })
-    yield { line, ok: true, value }
+    yield { line, ok: true, value, id, columns: columns.filter((c) => c !== 'id' && !IGNORED_CSV.includes(c)) }
   }
   yield * skipped
   if (!columns) throw new UsageError(`${file} has no header line (expected ${CSV_COLUMNS.join(',')})`)
@@ -75,7 +82,7 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
 
 function header (record: string[], file: string): string[] {
   const columns = record.map((c) => c.trim().toLowerCase())
-  const unknown = columns.filter((c) => !CSV_COLUMNS.includes(c) && !IGNORED_CSV.includes(c))
+  const unknown = columns.filter((c) => !CSV_COLUMNS.includes(c) && c !== 'id' && !IGNORED_CSV.includes(c))
   if (unknown.length > 0) throw new UsageError(`${file}: unknown column ${unknown.map((c) => JSON.stringify(c)).join(', ')} (allowed: ${CSV_COLUMNS.join(', ')})`)
   const repeated = columns.filter((c, i) => columns.indexOf(c) !== i)
   if (repeated.length > 0) throw new UsageError(`${file}: column ${JSON.stringify(repeated[0])} appears twice`)
@@ -108,6 +115,7 @@ async function * readJsonLines (file: string, notice: (message: string) => void)
       if (!noticed) notice(`note: ${ignored.join(' and ')} members in ${file} are ignored; ${IGNORED_NOTE}`)
       noticed = true
     }
-    yield { line, ok: true, value: record }
+    const { id, ...members } = record
+    yield { line, ok: true, value: members, id }
   }
 }

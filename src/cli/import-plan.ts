@@ -1,0 +1,111 @@
+import type { BatchOperation } from '../catalogue/batch.js'
+import type { Plant, PlantFields, PlantPatch } from '../catalogue/plant.js'
+import { canonicalPrice, skuKey } from '../catalogue/store-fields.js'
+import { identityOf, type Row } from './rows.js'
+import { checkPatch, checkPlant } from './validate-row.js'
+
+// What one row of an import does: update the plant its id names (else the plant its SKU names),
+// merging the columns it has; or add a plant, unless the catalogue holds as many plants with that
+// very record as the file has rows with it (so a re-run adds nothing); or nothing, when the plant
+// already has what the row says.
+
+type GoodRow = Extract<Row, { ok: true }>
+
+/** What the catalogue holds that the file's rows name. */
+export interface Known {
+  byId: Map<number, Plant>
+  bySku: Map<string, Plant>
+  /** How many plants of the catalogue have each record (identityOf) that the file's new plants have. */
+  records: Map<string, number>
+}
+
+export type Plan =
+  | { kind: 'refused', reason: string }
+  | { kind: 'add', operation: BatchOperation, what: string }
+  | { kind: 'update', operation: BatchOperation, what: string }
+  /** Nothing to write: the plant already has what the row says, or (a new plant) the catalogue has its record already. */
+  | { kind: 'unchanged' }
+
+/** An empty CSV cell in a column an update names: what an empty cell means in an add (the API's default). */
+const EMPTY: Record<string, unknown> = { name: '', category: null, tags: [], status: 'available', description: null, price: null, sku: null, barcode: null }
+
+/** The id a row names: a positive integer (digits in a CSV cell); undefined for none. */
+export function rowId (raw: unknown): number | undefined | { invalid: string } {
+  if (raw === undefined || raw === null) return undefined
+  const id = typeof raw === 'string' && /^[1-9][0-9]{0,15}$/.test(raw) ? Number(raw) : raw
+  return typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? id : { invalid: `/id must be a positive integer (the id of a plant to update), not ${JSON.stringify(raw)}` }
+}
+
+/** The SKU a row's new plant would have, as SKUs are compared (ignoring case). */
+export const rowSku = (row: GoodRow): string | undefined => typeof row.value.sku === 'string' ? skuKey(row.value.sku) : undefined
+
+/** The record of a row as a new plant (identityOf), or undefined when it is not a valid new plant. */
+export function rowRecord (row: GoodRow): string | undefined {
+  const check = checkPlant(structuredClone(row.value))
+  return check.ok ? identityOf(check.fields) : undefined
+}
+
+const same = (member: string, before: unknown, after: unknown): boolean =>
+  member === 'price' ? canonicalPrice(before as string | null) === canonicalPrice(after as string | null) : JSON.stringify(before) === JSON.stringify(after)
+
+const shown = (value: unknown): string => value === null ? 'null' : typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)
+
+export class Planner {
+  /** Occurrences so far of each new plant's record in the file. */
+  private readonly seen = new Map<string, number>()
+  /** The first line that named each plant. */
+  private readonly named = new Map<number, number>()
+
+  constructor (private readonly known: Known) {}
+
+  plan (row: GoodRow): Plan {
+    const id = rowId(row.id)
+    if (typeof id === 'object') return { kind: 'refused', reason: id.invalid }
+    const byId = id === undefined ? undefined : this.known.byId.get(id)
+    const sku = rowSku(row)
+    const target = byId ?? (sku === undefined ? undefined : this.known.bySku.get(sku))
+    if (target === undefined) return this.add(row)
+    const earlier = this.named.get(target.id)
+    // Two rows with one SKU are two plants' worth of data for one plant: the second is refused, not merged over the first.
+    if (byId === undefined && earlier !== undefined) {
+      return { kind: 'refused', reason: `sku ${String(row.value.sku)} names plant ${target.id}, which line ${earlier} of the file names already (SKUs are unique ignoring case)` }
+    }
+    if (earlier === undefined) this.named.set(target.id, row.line)
+    return this.update(row, target)
+  }
+
+  /** The columns the row has, merged into the plant: only the members that differ are sent. */
+  private update (row: GoodRow, plant: Plant): Plan {
+    const members = row.columns === undefined ? row.value : Object.fromEntries(row.columns.map((c) => [c, row.value[c] ?? EMPTY[c]]))
+    const check = checkPatch(structuredClone(members))
+    if (!check.ok) return { kind: 'refused', reason: check.reason }
+    const patch: Record<string, unknown> = {}
+    const changes: string[] = []
+    for (const [member, value] of Object.entries(check.patch)) {
+      const before = (plant as unknown as Record<string, unknown>)[member]
+      if (same(member, before, value)) continue
+      patch[member] = value
+      changes.push(`${member} ${shown(before)} → ${shown(member === 'price' ? canonicalPrice(value as string | null) : value)}`)
+    }
+    if (changes.length === 0) return { kind: 'unchanged' }
+    // A later row naming the same plant is compared with it as this one leaves it.
+    const after = { ...plant, ...patch, ...(patch.price === undefined ? {} : { price: canonicalPrice(patch.price as string | null) }) } as Plant
+    this.known.byId.set(plant.id, after)
+    return { kind: 'update', operation: { op: 'patch', id: plant.id, patch: patch as PlantPatch }, what: `update plant ${plant.id}: ${changes.join('; ')}` }
+  }
+
+  private add (row: GoodRow): Plan {
+    const check = checkPlant(structuredClone(row.value))
+    if (!check.ok) {
+      const id = rowId(row.id)
+      return { kind: 'refused', reason: id === undefined ? check.reason : `no plant ${String(id)} in the catalogue, and as a new plant: ${check.reason}` }
+    }
+    const fields: PlantFields = check.fields
+    const record = identityOf(fields)
+    const occurrence = (this.seen.get(record) ?? 0) + 1
+    this.seen.set(record, occurrence)
+    if (occurrence <= (this.known.records.get(record) ?? 0)) return { kind: 'unchanged' }
+    const note = row.id === undefined ? '' : ` (no plant ${String(row.id)} in the catalogue: a new plant, with an id of its own)`
+    return { kind: 'add', operation: { op: 'create', fields }, what: `add ${JSON.stringify(fields.name)}${note}` }
+  }
+}

@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test, type TestContext } from 'node:test'
+import { parse } from 'csv-parse/sync'
+import type { StoredPlant } from '../src/catalogue/plant.js'
+import type { PlantStore } from '../src/store/plant-store.js'
+import { openPostgresStore } from '../src/store/postgres/postgres-plant-store.js'
+import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
+import { plants } from '../scripts/lib/cli-harness.js'
+import { listenOn } from '../scripts/lib/listening-service.js'
+import { freshSchema, TEST_DATABASE_URL } from './helpers/postgres-engine.js'
+
+// Export, edit some rows in a spreadsheet, import: exactly the edited plants change, nothing is
+// added twice, and a dry run first names them and changes nothing. On a data folder, on PostgreSQL
+// (DATABASE_URL) and through a running service (--url, POST /v3/plant/batch).
+
+interface Target {
+  args: string[]
+  env: Record<string, string>
+  /** The catalogue and the feed as they are now. */
+  state (): Promise<{ plants: StoredPlant[], changes: unknown[] }>
+}
+
+async function stateOf (store: PlantStore): Promise<{ plants: StoredPlant[], changes: unknown[] }> {
+  return { plants: await store.list({ afterId: 0, limit: 10_000 }), changes: (await store.changes(0, 10_000)).items }
+}
+
+async function withStore (open: () => Promise<PlantStore> | PlantStore): Promise<{ plants: StoredPlant[], changes: unknown[] }> {
+  const store = await open()
+  try {
+    return await stateOf(store)
+  } finally {
+    await store.close()
+  }
+}
+
+const TARGETS: Array<{ name: string, skip: string | false, make: (t: TestContext, dir: string) => Promise<Target> }> = [
+  {
+    name: 'a data folder',
+    skip: false,
+    make: async (_t, dir) => {
+      const dataDir = join(dir, 'data')
+      return { args: ['--data-dir', dataDir], env: {}, state: () => withStore(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 })) }
+    }
+  },
+  {
+    name: 'PostgreSQL',
+    skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set',
+    make: async (t) => {
+      const scratch = await freshSchema()
+      t.after(() => scratch.drop())
+      return {
+        args: [],
+        env: { DATABASE_URL: scratch.url },
+        state: () => withStore(() => openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 86_400_000 }))
+      }
+    }
+  },
+  {
+    name: 'a running service (--url)',
+    skip: false,
+    make: async (t, dir) => {
+      const service = await listenOn(join(dir, 'data'))
+      t.after(() => service.close())
+      return { args: ['--url', service.url], env: {}, state: () => stateOf(service.store) }
+    }
+  }
+]
+
+const cell = (value: string): string => `"${value.replace(/"/g, '""')}"`
+const writeCsv = (rows: string[][]): string => rows.map((r) => r.map(cell).join(',')).join('\n') + '\n'
+const count = (stdout: string, what: string): number => Number(new RegExp(`${what}\\s+(\\d+)`).exec(stdout)?.[1])
+
+for (const target of TARGETS) {
+  test(`export, edit 5 rows, dry run, import: exactly those 5 change, nothing is duplicated (${target.name})`, { skip: target.skip }, async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    const at = await target.make(t, dir)
+    const run = (...args: string[]) => plants([...args, ...at.args], at.env)
+
+    const seed = join(dir, 'seed.csv')
+    await writeFile(seed, writeCsv([['name', 'category', 'tags', 'status', 'price', 'sku'],
+      ...Array.from({ length: 20 }, (_, i) => [`Plant ${i}`, i % 2 ? 'indoor' : '', i % 3 ? 'green|large' : '', 'available', `${i + 1}.5`, `SKU-${i}`]),
+      ['=HYPERLINK("x")', '', '', 'available', '', '']]))
+    const seeded = await run('import', seed, ...(at.args.length === 0 || at.args[0] === '--data-dir' ? ['--create'] : []))
+    assert.equal(seeded.code, 0, seeded.stderr)
+    const before = await at.state()
+    assert.equal(before.plants.length, 21)
+
+    const exported = join(dir, 'catalogue.csv')
+    assert.equal((await run('export', '--output', exported)).code, 0)
+    const rows = parse(await readFile(exported, 'utf8')) as string[][]
+    const header = rows[0]
+    const col = (name: string): number => header.indexOf(name)
+    const edited = [3, 7, 11, 12, 18].map((i) => Number(rows[i][col('id')]))
+    rows[3][col('price')] = '9.99'
+    rows[7][col('status')] = 'sold'
+    rows[11][col('name')] = 'Plant ten, renamed'
+    rows[12][col('category')] = '' // cleared: the category goes
+    rows[18][col('tags')] = 'green|large|sale'
+    await writeFile(exported, writeCsv(rows))
+
+    const dry = await run('import', exported, '--dry-run')
+    assert.equal(dry.code, 0, dry.stderr)
+    const named = [...dry.stdout.matchAll(/:(\d+): would update plant (\d+): (.*)/g)]
+    assert.deepEqual(named.map((m) => [Number(m[1]), Number(m[2])]), [[4, edited[0]], [8, edited[1]], [12, edited[2]], [13, edited[3]], [19, edited[4]]])
+    assert.match(named[0][3], /^price "3.50" → "9.99"$/)
+    assert.match(named[3][3], /^category "indoor" → null$/)
+    assert.deepEqual([count(dry.stdout, 'would be added'), count(dry.stdout, 'would be updated'), count(dry.stdout, 'unchanged')], [0, 5, 16])
+    assert.deepEqual(await at.state(), before, 'a dry run changes nothing')
+
+    const imported = await run('import', exported)
+    assert.equal(imported.code, 0, imported.stderr)
+    assert.deepEqual([count(imported.stdout, 'added'), count(imported.stdout, 'updated'), count(imported.stdout, 'unchanged')], [0, 5, 16])
+    const after = await at.state()
+    assert.equal(after.plants.length, 21, 'nothing duplicated')
+    const changed = after.plants.filter((p, i) => JSON.stringify(p) !== JSON.stringify(before.plants[i])).map((p) => p.id)
+    assert.deepEqual(changed, edited)
+    const byId = new Map(after.plants.map((p) => [p.id, p]))
+    assert.deepEqual([byId.get(edited[0])!.price, byId.get(edited[1])!.status, byId.get(edited[2])!.name, byId.get(edited[3])!.category, byId.get(edited[4])!.tags],
+      ['9.99', 'sold', 'Plant ten, renamed', null, ['green', 'large', 'sale']])
+    assert.equal(byId.get(edited[0])!.sku, before.plants.find((p) => p.id === edited[0])!.sku, 'the columns not edited keep their values')
+    assert.equal(after.plants[20].name, '=HYPERLINK("x")', 'a formula cell came back as it was, and left the plant unchanged')
+    assert.equal(after.changes.length - before.changes.length, 5, 'one change in the feed per edited plant')
+
+    const again = await run('import', exported)
+    assert.deepEqual([count(again.stdout, 'added'), count(again.stdout, 'updated'), count(again.stdout, 'unchanged')], [0, 0, 21])
+    assert.deepEqual(await at.state(), after)
+
+    // A file of some columns only: a column left out keeps its value. A row without an id but with a
+    // known SKU updates that plant; any other row adds one.
+    const prices = join(dir, 'prices.csv')
+    await writeFile(prices, writeCsv([['sku', 'name', 'price'], ['sku-0', 'Plant 0', '0.5'], ['NEW-1', 'Newcomer', '2']]))
+    const priced = await run('import', prices)
+    assert.equal(priced.code, 0, priced.stderr)
+    assert.deepEqual([count(priced.stdout, 'added'), count(priced.stdout, 'updated')], [1, 1])
+    const last = await at.state()
+    const plant0 = last.plants.find((p) => p.name === 'Plant 0')!
+    // The columns given change (the SKU's case too: it is the value the row gives); the others keep theirs.
+    assert.deepEqual([plant0.price, plant0.sku, plant0.tags, plant0.status], ['0.50', 'sku-0', [], 'available'])
+    assert.equal(last.plants.length, 22)
+  })
+}
+
+test('a batch the catalogue refuses a row of is applied without that row; the row is reported by line', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const dataDir = join(dir, 'data')
+  const file = join(dir, 'rows.csv')
+  await writeFile(file, writeCsv([['name', 'sku'], ['A', 'S-1'], ['B', 'S-2'], ['C', 's-1'], ['D', '']]))
+  const result = await plants(['import', file, '--data-dir', dataDir, '--create'])
+  assert.equal(result.code, 1)
+  assert.match(result.stderr, /rows\.csv:4: refused: sku s-1 is taken by plant 1/)
+  assert.deepEqual([count(result.stdout, 'added'), count(result.stdout, 'rejected')], [3, 1])
+  const { plants: stored } = await withStore(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 }))
+  assert.deepEqual(stored.map((p) => p.name), ['A', 'B', 'D'])
+})
