@@ -48,20 +48,18 @@ function searchProblem (text: string): string {
   if (text.length > 100) return 'Search at most 100 characters.'
   const terms = text.split(/\s+/)
   if (terms.length > 5) return 'Search at most 5 words.'
-  if (terms.some((term) => [...term].length < 3)) return 'Type at least 3 letters of each word.'
+  // Words of 1–2 letters are searched too, as the start of a word of the name.
   return ''
 }
 
-/** The query for the filters as they stand; 'typing' while a word is still short, 'refused' when it cannot be sent. */
-function query (): URLSearchParams | 'typing' | 'refused' {
+/** The query for the filters as they stand; 'refused' when it cannot be sent. */
+function query (): URLSearchParams | 'refused' {
   const params = new URLSearchParams({ limit: String(PAGE_SIZE) })
   const text = q.value.trim()
   const problem = searchProblem(text)
   say(qHint, problem)
-  // A word still being typed is not a mistake: the hint says what is needed, without the field turning red.
-  const typing = problem.startsWith('Type at least')
-  q.setAttribute('aria-invalid', String(problem !== '' && !typing))
-  if (problem !== '') return typing ? 'typing' : 'refused'
+  q.setAttribute('aria-invalid', String(problem !== ''))
+  if (problem !== '') return 'refused'
   if (text !== '') params.set('q', text)
   // "For sale" is two statuses: the API takes status more than once for "any of these".
   for (const s of status.value.split(',').filter(Boolean)) params.append('status', s)
@@ -76,7 +74,6 @@ function query (): URLSearchParams | 'typing' | 'refused' {
 /** Loads the current page again (after a filter change, a page turn or a change elsewhere). */
 export async function load (): Promise<void> {
   const params = query()
-  if (params === 'typing') return
   controller?.abort()
   if (params === 'refused') {
     // The hint says why; what an earlier search found ("No plant matches…") would contradict it.
