@@ -127,7 +127,7 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
       const refusals = error.refusals.map((r) => refusalOf(operations[r.index], r))
       const first = refusals[0]
       throw new HttpProblem(first.status, first.code,
-        `Nothing was applied: ${refusals.length} operation(s) refused (${refusals.map((r) => `${r.field.path} ${r.field.message}`).join('; ')})`,
+        `Nothing was applied: ${refusals.map((r) => `${r.field.path} ${r.field.message}`).join('; ')}`,
         refusals.map((r) => r.field))
     }
     reply.header('cache-control', 'no-store')
