@@ -83,7 +83,7 @@ async function testSend (store: PlantStore, config: Config, id: number, io: Io):
     const at = Date.now()
     const body = JSON.stringify({ kind: 'test', webhook: id })
     const result = await client.post(webhook.url, body, signedHeaders(signingSecrets(webhook, at), `${id}-test-${at}`, Math.floor(at / 1000), body))
-    await store.webhooks.recordAttempt(id, { seq: 0, attempt: 1, at, ...result })
+    await store.webhooks.recordAttempts(id, [{ seq: 0, attempt: 1, at, ...result }])
     if (result.error !== null) throw new CommandFailed(`webhook ${id} (${webhook.url}): ${result.error} after ${result.durationMs} ms`)
     io.stdout.write(`webhook ${id} (${webhook.url}) answered ${result.statusCode} in ${result.durationMs} ms\n`)
     return 0

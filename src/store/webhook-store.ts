@@ -32,10 +32,8 @@ export interface WebhookStore {
   remove (id: number): Promise<boolean>
   /** A new secret; the current one signs beside it until `previousUntil`. */
   rotateSecret (id: number, secret: string, previousUntil: number): Promise<Webhook | undefined>
-  /** Records one attempt (and prunes the log to DELIVERIES_KEPT), in one transaction. */
-  recordAttempt (id: number, attempt: DeliveryAttempt, outcome?: AttemptOutcome): Promise<void>
-  /** Moves the cursor past changes the webhook does not subscribe to (never back). */
-  advance (id: number, cursor: number): Promise<void>
+  /** Records attempts, oldest first, and what they leave behind (pruning the log to DELIVERIES_KEPT), in one transaction. */
+  recordAttempts (id: number, attempts: DeliveryAttempt[], outcome?: AttemptOutcome): Promise<void>
   /** The most recent attempts, newest first. */
   deliveries (id: number, limit: number): Promise<DeliveryAttempt[]>
   /**

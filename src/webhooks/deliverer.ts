@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Change } from '../catalogue/changes.js'
 import { FeedGone } from '../catalogue/errors.js'
-import { signingSecrets, type Webhook } from '../catalogue/webhook.js'
+import { signingSecrets, type DeliveryAttempt, type Webhook } from '../catalogue/webhook.js'
 import type { PlantStore } from '../store/plant-store.js'
 import type { AttemptOutcome } from '../store/webhook-store.js'
 import { WebhookClient, type SendResult } from './client.js'
@@ -25,6 +25,8 @@ export interface DelivererOptions {
 
 /** Changes read at once per webhook; each is still sent alone, in order. */
 const PAGE = 100
+/** The longest deliveries wait to be recorded together (the cursor moves with them). */
+const FLUSH_MS = 100
 /** How often the list of webhooks is read again (another instance may have added or paused one). */
 const RESCAN_MS = 5_000
 
@@ -207,7 +209,7 @@ export class DeliveryLoop {
       if (!(err instanceof FeedGone)) throw err
       // The feed no longer holds what this webhook missed: it cannot be sent, so say so and stop.
       const lastError = `the changes after ${webhook.cursor} have expired from the change feed (or the database was replaced)`
-      await webhooks.recordAttempt(this.id, { seq: webhook.cursor + 1, attempt: webhook.attempts + 1, at: now, statusCode: null, error: lastError, durationMs: 0 },
+      await webhooks.recordAttempts(this.id, [{ seq: webhook.cursor + 1, attempt: webhook.attempts + 1, at: now, statusCode: null, error: lastError, durationMs: 0 }],
         { cursor: webhook.cursor, attempts: webhook.attempts + 1, nextAttemptAt: null, failingSince: webhook.failingSince ?? now, lastError, failing: true })
       this.deliverer.log.error({ webhook: this.id, url: webhook.url }, 'webhook failing: ' + lastError)
       return 0
@@ -216,8 +218,22 @@ export class DeliveryLoop {
     this.headSeen = Math.max(this.headSeen, page[page.length - 1].seq)
     let attempts = webhook.attempts
     let failingSince = webhook.failingSince
+    // Deliveries are recorded together, at most FLUSH_MS apart (and before anything else is): a cursor
+    // write per change would cost a commit each. A crash in between only means those few are sent again.
+    let delivered: DeliveryAttempt[] = []
+    let savedCursor = webhook.cursor
+    let savedAt = settings.now()
+    const save = async (failure?: { attempt: DeliveryAttempt, outcome: AttemptOutcome }): Promise<void> => {
+      const cursor = this.cursor
+      const outcome = failure?.outcome ?? { cursor, attempts: 0, nextAttemptAt: null, failingSince: null, lastError: null, failing: false }
+      if (!failure && delivered.length === 0 && cursor === savedCursor) return
+      await webhooks.recordAttempts(this.id, failure ? [...delivered, failure.attempt] : delivered, outcome)
+      delivered = []
+      savedCursor = cursor
+      savedAt = settings.now()
+    }
     for (const change of page) {
-      if (this.stopped || !await this.holdLease(settings.now())) return 0
+      if (this.stopped || !await this.holdLease(settings.now())) { await save(); return 0 }
       if (!webhook.events.includes(change.kind)) {
         // Not subscribed: passed over, the cursor moves on with the next delivery (or now, at the page's end).
         this.cursor = change.seq
@@ -227,14 +243,15 @@ export class DeliveryLoop {
       if (this.pending?.seq !== change.seq) this.pending = { seq: change.seq, since: settings.now() }
       const result = await this.send(webhook, change)
       // Stopped meanwhile: this attempt is not recorded; the change is sent again by whoever delivers next.
-      if (this.stopped) return 0
+      if (this.stopped) { await save(); return 0 }
       const tried = settings.now()
       const attempt = { seq: change.seq, attempt: attempts + 1, at: tried, ...result }
       if (result.error === null) {
         this.deliverer.metrics?.delivered('delivered')
         this.cursor = change.seq
         this.pending = undefined
-        await webhooks.recordAttempt(this.id, attempt, { cursor: change.seq, attempts: 0, nextAttemptAt: null, failingSince: null, lastError: null, failing: false })
+        delivered.push(attempt)
+        if (tried - savedAt >= FLUSH_MS) await save()
         attempts = 0
         failingSince = null
         continue
@@ -250,7 +267,7 @@ export class DeliveryLoop {
         failing
       }
       this.deliverer.metrics?.delivered(failing ? 'gave-up' : 'failed')
-      await webhooks.recordAttempt(this.id, attempt, outcome)
+      await save({ attempt, outcome })
       // One line per failed attempt: the URL and why, never the secret.
       const log = { webhook: this.id, url: webhook.url, seq: change.seq, attempt: attempts + 1, statusCode: result.statusCode, error: result.error }
       if (failing) {
@@ -261,10 +278,8 @@ export class DeliveryLoop {
       }
       return 0
     }
-    if (this.cursor > webhook.cursor) {
-      // The page ended on changes the webhook does not want: its place moves past them.
-      await webhooks.advance(this.id, this.cursor)
-    }
+    // The page's end: what was delivered, and any changes passed over as not subscribed, move its place.
+    await save()
     return 0
   }
 

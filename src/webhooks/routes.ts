@@ -174,7 +174,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
     const headers = signedHeaders(signingSecrets(webhook, at), `${webhook.id}-test-${at}`, Math.floor(at / 1000), body)
     const result = await deliverer.client.post(webhook.url, body, headers)
     const attempt = { seq: 0, attempt: 1, at, ...result }
-    await webhooks.recordAttempt(webhook.id, attempt)
+    await webhooks.recordAttempts(webhook.id, [attempt])
     return publicAttempt(attempt)
   })
 

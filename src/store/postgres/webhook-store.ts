@@ -55,10 +55,15 @@ export class PostgresWebhookStore implements WebhookStore {
     return rows[0] && toWebhook(rows[0])
   }
 
-  async recordAttempt (id: number, attempt: DeliveryAttempt, outcome?: AttemptOutcome): Promise<void> {
+  async recordAttempts (id: number, attempts: DeliveryAttempt[], outcome?: AttemptOutcome): Promise<void> {
     await this.session.transaction(async (c) => {
-      await c.query('INSERT INTO webhook_deliveries (webhook_id, seq, attempt, at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-        [id, attempt.seq, attempt.attempt, attempt.at, attempt.statusCode, attempt.error, Math.round(attempt.durationMs)])
+      if (attempts.length > 0) {
+        // One statement for the lot: a batch of deliveries costs one round trip.
+        await c.query(`INSERT INTO webhook_deliveries (webhook_id, seq, attempt, at, status_code, error, duration_ms)
+          SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::bigint[], $5::int[], $6::text[], $7::int[])`,
+        [id, attempts.map((a) => a.seq), attempts.map((a) => a.attempt), attempts.map((a) => a.at), attempts.map((a) => a.statusCode),
+          attempts.map((a) => a.error), attempts.map((a) => Math.round(a.durationMs))])
+      }
       await c.query(`DELETE FROM webhook_deliveries WHERE webhook_id = $1 AND n <= (
         SELECT n FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY n DESC LIMIT 1 OFFSET $2)`, [id, DELIVERIES_KEPT])
       if (outcome) {
@@ -68,10 +73,6 @@ export class PostgresWebhookStore implements WebhookStore {
         [id, outcome.cursor, outcome.attempts, outcome.nextAttemptAt, outcome.failingSince, outcome.lastError, outcome.failing])
       }
     })
-  }
-
-  async advance (id: number, cursor: number): Promise<void> {
-    await this.session.run((c) => c.query('UPDATE webhooks SET cursor = greatest(cursor, $2) WHERE id = $1', [id, cursor]))
   }
 
   async deliveries (id: number, limit: number): Promise<DeliveryAttempt[]> {

@@ -63,7 +63,6 @@ export class SqliteWebhookStore implements WebhookStore {
       outcome: db.prepare<[number, number, number | null, number | null, string | null, number, number, number]>(
         `UPDATE webhooks SET cursor = max(cursor, ?), attempts = ?, next_attempt_at = ?, failing_since = ?, last_error = ?,
          status = CASE WHEN ? = 1 AND status = 'active' THEN 'failing' ELSE status END WHERE id = ? AND cursor <= ?`),
-      advance: db.prepare<[number, number]>('UPDATE webhooks SET cursor = max(cursor, ?) WHERE id = ?'),
       deliveries: db.prepare<[number, number], DeliveryRow>(
         'SELECT seq, attempt, at, status_code, error, duration_ms FROM webhook_deliveries WHERE webhook_id = ? ORDER BY n DESC LIMIT ?'),
       lease: db.prepare<[string, number, number, string, number]>(
@@ -117,19 +116,15 @@ export class SqliteWebhookStore implements WebhookStore {
     })
   }
 
-  async recordAttempt (id: number, attempt: DeliveryAttempt, outcome?: AttemptOutcome): Promise<void> {
+  async recordAttempts (id: number, attempts: DeliveryAttempt[], outcome?: AttemptOutcome): Promise<void> {
     this.write(() => {
-      this.s.log.run(id, attempt.seq, attempt.attempt, attempt.at, attempt.statusCode, attempt.error, attempt.durationMs)
+      for (const attempt of attempts) this.s.log.run(id, attempt.seq, attempt.attempt, attempt.at, attempt.statusCode, attempt.error, Math.round(attempt.durationMs))
       this.s.prune.run(id, id, DELIVERIES_KEPT)
       if (outcome) {
         this.s.outcome.run(outcome.cursor, outcome.attempts, outcome.nextAttemptAt, outcome.failingSince, outcome.lastError,
           outcome.failing ? 1 : 0, id, outcome.cursor)
       }
     })
-  }
-
-  async advance (id: number, cursor: number): Promise<void> {
-    this.write(() => { this.s.advance.run(cursor, id) })
   }
 
   async deliveries (id: number, limit: number): Promise<DeliveryAttempt[]> {
