@@ -224,7 +224,7 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
 }
 
 /** How many names one search may reject as false matches of the index before it is refused (503 query-too-slow). */
-export const REJECT_BUDGET = 20_000
+export const REJECT_BUDGET = 10_000
 
 /**
  * Registers q_match(name_key, term), the per-candidate check of a term, on a connection. Each search
