@@ -4,6 +4,7 @@ import { Webhook as Verifier } from 'standardwebhooks'
 import { createKey } from '../src/keys/manage.js'
 import { build, type TestApp } from './helpers/app.js'
 import { ENGINES } from './helpers/engines.js'
+import { logCollector } from './helpers/log-lines.js'
 import { receiver, until, type Receiver } from './helpers/receiver.js'
 
 // Webhooks (issue 28): subscriptions through /v3/webhooks, deliveries of the change feed signed by
@@ -130,6 +131,22 @@ for (const engine of ENGINES) {
       assert.deepEqual(log.slice(0, 5).map((a: any) => a.statusCode), [500, 302, null, null, 204])
       assert.match(log[3].error, /no answer within 500 ms/)
       assert.equal(log[4].error, null)
+    })
+
+    test('each failed attempt is one log line naming the webhook, URL, change and why; the secret is never logged', async (t) => {
+      const log = logCollector()
+      const api = await build(t, engine, { webhookAllowPrivate: true, logLevel: 'info' }, {}, { logStream: log.stream, webhooks: { retryDelayMs: () => 10, timeoutMs: 500 } })
+      const r = await receiver(t)
+      r.answers = ['fail', 'fail']
+      const { id, secret } = await subscribe(api, r.url)
+      const plant = await api.add()
+      await until('delivered after two failures', () => r.received.length === 3)
+      await api.request({ method: 'POST', url: `/v3/webhooks/${id}/secret` })
+      const failed = log.lines().filter((l) => l.msg === 'webhook delivery failed; will retry')
+      assert.deepEqual(failed.map((l) => [l.level, l.webhook, l.url, l.attempt, l.statusCode, l.error]), [['warn', id, r.url, 1, 500, 'answered 500'], ['warn', id, r.url, 2, 500, 'answered 500']])
+      assert.ok(failed.every((l) => l.seq === JSON.parse(r.received[0].body).seq && JSON.parse(r.received[0].body).id === plant.id))
+      const everything = log.lines().map((l) => JSON.stringify(l)).join('\n')
+      assert.ok(!everything.includes(secret.slice('whsec_'.length)), 'no secret in the log')
     })
 
     test('pause stops deliveries; resume sends what was missed, in order', async (t) => {
