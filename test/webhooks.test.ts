@@ -149,6 +149,23 @@ for (const engine of ENGINES) {
       assert.ok(!everything.includes(secret.slice('whsec_'.length)), 'no secret in the log')
     })
 
+    test('a webhook waiting to retry is not woken by writes: a dead receiver costs no read per change', async (t) => {
+      const api = await build(t, engine, { webhookAllowPrivate: true }, {}, { webhooks: { retryDelayMs: () => 600_000, timeoutMs: 500, leaseMs: 600_000 } })
+      const r = await receiver(t, 'fail')
+      const { id } = await subscribe(api, r.url)
+      await api.add({ name: 'Refused' })
+      await until('the first attempt failed', async () => (await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })).json().attempts === 1)
+      // A moment for the loop to read its state once more and go to sleep until the retry.
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      const webhooks = api.app.store.webhooks
+      let reads = 0
+      const get = webhooks.get.bind(webhooks)
+      webhooks.get = async (n) => { reads++; return await get(n) }
+      for (let i = 0; i < 20; i++) await api.add({ name: `Plant ${i}` })
+      assert.equal(reads, 0)
+      assert.equal(r.received.length, 1)
+    })
+
     test('pause stops deliveries; resume sends what was missed, in order', async (t) => {
       const api = await service(t, engine)
       const r = await receiver(t)

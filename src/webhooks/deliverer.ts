@@ -59,7 +59,7 @@ export class WebhookDeliverer {
   }
 
   start (): void {
-    this.unsubscribe = this.store.onCommit(() => { for (const loop of this.loops.values()) loop.wake() })
+    this.unsubscribe = this.store.onCommit(() => { for (const loop of this.loops.values()) loop.committed() })
     this.timer = setInterval(() => { void this.rescan() }, RESCAN_MS).unref()
     void this.rescan()
   }
@@ -138,6 +138,8 @@ export class DeliveryLoop {
   cursor = 0
   headSeen = 0
   private pending: { seq: number, since: number } | undefined
+  /** Waiting for a retry's time: commits do not wake it (a dead receiver's loop would otherwise read on every write). */
+  private retrying = false
 
   constructor (private readonly deliverer: WebhookDeliverer, readonly id: number, private readonly owner: string) {}
 
@@ -146,6 +148,11 @@ export class DeliveryLoop {
 
   start (): void {
     this.done = this.run()
+  }
+
+  /** A commit: a loop waiting for new changes reads them now; one waiting to retry a failed change keeps waiting. */
+  committed (): void {
+    if (!this.retrying) this.wake()
   }
 
   wake (): void {
@@ -201,7 +208,8 @@ export class DeliveryLoop {
     const webhook = await webhooks.get(this.id)
     if (!webhook || webhook.status !== 'active') { this.stopped = true; return 0 }
     this.cursor = webhook.cursor
-    if (webhook.nextAttemptAt !== null && webhook.nextAttemptAt > now) return Math.min(webhook.nextAttemptAt - now, settings.leaseMs / 4)
+    this.retrying = webhook.nextAttemptAt !== null && webhook.nextAttemptAt > now
+    if (this.retrying) return Math.min(webhook.nextAttemptAt! - now, settings.leaseMs / 4)
     let page: Change[]
     try {
       page = (await store.changes(webhook.cursor, PAGE)).items
@@ -267,6 +275,7 @@ export class DeliveryLoop {
         failing
       }
       this.deliverer.metrics?.delivered(failing ? 'gave-up' : 'failed')
+      this.retrying = !failing
       await save({ attempt, outcome })
       // One line per failed attempt: the URL and why, never the secret.
       const log = { webhook: this.id, url: webhook.url, seq: change.seq, attempt: attempts + 1, statusCode: result.statusCode, error: result.error }
