@@ -8,9 +8,11 @@ import { plantFor } from './plants.js'
 // autocannon measurement per message and answers with the figures. One process for the whole
 // run, so no measurement pays for a node start-up.
 
-export type Op = 'post' | 'put' | 'get' | 'list' | 'search' | 'search-rare' | 'sorted' | 'inventory' | 'patch' | 'photo'
+export type Op = 'post' | 'put' | 'get' | 'list' | 'search' | 'search-rare' | 'sorted' | 'inventory' | 'patch' | 'batch' | 'photo'
 /** The operations only the service has: the ceiling, the floor and an older baseline are not measured on them. */
-export const SERVICE_ONLY: Op[] = ['search', 'search-rare', 'sorted', 'inventory', 'patch']
+export const SERVICE_ONLY: Op[] = ['search', 'search-rare', 'sorted', 'inventory', 'patch', 'batch']
+/** Plants created by one request of `batch` (its req/s times this is its plants/s, to set beside `post`'s req/s). */
+export const BATCH_PLANTS = 100
 const FIRST_PAGE: PlantQuery = { statuses: [], tags: [], terms: [], sort: 'id' }
 const STATUSES = ['available', 'pending', 'sold']
 /**
@@ -40,7 +42,8 @@ const json = { 'content-type': 'application/json' }
 
 function requestsFor (op: Op, idMax: number, connection: number, paths: string[] = []): autocannon.Request[] {
   const id = (): number => 1 + Math.floor(Math.random() * idMax)
-  return Array.from({ length: PER_CONNECTION }, (_, i): autocannon.Request => {
+  // A batch body is some 15 KB: 1,024 of them a connection would hold about half a gigabyte at 32 connections.
+  return Array.from({ length: op === 'batch' ? 16 : PER_CONNECTION }, (_, i): autocannon.Request => {
     const n = connection * PER_CONNECTION + i
     switch (op) {
       case 'post':
@@ -61,6 +64,13 @@ function requestsFor (op: Op, idMax: number, connection: number, paths: string[]
         return { method: 'GET', path: `/v3/plant?limit=20&sort=${n % 2 === 0 ? 'name' : '-name'}` }
       case 'inventory':
         return { method: 'GET', path: '/v3/store/inventory' }
+      case 'batch':
+        return {
+          method: 'POST',
+          path: '/v3/plant/batch',
+          headers: json,
+          body: JSON.stringify({ operations: Array.from({ length: BATCH_PLANTS }, (_, k) => ({ op: 'create', plant: plantFor(n * BATCH_PLANTS + k) })) })
+        }
       case 'photo':
         return { method: 'GET', path: paths[Math.floor(Math.random() * paths.length)] }
       default: {

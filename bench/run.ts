@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import type { PlantStore } from '../src/store/plant-store.js'
-import { SERVICE_ONLY, type Figures, type Job, type Op } from './load.js'
+import { BATCH_PLANTS, SERVICE_ONLY, type Figures, type Job, type Op } from './load.js'
 import { plantFor } from './plants.js'
 import { measurePhotos, PHOTO_OPS, photoTable, type PhotoFigures } from './photos.js'
 
@@ -412,6 +412,7 @@ async function main (): Promise<void> {
           f.loopCpuUs = Math.round((loopMicros(t.child) - loopBefore) / Math.max(1, f.requests))
           figures[op][t.name].push(f)
           log(`${op.padEnd(4)} round ${r + 1} ${t.name.padEnd(16)} ${String(f.rps).padStart(6)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  cpu ${f.cpuUs} µs/req` +
+            (op === 'batch' ? `  (${f.rps * BATCH_PLANTS} plants/s)` : '') +
             (f.non2xx || f.errors ? `  non-2xx ${f.non2xx} errors ${f.errors}` : ''))
         }
       }
