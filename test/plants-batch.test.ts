@@ -117,12 +117,28 @@ for (const engine of ENGINES) {
       assert.deepEqual(paths, ['/operations/0/plant/name', '/operations/2/plant/id',
         '/operations/3/patch/id', '/operations/3/patch/status', '/operations/4/op', '/operations/5/id', '/operations/6/plant/price', '/operations/7'])
       assert.deepEqual(await snapshot(app), before)
+      // An id written with a fraction is refused as the single routes refuse it; so is a body that is not JSON.
+      const fraction = await request({ method: 'POST', url: '/v3/plant/batch', headers: { 'content-type': 'application/json' }, payload: '{"operations":[{"op":"delete","id":1.0}]}' })
+      assert.equal(fraction.statusCode, 400, fraction.body)
+      assert.deepEqual(fraction.json().errors.map((e: { path: string }) => e.path), ['/operations/0/id'])
+      const notJson = await request({ method: 'POST', url: '/v3/plant/batch', headers: { 'content-type': 'application/json' }, payload: '{"operations":[' })
+      assert.equal(notJson.statusCode, 400)
       for (const [payload, path] of [[{}, '/operations'], [{ operations: [] }, '/operations'], [{ operations: [], more: 1 }, '/more'],
         [{ operations: Array.from({ length: 501 }, () => ({ op: 'delete', id: 1 })) }, '/operations']] as const) {
         const bad = await request({ method: 'POST', url: '/v3/plant/batch', payload })
         assert.equal(bad.statusCode, 400, bad.body)
         assert.ok(bad.json().errors.some((e: { path: string }) => e.path === path), bad.body)
       }
+    })
+
+    test('a {} patch answers the plant as it is: no new version, no change in the feed (as PATCH)', async (t) => {
+      const { app, request, add } = await build(t, engine)
+      const fern = await add({ name: 'Fern' })
+      const head = await app.store.head()
+      const res = await batch(request, [{ op: 'patch', id: fern.id, patch: {} }, { op: 'patch', id: fern.id, patch: { status: 'sold' }, ifMatch: `"${fern.id}.1"` }])
+      assert.equal(res.statusCode, 200, res.body)
+      assert.deepEqual(res.json().results[0], { status: 200, plant: fern })
+      assert.deepEqual((await app.store.changes(head, 10)).items.map((c) => [c.kind, c.version]), [['updated', 2]])
     })
 
     test('500 operations fit in the 1 MiB body limit; a larger body is 413', async (t) => {
