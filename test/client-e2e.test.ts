@@ -217,6 +217,22 @@ test('the typed client drives every documented operation against a listening ser
   assert.equal((await client.DELETE('/v3/keys/{name}', { params: { path: { name: 'e2e-till' } }, headers: asAdmin })).response.status, 204)
   assert.equal((await client.DELETE('/v3/keys/{name}', { params: { path: { name: 'e2e-till' } }, headers: asAdmin })).response.status, 404)
 
+  // webhooks, with the admin key: added (the secret once), listed, read, paused, rotated, tried,
+  // their attempts listed, removed; an unknown id 404, a private target 400
+  const hook = await client.POST('/v3/webhooks', { headers: asAdmin, body: { url: 'https://shop.example/hooks', events: ['updated'] } })
+  assert.deepEqual([hook.response.status, hook.data?.status, hook.data?.secret.startsWith('whsec_')], [201, 'active', true])
+  const hookId = { path: { id: hook.data!.id } }
+  assert.equal((await client.POST('/v3/webhooks', { headers: asAdmin, body: { url: 'http://127.0.0.1/' } })).response.status, 400)
+  assert.deepEqual((await client.GET('/v3/webhooks', { headers: asAdmin })).data?.items.map((w) => w.url), ['https://shop.example/hooks'])
+  assert.equal((await client.GET('/v3/webhooks/{id}', { params: hookId, headers: asAdmin })).data?.events[0], 'updated')
+  assert.equal((await client.PATCH('/v3/webhooks/{id}', { params: hookId, headers: asAdmin, body: { status: 'paused' } })).data?.status, 'paused')
+  assert.match((await client.POST('/v3/webhooks/{id}/secret', { params: hookId, headers: asAdmin })).data?.secret ?? '', /^whsec_/)
+  const tried = await client.POST('/v3/webhooks/{id}/test', { params: hookId, headers: asAdmin })
+  assert.deepEqual([tried.response.status, tried.data?.seq], [200, 0])
+  assert.equal((await client.GET('/v3/webhooks/{id}/deliveries', { params: hookId, headers: asAdmin })).data?.items.length, 1)
+  assert.equal((await client.DELETE('/v3/webhooks/{id}', { params: hookId, headers: asAdmin })).response.status, 204)
+  assert.equal((await client.GET('/v3/webhooks/{id}', { params: hookId, headers: asAdmin })).response.status, 404)
+
   // Every operation of the document went through the client: a new route must be added here.
   const doc = await servedDocument()
   const documented = Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
