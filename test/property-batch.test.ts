@@ -26,8 +26,8 @@ const status = fc.constantFrom('available', 'pending', 'sold')
 const price = fc.constantFrom('1', '2.5', null)
 // Few SKUs, in either case: batches often want one another plant has.
 const sku = fc.constantFrom('A-1', 'a-1', 'B-2', null)
-const target = fc.oneof({ weight: 5, arbitrary: fc.nat(50) }, { weight: 1, arbitrary: fc.constant('missing' as const) })
-const ifMatch = fc.constantFrom<IfMatch>('none', 'none', 'current', 'stale')
+const target = fc.oneof({ weight: 9, arbitrary: fc.nat(50) }, { weight: 1, arbitrary: fc.constant('missing' as const) })
+const ifMatch = fc.constantFrom<IfMatch>('none', 'none', 'current', 'current', 'stale')
 const fields = fc.record({ name, status, price, sku }, { requiredKeys: ['name', 'status'] })
 const drawn: fc.Arbitrary<Drawn> = fc.oneof(
   fc.record({ op: fc.constant('create' as const), plant: fields }),
@@ -86,10 +86,15 @@ async function catalogue (request: TestApp['request']): Promise<unknown[]> {
 for (const engine of ENGINES) {
   describe(`batches against a model (${engine.name})`, { skip: engine.skip }, () => {
     test('all or nothing, results in order, errors by index, one feed change per operation', async (t) => {
-      const { app, request } = await build(t, engine)
+      const { app, request, add } = await build(t, engine)
       let model = new Map<number, ModelPlant>()
+      // A few plants to start from: on an empty catalogue nearly every batch names a plant that is not there.
+      for (const name of ['Fern', 'Ivy', 'Palm', 'Fern', 'Ivy', 'Palm']) {
+        const plant = await add({ name })
+        model.set(plant.id, { id: plant.id, name, status: 'available', price: null, sku: null, version: 1 })
+      }
       const seen = { applied: 0, refused: 0 }
-      await fc.assert(fc.asyncProperty(fc.array(drawn, { minLength: 1, maxLength: 8 }), async (batch) => {
+      await fc.assert(fc.asyncProperty(fc.array(drawn, { minLength: 1, maxLength: 6 }), async (batch) => {
         const trial = new Map([...model].map(([id, p]) => [id, { ...p }]))
         let provisional = -1
         const outcomes = batch.map((d, i) => applyToModel(trial, d, i, () => provisional--))
@@ -128,6 +133,7 @@ for (const engine of ENGINES) {
         assert.deepEqual(items.map((c) => c.kind), expected.map((o) => o.after === null ? 'deleted' : o.wire.op === 'create' ? 'created' : 'updated'), 'in order')
       }), { numRuns: RUNS })
       assert.ok(seen.applied > 0 && seen.refused > 0, `both kinds of batch were tried: ${JSON.stringify(seen)}`)
+      t.diagnostic(`${seen.applied} batches applied, ${seen.refused} refused`)
     })
   })
 }
