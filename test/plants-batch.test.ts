@@ -187,6 +187,10 @@ for (const engine of ENGINES) {
       assert.equal(get.headers.allow, 'POST')
       const post = await request({ method: 'POST', url: '/v3/plant/7', payload: {} })
       assert.equal(post.statusCode, 405)
+      // An unknown query parameter is refused, as on every operation: ?dryRun=true must not apply the batch.
+      const dry = await request({ method: 'POST', url: '/v3/plant/batch?dryRun=true', payload: { operations: [{ op: 'create', plant: { name: 'Fern' } }] } })
+      assert.equal(dry.statusCode, 400, dry.body)
+      assert.equal((await request({ method: 'GET', url: '/v3/plant' })).json().items.length, 0)
     })
 
     test('each operation needs its own scope: a till (sell) may batch status patches alone; anything else needs write; no key 401', async (t) => {
