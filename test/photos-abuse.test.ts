@@ -183,8 +183,8 @@ test('a client address holds at most 16 connections that have sent a large file,
 })
 
 /** An upload sent on a raw socket: its headers at once, then its body a byte every 200 ms, until the server closes. */
-async function trickling (port: number, plantId: number): Promise<{ answer: () => string, closed: Promise<void> }> {
-  const socket = net.connect(port, '127.0.0.1')
+async function trickling (port: number, plantId: number, localAddress = '127.0.0.1'): Promise<{ answer: () => string, closed: Promise<void> }> {
+  const socket = net.connect({ port, host: '127.0.0.1', localAddress })
   socket.on('error', () => {})
   await new Promise((resolve) => socket.once('connect', resolve))
   let answer = ''
@@ -212,17 +212,36 @@ describe('upload places', () => {
     const { plant } = await store.create({ name: 'Monstera', category: null, tags: [], status: 'available' })
     const send = async (): Promise<Response> => fetch(`${base}/v3/plant/${plant.id}/photos`, { method: 'POST', headers: { 'content-type': 'image/png' }, body: new Uint8Array(await picture('png', 7, 200)) })
 
-    const slow = await Promise.all(Array.from({ length: 9 }, () => trickling(port, plant.id)))
+    // Three clients (three loopback addresses) of three uploads each: one address holds at most three places.
+    const slow = await Promise.all(Array.from({ length: 9 }, (_, i) => trickling(port, plant.id, `127.0.0.${1 + (i % 3)}`)))
     while (await admitted(base) < 9) await settle()
-    const busy = await send()
-    assert.equal(busy.status, 503, 'every place is taken')
-    assert.equal((await busy.json()).type, '/v3/problems/images-busy')
+    const busy = await trickling(port, plant.id, '127.0.0.4')
+    await busy.closed
+    assert.match(busy.answer(), /^HTTP\/1\.1 503 /, 'every place is taken')
+    assert.match(busy.answer(), /"type":"\/v3\/problems\/images-busy"/)
 
     await Promise.all(slow.map((s) => s.closed))
     for (const s of slow) assert.match(s.answer(), /^HTTP\/1\.1 408 /)
     assert.equal(await admitted(base), 0)
     const next = await send()
     assert.equal(next.status, 201, await next.text())
+  })
+
+  test('one client address holds at most 3 upload places: a fourth is 429 at once, and another client still gets a place', async (t) => {
+    const store = await sqliteEngine.open()
+    t.after(async () => { await store.close() })
+    const { base } = await listen(t, store)
+    const port = Number(new URL(base).port)
+    const { plant } = await store.create({ name: 'Monstera', category: null, tags: [], status: 'available' })
+    const slow = await Promise.all([0, 1, 2].map(() => trickling(port, plant.id)))
+    while (await admitted(base) < 3) await settle()
+    const fourth = await trickling(port, plant.id)
+    while (fourth.answer() === '') await settle()
+    assert.match(fourth.answer(), /^HTTP\/1\.1 429 /)
+    assert.match(fourth.answer(), /At most 3 uploads in progress per client address/)
+    const other = await trickling(port, plant.id, '127.0.0.2')
+    while (await admitted(base) < 4) await settle()
+    assert.equal(other.answer(), '', 'admitted: no answer before its body')
   })
 
   test('an upload whose client goes while it waits for the image worker is not processed', async (t) => {

@@ -27,6 +27,8 @@ export interface PhotoRouteOptions extends RouteOptions {
   imagesActive?: number
   imagesWaiting?: number
   metrics?: PhotoMetrics
+  /** Uploads one client address may have admitted at once (processing or waiting; default 3). */
+  uploadsPerClient?: number
   /** Connections one client address may hold that have sent a large file (more than one chunk; default 16). */
   fileStreamsPerClient?: number
   /** TRUST_PROXY's proxies: they read answers as they come, and carry many clients, so no cap applies to them. */
@@ -56,6 +58,7 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
   // buffer, even once the answer is "finished" (the kernel took it): so a connection that has sent
   // a large file holds a slot until it closes (a browser's idle keep-alive closes within 5 s), and
   // one client address holds at most 16 (16 x 4 MiB, not 256 connections x 4 MiB).
+  const uploadsByClient = new StreamLimits('uploads in progress', Infinity, options.uploadsPerClient ?? 3)
   const fileStreams = new StreamLimits('connections with large photo files', Infinity, options.fileStreamsPerClient ?? 16)
   const fromProxy = trustedPeer(options.trustProxy ?? false)
   const holdFileSlot = (request: FastifyRequest): void => {
@@ -91,7 +94,12 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
       done(new HttpProblem(413, 'payload-too-large', `The picture is larger than ${MAX_UPLOAD_BYTES / 1048576} MiB`))
       return
     }
+    let releaseClient: (() => void) | undefined
     try {
+      // One client address holds at most 3 of the places (processing and waiting): 9 connections
+      // trickling their bodies, reconnected every 30 s, kept every other upload at 503.
+      releaseClient = uploadsByClient.acquire(request.ip)
+      reply.raw.once('close', releaseClient)
       const release = queue.admit()
       // The response closes however the upload ends: answered, its client gone, or its request
       // timed out (the whole request within 30 s: the 408 is written straight on the socket, which
@@ -99,6 +107,7 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
       reply.raw.once('close', release)
       done()
     } catch (err) {
+      releaseClient?.()
       metrics.refused('busy')
       done(err as Error)
     }
