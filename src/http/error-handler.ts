@@ -165,7 +165,8 @@ function validationProblem (errors: AjvError[], context: string | undefined, inv
   const fields = all.slice(0, MAX_FIELD_ERRORS)
   if (context === 'params') return new HttpProblem(400, 'invalid-id', `${fields[0].path} ${fields[0].message}`, fields)
   const where = context === 'body' ? '' : `${context} `
-  const detail = fields.map((f) => `${where}${f.path || '(body)'} ${f.message}`).join('; ')
+  const more = all.length > fields.length ? `; and ${all.length - fields.length} more errors like these` : ''
+  const detail = fields.map((f) => `${where}${f.path || '(body)'} ${f.message}`).join('; ') + more
   if (context === 'body' && idInBody) {
     const notAnObject = all.some((f) => f.path === '')
     const idErrors = all.filter((f) => f.path === '/id')
