@@ -4,6 +4,7 @@ import { describe, test } from 'node:test'
 import { buildApp } from '../src/app.js'
 import { testConfig } from '../src/config.js'
 import { StorageUnavailable } from '../src/catalogue/errors.js'
+import { overriding } from './helpers/overriding.js'
 import { sqliteEngine } from './helpers/engines.js'
 import { logCollector, parseLines } from './helpers/log-lines.js'
 import { TEST_DATABASE_URL } from './helpers/postgres-engine.js'
@@ -54,7 +55,7 @@ describe('readiness says why', () => {
   test('/readyz 503 names the storage failure in its detail, and the log has one line per change, not one per probe', async (t) => {
     const store = await sqliteEngine.open()
     let failure: Error | undefined
-    const flaky = Object.assign(Object.create(store), {
+    const flaky = overriding(store, {
       ping: async () => { if (failure) throw failure; return store.ping() }
     })
     const log = logCollector()

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test'
 import { buildApp } from '../src/app.js'
 import { testConfig } from '../src/config.js'
 import { StorageUnavailable } from '../src/catalogue/errors.js'
+import { overriding } from './helpers/overriding.js'
 import { sqliteEngine } from './helpers/engines.js'
 import { logCollector, parseLines } from './helpers/log-lines.js'
 import { TEST_DATABASE_URL } from './helpers/postgres-engine.js'
@@ -28,7 +29,7 @@ async function startLine (service: { output (): string }): Promise<Record<string
 describe('logs an operator can use', () => {
   test('one line per 4xx (info) or 5xx (error) answer with method, route, status, problem type, client (through TRUST_PROXY) and request id; none for successes or readiness', async (t) => {
     const store = await sqliteEngine.open()
-    const broken = Object.assign(Object.create(store), {
+    const broken = overriding(store, {
       list: async () => { throw new Error('a bug') }
     })
     const log = logCollector()
@@ -61,7 +62,7 @@ describe('logs an operator can use', () => {
 
   test('a 4xx is one info line with its problem type, detail and URL (keys redacted); a 5xx one error line with its cause, storage faults included', async (t) => {
     const store = await sqliteEngine.open()
-    const down = Object.assign(Object.create(store), {
+    const down = overriding(store, {
       list: async () => { throw new StorageUnavailable('PostgreSQL is unreachable', new Error('connect ECONNREFUSED 10.0.0.3:5432')) }
     })
     const log = logCollector()

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test'
 import { buildApp } from '../src/app.js'
 import { testConfig } from '../src/config.js'
 import { StorageUnavailable } from '../src/catalogue/errors.js'
+import { overriding } from './helpers/overriding.js'
 import { build } from './helpers/app.js'
 import { sqliteEngine } from './helpers/engines.js'
 import { logCollector } from './helpers/log-lines.js'
@@ -113,7 +114,7 @@ describe('metrics', () => {
 
   test('storage failures are a series of their own, by engine and cause', async (t) => {
     const store = await sqliteEngine.open()
-    const full = Object.assign(Object.create(store), {
+    const full = overriding(store, {
       create: async () => { throw new StorageUnavailable('sqlite: SQLITE_FULL', Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' })) },
       get: async () => { throw new StorageUnavailable('postgres: no answer within 1500 ms') }
     })

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test'
 import { buildApp } from '../src/app.js'
 import { ConfigError, loadConfig, testConfig } from '../src/config.js'
 import { StorageUnavailable } from '../src/catalogue/errors.js'
+import { overriding } from './helpers/overriding.js'
 import { build } from './helpers/app.js'
 import { sqliteEngine } from './helpers/engines.js'
 import { freePort, ROOT, serviceEnv } from './helpers/process.js'
@@ -19,7 +20,7 @@ describe('operations', () => {
   test('/readyz answers 200 when storage answers, 503 with Retry-After when it does not, and 503 while draining', async (t) => {
     const store = await sqliteEngine.open()
     let down = false
-    const flaky = Object.assign(Object.create(store), {
+    const flaky = overriding(store, {
       ping: async () => { if (down) throw new StorageUnavailable('down'); return store.ping() }
     })
     const app = await buildApp(testConfig(), { store: flaky })
@@ -38,7 +39,7 @@ describe('operations', () => {
 
   test('a storage outage on a write answers 503 with Retry-After in the contract shape, never a 500', async (t) => {
     const store = await sqliteEngine.open()
-    const broken = Object.assign(Object.create(store), {
+    const broken = overriding(store, {
       create: async () => { throw new StorageUnavailable('disk full') }
     })
     const app = await buildApp(testConfig(), { store: broken })
@@ -52,7 +53,7 @@ describe('operations', () => {
 
   test('an unexpected error answers 500 without its message, stack or SQL', async (t) => {
     const store = await sqliteEngine.open()
-    const broken = Object.assign(Object.create(store), {
+    const broken = overriding(store, {
       get: async () => { throw new Error('SELECT secret FROM plants at /srv/app/store.ts:12') }
     })
     const app = await buildApp(testConfig(), { store: broken })

@@ -233,7 +233,7 @@ describe('upload places', () => {
     const { base } = await listen(t, store)
     const port = Number(new URL(base).port)
     const { plant } = await store.create({ name: 'Monstera', category: null, tags: [], status: 'available' })
-    const slow = await Promise.all([0, 1, 2].map(() => trickling(port, plant.id)))
+    await Promise.all([0, 1, 2].map(() => trickling(port, plant.id)))
     while (await admitted(base) < 3) await settle()
     const fourth = await trickling(port, plant.id)
     while (fourth.answer() === '') await settle()

@@ -4,6 +4,7 @@ import { describe, it, test } from 'node:test'
 import { buildApp } from '../src/app.js'
 import { testConfig } from '../src/config.js'
 import { loadMigrations } from '../src/store/postgres/migrate.js'
+import { overriding } from './helpers/overriding.js'
 import { build } from './helpers/app.js'
 import { ENGINES, sqliteEngine } from './helpers/engines.js'
 
@@ -42,7 +43,7 @@ test('GET /v3/version answers at once from the last schema version read while th
   let hang: Promise<number> | undefined
   let reads = 0
   // A database that stops answering (PostgreSQL unreachable: each read waits for the connect timeout).
-  const stalled = Object.assign(Object.create(store), {
+  const stalled = overriding(store, {
     schemaVersion: async () => { reads++; return await (hang ?? store.schemaVersion()) }
   })
   const app = await buildApp(testConfig(), { store: stalled })
@@ -68,7 +69,7 @@ test('GET /v3/version answers at once from the last schema version read while th
 test('GET /v3/version answers at once with schemaVersion null when the database has not been reachable since start', async (t) => {
   const store = await sqliteEngine.open()
   let reads = 0
-  const unreachable = Object.assign(Object.create(store), {
+  const unreachable = overriding(store, {
     schemaVersion: async () => { reads++; throw new Error('connect ECONNREFUSED 127.0.0.1:5432') }
   })
   const app = await buildApp(testConfig(), { store: unreachable })
