@@ -13,7 +13,8 @@ import { HEADERS, HttpProblem, problemResponses, type FieldError } from '../http
 import { batchBodyValidator } from './batch-validator.js'
 import { BatchResults, PlantBatch } from './batch-schemas.js'
 import { statusOnlyIsSelling } from './patch-route.js'
-import { guardStatuses, idempotencyClaimKey, SKU_TAKEN, tags, type RouteOptions } from './routes.js'
+import { guardStatuses, type RouteOptions } from '../http/route-parts.js'
+import { idempotencyClaimKey, SKU_TAKEN, tags } from './routes.js'
 import { WriteHeaders, type PlantFields, type PlantUpdate } from './schemas.js'
 
 /** The body limit of this route alone: 500 operations of full plants fit; the service's 64 KiB would not. */

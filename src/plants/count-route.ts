@@ -4,7 +4,8 @@ import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, problemResponses } from '../http/problem.js'
 import { feedPositionHook } from '../feed/position.js'
 import { plantQueryOf } from './query.js'
-import { guardStatuses, tags, type RouteOptions } from './routes.js'
+import { guardStatuses, type RouteOptions } from '../http/route-parts.js'
+import { tags } from './routes.js'
 import { COUNT_EXACT_UP_TO, CountQuery, PlantCount } from './schemas.js'
 
 /**

@@ -5,7 +5,8 @@ import { ifMatchVersions } from '../http/etag.js'
 import { strictJsonParser } from '../http/json-body.js'
 import { allowHeader } from '../http/method-not-allowed.js'
 import { HEADERS, problemResponses } from '../http/problem.js'
-import { canonicalId, guardStatuses, sendPlant, SKU_TAKEN, tags, type RouteOptions } from './routes.js'
+import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-parts.js'
+import { sendPlant, SKU_TAKEN, tags } from './routes.js'
 import { IdParams, Plant, PlantPatch, UpdateHeaders } from './schemas.js'
 
 /**

@@ -6,12 +6,9 @@ import { parseTimestamp, priceCents, skuKey } from '../catalogue/store-fields.js
 import { HttpProblem } from '../http/problem.js'
 import type { ListQuery } from './schemas.js'
 
-// bench/ names the query's type through this module.
-
 // A list query as HTTP speaks it: `q` split into terms, and the cursors that carry a page's end.
 // What the query means (its filters and orders) is the catalogue's (catalogue/query.ts).
 
-export const Q_RULE = 'must be 1–100 characters holding 1–5 terms separated by white space, with no control characters; a term of 1–2 characters matches the start of a word, a longer one anywhere in the name, ignoring case and accents'
 const CONTROL = /\p{Cc}/u
 
 /** Splits `q` into its lower-cased terms, or refuses it naming the rule. */

@@ -6,30 +6,19 @@ import { writeSecurity } from '../http/auth.js'
 import { ref } from '../http/components.js'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
 import { allowHeader, methodNotAllowed } from '../http/method-not-allowed.js'
-import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
+import { HEADERS, problemResponses } from '../http/problem.js'
+import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-parts.js'
 import { feedPositionHook } from '../feed/position.js'
 import { PlantNotFound } from '../catalogue/errors.js'
 import { toRecord, type StoredPlant } from '../catalogue/plant.js'
 import { identityFields } from '../catalogue/store-fields.js'
 import { positionOf } from '../catalogue/query.js'
-import type { PlantStore } from '../store/plant-store.js'
 import { decodeCursor, encodeCursor, plantQueryOf } from './query.js'
 import {
   IdParams, ListQuery, PAGE_SIZE, NewPlant, Plant, PlantPage, PlantUpdate, ReadHeaders, UpdateHeaders, WriteHeaders, type PlantFields
 } from './schemas.js'
 
 const COLLECTION_ALLOW = allowHeader(['GET', 'POST', 'PUT'])
-// Path ids must be written canonically: the text coercion would otherwise read "1e3" or "0x10" as numbers.
-const CANONICAL_ID = /^[1-9][0-9]*$/
-const invalidId = (message: string) => new HttpProblem(400, 'invalid-id', `/id ${message}`, [{ path: '/id', message }])
-// A callback hook, not an async one: it runs on every read by id, and a promise per request shows in the profile.
-export function canonicalId (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
-  const { id } = request.params as { id: string }
-  if (!CANONICAL_ID.test(id)) done(invalidId('must be a positive integer written in decimal digits'))
-  // Longer than any safe integer: say the limit (16 digits over it are left to the schema's maximum, with the same words).
-  else if (id.length > 16) done(invalidId(`must be at most ${Number.MAX_SAFE_INTEGER}`))
-  else done()
-}
 export const tags = ['plant']
 
 /** The 409 of a write that gives a plant another plant's SKU. */
@@ -42,17 +31,6 @@ export function sendPlant (reply: FastifyReply, plant: StoredPlant): Plant {
 
 /** An Idempotency-Key as stored: scoped per API key by a prefix, so one client's key never replays another's response. */
 export const idempotencyClaimKey = (request: FastifyRequest, key: string): string => request.writer === '' ? key : `${request.writer}:${key}`
-
-export interface RouteOptions {
-  store: PlantStore
-}
-
-/**
- * The statuses of the guards a deployment may switch on: 401 on writes (when API keys are
- * configured) and 429 (when a rate limit is set). Declared whatever the settings, with those words,
- * so every deployment serves one document and a generated client knows every status it can meet.
- */
-export const guardStatuses = (write: boolean): number[] => write ? [401, 429] : [429]
 
 export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
   const { store } = options
@@ -173,13 +151,17 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       security,
       summary: 'Delete a plant (its id is never reused)',
       params: IdParams,
+      headers: Type.Object({
+        'if-match': Type.Optional(Type.String({ description: 'Delete only if the plant still has this ETag (else 412 with the plant as it is now).' }))
+      }),
       response: {
         204: Type.Null({ description: 'Deleted' }),
-        ...problemResponses(...writeGuards, [400, 'Invalid ID supplied'], 404, 503)
+        ...problemResponses(...writeGuards, [400, 'Invalid ID supplied'], 404, 412, 503)
       }
     }
   }, async (request, reply) => {
-    await store.remove(request.params.id)
+    const { id } = request.params
+    await store.remove(id, ifMatchVersions(request.headers['if-match'], id))
     return reply.code(204).header('cache-control', 'no-store').send(null)
   })
 
