@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ConfigError, type Config } from '../config.js'
 import { SCOPES, scopeIncludes, type Scope } from '../catalogue/keys.js'
 import type { KeyCache } from '../keys/key-cache.js'
@@ -105,22 +105,8 @@ function insufficient (needed: Scope, held: Scope): HttpProblem {
 export function registerAuth (app: FastifyInstance, { keys, readsNeedKey }: AuthOptions): void {
   app.decorateRequest('writer', '')
   const scopes = new WeakMap<FastifyRequest, Scope>()
-  app.addHook('onRoute', (route) => {
-    const schema = route.schema
-    if (schema === undefined) return
-    const methods = [route.method].flat()
-    // Declared whatever READS says, like `write` whether or not keys exist: one document for every deployment.
-    if (schema.security === undefined && route.url.startsWith('/v3') && route.url !== '/v3/openapi.json' &&
-      methods.every((m) => m === 'GET' || m === 'HEAD')) schema.security = securityFor('read')
-    const responses = schema.response as Record<number, unknown> | undefined
-    if (schema.security === undefined || responses === undefined) return
-    const needed = [...(route.config?.scopeOfBody === undefined ? [] : ['write']), declaredScope(schema.security)].join(' or ')
-    if (!(401 in responses)) Object.assign(responses, problemResponses(401))
-    if (!(403 in responses)) Object.assign(responses, problemResponses([403, `The key's scope does not include ${needed} (insufficient-scope)`]))
-  })
-  app.addHook('onRequest', async (request) => {
-    const needed = declaredScope(request.routeOptions.schema?.security)
-    if (needed === undefined || (needed === 'read' && !readsNeedKey)) return
+
+  const authorize = async (request: FastifyRequest, needed: Scope): Promise<void> => {
     if (!await keys.keysRequired()) return
     const secret = presentedKey(request)
     if (secret === undefined) {
@@ -133,14 +119,39 @@ export function registerAuth (app: FastifyInstance, { keys, readsNeedKey }: Auth
     request.writer = found.name
     if (request.routeOptions.config.scopeOfBody !== undefined) scopes.set(request, found.scope)
     else if (!scopeIncludes(found.scope, needed)) throw insufficient(needed, found.scope)
-  })
+  }
   // The body decides: checked once it is parsed, before it is validated (a till's key never learns more of the schema).
-  app.addHook('preValidation', async (request) => {
+  const bodyScope = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
     const held = scopes.get(request)
     const rule = request.routeOptions.config.scopeOfBody
-    if (held === undefined || rule === undefined) return
+    if (held === undefined || rule === undefined) return done()
     const needed = rule(request.body)
-    if (!scopeIncludes(held, needed)) throw insufficient(needed, held)
+    done(scopeIncludes(held, needed) ? undefined : insufficient(needed, held))
+  }
+
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema
+    if (schema === undefined) return
+    const methods = [route.method].flat()
+    // Declared whatever READS says, like `write` whether or not keys exist: one document for every deployment.
+    if (schema.security === undefined && route.url.startsWith('/v3') && route.url !== '/v3/openapi.json' &&
+      methods.every((m) => m === 'GET' || m === 'HEAD')) schema.security = securityFor('read')
+    if (schema.security === undefined) return
+    const declared = declaredScope(schema.security)!
+    const responses = schema.response as Record<number, unknown> | undefined
+    if (responses !== undefined) {
+      const needed = [...(route.config?.scopeOfBody === undefined ? [] : ['write']), declared].join(' or ')
+      if (!(401 in responses)) Object.assign(responses, problemResponses(401))
+      if (!(403 in responses)) Object.assign(responses, problemResponses([403, `The key's scope does not include ${needed} (insufficient-scope)`]))
+    }
+    // The check is a hook of the routes that need one: an open read (READS=public) pays nothing,
+    // and the others a callback rather than a promise per request.
+    if (declared === 'read' && !readsNeedKey) return
+    const check = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+      authorize(request, declared).then(() => { done() }, done)
+    }
+    route.onRequest = [...[route.onRequest ?? []].flat(), check]
+    if (route.config?.scopeOfBody !== undefined) route.preValidation = [...[route.preValidation ?? []].flat(), bodyScope]
   })
 }
 
