@@ -45,6 +45,20 @@ for (const engine of ENGINES) {
       assert.deepEqual((await request({ method: 'GET', url: '/v3/plant' })).json().items.map((p: { name: string }) => p.name), ['first', 'after delete'])
     })
 
+    test('DELETE with a stale If-Match answers 412 with the plant as it is now and deletes nothing; with the current one it deletes', async (t) => {
+      const { request, add } = await build(t, engine)
+      const plant = await add({ name: 'Fern' })
+      const patched = await request({ method: 'PATCH', url: `/v3/plant/${plant.id}`, payload: { status: 'sold' } })
+      const stale = await request({ method: 'DELETE', url: `/v3/plant/${plant.id}`, headers: { 'if-match': `"${plant.id}.1"` } })
+      assert.equal(stale.statusCode, 412)
+      assert.equal(stale.headers.etag, patched.headers.etag)
+      assert.deepEqual(stale.json().current, patched.json())
+      assert.equal((await request({ method: 'GET', url: `/v3/plant/${plant.id}` })).statusCode, 200)
+      const current = await request({ method: 'DELETE', url: `/v3/plant/${plant.id}`, headers: { 'if-match': String(patched.headers.etag) } })
+      assert.equal(current.statusCode, 204)
+      assert.equal((await request({ method: 'GET', url: `/v3/plant/${plant.id}` })).statusCode, 404)
+    })
+
     test('the list filters by status, category and every repeated tag', async (t) => {
       const { request, add } = await build(t, engine)
       await add({ name: 'a', status: 'sold', category: 'indoor', tags: ['big', 'green'] })

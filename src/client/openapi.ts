@@ -1887,7 +1887,10 @@ export interface operations {
     "delete-plant": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Delete only if the plant still has this ETag (else 412 with the plant as it is now). */
+                "if-match"?: string;
+            };
             path: {
                 /** @description Server-assigned identifier; increasing, never reused. */
                 id: number;
@@ -1941,6 +1944,19 @@ export interface operations {
             /** @description Plant not found */
             404: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag */
+            412: {
+                headers: {
+                    /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
+                    etag?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;

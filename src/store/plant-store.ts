@@ -62,7 +62,8 @@ export interface PlantStore {
   update (id: number, fields: PlantInput, expectedVersions?: number[]): Promise<StoredPlant>
   /** Merges `patch` into the current plant inside the write; `{}` changes nothing (no version, no change). */
   patch (id: number, patch: PlantPatch, expectedVersions?: number[]): Promise<StoredPlant>
-  remove (id: number): Promise<void>
+  /** Deletes the plant; `expectedVersions` (from If-Match) makes the delete conditional. */
+  remove (id: number, expectedVersions?: number[]): Promise<void>
   /**
    * Applies the operations in order, all or nothing, in one transaction, through the same writes as
    * create, update, patch and remove (one feed change each, consecutive). Refused as a whole with

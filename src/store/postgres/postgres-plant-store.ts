@@ -191,8 +191,8 @@ class PostgresPlantStore implements PlantStore {
     return this.write({ kind: 'patch', id, patch, expectedVersions })
   }
 
-  remove (id: number): Promise<void> {
-    return this.write({ kind: 'remove', id })
+  remove (id: number, expectedVersions?: number[]): Promise<void> {
+    return this.write({ kind: 'remove', id, expectedVersions })
   }
 
   batch (operations: BatchOperation[], idempotency?: IdempotencyClaim): Promise<BatchResult> {

@@ -148,8 +148,8 @@ class SqlitePlantStore implements PlantStore {
     return this.commits.run({ kind: 'update', id, fields: completeFields(fields), expectedVersions, now: this.now() })
   }
 
-  remove (id: number): Promise<void> {
-    return this.commits.run({ kind: 'remove', id, now: this.now() })
+  remove (id: number, expectedVersions?: number[]): Promise<void> {
+    return this.commits.run({ kind: 'remove', id, expectedVersions, now: this.now() })
   }
 
   batch (operations: BatchOperation[], idempotency?: IdempotencyClaim): Promise<BatchResult> {
