@@ -1,7 +1,6 @@
 import { KeyNameTaken, KeyNotFound, SCOPES, type ApiKey, type Scope } from '../catalogue/keys.js'
 import { createKey, newKeyProblem, parseExpiry } from '../keys/manage.js'
-import type { PlantStore } from '../store/plant-store.js'
-import { locate, serviceConfig } from './catalogue.js'
+import { withCatalogueStore } from './catalogue-store.js'
 import { CommandFailed, oneOf, UsageError, type Command, type Io } from './command.js'
 
 export const keysCommand: Command = {
@@ -41,11 +40,11 @@ async function runKeys (values: Record<string, any>, positionals: string[], io: 
   if (extra.length > 0) throw new UsageError(`unexpected ${JSON.stringify(extra[0])}`)
   if (action === 'list') {
     if (name !== undefined) throw new UsageError('list takes no NAME')
-    return await withStore(values, io, async (store) => { io.stdout.write(table(await store.keys.list())); return 0 })
+    return await withCatalogueStore('keys', values, io, async (store) => { io.stdout.write(table(await store.keys.list())); return 0 })
   }
   if (action === 'revoke') {
     if (name === undefined) throw new UsageError('revoke takes the key\'s NAME')
-    return await withStore(values, io, async (store) => {
+    return await withCatalogueStore('keys', values, io, async (store) => {
       try {
         await store.keys.revoke(name, Date.now())
       } catch (err) {
@@ -64,7 +63,7 @@ async function runKeys (values: Record<string, any>, positionals: string[], io: 
     const now = Date.now()
     const problem = newKeyProblem(name, expires, now)
     if (problem !== undefined) throw new UsageError(problem)
-    return await withStore(values, io, async (store) => {
+    return await withCatalogueStore('keys', values, io, async (store) => {
       try {
         const { key, secret } = await createKey(store.keys, name, scope, expires, now)
         io.stdout.write(`${secret}\n`)
@@ -97,23 +96,3 @@ function table (keys: ApiKey[]): string {
 }
 
 /** The catalogue's own store (a data folder or PostgreSQL), opened for the command and closed after. */
-async function withStore (values: Record<string, any>, io: Io, fn: (store: PlantStore) => Promise<number>): Promise<number> {
-  const where = await locate(values, io)
-  if (where.kind === 'service') throw new Error('keys takes no --url')
-  const { openStore } = await import('../store/open-store.js')
-  // The service's own retention: opening a store purges the feed by it, as the service would.
-  const { feedRetentionMs } = await serviceConfig(io)
-  let store: PlantStore
-  try {
-    store = where.kind === 'postgres'
-      ? await openStore({ databaseUrl: where.databaseUrl, dataDir: '', feedRetentionMs })
-      : await openStore({ dataDir: where.dataDir, feedRetentionMs })
-  } catch (err) {
-    throw new CommandFailed(`cannot open the catalogue: ${(err as Error).message}`)
-  }
-  try {
-    return await fn(store)
-  } finally {
-    await store.close()
-  }
-}

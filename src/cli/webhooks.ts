@@ -2,7 +2,8 @@ import { CHANGE_KINDS, signingSecrets, type Webhook } from '../catalogue/webhook
 import type { ChangeKind } from '../catalogue/changes.js'
 import type { Config } from '../config.js'
 import type { PlantStore } from '../store/plant-store.js'
-import { locate, serviceConfig } from './catalogue.js'
+import { serviceConfig } from './catalogue.js'
+import { withCatalogueStore } from './catalogue-store.js'
 import { CommandFailed, UsageError, type Command, type Io } from './command.js'
 
 export const webhooksCommand: Command = {
@@ -35,7 +36,7 @@ async function runWebhooks (values: Record<string, any>, positionals: string[], 
   if (extra.length > 0) throw new UsageError(`unexpected ${JSON.stringify(extra[0])}`)
   if (action === 'list') {
     if (arg !== undefined) throw new UsageError('list takes no argument')
-    return await withStore(values, io, async (store) => { io.stdout.write(table(await store.webhooks.list())); return 0 })
+    return await withCatalogueStore('webhooks', values, io, async (store) => { io.stdout.write(table(await store.webhooks.list())); return 0 })
   }
   if (action === 'add') {
     if (arg === undefined) throw new UsageError('add takes the URL to send changes to')
@@ -44,7 +45,7 @@ async function runWebhooks (values: Record<string, any>, positionals: string[], 
     const { targetProblem } = await import('../webhooks/target.js')
     const problem = targetProblem(arg, config.webhookAllowPrivate)
     if (problem !== undefined) throw new UsageError(`the URL ${problem}${config.webhookAllowPrivate ? '' : ' (WEBHOOK_ALLOW_PRIVATE=true allows internal receivers)'}`)
-    return await withStore(values, io, async (store) => {
+    return await withCatalogueStore('webhooks', values, io, async (store) => {
       const { newSecret } = await import('../webhooks/signing.js')
       const secret = newSecret()
       const webhook = await store.webhooks.create({ url: arg, events, secret }, Date.now())
@@ -55,7 +56,7 @@ async function runWebhooks (values: Record<string, any>, positionals: string[], 
   }
   if (action === 'pause' || action === 'resume' || action === 'remove' || action === 'test') {
     const id = idOf(action, arg)
-    return await withStore(values, io, async (store, config) => {
+    return await withCatalogueStore('webhooks', values, io, async (store, config) => {
       if (action === 'remove') {
         if (!await store.webhooks.remove(id)) throw notFound(id)
         io.stdout.write(`removed webhook ${id}\n`)
@@ -117,22 +118,3 @@ function table (webhooks: Webhook[]): string {
 }
 
 /** The catalogue's own store (a data folder or PostgreSQL), opened for the command and closed after. */
-async function withStore (values: Record<string, any>, io: Io, fn: (store: PlantStore, config: Config) => Promise<number>): Promise<number> {
-  const where = await locate(values, io)
-  if (where.kind === 'service') throw new UsageError('webhooks takes no --url')
-  const { openStore } = await import('../store/open-store.js')
-  const config = await serviceConfig(io)
-  let store: PlantStore
-  try {
-    store = where.kind === 'postgres'
-      ? await openStore({ databaseUrl: where.databaseUrl, dataDir: '', feedRetentionMs: config.feedRetentionMs })
-      : await openStore({ dataDir: where.dataDir, feedRetentionMs: config.feedRetentionMs })
-  } catch (err) {
-    throw new CommandFailed(`cannot open the catalogue: ${(err as Error).message}`)
-  }
-  try {
-    return await fn(store, config)
-  } finally {
-    await store.close()
-  }
-}
