@@ -10,13 +10,16 @@ test('SIGKILL during concurrent writes loses no acknowledged write', async (t) =
   const service = await startService({ dataDir: dir.path })
   const catalogue = new AuditedCatalogue()
   let killed = false
-  // Kill only once the load is well under way: at least 300 writes acknowledged.
+  let loadEnded = false
+  // Kill only once the load is well under way: at least 300 writes acknowledged (or the load has
+  // stopped by itself, which the assertions below then report).
   const killer = (async () => {
-    while (catalogue.stats.acknowledged < 300) await new Promise((resolve) => setTimeout(resolve, 10))
+    while (catalogue.stats.acknowledged < 300 && !loadEnded) await new Promise((resolve) => setTimeout(resolve, 10))
     killed = true
     service.child.kill('SIGKILL')
   })()
-  await Promise.all([catalogue.load(service.url, 'd', 16, () => killed), killer])
+  const load = catalogue.load(service.url, 'd', 16, () => killed).finally(() => { loadEnded = true })
+  await Promise.all([load, killer])
   assert.equal((await service.exited).signal, 'SIGKILL', service.output())
   assert.deepEqual(catalogue.stats.otherErrors, [])
   const { integrity, plants } = inspectDatabase(dir.path)
