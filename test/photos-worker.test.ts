@@ -12,8 +12,9 @@ import { tempDir } from './helpers/process.js'
 
 // The image work runs in a child process of lower priority (src/photos/image-worker.ts).
 
+// Each plant's upload from a client of its own (one address holds at most 3 upload places at once).
 const upload = (app: TestApp, id: number, body: Buffer) =>
-  app.request({ method: 'POST', url: `/v3/plant/${id}/photos`, payload: body, headers: { 'content-type': 'image/png' } })
+  app.request({ method: 'POST', url: `/v3/plant/${id}/photos`, payload: body, headers: { 'content-type': 'image/png' }, remoteAddress: `10.0.0.${id % 250 + 1}` })
 
 /** This process's image workers: children running image-process. */
 function imageWorkers (): number[] {

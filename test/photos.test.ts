@@ -5,8 +5,9 @@ import { build, type TestApp } from './helpers/app.js'
 import { ENGINES } from './helpers/engines.js'
 import { phoneJpeg, picture, pngBomb, SECRETS } from './helpers/pictures.js'
 
-const upload = (app: TestApp, id: number, body: Buffer, type = 'image/jpeg', headers: Record<string, string> = {}) =>
-  app.request({ method: 'POST', url: `/v3/plant/${id}/photos`, payload: body, headers: { 'content-type': type, ...headers } })
+// `from`: the client's address (one address holds at most 3 upload places at once).
+const upload = (app: TestApp, id: number, body: Buffer, type = 'image/jpeg', headers: Record<string, string> = {}, from = '127.0.0.1') =>
+  app.request({ method: 'POST', url: `/v3/plant/${id}/photos`, payload: body, headers: { 'content-type': type, ...headers }, remoteAddress: from })
 
 async function uploaded (app: TestApp, id: number, body: Buffer, type = 'image/jpeg'): Promise<Record<string, any>> {
   const res = await upload(app, id, body, type)
@@ -221,7 +222,8 @@ for (const engine of ENGINES) {
       const app = await build(t, engine)
       const plants = await Promise.all(Array.from({ length: 3 }, () => app.add()))
       const big = await picture('png', 9, 800)
-      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => upload(app, plants[i % 3].id, big, 'image/png')))
+      // Twenty clients, one upload each.
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => upload(app, plants[i % 3].id, big, 'image/png', {}, `10.0.0.${i + 1}`)))
       const statuses = answers.map((r) => r.statusCode)
       const busy = answers.filter((r) => r.statusCode === 503)
       assert.equal(statuses.filter((s) => s === 201).length, 9, statuses.join(' '))
