@@ -104,6 +104,33 @@ describe('metrics', () => {
     await bothWorkersSummed(service.url)
   })
 
+  test('with WORKERS=2, 200 scrapes sent while one worker is held for 10 s all answer 200', async (t) => {
+    const service = await startService({ env: { WORKERS: '2', SHUTDOWN_GRACE_MS: '0' }, readyTimeoutMs: 60_000 })
+    const [held] = workerPids(service.pid)
+    assert.ok(held !== undefined, 'two workers')
+    t.after(async () => { process.kill(held, 'SIGCONT'); await service.stop() })
+    await bothWorkersSummed(service.url)
+    process.kill(held, 'SIGSTOP')
+    // One scrape every 50 ms for the 10 s of the hold, each on a connection of its own, as a
+    // Prometheus scraping this instance (or several scraping it) would: the ones the primary
+    // hands to the held worker wait for it, the others are answered by the other worker meanwhile.
+    let stillHeld = true
+    const scrapes: Array<Promise<{ status: number, unanswered: number, duringHold: boolean }>> = []
+    for (let i = 0; i < 200; i++) {
+      scrapes.push(send(service.url, { method: 'GET', path: '/metrics' }).then((a) => ({ status: a.status, unanswered: value(a.body, 'cluster_workers_unanswered'), duringHold: stillHeld })))
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    stillHeld = false
+    process.kill(held, 'SIGCONT')
+    const answers = await Promise.all(scrapes)
+    assert.deepEqual(answers.filter((a) => a.status !== 200), [], 'every scrape answers 200')
+    // Answered while the worker was held, a scrape names it as left out: none pretends to sum it.
+    const duringHold = answers.filter((a) => a.duringHold)
+    assert.ok(duringHold.length > 0, 'the other worker answered while one was held')
+    assert.deepEqual(duringHold.filter((a) => a.unanswered !== 1), [], 'scrapes answered during the hold report the held worker')
+    t.diagnostic(`${answers.length} scrapes, all 200; ${duringHold.length} answered during the 10 s hold`)
+  })
+
   test('the exposition of one process has no blank lines and one HELP and TYPE a metric', async (t) => {
     const { app } = await build(t, sqliteEngine)
     const scrape = await app.inject({ method: 'GET', url: '/metrics' })
