@@ -16,8 +16,8 @@ the backup began, and writers are not blocked while it is made. The copy is chec
 PRAGMA integrity_check, flushed to disk, and only then given its name, so FILE is either a whole,
 checked backup or absent.
 
-To restore: stop the service, replace DATA_DIR/catalogue.db with the backup, delete
-catalogue.db-wal and catalogue.db-shm beside it, start the service.
+To restore: stop the service, run plants restore FILE (a file copied back by hand would hand out
+again the ids, ETags and feed positions given since the backup), start the service.
 
 Options:
   --data-dir DIR   the service's data folder (default: $DATA_DIR, else ./data); with DATABASE_URL

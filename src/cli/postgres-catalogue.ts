@@ -14,7 +14,7 @@ export function redactUrl (url: string): string {
   return `${u.protocol}//${u.username ? `${u.username}${u.password ? ':***' : ''}@` : ''}${u.host}${u.pathname}`
 }
 
-async function connect (databaseUrl: string): Promise<pg.Client> {
+export async function connect (databaseUrl: string): Promise<pg.Client> {
   let connectionString: string
   try {
     connectionString = parseDatabaseUrl(databaseUrl).connectionString

@@ -1,0 +1,93 @@
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import Database from 'better-sqlite3'
+import { parseMarks, type RestoreMarks } from '../store/restore-marks.js'
+import { databaseFile, locate } from './catalogue.js'
+import { CommandFailed, UsageError, type Command, type Io } from './command.js'
+import { connect, redactUrl } from './postgres-catalogue.js'
+
+export const restoreMarksCommand: Command = {
+  name: 'restore-marks',
+  usage: `Usage: plants restore-marks save FILE | apply FILE [options]
+
+What a catalogue has handed out (its highest id, feed position and version, and its API keys), so
+that a restore from a backup moves past it and reuses none of it (README: "Restoring from a backup").
+
+  save FILE    writes the marks of the catalogue about to be replaced to FILE (mode 0600: it holds
+               the API keys' hashes). Stop every instance first, so nothing is handed out after.
+  apply FILE   moves the restored catalogue (PostgreSQL, after pg_restore) past the marks in FILE:
+               new ids after the highest, every older feed position 410, every version moved up
+               (ETags from before are 412), the saved API keys. Before any instance starts.
+
+On PostgreSQL (DATABASE_URL, or --database-url):
+  plants restore-marks save marks.json; pg_restore …; plants restore-marks apply marks.json
+With a data folder, plants restore does all of it (save is for a folder whose catalogue may be lost).
+
+Options:
+  --data-dir DIR        the service's data folder (save only)
+  --database-url URL    the PostgreSQL database (default: $DATABASE_URL)
+  --force               save: replace FILE if it exists
+  -h, --help            this help`,
+  options: {
+    'data-dir': { type: 'string' },
+    'database-url': { type: 'string' },
+    force: { type: 'boolean' }
+  },
+  run: runRestoreMarks
+}
+
+async function runRestoreMarks (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
+  const [action, file, ...rest] = positionals
+  if ((action !== 'save' && action !== 'apply') || file === undefined || rest.length > 0) throw new UsageError('say save FILE or apply FILE')
+  if (values['database-url'] !== undefined && values['data-dir'] !== undefined) throw new UsageError('give either --database-url or --data-dir, not both')
+  const where = values['database-url'] !== undefined
+    ? { kind: 'postgres' as const, databaseUrl: values['database-url'] as string }
+    : await locate({ 'data-dir': values['data-dir'] }, io)
+  if (action === 'save') {
+    if (existsSync(file) && !values.force) throw new CommandFailed(`${file} exists (pass --force to replace it)`)
+    let marks: RestoreMarks
+    if (where.kind === 'postgres') {
+      const { readMarks } = await import('../store/postgres/restore-marks.js')
+      const client = await connect(where.databaseUrl)
+      try { marks = await readMarks(client) } finally { await client.end().catch(() => {}) }
+    } else if (where.kind === 'folder') {
+      const source = databaseFile(where.dataDir)
+      if (!existsSync(source)) throw new CommandFailed(`no catalogue in ${where.dataDir}`)
+      const { readMarks } = await import('../store/sqlite/restore-marks.js')
+      const db = new Database(source, { readonly: true, fileMustExist: true })
+      try { marks = readMarks(db) } finally { db.close() }
+    } else {
+      throw new Error('restore-marks takes no --url')
+    }
+    const partial = `${file}.partial-${process.pid}`
+    writeFileSync(partial, `${JSON.stringify(marks, null, 2)}\n`, { mode: 0o600 })
+    renameSync(partial, file)
+    io.stdout.write(`saved the marks to ${file}: ids up to ${marks.lastId}, feed positions up to ${marks.feedHead}, versions up to ${marks.versionHigh}, ${marks.keys.length} API keys\n`)
+    return 0
+  }
+  if (where.kind !== 'postgres') throw new CommandFailed('apply is for PostgreSQL (DATABASE_URL or --database-url): a data folder is restored with plants restore FILE')
+  let marks: RestoreMarks
+  try {
+    marks = parseMarks(JSON.parse(readFileSync(file, 'utf8')))
+  } catch (err) {
+    throw new CommandFailed(`${file}: ${(err as Error).message}`)
+  }
+  const { migrate } = await import('../store/postgres/migrate.js')
+  const { parseDatabaseUrl } = await import('../store/postgres/connection.js')
+  try {
+    // A dump of an older release is brought to the current schema first, as an instance would.
+    await migrate({ connectionString: parseDatabaseUrl(where.databaseUrl).connectionString }, undefined, (message) => io.stderr.write(`${message}\n`))
+  } catch (err) {
+    throw new CommandFailed(`cannot migrate ${redactUrl(where.databaseUrl)}: ${(err as Error).message}`)
+  }
+  const { applyMarks } = await import('../store/postgres/restore-marks.js')
+  const client = await connect(where.databaseUrl)
+  try {
+    const outcome = await applyMarks(client, marks)
+    io.stdout.write(`applied ${file} to ${redactUrl(where.databaseUrl)}: ${outcome.plants} plants; new ids start after ${outcome.lastId}, ` +
+      `feed positions up to ${outcome.feedFloor - 1} are gone (410) and the feed follows from ${outcome.feedFloor}, ` +
+      `versions moved up by ${outcome.versionShift} (ETags from before are 412), ${outcome.keys} API keys\n`)
+    return 0
+  } finally {
+    await client.end().catch(() => {})
+  }
+}

@@ -1,0 +1,140 @@
+import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs'
+import { dirname } from 'node:path'
+import Database from 'better-sqlite3'
+import type { RestoreMarks } from '../store/restore-marks.js'
+import { parseMarks } from '../store/restore-marks.js'
+import { migrate } from '../store/sqlite/migrations.js'
+import { applyMarks, readMarks } from '../store/sqlite/restore-marks.js'
+import { connect } from '../store/sqlite/writes.js'
+import { verifyBackup } from './backup.js'
+import { databaseFile, locate } from './catalogue.js'
+import { CommandFailed, formatDuration, plural, UsageError, type Command, type Io } from './command.js'
+
+export const restoreCommand: Command = {
+  name: 'restore',
+  usage: `Usage: plants restore FILE [options]
+
+Replaces the data folder's catalogue with the backup FILE (from plants backup), so that nothing the
+catalogue handed out since the backup names something else: ids continue after the highest the
+replaced catalogue gave, every feed position it gave is 410 (clients reload and follow from the
+new head), every plant's version moves past the highest it gave (an ETag held from before is 412),
+and the API keys are those of the replaced catalogue (a key revoked since the backup stays revoked).
+The replaced catalogue is kept beside it as catalogue.db.replaced-TIME.
+
+Stop the service first: restore refuses while another process has the catalogue open.
+
+Options:
+  --data-dir DIR   the service's data folder (default: $DATA_DIR, else ./data)
+  --marks FILE     when the catalogue to replace is lost: the marks saved from it (plants
+                   restore-marks save), read instead of the catalogue
+  -h, --help       this help
+
+On PostgreSQL, restore with pg_restore and carry the marks with plants restore-marks (README).`,
+  options: {
+    'data-dir': { type: 'string' },
+    marks: { type: 'string' }
+  },
+  run: runRestore
+}
+
+async function runRestore (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
+  if (positionals.length !== 1) throw new UsageError('restore takes one FILE')
+  const backup = positionals[0]
+  const where = await locate(values, io)
+  if (where.kind === 'postgres') {
+    throw new CommandFailed('the catalogue is in PostgreSQL (DATABASE_URL is set): restore it with pg_restore between plants restore-marks save and apply (README: "Restoring on PostgreSQL")')
+  }
+  if (where.kind !== 'folder') throw new Error('restore takes no --url')
+  if (!existsSync(backup)) throw new CommandFailed(`${backup} does not exist`)
+  const started = Date.now()
+  const target = databaseFile(where.dataDir)
+  const partial = `${target}.restoring-${process.pid}`
+  const check = verifyBackup(backup)
+
+  // The catalogue being replaced, locked for the whole restore: no service may open it meanwhile.
+  let current: Database.Database | undefined
+  let marks: RestoreMarks
+  if (existsSync(target)) {
+    current = lockExclusively(target)
+  } else if (values.marks === undefined) {
+    throw new CommandFailed(`no catalogue in ${where.dataDir} to read what it handed out: if it is lost, pass --marks FILE saved from it (plants restore-marks save)`)
+  }
+  try {
+    if (values.marks !== undefined) {
+      try {
+        marks = parseMarks(JSON.parse(readFileSync(values.marks, 'utf8')))
+      } catch (err) {
+        throw new CommandFailed(`--marks ${values.marks}: ${(err as Error).message}`)
+      }
+    } else {
+      marks = readMarks(current!)
+    }
+    rmSync(partial, { force: true })
+    copyFileSync(backup, partial)
+    const copy = connect(partial)
+    let outcome
+    try {
+      migrate(copy, (message) => io.stderr.write(`${message}\n`))
+      outcome = applyMarks(copy, marks)
+      copy.pragma('wal_checkpoint(TRUNCATE)')
+    } finally {
+      copy.close() // the last connection: its WAL is folded into the file and removed
+    }
+    if (existsSync(`${partial}-wal`)) throw new CommandFailed('the restored copy kept a write-ahead log: another process opened it')
+    flush(partial)
+
+    let replaced: string | undefined
+    if (current) {
+      current.pragma('wal_checkpoint(TRUNCATE)')
+      current.close()
+      current = undefined
+      if (existsSync(`${target}-wal`) || existsSync(`${target}-shm`)) {
+        throw new CommandFailed(`${target}-wal or -shm remains after closing: another process has the catalogue open; stop it and run restore again`)
+      }
+      // A second name for the replaced catalogue first, then the restored copy takes the name in one
+      // rename: a crash at any point leaves catalogue.db whole, old or new, never absent.
+      replaced = `${target}.replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`
+      linkSync(target, replaced)
+    }
+    renameSync(partial, target)
+    flush(dirname(target))
+    io.stdout.write(`restored ${backup} into ${where.dataDir} in ${formatDuration(Date.now() - started)}: ${plural(check.plants, 'plant')}, ` +
+      `${plural(check.photoFiles, 'photo file')}; new ids start after ${outcome.lastId}, feed positions up to ${outcome.feedFloor - 1} are gone (410) and ` +
+      `the feed follows from ${outcome.feedFloor}, versions moved up by ${outcome.versionShift} (ETags from before are 412), ${plural(outcome.keys, 'API key')} kept` +
+      `${replaced ? `; the replaced catalogue is ${replaced}` : ''}\n`)
+    return 0
+  } catch (err) {
+    rmSync(partial, { force: true })
+    rmSync(`${partial}-wal`, { force: true })
+    rmSync(`${partial}-shm`, { force: true })
+    if (err instanceof CommandFailed) throw err
+    throw new CommandFailed(`restore failed: ${(err as Error).message}`)
+  } finally {
+    current?.close()
+  }
+}
+
+/**
+ * Opens the catalogue with an exclusive lock that lasts until closed (EXCLUSIVE locking mode): while
+ * the service or any other process has it open, the lock is refused, and once held, nobody else can
+ * open it until the restore is done.
+ */
+function lockExclusively (file: string): Database.Database {
+  const db = new Database(file, { fileMustExist: true })
+  try {
+    db.pragma('busy_timeout = 1000')
+    db.pragma('locking_mode = EXCLUSIVE')
+    db.exec('BEGIN EXCLUSIVE; COMMIT')
+    return db
+  } catch (err) {
+    db.close()
+    const code = (err as { code?: string }).code ?? ''
+    if (/^SQLITE_(BUSY|LOCKED)/.test(code)) throw new CommandFailed(`${file} is in use by another process: stop the service first`)
+    throw new CommandFailed(`cannot open ${file}: ${(err as Error).message}`)
+  }
+}
+
+function flush (path: string): void {
+  const fd = openSync(path, 'r')
+  try { fsyncSync(fd) } finally { closeSync(fd) }
+}
