@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { describe, test, type TestContext } from 'node:test'
 import { Webhook as Verifier } from 'standardwebhooks'
 import { createKey } from '../src/keys/manage.js'
@@ -11,16 +13,25 @@ import { receiver, until, type Receiver } from './helpers/receiver.js'
 // the Standard Webhooks scheme, retried with the same webhook-id, paused, resumed, failing.
 
 /** A service whose webhooks may reach loopback, retrying after 10 ms and giving up an attempt after 500 ms. */
-const service = (t: TestContext, engine: typeof ENGINES[number], webhooks: { retryForMs?: number } = {}): Promise<TestApp> =>
+const service = (t: TestContext, engine: typeof ENGINES[number], webhooks: { retryForMs?: number, timeoutMs?: number } = {}): Promise<TestApp> =>
   build(t, engine, { webhookAllowPrivate: true }, {}, { webhooks: { retryDelayMs: () => 10, timeoutMs: 500, ...webhooks } })
 
-async function subscribe (api: TestApp, url: string, events?: string[]): Promise<{ id: number, secret: string }> {
+async function subscribe (api: TestApp, url: string, events?: string[]): Promise<{ id: number, secret: string, deliveredUpTo: number }> {
   const res = await api.request({ method: 'POST', url: '/v3/webhooks', payload: events ? { url, events } : { url } })
   assert.equal(res.statusCode, 201, res.body)
   return res.json()
 }
 
 const bodies = (r: Receiver): any[] => r.received.map((x) => JSON.parse(x.body))
+
+/** A loopback URL nothing listens on: every attempt is refused. */
+async function refusingUrl (): Promise<string> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return `http://127.0.0.1:${port}/hook`
+}
 
 for (const engine of ENGINES) {
   describe(`webhooks (${engine.name})`, { skip: engine.skip }, () => {
@@ -245,6 +256,33 @@ for (const engine of ENGINES) {
       assert.deepEqual(bodies(fast).map((c) => c.plant.name), Array.from({ length: 20 }, (_, i) => `Plant ${i}`))
       // The dead one is still on its first change: it holds up only itself.
       assert.ok(dead.received.every((x) => JSON.parse(x.body).plant.name === 'Plant 0'))
+    })
+
+    test('a dead receiver and a slow one beside a fast one: the fast one gets every change while the slow one still holds its first', async (t) => {
+      // The attempt limit is far above anything here, so the slow receiver's first request stays one
+      // request in flight (not timed out and retried) for as long as the test holds it.
+      const api = await service(t, engine, { timeoutMs: 120_000 })
+      const dead = await refusingUrl()
+      const slow = await receiver(t, 'hold')
+      const fast = await receiver(t)
+      const deadHook = await subscribe(api, dead)
+      await subscribe(api, slow.url)
+      await subscribe(api, fast.url)
+      const names = Array.from({ length: 20 }, (_, i) => `Plant ${i}`)
+      for (const name of names) await api.add({ name })
+      await until('the fast one has all', () => fast.received.length === names.length)
+      assert.deepEqual(bodies(fast).map((c) => c.plant.name), names)
+      // Meanwhile the slow one has been sent its first change only, and has not answered it.
+      assert.deepEqual([slow.received.length, slow.answered], [1, 0])
+      assert.equal(bodies(slow)[0].plant.name, 'Plant 0')
+      // The dead one has been tried and has delivered nothing.
+      const hook = (await api.request({ method: 'GET', url: `/v3/webhooks/${deadHook.id}` })).json()
+      assert.ok(hook.attempts >= 1 && hook.lastError !== null, JSON.stringify(hook))
+      assert.equal(hook.deliveredUpTo, deadHook.deliveredUpTo)
+      // Once the slow one answers, it gets the rest, in order.
+      slow.release()
+      await until('the slow one has all', () => slow.answered === names.length)
+      assert.deepEqual(bodies(slow).map((c) => c.plant.name), names)
     })
   })
 }
