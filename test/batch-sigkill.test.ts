@@ -21,6 +21,7 @@ async function everything (url: string, path: string, items: (page: any) => any[
 async function killDuringBatches (t: import('node:test').TestContext, start: () => Promise<ServiceProcess>): Promise<void> {
   const service = await start()
   const acknowledged: string[] = []
+  let unanswered = 0
   let killed = false
   const sender = async (s: number): Promise<void> => {
     for (let k = 0; !killed; k++) {
@@ -28,6 +29,9 @@ async function killDuringBatches (t: import('node:test').TestContext, start: () 
       const operations = Array.from({ length: SIZE }, (_, i) => ({ op: 'create', plant: { name: `${label} ${i}` } }))
       const answer = await send(service.url, { method: 'POST', path: '/v3/plant/batch', body: { operations } }).catch(() => undefined)
       if (answer?.status === 200) acknowledged.push(label)
+      // 503 is the documented answer when the storage does not commit within the request's
+      // deadline (an overloaded machine): not acknowledged, so whole or absent like any other.
+      else if (answer?.status === 503) unanswered++
       else if (answer !== undefined) assert.fail(`batch ${label}: ${answer.status} ${answer.body}`)
     }
   }
@@ -57,7 +61,7 @@ async function killDuringBatches (t: import('node:test').TestContext, start: () 
   for (const [label, n] of byBatch) assert.equal(n, SIZE, `batch ${label} is whole or absent`)
   for (const label of acknowledged) assert.equal(byBatch.get(label), SIZE, `acknowledged batch ${label} is there`)
   assert.deepEqual([...groups.keys()].sort(), [...byBatch.keys()].sort(), 'the feed names the batches the catalogue holds')
-  t.diagnostic(`${acknowledged.length} batches acknowledged, ${byBatch.size} found after the restart`)
+  t.diagnostic(`${acknowledged.length} batches acknowledged, ${unanswered} answered 503, ${byBatch.size} found after the restart`)
 }
 
 test('SIGKILL during batches (SQLite): each batch whole or absent after a restart, every acknowledged one whole', async (t) => {
