@@ -93,7 +93,7 @@ for (const engine of ENGINES) {
       assert.deepEqual(first.events.map((e) => e.event), ['created', 'created'])
       assert.deepEqual(second.events.map((e) => e.event), ['deleted', 'created'])
       assert.ok(second.events[0].id > lastId)
-      assert.deepEqual(second.events[0].data, { seq: second.events[0].id, kind: 'deleted', id: a.id, version: 2, plant: null })
+      assert.deepEqual(second.events[0].data, { seq: second.events[0].id, kind: 'deleted', id: a.id, version: 2, actor: 'anonymous', at: second.events[0].data.at, plant: null })
       assert.equal(second.events[1].data.plant.name, 'c')
     })
   })

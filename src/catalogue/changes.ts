@@ -4,11 +4,25 @@ import type { Plant } from './plant.js'
 
 export type ChangeKind = 'created' | 'updated' | 'deleted'
 
+/** Who makes a write: passed into every write of the store, recorded on its change. */
+export interface WriteMeta {
+  /** The name of the key that made the write, `anonymous` without one, `cli` for the command line. */
+  actor: string
+}
+
+/** The actor of a write made without a key (keys off, or an open route). */
+export const ANONYMOUS = 'anonymous'
+export const ANONYMOUS_WRITE: WriteMeta = { actor: ANONYMOUS }
+
 export interface Change {
   seq: number
   kind: ChangeKind
   id: number
   version: number
+  /** Who made the change (WriteMeta.actor). */
+  actor: string
+  /** When it was committed: RFC 3339 UTC with milliseconds. */
+  at: string
   /** The record after the change; null for a delete. */
   plant: Plant | null
 }

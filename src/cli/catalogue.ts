@@ -6,6 +6,7 @@ import type { PlantClient } from '../client/plant-client.js'
 type ClientModule = typeof import('../client/plant-client.js')
 import type { Config } from '../config.js'
 import type { BatchOperation } from '../catalogue/batch.js'
+import type { WriteMeta } from '../catalogue/changes.js'
 import { toRecord, type Plant } from '../catalogue/plant.js'
 import { positionOf, type PlantQuery, type Position } from '../catalogue/query.js'
 import { listSql, searchFunctions } from '../store/sqlite/list-query.js'
@@ -109,6 +110,9 @@ export async function openCatalogue (where: Location, io: Io, { create = false, 
   return new StoreCatalogue(store, `data folder ${dataDir}`, (err) => err instanceof StorageUnavailable)
 }
 
+/** The actor of the changes the command line writes to a catalogue it opens itself (through a service: the key's name). */
+export const CLI_WRITE: WriteMeta = { actor: 'cli' }
+
 /** Storage that is busy now (another writer, a checkpoint) is waited for, a few times, before giving up. */
 async function withRetries<T> (what: string, attempt: () => Promise<T>, retryable: (err: unknown) => number | undefined): Promise<T> {
   for (let tries = 1; ; tries++) {
@@ -151,7 +155,7 @@ export class StoreCatalogue implements Catalogue {
     // batch lands whole or not at all; busy storage is tried again.
     return withRetries('writing to the catalogue', async () => {
       try {
-        await this.store.batch(operations)
+        await this.store.batch(operations, undefined, CLI_WRITE)
         return { ok: true } as const
       } catch (error) {
         return refusedByStore(error)

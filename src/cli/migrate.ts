@@ -240,9 +240,9 @@ async function copy (db: Database.Database, client: pg.Client, expected: Counts,
 
   // Change records and stored answers are JSON text, which escapes U+0000: they are copied as they are.
   const insertChanges = `
-    INSERT INTO changes (seq, kind, plant_id, version, plant, at)
-    SELECT * FROM json_to_recordset($1::json) AS r(seq bigint, kind text, plant_id bigint, version int, plant text, at bigint)`
-  for (const rows of pages(db, 'SELECT seq, kind, plant_id, version, plant, at FROM changes ORDER BY seq', batchSize)) {
+    INSERT INTO changes (seq, kind, plant_id, version, plant, at, actor)
+    SELECT * FROM json_to_recordset($1::json) AS r(seq bigint, kind text, plant_id bigint, version int, plant text, at bigint, actor text)`
+  for (const rows of pages(db, 'SELECT seq, kind, plant_id, version, plant, at, actor FROM changes ORDER BY seq', batchSize)) {
     await client.query(insertChanges, [JSON.stringify(rows)])
   }
   const insertKeys = `

@@ -487,6 +487,10 @@ export interface components {
         };
         /** @description One committed write, as the feed tells it. */
         Change: {
+            /** @description Who made the change: the name of the API key it came with, `anonymous` without one, `cli` for the `plants` command line. */
+            actor: string;
+            /** @description When the change was made (RFC 3339, UTC, milliseconds). */
+            at: string;
             id: number;
             /** @enum {string} */
             kind: "created" | "updated" | "deleted";

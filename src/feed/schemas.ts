@@ -9,6 +9,8 @@ export const Change = component('Change', Type.Object({
   kind: Type.Unsafe<'created' | 'updated' | 'deleted'>({ type: 'string', enum: ['created', 'updated', 'deleted'] }),
   id: Type.Integer({ minimum: 1 }),
   version: Type.Integer({ minimum: 1 }),
+  actor: Type.String({ description: 'Who made the change: the name of the API key it came with, `anonymous` without one, `cli` for the `plants` command line.' }),
+  at: Type.String({ description: 'When the change was made (RFC 3339, UTC, milliseconds).' }),
   plant: Type.Union([ref(Plant), Type.Null()], { description: 'The record after the change; null for a delete.' })
 }, { description: 'One committed write, as the feed tells it.' }))
 

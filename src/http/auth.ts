@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ConfigError, type Config } from '../config.js'
+import { ANONYMOUS, type WriteMeta } from '../catalogue/changes.js'
 import { SCOPES, scopeIncludes, type Scope } from '../catalogue/keys.js'
 import type { KeyCache } from '../keys/key-cache.js'
 import { HttpProblem, problemResponses } from './problem.js'
@@ -82,6 +83,9 @@ declare module 'fastify' {
     scopeOfBody?: (body: unknown) => Scope
   }
 }
+
+/** Who makes a write (recorded on its change): the key's name, or `anonymous` when no key was checked. */
+export const writeMetaOf = (request: FastifyRequest): WriteMeta => ({ actor: request.writer === '' ? ANONYMOUS : request.writer })
 
 export interface AuthOptions {
   keys: KeyCache

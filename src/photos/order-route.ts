@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { PhotoOrderInvalid, PlantNotFound, VersionMismatch } from '../catalogue/errors.js'
 import { photoOrderProblem } from '../catalogue/photo.js'
-import { writeSecurity } from '../http/auth.js'
+import { writeMetaOf, writeSecurity } from '../http/auth.js'
 import { ref } from '../http/components.js'
 import { ifMatchVersions } from '../http/etag.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
@@ -51,7 +51,7 @@ export const photoOrderRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (a
     if (expected && !expected.includes(plant.version)) throw new VersionMismatch()
     const problem = photoOrderProblem(plant.photos, order)
     if (problem) throw refuse(problem)
-    const ordered = await store.orderPhotos(id, order, expected).catch((err: unknown) => {
+    const ordered = await store.orderPhotos(id, order, expected, writeMetaOf(request)).catch((err: unknown) => {
       // The photos changed between the read and the write.
       if (err instanceof PhotoOrderInvalid) throw refuse({ message: 'must name every photo of the plant, each once (they changed meanwhile: read the plant again)' })
       throw err

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { writeSecurity } from '../http/auth.js'
+import { writeMetaOf, writeSecurity } from '../http/auth.js'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
@@ -197,7 +197,7 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
       // The image worker's files arrive in one buffer of their own (image-worker.ts).
       movable: true
     }
-    const updated = await store.addPhoto(id, added, expected)
+    const updated = await store.addPhoto(id, added, expected, writeMetaOf(request))
     return reply.code(201)
       .header('cache-control', 'no-store')
       .header('etag', etagOf(updated))
@@ -251,7 +251,7 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
       if (!await store.get(id)) throw new PlantNotFound()
       throw new HttpProblem(404, 'photo-not-found', 'The plant has no photo with that id')
     }
-    const updated = await store.removePhoto(id, photoId, expected)
+    const updated = await store.removePhoto(id, photoId, expected, writeMetaOf(request))
     return reply.code(204).header('cache-control', 'no-store').header('etag', etagOf(updated)).send(null)
   })
 

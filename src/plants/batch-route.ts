@@ -5,7 +5,7 @@ import { PlantNotFound, SkuTaken, VersionMismatch } from '../catalogue/errors.js
 import { toRecord } from '../catalogue/plant.js'
 import { identityFields } from '../catalogue/store-fields.js'
 import type { Scope } from '../catalogue/keys.js'
-import { securityFor } from '../http/auth.js'
+import { securityFor, writeMetaOf } from '../http/auth.js'
 import { ref } from '../http/components.js'
 import { ifMatchVersions } from '../http/etag.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
@@ -122,7 +122,7 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
       : { key: idempotencyClaimKey(request, key), requestHash: createHash('sha256').update(identityOf(operations)).digest('base64url') }
     let plants
     try {
-      ({ plants } = await store.batch(operations.map(toOperation), claim))
+      ({ plants } = await store.batch(operations.map(toOperation), claim, writeMetaOf(request)))
     } catch (error) {
       if (!(error instanceof BatchRefused)) throw error
       const refusals = error.refusals.map((r) => refusalOf(operations[r.index], r))

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { securityFor } from '../http/auth.js'
+import { securityFor, writeMetaOf } from '../http/auth.js'
 import { ref } from '../http/components.js'
 import { ifMatchVersions } from '../http/etag.js'
 import { strictJsonParser } from '../http/json-body.js'
@@ -41,7 +41,7 @@ export const patchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
     config: { allow: allowHeader(['GET', 'DELETE', 'PATCH']), scopeOfBody: statusOnlyIsSelling }
   }, async (request, reply) => {
     const { id } = request.params
-    const plant = await options.store.patch(id, request.body, ifMatchVersions(request.headers['if-match'], id))
+    const plant = await options.store.patch(id, request.body, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request))
     reply.header('cache-control', 'no-store')
     return sendPlant(reply, plant)
   })

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { writeSecurity } from '../http/auth.js'
+import { writeMetaOf, writeSecurity } from '../http/auth.js'
 import { ref } from '../http/components.js'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
 import { allowHeader, methodNotAllowed } from '../http/method-not-allowed.js'
@@ -63,7 +63,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
           // The validated, defaulted fields in a fixed order: the same plant sent with its members reordered is the same request.
           requestHash: createHash('sha256').update(JSON.stringify(identityFields(fields))).digest('base64url')
         }
-    const { plant } = await store.create(fields, claim)
+    const { plant } = await store.create(fields, claim, writeMetaOf(request))
     reply.header('cache-control', 'no-store')
     return sendPlant(reply, plant)
   })
@@ -84,7 +84,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     config: { allow: COLLECTION_ALLOW, idInBody: true }
   }, async (request, reply) => {
     const { id, ...fields } = request.body as PlantUpdate & PlantFields
-    const plant = await store.update(id, fields, ifMatchVersions(request.headers['if-match'], id))
+    const plant = await store.update(id, fields, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request))
     reply.header('cache-control', 'no-store')
     return sendPlant(reply, plant)
   })
@@ -161,7 +161,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     }
   }, async (request, reply) => {
     const { id } = request.params
-    await store.remove(id, ifMatchVersions(request.headers['if-match'], id))
+    await store.remove(id, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request))
     return reply.code(204).header('cache-control', 'no-store').send(null)
   })
 

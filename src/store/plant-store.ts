@@ -1,5 +1,5 @@
 import type { BatchOperation, BatchResult } from '../catalogue/batch.js'
-import type { ChangePage } from '../catalogue/changes.js'
+import type { ChangePage, WriteMeta } from '../catalogue/changes.js'
 import type { NewPhoto, StoredFile } from '../catalogue/photo.js'
 import type { Inventory, PlantInput, PlantPatch, PlantStatus, StoredPlant } from '../catalogue/plant.js'
 import type { Sort } from '../catalogue/query.js'
@@ -50,6 +50,10 @@ export interface ListFilter {
 /** A list's filters without its order and position: what a count counts. */
 export type CountFilter = Omit<ListFilter, 'sort' | 'afterId' | 'afterKey' | 'afterValue' | 'limit'>
 
+/**
+ * Every write takes a last, optional `meta` (catalogue/changes.ts WriteMeta): who makes it, recorded
+ * on its change in the same transaction. Absent: `anonymous`.
+ */
 export interface PlantStore {
   readonly engine: 'sqlite' | 'postgres'
   /** The API keys, in the same database (so shared by every instance using it). */
@@ -57,19 +61,19 @@ export interface PlantStore {
   /** The webhooks' subscriptions and delivery state, in the same database. */
   readonly webhooks: WebhookStore
   /** Refused with SkuTaken when another plant has the SKU (ignoring case), also when racing another instance. */
-  create (fields: PlantInput, idempotency?: IdempotencyClaim): Promise<CreateResult>
+  create (fields: PlantInput, idempotency?: IdempotencyClaim, meta?: WriteMeta): Promise<CreateResult>
   /** Replaces the plant's fields. `expectedVersions` (from If-Match) makes the update conditional. */
-  update (id: number, fields: PlantInput, expectedVersions?: number[]): Promise<StoredPlant>
+  update (id: number, fields: PlantInput, expectedVersions?: number[], meta?: WriteMeta): Promise<StoredPlant>
   /** Merges `patch` into the current plant inside the write; `{}` changes nothing (no version, no change). */
-  patch (id: number, patch: PlantPatch, expectedVersions?: number[]): Promise<StoredPlant>
+  patch (id: number, patch: PlantPatch, expectedVersions?: number[], meta?: WriteMeta): Promise<StoredPlant>
   /** Deletes the plant; `expectedVersions` (from If-Match) makes the delete conditional. */
-  remove (id: number, expectedVersions?: number[]): Promise<void>
+  remove (id: number, expectedVersions?: number[], meta?: WriteMeta): Promise<void>
   /**
    * Applies the operations in order, all or nothing, in one transaction, through the same writes as
    * create, update, patch and remove (one feed change each, consecutive). Refused as a whole with
    * BatchRefused naming every operation refused; the Idempotency-Key claim covers the whole batch.
    */
-  batch (operations: BatchOperation[], idempotency?: IdempotencyClaim): Promise<BatchResult>
+  batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, meta?: WriteMeta): Promise<BatchResult>
   get (id: number): Promise<StoredPlant | undefined>
   /** Up to `limit` plants after the position matching every filter, in the filter's sort order. */
   list (filter: ListFilter): Promise<StoredPlant[]>
@@ -96,11 +100,11 @@ export interface PlantStore {
   /** Calls `listener` after changes commit (through any instance sharing the storage). */
   onCommit (listener: () => void): () => void
   /** Adds a photo and its files (refused: PlantNotFound, VersionMismatch, PhotoLimitReached); the version moves. */
-  addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[]): Promise<StoredPlant>
+  addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[], meta?: WriteMeta): Promise<StoredPlant>
   /** Removes a photo; files no photo names any more go in the same commit (PlantNotFound, PhotoNotFound, VersionMismatch). */
-  removePhoto (id: number, photoId: string, expectedVersions?: number[]): Promise<StoredPlant>
+  removePhoto (id: number, photoId: string, expectedVersions?: number[], meta?: WriteMeta): Promise<StoredPlant>
   /** Puts the photos in `order`, their ids each once, the cover first (PlantNotFound, VersionMismatch, PhotoOrderInvalid); the version moves. */
-  orderPhotos (id: number, order: string[], expectedVersions?: number[]): Promise<StoredPlant>
+  orderPhotos (id: number, order: string[], expectedVersions?: number[], meta?: WriteMeta): Promise<StoredPlant>
   /**
    * A photo file by its name: its size and, when `chunk` is given, that chunk of its bytes
    * (FILE_CHUNK_BYTES each from the start), in one read that touches no other byte of it.

@@ -17,13 +17,13 @@ RETURNING key`
 const EARLIER = 'SELECT request_hash, response FROM idempotency_keys WHERE key = $1'
 const ANSWER = 'UPDATE idempotency_keys SET response = $2 WHERE key = $1'
 
-export const toWriteOp = (o: BatchOperation): WriteOp => o.op === 'create'
-  ? { kind: 'create', fields: completeFields(o.fields) }
+export const toWriteOp = (o: BatchOperation, actor: string): WriteOp => o.op === 'create'
+  ? { kind: 'create', fields: completeFields(o.fields), actor }
   : o.op === 'update'
-    ? { kind: 'update', id: o.id, fields: completeFields(o.fields), expectedVersions: o.expectedVersions }
+    ? { kind: 'update', id: o.id, fields: completeFields(o.fields), expectedVersions: o.expectedVersions, actor }
     : o.op === 'patch'
-      ? { kind: 'patch', id: o.id, patch: o.patch, expectedVersions: o.expectedVersions }
-      : { kind: 'remove', id: o.id, expectedVersions: o.expectedVersions }
+      ? { kind: 'patch', id: o.id, patch: o.patch, expectedVersions: o.expectedVersions, actor }
+      : { kind: 'remove', id: o.id, expectedVersions: o.expectedVersions, actor }
 
 /**
  * Applies `ops` in order inside the caller's transaction. writeGroup puts off a write that wants a

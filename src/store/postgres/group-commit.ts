@@ -13,7 +13,7 @@ import { needsTransaction, writeGroup, type Outcome, type WriteOp } from './grou
 /** What a unit of work sees: its transaction's connection, and the outbox it appends to. */
 export interface Tx {
   query: pg.PoolClient['query']
-  change (kind: ChangeKind, id: number, version: number, plant: Plant | null, at: number): void
+  change (kind: ChangeKind, id: number, version: number, plant: Plant | null, at: number, actor: string): void
   /** Adds `delta` to the count of plants of `status`, written with the changes just before commit. */
   count (status: string, delta: number): void
   /** The work appended changes itself (a batch, through writeGroup): the feed's head is now `head`. */
@@ -30,7 +30,7 @@ interface Pending {
   timer: NodeJS.Timeout
   settled: boolean
 }
-interface PendingChange { kind: ChangeKind, id: number, version: number, plant: string | null, at: number }
+interface PendingChange { kind: ChangeKind, id: number, version: number, plant: string | null, at: number, actor: string }
 
 const ATTEMPTS = 3
 
@@ -45,9 +45,9 @@ const APPEND_CHANGES = `
 WITH head AS (
   UPDATE meta SET value = value + $1 WHERE key = 'feed_head' RETURNING value
 ), appended AS (
-  INSERT INTO changes (seq, kind, plant_id, version, plant, at)
-  SELECT head.value - $1 + c.n, c.kind, c.plant_id, c.version, c.plant, c.at
-  FROM head, unnest($2::text[], $3::bigint[], $4::int[], $5::text[], $6::bigint[]) WITH ORDINALITY AS c (kind, plant_id, version, plant, at, n)
+  INSERT INTO changes (seq, kind, plant_id, version, plant, at, actor)
+  SELECT head.value - $1 + c.n, c.kind, c.plant_id, c.version, c.plant, c.at, c.actor
+  FROM head, unnest($2::text[], $3::bigint[], $4::int[], $5::text[], $6::bigint[], $9::text[]) WITH ORDINALITY AS c (kind, plant_id, version, plant, at, actor, n)
 ), counted AS (
   -- After head (it joins it), so every writer takes feed_head's lock first and the count rows after it.
   UPDATE meta m SET value = m.value + d.delta
@@ -188,7 +188,7 @@ export class GroupCommit {
       let moved: number | undefined
       const tx: Tx = {
         query: client.query.bind(client) as Tx['query'],
-        change: (kind, id, version, plant, at) => { changes.push({ kind, id, version, plant: plant && JSON.stringify(plant), at }) },
+        change: (kind, id, version, plant, at, actor) => { changes.push({ kind, id, version, plant: plant && JSON.stringify(plant), at, actor }) },
         count: (status, delta) => { counts.push([status, delta]) },
         moved: (head) => { moved = Math.max(moved ?? 0, head) }
       }
@@ -211,7 +211,8 @@ export class GroupCommit {
         changes.length,
         changes.map((c) => c.kind), changes.map((c) => c.id), changes.map((c) => c.version),
         changes.map((c) => c.plant), changes.map((c) => c.at),
-        counts.map((c) => c[0]), counts.map((c) => c[1])
+        counts.map((c) => c[0]), counts.map((c) => c[1]),
+        changes.map((c) => c.actor)
       ])
       return [results, rows[0].head] as const
     })

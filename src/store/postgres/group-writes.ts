@@ -19,11 +19,12 @@ import { fromPostgresText as fromDb, toPostgresText as toDb } from './text-escap
 // status counts and the NOTIFY; then COMMIT. Two more statements only when they are needed: the
 // earlier answers of keys used before, and the photo files of deleted plants.
 
+/** A plant write; `actor` is who makes it (WriteMeta), recorded on its change. */
 export type WriteOp =
-  | { kind: 'create', fields: PlantFields, idempotency?: IdempotencyClaim }
-  | { kind: 'update', id: number, fields: PlantFields, expectedVersions?: number[] }
-  | { kind: 'patch', id: number, patch: PlantPatch, expectedVersions?: number[] }
-  | { kind: 'remove', id: number, expectedVersions?: number[] }
+  | { kind: 'create', fields: PlantFields, idempotency?: IdempotencyClaim, actor: string }
+  | { kind: 'update', id: number, fields: PlantFields, expectedVersions?: number[], actor: string }
+  | { kind: 'patch', id: number, patch: PlantPatch, expectedVersions?: number[], actor: string }
+  | { kind: 'remove', id: number, expectedVersions?: number[], actor: string }
 
 export type Outcome = { ok: true, value: unknown } | { ok: false, error: unknown } | undefined
 
@@ -107,10 +108,10 @@ WITH c AS (
 ), head AS (
   UPDATE meta SET value = value + $17 WHERE key = 'feed_head' RETURNING value
 ), appended AS (
-  INSERT INTO changes (seq, kind, plant_id, version, plant, at)
+  INSERT INTO changes (seq, kind, plant_id, version, plant, at, actor)
   SELECT head.value - $17 + x.n, x.kind, coalesce(x.plant_id, c.id), x.version,
-    CASE WHEN x.ref IS NULL THEN x.plant ELSE '{"id":' || c.id || ',' || x.plant END, $1
-  FROM head CROSS JOIN unnest($18::text[], $19::bigint[], $20::int[], $21::int[], $22::text[]) WITH ORDINALITY AS x (kind, plant_id, ref, version, plant, n)
+    CASE WHEN x.ref IS NULL THEN x.plant ELSE '{"id":' || c.id || ',' || x.plant END, $1, x.actor
+  FROM head CROSS JOIN unnest($18::text[], $19::bigint[], $20::int[], $21::int[], $22::text[], $37::text[]) WITH ORDINALITY AS x (kind, plant_id, ref, version, plant, actor, n)
   LEFT JOIN c ON c.n = x.ref
 ), counted AS (
   -- After head (it joins it), so every writer takes feed_head's lock first and the count rows after it.
@@ -226,7 +227,7 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
   const creates: Create[] = []
   const creator = new Map<string, Create>() // the create in this group that claimed the key
   const replays: Array<{ index: number, of: Create }> = []
-  const changes: Array<{ kind: 'created' | 'updated' | 'deleted', id: number | null, ref: number | null, version: number, plant: string | null }> = []
+  const changes: Array<{ kind: 'created' | 'updated' | 'deleted', id: number | null, ref: number | null, version: number, plant: string | null, actor: string }> = []
   const counts = new Map<string, number>()
   const count = (status: string, delta: number): void => { counts.set(status, (counts.get(status) ?? 0) + delta) }
   const touched = new Set<number>()
@@ -262,7 +263,7 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
         if (claim) creator.set(claim.key, create)
         creates.push(create)
         count(op.fields.status, 1)
-        changes.push({ kind: 'created', id: null, ref: creates.length, version: 1, plant: afterId({ ...toRecord(storedCreate(0, op.fields, now)), id: undefined }) })
+        changes.push({ kind: 'created', id: null, ref: creates.length, version: 1, plant: afterId({ ...toRecord(storedCreate(0, op.fields, now)), id: undefined }), actor: op.actor })
         return
       }
       const plant = current.get(op.id)
@@ -272,7 +273,7 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
         if (plant.sku !== null) movedInGroup.add(skuKey(plant.sku))
         count(plant.status, -1)
         for (const photo of plant.photos) releasedFiles.push(...fileNamesOf(photo))
-        changes.push({ kind: 'deleted', id: op.id, ref: null, version: plant.version + 1, plant: null })
+        changes.push({ kind: 'deleted', id: op.id, ref: null, version: plant.version + 1, plant: null, actor: op.actor })
         current.set(op.id, null)
         touched.add(op.id)
         outcomes[index] = { ok: true, value: undefined }
@@ -294,7 +295,7 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
         count(plant.status, -1)
         count(next.status, 1)
       }
-      changes.push({ kind: 'updated', id: op.id, ref: null, version: next.version, plant: JSON.stringify(toRecord(next)) })
+      changes.push({ kind: 'updated', id: op.id, ref: null, version: next.version, plant: JSON.stringify(toRecord(next)), actor: op.actor })
       current.set(op.id, next)
       touched.add(op.id)
       outcomes[index] = { ok: true, value: next }
@@ -338,7 +339,8 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
       creates.map((c) => db(c.fields.description)), creates.map((c) => centsOf(c.fields.price)), creates.map((c) => c.fields.sku), creates.map((c) => c.fields.barcode),
       updated.map((p) => db(p.description)), updated.map((p) => centsOf(p.price)), updated.map((p) => p.sku), updated.map((p) => p.barcode),
       creates.map((c) => searchKeyOf(c.fields.name)), creates.map((c) => textArray(searchStartsOf(c.fields.name))),
-      updated.map((p) => searchKeyOf(p.name)), updated.map((p) => textArray(searchStartsOf(p.name)))
+      updated.map((p) => searchKeyOf(p.name)), updated.map((p) => textArray(searchStartsOf(p.name))),
+      changes.map((c) => c.actor)
     ]
   })
   const createdIds = written.ids.map(Number)

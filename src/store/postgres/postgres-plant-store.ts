@@ -1,9 +1,10 @@
 import pg from 'pg'
 import type { BatchOperation, BatchResult } from '../../catalogue/batch.js'
-import type { Change, ChangePage } from '../../catalogue/changes.js'
+import { ANONYMOUS_WRITE, type Change, type ChangePage, type WriteMeta } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import { completeFields, toRecord, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import { timestamp } from '../../catalogue/store-fields.js'
 import type { KeyStore } from '../key-store.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { toWriteOp, writeBatch } from './batch-writes.js'
@@ -37,7 +38,7 @@ export interface PostgresStoreOptions {
   startWaitMs?: number
 }
 
-interface ChangeRow { floor: number, head: number, seq: number | null, kind: Change['kind'], plant_id: number, version: number, plant: string | null }
+interface ChangeRow { floor: number, head: number, seq: number | null, kind: Change['kind'], plant_id: number, version: number, actor: string, at: number, plant: string | null }
 
 const DAY = 86_400_000
 const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version, p.photos, p.description, p.price, p.sku, p.barcode, p.created_at, p.updated_at'
@@ -46,7 +47,7 @@ const toDb = toPostgresText
 
 // One statement, so the floor, the head and the page come from one snapshot: a purge cannot slip between them.
 const CHANGES = `
-SELECT f.value AS floor, h.value AS head, c.seq, c.kind, c.plant_id, c.version, c.plant
+SELECT f.value AS floor, h.value AS head, c.seq, c.kind, c.plant_id, c.version, c.actor, c.at, c.plant
 FROM meta f JOIN meta h ON h.key = 'feed_head'
 LEFT JOIN LATERAL (SELECT * FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2) c ON true
 WHERE f.key = 'feed_floor'
@@ -179,48 +180,48 @@ class PostgresPlantStore implements PlantStore {
     this.watch()
   }
 
-  create (fields: PlantInput, idempotency?: IdempotencyClaim): Promise<CreateResult> {
-    return this.write({ kind: 'create', fields: completeFields(fields), idempotency })
+  create (fields: PlantInput, idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<CreateResult> {
+    return this.write({ kind: 'create', fields: completeFields(fields), idempotency, actor })
   }
 
-  update (id: number, fields: PlantInput, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.write({ kind: 'update', id, fields: completeFields(fields), expectedVersions })
+  update (id: number, fields: PlantInput, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
+    return this.write({ kind: 'update', id, fields: completeFields(fields), expectedVersions, actor })
   }
 
-  patch (id: number, patch: PlantPatch, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.write({ kind: 'patch', id, patch, expectedVersions })
+  patch (id: number, patch: PlantPatch, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
+    return this.write({ kind: 'patch', id, patch, expectedVersions, actor })
   }
 
-  remove (id: number, expectedVersions?: number[]): Promise<void> {
-    return this.write({ kind: 'remove', id, expectedVersions })
+  remove (id: number, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<void> {
+    return this.write({ kind: 'remove', id, expectedVersions, actor })
   }
 
-  batch (operations: BatchOperation[], idempotency?: IdempotencyClaim): Promise<BatchResult> {
-    const ops = operations.map(toWriteOp)
+  batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<BatchResult> {
+    const ops = operations.map((o) => toWriteOp(o, actor))
     // A unit of work of the group commit: one transaction, the batch in a savepoint of it (batch-writes.ts).
     return this.work((tx) => writeBatch(tx, ops, idempotency, this.now(), this.idempotencyTtlMs))
   }
 
-  addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.work(async (tx) => this.photoChanged(tx, id, await addPhoto(tx, id, photo, expectedVersions, this.now())))
+  addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
+    return this.work(async (tx) => this.photoChanged(tx, id, await addPhoto(tx, id, photo, expectedVersions, this.now()), actor))
   }
 
-  removePhoto (id: number, photoId: string, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.work(async (tx) => this.photoChanged(tx, id, await removePhoto(tx, id, photoId, expectedVersions, this.now())))
+  removePhoto (id: number, photoId: string, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
+    return this.work(async (tx) => this.photoChanged(tx, id, await removePhoto(tx, id, photoId, expectedVersions, this.now()), actor))
   }
 
-  orderPhotos (id: number, order: string[], expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.work(async (tx) => this.photoChanged(tx, id, await orderPhotos(tx, id, order, expectedVersions, this.now())))
+  orderPhotos (id: number, order: string[], expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
+    return this.work(async (tx) => this.photoChanged(tx, id, await orderPhotos(tx, id, order, expectedVersions, this.now()), actor))
   }
 
   photoFile (name: string, chunk?: number): Promise<StoredFile | undefined> {
     return this.files.get(fileReadKey(name, chunk))
   }
 
-  private photoChanged (tx: Tx, id: number, { row, photos, version, at }: PhotoWrite): StoredPlant {
+  private photoChanged (tx: Tx, id: number, { row, photos, version, at }: PhotoWrite, actor: string): StoredPlant {
     const plant = toPlant({ ...row, id, status: row.status as PlantStatus, version, photos: '[]', updated_at: at })
     plant.photos = photos
-    tx.change('updated', id, version, toRecord(plant), this.now())
+    tx.change('updated', id, version, toRecord(plant), at, actor)
     return plant
   }
 
@@ -277,7 +278,7 @@ class PostgresPlantStore implements PlantStore {
     if (after < rows[0].floor) throw new FeedGone('expired')
     if (after > rows[0].head) throw new FeedGone('ahead')
     const items = rows.filter((r) => r.seq !== null).map((r): Change =>
-      ({ seq: r.seq!, kind: r.kind, id: r.plant_id, version: r.version, plant: r.plant === null ? null : JSON.parse(r.plant) }))
+      ({ seq: r.seq!, kind: r.kind, id: r.plant_id, version: r.version, actor: r.actor, at: timestamp(Number(r.at)), plant: r.plant === null ? null : JSON.parse(r.plant) }))
     return { items, next: items.length > 0 ? items[items.length - 1].seq : after }
   }
 

@@ -100,7 +100,11 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   WEBHOOKS_MIGRATION,
   API_KEYS_MIGRATION,
   searchTextMigration,
-  filterKeys
+  filterKeys,
+  `
+  -- Who made each change (issue 26): the key's name, 'anonymous' without one, 'cli' for the command line.
+  ALTER TABLE changes ADD COLUMN actor TEXT NOT NULL DEFAULT 'anonymous';
+  `
 ]
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */

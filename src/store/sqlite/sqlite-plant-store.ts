@@ -1,10 +1,11 @@
 import type Database from 'better-sqlite3'
 import type { BatchOperation, BatchResult } from '../../catalogue/batch.js'
-import type { Change, ChangePage } from '../../catalogue/changes.js'
+import { ANONYMOUS_WRITE, type Change, type ChangePage, type WriteMeta } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import { completeFields, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { sortKeyOf } from '../../catalogue/query.js'
+import { timestamp } from '../../catalogue/store-fields.js'
 import type { KeyStore } from '../key-store.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { prepareDataDir } from './data-dir.js'
@@ -33,7 +34,7 @@ export interface SqliteStoreOptions {
 }
 
 type PlantRow = PlantTuple
-interface ChangeRow { seq: number, kind: Change['kind'], plant_id: number, version: number, plant: string | null }
+interface ChangeRow { seq: number, kind: Change['kind'], plant_id: number, version: number, actor: string, at: number, plant: string | null }
 
 const DAY = 86_400_000
 /** The guard looks at the clock once in this many rows plus one (a mask): reading it costs more than a row. */
@@ -90,7 +91,7 @@ class SqlitePlantStore implements PlantStore {
     this.s = {
       get: db.prepare<[number], PlantRow>(`SELECT ${PLANT_COLUMNS} FROM plants p WHERE id = ?`).raw(true),
       purgeKeys: db.prepare('DELETE FROM idempotency_keys WHERE created_at <= ?'),
-      changes: db.prepare<[number, number], ChangeRow>('SELECT seq, kind, plant_id, version, plant FROM changes WHERE seq > ? ORDER BY seq LIMIT ?'),
+      changes: db.prepare<[number, number], ChangeRow>('SELECT seq, kind, plant_id, version, actor, at, plant FROM changes WHERE seq > ? ORDER BY seq LIMIT ?'),
       floor: db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'feed_floor'"),
       // The last change handed out; once all have expired, the floor is the last one there was.
       head: db.prepare<[], number>(
@@ -140,41 +141,41 @@ class SqlitePlantStore implements PlantStore {
     this.timers.push(setInterval(() => { this.watchOtherWriters() }, 200).unref())
   }
 
-  create (fields: PlantInput, idempotency?: IdempotencyClaim): Promise<CreateResult> {
-    return this.commits.run({ kind: 'create', fields: completeFields(fields), idempotency, now: this.now() })
+  create (fields: PlantInput, idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<CreateResult> {
+    return this.commits.run({ kind: 'create', fields: completeFields(fields), idempotency, now: this.now(), actor })
   }
 
-  update (id: number, fields: PlantInput, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.commits.run({ kind: 'update', id, fields: completeFields(fields), expectedVersions, now: this.now() })
+  update (id: number, fields: PlantInput, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
+    return this.commits.run({ kind: 'update', id, fields: completeFields(fields), expectedVersions, now: this.now(), actor })
   }
 
-  remove (id: number, expectedVersions?: number[]): Promise<void> {
-    return this.commits.run({ kind: 'remove', id, expectedVersions, now: this.now() })
+  remove (id: number, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<void> {
+    return this.commits.run({ kind: 'remove', id, expectedVersions, now: this.now(), actor })
   }
 
-  batch (operations: BatchOperation[], idempotency?: IdempotencyClaim): Promise<BatchResult> {
+  batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<BatchResult> {
     const now = this.now()
     const ops = operations.map((o): PlantWriteOp => o.op === 'create'
-      ? { kind: 'create', fields: completeFields(o.fields), now }
+      ? { kind: 'create', fields: completeFields(o.fields), now, actor }
       : o.op === 'update'
-        ? { kind: 'update', id: o.id, fields: completeFields(o.fields), expectedVersions: o.expectedVersions, now }
+        ? { kind: 'update', id: o.id, fields: completeFields(o.fields), expectedVersions: o.expectedVersions, now, actor }
         : o.op === 'patch'
-          ? { kind: 'patch', id: o.id, patch: o.patch, expectedVersions: o.expectedVersions, now }
-          : { kind: 'remove', id: o.id, expectedVersions: o.expectedVersions, now })
+          ? { kind: 'patch', id: o.id, patch: o.patch, expectedVersions: o.expectedVersions, now, actor }
+          : { kind: 'remove', id: o.id, expectedVersions: o.expectedVersions, now, actor })
     // One write of the group commit: its savepoint makes it all or nothing (writes.ts).
-    return this.commits.run({ kind: 'batch', ops, idempotency, now })
+    return this.commits.run({ kind: 'batch', ops, idempotency, now, actor })
   }
 
-  addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.commits.run({ kind: 'add-photo', id, photo, expectedVersions, now: this.now() })
+  addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
+    return this.commits.run({ kind: 'add-photo', id, photo, expectedVersions, now: this.now(), actor })
   }
 
-  removePhoto (id: number, photoId: string, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.commits.run({ kind: 'remove-photo', id, photoId, expectedVersions, now: this.now() })
+  removePhoto (id: number, photoId: string, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
+    return this.commits.run({ kind: 'remove-photo', id, photoId, expectedVersions, now: this.now(), actor })
   }
 
-  orderPhotos (id: number, order: string[], expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.commits.run({ kind: 'order-photos', id, order, expectedVersions, now: this.now() })
+  orderPhotos (id: number, order: string[], expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
+    return this.commits.run({ kind: 'order-photos', id, order, expectedVersions, now: this.now(), actor })
   }
 
   async photoFile (name: string, chunk?: number): Promise<StoredFile | undefined> {
@@ -186,8 +187,8 @@ class SqlitePlantStore implements PlantStore {
     return row && toPlant(row)
   }
 
-  patch (id: number, patch: PlantPatch, expectedVersions?: number[]): Promise<StoredPlant> {
-    return this.commits.run({ kind: 'patch', id, patch, expectedVersions, now: this.now() })
+  patch (id: number, patch: PlantPatch, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
+    return this.commits.run({ kind: 'patch', id, patch, expectedVersions, now: this.now(), actor })
   }
 
   async list (filter: ListFilter): Promise<StoredPlant[]> {
@@ -268,7 +269,7 @@ class SqlitePlantStore implements PlantStore {
       if (after < this.s.floor.get()!.value) throw new FeedGone('expired')
       if (after > this.snapshotHeadValue()) throw new FeedGone('ahead')
       const items = this.s.changes.all(after, limit).map((r): Change =>
-        ({ seq: r.seq, kind: r.kind, id: r.plant_id, version: r.version, plant: r.plant === null ? null : JSON.parse(r.plant) }))
+        ({ seq: r.seq, kind: r.kind, id: r.plant_id, version: r.version, actor: r.actor, at: timestamp(r.at), plant: r.plant === null ? null : JSON.parse(r.plant) }))
       return { items, next: items.length > 0 ? items[items.length - 1].seq : after }
     })
   }

@@ -13,19 +13,19 @@ import { searchBacklog } from './search-backlog.js'
 
 /** A write of a plant's fields: what the single routes do, and what a batch is made of. */
 export type PlantWriteOp =
-  | { kind: 'create', fields: PlantFields, idempotency?: IdempotencyClaim, now: number }
-  | { kind: 'update', id: number, fields: PlantFields, expectedVersions?: number[], now: number }
-  | { kind: 'patch', id: number, patch: PlantPatch, expectedVersions?: number[], now: number }
-  | { kind: 'remove', id: number, expectedVersions?: number[], now: number }
+  | { kind: 'create', fields: PlantFields, idempotency?: IdempotencyClaim, now: number, actor: string }
+  | { kind: 'update', id: number, fields: PlantFields, expectedVersions?: number[], now: number, actor: string }
+  | { kind: 'patch', id: number, patch: PlantPatch, expectedVersions?: number[], now: number, actor: string }
+  | { kind: 'remove', id: number, expectedVersions?: number[], now: number, actor: string }
 
-/** One write; `now` is taken by the caller so the store's clock stays the caller's. */
+/** One write; `now` is taken by the caller so the store's clock stays the caller's; `actor` is who makes it (WriteMeta). */
 export type WriteOp =
   | PlantWriteOp
   /** Plant writes applied all or nothing (a savepoint in the group's transaction); the key covers them all. */
-  | { kind: 'batch', ops: PlantWriteOp[], idempotency?: IdempotencyClaim, now: number }
-  | { kind: 'add-photo', id: number, photo: NewPhoto, expectedVersions?: number[], now: number }
-  | { kind: 'remove-photo', id: number, photoId: string, expectedVersions?: number[], now: number }
-  | { kind: 'order-photos', id: number, order: string[], expectedVersions?: number[], now: number }
+  | { kind: 'batch', ops: PlantWriteOp[], idempotency?: IdempotencyClaim, now: number, actor: string }
+  | { kind: 'add-photo', id: number, photo: NewPhoto, expectedVersions?: number[], now: number, actor: string }
+  | { kind: 'remove-photo', id: number, photoId: string, expectedVersions?: number[], now: number, actor: string }
+  | { kind: 'order-photos', id: number, order: string[], expectedVersions?: number[], now: number, actor: string }
 
 export type Refusal = 'not-found' | 'version-mismatch' | 'idempotency-key-reused' | 'sku-taken' | 'batch' | PhotoRefusal
 /** A refused write of a batch, by its index in the batch. */
@@ -118,7 +118,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       'SELECT request_hash, response FROM idempotency_keys WHERE key = ? AND created_at > ?'),
     putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
     // index_remove / index_add: what the write changes in the name search index (search-backlog.ts).
-    insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add) VALUES (?, ?, ?, ?, ?, ?, ?)')
+    insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
   }
   const files = photoFiles(db)
 
@@ -174,7 +174,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       count(status, 1)
       const plant = storedPlant(id, fields, [], 1, now, now)
       if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, id, JSON.stringify(plant), now)
-      s.insertChange.run('created', id, 1, JSON.stringify(toRecord(plant)), now, null, key)
+      s.insertChange.run('created', id, 1, JSON.stringify(toRecord(plant)), now, null, key, op.actor)
       return { plant, replayed: false }
     }
     const current = s.current.get(op.id)
@@ -185,7 +185,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       for (const tag of JSON.parse(current.tags) as string[]) s.deleteTag.run(tag, op.id)
       files.release(JSON.parse(current.photos) as Photo[])
       count(current.status, -1)
-      s.insertChange.run('deleted', op.id, current.version + 1, null, now, nameKey(current.name), null)
+      s.insertChange.run('deleted', op.id, current.version + 1, null, now, nameKey(current.name), null, op.actor)
       return undefined
     }
     if (op.kind === 'add-photo' || op.kind === 'remove-photo' || op.kind === 'order-photos') {
@@ -197,7 +197,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       const version = current.version + 1
       s.setPhotos.run(JSON.stringify(photos), version, now, op.id)
       const plant = storedPlant(op.id, fieldsOf(current), photos, version, current.created_at, now)
-      s.insertChange.run('updated', op.id, version, JSON.stringify(toRecord(plant)), now, null, null)
+      s.insertChange.run('updated', op.id, version, JSON.stringify(toRecord(plant)), now, null, null, op.actor)
       return plant
     }
     const before: string[] = JSON.parse(current.tags)
@@ -235,7 +235,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     for (const tag of before) if (!tags.includes(tag)) s.deleteTag.run(tag, id)
     for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(tag, id)
     const plant = storedPlant(id, fields, photos, version, current.created_at, now)
-    s.insertChange.run('updated', id, version, JSON.stringify(toRecord(plant)), now, reindexed ? oldKey : null, reindexed ? newKey : null)
+    s.insertChange.run('updated', id, version, JSON.stringify(toRecord(plant)), now, reindexed ? oldKey : null, reindexed ? newKey : null, op.actor)
     return plant
   }
 
