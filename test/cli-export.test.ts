@@ -135,6 +135,23 @@ test('a tag holding | is counted in a warning for CSV; export of a folder withou
   assert.match(missing.stderr, /no catalogue in/)
 })
 
+test('export, backup and restore-marks save into a missing folder fail with exit 1 naming that folder; a file that cannot be made fails the same way, never naming the .partial file', async (t) => {
+  const { dir, dataDir } = await seeded(t, 3)
+  const nowhere = join(dir, 'no-such-folder', 'x.csv')
+  for (const args of [['export', '--output', nowhere], ['backup', nowhere], ['restore-marks', 'save', nowhere]]) {
+    const result = await plants([...args, '--data-dir', dataDir])
+    assert.equal(result.code, 1, `${args[0]}: ${result.stderr}`)
+    assert.match(result.stderr, new RegExp(`the folder ${join(dir, 'no-such-folder')} does not exist: create it first`))
+    assert.doesNotMatch(result.stderr, /partial/)
+  }
+  // The folder exists but no file can be made in it: the write stream fails before the first byte.
+  // (Before, the export waited for a 'finish' that never came, and the process ended with 0.)
+  const refused = await plants(['export', '--data-dir', dataDir, '--output', '/proc/plants-export.csv'])
+  assert.equal(refused.code, 1)
+  assert.match(refused.stderr, /^plants export: cannot write \/proc\/plants-export\.csv: /)
+  assert.doesNotMatch(refused.stderr, /partial/)
+})
+
 test('export --q, --status (repeated) and --sort find what GET /v3/plant finds, in its order, from a folder and through --url', async (t) => {
   const { dataDir, stored } = await seeded(t, 600)
   const { pageOf } = await import('../src/catalogue/query.js')

@@ -1,9 +1,10 @@
 import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
-import { dirname, resolve } from 'node:path'
+import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { DANGLING_PHOTO_FILES } from '../store/sqlite/photo-writes.js'
 import { databaseFile, locate } from './catalogue.js'
 import { CommandFailed, formatDuration, plural, UsageError, type Command, type Io } from './command.js'
+import { cannotWrite, checkOutputFolder } from './output-file.js'
 
 export const backupCommand: Command = {
   name: 'backup',
@@ -46,9 +47,7 @@ async function runBackup (values: Record<string, any>, positionals: string[], io
   const { dataDir } = where
   const source = databaseFile(dataDir)
   if (!existsSync(source)) throw new CommandFailed(`no catalogue in ${dataDir} (${source} does not exist)`)
-  const folder = dirname(resolve(target))
-  if (!existsSync(folder)) throw new CommandFailed(`the folder ${folder} does not exist: create it first (backup makes no folders)`)
-  if (!statSync(folder).isDirectory()) throw new CommandFailed(`${folder} is not a folder`)
+  checkOutputFolder(target, 'backup')
   if (existsSync(target) && !values.force) throw new CommandFailed(`${target} exists (pass --force to replace it)`)
   const partial = `${target}.partial-${process.pid}`
   rmSync(partial, { force: true })
@@ -75,7 +74,9 @@ async function runBackup (values: Record<string, any>, positionals: string[], io
   } catch (err) {
     rmSync(partial, { force: true })
     if (err instanceof CommandFailed) throw err
-    throw new CommandFailed(`backup failed: ${(err as Error).message}`)
+    if ((err as NodeJS.ErrnoException).code?.startsWith('E') === true) throw cannotWrite(target, err)
+    // The temporary copy is named as the file asked for: the person never named the .partial.
+    throw new CommandFailed(`backup failed: ${(err as Error).message.replaceAll(partial, target)}`)
   }
 }
 

@@ -1,4 +1,4 @@
-import { once } from 'node:events'
+import { finished } from 'node:stream/promises'
 import { createWriteStream, renameSync, rmSync, type WriteStream } from 'node:fs'
 import { STATUSES, type Plant } from '../catalogue/plant.js'
 import { SORTS, type PlantQuery } from '../catalogue/query.js'
@@ -6,6 +6,7 @@ import { locate, openCatalogue } from './catalogue.js'
 import { CommandFailed, FORMATS, oneOf, plural, TARGET_READ_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io } from './command.js'
 import { formatOf } from './rows.js'
 import { neutraliseFormula } from './formula-cells.js'
+import { cannotWrite, checkOutputFolder } from './output-file.js'
 
 const PAGE = 100
 
@@ -53,6 +54,7 @@ async function runExport (values: Record<string, any>, positionals: string[], io
   const explicit = oneOf('format', values.format, FORMATS, undefined)
   const format: Format = values.output === undefined ? explicit ?? 'csv' : formatOf(values.output, explicit)
   const query = await findQuery(values)
+  if (values.output !== undefined) checkOutputFolder(values.output, 'export')
   const catalogue = await openCatalogue(await locate(values, io), io, { readOnly: true })
   const partial = values.output === undefined ? undefined : `${values.output}.partial-${process.pid}`
   const out: NodeJS.WritableStream = partial === undefined ? io.stdout : createWriteStream(partial)
@@ -82,9 +84,14 @@ async function runExport (values: Record<string, any>, positionals: string[], io
     if (header !== '' && !failed) await write(out, header)
     if (partial !== undefined) {
       out.end()
-      await once(out, 'finish')
-      if (failed) throw new CommandFailed(`writing the export: ${failed.message}`)
-      renameSync(partial, values.output)
+      // Settles however the file ends, an error before this line included (once('finish') would wait forever).
+      await finished(out).catch((err: Error) => { failed ??= err })
+      if (failed) throw cannotWrite(values.output, failed)
+      try {
+        renameSync(partial, values.output)
+      } catch (err) {
+        throw cannotWrite(values.output, err)
+      }
     }
   } catch (err) {
     if (partial !== undefined) {

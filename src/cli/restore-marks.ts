@@ -1,8 +1,9 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import Database from 'better-sqlite3'
 import { parseMarks, type RestoreMarks } from '../store/restore-marks.js'
 import { databaseFile, locate } from './catalogue.js'
 import { CommandFailed, UsageError, type Command, type Io } from './command.js'
+import { cannotWrite, checkOutputFolder } from './output-file.js'
 import { connect, redactUrl } from './postgres-catalogue.js'
 
 export const restoreMarksCommand: Command = {
@@ -43,6 +44,7 @@ async function runRestoreMarks (values: Record<string, any>, positionals: string
     ? { kind: 'postgres' as const, databaseUrl: values['database-url'] as string }
     : await locate({ 'data-dir': values['data-dir'] }, io)
   if (action === 'save') {
+    checkOutputFolder(file, 'restore-marks save')
     if (existsSync(file) && !values.force) throw new CommandFailed(`${file} exists (pass --force to replace it)`)
     let marks: RestoreMarks
     if (where.kind === 'postgres') {
@@ -59,8 +61,13 @@ async function runRestoreMarks (values: Record<string, any>, positionals: string
       throw new Error('restore-marks takes no --url')
     }
     const partial = `${file}.partial-${process.pid}`
-    writeFileSync(partial, `${JSON.stringify(marks, null, 2)}\n`, { mode: 0o600 })
-    renameSync(partial, file)
+    try {
+      writeFileSync(partial, `${JSON.stringify(marks, null, 2)}\n`, { mode: 0o600 })
+      renameSync(partial, file)
+    } catch (err) {
+      rmSync(partial, { force: true })
+      throw cannotWrite(file, err)
+    }
     io.stdout.write(`saved the marks to ${file}: ids up to ${marks.lastId}, feed positions up to ${marks.feedHead}, versions up to ${marks.versionHigh}, ${marks.keys.length} API keys\n`)
     return 0
   }
