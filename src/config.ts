@@ -26,7 +26,7 @@ const Env = Type.Object({
   FEED_MAX_STREAMS_PER_CLIENT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 20, description: 'an integer from 1 to 1000000' }),
   MAX_CONNECTIONS_PER_CLIENT: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 256, description: 'an integer from 0 (no cap) to 1000000' }),
   WORKERS: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })], { default: 1, description: 'auto or an integer from 1 to 256' }),
-  CURRENCY: Type.String({ pattern: '^[A-Z]{3}$', default: 'EUR', description: 'an ISO 4217 currency code: three capital letters (e.g. EUR, USD)' }),
+  CURRENCY: Type.String({ pattern: '^[A-Z]{3}$', default: 'EUR', description: 'an ISO 4217 currency code with a minor unit of 2 digits: three capital letters (e.g. EUR, USD)' }),
   WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'true or false' }),
   WEBHOOK_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 20_000, description: 'an integer from 1000 to 600000 (milliseconds)' }),
   READS: Type.Union([Type.Literal('public'), Type.Literal('keys')], { default: 'public', description: 'public (anyone may read) or keys (every read needs a key of scope read)' })
@@ -147,6 +147,22 @@ function proxyList (text: string | undefined): string[] | false {
 }
 
 /**
+ * CURRENCY as a known ISO 4217 code whose minor unit is 2 digits: every price is shown with 2
+ * fraction digits ("12.50"), which is wrong for the yen (0) or the dinar (3), and a code no one
+ * knows (ABC) would be shown by GET /v3 as if it were one. What is known, and each code's minor
+ * unit, is the runtime's Intl data (ICU's).
+ */
+function currencyCode (code: string): string {
+  const expected = `expected ${Env.properties.CURRENCY.description}`
+  if (!Intl.supportedValuesOf('currency').includes(code)) throw new ConfigError(`Invalid configuration: CURRENCY=${JSON.stringify(code)} is not a known ISO 4217 currency code; ${expected}`)
+  const digits = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits
+  if (digits !== 2) {
+    throw new ConfigError(`Invalid configuration: CURRENCY=${JSON.stringify(code)} has ${digits} fraction digits, but the catalogue keeps and shows prices with 2 ("12.50"); ${expected}`)
+  }
+  return code
+}
+
+/**
  * Reads and validates the environment once. A bad value throws a ConfigError naming the variable
  * and what it allows; a variable set to the empty string is refused, never taken as unset.
  */
@@ -193,7 +209,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
     /** READS=keys: every read under /v3 needs a key of scope `read` (default: reads are public). */
     readsNeedKey: e.READS === 'keys',
     /** The currency of every price in the catalogue (ISO 4217), shown by GET /v3. */
-    currency: e.CURRENCY
+    currency: currencyCode(e.CURRENCY)
   }
 }
 

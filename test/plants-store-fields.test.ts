@@ -44,6 +44,13 @@ test('CURRENCY is three capital letters (ISO 4217), EUR by default', () => {
   for (const bad of ['eur', 'EURO', 'E1R']) assert.throws(() => loadConfig({ CURRENCY: bad }), ConfigError, bad)
 })
 
+test('CURRENCY refuses a code no one knows, and one whose minor unit is not the 2 fraction digits every price is shown with', () => {
+  assert.throws(() => loadConfig({ CURRENCY: 'ABC' }), /CURRENCY="ABC" is not a known ISO 4217 currency code/)
+  assert.throws(() => loadConfig({ CURRENCY: 'JPY' }), /CURRENCY="JPY" has 0 fraction digits, but the catalogue keeps and shows prices with 2/)
+  assert.throws(() => loadConfig({ CURRENCY: 'KWD' }), /CURRENCY="KWD" has 3 fraction digits/)
+  for (const good of ['GBP', 'CHF', 'SEK']) assert.equal(loadConfig({ CURRENCY: good }).currency, good)
+})
+
 for (const engine of ENGINES) {
   describe(`store fields on ${engine.name}`, { skip: engine.skip }, () => {
     test('a plant with every field is stored and returned; the price always with 2 fraction digits; times set by the service', async (t) => {
