@@ -75,5 +75,15 @@ export function parseTimestamp (text: string): number | undefined {
   const digits = fraction.slice(1)
   const millis = Number(digits.slice(0, 3).padEnd(3, '0')) + (/[1-9]/.test(digits.slice(3)) ? 1 : 0)
   const offset = zone.toUpperCase() === 'Z' ? 0 : (zone[0] === '-' ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6)))
-  return base + millis - offset * 60_000
+  const at = base - offset * 60_000
+  // Second 60 exists only at a leap second: 23:59:60 UTC at the end of a day the IERS named.
+  if (second === 60 && !LEAP_SECOND_DAYS.has(new Date(at).toISOString().slice(0, 19))) return undefined
+  return at + millis
 }
+
+/** The UTC minutes that ended in a leap second (23:59:60), 1972–2016; none has been added since. */
+const LEAP_SECOND_DAYS = new Set([
+  '1972-06-30', '1972-12-31', '1973-12-31', '1974-12-31', '1975-12-31', '1976-12-31', '1977-12-31', '1978-12-31', '1979-12-31',
+  '1981-06-30', '1982-06-30', '1983-06-30', '1985-06-30', '1987-12-31', '1989-12-31', '1990-12-31', '1992-06-30', '1993-06-30',
+  '1994-06-30', '1995-12-31', '1997-06-30', '1998-12-31', '2005-12-31', '2008-12-31', '2012-06-30', '2015-06-30', '2016-12-31'
+].map((day) => `${day}T23:59:59`))

@@ -1394,11 +1394,11 @@ export interface operations {
                 cursor?: string;
                 /** @description Plants a page: 1–500, default 50. */
                 limit?: number;
-                /** @description Plants priced at most this (inclusive); unpriced plants are left out. */
+                /** @description Plants priced at most this (inclusive); unpriced plants are left out. Below priceMin: 400 naming both. */
                 priceMax?: string;
                 /** @description Plants priced at least this (inclusive); unpriced plants are left out. */
                 priceMin?: string;
-                /** @description Search by name: 1–5 terms separated by white space; a plant matches when its name holds every term, ignoring case (JavaScript toLowerCase) and accents (the combining marks of the Unicode decomposition NFD: "cafe" and "CAFÉ" find "Café"; a letter without one stays itself: "o" does not find "ø"). A term of 3 or more characters matches anywhere in the name ("stera" finds "Monstera"); a term of 1–2 characters matches the start of a word, a word being a run of letters and digits ("zz" finds "ZZ plant", "21 cm" finds "Ficus, 21 cm pot", "cm" does not find "21cm"). Control characters (U+0000–U+001F, U+007F–U+009F) other than white space are refused, as is a term of accents alone. */
+                /** @description Search by name: up to 5 terms separated by white space (an empty q, or one of white space alone, searches for nothing: as no q); a plant matches when its name holds every term, ignoring case (JavaScript toLowerCase) and accents (the combining marks of the Unicode decomposition NFD: "cafe" and "CAFÉ" find "Café"; a letter without one stays itself: "o" does not find "ø"). A term of 3 or more characters matches anywhere in the name ("stera" finds "Monstera"); a term of 1–2 characters matches the start of a word, a word being a run of letters and digits ("zz" finds "ZZ plant", "21 cm" finds "Ficus, 21 cm pot", "cm" does not find "21cm"). Control characters (U+0000–U+001F, U+007F–U+009F) other than white space are refused, as is a term of accents alone. */
                 q?: string;
                 /** @description The plant with this SKU, ignoring case. */
                 sku?: string;
@@ -1408,7 +1408,7 @@ export interface operations {
                 status?: ("available" | "pending" | "sold")[];
                 /** @description Repeat to require every tag given. Ignores the case of A–Z: tag=Big finds "big" (not of other letters: "É" is not "é"). */
                 tag?: string[];
-                /** @description Plants whose updatedAt is at or after this RFC 3339 date-time (seconds and a zone required, e.g. 2026-05-01T12:00:00.000Z). */
+                /** @description Plants whose updatedAt is at or after this RFC 3339 date-time (seconds and a zone required, e.g. 2026-05-01T12:00:00.000Z; a + in an offset sent as %2B, though a space before an offset at the end is read as the + it was). A time that does not exist (30 February, a second 60 other than a leap second) is refused. Deleted plants are not listed: a till follows the change feed for deletions. */
                 updatedSince?: string;
             };
             header?: never;
@@ -2887,11 +2887,11 @@ export interface operations {
                 barcode?: string;
                 /** @description Plants of this category, ignoring the case of A–Z: category=Indoor finds "indoor" (not of other letters: "É" is not "é"). */
                 category?: string;
-                /** @description Plants priced at most this (inclusive); unpriced plants are left out. */
+                /** @description Plants priced at most this (inclusive); unpriced plants are left out. Below priceMin: 400 naming both. */
                 priceMax?: string;
                 /** @description Plants priced at least this (inclusive); unpriced plants are left out. */
                 priceMin?: string;
-                /** @description Search by name: 1–5 terms separated by white space; a plant matches when its name holds every term, ignoring case (JavaScript toLowerCase) and accents (the combining marks of the Unicode decomposition NFD: "cafe" and "CAFÉ" find "Café"; a letter without one stays itself: "o" does not find "ø"). A term of 3 or more characters matches anywhere in the name ("stera" finds "Monstera"); a term of 1–2 characters matches the start of a word, a word being a run of letters and digits ("zz" finds "ZZ plant", "21 cm" finds "Ficus, 21 cm pot", "cm" does not find "21cm"). Control characters (U+0000–U+001F, U+007F–U+009F) other than white space are refused, as is a term of accents alone. */
+                /** @description Search by name: up to 5 terms separated by white space (an empty q, or one of white space alone, searches for nothing: as no q); a plant matches when its name holds every term, ignoring case (JavaScript toLowerCase) and accents (the combining marks of the Unicode decomposition NFD: "cafe" and "CAFÉ" find "Café"; a letter without one stays itself: "o" does not find "ø"). A term of 3 or more characters matches anywhere in the name ("stera" finds "Monstera"); a term of 1–2 characters matches the start of a word, a word being a run of letters and digits ("zz" finds "ZZ plant", "21 cm" finds "Ficus, 21 cm pot", "cm" does not find "21cm"). Control characters (U+0000–U+001F, U+007F–U+009F) other than white space are refused, as is a term of accents alone. */
                 q?: string;
                 /** @description The plant with this SKU, ignoring case. */
                 sku?: string;
@@ -2899,7 +2899,7 @@ export interface operations {
                 status?: ("available" | "pending" | "sold")[];
                 /** @description Repeat to require every tag given. Ignores the case of A–Z: tag=Big finds "big" (not of other letters: "É" is not "é"). */
                 tag?: string[];
-                /** @description Plants whose updatedAt is at or after this RFC 3339 date-time (seconds and a zone required, e.g. 2026-05-01T12:00:00.000Z). */
+                /** @description Plants whose updatedAt is at or after this RFC 3339 date-time (seconds and a zone required, e.g. 2026-05-01T12:00:00.000Z; a + in an offset sent as %2B, though a space before an offset at the end is read as the + it was). A time that does not exist (30 February, a second 60 other than a leap second) is refused. Deleted plants are not listed: a till follows the change feed for deletions. */
                 updatedSince?: string;
             };
             header?: never;

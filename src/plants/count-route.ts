@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ref } from '../http/components.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
-import { HEADERS, problemResponses } from '../http/problem.js'
+import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { feedPositionHook } from '../feed/position.js'
 import { plantQueryOf } from './query.js'
 import { guardStatuses, type RouteOptions } from '../http/route-parts.js'
@@ -13,10 +13,21 @@ import { COUNT_EXACT_UP_TO, CountQuery, PlantCount } from './schemas.js'
  * one past the exact range and no further, so a filter matching most of a large catalogue costs
  * about what a long page does, never a scan of every plant.
  */
+const PAGING = ['sort', 'limit', 'cursor']
+
 export const countRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
   const upTo = COUNT_EXACT_UP_TO.toLocaleString('en')
   // A static path: Fastify's router prefers it to /v3/plant/:id whatever the order of registration.
   app.get('/v3/plant/count', {
+    // The list's paging parameters, sent to the count as a client builds both from one query, are
+    // named for what they are rather than "not a known field".
+    preValidation: async (request) => {
+      const paging = PAGING.filter((name) => Object.hasOwn(request.query as object, name))
+      if (paging.length > 0) {
+        throw new HttpProblem(400, 'invalid-input', `querystring ${paging.map((p) => `/${p}`).join(', ')}: count takes no sort, limit or cursor (they page the list); send the filters alone`,
+          paging.map((p) => ({ path: `/${p}`, message: 'count takes no sort, limit or cursor' })))
+      }
+    },
     preHandler: feedPositionHook(options.store),
     schema: {
       operationId: 'count-plants',

@@ -11,14 +11,19 @@ import type { ListQuery } from './schemas.js'
 
 const CONTROL = /\p{Cc}/u
 
-/** Splits `q` into its lower-cased terms, or refuses it naming the rule. */
+/** A refusal of a query-string parameter, worded as the schema's are ("querystring /q must …"). */
+const refuseParameter = (name: string, why: string): never => {
+  throw new HttpProblem(400, 'invalid-input', `querystring /${name} ${why}`, [{ path: `/${name}`, message: why }])
+}
+
+/**
+ * Splits `q` into its lower-cased terms, or refuses it naming the rule. An empty `q` (a search box
+ * the user cleared) or one of white space alone holds no term: it searches for nothing, as no `q`.
+ */
 export function parseTerms (q: string | undefined): string[] {
   if (q === undefined) return []
   const terms = q.split(/\s+/u).filter((t) => t !== '')
-  const refuse = (why: string): never => {
-    throw new HttpProblem(400, 'invalid-input', `q ${why}`, [{ path: '/q', message: why }])
-  }
-  if (terms.length === 0) refuse('must hold at least one term (it is only white space)')
+  const refuse = (why: string): never => refuseParameter('q', why)
   if (terms.length > 5) refuse(`must hold at most 5 terms (it holds ${terms.length})`)
   // Refused before either engine sees them: a NUL cut SQLite's MATCH string short (a 500).
   if (terms.some((t) => CONTROL.test(t))) refuse('terms must not hold control characters (U+0000–U+001F, U+007F–U+009F)')
@@ -40,16 +45,29 @@ export function plantQueryOf (query: Omit<ListQuery, 'limit' | 'cursor'>): Plant
   // Absent filters stay absent: the cursor's fingerprint of a query without them is as before.
   if (sku !== undefined) found.sku = skuKey(sku)
   if (barcode !== undefined) found.barcode = barcode
-  if (updatedSince !== undefined) found.updatedSince = parseTimestamp(updatedSince) ?? refuseTime()
+  if (updatedSince !== undefined) found.updatedSince = parseTimestamp(plusRestored(updatedSince)) ?? refuseTime(updatedSince)
   // The schema's pattern has checked both prices.
   if (priceMin !== undefined) found.priceMin = priceCents(priceMin)
   if (priceMax !== undefined) found.priceMax = priceCents(priceMax)
+  if (found.priceMin !== undefined && found.priceMax !== undefined && found.priceMin > found.priceMax) {
+    // Nothing could match: a client that swapped them is told rather than shown an empty list.
+    const why = `priceMin (${priceMin!}) is above priceMax (${priceMax!}): no price lies between them`
+    throw new HttpProblem(400, 'invalid-input', `querystring /priceMin and /priceMax: ${why}`,
+      [{ path: '/priceMin', message: `must be at most priceMax (${priceMax!})` }, { path: '/priceMax', message: `must be at least priceMin (${priceMin!})` }])
+  }
   return found
 }
 
-const refuseTime = (): never => {
-  const message = 'must be an RFC 3339 date-time with seconds and a zone, e.g. 2026-05-01T12:00:00.000Z'
-  throw new HttpProblem(400, 'invalid-input', `updatedSince ${message}`, [{ path: '/updatedSince', message }])
+/**
+ * A + sent unencoded in a query string reads as a space, so "18:44:00+01:00" arrives as
+ * "18:44:00 01:00". A space followed by an offset at the end of a date-time can only have been
+ * that + (a - is not decoded, and a zone is required), so it is read as one.
+ */
+const plusRestored = (text: string): string => text.replace(/^(.*\d) (\d{2}:\d{2})$/s, '$1+$2')
+
+const refuseTime = (text: string): never => {
+  const spaced = /\s/.test(text) ? '; a + in the offset must be sent encoded, as %2B' : ''
+  return refuseParameter('updatedSince', `must be an RFC 3339 date-time with seconds and a zone, e.g. 2026-05-01T12:00:00.000Z or 2026-05-01T14:00:00%2B02:00, and a time that exists (a second 60 only at a leap second)${spaced}`)
 }
 
 // Cursors: the position after which the next page starts, plus a fingerprint of the sort and filters

@@ -139,9 +139,8 @@ export const ListQuery = Type.Object({
     description: 'Plants of this category, ignoring the case of A–Z: category=Indoor finds "indoor" (not of other letters: "É" is not "é").'
   })),
   q: Type.Optional(Type.String({
-    minLength: 1,
     maxLength: 100,
-    description: 'Search by name: 1–5 terms separated by white space; a plant matches when its name holds every term, ignoring case ' +
+    description: 'Search by name: up to 5 terms separated by white space (an empty q, or one of white space alone, searches for nothing: as no q); a plant matches when its name holds every term, ignoring case ' +
       '(JavaScript toLowerCase) and accents (the combining marks of the Unicode decomposition NFD: "cafe" and "CAFÉ" find "Café"; ' +
       'a letter without one stays itself: "o" does not find "ø"). A term of 3 or more characters matches anywhere in the name ' +
       '("stera" finds "Monstera"); a term of 1–2 characters matches the start of a word, a word being a run of letters and digits ' +
@@ -152,10 +151,12 @@ export const ListQuery = Type.Object({
   barcode: Type.Optional(Type.String({ pattern: GTIN_PATTERN, 'x-pattern-message': GTIN_MESSAGE, 'x-gtin': true, description: 'Plants with this barcode (exact).' })),
   updatedSince: Type.Optional(Type.String({
     maxLength: 64,
-    description: 'Plants whose updatedAt is at or after this RFC 3339 date-time (seconds and a zone required, e.g. 2026-05-01T12:00:00.000Z).'
+    description: 'Plants whose updatedAt is at or after this RFC 3339 date-time (seconds and a zone required, e.g. 2026-05-01T12:00:00.000Z; ' +
+      'a + in an offset sent as %2B, though a space before an offset at the end is read as the + it was). A time that does not exist ' +
+      '(30 February, a second 60 other than a leap second) is refused. Deleted plants are not listed: a till follows the change feed for deletions.'
   })),
   priceMin: Type.Optional(Type.String({ pattern: PRICE_PATTERN, 'x-pattern-message': PRICE_MESSAGE, description: 'Plants priced at least this (inclusive); unpriced plants are left out.' })),
-  priceMax: Type.Optional(Type.String({ pattern: PRICE_PATTERN, 'x-pattern-message': PRICE_MESSAGE, description: 'Plants priced at most this (inclusive); unpriced plants are left out.' })),
+  priceMax: Type.Optional(Type.String({ pattern: PRICE_PATTERN, 'x-pattern-message': PRICE_MESSAGE, description: 'Plants priced at most this (inclusive); unpriced plants are left out. Below priceMin: 400 naming both.' })),
   sort: Type.Optional(Type.Unsafe<Sort>({
     type: 'string',
     enum: [...SORTS],
