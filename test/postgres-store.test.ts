@@ -227,6 +227,26 @@ describe('PostgreSQL store', { skip: postgresEngine.skip }, () => {
       })
     }
 
+    it('gives a batch a deadline that grows with its operations: with the database frozen, a single write and a batch each name their own', async (t) => {
+      await proxy.set('pass')
+      const store = await openPostgresStore({ connectionString: proxy.rewrite(scratch.url), feedRetentionMs: DAY })
+      t.after(async () => { await proxy.set('pass'); await store.close() })
+      // Each write alone, on the one pooled connection made idle before the freeze (a new
+      // connection would meet the connect timeout first and say so instead).
+      const frozen = async (write: () => Promise<unknown>): Promise<unknown> => {
+        await proxy.set('pass')
+        await store.create(fields('before'))
+        await proxy.set('freeze')
+        return write().then(() => undefined, (err: unknown) => err)
+      }
+      const single = await frozen(() => store.create(fields('single')))
+      assert.ok(single instanceof StorageUnavailable && /within 1500 ms/.test(single.message), String(single))
+      const operations = Array.from({ length: 200 }, (_, i) => ({ op: 'create' as const, fields: fields(`batch ${i}`) }))
+      const batch = await frozen(() => store.batch(operations))
+      // 1.5 s and 10 ms for each operation beyond the first (group-commit.ts, PER_WRITE_MS).
+      assert.ok(batch instanceof StorageUnavailable && /within 3490 ms/.test(batch.message), String(batch))
+    })
+
     it('opens while the database is unreachable, answers StorageUnavailable, and becomes ready when it appears', async (t) => {
       await proxy.set('refuse')
       const fresh = await freshSchema()

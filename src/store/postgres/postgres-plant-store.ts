@@ -199,7 +199,7 @@ class PostgresPlantStore implements PlantStore {
   batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<BatchResult> {
     const ops = operations.map((o) => toWriteOp(o, actor))
     // A unit of work of the group commit: one transaction, the batch in a savepoint of it (batch-writes.ts).
-    return this.work((tx) => writeBatch(tx, ops, idempotency, this.now(), this.idempotencyTtlMs))
+    return this.work((tx) => writeBatch(tx, ops, idempotency, this.now(), this.idempotencyTtlMs), ops.length)
   }
 
   addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
@@ -349,9 +349,9 @@ class PostgresPlantStore implements PlantStore {
     return this.commits.write(op)
   }
 
-  private work<T> (work: (tx: Tx) => Promise<T>): Promise<T> {
+  private work<T> (work: (tx: Tx) => Promise<T>, writes?: number): Promise<T> {
     if (this.closed) return Promise.reject(new StorageUnavailable('postgres: store closed'))
-    return this.commits.run(work)
+    return this.commits.run(work, writes)
   }
 
   /**
