@@ -8,18 +8,31 @@ import { plantFor } from './plants.js'
 // autocannon measurement per message and answers with the figures. One process for the whole
 // run, so no measurement pays for a node start-up.
 
-export type Op = 'post' | 'put' | 'get' | 'list' | 'search' | 'search-rare' | 'sorted' | 'inventory' | 'patch' | 'batch' | 'photo'
+export type Op = 'post' | 'put' | 'get' | 'list' | 'search' | 'search-rare' | 'sorted' | 'inventory' | 'patch' | 'batch' | 'batch500' | 'photo'
 /** The operations only the service has: the ceiling, the floor and an older baseline are not measured on them. */
 export const SERVICE_ONLY: Op[] = ['search', 'search-rare', 'sorted', 'inventory', 'patch', 'batch']
 /** Plants created by one request of `batch` (its req/s times this is its plants/s, to set beside `post`'s req/s). */
 export const BATCH_PLANTS = 100
+/** Operations of one `batch500` request: the most a batch may hold (issue 27 judges its latency). */
+export const LARGEST_BATCH = 500
 const FIRST_PAGE: PlantQuery = { statuses: [], tags: [], terms: [], sort: 'id' }
 const STATUSES = ['available', 'pending', 'sold']
 /**
  * `paths`: for `photo`, the photo files (`/v3/photos/…`) to GET at random (bench/photos.ts uploads them first).
  * `binary`: measure with a client that never looks at the bodies (see measureBinary).
+ * `mix`: the first `connections` of the job's connections send `op` instead, measured apart
+ * (`Figures.mixed`): one kind of request beside a load of another.
  */
-export interface Job { url: string, op: Op, seconds: number, connections: number, idMax: number, paths?: string[], binary?: boolean }
+export interface Job {
+  url: string
+  op: Op
+  seconds: number
+  connections: number
+  idMax: number
+  paths?: string[]
+  binary?: boolean
+  mix?: { op: Op, connections: number }
+}
 export interface Figures {
   rps: number
   p50: number
@@ -32,6 +45,8 @@ export interface Figures {
   cpuUs?: number
   /** CPU per answer of its main thread alone: the event loop. */
   loopCpuUs?: number
+  /** The connections of `Job.mix`, apart (the rest of the figures are the other connections'). */
+  mixed?: Figures
 }
 
 // Each connection is its own autocannon instance with its own prebuilt requests: autocannon then
@@ -42,8 +57,8 @@ const json = { 'content-type': 'application/json' }
 
 function requestsFor (op: Op, idMax: number, connection: number, paths: string[] = []): autocannon.Request[] {
   const id = (): number => 1 + Math.floor(Math.random() * idMax)
-  // A batch body is some 15 KB: 1,024 of them a connection would hold about half a gigabyte at 32 connections.
-  return Array.from({ length: op === 'batch' ? 16 : PER_CONNECTION }, (_, i): autocannon.Request => {
+  // A batch body is some 15 KB (75 KB for 500): 1,024 of them a connection would hold about half a gigabyte at 32 connections.
+  return Array.from({ length: op === 'batch' || op === 'batch500' ? 16 : PER_CONNECTION }, (_, i): autocannon.Request => {
     const n = connection * PER_CONNECTION + i
     switch (op) {
       case 'post':
@@ -65,12 +80,16 @@ function requestsFor (op: Op, idMax: number, connection: number, paths: string[]
       case 'inventory':
         return { method: 'GET', path: '/v3/store/inventory' }
       case 'batch':
+      case 'batch500': {
+        // Creates, the heaviest operation (a row, its search-index entry, tags, counts, a change): a delivery of plants.
+        const size = op === 'batch' ? BATCH_PLANTS : LARGEST_BATCH
         return {
           method: 'POST',
           path: '/v3/plant/batch',
           headers: json,
-          body: JSON.stringify({ operations: Array.from({ length: BATCH_PLANTS }, (_, k) => ({ op: 'create', plant: plantFor(n * BATCH_PLANTS + k) })) })
+          body: JSON.stringify({ operations: Array.from({ length: size }, (_, k) => ({ op: 'create', plant: plantFor(n * size + k) })) })
         }
+      }
       case 'photo':
         return { method: 'GET', path: paths[Math.floor(Math.random() * paths.length)] }
       default: {
@@ -87,40 +106,52 @@ function percentile (sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 }
 
-async function measure (job: Job): Promise<Figures> {
-  // autocannon's own histogram keeps whole milliseconds; at these rates p50 is about 1 ms, so keep the exact times.
-  let times = new Float64Array(1 << 20)
+/** The exact time of every 2xx answer (autocannon's own histogram keeps whole milliseconds; at these rates p50 is about 1 ms). */
+function recorder (): { record: (client: unknown, status: number, size: number, ms: number) => void, figures: (results: autocannon.Result[], seconds: number) => Figures } {
+  let times = new Float64Array(1 << 16)
   let count = 0
   let bytes = 0
-  const record = (_client: unknown, status: number, size: number, ms: number): void => {
-    if (status < 200 || status >= 300) return
-    bytes += size
-    if (count === times.length) {
-      const bigger = new Float64Array(times.length * 2)
-      bigger.set(times)
-      times = bigger
+  return {
+    record: (_client, status, size, ms) => {
+      if (status < 200 || status >= 300) return
+      bytes += size
+      if (count === times.length) {
+        const bigger = new Float64Array(times.length * 2)
+        bigger.set(times)
+        times = bigger
+      }
+      times[count++] = ms
+    },
+    figures: (results, seconds) => {
+      const sorted = times.subarray(0, count).sort()
+      const sum = (f: (r: autocannon.Result) => number): number => results.reduce((n, r) => n + f(r), 0)
+      return {
+        rps: Math.round(sum((r) => r['2xx'] / r.duration)),
+        p50: Math.round(percentile(sorted, 50) * 1000) / 1000,
+        p99: Math.round(percentile(sorted, 99) * 1000) / 1000,
+        requests: sum((r) => r.requests.total),
+        non2xx: sum((r) => r.non2xx),
+        errors: sum((r) => r.errors + r.timeouts),
+        // Response bytes (headers included) of the 2xx answers: a photo file is far larger than a plant.
+        bytesPerSecond: Math.round(bytes / seconds)
+      }
     }
-    times[count++] = ms
   }
+}
+
+async function measure (job: Job): Promise<Figures> {
+  const main = recorder()
+  const mixed = recorder()
+  const mixing = job.mix?.connections ?? 0
   const instances = Array.from({ length: job.connections }, (_, c) => {
-    const instance = autocannon({ url: job.url, connections: 1, duration: job.seconds, requests: requestsFor(job.op, job.idMax, c, job.paths) })
-    instance.on('response', record)
+    const op = c < mixing ? job.mix!.op : job.op
+    const instance = autocannon({ url: job.url, connections: 1, duration: job.seconds, requests: requestsFor(op, job.idMax, c, job.paths) })
+    instance.on('response', c < mixing ? mixed.record : main.record)
     return instance
   })
   const results = await Promise.all(instances)
-  const sorted = times.subarray(0, count).sort()
-  const sum = (f: (r: autocannon.Result) => number): number => results.reduce((n, r) => n + f(r), 0)
-  return {
-    rps: Math.round(sum((r) => r['2xx'] / r.duration)),
-    // autocannon's own histogram keeps whole milliseconds; at these rates p50 is about 1 ms, so keep the exact times.
-    p50: Math.round(percentile(sorted, 50) * 1000) / 1000,
-    p99: Math.round(percentile(sorted, 99) * 1000) / 1000,
-    requests: sum((r) => r.requests.total),
-    non2xx: sum((r) => r.non2xx),
-    errors: sum((r) => r.errors + r.timeouts),
-    // Response bytes (headers included) of the 2xx answers: a photo file is far larger than a plant.
-    bytesPerSecond: Math.round(bytes / job.seconds)
-  }
+  const figures = main.figures(results.slice(mixing), job.seconds)
+  return mixing > 0 ? { ...figures, mixed: mixed.figures(results.slice(0, mixing), job.seconds) } : figures
 }
 
 /**

@@ -10,8 +10,12 @@ import type { PlantStore } from '../src/store/plant-store.js'
 import { BATCH_PLANTS, SERVICE_ONLY, type Figures, type Job, type Op } from './load.js'
 import { plantFor } from './plants.js'
 import { measurePhotos, PHOTO_OPS, photoTable, type PhotoFigures } from './photos.js'
+import { BULK_OPS, bulkTable, measureBatches, measureImport, type BulkFigures } from './bulk.js'
+import { loopProbeReader, type PhaseContext } from './phase.js'
+import { measureWebhooks, WEBHOOK_OPS, webhookTable } from './webhooks.js'
 
-// npm run bench [-- --quick] [--tsx] [--rounds=N] [--seconds=N] [--big=N] [--ops=get,list,put,post,search,search-rare,sorted,inventory,patch,upload,photo] [--cpu-prof]
+// npm run bench [-- --quick] [--tsx] [--rounds=N] [--seconds=N] [--big=N] [--ops=get,list,put,post,search,search-rare,sorted,inventory,patch,batch,
+//                upload,photo,batches,import,webhooks] [--import-rows=N] [--cpu-prof]
 //                [--baseline=DIR]  (another checkout, e.g. a git worktree of an older commit: measured as one
 //                                   more target on the small catalogue, for a before/after ratio in one run)
 //
@@ -29,7 +33,9 @@ const option = (name: string, fallback: number): number => {
 }
 const quick = flag('quick')
 const isPhotoOp = (op: string): boolean => (PHOTO_OPS as readonly string[]).includes(op)
-const opsGiven = args.find((a) => a.startsWith('--ops='))?.split('=')[1].split(',') ?? ['get', 'list', 'put', 'post', ...SERVICE_ONLY, ...PHOTO_OPS]
+// Phases of their own, each on services of its own: photos (issue 13), batches and import (27), webhooks (28).
+const PHASE_OPS: readonly string[] = [...PHOTO_OPS, ...BULK_OPS, ...WEBHOOK_OPS]
+const opsGiven = args.find((a) => a.startsWith('--ops='))?.split('=')[1].split(',') ?? ['get', 'list', 'put', 'post', ...SERVICE_ONLY, ...PHASE_OPS]
 const settings = {
   warmSeconds: option('warm', quick ? 1 : 3),
   seconds: option('seconds', quick ? 2 : 5),
@@ -38,9 +44,14 @@ const settings = {
   // --quick shrinks the large catalogue so the whole run takes a few minutes.
   big: option('big', quick ? 20_000 : 1_000_000),
   connections: option('connections', 32),
-  ops: opsGiven.filter((op) => !isPhotoOp(op)) as Op[],
+  ops: opsGiven.filter((op) => !PHASE_OPS.includes(op)) as Op[],
   // upload and photo are one phase of their own (bench/photos.ts), on a service of their own.
   photos: opsGiven.some(isPhotoOp),
+  // Issue 27's phase (bench/bulk.ts): batches against single POSTs, and an import's rows/s.
+  batches: opsGiven.includes('batches'),
+  importRows: opsGiven.includes('import') ? option('import-rows', quick ? 10_000 : 100_000) : 0,
+  // Issue 28's phase (bench/webhooks.ts).
+  webhooks: opsGiven.includes('webhooks'),
   runtime: flag('tsx') ? 'tsx' : 'dist',
   cpuProf: flag('cpu-prof'),
   baseline: args.find((a) => a.startsWith('--baseline='))?.split('=')[1]
@@ -301,6 +312,292 @@ const median = (xs: number[]): number => {
 }
 const round2 = (x: number): number => Math.round(x * 100) / 100
 
+/** The service's command line, with `nodeArgs` (e.g. a module to preload) before its script. */
+const serviceCommandWith = (nodeArgs: string[]): string[] => settings.runtime === 'dist'
+  ? [process.execPath, ...(settings.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench/results/profiles')}`] : []), ...nodeArgs, 'dist/src/server.js']
+  : [process.execPath, '--import', 'tsx', ...nodeArgs, 'src/server.ts']
+
+/** The plants CLI's command line, from the same build as the service. */
+const cliCommand = (args: string[]): string[] => settings.runtime === 'dist'
+  ? [process.execPath, 'dist/src/cli/plants.js', ...args]
+  : [process.execPath, '--import', 'tsx', 'src/cli/plants.ts', ...args]
+
+/**
+ * What the phases of issues 27 and 28 are given: fresh catalogues, services on the servers' core
+ * with the event-loop probe preloaded (bench/loop-probe.mjs) and their memory sampled, the plants CLI.
+ */
+function phaseContext (tmp: string, load: ReturnType<typeof startLoad>, memorySamples: ReturnType<typeof memorySampler>,
+  pgDatabases: string[], targets: Target[]): PhaseContext {
+  const safe = (name: string): string => name.replace(/[^a-z0-9]+/gi, '_')
+  return {
+    engine,
+    rounds: settings.rounds,
+    seconds: settings.seconds,
+    warmSeconds: settings.warmSeconds,
+    connections: settings.connections,
+    small: settings.small,
+    quick,
+    runLoad: load.run,
+    log,
+    catalogue: async (name, plants) => {
+      let env: Record<string, string>
+      if (databaseUrl) {
+        const db = `plant_bench_${safe(name)}_${process.pid}`
+        pgDatabases.push(db)
+        env = { DATABASE_URL: await freshPostgres(db) }
+      } else {
+        env = { DATA_DIR: join(tmp, safe(name)) }
+      }
+      log(`preloading ${plants} plants for ${name}…`)
+      await preload(env.DATABASE_URL ?? env.DATA_DIR, plants)
+      return env
+    },
+    startService: async (name, catalogue, env = {}) => {
+      const probeFile = join(tmp, `${safe(name)}.loop.json`)
+      const t = await startServer(name, serviceCommandWith(['--import', join(ROOT, 'bench/loop-probe.mjs')]),
+        { ...catalogue, ...env, LOG_LEVEL: 'info', NODE_ENV: 'production', LOOP_PROBE_FILE: probeFile }, join(tmp, `${safe(name)}.log`), settings.small)
+      targets.push(t)
+      memorySamples.watch(t.child)
+      log(`${name}: cold start to the first answer ${t.coldStartMs} ms`)
+      const loopDelay = loopProbeReader(probeFile)
+      return {
+        name,
+        url: t.url,
+        child: t.child,
+        loopDelay,
+        memory: () => {
+          const m = memorySamples.read(t.child)
+          return { peakMb: m.peakMb, peakAnonMb: m.peakAnonMb }
+        },
+        stop: () => stop(t.child)
+      }
+    },
+    cli: (args, catalogue) => new Promise((resolve, reject) => {
+      const [bin, argv] = onCore(SERVER_CORE, cliCommand(args))
+      const started = performance.now()
+      const child = spawn(bin, argv, { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...catalogue }, stdio: ['ignore', 'pipe', 'pipe'] })
+      let stdout = ''
+      let stderr = ''
+      child.stdout.on('data', (c: Buffer) => { stdout += c.toString() })
+      child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
+      child.on('error', reject)
+      child.on('close', (code) => resolve({ code, stdout, stderr, ms: Math.round(performance.now() - started) }))
+    })
+  }
+}
+
+/**
+ * The reference servers and the services on the small and the large catalogue, measured on the
+ * operations of --ops round by round: the tables and the figures the JSON keeps.
+ */
+async function measureTargets (tmp: string, load: ReturnType<typeof startLoad>, memorySamples: ReturnType<typeof memorySampler>,
+  pgDatabases: string[], targets: Target[]): Promise<{ lines: string[], result: Record<string, unknown> }> {
+  const sizes = [settings.small, settings.big]
+  let baselineTarget: { command: string[], env: Record<string, string> } | undefined
+  const serviceCommand = serviceCommandWith([])
+  const preloadRate: Record<number, number> = {}
+  const stores: Record<number, Record<string, string>> = {}
+  // The durable ceiling gets its own catalogue of the small size, filled by the service's store (the same schema).
+  let durableEnv: Record<string, string>
+  if (databaseUrl) {
+    const name = `plant_bench_durable_${process.pid}`
+    pgDatabases.push(name)
+    durableEnv = { DATABASE_URL: await freshPostgres(name) }
+  } else {
+    durableEnv = { DATA_DIR: join(tmp, 'durable') }
+  }
+  log(`preloading ${settings.small} plants for the durable ceiling…`)
+  await preload(durableEnv.DATABASE_URL ?? durableEnv.DATA_DIR, settings.small)
+  // On SQLite a second one commits in a writer thread, as the service does (WRITER=thread).
+  const threadEnv = { DATA_DIR: join(tmp, 'durable-thread'), WRITER: 'thread' }
+  if (!databaseUrl) await preload(threadEnv.DATA_DIR, settings.small)
+  for (const size of sizes) {
+    let env: Record<string, string>
+    if (databaseUrl) {
+      const name = `plant_bench_${size}_${process.pid}`
+      pgDatabases.push(name)
+      env = { DATABASE_URL: await freshPostgres(name) }
+    } else {
+      env = { DATA_DIR: join(tmp, `catalogue-${size}`) }
+    }
+    log(`preloading ${size} plants through the store…`)
+    preloadRate[size] = await preload(env.DATABASE_URL ?? env.DATA_DIR, size)
+    log(`  ${preloadRate[size]} plants/s`)
+    stores[size] = env
+  }
+
+  if (settings.baseline && !databaseUrl) {
+    const dir = settings.baseline
+    const build = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: dir, encoding: 'utf8' })
+    if (build.status !== 0) log(`warning: the baseline build reported errors:\n${build.stdout.trim().split('\n').slice(0, 5).join('\n')}`)
+    const dataDir = join(tmp, 'baseline')
+    log(`preloading ${settings.small} plants through the baseline's store…`)
+    await preload(dataDir, settings.small, dir)
+    baselineTarget = { command: [process.execPath, join(dir, 'dist/src/server.js')], env: { DATA_DIR: dataDir } }
+  }
+
+  targets.push(await startServer('ceiling', [process.execPath, '--import', 'tsx', 'bench/ceiling-server.ts'],
+    { PRELOAD: String(settings.small) }, join(tmp, 'ceiling.log'), settings.small))
+  targets.push(await startServer('floor', [process.execPath, '--import', 'tsx', 'bench/fastify-floor.ts'],
+    { PRELOAD: String(settings.small) }, join(tmp, 'floor.log'), settings.small))
+  targets.push(await startServer('durable', [process.execPath, '--import', 'tsx', 'bench/durable-ceiling.ts'],
+    durableEnv, join(tmp, 'durable.log'), settings.small))
+  if (!databaseUrl) {
+    targets.push(await startServer('durable-thread', [process.execPath, '--import', 'tsx', 'bench/durable-ceiling.ts'],
+      threadEnv, join(tmp, 'durable-thread.log'), settings.small))
+  }
+  for (const size of sizes) {
+    const t = await startServer(`service@${size}`, serviceCommand, { ...stores[size], LOG_LEVEL: 'info', NODE_ENV: 'production' },
+      join(tmp, `service-${size}.log`), size)
+    log(`${t.name}: cold start to the first answer ${t.coldStartMs} ms`)
+    memorySamples.watch(t.child)
+    targets.push(t)
+  }
+  if (baselineTarget) {
+    const t = await startServer('baseline', baselineTarget.command, { ...baselineTarget.env, LOG_LEVEL: 'info', NODE_ENV: 'production' },
+      join(tmp, 'baseline.log'), settings.small)
+    log(`baseline: cold start to the first answer ${t.coldStartMs} ms`)
+    memorySamples.watch(t.child)
+    targets.push(t)
+  }
+
+  const figures: Record<string, Record<string, Figures[]>> = {}
+  for (const op of settings.ops) {
+    figures[op] = {}
+    // The ceiling, the floor and the baseline do not serve what only the service has: they are left out of those.
+    const measured = SERVICE_ONLY.includes(op) ? targets.filter((t) => t.name.startsWith('service@')) : targets
+    for (const t of targets) figures[op][t.name] = []
+    for (const t of measured) {
+      await load.run({ url: t.url, op, seconds: settings.warmSeconds, connections: settings.connections, idMax: t.idMax })
+    }
+    for (let r = 0; r < settings.rounds; r++) {
+      for (const t of measured) {
+        const [cpuBefore, loopBefore] = [cpuMicros(t.child), loopMicros(t.child)]
+        const f = await load.run({ url: t.url, op, seconds: settings.seconds, connections: settings.connections, idMax: t.idMax })
+        // CPU per answer hardly moves with what else runs on the machine, unlike req/s: the steadier efficiency figure.
+        f.cpuUs = Math.round((cpuMicros(t.child) - cpuBefore) / Math.max(1, f.requests))
+        f.loopCpuUs = Math.round((loopMicros(t.child) - loopBefore) / Math.max(1, f.requests))
+        figures[op][t.name].push(f)
+        log(`${op.padEnd(4)} round ${r + 1} ${t.name.padEnd(16)} ${String(f.rps).padStart(6)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  cpu ${f.cpuUs} µs/req` +
+          (op === 'batch' ? `  (${f.rps * BATCH_PLANTS} plants/s)` : '') +
+          (f.non2xx || f.errors ? `  non-2xx ${f.non2xx} errors ${f.errors}` : ''))
+      }
+    }
+  }
+
+  const byName = (name: string): Target | undefined => targets.find((t) => t.name === name)
+  const [ceiling, floor, durable] = targets
+  // Without a thread variant (PostgreSQL) the in-loop durable ceiling stands in for it.
+  const durableThread = byName('durable-thread') ?? durable
+  const services = targets.filter((t) => t.name.startsWith('service@') || t.name === 'baseline')
+  const [small, big] = services
+  const baseline = byName('baseline')
+  const memory = Object.fromEntries(services.map((t) => [t.name, memorySamples.read(t.child)]))
+  const summary = settings.ops.map((op) => {
+    const of = (t: Target) => {
+      const rounds = figures[op][t.name]
+      return {
+        rps: median(rounds.map((f) => f.rps)),
+        p50: median(rounds.map((f) => f.p50)),
+        p99: median(rounds.map((f) => f.p99)),
+        cpuUs: median(rounds.map((f) => f.cpuUs ?? NaN)),
+        loopCpuUs: median(rounds.map((f) => f.loopCpuUs ?? NaN)),
+        otherCpuUs: median(rounds.map(otherCpuUs)),
+        failures: rounds.reduce((n, f) => n + f.non2xx + f.errors, 0)
+      }
+    }
+    // Ratios pair each round with the base's round next to it, then take the median: drift cancels out.
+    // Rounds whose base figure is below `least` are left out (a CPU share of a few µs is within a
+    // clock tick's rounding: 10 ms over a round's requests).
+    const roundRatio = (t: Target, base: Target, part: (f: Figures) => number, least = -Infinity): number => {
+      const bases = figures[op][base.name]
+      const ratios = figures[op][t.name].flatMap((f, i) => (bases[i] !== undefined && part(bases[i]) >= least ? [part(f) / part(bases[i])] : []))
+      return ratios.length === 0 ? NaN : round2(median(ratios))
+    }
+    const pairRatio = (t: Target, key: 'rps' | 'p99', base: Target) => roundRatio(t, base, (f) => f[key])
+    // Event loop and other threads against the durable ceiling's.
+    const split = (t: Target) => ({
+      loop: roundRatio(t, durableThread, (f) => f.loopCpuUs ?? NaN, 5),
+      other: roundRatio(t, durableThread, otherCpuUs, 5)
+    })
+    return {
+      op,
+      split: Object.fromEntries(services.concat(durableThread).map((t) => [t.name, split(t)])),
+      ceiling: of(ceiling),
+      floor: of(floor),
+      durable: of(durable),
+      durableThread: of(durableThread),
+      small: of(small),
+      big: of(big),
+      ratio: { rps: pairRatio(small, 'rps', ceiling), p99: pairRatio(small, 'p99', ceiling) },
+      cpuRatio: round2(of(ceiling).cpuUs / of(small).cpuUs),
+      // The gap split in two: the framework's share (floor/ceiling) and the service's own (service/floor).
+      floorRatio: { rps: pairRatio(floor, 'rps', ceiling), p99: pairRatio(floor, 'p99', ceiling) },
+      overFloor: { rps: pairRatio(small, 'rps', floor), cpu: round2(of(small).cpuUs / of(floor).cpuUs) },
+      // Against the durable ceiling: the same storage work and durability with nothing else (issue 15).
+      durableRatio: { rps: pairRatio(durable, 'rps', ceiling), p99: pairRatio(durable, 'p99', ceiling) },
+      overDurable: { rps: pairRatio(small, 'rps', durable), p99: pairRatio(small, 'p99', durable), cpu: round2(of(small).cpuUs / of(durable).cpuUs) },
+      bigOverDurable: { rps: pairRatio(big, 'rps', durable), p99: pairRatio(big, 'p99', durable) },
+      overDurableThread: { rps: pairRatio(small, 'rps', durableThread), p99: pairRatio(small, 'p99', durableThread), cpu: round2(of(small).cpuUs / of(durableThread).cpuUs) },
+      bigRatio: { rps: pairRatio(big, 'rps', ceiling), p99: pairRatio(big, 'p99', ceiling) },
+      scaling: { rps: pairRatio(big, 'rps', small), p99: pairRatio(big, 'p99', small) },
+      ...(baseline ? { baseline: of(baseline), overBaseline: { rps: pairRatio(small, 'rps', baseline), p99: pairRatio(small, 'p99', baseline) } } : {})
+    }
+  })
+
+  const n = (x: number): string => Number.isFinite(x) ? (x >= 100 ? String(Math.round(x)) : String(round2(x))) : '-'
+  const lines = [
+    '',
+    `| op | ceiling req/s | p50 | p99 | µs CPU/req | service@${settings.small} req/s | p50 | p99 | µs CPU/req | ×ceiling req/s | ×ceiling p99 | ceiling/service CPU | ` +
+      `service@${settings.big} req/s | p50 | p99 | ×ceiling req/s | ${settings.big}/${settings.small} req/s | ${settings.big}/${settings.small} p99 |`,
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+    ...summary.map((s) => `| ${s.op} | ${n(s.ceiling.rps)} | ${n(s.ceiling.p50)} | ${n(s.ceiling.p99)} | ${n(s.ceiling.cpuUs)} | ` +
+      `${n(s.small.rps)} | ${n(s.small.p50)} | ${n(s.small.p99)} | ${n(s.small.cpuUs)} | ${s.ratio.rps} | ${s.ratio.p99} | ${s.cpuRatio} | ` +
+      `${n(s.big.rps)} | ${n(s.big.p50)} | ${n(s.big.p99)} | ${s.bigRatio.rps} | ${s.scaling.rps} | ${s.scaling.p99} |`),
+    '',
+    '| op | Fastify floor req/s | p99 | µs CPU/req | floor ×ceiling req/s | floor ×ceiling p99 | service ×floor req/s | service/floor CPU |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|',
+    ...summary.map((s) => `| ${s.op} | ${n(s.floor.rps)} | ${n(s.floor.p99)} | ${n(s.floor.cpuUs)} | ${s.floorRatio.rps} | ${s.floorRatio.p99} | ` +
+      `${s.overFloor.rps} | ${s.overFloor.cpu} |`),
+    '',
+    `| op | durable ceiling req/s | p50 | p99 | µs CPU/req | durable ×ceiling req/s | service@${settings.small} ×durable req/s | ×durable p99 | service/durable CPU | ` +
+      `service@${settings.big} ×durable req/s | ×durable p99 |`,
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+    ...summary.map((s) => `| ${s.op} | ${n(s.durable.rps)} | ${n(s.durable.p50)} | ${n(s.durable.p99)} | ${n(s.durable.cpuUs)} | ${s.durableRatio.rps} | ` +
+      `${s.overDurable.rps} | ${s.overDurable.p99} | ${s.overDurable.cpu} | ${s.bigOverDurable.rps} | ${s.bigOverDurable.p99} |`),
+    ...(durableThread !== durable
+      ? ['',
+          `| op | durable ceiling, writer thread, req/s | p50 | p99 | µs CPU/req | service@${settings.small} ×durable-thread req/s | ×durable-thread p99 | service/durable-thread CPU |`,
+          '|---|--:|--:|--:|--:|--:|--:|--:|',
+          ...summary.map((s) => `| ${s.op} | ${n(s.durableThread.rps)} | ${n(s.durableThread.p50)} | ${n(s.durableThread.p99)} | ${n(s.durableThread.cpuUs)} | ` +
+            `${s.overDurableThread.rps} | ${s.overDurableThread.p99} | ${s.overDurableThread.cpu} |`)]
+      : []),
+    '',
+    // Where the CPU of a request goes: the event loop (HTTP, the framework, the service's own work)
+    // and every other thread (the SQLite writer thread's commits, V8's GC helpers, libuv's pool),
+    // each beside the durable ceiling's. Not for the operations only the service serves.
+    `| op | target | µs CPU/req: event loop | other threads | event loop ÷ ${durableThread.name} | other threads ÷ ${durableThread.name} |`,
+    '|---|---|--:|--:|--:|--:|',
+    ...summary.filter((s) => figures[s.op][durableThread.name].length > 0).flatMap((s) => {
+      const row = (name: string, t: typeof s.small, target: Target): string => `| ${s.op} | ${name} | ${n(t.loopCpuUs)} | ${n(t.otherCpuUs)} | ` +
+        `${n(s.split[target.name].loop)} | ${n(s.split[target.name].other)} |`
+      return [row(durableThread.name, s.durableThread, durableThread), row(small.name, s.small, small), ...(baseline ? [row('baseline', s.baseline!, baseline)] : [])]
+    }),
+    ...(baseline
+      ? ['', ...summary.filter((s) => figures[s.op].baseline.length > 0).map((s) => `${s.op}: baseline ${n(s.baseline!.rps)} req/s, p99 ${n(s.baseline!.p99)} ms, ${n(s.baseline!.cpuUs)} µs CPU/req; ` +
+      `service/baseline: req/s ${s.overBaseline!.rps}, p99 ${s.overBaseline!.p99}, CPU/req ${round2(s.small.cpuUs / s.baseline!.cpuUs)}`)]
+      : []),
+    '',
+    `latency in ms; ratios are medians of per-round ratios; failures (non-2xx + errors): ${summary.map((s) => `${s.op} ${s.small.failures + s.big.failures + s.ceiling.failures + s.floor.failures + s.durable.failures + s.durableThread.failures}`).join(', ')}`,
+    ...services.map((t) => `${t.name}: cold start ${t.coldStartMs} ms, peak RssAnon ${memory[t.name].peakAnonMb} MB (the process's own), peak RssFile ${memory[t.name].peakFileMb} MB, peak RSS ${memory[t.name].peakMb} MB, RSS at the end ${memory[t.name].rssMb} MB`),
+    `preload through the store: ${sizes.map((s) => `${s} at ${preloadRate[s]} plants/s`).join(', ')}`
+  ]
+  return {
+    lines,
+    result: { summary, memory, coldStartMs: Object.fromEntries(targets.map((t) => [t.name, t.coldStartMs])), preloadRate, rounds: figures }
+  }
+}
+
 async function main (): Promise<void> {
   log(`bench: ${engine}, ${settings.runtime}, ${settings.rounds} round(s) of ${settings.seconds}s after ${settings.warmSeconds}s warm-up, ` +
     `${settings.connections} connections, catalogues of ${settings.small} and ${settings.big}, ${pinned ? 'servers on core 0, load on core 1' : 'NOT pinned (no taskset or one core)'}`)
@@ -323,223 +620,27 @@ async function main (): Promise<void> {
   const pgDatabases: string[] = []
   let failed = true
   try {
-    const sizes = [settings.small, settings.big]
-    let baselineTarget: { command: string[], env: Record<string, string> } | undefined
-    const serviceCommand = settings.runtime === 'dist'
-      ? [process.execPath, ...(settings.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench/results/profiles')}`] : []), 'dist/src/server.js']
-      : [process.execPath, '--import', 'tsx', 'src/server.ts']
-    const preloadRate: Record<number, number> = {}
-    const stores: Record<number, Record<string, string>> = {}
-    // The durable ceiling gets its own catalogue of the small size, filled by the service's store (the same schema).
-    let durableEnv: Record<string, string>
-    if (databaseUrl) {
-      const name = `plant_bench_durable_${process.pid}`
-      pgDatabases.push(name)
-      durableEnv = { DATABASE_URL: await freshPostgres(name) }
-    } else {
-      durableEnv = { DATA_DIR: join(tmp, 'durable') }
-    }
-    log(`preloading ${settings.small} plants for the durable ceiling…`)
-    await preload(durableEnv.DATABASE_URL ?? durableEnv.DATA_DIR, settings.small)
-    // On SQLite a second one commits in a writer thread, as the service does (WRITER=thread).
-    const threadEnv = { DATA_DIR: join(tmp, 'durable-thread'), WRITER: 'thread' }
-    if (!databaseUrl) await preload(threadEnv.DATA_DIR, settings.small)
-    for (const size of sizes) {
-      let env: Record<string, string>
-      if (databaseUrl) {
-        const name = `plant_bench_${size}_${process.pid}`
-        pgDatabases.push(name)
-        env = { DATABASE_URL: await freshPostgres(name) }
-      } else {
-        env = { DATA_DIR: join(tmp, `catalogue-${size}`) }
-      }
-      log(`preloading ${size} plants through the store…`)
-      preloadRate[size] = await preload(env.DATABASE_URL ?? env.DATA_DIR, size)
-      log(`  ${preloadRate[size]} plants/s`)
-      stores[size] = env
-    }
-
-    if (settings.baseline && !databaseUrl) {
-      const dir = settings.baseline
-      const build = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: dir, encoding: 'utf8' })
-      if (build.status !== 0) log(`warning: the baseline build reported errors:\n${build.stdout.trim().split('\n').slice(0, 5).join('\n')}`)
-      const dataDir = join(tmp, 'baseline')
-      log(`preloading ${settings.small} plants through the baseline's store…`)
-      await preload(dataDir, settings.small, dir)
-      baselineTarget = { command: [process.execPath, join(dir, 'dist/src/server.js')], env: { DATA_DIR: dataDir } }
-    }
-
-    targets.push(await startServer('ceiling', [process.execPath, '--import', 'tsx', 'bench/ceiling-server.ts'],
-      { PRELOAD: String(settings.small) }, join(tmp, 'ceiling.log'), settings.small))
-    targets.push(await startServer('floor', [process.execPath, '--import', 'tsx', 'bench/fastify-floor.ts'],
-      { PRELOAD: String(settings.small) }, join(tmp, 'floor.log'), settings.small))
-    targets.push(await startServer('durable', [process.execPath, '--import', 'tsx', 'bench/durable-ceiling.ts'],
-      durableEnv, join(tmp, 'durable.log'), settings.small))
-    if (!databaseUrl) {
-      targets.push(await startServer('durable-thread', [process.execPath, '--import', 'tsx', 'bench/durable-ceiling.ts'],
-        threadEnv, join(tmp, 'durable-thread.log'), settings.small))
-    }
-    for (const size of sizes) {
-      const t = await startServer(`service@${size}`, serviceCommand, { ...stores[size], LOG_LEVEL: 'info', NODE_ENV: 'production' },
-        join(tmp, `service-${size}.log`), size)
-      log(`${t.name}: cold start to the first answer ${t.coldStartMs} ms`)
-      memorySamples.watch(t.child)
-      targets.push(t)
-    }
-    if (baselineTarget) {
-      const t = await startServer('baseline', baselineTarget.command, { ...baselineTarget.env, LOG_LEVEL: 'info', NODE_ENV: 'production' },
-        join(tmp, 'baseline.log'), settings.small)
-      log(`baseline: cold start to the first answer ${t.coldStartMs} ms`)
-      memorySamples.watch(t.child)
-      targets.push(t)
-    }
-
-    const figures: Record<string, Record<string, Figures[]>> = {}
-    for (const op of settings.ops) {
-      figures[op] = {}
-      // The ceiling, the floor and the baseline do not serve what only the service has: they are left out of those.
-      const measured = SERVICE_ONLY.includes(op) ? targets.filter((t) => t.name.startsWith('service@')) : targets
-      for (const t of targets) figures[op][t.name] = []
-      for (const t of measured) {
-        await load.run({ url: t.url, op, seconds: settings.warmSeconds, connections: settings.connections, idMax: t.idMax })
-      }
-      for (let r = 0; r < settings.rounds; r++) {
-        for (const t of measured) {
-          const [cpuBefore, loopBefore] = [cpuMicros(t.child), loopMicros(t.child)]
-          const f = await load.run({ url: t.url, op, seconds: settings.seconds, connections: settings.connections, idMax: t.idMax })
-          // CPU per answer hardly moves with what else runs on the machine, unlike req/s: the steadier efficiency figure.
-          f.cpuUs = Math.round((cpuMicros(t.child) - cpuBefore) / Math.max(1, f.requests))
-          f.loopCpuUs = Math.round((loopMicros(t.child) - loopBefore) / Math.max(1, f.requests))
-          figures[op][t.name].push(f)
-          log(`${op.padEnd(4)} round ${r + 1} ${t.name.padEnd(16)} ${String(f.rps).padStart(6)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  cpu ${f.cpuUs} µs/req` +
-            (op === 'batch' ? `  (${f.rps * BATCH_PLANTS} plants/s)` : '') +
-            (f.non2xx || f.errors ? `  non-2xx ${f.non2xx} errors ${f.errors}` : ''))
-        }
-      }
-    }
-
+    const measured = settings.ops.length > 0 ? await measureTargets(tmp, load, memorySamples, pgDatabases, targets) : undefined
     const photos = settings.photos ? await photoPhase(tmp, load, pgDatabases) : undefined
-
-    const byName = (name: string): Target | undefined => targets.find((t) => t.name === name)
-    const [ceiling, floor, durable] = targets
-    // Without a thread variant (PostgreSQL) the in-loop durable ceiling stands in for it.
-    const durableThread = byName('durable-thread') ?? durable
-    const services = targets.filter((t) => t.name.startsWith('service@') || t.name === 'baseline')
-    const [small, big] = services
-    const baseline = byName('baseline')
-    const memory = Object.fromEntries(services.map((t) => [t.name, memorySamples.read(t.child)]))
-    const summary = settings.ops.map((op) => {
-      const of = (t: Target) => {
-        const rounds = figures[op][t.name]
-        return {
-          rps: median(rounds.map((f) => f.rps)),
-          p50: median(rounds.map((f) => f.p50)),
-          p99: median(rounds.map((f) => f.p99)),
-          cpuUs: median(rounds.map((f) => f.cpuUs ?? NaN)),
-          loopCpuUs: median(rounds.map((f) => f.loopCpuUs ?? NaN)),
-          otherCpuUs: median(rounds.map(otherCpuUs)),
-          failures: rounds.reduce((n, f) => n + f.non2xx + f.errors, 0)
-        }
-      }
-      // Ratios pair each round with the base's round next to it, then take the median: drift cancels out.
-      // Rounds whose base figure is below `least` are left out (a CPU share of a few µs is within a
-      // clock tick's rounding: 10 ms over a round's requests).
-      const roundRatio = (t: Target, base: Target, part: (f: Figures) => number, least = -Infinity): number => {
-        const bases = figures[op][base.name]
-        const ratios = figures[op][t.name].flatMap((f, i) => (bases[i] !== undefined && part(bases[i]) >= least ? [part(f) / part(bases[i])] : []))
-        return ratios.length === 0 ? NaN : round2(median(ratios))
-      }
-      const pairRatio = (t: Target, key: 'rps' | 'p99', base: Target) => roundRatio(t, base, (f) => f[key])
-      // Event loop and other threads against the durable ceiling's.
-      const split = (t: Target) => ({
-        loop: roundRatio(t, durableThread, (f) => f.loopCpuUs ?? NaN, 5),
-        other: roundRatio(t, durableThread, otherCpuUs, 5)
-      })
-      return {
-        op,
-        split: Object.fromEntries(services.concat(durableThread).map((t) => [t.name, split(t)])),
-        ceiling: of(ceiling),
-        floor: of(floor),
-        durable: of(durable),
-        durableThread: of(durableThread),
-        small: of(small),
-        big: of(big),
-        ratio: { rps: pairRatio(small, 'rps', ceiling), p99: pairRatio(small, 'p99', ceiling) },
-        cpuRatio: round2(of(ceiling).cpuUs / of(small).cpuUs),
-        // The gap split in two: the framework's share (floor/ceiling) and the service's own (service/floor).
-        floorRatio: { rps: pairRatio(floor, 'rps', ceiling), p99: pairRatio(floor, 'p99', ceiling) },
-        overFloor: { rps: pairRatio(small, 'rps', floor), cpu: round2(of(small).cpuUs / of(floor).cpuUs) },
-        // Against the durable ceiling: the same storage work and durability with nothing else (issue 15).
-        durableRatio: { rps: pairRatio(durable, 'rps', ceiling), p99: pairRatio(durable, 'p99', ceiling) },
-        overDurable: { rps: pairRatio(small, 'rps', durable), p99: pairRatio(small, 'p99', durable), cpu: round2(of(small).cpuUs / of(durable).cpuUs) },
-        bigOverDurable: { rps: pairRatio(big, 'rps', durable), p99: pairRatio(big, 'p99', durable) },
-        overDurableThread: { rps: pairRatio(small, 'rps', durableThread), p99: pairRatio(small, 'p99', durableThread), cpu: round2(of(small).cpuUs / of(durableThread).cpuUs) },
-        bigRatio: { rps: pairRatio(big, 'rps', ceiling), p99: pairRatio(big, 'p99', ceiling) },
-        scaling: { rps: pairRatio(big, 'rps', small), p99: pairRatio(big, 'p99', small) },
-        ...(baseline ? { baseline: of(baseline), overBaseline: { rps: pairRatio(small, 'rps', baseline), p99: pairRatio(small, 'p99', baseline) } } : {})
-      }
-    })
-
-    const n = (x: number): string => Number.isFinite(x) ? (x >= 100 ? String(Math.round(x)) : String(round2(x))) : '-'
-    const lines = [
-      '',
-      `| op | ceiling req/s | p50 | p99 | µs CPU/req | service@${settings.small} req/s | p50 | p99 | µs CPU/req | ×ceiling req/s | ×ceiling p99 | ceiling/service CPU | ` +
-        `service@${settings.big} req/s | p50 | p99 | ×ceiling req/s | ${settings.big}/${settings.small} req/s | ${settings.big}/${settings.small} p99 |`,
-      '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
-      ...summary.map((s) => `| ${s.op} | ${n(s.ceiling.rps)} | ${n(s.ceiling.p50)} | ${n(s.ceiling.p99)} | ${n(s.ceiling.cpuUs)} | ` +
-        `${n(s.small.rps)} | ${n(s.small.p50)} | ${n(s.small.p99)} | ${n(s.small.cpuUs)} | ${s.ratio.rps} | ${s.ratio.p99} | ${s.cpuRatio} | ` +
-        `${n(s.big.rps)} | ${n(s.big.p50)} | ${n(s.big.p99)} | ${s.bigRatio.rps} | ${s.scaling.rps} | ${s.scaling.p99} |`),
-      '',
-      '| op | Fastify floor req/s | p99 | µs CPU/req | floor ×ceiling req/s | floor ×ceiling p99 | service ×floor req/s | service/floor CPU |',
-      '|---|--:|--:|--:|--:|--:|--:|--:|',
-      ...summary.map((s) => `| ${s.op} | ${n(s.floor.rps)} | ${n(s.floor.p99)} | ${n(s.floor.cpuUs)} | ${s.floorRatio.rps} | ${s.floorRatio.p99} | ` +
-        `${s.overFloor.rps} | ${s.overFloor.cpu} |`),
-      '',
-      `| op | durable ceiling req/s | p50 | p99 | µs CPU/req | durable ×ceiling req/s | service@${settings.small} ×durable req/s | ×durable p99 | service/durable CPU | ` +
-        `service@${settings.big} ×durable req/s | ×durable p99 |`,
-      '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
-      ...summary.map((s) => `| ${s.op} | ${n(s.durable.rps)} | ${n(s.durable.p50)} | ${n(s.durable.p99)} | ${n(s.durable.cpuUs)} | ${s.durableRatio.rps} | ` +
-        `${s.overDurable.rps} | ${s.overDurable.p99} | ${s.overDurable.cpu} | ${s.bigOverDurable.rps} | ${s.bigOverDurable.p99} |`),
-      ...(durableThread !== durable
-        ? ['',
-            `| op | durable ceiling, writer thread, req/s | p50 | p99 | µs CPU/req | service@${settings.small} ×durable-thread req/s | ×durable-thread p99 | service/durable-thread CPU |`,
-            '|---|--:|--:|--:|--:|--:|--:|--:|',
-            ...summary.map((s) => `| ${s.op} | ${n(s.durableThread.rps)} | ${n(s.durableThread.p50)} | ${n(s.durableThread.p99)} | ${n(s.durableThread.cpuUs)} | ` +
-              `${s.overDurableThread.rps} | ${s.overDurableThread.p99} | ${s.overDurableThread.cpu} |`)]
-        : []),
-      '',
-      // Where the CPU of a request goes: the event loop (HTTP, the framework, the service's own work)
-      // and every other thread (the SQLite writer thread's commits, V8's GC helpers, libuv's pool),
-      // each beside the durable ceiling's. Not for the operations only the service serves.
-      `| op | target | µs CPU/req: event loop | other threads | event loop ÷ ${durableThread.name} | other threads ÷ ${durableThread.name} |`,
-      '|---|---|--:|--:|--:|--:|',
-      ...summary.filter((s) => figures[s.op][durableThread.name].length > 0).flatMap((s) => {
-        const row = (name: string, t: typeof s.small, target: Target): string => `| ${s.op} | ${name} | ${n(t.loopCpuUs)} | ${n(t.otherCpuUs)} | ` +
-          `${n(s.split[target.name].loop)} | ${n(s.split[target.name].other)} |`
-        return [row(durableThread.name, s.durableThread, durableThread), row(small.name, s.small, small), ...(baseline ? [row('baseline', s.baseline!, baseline)] : [])]
-      }),
-      ...(baseline
-        ? ['', ...summary.filter((s) => figures[s.op].baseline.length > 0).map((s) => `${s.op}: baseline ${n(s.baseline!.rps)} req/s, p99 ${n(s.baseline!.p99)} ms, ${n(s.baseline!.cpuUs)} µs CPU/req; ` +
-        `service/baseline: req/s ${s.overBaseline!.rps}, p99 ${s.overBaseline!.p99}, CPU/req ${round2(s.small.cpuUs / s.baseline!.cpuUs)}`)]
-        : []),
-      '',
-      `latency in ms; ratios are medians of per-round ratios; failures (non-2xx + errors): ${summary.map((s) => `${s.op} ${s.small.failures + s.big.failures + s.ceiling.failures + s.floor.failures + s.durable.failures + s.durableThread.failures}`).join(', ')}`,
-      ...services.map((t) => `${t.name}: cold start ${t.coldStartMs} ms, peak RssAnon ${memory[t.name].peakAnonMb} MB (the process's own), peak RssFile ${memory[t.name].peakFileMb} MB, peak RSS ${memory[t.name].peakMb} MB, RSS at the end ${memory[t.name].rssMb} MB`),
-      `preload through the store: ${sizes.map((s) => `${s} at ${preloadRate[s]} plants/s`).join(', ')}`,
-      ...(photos ? photoTable(photos) : [])
-    ]
+    const phase = phaseContext(tmp, load, memorySamples, pgDatabases, targets)
+    let bulk: BulkFigures | undefined
+    if (settings.batches || settings.importRows > 0) {
+      bulk = { connections: settings.connections, importRows: settings.importRows }
+      if (settings.batches) bulk.batches = await measureBatches(phase)
+      if (settings.importRows > 0) bulk.imports = await measureImport(phase, settings.importRows, tmp)
+    }
+    const hooks = settings.webhooks ? await measureWebhooks(phase) : undefined
+    const lines = [...measured?.lines ?? [], ...(photos ? photoTable(photos) : []), ...(bulk ? bulkTable(bulk) : []), ...(hooks ? webhookTable(hooks) : [])]
     process.stdout.write(`${lines.join('\n')}\n`)
 
     const result = {
       at: new Date().toISOString(),
       engine,
       settings: { ...settings, pinned, cpus: cpus().map((c) => c.model)[0], node: process.version },
-      summary,
-      memory,
-      coldStartMs: Object.fromEntries(targets.map((t) => [t.name, t.coldStartMs])),
-      preloadRate,
-      rounds: figures,
-      photos
+      ...measured?.result,
+      photos,
+      bulk,
+      webhooks: hooks
     }
     const dir = join(ROOT, 'bench/results')
     mkdirSync(dir, { recursive: true })
