@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { WebhookClient } from '../src/webhooks/client.js'
 import { isPrivateAddress, targetProblem } from '../src/webhooks/target.js'
+import { startupFacts } from '../src/ops/startup.js'
+import { loadConfig } from '../src/config.js'
 import { receiver } from './helpers/receiver.js'
 
 // SSRF: a webhook never reaches this host, the private network or a metadata service, whatever
@@ -62,6 +64,11 @@ test('no more than 4 KiB of an answer is read, and a redirect is not followed', 
   t.after(() => client.close())
   assert.deepEqual([(await client.post(`http://127.0.0.1:${port}/big`, '{}', {})).statusCode], [200])
   const moved = await client.post(`http://127.0.0.1:${port}/moved`, '{}', {})
-  assert.deepEqual([moved.statusCode, moved.error], [301, 'answered 301'])
+  assert.deepEqual([moved.statusCode, moved.error], [301, 'answered 301: redirects are not followed'])
   assert.equal(served, 2)
+})
+
+test('the start-up line says whether webhooks may reach private receivers', () => {
+  assert.equal(startupFacts(loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true' }), 0).webhooks, 'private receivers allowed (WEBHOOK_ALLOW_PRIVATE)')
+  assert.equal(startupFacts(loadConfig({}), 0).webhooks, 'public receivers only')
 })

@@ -92,8 +92,20 @@ for (const engine of ENGINES) {
         assert.equal(res.statusCode, 400, url)
         assert.equal(res.json().errors[0].path, '/url', url)
       }
+      const privately = await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url: 'http://10.0.0.8/' } })
+      assert.match(privately.json().detail, /WEBHOOK_ALLOW_PRIVATE=true/)
+      assert.match(privately.json().errors[0].message, /WEBHOOK_ALLOW_PRIVATE=true/)
       assert.equal((await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url: 'https://shop.example/', events: [] } })).statusCode, 400)
-      assert.equal((await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url: 'https://shop.example/', events: ['sold'] } })).statusCode, 400)
+      // A wrong kind or status is said once, with what is allowed (not "must be equal to constant" per literal).
+      const sold = await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url: 'https://shop.example/', events: ['sold'] } })
+      assert.equal(sold.statusCode, 400)
+      assert.deepEqual(sold.json().errors, [{ path: '/events/0', message: 'must be one of created, updated, deleted' }])
+      const { id } = (await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url: 'https://shop.example/' } })).json()
+      const failing = await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { status: 'failing' } })
+      assert.equal(failing.statusCode, 400)
+      assert.deepEqual(failing.json().errors, [{ path: '/status', message: 'must be one of active, paused' }])
+      const events = await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { events: ['sold'] } })
+      assert.deepEqual(events.json().errors, [{ path: '/events/0', message: 'must be one of created, updated, deleted' }])
     })
 
     test('each change is POSTed as the feed\'s change, in order, signed as standardwebhooks verifies, with a User-Agent', async (t) => {
@@ -148,6 +160,7 @@ for (const engine of ENGINES) {
       const log = await deliveries()
       assert.deepEqual(log.slice(0, 5).map((a: any) => a.attempt), [1, 2, 3, 4, 5])
       assert.deepEqual(log.slice(0, 5).map((a: any) => a.statusCode), [500, 302, null, null, 204])
+      assert.equal(log[1].error, 'answered 302: redirects are not followed')
       assert.match(log[3].error, /no answer within 3000 ms/)
       assert.equal(log[4].error, null)
     })
@@ -205,6 +218,8 @@ for (const engine of ENGINES) {
     test('retries that run out turn the webhook failing without losing its place; resuming delivers from there', async (t) => {
       const api = await service(t, engine, { retryForMs: 0 })
       const r = await receiver(t, 'fail')
+      // Every outcome is on /metrics before it first happens: an alert on gave-up sees its first increase.
+      assert.match((await api.request({ method: 'GET', url: '/metrics' })).body, /webhook_deliveries_total\{outcome="gave-up"\} 0/)
       const { id } = await subscribe(api, r.url)
       await api.add({ name: 'Missed' })
       await until('failing', async () => (await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })).json().status === 'failing')

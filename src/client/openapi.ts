@@ -787,14 +787,20 @@ export interface components {
             nextAttemptAt: string | null;
             /** @description After a rotation: until when the previous secret still signs beside the new one. */
             previousSecretExpiresAt: string | null;
-            /** @description failing: retries at one change ran out after 3 days; the webhook keeps its place, and PATCH status active resumes it. */
+            /**
+             * @description failing: retries at one change ran out after 3 days; the webhook keeps its place, and PATCH status active resumes it.
+             * @enum {string}
+             */
             status: "active" | "paused" | "failing";
             url: string;
         };
         WebhookChanges: {
             /** @description The kinds of change sent (default all three). */
             events?: ("created" | "updated" | "deleted")[];
-            /** @description paused stops deliveries; active resumes them from where the webhook stopped (a failing one too). */
+            /**
+             * @description paused stops deliveries; active resumes them from where the webhook stopped (a failing one too). failing is the service's to set, not a client's.
+             * @enum {string}
+             */
             status?: "active" | "paused";
             /** @description Where each change is POSTed: an http:// or https:// URL that does not resolve to a loopback, private, link-local or metadata address. */
             url?: string;
@@ -816,7 +822,10 @@ export interface components {
             previousSecretExpiresAt: string | null;
             /** @description whsec_… : the signing secret (Standard Webhooks), shown this once. */
             secret: string;
-            /** @description failing: retries at one change ran out after 3 days; the webhook keeps its place, and PATCH status active resumes it. */
+            /**
+             * @description failing: retries at one change ran out after 3 days; the webhook keeps its place, and PATCH status active resumes it.
+             * @enum {string}
+             */
             status: "active" | "paused" | "failing";
             url: string;
         };

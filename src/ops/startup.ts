@@ -22,6 +22,7 @@ export function startupFacts (config: Config, keyCount: number): Record<string, 
     auth: keyCount > 0 ? `API keys (${keyCount}) for writes and /metrics` : config.allowAnonymousWrites ? 'none: anonymous writes allowed' : 'none: anonymous writes on loopback only',
     rateLimit: config.rateLimit > 0 ? `${config.rateLimit} a minute per client` : 'off',
     trustProxy: config.trustProxy === false ? 'none' : config.trustProxy.join(','),
+    webhooks: config.webhookAllowPrivate ? 'private receivers allowed (WEBHOOK_ALLOW_PRIVATE)' : 'public receivers only',
     shutdownGraceMs: config.shutdownGraceMs
   }
 }

@@ -46,7 +46,9 @@ export class WebhookClient {
       })
       await readSome(res.body)
       const ok = res.statusCode >= 200 && res.statusCode < 300
-      return { statusCode: res.statusCode, error: ok ? null : `answered ${res.statusCode}`, durationMs: took() }
+      // A redirect is a failure here (following one could lead anywhere, a private address included): say so.
+      const error = ok ? null : res.statusCode >= 300 && res.statusCode < 400 ? `answered ${res.statusCode}: redirects are not followed` : `answered ${res.statusCode}`
+      return { statusCode: res.statusCode, error, durationMs: took() }
     } catch (err) {
       return { statusCode: null, error: describe(err, this.options.timeoutMs), durationMs: took() }
     }

@@ -7,7 +7,8 @@ export interface LagSource {
   readonly running: ReadonlyMap<number, { readonly id: number, readonly cursor: number, readonly headSeen: number, readonly oldestPendingAt: number | undefined }>
 }
 
-export type DeliveryOutcome = 'delivered' | 'failed' | 'gave-up'
+export const DELIVERY_OUTCOMES = ['delivered', 'failed', 'gave-up'] as const
+export type DeliveryOutcome = typeof DELIVERY_OUTCOMES[number]
 
 /** The webhook figures on /metrics: attempts by outcome, and how far each webhook this instance delivers is behind. */
 export class WebhookMetrics {
@@ -17,6 +18,8 @@ export class WebhookMetrics {
   constructor (registry?: Registry) {
     const registers = registry ? [registry] : []
     this.attempts = new Counter({ name: 'webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (gave-up: retries ran out, the webhook turned failing)', labelNames: ['outcome'], registers })
+    // Every outcome is on /metrics from the start (at 0): an alert on gave-up can then see its first increase.
+    for (const outcome of DELIVERY_OUTCOMES) this.attempts.inc({ outcome }, 0)
     this.failingGauge(registers)
     const loops = () => this.deliverers.flatMap((d) => [...d.running.values()])
     // eslint-disable-next-line no-new -- registered, and read through collect() when scraped

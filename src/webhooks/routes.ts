@@ -44,7 +44,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
   const now = (): number => deliverer.settings.now()
   const checkUrl = (url: string): void => {
     const problem = targetProblem(url, allowPrivate)
-    if (problem !== undefined) throw new HttpProblem(400, 'invalid-input', `url ${problem}`, [{ path: '/url', message: problem }])
+    if (problem === undefined) return
+    // The operator's switch is named where it is the way through (as the CLI does).
+    const hint = !allowPrivate && /must not name/.test(problem) ? ' (the operator may allow internal receivers with WEBHOOK_ALLOW_PRIVATE=true)' : ''
+    throw new HttpProblem(400, 'invalid-input', `url ${problem}${hint}`, [{ path: '/url', message: `${problem}${hint}` }])
   }
   const found = async (id: number): Promise<StoredWebhook> => {
     const webhook = await webhooks.get(id)

@@ -1,9 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox'
+import type { ChangeKind } from '../catalogue/changes.js'
+import { CHANGE_KINDS, WEBHOOK_STATUSES, type WebhookStatus } from '../catalogue/webhook.js'
 import { component } from '../http/components.js'
 
 // The webhook resource: the TypeBox schemas behind validation, serialisation and the OpenAPI document.
 
-const Kind = Type.Union([Type.Literal('created'), Type.Literal('updated'), Type.Literal('deleted')])
+// Enums rather than unions of literals: a wrong value is then told "must be one of …" (src/http/messages.ts),
+// as a plant's status is, not Ajv's "must be equal to constant" once per literal.
+const Kind = Type.Unsafe<ChangeKind>({ type: 'string', enum: [...CHANGE_KINDS] })
 const Time = Type.String({ description: 'RFC 3339, UTC, with milliseconds.' })
 const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'Where each change is POSTed: an http:// or https:// URL that does not resolve to a loopback, private, link-local or metadata address.' })
 const Events = Type.Array(Kind, { minItems: 1, uniqueItems: true, description: 'The kinds of change sent (default all three).' })
@@ -19,7 +23,11 @@ export type NewWebhook = Static<typeof NewWebhook>
 export const WebhookChanges = component('WebhookChanges', Type.Object({
   url: Type.Optional(Url),
   events: Type.Optional(Events),
-  status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('paused')], { description: 'paused stops deliveries; active resumes them from where the webhook stopped (a failing one too).' }))
+  status: Type.Optional(Type.Unsafe<'active' | 'paused'>({
+    type: 'string',
+    enum: ['active', 'paused'],
+    description: 'paused stops deliveries; active resumes them from where the webhook stopped (a failing one too). failing is the service\'s to set, not a client\'s.'
+  }))
 }, { additionalProperties: false }))
 export type WebhookChanges = Static<typeof WebhookChanges>
 
@@ -27,7 +35,9 @@ const webhookMembers = {
   id: Type.Integer({ minimum: 1 }),
   url: Type.String(),
   events: Type.Array(Kind),
-  status: Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('failing')], {
+  status: Type.Unsafe<WebhookStatus>({
+    type: 'string',
+    enum: [...WEBHOOK_STATUSES],
     description: 'failing: retries at one change ran out after 3 days; the webhook keeps its place, and PATCH status active resumes it.'
   }),
   createdAt: Time,
