@@ -32,11 +32,16 @@ async function killDuringBatches (t: import('node:test').TestContext, start: () 
       // 503 is the documented answer when the storage does not commit within the request's
       // deadline (an overloaded machine): not acknowledged, so whole or absent like any other.
       else if (answer?.status === 503) unanswered++
-      else if (answer !== undefined) assert.fail(`batch ${label}: ${answer.status} ${answer.body}`)
+      else if (answer !== undefined) {
+        // Stop the killer's wait too, or a failure here would leave the test hanging for ever.
+        killed = true
+        service.child.kill('SIGKILL')
+        assert.fail(`batch ${label}: ${answer.status} ${answer.body}`)
+      }
     }
   }
   const killer = (async () => {
-    while (acknowledged.length < 6) await new Promise((resolve) => setTimeout(resolve, 5))
+    while (acknowledged.length < 6 && !killed) await new Promise((resolve) => setTimeout(resolve, 5))
     killed = true
     service.child.kill('SIGKILL')
   })()

@@ -47,8 +47,11 @@ test('a backup taken by another process during a write load is whole and holds e
   const upload = await fetch(`${service.url}/v3/plant/${plant.id}/photos`, { method: 'POST', headers: { 'content-type': 'image/png' }, body: new Uint8Array(await picture('png', 8, 600)) })
   assert.equal(upload.status, 201)
   const photo = (await upload.json()) as { urls: Record<string, string> }
-  const writers = Array.from({ length: 16 }, (_, w) => writer(w))
-  while (acknowledged.length < 100) await new Promise((resolve) => setTimeout(resolve, 10))
+  let failure: unknown
+  const writers = Array.from({ length: 16 }, async (_, w) => writer(w).catch((err: unknown) => { failure ??= err; writing = false }))
+  // A writer's failure ends the wait (it would otherwise never reach 100 and hang the run).
+  while (acknowledged.length < 100 && failure === undefined) await new Promise((resolve) => setTimeout(resolve, 10))
+  if (failure !== undefined) throw failure
 
   const before = [...acknowledged]
   const file = join(dir, 'backup.db')
@@ -56,6 +59,7 @@ test('a backup taken by another process during a write load is whole and holds e
   const during = acknowledged.length - before.length
   writing = false
   await Promise.all(writers)
+  if (failure !== undefined) throw failure
 
   assert.match(stdout, /integrity ok/)
   const check = verifyBackup(file)
