@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { describe, test, type TestContext } from 'node:test'
 import { Webhook as Verifier } from 'standardwebhooks'
 import { plants } from '../scripts/lib/cli-harness.js'
+import { openStore } from '../src/store/open-store.js'
 import { freshSchema, TEST_DATABASE_URL } from './helpers/postgres-engine.js'
 import { receiver } from './helpers/receiver.js'
 
@@ -16,7 +17,9 @@ const TARGETS: Record<string, { skip: string | false, make (t: TestContext): Pro
     make: async (t) => {
       const dir = await mkdtemp(join(tmpdir(), 'plants-webhooks-'))
       t.after(() => rm(dir, { recursive: true, force: true }))
-      return { env: { WEBHOOK_ALLOW_PRIVATE: 'true' }, args: ['--data-dir', join(dir, 'data')] }
+      const dataDir = join(dir, 'data')
+      await (await openStore({ dataDir, feedRetentionMs: 86_400_000 })).close() // webhooks are added to a catalogue that exists
+      return { env: { WEBHOOK_ALLOW_PRIVATE: 'true' }, args: ['--data-dir', dataDir] }
     }
   },
   postgres: {
@@ -24,6 +27,7 @@ const TARGETS: Record<string, { skip: string | false, make (t: TestContext): Pro
     make: async (t) => {
       const scratch = await freshSchema()
       t.after(() => scratch.drop())
+      await (await openStore({ databaseUrl: scratch.url, dataDir: '', feedRetentionMs: 86_400_000 })).close()
       return { env: { DATABASE_URL: scratch.url, WEBHOOK_ALLOW_PRIVATE: 'true' }, args: [] }
     }
   }

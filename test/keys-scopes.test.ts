@@ -144,7 +144,7 @@ for (const engine of ENGINES) {
       assert.equal(made.statusCode, 201)
       const body = made.json()
       assert.match(body.secret, /^pcat_[A-Za-z0-9_-]{43}$/)
-      assert.deepEqual(Object.keys(body).sort(), ['createdAt', 'expiresAt', 'lastUsedAt', 'name', 'revokedAt', 'scope', 'secret'])
+      assert.deepEqual(Object.keys(body).sort(), ['createdAt', 'expiresAt', 'lastUsedAt', 'name', 'revokedAt', 'scope', 'secret', 'status'])
       const listed = (await app.inject({ method: 'GET', url: '/v3/keys', headers: admin })).json()
       assert.deepEqual(listed.items.map((k: any) => [k.name, k.scope]), [['shop-front', 'read']])
       assert.equal(JSON.stringify(listed).includes(body.secret), false)
@@ -159,24 +159,70 @@ for (const engine of ENGINES) {
       for (const secret of [body.secret, ENV_KEY]) assert.equal(text.includes(secret), false)
     })
 
-    test('POST /v3/keys: a taken name is 409, a reserved or bad name or a past expiry 400; DELETE of an unknown name 404', async (t) => {
+    test('POST /v3/keys: a taken name is 409; a reserved or bad name, an unknown scope, a past or impossible expiry 400 with its path', async (t) => {
       const { request } = await build(t, engine, { apiKeys: [ENV_KEY] })
       const post = (payload: Record<string, unknown>) => request({ method: 'POST', url: '/v3/keys', payload, headers: admin })
       assert.equal((await post({ name: 'till-1', scope: 'sell' })).statusCode, 201)
       const taken = await post({ name: 'till-1', scope: 'sell' })
       assert.equal(taken.statusCode, 409)
       assert.match(taken.json().type, /key-name-taken$/)
-      assert.equal((await post({ name: 'env-3', scope: 'read' })).statusCode, 400)
-      assert.equal((await post({ name: 'Till 1', scope: 'read' })).statusCode, 400)
-      assert.equal((await post({ name: 'x', scope: 'root' })).statusCode, 400)
-      assert.equal((await post({ name: 'old', scope: 'read', expiresAt: '2001-01-01T00:00:00Z' })).statusCode, 400)
+      const refusals: Array<[Record<string, unknown>, string, string]> = [
+        [{ name: 'env-3', scope: 'read' }, '/name', 'must not be env-N: those name the keys of API_KEYS and API_KEYS_FILE'],
+        [{ name: 'x y', scope: 'read' }, '/name', "must be 1 to 63 lower-case letters, digits, '.', '_' or '-', starting with a letter or digit"],
+        [{ name: 'x', scope: 'root' }, '/scope', 'must be one of read, sell, write, admin'],
+        [{ name: 'old', scope: 'read', expiresAt: '2001-01-01T00:00:00Z' }, '/expiresAt', 'must be in the future (2001-01-01T00:00:00.000Z has passed)'],
+        [{ name: 'feb', scope: 'read', expiresAt: '2027-02-30' }, '/expiresAt', '"2027-02-30" is not a date: February 2027 has 28 days'],
+        [{ name: 'late', scope: 'read', expiresAt: '2027-01-31T18:60:00Z' }, '/expiresAt', '"2027-01-31T18:60:00Z" is not a time of day: hours go to 23, minutes and seconds to 59'],
+        [{ name: 'soon', scope: 'read', expiresAt: 'next week' }, '/expiresAt', 'must be a date (2027-01-31: the key works through that day, UTC, and expires at the start of the next) or an RFC 3339 date-time with its zone (2027-01-31T18:00:00Z, taken as given)']
+      ]
+      for (const [payload, path, message] of refusals) {
+        const res = await post(payload)
+        assert.equal(res.statusCode, 400, JSON.stringify(payload))
+        assert.deepEqual(res.json().errors, [{ path, message }], JSON.stringify(payload))
+        assert.equal(res.json().detail, `${path} ${message}`)
+      }
+      // A date alone: the key works through that day (UTC) and expires as the next begins; a date-time as given.
+      const day = await post({ name: 'through-day', scope: 'read', expiresAt: '2099-02-28' })
+      assert.equal(day.json().expiresAt, '2099-03-01T00:00:00.000Z')
+      const exact = await post({ name: 'exact', scope: 'read', expiresAt: '2099-01-31T18:00:00+02:00' })
+      assert.equal(exact.json().expiresAt, '2099-01-31T16:00:00.000Z')
+      const plain = await request({ method: 'POST', url: '/v3/keys', payload: '{"name":"x","scope":"read"}', headers: { ...admin, 'content-type': 'text/plain' } })
+      assert.equal(plain.statusCode, 415, 'as the document declares')
+      assert.match(plain.json().type, /unsupported-media-type$/)
+    })
+
+    test('DELETE /v3/keys/{name}: unknown 404, a second revoke 204 again (idempotent), an env key 409 saying where it comes from', async (t) => {
+      const { app, request } = await build(t, engine, { apiKeys: [ENV_KEY] })
+      await createKey(app.store.keys, 'till-1', 'sell', null, Date.now())
       const gone = await request({ method: 'DELETE', url: '/v3/keys/nobody', headers: admin })
       assert.equal(gone.statusCode, 404)
       assert.match(gone.json().type, /key-not-found$/)
       assert.equal((await request({ method: 'DELETE', url: '/v3/keys/till-1', headers: admin })).statusCode, 204)
-      assert.equal((await request({ method: 'DELETE', url: '/v3/keys/till-1', headers: admin })).statusCode, 404)
+      const revokedAt = (await app.store.keys.list())[0].revokedAt
+      assert.equal((await request({ method: 'DELETE', url: '/v3/keys/till-1', headers: admin })).statusCode, 204)
+      assert.equal((await app.store.keys.list())[0].revokedAt, revokedAt, 'the first revocation stands')
+      // The request is made by env-1 itself: it exists, but only API_KEYS can take it away.
+      const env = await request({ method: 'DELETE', url: '/v3/keys/env-1', headers: admin })
+      assert.equal(env.statusCode, 409)
+      assert.match(env.json().type, /key-from-environment$/)
+      assert.match(env.json().detail, /^env-1 is a key of API_KEYS or API_KEYS_FILE, not a stored one: remove it there and restart the service$/)
       // A revoked name is not given again: attribution stays unambiguous.
-      assert.equal((await post({ name: 'till-1', scope: 'sell' })).statusCode, 409)
+      assert.equal((await request({ method: 'POST', url: '/v3/keys', payload: { name: 'till-1', scope: 'sell' }, headers: admin })).statusCode, 409)
+    })
+
+    test('GET /v3/keys marks each key active, expired or revoked, times with milliseconds', async (t) => {
+      const { app, request } = await build(t, engine, { apiKeys: [ENV_KEY] })
+      const now = Date.now()
+      const ended = Math.floor(now / 1000) * 1000 - 60_000 // a whole second: its milliseconds are .000
+      await createKey(app.store.keys, 'live', 'read', null, now)
+      await createKey(app.store.keys, 'short', 'read', ended, now) // the store takes any time; the API refuses a past one
+      await createKey(app.store.keys, 'ended', 'read', null, now)
+      await app.store.keys.revoke('ended', now)
+      const items = (await request({ method: 'GET', url: '/v3/keys', headers: admin })).json().items
+      const byName = Object.fromEntries(items.map((k: any) => [k.name, k]))
+      assert.deepEqual([byName.live.status, byName.short.status, byName.ended.status], ['active', 'expired', 'revoked'])
+      assert.equal(byName.short.expiresAt, new Date(ended).toISOString())
+      assert.match(byName.short.expiresAt, /\.000Z$/)
     })
 
     test('two keys of one client overlap while it rotates: both work until the old one is revoked', async (t) => {

@@ -33,3 +33,10 @@ export class KeyNameTaken extends Error {
 export class KeyNotFound extends Error {
   constructor (readonly keyName: string) { super(`no live key named ${keyName}`) }
 }
+
+/** A key's standing at `now`, as both listings show it: revoked outranks expired (a revoke is final). */
+export type KeyStatus = 'active' | 'expired' | 'revoked'
+export function keyStatus (key: ApiKey, now: number): KeyStatus {
+  if (key.revokedAt !== null) return 'revoked'
+  return key.expiresAt !== null && now >= key.expiresAt ? 'expired' : 'active'
+}

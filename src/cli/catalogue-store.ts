@@ -1,15 +1,26 @@
+import { existsSync } from 'node:fs'
 import type { Config } from '../config.js'
 import type { PlantStore } from '../store/plant-store.js'
-import { locate, serviceConfig } from './catalogue.js'
+import { databaseFile, locate, serviceConfig, type Location } from './catalogue.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
+
+export interface CatalogueStoreOptions {
+  /** The person passed --create: a folder or database without a catalogue gets a new one. */
+  create?: boolean
+  /** What to tell a person whose folder or database holds no catalogue (after the refusal itself). */
+  hint?: string
+}
 
 /**
  * Runs `fn` on the catalogue's own store (a data folder or DATABASE_URL; never through --url: keys
  * and webhooks are managed where they are kept), with the service's settings, and closes it after.
+ * A folder or database that holds no catalogue is refused unless `create`, as import and export
+ * refuse it: a mistyped --data-dir must not quietly become a second catalogue (with a key in it).
  */
-export async function withCatalogueStore (command: string, values: Record<string, any>, io: Io, fn: (store: PlantStore, config: Config) => Promise<number>): Promise<number> {
+export async function withCatalogueStore (command: string, values: Record<string, any>, io: Io, fn: (store: PlantStore, config: Config) => Promise<number>, options: CatalogueStoreOptions = {}): Promise<number> {
   const where = await locate(values, io)
   if (where.kind === 'service') throw new UsageError(`${command} takes no --url`)
+  if (options.create !== true) await refuseEmpty(where, options.hint ?? 'is --data-dir (or DATA_DIR, DATABASE_URL) right?')
   const { openStore } = await import('../store/open-store.js')
   // The service's own retention: opening a store purges the feed by it, as the service would.
   const config = await serviceConfig(io)
@@ -26,4 +37,14 @@ export async function withCatalogueStore (command: string, values: Record<string
   } finally {
     await store.close()
   }
+}
+
+async function refuseEmpty (where: Exclude<Location, { kind: 'service' }>, hint: string): Promise<void> {
+  if (where.kind === 'folder') {
+    const file = databaseFile(where.dataDir)
+    if (!existsSync(file)) throw new CommandFailed(`no catalogue in ${where.dataDir} (${file} does not exist); ${hint}`)
+    return
+  }
+  const { postgresHasCatalogue, redactUrl } = await import('./postgres-catalogue.js')
+  if (!await postgresHasCatalogue(where.databaseUrl)) throw new CommandFailed(`no catalogue in the PostgreSQL database ${redactUrl(where.databaseUrl)} (it has no plants table); ${hint}`)
 }

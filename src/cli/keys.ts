@@ -1,19 +1,20 @@
-import { KeyNameTaken, KeyNotFound, SCOPES, type ApiKey, type Scope } from '../catalogue/keys.js'
+import { ENV_KEY_NAME, KeyNameTaken, keyStatus, KeyNotFound, SCOPES, type ApiKey, type Scope } from '../catalogue/keys.js'
 import { createKey, newKeyProblem, parseExpiry } from '../keys/manage.js'
 import { withCatalogueStore } from './catalogue-store.js'
 import { CommandFailed, oneOf, UsageError, type Command, type Io } from './command.js'
 
 export const keysCommand: Command = {
   name: 'keys',
-  usage: `Usage: plants keys create NAME --scope SCOPE [--expires DATE] [options]
+  usage: `Usage: plants keys create NAME --scope SCOPE [--expires WHEN] [--create] [options]
        plants keys list [options]
        plants keys revoke NAME [options]
 
 Manages the API keys stored in the catalogue (the same keys as GET, POST /v3/keys and
 DELETE /v3/keys/{name}, which need an admin key). create prints the key's secret once: only its
 SHA-256 is kept, so copy it now. A revoked key is refused by every instance within 2 seconds; its
-name stays listed and is not given to another key. While a client rotates, give it a new key,
-move it over, then revoke the old one.
+name stays listed and is not given to another key (revoking it again changes nothing). While a
+client rotates, give it a new key, move it over, then revoke the old one. The keys of API_KEYS
+and API_KEYS_FILE (env-1, env-2, …) are not stored here: remove them there and restart.
 
 Scopes, each including those before it:
   read    reads, where they are protected (READS=keys): a shop front
@@ -23,13 +24,19 @@ Scopes, each including those before it:
 
 Options:
   --scope SCOPE    create: read, sell, write or admin
-  --expires DATE   create: when the key stops working (e.g. 2027-01-31 or 2027-01-31T18:00:00Z)
+  --expires WHEN   create: when the key stops working. A date (2027-01-31) means the key works
+                   through that day, UTC, and expires at the start of the next; a date and time
+                   with its zone (2027-01-31T18:00:00Z) is taken as given
+  --create         create: start a new catalogue if the data folder (or database) has none yet,
+                   to hold the first key before the service first starts
   --data-dir DIR   the service's data folder (default: the catalogue in $DATABASE_URL when set,
-                   else $DATA_DIR, else ./data)
-  -h, --help       this help`,
+                   else $DATA_DIR, else ./data); one that holds no catalogue is refused
+
+list shows every stored key with its STATUS: active, expired or revoked.`,
   options: {
     scope: { type: 'string' },
     expires: { type: 'string' },
+    create: { type: 'boolean' },
     'data-dir': { type: 'string' }
   },
   run: runKeys
@@ -38,18 +45,24 @@ Options:
 async function runKeys (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
   const [action, name, ...extra] = positionals
   if (extra.length > 0) throw new UsageError(`unexpected ${JSON.stringify(extra[0])}`)
+  if (values.create === true && action !== 'create') throw new UsageError('--create goes with create')
   if (action === 'list') {
     if (name !== undefined) throw new UsageError('list takes no NAME')
-    return await withCatalogueStore('keys', values, io, async (store) => { io.stdout.write(table(await store.keys.list())); return 0 })
+    return await withCatalogueStore('keys', values, io, async (store) => { io.stdout.write(table(await store.keys.list(), Date.now())); return 0 })
   }
   if (action === 'revoke') {
     if (name === undefined) throw new UsageError('revoke takes the key\'s NAME')
+    if (ENV_KEY_NAME.test(name)) throw new UsageError(`${name} is a key of API_KEYS or API_KEYS_FILE, not a stored one: remove it there and restart the service`)
     return await withCatalogueStore('keys', values, io, async (store) => {
       try {
         await store.keys.revoke(name, Date.now())
       } catch (err) {
-        if (err instanceof KeyNotFound) throw new CommandFailed(`no live key named ${name} (plants keys list shows them)`)
-        throw err
+        if (!(err instanceof KeyNotFound)) throw err
+        // Revoked already: what was asked for holds, as DELETE /v3/keys/{name} answers 204 again.
+        const earlier = (await store.keys.list()).find((key) => key.name === name)
+        if (earlier?.revokedAt == null) throw new CommandFailed(`no key named ${name} (plants keys list shows them)`)
+        io.stdout.write(`${name} was revoked already, at ${iso(earlier.revokedAt)}\n`)
+        return 0
       }
       io.stdout.write(`revoked ${name}: every instance refuses it within 2 seconds\n`)
       return 0
@@ -62,7 +75,7 @@ async function runKeys (values: Record<string, any>, positionals: string[], io: 
     const expires = values.expires === undefined ? null : dateOf(values.expires)
     const now = Date.now()
     const problem = newKeyProblem(name, expires, now)
-    if (problem !== undefined) throw new UsageError(problem)
+    if (problem !== undefined) throw new UsageError(problem.field === 'name' ? `the name ${JSON.stringify(name)} ${problem.message}` : `--expires ${problem.message}`)
     return await withCatalogueStore('keys', values, io, async (store) => {
       try {
         const { key, secret } = await createKey(store.keys, name, scope, expires, now)
@@ -74,25 +87,24 @@ async function runKeys (values: Record<string, any>, positionals: string[], io: 
         if (err instanceof KeyNameTaken) throw new CommandFailed(`a key named ${name} exists (names are never reused; choose another)`)
         throw err
       }
-    })
+    }, { create: values.create === true, hint: 'pass --create to start a new catalogue there (for its first key, before the service first starts)' })
   }
   throw new UsageError(action === undefined ? 'say create, list or revoke' : `unknown action ${JSON.stringify(action)}: say create, list or revoke`)
 }
 
 function dateOf (text: string): number {
-  const ms = parseExpiry(text)
-  if (ms === undefined) throw new UsageError(`--expires must be a date (2027-01-31) or a date and time with its zone (2027-01-31T18:00:00Z), not ${JSON.stringify(text)}`)
-  return ms
+  const expiry = parseExpiry(text)
+  if (!expiry.ok) throw new UsageError(`--expires ${expiry.why}`)
+  return expiry.ms
 }
 
-const iso = (ms: number | null): string => ms === null ? '-' : new Date(ms).toISOString().replace(/\.000Z$/, 'Z')
+/** The API's form (RFC 3339, UTC, with milliseconds), so the two listings read alike. */
+const iso = (ms: number | null): string => ms === null ? '-' : new Date(ms).toISOString()
 
-function table (keys: ApiKey[]): string {
+function table (keys: ApiKey[], now: number): string {
   if (keys.length === 0) return 'no keys stored (keys from API_KEYS or API_KEYS_FILE are not listed)\n'
-  const rows = [['NAME', 'SCOPE', 'CREATED', 'EXPIRES', 'LAST USED', 'REVOKED'],
-    ...keys.map((k) => [k.name, k.scope, iso(k.createdAt), iso(k.expiresAt), iso(k.lastUsedAt), iso(k.revokedAt)])]
+  const rows = [['NAME', 'SCOPE', 'STATUS', 'CREATED', 'EXPIRES', 'LAST USED', 'REVOKED'],
+    ...keys.map((k) => [k.name, k.scope, keyStatus(k, now), iso(k.createdAt), iso(k.expiresAt), iso(k.lastUsedAt), iso(k.revokedAt)])]
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)))
   return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n') + '\n'
 }
-
-/** The catalogue's own store (a data folder or PostgreSQL), opened for the command and closed after. */

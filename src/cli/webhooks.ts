@@ -20,7 +20,7 @@ test sends {"kind": "test", "webhook": ID}, signed, and says how the receiver an
 Options:
   --events KINDS   add: comma-separated kinds of change to send (default created,updated,deleted)
   --data-dir DIR   the service's data folder (default: the catalogue in $DATABASE_URL when set,
-                   else $DATA_DIR, else ./data)
+                   else $DATA_DIR, else ./data); one that holds no catalogue is refused
   -h, --help       this help`,
   options: {
     events: { type: 'string' },

@@ -85,7 +85,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an API key: refused by every instance within 2 seconds; its name stays in the list */
+        /**
+         * Revoke an API key: refused by every instance within 2 seconds; its name stays in the list
+         * @description Idempotent: revoking a key that is revoked already answers 204 again and changes nothing (its revokedAt stays the first). The keys of API_KEYS and API_KEYS_FILE (env-1, env-2, …) are not stored and cannot be revoked here (409): remove them from the setting and restart.
+         */
         delete: operations["revoke-key"];
         options?: never;
         head?: never;
@@ -464,10 +467,18 @@ export interface components {
             lastUsedAt: string | null;
             /** @description Unique; what the access log and the feed name as the actor. */
             name: string;
-            /** @description When the key was revoked (null: live) */
+            /** @description When the key was revoked (null: not revoked) */
             revokedAt: string | null;
-            /** @description read < sell < write < admin; each includes those before it. sell: change the status of existing plants and nothing else (a till). */
+            /**
+             * @description read < sell < write < admin; each includes those before it. sell: change the status of existing plants and nothing else (a till).
+             * @enum {string}
+             */
             scope: "read" | "sell" | "write" | "admin";
+            /**
+             * @description Whether the key works now: active, expired (past expiresAt) or revoked (revoked outranks expired)
+             * @enum {string}
+             */
+            status: "active" | "expired" | "revoked";
         };
         ApiKeyList: {
             /** @description Every stored key, revoked ones included, oldest first. The keys of API_KEYS (env-N) are not stored and not listed. */
@@ -516,12 +527,20 @@ export interface components {
             lastUsedAt: string | null;
             /** @description Unique; what the access log and the feed name as the actor. */
             name: string;
-            /** @description When the key was revoked (null: live) */
+            /** @description When the key was revoked (null: not revoked) */
             revokedAt: string | null;
-            /** @description read < sell < write < admin; each includes those before it. sell: change the status of existing plants and nothing else (a till). */
+            /**
+             * @description read < sell < write < admin; each includes those before it. sell: change the status of existing plants and nothing else (a till).
+             * @enum {string}
+             */
             scope: "read" | "sell" | "write" | "admin";
             /** @description The key to send (Authorization: Bearer …). Shown this once: only its hash is kept. */
             secret: string;
+            /**
+             * @description Whether the key works now: active, expired (past expiresAt) or revoked (revoked outranks expired)
+             * @enum {string}
+             */
+            status: "active" | "expired" | "revoked";
         };
         /** @description Add a plant, as POST /v3/plant. */
         CreateOperation: {
@@ -545,11 +564,14 @@ export interface components {
             sold: number;
         };
         NewApiKey: {
-            /** @description When the key stops working (default: never): a date (2027-01-31, midnight UTC) or an RFC 3339 date-time with its zone */
+            /** @description When the key stops working (default: never): a date (2027-01-31: the key works through that day, UTC, and expires at the start of the next) or an RFC 3339 date-time with its zone (2027-01-31T18:00:00Z, taken as given). A date that does not exist (2027-02-30) is refused. */
             expiresAt?: string;
-            /** @description Lower-case letters, digits, ".", "_" and "-"; env-N is reserved. */
+            /** @description Lower-case letters, digits, ".", "_" and "-", starting with a letter or digit; env-N is reserved (the keys of API_KEYS). */
             name: string;
-            /** @description read < sell < write < admin; each includes those before it. sell: change the status of existing plants and nothing else (a till). */
+            /**
+             * @description read < sell < write < admin; each includes those before it. sell: change the status of existing plants and nothing else (a till).
+             * @enum {string}
+             */
             scope: "read" | "sell" | "write" | "admin";
         };
         /** @description Details of the plant to add. Unknown members (an id included) and members given twice are invalid input. */
@@ -747,9 +769,14 @@ export interface components {
             /** @description 409 sku-taken only: the id of the plant that has the SKU. */
             holder?: number;
             requestId: string;
+            /**
+             * @description 403 insufficient-scope only: the scope the request needs (also in WWW-Authenticate, as RFC 6750 says).
+             * @enum {string}
+             */
+            scope?: "read" | "sell" | "write" | "admin";
             status: number;
             title: string;
-            /** @description A URI reference naming the kind of problem; its last segment is the stable code. */
+            /** @description A URI reference naming the kind of problem; its last segment is the stable code, one of invalid-input, invalid-id, not-found, route-not-found, method-not-allowed, precondition-failed, sku-taken, idempotency-key-reused, payload-too-large, headers-too-large, request-timeout, unauthorized, insufficient-scope, key-not-found, key-name-taken, key-from-environment, too-many-requests, gone, storage-unavailable, unsupported-media-type, photo-not-found, webhook-not-found, too-many-photos, images-busy, service-busy, query-too-slow, shutting-down, internal. */
             type: string;
         };
         /** @description Replace a plant named by plant.id, as PUT /v3/plant. */
@@ -972,6 +999,8 @@ export interface operations {
             /** @description The key's scope does not include read (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1042,6 +1071,8 @@ export interface operations {
             /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1129,6 +1160,8 @@ export interface operations {
             /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1210,7 +1243,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Revoked */
+            /** @description Revoked (now, or already) */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -1244,6 +1277,8 @@ export interface operations {
             /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1252,8 +1287,19 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No live key of this name */
+            /** @description No key of this name (key-not-found) */
             404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A key of API_KEYS or API_KEYS_FILE (key-from-environment) */
+            409: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
@@ -1345,6 +1391,8 @@ export interface operations {
             /** @description The key's scope does not include read (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1466,6 +1514,8 @@ export interface operations {
             /** @description The key's scope does not include read (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1560,6 +1610,8 @@ export interface operations {
             /** @description The key's scope does not include write (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1700,6 +1752,8 @@ export interface operations {
             /** @description The key's scope does not include write (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1850,6 +1904,8 @@ export interface operations {
             /** @description The key's scope does not include read (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -1946,6 +2002,8 @@ export interface operations {
             /** @description The key's scope does not include write (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2068,6 +2126,8 @@ export interface operations {
             /** @description The key's scope does not include write or sell (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2212,6 +2272,8 @@ export interface operations {
             /** @description The key's scope does not include write (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2355,6 +2417,8 @@ export interface operations {
             /** @description The key's scope does not include read (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2453,6 +2517,8 @@ export interface operations {
             /** @description The key's scope does not include write (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2574,6 +2640,8 @@ export interface operations {
             /** @description The key's scope does not include write (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2699,6 +2767,8 @@ export interface operations {
             /** @description The key's scope does not include write or sell (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2842,6 +2912,8 @@ export interface operations {
             /** @description The key's scope does not include read (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2957,6 +3029,8 @@ export interface operations {
             /** @description The key's scope does not include read (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -3046,6 +3120,8 @@ export interface operations {
             /** @description The key's scope does not include read (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -3142,6 +3218,8 @@ export interface operations {
             /** @description The key's scope does not include read (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -3225,6 +3303,8 @@ export interface operations {
             /** @description The key's scope does not include read (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -3308,6 +3388,8 @@ export interface operations {
             /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -3382,6 +3464,8 @@ export interface operations {
             /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -3465,6 +3549,8 @@ export interface operations {
             /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -3546,6 +3632,8 @@ export interface operations {
             /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -3633,6 +3721,8 @@ export interface operations {
             /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -3727,6 +3817,8 @@ export interface operations {
             /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -3810,6 +3902,8 @@ export interface operations {
             /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -3893,6 +3987,8 @@ export interface operations {
             /** @description The key's scope does not include admin (insufficient-scope) */
             403: {
                 headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;

@@ -5,7 +5,7 @@ import { ConfigError, type Config } from '../config.js'
 import { ANONYMOUS, type WriteMeta } from '../catalogue/changes.js'
 import { SCOPES, scopeIncludes, type Scope } from '../catalogue/keys.js'
 import type { KeyCache } from '../keys/key-cache.js'
-import { HttpProblem, problemResponses } from './problem.js'
+import { HttpProblem, problemResponses, type FieldError } from './problem.js'
 
 const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest()
 
@@ -96,8 +96,12 @@ export interface AuthOptions {
 const WHY = { unknown: 'The API key is not valid', revoked: 'The API key has been revoked', expired: 'The API key has expired' }
 const challenge = { 'www-authenticate': 'Bearer realm="plant-catalogue"' }
 
-function insufficient (needed: Scope, held: Scope): HttpProblem {
-  return new HttpProblem(403, 'insufficient-scope', `This needs a key of scope ${needed} (or above); this key has scope ${held}`)
+/** RFC 6750's answer to a key without the scope: the scope needed, in the body and in WWW-Authenticate. */
+function insufficient (needed: Scope, held: Scope, errors?: FieldError[]): HttpProblem {
+  const problem = new HttpProblem(403, 'insufficient-scope', `This needs a key of scope ${needed} (or above); this key has scope ${held}`, errors,
+    { 'www-authenticate': `Bearer realm="plant-catalogue", error="insufficient_scope", scope="${needed}"` })
+  problem.scope = needed
+  return problem
 }
 
 /**
@@ -164,5 +168,5 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost|\[::1\])$/i
 /** Protected mode: without keys, only a loopback listener may take anonymous writes, unless allowed. */
 export function protectedModeRefusal (config: Config, keyCount: number): string | undefined {
   if (keyCount > 0 || config.allowAnonymousWrites || LOOPBACK.test(config.host)) return undefined
-  return `Refusing to listen on ${config.host} with no API keys: set API_KEYS or API_KEYS_FILE, or create a key (plants keys create NAME --scope admin), or set ALLOW_ANONYMOUS_WRITES=true to accept anonymous writes`
+  return `Refusing to listen on ${config.host} with no API keys: set API_KEYS or API_KEYS_FILE, or create a key (plants keys create NAME --scope admin, with --create before the first start), or set ALLOW_ANONYMOUS_WRITES=true to accept anonymous writes`
 }

@@ -83,6 +83,7 @@ export function sendProblem (reply: FastifyReply, problem: HttpProblem, cause?: 
   const body = problemBody(status, problem.code, reply.request.id, message, problem.errors)
   if (problem.current !== undefined) body.current = problem.current
   if (problem.holder !== undefined) body.holder = problem.holder
+  if (problem.scope !== undefined) body.scope = problem.scope
   return reply.send(body)
 }
 
@@ -115,6 +116,10 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     const limit = request.routeOptions.bodyLimit ?? 64 * 1024
     return new HttpProblem(413, 'payload-too-large', `The request body is larger than ${limit >= 1048576 ? `${limit / 1048576} MiB` : `${limit / 1024} KiB`}`)
+  }
+  // A route that documents 415 answers it; the plant routes keep the contract's invalid input.
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' && request.routeOptions.schema?.response !== undefined && 415 in (request.routeOptions.schema.response as object)) {
+    return new HttpProblem(415, 'unsupported-media-type', bodyMessage(code, error.message, request.method === 'PATCH'))
   }
   if (code.startsWith('FST_ERR_CTP_') || (error instanceof SyntaxError && error.statusCode === 400)) {
     return new HttpProblem(invalidStatus, 'invalid-input', bodyMessage(code, error.message, request.method === 'PATCH'))

@@ -2,27 +2,6 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { Plant } from '../catalogue/plant.js'
 import { component, ref } from './components.js'
 
-// The one error body of the contract (RFC 9457 members plus `errors` and `requestId`).
-export const Problem = component('Problem', Type.Object({
-  type: Type.String({ description: 'A URI reference naming the kind of problem; its last segment is the stable code.' }),
-  title: Type.String(),
-  status: Type.Integer(),
-  detail: Type.Optional(Type.String()),
-  errors: Type.Optional(Type.Array(Type.Object({
-    path: Type.String({ description: 'JSON pointer to the offending member of the request part.' }),
-    message: Type.String()
-  }))),
-  requestId: Type.String(),
-  // By name, not by import: the Plant schema is the plant resource's (plants/schemas.ts), a floor this module does not reach up to.
-  current: Type.Optional(Type.Unsafe<Plant>({
-    $ref: 'Plant',
-    description: '412 only: the plant as it is now, its ETag in the ETag header, so a client can merge and retry without reading it first.'
-  })),
-  holder: Type.Optional(Type.Integer({ minimum: 1, description: '409 sku-taken only: the id of the plant that has the SKU.' }))
-}, { description: 'Problem details (RFC 9457), served as application/json.' }))
-export type Problem = Static<typeof Problem>
-export type FieldError = { path: string, message: string }
-
 const TITLES = {
   'invalid-input': 'Invalid input',
   'invalid-id': 'Invalid ID supplied',
@@ -39,6 +18,7 @@ const TITLES = {
   'insufficient-scope': 'Insufficient scope',
   'key-not-found': 'Key not found',
   'key-name-taken': 'Key name taken',
+  'key-from-environment': 'Key from the environment',
   'too-many-requests': 'Too many requests',
   gone: 'Gone',
   'storage-unavailable': 'Storage unavailable',
@@ -54,12 +34,36 @@ const TITLES = {
 } as const
 export type ProblemCode = keyof typeof TITLES
 
+// The one error body of the contract (RFC 9457 members plus `errors` and `requestId`).
+export const Problem = component('Problem', Type.Object({
+  type: Type.String({ description: `A URI reference naming the kind of problem; its last segment is the stable code, one of ${Object.keys(TITLES).join(', ')}.` }),
+  title: Type.String(),
+  status: Type.Integer(),
+  detail: Type.Optional(Type.String()),
+  errors: Type.Optional(Type.Array(Type.Object({
+    path: Type.String({ description: 'JSON pointer to the offending member of the request part.' }),
+    message: Type.String()
+  }))),
+  requestId: Type.String(),
+  // By name, not by import: the Plant schema is the plant resource's (plants/schemas.ts), a floor this module does not reach up to.
+  current: Type.Optional(Type.Unsafe<Plant>({
+    $ref: 'Plant',
+    description: '412 only: the plant as it is now, its ETag in the ETag header, so a client can merge and retry without reading it first.'
+  })),
+  holder: Type.Optional(Type.Integer({ minimum: 1, description: '409 sku-taken only: the id of the plant that has the SKU.' })),
+  scope: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['read', 'sell', 'write', 'admin'], description: '403 insufficient-scope only: the scope the request needs (also in WWW-Authenticate, as RFC 6750 says).' }))
+}, { description: 'Problem details (RFC 9457), served as application/json.' }))
+export type Problem = Static<typeof Problem>
+export type FieldError = { path: string, message: string }
+
 /** An error the client can act on: a status, a stable code, and what to say. */
 export class HttpProblem extends Error {
   /** A 412's `current`: the record as it is now. */
   current?: Plant
   /** A 409 sku-taken's `holder`: the plant that has the SKU. */
   holder?: number
+  /** A 403 insufficient-scope's `scope`: the scope the request needs. */
+  scope?: string
 
   constructor (
     readonly status: number,
@@ -113,6 +117,7 @@ export const HEADERS = {
 }
 const PROBLEM_HEADERS: Record<number, object> = {
   401: HEADERS.wwwAuthenticate,
+  403: { 'www-authenticate': header('insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750)') },
   405: HEADERS.allow,
   412: { etag: header('The current ETag of the plant (the version `current` shows): send it as If-Match to retry.') },
   429: HEADERS.retryAfter,

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { KeyNameTaken, KeyNotFound } from '../catalogue/keys.js'
+import { ENV_KEY_NAME, KeyNameTaken, KeyNotFound } from '../catalogue/keys.js'
 import { securityFor } from '../http/auth.js'
 import { ref } from '../http/components.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
@@ -35,7 +35,8 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRouteOptions> = async (app,
     }
   }, async (_request, reply) => {
     reply.header('cache-control', 'no-store')
-    return { items: (await keys.list()).map(keyRecord) }
+    const at = now()
+    return { items: (await keys.list()).map((key) => keyRecord(key, at)) }
   })
 
   app.post('/v3/keys', {
@@ -54,15 +55,19 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRouteOptions> = async (app,
   }, async (request, reply) => {
     const { name, scope, expiresAt } = request.body
     const at = now()
-    const expires = expiresAt === undefined ? null : parseExpiry(expiresAt)
-    if (expires === undefined) throw new HttpProblem(400, 'invalid-input', 'expiresAt must be a date (2027-01-31) or an RFC 3339 date-time with its zone (2027-01-31T18:00:00Z)', [{ path: '/expiresAt', message: 'is not a date' }])
+    let expires: number | null = null
+    if (expiresAt !== undefined) {
+      const expiry = parseExpiry(expiresAt)
+      if (!expiry.ok) throw new HttpProblem(400, 'invalid-input', `/expiresAt ${expiry.why}`, [{ path: '/expiresAt', message: expiry.why }])
+      expires = expiry.ms
+    }
     const problem = newKeyProblem(name, expires, at)
-    if (problem !== undefined) throw new HttpProblem(400, 'invalid-input', problem)
+    if (problem !== undefined) throw new HttpProblem(400, 'invalid-input', `/${problem.field} ${problem.message}`, [{ path: `/${problem.field}`, message: problem.message }])
     try {
       const created = await createKey(keys, name, scope, expires, at)
       cache.forget() // a first key makes keys required on this instance at once
       reply.code(201).header('cache-control', 'no-store')
-      return { ...keyRecord(created.key), secret: created.secret }
+      return { ...keyRecord(created.key, at), secret: created.secret }
     } catch (err) {
       if (err instanceof KeyNameTaken) throw new HttpProblem(409, 'key-name-taken', `A key named ${name} exists (names are never reused; revoked keys keep theirs)`)
       throw err
@@ -75,18 +80,24 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRouteOptions> = async (app,
       tags,
       security,
       summary: 'Revoke an API key: refused by every instance within 2 seconds; its name stays in the list',
+      description: 'Idempotent: revoking a key that is revoked already answers 204 again and changes nothing (its revokedAt stays the first). The keys of API_KEYS and API_KEYS_FILE (env-1, env-2, …) are not stored and cannot be revoked here (409): remove them from the setting and restart.',
       params: NameParams,
       response: {
-        204: Type.Null({ description: 'Revoked' }),
-        ...problemResponses([404, 'No live key of this name'], 429, 503)
+        204: Type.Null({ description: 'Revoked (now, or already)' }),
+        ...problemResponses([404, 'No key of this name (key-not-found)'], [409, 'A key of API_KEYS or API_KEYS_FILE (key-from-environment)'], 429, 503)
       }
     }
   }, async (request, reply) => {
+    const { name } = request.params
+    if (ENV_KEY_NAME.test(name)) {
+      throw new HttpProblem(409, 'key-from-environment', `${name} is a key of API_KEYS or API_KEYS_FILE, not a stored one: remove it there and restart the service`)
+    }
     try {
-      await keys.revoke(request.params.name, now())
+      await keys.revoke(name, now())
     } catch (err) {
-      if (err instanceof KeyNotFound) throw new HttpProblem(404, 'key-not-found', `No live key named ${request.params.name}`)
-      throw err
+      if (!(err instanceof KeyNotFound)) throw err
+      // Revoked already (a retry after a lost answer, a second person): the outcome asked for holds.
+      if (!(await keys.list()).some((key) => key.name === name)) throw new HttpProblem(404, 'key-not-found', `No key named ${name} (GET /v3/keys lists them)`)
     }
     cache.forget() // this instance refuses it at once; the others within their cache's second
     return reply.code(204).header('cache-control', 'no-store').send(null)

@@ -1,13 +1,17 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { SCOPES, type ApiKey as StoredKey } from '../catalogue/keys.js'
+import { keyStatus, SCOPES, type ApiKey as StoredKey, type Scope as ScopeName } from '../catalogue/keys.js'
 import { component, ref } from '../http/components.js'
+import { EXPIRY_FORMS, KEY_NAME_RULE } from './manage.js'
 
 // The key resource's schemas: the only source of its validation, types and document.
 
 const time = (description: string) => Type.String({ description: `${description}: RFC 3339, UTC, with milliseconds` })
 const maybeTime = (description: string) => Type.Union([time(description), Type.Null()], { description })
 
-export const Scope = Type.Union(SCOPES.map((s) => Type.Literal(s)), {
+// An enum rather than a union of constants: a refusal then says "must be one of read, sell, write, admin".
+export const Scope = Type.Unsafe<ScopeName>({
+  type: 'string',
+  enum: [...SCOPES],
   description: 'read < sell < write < admin; each includes those before it. sell: change the status of existing plants and nothing else (a till).'
 })
 
@@ -17,15 +21,16 @@ const keyFields = {
   createdAt: time('When the key was created'),
   expiresAt: maybeTime('When the key stops working (null: never)'),
   lastUsedAt: maybeTime('Last use, to the minute (null: never used)'),
-  revokedAt: maybeTime('When the key was revoked (null: live)')
+  revokedAt: maybeTime('When the key was revoked (null: not revoked)'),
+  status: Type.Unsafe<'active' | 'expired' | 'revoked'>({ type: 'string', enum: ['active', 'expired', 'revoked'], description: 'Whether the key works now: active, expired (past expiresAt) or revoked (revoked outranks expired)' })
 }
 export const ApiKey = component('ApiKey', Type.Object(keyFields, { additionalProperties: false, description: 'An API key as listed: never its secret or its hash.' }))
 export type ApiKey = Static<typeof ApiKey>
 
 export const NewApiKey = component('NewApiKey', Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9][a-z0-9._-]*$', description: 'Lower-case letters, digits, ".", "_" and "-"; env-N is reserved.' }),
+  name: Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9][a-z0-9._-]*$', 'x-pattern-message': KEY_NAME_RULE, description: 'Lower-case letters, digits, ".", "_" and "-", starting with a letter or digit; env-N is reserved (the keys of API_KEYS).' }),
   scope: Scope,
-  expiresAt: Type.Optional(Type.String({ maxLength: 40, description: 'When the key stops working (default: never): a date (2027-01-31, midnight UTC) or an RFC 3339 date-time with its zone' }))
+  expiresAt: Type.Optional(Type.String({ maxLength: 40, description: `When the key stops working (default: never): ${EXPIRY_FORMS}. A date that does not exist (2027-02-30) is refused.` }))
 }, { additionalProperties: false }))
 
 export const CreatedApiKey = component('CreatedApiKey', Type.Object({
@@ -38,6 +43,6 @@ export const ApiKeyList = component('ApiKeyList', Type.Object({
 }, { additionalProperties: false }))
 
 const iso = (ms: number | null): string | null => ms === null ? null : new Date(ms).toISOString()
-export function keyRecord (key: StoredKey): ApiKey {
-  return { name: key.name, scope: key.scope, createdAt: new Date(key.createdAt).toISOString(), expiresAt: iso(key.expiresAt), lastUsedAt: iso(key.lastUsedAt), revokedAt: iso(key.revokedAt) }
+export function keyRecord (key: StoredKey, now: number): ApiKey {
+  return { name: key.name, scope: key.scope, createdAt: new Date(key.createdAt).toISOString(), expiresAt: iso(key.expiresAt), lastUsedAt: iso(key.lastUsedAt), revokedAt: iso(key.revokedAt), status: keyStatus(key, now) }
 }
