@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { isGtin } from '../src/catalogue/store-fields.js'
+import { isGtin, timestamp } from '../src/catalogue/store-fields.js'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { build } from './helpers/app.js'
 import { ENGINES } from './helpers/engines.js'
@@ -29,6 +29,14 @@ const GTINS: Array<[string, boolean, string]> = [
   ['4006381333931 ', false, 'a space'],
   ['１２３４５６７０', false, 'fullwidth digits']
 ]
+
+test('a record\'s time is written exactly as toISOString writes it', () => {
+  const edges = [0, 1, 999, 1000, 86_399_999, 86_400_000, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(2026, 10, 25, 9, 5, 7, 40),
+    253_402_300_799_999, 253_402_300_800_000, -1, -86_400_001, 1.5]
+  // And a spread of times from 1970 to 2100, each day's prefix and each field's padding.
+  const spread = Array.from({ length: 20_000 }, (_, i) => Math.floor((i * 4_102_444_800_000) / 20_000) + (i * 7919) % 1000)
+  for (const ms of [...edges, ...spread]) assert.equal(timestamp(ms), new Date(ms).toISOString(), String(ms))
+})
 
 describe('GTIN check digits', () => {
   for (const [code, valid, what] of GTINS) {
