@@ -21,8 +21,9 @@ export interface Known {
 
 export type Plan =
   | { kind: 'refused', reason: string }
-  | { kind: 'add', operation: BatchOperation, what: string }
-  | { kind: 'update', operation: BatchOperation, what: string }
+  /** `what` says it for a dry run: built only when asked, since an import of 100,000 updates never shows it. */
+  | { kind: 'add', operation: BatchOperation, what: () => string }
+  | { kind: 'update', operation: BatchOperation, what: () => string }
   /** Nothing to write: the plant already has what the row says, or (a new plant) the catalogue has its record already. */
   | { kind: 'unchanged' }
 
@@ -39,14 +40,20 @@ export function rowId (raw: unknown): number | undefined | { invalid: string } {
 /** The SKU a row's new plant would have, as SKUs are compared (ignoring case). */
 export const rowSku = (row: GoodRow): string | undefined => typeof row.value.sku === 'string' ? skuKey(row.value.sku) : undefined
 
-/** The record of a row as a new plant (identityOf), or undefined when it is not a valid new plant. */
-export function rowRecord (row: GoodRow): string | undefined {
-  const check = checkPlant(structuredClone(row.value))
-  return check.ok ? identityOf(check.fields) : undefined
+/**
+ * The record of a row as a new plant (identityOf) and its name, or undefined when it is not a valid
+ * new plant. The row's value is defaulted in place: each pass over the file reads rows of its own.
+ */
+export function rowRecord (row: GoodRow): { record: string, name: string } | undefined {
+  const check = checkPlant(row.value)
+  return check.ok ? { record: identityOf(check.fields), name: check.fields.name } : undefined
 }
 
+// Strings and nulls (most members) compare as they are; tags as their JSON.
 const same = (member: string, before: unknown, after: unknown): boolean =>
-  member === 'price' ? canonicalPrice(before as string | null) === canonicalPrice(after as string | null) : JSON.stringify(before) === JSON.stringify(after)
+  member === 'price'
+    ? canonicalPrice(before as string | null) === canonicalPrice(after as string | null)
+    : before === after || (typeof after === 'object' && after !== null && JSON.stringify(before) === JSON.stringify(after))
 
 const shown = (value: unknown): string => value === null ? 'null' : typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)
 
@@ -76,26 +83,28 @@ export class Planner {
 
   /** The columns the row has, merged into the plant: only the members that differ are sent. */
   private update (row: GoodRow, plant: Plant): Plan {
+    // Checked in place: a CSV row's members are built here, and a JSON Lines row is read for this pass alone.
     const members = row.columns === undefined ? row.value : Object.fromEntries(row.columns.map((c) => [c, row.value[c] ?? EMPTY[c]]))
-    const check = checkPatch(structuredClone(members))
+    const check = checkPatch(members)
     if (!check.ok) return { kind: 'refused', reason: check.reason }
     const patch: Record<string, unknown> = {}
-    const changes: string[] = []
+    let changed = false
     for (const [member, value] of Object.entries(check.patch)) {
-      const before = (plant as unknown as Record<string, unknown>)[member]
-      if (same(member, before, value)) continue
+      if (same(member, (plant as unknown as Record<string, unknown>)[member], value)) continue
       patch[member] = value
-      changes.push(`${member} ${shown(before)} → ${shown(member === 'price' ? canonicalPrice(value as string | null) : value)}`)
+      changed = true
     }
-    if (changes.length === 0) return { kind: 'unchanged' }
+    if (!changed) return { kind: 'unchanged' }
     // A later row naming the same plant is compared with it as this one leaves it.
     const after = { ...plant, ...patch, ...(patch.price === undefined ? {} : { price: canonicalPrice(patch.price as string | null) }) } as Plant
     this.known.byId.set(plant.id, after)
-    return { kind: 'update', operation: { op: 'patch', id: plant.id, patch: patch as PlantPatch }, what: `update plant ${plant.id}: ${changes.join('; ')}` }
+    const what = (): string => `update plant ${plant.id}: ${Object.entries(patch).map(([member, value]) =>
+      `${member} ${shown((plant as unknown as Record<string, unknown>)[member])} → ${shown(member === 'price' ? canonicalPrice(value as string | null) : value)}`).join('; ')}`
+    return { kind: 'update', operation: { op: 'patch', id: plant.id, patch: patch as PlantPatch }, what }
   }
 
   private add (row: GoodRow): Plan {
-    const check = checkPlant(structuredClone(row.value))
+    const check = checkPlant(row.value)
     if (!check.ok) {
       const id = rowId(row.id)
       return { kind: 'refused', reason: id === undefined ? check.reason : `no plant ${String(id)} in the catalogue, and as a new plant: ${check.reason}` }
@@ -106,6 +115,6 @@ export class Planner {
     this.seen.set(record, occurrence)
     if (occurrence <= (this.known.records.get(record) ?? 0)) return { kind: 'unchanged' }
     const note = row.id === undefined ? '' : ` (no plant ${String(row.id)} in the catalogue: a new plant, with an id of its own)`
-    return { kind: 'add', operation: { op: 'create', fields }, what: `add ${JSON.stringify(fields.name)}${note}` }
+    return { kind: 'add', operation: { op: 'create', fields }, what: () => `add ${JSON.stringify(fields.name)}${note}` }
   }
 }

@@ -84,9 +84,11 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   const notice = (message: string): void => { io.stderr.write(`${message}\n`) }
 
   // 1. What the file names: the ids and SKUs of plants it may update, the records of plants it may add.
+  // A row with an id updates that plant unless the catalogue no longer has it, so only the rows
+  // without one are checked and hashed as new plants here (step 2 sees to the others).
   const ids = new Set<number>()
   const skus = new Set<string>()
-  const records = new Set<string>()
+  const wanted = new Records()
   let rowsRead = 0
   for await (const row of readRows(file, format, notice)) {
     rowsRead++
@@ -95,8 +97,7 @@ async function runImport (values: Record<string, any>, positionals: string[], io
     if (typeof id === 'number') ids.add(id)
     const sku = rowSku(row)
     if (sku !== undefined) skus.add(sku)
-    const record = rowRecord(row)
-    if (record !== undefined) records.add(record)
+    if (id === undefined) wanted.add(rowRecord(row))
   }
 
   const where = await locate(values, io)
@@ -108,15 +109,54 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   const counts: Counts = { rowsRead, added: 0, updated: 0, unchanged: 0, rejected: 0 }
   try {
     // 2. One pass through the catalogue (keyset pages) for the plants those ids and SKUs name and the records' counts.
-    const known = await knownPlants(catalogue, ids, skus, records)
+    const known = await knownPlants(catalogue, ids, skus, wanted)
+    // A row whose id the catalogue does not have (and whose SKU no plant has) adds a plant: its record
+    // is counted too, by one more pass over the file and the catalogue (rare: a plant deleted since
+    // the export, or ids from another catalogue).
+    if (known.byId.size < ids.size) {
+      const orphans = new Records()
+      for await (const row of readRows(file, format, () => {})) {
+        if (!row.ok) continue
+        const id = rowId(row.id)
+        const sku = rowSku(row)
+        if (typeof id === 'number' && !known.byId.has(id) && (sku === undefined || !known.bySku.has(sku))) orphans.add(rowRecord(row))
+      }
+      for (const record of wanted.records) orphans.records.delete(record)
+      if (orphans.records.size > 0) {
+        const more = await knownPlants(catalogue, new Set(), new Set(), orphans)
+        for (const [record, n] of more.records) known.records.set(record, n)
+      }
+    }
     // 3. The file again, row by row: refused, unchanged, or an operation of the next batch.
     const progress = startProgress(io, `${dryRun ? 'checking' : 'importing'} ${file}`, rowsRead, { quiet: values.quiet || dryRun })
-    const report = (line: number, reason: string): void => { counts.rejected++; io.stderr.write(`${file}:${line}: ${reason}\n`) }
+    const print = (line: number, reason: string): void => { counts.rejected++; io.stderr.write(`${file}:${line}: ${reason}\n`) }
     const planner = new Planner(known)
+    // One batch is written while the next is read and planned (the store commits in its own thread,
+    // the service in its own process): an import no longer waits for each commit before reading on.
+    // Batches are still sent one at a time and in order, and a row refused while a batch is in
+    // flight is reported after that batch's own refusals, so the report stays in line order.
+    let inFlight: Promise<unknown> | undefined
+    let held: Array<[number, string]> = []
+    const report = (line: number, reason: string): void => { if (inFlight === undefined) print(line, reason); else held.push([line, reason]) }
+    const settle = async (): Promise<void> => {
+      const writing = inFlight
+      inFlight = undefined
+      try {
+        await writing
+      } finally {
+        for (const [line, reason] of held) print(line, reason)
+        held = []
+      }
+    }
     let batch: Array<{ line: number, operation: BatchOperation }> = []
     const flush = async (): Promise<void> => {
-      await applyBatch(catalogue, batch, counts, report)
+      const rows = batch
       batch = []
+      await settle()
+      const writing = applyBatch(catalogue, rows, counts, print)
+      // Awaited by the next settle(); until then a failure must not count as unhandled.
+      writing.catch(() => {})
+      inFlight = writing
     }
     let done = 0
     try {
@@ -128,15 +168,18 @@ async function runImport (values: Record<string, any>, positionals: string[], io
         else if (plan.kind === 'unchanged') counts.unchanged++
         else if (dryRun) {
           counts[plan.kind === 'add' ? 'added' : 'updated']++
-          io.stdout.write(`${file}:${row.line}: would ${plan.what}\n`)
+          io.stdout.write(`${file}:${row.line}: would ${plan.what()}\n`)
         } else {
           batch.push({ line: row.line, operation: plan.operation })
           if (batch.length >= batchSize) await flush()
         }
       }
       if (batch.length > 0) await flush()
+      await settle()
       progress.update(done)
     } finally {
+      // A batch still in flight (the file failed to read) is seen to its end before the catalogue closes.
+      await inFlight?.catch(() => {})
       progress.stop()
     }
   } finally {
@@ -146,15 +189,27 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   return counts.rejected > 0 ? 1 : 0
 }
 
-async function knownPlants (catalogue: Catalogue, ids: Set<number>, skus: Set<string>, records: Set<string>): Promise<Known> {
+/** The records (identityOf) of the new plants a file may add, and their names: a plant of another name is not hashed. */
+class Records {
+  readonly records = new Set<string>()
+  readonly names = new Set<string>()
+  add (row: { record: string, name: string } | undefined): void {
+    if (row === undefined) return
+    this.records.add(row.record)
+    this.names.add(row.name)
+  }
+}
+
+async function knownPlants (catalogue: Catalogue, ids: Set<number>, skus: Set<string>, wanted: Records): Promise<Known> {
   const { identityOf } = await import('./rows.js')
   const known: Known = { byId: new Map(), bySku: new Map(), records: new Map() }
   for await (const page of catalogue.pages(PAGE)) {
     for (const plant of page) {
       if (ids.has(plant.id)) known.byId.set(plant.id, plant)
       if (plant.sku !== null && skus.has(skuKey(plant.sku))) known.bySku.set(skuKey(plant.sku), plant)
+      if (!wanted.names.has(plant.name)) continue
       const record = identityOf(plant as Plant & Parameters<typeof identityOf>[0])
-      if (records.has(record)) known.records.set(record, (known.records.get(record) ?? 0) + 1)
+      if (wanted.records.has(record)) known.records.set(record, (known.records.get(record) ?? 0) + 1)
     }
   }
   return known
