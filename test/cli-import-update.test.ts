@@ -167,7 +167,7 @@ test('a row naming an id the catalogue does not have adds a plant once: a second
   await writeFile(first, writeCsv([['name'], ['Fern'], ['Olive']]))
   assert.equal((await plants(['import', first, '--data-dir', dataDir, '--create'])).code, 0)
   const file = join(dir, 'rows.csv')
-  await writeFile(file, writeCsv([['id', 'name', 'status'], ['1', 'Fern', 'sold'], ['77', 'Palm', ''], ['78', 'Fern', '']]))
+  await writeFile(file, writeCsv([['id', 'name', 'status'], ['1', 'Fern', 'sold'], ['77', 'Palm', ''], ['78', 'Rose', '']]))
   const once = await plants(['import', file, '--data-dir', dataDir])
   assert.equal(once.code, 0, once.stderr)
   assert.deepEqual([count(once.stdout, 'added'), count(once.stdout, 'updated')], [2, 1])
@@ -175,7 +175,7 @@ test('a row naming an id the catalogue does not have adds a plant once: a second
   assert.equal(twice.code, 0, twice.stderr)
   assert.deepEqual([count(twice.stdout, 'added'), count(twice.stdout, 'updated'), count(twice.stdout, 'unchanged')], [0, 0, 3])
   const { plants: stored } = await withStore(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 }))
-  assert.deepEqual(stored.map((p) => `${p.id} ${p.name} ${p.status}`), ['1 Fern sold', '2 Olive available', '3 Palm available', '4 Fern available'])
+  assert.deepEqual(stored.map((p) => `${p.id} ${p.name} ${p.status}`), ['1 Fern sold', '2 Olive available', '3 Palm available', '4 Rose available'])
 })
 
 test('with a batch in flight while the next is read, refusals are still reported in line order', async (t) => {
