@@ -46,6 +46,34 @@ for (const engine of ENGINES) {
       assert.deepEqual(await app.store.inventory(), { available: 2, pending: 0, sold: 1 })
     })
 
+    test('a large batch is answered a slice at a time: other work runs between slices, and every result is the plant as GET reads it', async (t) => {
+      const { app, request } = await build(t, engine)
+      // From the moment the store has applied the batch, count the turns of the event loop until the answer is made.
+      let turns = 0
+      let answering = false
+      const batchOfStore = app.store.batch.bind(app.store)
+      app.store.batch = async (...args: Parameters<typeof batchOfStore>) => {
+        const result = await batchOfStore(...args)
+        answering = true
+        const tick = (): void => { if (answering) { turns++; setImmediate(tick) } }
+        setImmediate(tick)
+        return result
+      }
+      const operations = Array.from({ length: 240 }, (_, i) => ({ op: 'create', plant: { name: `Plant ${i}`, tags: ['a'], price: '1.5', description: i % 2 === 0 ? null : 'odd' } }))
+      const res = await batch(request, operations)
+      answering = false
+      assert.equal(res.statusCode, 200, res.body)
+      assert.match(String(res.headers['content-type']), /^application\/json; charset=utf-8$/)
+      const { results } = res.json()
+      assert.equal(results.length, 240)
+      // 240 results are 5 slices of 50: at least 4 turns for other work while the answer is built.
+      assert.ok(turns >= 4, `the event loop turned ${turns} times while 240 results were answered`)
+      for (const i of [0, 49, 50, 199, 239]) {
+        assert.equal(results[i].status, 200)
+        assert.deepEqual(results[i].plant, (await request({ method: 'GET', url: `/v3/plant/${results[i].plant.id}` })).json())
+      }
+    })
+
     test('later operations see earlier ones: create, then patch it by SKU order; a SKU freed and taken again in one batch', async (t) => {
       const { app, request, add } = await build(t, engine)
       const old = await add({ name: 'Old', sku: 'SKU-1' })
