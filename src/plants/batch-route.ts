@@ -140,11 +140,11 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
     reply.header('cache-control', 'no-store')
     // The answer is built SLICE results a turn, each plant by the response schema's own serialiser
     // (BatchResults is made of it), so other requests are served between slices of a large batch.
-    const serialise = reply.compileSerializationSchema(PLANT_RESULT, 200)
+    const serialise = reply.compileSerializationSchema(PLANT_RESULT, '200')
     const results: string[] = []
     for (let i = 0; i < plants.length; i += SLICE) {
       if (i > 0) await nextTurn()
-      for (const plant of plants.slice(i, i + SLICE)) results.push(plant === null ? '{"status":204}' : `{"status":200,"plant":${serialise(toRecord(plant))}}`)
+      for (const plant of plants.slice(i, i + SLICE)) results.push(plant === null ? '{"status":204}' : `{"status":200,"plant":${serialise(toRecord(plant) as unknown as Record<string, unknown>)}}`)
     }
     // A string is sent as it is: the route's serialiser is for objects.
     reply.type('application/json; charset=utf-8')
