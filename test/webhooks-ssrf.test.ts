@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { WebhookClient } from '../src/webhooks/client.js'
-import { isPrivateAddress, targetProblem } from '../src/webhooks/target.js'
+import { isPrivateAddress, resolvedProblem, shownUrl, targetProblem } from '../src/webhooks/target.js'
 import { startupFacts } from '../src/ops/startup.js'
 import { loadConfig } from '../src/config.js'
 import { receiver } from './helpers/receiver.js'
@@ -71,4 +71,36 @@ test('no more than 4 KiB of an answer is read, and a redirect is not followed', 
 test('the start-up line says whether webhooks may reach private receivers', () => {
   assert.equal(startupFacts(loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true' }), 0).webhooks, 'private receivers allowed (WEBHOOK_ALLOW_PRIVATE)')
   assert.equal(startupFacts(loadConfig({}), 0).webhooks, 'public receivers only')
+})
+
+test('a user name or password in a URL is refused; one saved before that rule is shown redacted', () => {
+  for (const url of ['http://user:pass@shop.example/x', 'https://token@shop.example/', 'http://:pw@shop.example/']) {
+    assert.match(targetProblem(url, false)!, /must not hold a user name or password/, url)
+    assert.match(targetProblem(url, true)!, /must not hold a user name or password/, url)
+  }
+  assert.equal(shownUrl('http://user:pass@shop.example/x?y=1'), 'http://%5Bredacted%5D@shop.example/x?y=1')
+  assert.equal(shownUrl('https://shop.example/x'), 'https://shop.example/x')
+})
+
+test('a name is resolved when saved: one resolving to a private address is refused; one that does not resolve (yet) is let through', async () => {
+  const answers: Record<string, string[]> = { vm: ['127.0.0.1'], twice: ['93.184.216.34', '10.0.0.8'], shop: ['93.184.216.34'] }
+  const resolver = async (host: string): Promise<Array<{ address: string }>> => {
+    if (!(host in answers)) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' })
+    return answers[host].map((address) => ({ address }))
+  }
+  assert.equal(await resolvedProblem('http://vm:9999/h', false, resolver), 'must not name a loopback, private, link-local or metadata address (vm resolves to 127.0.0.1)')
+  assert.match((await resolvedProblem('http://twice/h', false, resolver))!, /twice resolves to 10\.0\.0\.8/)
+  assert.equal(await resolvedProblem('http://shop/h', false, resolver), undefined)
+  assert.equal(await resolvedProblem('http://nowhere.invalid/h', false, resolver), undefined)
+  assert.equal(await resolvedProblem('http://vm:9999/h', true, resolver), undefined)
+})
+
+test('a literal private address is refused before every attempt, not only when saved: nothing reaches it', async (t) => {
+  const r = await receiver(t)
+  const client = new WebhookClient({ allowPrivate: false, timeoutMs: 2_000 })
+  t.after(() => client.close())
+  const refused = await client.post(r.url, '{}', {})
+  assert.equal(refused.statusCode, null)
+  assert.match(refused.error!, /^not sent: the URL must not name a loopback, private, link-local or metadata address \(127\.0\.0\.1\) \(WEBHOOK_ALLOW_PRIVATE is off\)$/)
+  assert.equal(r.received.length, 0)
 })

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict'
+import { lookup } from 'node:dns/promises'
 import { createServer } from 'node:http'
+import { hostname } from 'node:os'
 import type { AddressInfo } from 'node:net'
 import { describe, test, type TestContext } from 'node:test'
 import { Webhook as Verifier } from 'standardwebhooks'
 import { createKey } from '../src/keys/manage.js'
+import { isPrivateAddress } from '../src/webhooks/target.js'
 import { build, type TestApp } from './helpers/app.js'
 import { ENGINES } from './helpers/engines.js'
 import { logCollector } from './helpers/log-lines.js'
@@ -106,6 +109,47 @@ for (const engine of ENGINES) {
       assert.deepEqual(failing.json().errors, [{ path: '/status', message: 'must be one of active, paused' }])
       const events = await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { events: ['sold'] } })
       assert.deepEqual(events.json().errors, [{ path: '/events/0', message: 'must be one of created, updated, deleted' }])
+    })
+
+    test('a name resolving to a private address is refused when saved (POST and PATCH), naming the address', async (t) => {
+      const api = await build(t, engine)
+      // This machine's own name resolves to one of its addresses (here, 127.0.0.1 in /etc/hosts).
+      const own = (await lookup(hostname(), { all: true })).map((a) => a.address)
+      if (!own.some(isPrivateAddress)) { t.diagnostic(`${hostname()} resolves to ${own.join(', ')}: nothing private to refuse`); return }
+      const url = `http://${hostname()}:9999/h`
+      const res = await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url } })
+      assert.equal(res.statusCode, 400)
+      assert.match(res.json().errors[0].message, new RegExp(`${hostname()} resolves to .*WEBHOOK_ALLOW_PRIVATE=true`))
+      const { id } = (await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url: 'https://shop.example/' } })).json()
+      assert.equal((await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { url } })).statusCode, 400)
+    })
+
+    test('a webhook to a loopback address saved while private receivers were allowed is not sent to once they are not, and says why', async (t) => {
+      const api = await build(t, engine, {}, {}, { webhooks: { retryDelayMs: () => 60_000 } })
+      const r = await receiver(t)
+      // As a webhook made before a restart with WEBHOOK_ALLOW_PRIVATE on: the store takes it as it is.
+      const { id } = await api.app.store.webhooks.create({ url: r.url, events: ['created'], secret: 'whsec_' + Buffer.alloc(32).toString('base64') }, Date.now())
+      await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { status: 'active' } })
+      await api.add()
+      await until('refused', async () => (await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })).json().lastError !== null)
+      assert.match((await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })).json().lastError, /^not sent: the URL must not name a loopback.*\(127\.0\.0\.1\) \(WEBHOOK_ALLOW_PRIVATE is off\)$/)
+      assert.equal(r.received.length, 0)
+    })
+
+    test('a URL with a user name or password is refused; one saved before that rule is never shown or logged with it', async (t) => {
+      const log = logCollector()
+      const api = await build(t, engine, { logLevel: 'info' }, {}, { logStream: log.stream, webhooks: { retryDelayMs: () => 60_000 } })
+      const res = await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url: 'https://user:hunter2@shop.example/x' } })
+      assert.equal(res.statusCode, 400)
+      assert.match(res.json().errors[0].message, /must not hold a user name or password/)
+      const { id } = await api.app.store.webhooks.create({ url: 'http://user:hunter2@shop.invalid/x', events: ['created'], secret: 'whsec_' + Buffer.alloc(32).toString('base64') }, Date.now())
+      await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { status: 'active' } })
+      await api.add()
+      await until('attempted', async () => (await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })).json().lastError !== null)
+      const shown = [(await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })).body, (await api.request({ method: 'GET', url: '/v3/webhooks' })).body]
+      assert.ok(shown.every((body) => body.includes('http://%5Bredacted%5D@shop.invalid/x') && !body.includes('hunter2')))
+      await until('logged', () => log.lines().some((l) => l.msg === 'webhook delivery failed; will retry'))
+      assert.ok(!log.lines().map((l) => JSON.stringify(l)).join('\n').includes('hunter2'))
     })
 
     test('each change is POSTed as the feed\'s change, in order, signed as standardwebhooks verifies, with a User-Agent', async (t) => {

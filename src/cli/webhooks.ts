@@ -5,6 +5,7 @@ import type { PlantStore } from '../store/plant-store.js'
 import { serviceConfig } from './catalogue.js'
 import { withCatalogueStore } from './catalogue-store.js'
 import { CommandFailed, UsageError, type Command, type Io } from './command.js'
+import { shownUrl } from '../webhooks/target.js'
 
 export const webhooksCommand: Command = {
   name: 'webhooks',
@@ -42,8 +43,8 @@ async function runWebhooks (values: Record<string, any>, positionals: string[], 
     if (arg === undefined) throw new UsageError('add takes the URL to send changes to')
     const events = eventsOf(values.events)
     const config = await serviceConfig(io)
-    const { targetProblem } = await import('../webhooks/target.js')
-    const problem = targetProblem(arg, config.webhookAllowPrivate)
+    const { resolvedProblem, targetProblem } = await import('../webhooks/target.js')
+    const problem = targetProblem(arg, config.webhookAllowPrivate) ?? await resolvedProblem(arg, config.webhookAllowPrivate)
     if (problem !== undefined) throw new UsageError(`the URL ${problem}${config.webhookAllowPrivate ? '' : ' (WEBHOOK_ALLOW_PRIVATE=true allows internal receivers)'}`)
     return await withCatalogueStore('webhooks', values, io, async (store) => {
       const { newSecret } = await import('../webhooks/signing.js')
@@ -112,7 +113,7 @@ const notFound = (id: number): CommandFailed => new CommandFailed(`no webhook ${
 function table (webhooks: Webhook[]): string {
   if (webhooks.length === 0) return 'no webhooks\n'
   const rows = [['ID', 'STATUS', 'EVENTS', 'DELIVERED UP TO', 'URL', 'LAST ERROR'],
-    ...webhooks.map((w) => [String(w.id), w.status, w.events.join(','), String(w.cursor), w.url, w.lastError ?? '-'])]
+    ...webhooks.map((w) => [String(w.id), w.status, w.events.join(','), String(w.cursor), shownUrl(w.url), w.lastError ?? '-'])]
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)))
   return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n') + '\n'
 }

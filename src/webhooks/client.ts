@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici'
 import { PACKAGE_VERSION } from '../version.js'
-import { safeLookup } from './target.js'
+import { literalProblem, safeLookup } from './target.js'
 
 // The one way out to a receiver: every name checked after resolution (target.ts), no redirect
 // followed, 10 s for the whole exchange, and no more than 4 KiB of an answer read.
@@ -35,6 +35,9 @@ export class WebhookClient {
   async post (url: string, body: string, headers: Record<string, string>): Promise<SendResult> {
     const started = performance.now()
     const took = (): number => Math.round(performance.now() - started)
+    // A literal address never reaches the lookup below: checked here, before every attempt.
+    const refused = literalProblem(url, this.options.allowPrivate)
+    if (refused !== undefined) return { statusCode: null, error: `not sent: the URL ${refused} (WEBHOOK_ALLOW_PRIVATE is off)`, durationMs: took() }
     try {
       const res = await request(url, {
         method: 'POST',

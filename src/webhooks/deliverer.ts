@@ -9,6 +9,7 @@ import { WebhookClient, type SendResult } from './client.js'
 import type { WebhookMetrics } from './metrics.js'
 import { RETRY_FOR_MS, retryDelayMs } from './retry.js'
 import { signedHeaders } from './signing.js'
+import { shownUrl } from './target.js'
 
 export interface DelivererOptions {
   allowPrivate: boolean
@@ -219,7 +220,7 @@ export class DeliveryLoop {
       const lastError = `the changes after ${webhook.cursor} have expired from the change feed (or the database was replaced)`
       await webhooks.recordAttempts(this.id, [{ seq: webhook.cursor + 1, attempt: webhook.attempts + 1, at: now, statusCode: null, error: lastError, durationMs: 0 }],
         { cursor: webhook.cursor, attempts: webhook.attempts + 1, nextAttemptAt: null, failingSince: webhook.failingSince ?? now, lastError, failing: true })
-      this.deliverer.log.error({ webhook: this.id, url: webhook.url }, 'webhook failing: ' + lastError)
+      this.deliverer.log.error({ webhook: this.id, url: shownUrl(webhook.url) }, 'webhook failing: ' + lastError)
       return 0
     }
     if (page.length === 0) return settings.leaseMs / 4 // woken by a commit sooner
@@ -278,7 +279,7 @@ export class DeliveryLoop {
       this.retrying = !failing
       await save({ attempt, outcome })
       // One line per failed attempt: the URL and why, never the secret.
-      const log = { webhook: this.id, url: webhook.url, seq: change.seq, attempt: attempts + 1, statusCode: result.statusCode, error: result.error }
+      const log = { webhook: this.id, url: shownUrl(webhook.url), seq: change.seq, attempt: attempts + 1, statusCode: result.statusCode, error: result.error }
       if (failing) {
         this.deliverer.log.error(log, 'webhook failing: retries ran out; it keeps its place until resumed')
         this.stopped = true

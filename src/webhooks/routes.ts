@@ -8,7 +8,7 @@ import type { PlantStore } from '../store/plant-store.js'
 import type { WebhookDeliverer } from './deliverer.js'
 import { NewWebhook, Webhook, WebhookChanges, WebhookCreated, WebhookDeliveries, WebhookDelivery, WebhookList, WebhookParams, WebhookSecret } from './schemas.js'
 import { newSecret, signedHeaders } from './signing.js'
-import { targetProblem } from './target.js'
+import { resolvedProblem, shownUrl, targetProblem } from './target.js'
 
 export interface WebhookRouteOptions { store: PlantStore, deliverer: WebhookDeliverer, allowPrivate: boolean }
 
@@ -19,7 +19,7 @@ const iso = (ms: number | null): string | null => ms === null ? null : new Date(
 export function publicWebhook (w: StoredWebhook, now: number): Webhook {
   return {
     id: w.id,
-    url: w.url,
+    url: shownUrl(w.url),
     events: w.events,
     status: w.status,
     createdAt: new Date(w.createdAt).toISOString(),
@@ -42,8 +42,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
   const { store, deliverer, allowPrivate } = options
   const webhooks = store.webhooks
   const now = (): number => deliverer.settings.now()
-  const checkUrl = (url: string): void => {
-    const problem = targetProblem(url, allowPrivate)
+  const checkUrl = async (url: string): Promise<void> => {
+    const problem = targetProblem(url, allowPrivate) ?? await resolvedProblem(url, allowPrivate)
     if (problem === undefined) return
     // The operator's switch is named where it is the way through (as the CLI does).
     const hint = !allowPrivate && /must not name/.test(problem) ? ' (the operator may allow internal receivers with WEBHOOK_ALLOW_PRIVATE=true)' : ''
@@ -70,7 +70,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
     }
   }, async (request, reply) => {
     const { url, events = [...CHANGE_KINDS] } = request.body
-    checkUrl(url)
+    await checkUrl(url)
     const secret = newSecret()
     const webhook = await webhooks.create({ url, events, secret }, now())
     void deliverer.rescan()
@@ -108,7 +108,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       response: { 200: { ...ref(Webhook), description: 'The webhook as changed', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 413, 503) }
     }
   }, async (request) => {
-    if (request.body.url !== undefined) checkUrl(request.body.url)
+    if (request.body.url !== undefined) await checkUrl(request.body.url)
     const webhook = await webhooks.update(request.params.id, request.body)
     if (!webhook) throw notFound(request.params.id)
     void deliverer.rescan()

@@ -1,9 +1,10 @@
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
+import { lookup as dnsLookup, promises as dnsPromises, type LookupAddress, type LookupOptions } from 'node:dns'
 import { BlockList, isIP } from 'node:net'
 
 // Where a webhook may send: http or https only, and never to this host, the private network or a
 // cloud's metadata service (SSRF), unless WEBHOOK_ALLOW_PRIVATE says the receivers are internal.
-// A URL's literal address is checked when the webhook is saved; a name, after each resolution.
+// A URL is checked when the webhook is saved (its name resolved then too), and again before every
+// attempt: its literal address, and a name after each resolution (DNS can change).
 
 // Two lists: a BlockList matches an IPv4 address against IPv6 rules too (as ::a.b.c.d), which ::/96 would catch.
 const PRIVATE_V4 = new BlockList()
@@ -67,11 +68,73 @@ export function targetProblem (text: string, allowPrivate: boolean): string | un
     return 'must be an absolute URL (https://…)'
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http:// or https:// URL'
+  // A password in the URL would come back in every read of the webhook and every log line about it.
+  if (url.username !== '' || url.password !== '') return 'must not hold a user name or password (user:pass@): put a secret in the path, or have the receiver check the webhook-signature header'
+  return addressProblem(url, allowPrivate)
+}
+
+/** Why this URL's host, as written, cannot be a target: a literal private address, or localhost. */
+function addressProblem (url: URL, allowPrivate: boolean): string | undefined {
   if (allowPrivate) return undefined
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
-  if (isIP(host) !== 0 && isPrivateAddress(host)) return `must not name a loopback, private, link-local or metadata address (${host})`
-  if (/(^|\.)localhost\.?$/i.test(host)) return 'must not name this host (localhost)'
+  const problem = literalProblem(url.href, allowPrivate)
+  if (problem !== undefined) return problem
+  if (/(^|\.)localhost\.?$/i.test(url.hostname)) return 'must not name this host (localhost)'
   return undefined
+}
+
+/**
+ * Why a delivery must not go to this URL's literal address: checked before every attempt (a webhook
+ * saved while WEBHOOK_ALLOW_PRIVATE was on is refused once it is off), as a literal address never
+ * reaches safeLookup below, which checks every name after resolution.
+ */
+export function literalProblem (text: string, allowPrivate: boolean): string | undefined {
+  if (allowPrivate) return undefined
+  let host: string
+  try {
+    host = new URL(text).hostname.replace(/^\[(.*)\]$/, '$1')
+  } catch {
+    return 'must be an absolute URL (https://…)'
+  }
+  if (isIP(host) !== 0 && isPrivateAddress(host)) return `must not name a loopback, private, link-local or metadata address (${host})`
+  return undefined
+}
+
+export type Resolver = (hostname: string) => Promise<Array<{ address: string }>>
+const systemResolver: Resolver = (hostname) => dnsPromises.lookup(hostname, { all: true })
+/** The longest a save waits for a name to resolve: a slow DNS server delays the answer no more. */
+const RESOLVE_MS = 2_000
+
+/**
+ * Why a URL's name, resolved now, cannot be a target: a webhook to `http://vm:9999/` where vm is
+ * 127.0.0.1 is refused when saved, not retried for 3 days. A name that does not resolve (yet) is
+ * let through: deliveries say why they fail, and every one is checked again after resolution.
+ */
+export async function resolvedProblem (text: string, allowPrivate: boolean, resolver: Resolver = systemResolver): Promise<string | undefined> {
+  if (allowPrivate) return undefined
+  const host = new URL(text).hostname.replace(/^\[(.*)\]$/, '$1')
+  if (isIP(host) !== 0) return undefined
+  let timer: NodeJS.Timeout | undefined
+  const gaveUp = new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), RESOLVE_MS).unref() })
+  try {
+    const addresses = await Promise.race([resolver(host).catch(() => undefined), gaveUp])
+    const refused = addresses?.find((a) => isPrivateAddress(a.address))
+    return refused === undefined ? undefined : `must not name a loopback, private, link-local or metadata address (${host} resolves to ${refused.address})`
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** The URL as shown and logged: a user name or password (only in a webhook saved before they were refused) replaced. */
+export function shownUrl (text: string): string {
+  try {
+    const url = new URL(text)
+    if (url.username === '' && url.password === '') return text
+    url.username = '[redacted]'
+    url.password = ''
+    return url.href
+  } catch {
+    return text
+  }
 }
 
 export class PrivateAddressRefused extends Error {
