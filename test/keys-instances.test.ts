@@ -47,7 +47,7 @@ for (const [engine, pair] of Object.entries(PAIRS)) {
       assert.deepEqual(await cacheB.check(secret), { ok: true, name: 'till-1', scope: 'sell' })
       assert.equal(onB.reads(), 1)
       clock += 1
-      assert.deepEqual(await cacheB.check(secret), { ok: false, why: 'revoked' })
+      assert.deepEqual(await cacheB.check(secret), { ok: false, why: 'revoked', name: 'till-1' })
       assert.equal(onB.reads(), 2)
       await cacheB.close()
     })
@@ -90,7 +90,7 @@ for (const engine of ENGINES) {
       clock += 59_999
       assert.equal((await cache.check(secret)).ok, true)
       clock += 1
-      assert.deepEqual(await cache.check(secret), { ok: false, why: 'expired' })
+      assert.deepEqual(await cache.check(secret), { ok: false, why: 'expired', name: 'temp' })
       await cache.close()
     })
 

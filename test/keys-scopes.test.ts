@@ -77,6 +77,9 @@ for (const engine of ENGINES) {
             assert.equal(res.statusCode, 403, what)
             assert.match(res.json().type, /\/insufficient-scope$/, what)
             assert.match(res.json().detail, new RegExp(`scope ${op.needs} `), what)
+            // RFC 6750: the scope needed, for a program as well as a person.
+            assert.equal(res.json().scope, op.needs, what)
+            assert.equal(res.headers['www-authenticate'], `Bearer realm="plant-catalogue", error="insufficient_scope", scope="${op.needs}"`, what)
           }
         }
       }
@@ -94,6 +97,46 @@ for (const engine of ENGINES) {
       const now = (await request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json()
       assert.equal(now.status, 'sold')
       assert.equal(now.name, 'Monstera')
+    })
+
+    test('a till\'s typo is 400 naming it (validation first); its batch names each operation that needs more', async (t) => {
+      const { app, request } = await build(t, engine, { apiKeys: [ENV_KEY] })
+      const till = { authorization: `Bearer ${(await createKey(app.store.keys, 'till-2', 'sell', null, Date.now())).secret}` }
+      const plant = (await request({ method: 'POST', url: '/v3/plant', payload: { name: 'Monstera' }, headers: admin })).json()
+      const typo = await request({ method: 'PATCH', url: `/v3/plant/${plant.id}`, payload: { Status: 'sold' }, headers: till })
+      assert.equal(typo.statusCode, 400)
+      assert.deepEqual(typo.json().errors, [{ path: '/Status', message: 'is not a known field' }])
+      const batch = await request({
+        method: 'POST',
+        url: '/v3/plant/batch',
+        headers: till,
+        payload: { operations: [{ op: 'patch', id: plant.id, patch: { status: 'sold' } }, { op: 'patch', id: plant.id, patch: { price: '1.00' } }, { op: 'delete', id: plant.id }] }
+      })
+      assert.equal(batch.statusCode, 403)
+      assert.equal(batch.json().scope, 'write')
+      assert.deepEqual(batch.json().errors, [
+        { path: '/operations/1', message: 'needs a key of scope write (this key has scope sell)' },
+        { path: '/operations/2', message: 'needs a key of scope write (this key has scope sell)' }
+      ])
+      assert.equal((await request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json().status, 'available', 'nothing applied')
+    })
+
+    test('a 401 for a revoked or expired key names the key in the access log, never its secret', async (t) => {
+      const log = logCollector()
+      const store = await engine.open()
+      const { buildApp } = await import('../src/app.js')
+      const { testConfig } = await import('../src/config.js')
+      const app = await buildApp(testConfig({ apiKeys: [ENV_KEY], logLevel: 'info' }), { store, logStream: log.stream })
+      t.after(async () => { await app.close(); await store.close() })
+      const revoked = await createKey(store.keys, 'old-till', 'sell', null, Date.now())
+      await store.keys.revoke('old-till', Date.now())
+      const expired = await createKey(store.keys, 'short-till', 'sell', Date.now() - 1000, Date.now() - 2000)
+      for (const secret of [revoked.secret, expired.secret, 'pcat_not-a-key-at-all-0123456789']) {
+        assert.equal((await app.inject({ method: 'POST', url: '/v3/plant', payload: { name: 'x' }, headers: { authorization: `Bearer ${secret}` } })).statusCode, 401)
+      }
+      const lines = log.lines().filter((l) => l.status === 401)
+      assert.deepEqual(lines.map((l) => l.key), ['old-till', 'short-till', undefined])
+      assert.equal(JSON.stringify(log.lines()).includes(revoked.secret), false)
     })
 
     test('READS=public (the default): reads need no key, writes do', async (t) => {

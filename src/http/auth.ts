@@ -79,8 +79,11 @@ declare module 'fastify' {
     writer: string
   }
   interface FastifyContextConfig {
-    /** A route whose body decides the scope it needs (PATCH: `status` alone is a till's `sell`). */
-    scopeOfBody?: (body: unknown) => Scope
+    /**
+     * A route whose body decides the scope it needs (PATCH: `status` alone is a till's `sell`), read
+     * once the body is valid; a batch also names the operations that need it (`/operations/1`).
+     */
+    scopeOfBody?: (body: unknown) => Scope | { scope: Scope, paths: string[] }
   }
 }
 
@@ -123,18 +126,24 @@ export function registerAuth (app: FastifyInstance, { keys, readsNeedKey }: Auth
       throw new HttpProblem(401, 'unauthorized', `${what} an API key: send Authorization: Bearer <key> or api_key: <key>`, undefined, challenge)
     }
     const found = await keys.check(secret)
-    if (!found.ok) throw new HttpProblem(401, 'unauthorized', WHY[found.why], undefined, challenge)
+    if (!found.ok) {
+      // A known key, revoked or expired, is named in the access log (never its secret).
+      if (found.why !== 'unknown') request.writer = found.name
+      throw new HttpProblem(401, 'unauthorized', WHY[found.why], undefined, challenge)
+    }
     request.writer = found.name
     if (request.routeOptions.config.scopeOfBody !== undefined) scopes.set(request, found.scope)
     else if (!scopeIncludes(found.scope, needed)) throw insufficient(needed, found.scope)
   }
-  // The body decides: checked once it is parsed, before it is validated (a till's key never learns more of the schema).
+  // The body decides, once it is valid: a typo is answered 400 naming it, never "ask for a broader key".
   const bodyScope = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
     const held = scopes.get(request)
     const rule = request.routeOptions.config.scopeOfBody
     if (held === undefined || rule === undefined) return done()
-    const needed = rule(request.body)
-    done(scopeIncludes(held, needed) ? undefined : insufficient(needed, held))
+    const answer = rule(request.body)
+    const { scope, paths } = typeof answer === 'string' ? { scope: answer, paths: [] } : answer
+    if (scopeIncludes(held, scope)) return done()
+    done(insufficient(scope, held, paths.map((path) => ({ path, message: `needs a key of scope ${scope} (this key has scope ${held})` }))))
   }
 
   app.addHook('onRoute', (route) => {
@@ -159,7 +168,7 @@ export function registerAuth (app: FastifyInstance, { keys, readsNeedKey }: Auth
       authorize(request, declared).then(() => { done() }, done)
     }
     route.onRequest = [...[route.onRequest ?? []].flat(), check]
-    if (route.config?.scopeOfBody !== undefined) route.preValidation = [...[route.preValidation ?? []].flat(), bodyScope]
+    if (route.config?.scopeOfBody !== undefined) route.preHandler = [bodyScope, ...[route.preHandler ?? []].flat()]
   })
 }
 

@@ -12,7 +12,9 @@ import { hashOf } from './secrets.js'
 
 export type KeyCheck =
   | { ok: true, name: string, scope: Scope }
-  | { ok: false, why: 'unknown' | 'revoked' | 'expired' }
+  | { ok: false, why: 'unknown' }
+  /** A key that was given, named so the log can say whose it was (never its secret). */
+  | { ok: false, why: 'revoked' | 'expired', name: string }
 
 interface Entry { match: KeyMatch | undefined, at: number }
 
@@ -70,9 +72,9 @@ export class KeyCache {
 
   private verdict (match: KeyMatch | undefined): KeyCheck {
     if (match === undefined) return { ok: false, why: 'unknown' }
-    if (match.revoked) return { ok: false, why: 'revoked' }
+    if (match.revoked) return { ok: false, why: 'revoked', name: match.name }
     const now = this.now()
-    if (match.expiresAt !== null && now >= match.expiresAt) return { ok: false, why: 'expired' }
+    if (match.expiresAt !== null && now >= match.expiresAt) return { ok: false, why: 'expired', name: match.name }
     this.used(match.name, now)
     return { ok: true, name: match.name, scope: match.scope }
   }

@@ -46,14 +46,15 @@ function toOperation (o: Operation): BatchOperation {
 
 /**
  * Each operation needs its single route's scope, so the batch needs the highest: a batch of patches
- * of `status` alone is a till's (`sell`); any other operation needs `write`. Read from the body as
- * parsed, before it is validated (http/auth.ts), so anything unexpected needs `write`.
+ * of `status` alone is a till's (`sell`); any other operation needs `write`, and is named by index.
+ * Read once the body is valid (http/auth.ts).
  */
-function scopeOfBatch (body: unknown): Scope {
+function scopeOfBatch (body: unknown): { scope: Scope, paths: string[] } {
   const operations = (body as { operations?: unknown } | null)?.operations
-  if (!Array.isArray(operations) || operations.length === 0) return 'write'
+  if (!Array.isArray(operations) || operations.length === 0) return { scope: 'write', paths: [] }
   const selling = (o: unknown): boolean => (o as { op?: unknown } | null)?.op === 'patch' && statusOnlyIsSelling((o as { patch?: unknown }).patch) === 'sell'
-  return operations.every(selling) ? 'sell' : 'write'
+  const paths = operations.flatMap((o, i) => selling(o) ? [] : [`/operations/${i}`])
+  return { scope: paths.length === 0 ? 'sell' : 'write', paths }
 }
 
 /** What the Idempotency-Key's hash covers: each operation's validated, defaulted content, members in a fixed order. */
@@ -107,7 +108,8 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
         'that is not current, 409 sku-taken): nothing is applied, and the status is the first refusal\'s, with `errors` naming every ' +
         'refused operation by index. The change feed gets one change per operation (none for a `{}` patch), consecutive and in order. ' +
         'Idempotency-Key covers the whole batch: a retry with the same key and body answers the first results and applies nothing. ' +
-        'Each operation needs the scope of its single request: a key of scope `write`, or `sell` (a till) when every operation is a patch of `status` alone.',
+        'Each operation needs the scope of its single request: a key of scope `write`, or `sell` (a till) when every operation is a patch of `status` alone; ' +
+        'a `sell` key\'s batch with any other operation is 403 insufficient-scope naming each such operation by index (`/operations/1`).',
       body: ref(PlantBatch),
       headers: WriteHeaders,
       response: {
