@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import pg from 'pg'
+import { priceCents } from '../src/catalogue/store-fields.js'
 import { migrate as migrateSqlite } from '../src/store/sqlite/migrations.js'
 import { searchBacklog } from '../src/store/sqlite/search-backlog.js'
 import { migrate as migratePostgres } from '../src/store/postgres/migrate.js'
@@ -18,7 +19,17 @@ import { migrate as migratePostgres } from '../src/store/postgres/migrate.js'
 // statement per group for the writes: one transaction, one commit, one round trip).
 // Keep the statements in step with src/store/sqlite/writes.ts and src/store/postgres/*.ts.
 
-interface Body { id?: number, name: string, category?: string | null, tags?: string[], status?: string }
+interface Body {
+  id?: number
+  name: string
+  category?: string | null
+  tags?: string[]
+  status?: string
+  description?: string | null
+  price?: string | null
+  sku?: string | null
+  barcode?: string | null
+}
 interface Write { body: Body, res: ServerResponse }
 interface Engine {
   get (id: number, res: ServerResponse): void
@@ -32,8 +43,11 @@ function send (res: ServerResponse, status: number, json: string): void {
   res.end(json)
 }
 const fail = (res: ServerResponse, err: unknown): void => { send(res, 503, JSON.stringify({ status: 503, detail: String(err) })) }
+// The store fields (issue 25) as the body has them: the ceiling does not canonicalise a price.
 const record = (id: number, b: Body, photos = '[]'): string =>
-  `{"id":${id},"name":${JSON.stringify(b.name)},"category":${JSON.stringify(b.category ?? null)},"tags":${JSON.stringify(b.tags ?? [])},"status":${JSON.stringify(b.status ?? 'available')},"photos":${photos}}`
+  `{"id":${id},"name":${JSON.stringify(b.name)},"category":${JSON.stringify(b.category ?? null)},"tags":${JSON.stringify(b.tags ?? [])},"status":${JSON.stringify(b.status ?? 'available')},` +
+  `"description":${JSON.stringify(b.description ?? null)},"price":${JSON.stringify(b.price ?? null)},"sku":${JSON.stringify(b.sku ?? null)},"barcode":${JSON.stringify(b.barcode ?? null)},"photos":${photos}}`
+const centsOf = (price: string | null | undefined): number | null => price == null ? null : priceCents(price) ?? null
 // The service's cursor: base64url of JSON [fingerprint of the query, last id]; the fingerprint is echoed.
 let fingerprint = ''
 const cursorOf = (id: number): string => Buffer.from(JSON.stringify([fingerprint, id])).toString('base64url')
@@ -56,22 +70,26 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),
-    current: db.prepare('SELECT version, name, category, tags, status FROM plants WHERE id = ?').raw(true),
-    insert: db.prepare('INSERT INTO plants (name, name_key, category, tags, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)'),
+    current: db.prepare('SELECT version, name, category, tags, status, price, sku, barcode FROM plants WHERE id = ?').raw(true),
+    // As the service: a SKU is looked up (unique ignoring case) before it is written; a taken one is a 409.
+    skuHolder: db.prepare('SELECT id FROM plants WHERE sku IS NOT NULL AND lower(sku) = ?').pluck(),
+    insert: db.prepare('INSERT INTO plants (name, name_key, category, tags, status, description, price, sku, barcode, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)'),
     count: db.prepare("UPDATE sqlite_sequence SET seq = seq + ? WHERE name = 'status:' || ?"),
     insertTag: db.prepare('INSERT INTO plant_tags (tag, plant_id) VALUES (?, ?)'),
     deleteTag: db.prepare('DELETE FROM plant_tags WHERE tag = ? AND plant_id = ?'),
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add) VALUES (?, ?, ?, ?, ?, ?, ?)')
   }
-  // As the service: an update names name/status/category only when they change.
+  // As the service: an update names the indexed columns (name, status, category, price, sku, barcode) only when they change.
   // As the service: the search index is written behind (src/store/sqlite/search-backlog.ts).
   const search = searchBacklog(db)
   const updates = new Map<number, Database.Statement>()
-  const update = (name: boolean, status: boolean, category: boolean): Database.Statement => {
-    const mask = (name ? 1 : 0) + (status ? 2 : 0) + (category ? 4 : 0)
+  const update = (changed: boolean[]): Database.Statement => {
+    const [name, status, category, price, sku, barcode] = changed
+    const mask = changed.reduce((m, c, i) => m + (c ? 1 << i : 0), 0)
     let statement = updates.get(mask)
     if (!statement) {
-      const set = ['tags = ?', 'version = ?', 'updated_at = ?', ...(name ? ['name = ?', 'name_key = ?'] : []), ...(status ? ['status = ?'] : []), ...(category ? ['category = ?'] : [])]
+      const set = ['tags = ?', 'version = ?', 'updated_at = ?', 'description = ?', ...(name ? ['name = ?', 'name_key = ?'] : []), ...(status ? ['status = ?'] : []),
+        ...(category ? ['category = ?'] : []), ...(price ? ['price = ?'] : []), ...(sku ? ['sku = ?'] : []), ...(barcode ? ['barcode = ?'] : [])]
       statement = db.prepare(`UPDATE plants SET ${set.join(', ')} WHERE id = ?`)
       updates.set(mask, statement)
     }
@@ -89,9 +107,15 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
         const category = body.category ?? null
         const tags = body.tags ?? []
         const status = body.status ?? 'available'
+        const description = body.description ?? null
+        const price = centsOf(body.price)
+        const sku = body.sku ?? null
+        const barcode = body.barcode ?? null
         const key = name.toLowerCase()
+        const holder = (): number | undefined => sku === null ? undefined : s.skuHolder.get(sku.toLowerCase()) as number | undefined
         if (kind === 'create') {
-          const id = Number(s.insert.run(name, key, category, JSON.stringify(tags), status, now, now).lastInsertRowid)
+          if (holder() !== undefined) { answers.push([409, '{"status":409}']); continue }
+          const id = Number(s.insert.run(name, key, category, JSON.stringify(tags), status, description, price, sku, barcode, now, now).lastInsertRowid)
           for (const tag of tags) s.insertTag.run(tag, id)
           count(status, 1)
           const json = record(id, body)
@@ -100,17 +124,26 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
           continue
         }
         const id = body.id!
-        const current = s.current.get(id) as [number, string, string | null, string, string] | undefined
+        const current = s.current.get(id) as [number, string, string | null, string, string, number | null, string | null, string | null] | undefined
         if (!current) { answers.push([404, '{"status":404}']); continue }
-        const [version, oldName, oldCategory, oldTags, oldStatus] = current
+        const [version, oldName, oldCategory, oldTags, oldStatus, oldPrice, oldSku, oldBarcode] = current
+        // As the service: a SKU is looked up only when it changes (ignoring case).
+        if (sku !== null && sku.toLowerCase() !== oldSku?.toLowerCase()) {
+          const taken = holder()
+          if (taken !== undefined && taken !== id) { answers.push([409, '{"status":409}']); continue }
+        }
         const nameChanged = name !== oldName
         const statusChanged = status !== oldStatus
         const categoryChanged = category !== oldCategory
-        const args: unknown[] = [JSON.stringify(tags), version + 1, now]
+        const changed = [nameChanged, statusChanged, categoryChanged, price !== oldPrice, sku !== oldSku, barcode !== oldBarcode]
+        const args: unknown[] = [JSON.stringify(tags), version + 1, now, description]
         if (nameChanged) args.push(name, key)
         if (statusChanged) args.push(status)
         if (categoryChanged) args.push(category)
-        update(nameChanged, statusChanged, categoryChanged).run(...args, id)
+        if (changed[3]) args.push(price)
+        if (changed[4]) args.push(sku)
+        if (changed[5]) args.push(barcode)
+        update(changed).run(...args, id)
         const oldKey = oldName.toLowerCase()
         const reindexed = nameChanged && key !== oldKey
         if (statusChanged) { count(oldStatus, -1); count(status, 1) }

@@ -2,15 +2,18 @@ import autocannon from 'autocannon'
 import { Client, type Dispatcher } from 'undici'
 import type { PlantQuery } from '../src/catalogue/query.js'
 import { encodeCursor } from '../src/plants/query.js'
-import { plantFor } from './plants.js'
+import { barcodeFor, hasBarcode, hasSku, plantFor, seedPlantFor, skuFor } from './plants.js'
 
 // The load generator: a long-lived child of run.ts, pinned to its own core, that runs one
 // autocannon measurement per message and answers with the figures. One process for the whole
 // run, so no measurement pays for a node start-up.
 
-export type Op = 'post' | 'put' | 'get' | 'list' | 'search' | 'search-rare' | 'sorted' | 'inventory' | 'patch' | 'batch' | 'batch500' | 'photo'
+export type Op = 'post' | 'put' | 'get' | 'list' | 'search' | 'search-rare' | 'sorted' | 'inventory' | 'patch' | 'batch' | 'batch500' | 'photo' | FindingOp
+/** Issue 25's reads, each judged by its p99 on the large catalogue against the small one. */
+export type FindingOp = 'search-short' | 'search-accent' | 'sku' | 'barcode' | 'sort-price' | 'sort-updated' | 'count'
+export const FINDING_OPS: FindingOp[] = ['search-short', 'search-accent', 'sku', 'barcode', 'sort-price', 'sort-updated', 'count']
 /** The operations only the service has: the ceiling, the floor and an older baseline are not measured on them. */
-export const SERVICE_ONLY: Op[] = ['search', 'search-rare', 'sorted', 'inventory', 'patch', 'batch']
+export const SERVICE_ONLY: Op[] = ['search', 'search-rare', 'sorted', 'inventory', 'patch', 'batch', ...FINDING_OPS]
 /** Plants created by one request of `batch` (its req/s times this is its plants/s, to set beside `post`'s req/s). */
 export const BATCH_PLANTS = 100
 /** Operations of one `batch500` request: the most a batch may hold (issue 27 judges its latency). */
@@ -22,6 +25,8 @@ const STATUSES = ['available', 'pending', 'sold']
  * `binary`: measure with a client that never looks at the bodies (see measureBinary).
  * `mix`: the first `connections` of the job's connections send `op` instead, measured apart
  * (`Figures.mixed`): one kind of request beside a load of another.
+ * `seedOnly`: the target knows only the seed's fields (a --baseline from before issue 25, which
+ * refuses the store fields as unknown): its POST, PUT and batch bodies leave them out.
  */
 export interface Job {
   url: string
@@ -32,6 +37,7 @@ export interface Job {
   paths?: string[]
   binary?: boolean
   mix?: { op: Op, connections: number }
+  seedOnly?: boolean
 }
 export interface Figures {
   rps: number
@@ -55,16 +61,41 @@ export interface Figures {
 const PER_CONNECTION = 1024
 const json = { 'content-type': 'application/json' }
 
-function requestsFor (op: Op, idMax: number, connection: number, paths: string[] = []): autocannon.Request[] {
+export function requestsFor (op: Op, idMax: number, connection: number, paths: string[] = [], seedOnly = false): autocannon.Request[] {
   const id = (): number => 1 + Math.floor(Math.random() * idMax)
+  // SKUs are unique: a created plant's is new to the catalogue (this job's own prefix, then the
+  // request's number), and an updated plant keeps its own (skuFor its id, as the preload gave it,
+  // or none), and its own barcode.
+  // autocannon sends the same requests again once a connection has sent them all, which would make
+  // each repeated POST a 409 sku-taken: POST connections get enough not to come round (4,096 each:
+  // 26,000 req/s for 5 s at 32 connections, far beyond what a write reaches here).
+  const job = Math.random().toString(36).slice(2, 8)
+  const created = (n: number): object => {
+    if (seedOnly) return seedPlantFor(n)
+    const plant = plantFor(n)
+    return { ...plant, sku: plant.sku === null ? null : `NEW-${job}-${n}` }
+  }
+  const updated = (target: number, n: number): object => {
+    if (seedOnly) return { id: target, ...seedPlantFor(n) }
+    const plant = plantFor(n)
+    // The plant keeps its own codes (a shop's PUT rewrites a plant, not its labels), so lookups keep finding it.
+    return { id: target, ...plant, sku: plant.sku === null ? null : skuFor(target), barcode: hasBarcode(target - 1) ? barcodeFor(target - 1) : null }
+  }
+  // An index of a preloaded plant (id - 1) that has a SKU or a barcode: a lookup that finds one plant.
+  const holder = (has: (i: number) => boolean): number => {
+    let i = id() - 1
+    while (i > 0 && !has(i)) i--
+    return i
+  }
   // A batch body is some 15 KB (75 KB for 500): 1,024 of them a connection would hold about half a gigabyte at 32 connections.
-  return Array.from({ length: op === 'batch' || op === 'batch500' ? 16 : PER_CONNECTION }, (_, i): autocannon.Request => {
-    const n = connection * PER_CONNECTION + i
+  const count = op === 'batch' || op === 'batch500' ? 16 : op === 'post' ? 4 * PER_CONNECTION : PER_CONNECTION
+  return Array.from({ length: count }, (_, i): autocannon.Request => {
+    const n = connection * count + i
     switch (op) {
       case 'post':
-        return { method: 'POST', path: '/v3/plant', headers: json, body: JSON.stringify(plantFor(n)) }
+        return { method: 'POST', path: '/v3/plant', headers: json, body: JSON.stringify(created(n)) }
       case 'put':
-        return { method: 'PUT', path: '/v3/plant', headers: json, body: JSON.stringify({ id: id(), ...plantFor(n) }) }
+        return { method: 'PUT', path: '/v3/plant', headers: json, body: JSON.stringify(updated(id(), n)) }
       case 'get':
         return { method: 'GET', path: `/v3/plant/${id()}` }
       case 'patch':
@@ -87,9 +118,29 @@ function requestsFor (op: Op, idMax: number, connection: number, paths: string[]
           method: 'POST',
           path: '/v3/plant/batch',
           headers: json,
-          body: JSON.stringify({ operations: Array.from({ length: size }, (_, k) => ({ op: 'create', plant: plantFor(n * size + k) })) })
+          body: JSON.stringify({ operations: Array.from({ length: size }, (_, k) => ({ op: 'create', plant: created(n * size + k) })) })
         }
       }
+      case 'search-short':
+        // A 1–2 character term matches word starts: one plant in ten is the "ZZ plant".
+        return { method: 'GET', path: '/v3/plant?limit=20&q=zz' }
+      case 'search-accent':
+        // Accents are ignored: "café" finds the plants spelt "Cafe" (one in 25).
+        return { method: 'GET', path: `/v3/plant?limit=20&q=${encodeURIComponent('café')}` }
+      case 'sku': {
+        // Exact, ignoring case: every other lookup is in lower case.
+        const sku = skuFor(holder(hasSku) + 1)
+        return { method: 'GET', path: `/v3/plant?sku=${n % 2 === 0 ? sku : sku.toLowerCase()}` }
+      }
+      case 'barcode':
+        return { method: 'GET', path: `/v3/plant?barcode=${barcodeFor(holder(hasBarcode))}` }
+      case 'sort-price':
+        return { method: 'GET', path: '/v3/plant?limit=20&sort=price' }
+      case 'sort-updated':
+        return { method: 'GET', path: '/v3/plant?limit=20&sort=-updated' }
+      case 'count':
+        // A filter most plants match (about 78 % are available): beyond 10,000 the count stops at its cap.
+        return { method: 'GET', path: '/v3/plant/count?status=available' }
       case 'photo':
         return { method: 'GET', path: paths[Math.floor(Math.random() * paths.length)] }
       default: {
@@ -145,7 +196,7 @@ async function measure (job: Job): Promise<Figures> {
   const mixing = job.mix?.connections ?? 0
   const instances = Array.from({ length: job.connections }, (_, c) => {
     const op = c < mixing ? job.mix!.op : job.op
-    const instance = autocannon({ url: job.url, connections: 1, duration: job.seconds, requests: requestsFor(op, job.idMax, c, job.paths) })
+    const instance = autocannon({ url: job.url, connections: 1, duration: job.seconds, requests: requestsFor(op, job.idMax, c, job.paths, job.seedOnly) })
     instance.on('response', c < mixing ? mixed.record : main.record)
     return instance
   })

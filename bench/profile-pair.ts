@@ -1,0 +1,200 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { Client } from 'undici'
+import { encodeCursor } from '../src/plants/query.js'
+import type { PlantStore } from '../src/store/plant-store.js'
+import { plantFor, seedPlantFor } from './plants.js'
+
+// node --import tsx bench/profile-pair.ts [--ops=get,list,put,post] [--requests=N] [--seed-only] DIR [DIR…]
+//
+// Where a request's CPU goes, checkout against checkout: each DIR (a checkout with node_modules,
+// e.g. a worktree of an older commit, and this one as `.`) is built with tsc, preloaded with 1,000
+// plants through its own store, and its service run under `node --cpu-prof` on one core. After
+// start-up's background compiles have settled, each operation is sent exactly N times (16
+// connections), and the profile's samples inside each operation's window are divided by N: µs of
+// CPU per request, by function and by package, side by side. A fixed number of requests, not a
+// fixed time, so the figures do not move with the machine's load the way req/s does; only the
+// event loop is profiled (the SQLite writer thread's commits are not in it).
+// Store fields (issue 25) are sent to a checkout that has them, unless --seed-only.
+
+const args = process.argv.slice(2)
+const option = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1]
+const ops = (option('ops') ?? 'get,list,put,post').split(',')
+const requests = Number(option('requests') ?? 20_000)
+const seedOnly = args.includes('--seed-only')
+const dirs = args.filter((a) => !a.startsWith('--')).map((d) => resolve(d))
+const PLANTS = 1000
+const CONNECTIONS = 16
+if (dirs.length === 0) throw new Error('usage: profile-pair.ts [--ops=…] [--requests=N] [--seed-only] DIR [DIR…]')
+const log = (line: string): void => { process.stderr.write(`${line}\n`) }
+
+async function freePort (): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const address = s.address()
+      s.close(() => { typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')) })
+    })
+  })
+}
+
+const hasStoreFields = (dir: string): boolean => !seedOnly && spawnSync('test', ['-e', join(dir, 'src/catalogue/store-fields.ts')]).status === 0
+
+async function preload (dir: string, dataDir: string, full: boolean): Promise<void> {
+  const { openSqliteStore } = await import(join(dir, 'src/store/sqlite/sqlite-plant-store.ts')) as { openSqliteStore: (o: object) => Promise<PlantStore> }
+  const store = await openSqliteStore({ dataDir, feedRetentionMs: 7 * 86_400_000 })
+  await Promise.all(Array.from({ length: PLANTS }, (_, i) => store.create(full ? plantFor(i) : seedPlantFor(i))))
+  await store.close()
+}
+
+/** CPU time of the process so far, in µs (user + system): all threads, or the main thread alone (the event loop). */
+function cpuUs (pid: number, mainThread = false): number {
+  const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 1e6 / CLOCK_TICKS
+}
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
+
+/** Waits until the process has used under 5 % of a core for a second: start-up's background compiles are done. */
+async function settled (pid: number): Promise<void> {
+  let before = cpuUs(pid)
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const now = cpuUs(pid)
+    if (now - before < 50_000) return
+    before = now
+  }
+}
+
+const json = { 'content-type': 'application/json' }
+function request (op: string, n: number, full: boolean): { method: 'GET' | 'PUT' | 'POST', path: string, headers?: Record<string, string>, body?: string } {
+  const id = 1 + ((n * 7919) % PLANTS)
+  const fields = (i: number): object => full ? { ...plantFor(i), sku: null } : seedPlantFor(i)
+  switch (op) {
+    case 'get': return { method: 'GET', path: `/v3/plant/${id}` }
+    case 'list': return { method: 'GET', path: `/v3/plant?limit=20&cursor=${encodeCursor({ statuses: [], tags: [], terms: [], sort: 'id' }, { id: Math.max(1, id - 21) })}` }
+    // The SKU is left out (null): a PUT of another plant's SKU would be a 409; the other store fields are sent.
+    case 'put': return { method: 'PUT', path: '/v3/plant', headers: json, body: JSON.stringify({ id, ...fields(n) }) }
+    case 'post': return { method: 'POST', path: '/v3/plant', headers: json, body: JSON.stringify(fields(n)) }
+    default: throw new Error(`unknown op ${op}`)
+  }
+}
+
+/** Sends `requests` of op over CONNECTIONS keep-alive connections; the window is in CLOCK_MONOTONIC µs, as V8's profile times are. */
+async function drive (url: string, op: string, full: boolean, pid: number): Promise<Window> {
+  let next = 0
+  let failed = 0
+  const [cpuBefore, loopBefore] = [cpuUs(pid), cpuUs(pid, true)]
+  const from = Number(process.hrtime.bigint() / 1000n)
+  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
+    const client = new Client(url)
+    while (next < requests) {
+      const r = request(op, next++, full)
+      const res = await client.request(r)
+      await res.body.dump()
+      if (res.statusCode >= 300) failed++
+    }
+    await client.close()
+  }))
+  const to = Number(process.hrtime.bigint() / 1000n)
+  return { from, to, failed, cpuUs: (cpuUs(pid) - cpuBefore) / requests, loopUs: (cpuUs(pid, true) - loopBefore) / requests }
+}
+interface Window { from: number, to: number, failed: number, cpuUs: number, loopUs: number }
+
+interface Node { id: number, callFrame: { functionName: string, url: string, lineNumber: number } }
+interface Profile { nodes: Node[], samples: number[], timeDeltas: number[], startTime: number }
+const place = (url: string): string => url.includes('/node_modules/')
+  ? url.replace(/.*\/node_modules\/((@[^/]+\/)?[^/]+).*/, '$1')
+  : url.includes('/dist/') ? url.replace(/.*\/dist\//, '') : url.startsWith('node:') ? 'node:internals' : url === '' ? '(native/vm)' : url
+
+/**
+ * µs per request by function and by place, from the samples inside the window. Each sample counts
+ * as one sampling interval (the median gap), not its own gap: a gap holds the time the thread was
+ * not running at all (on a loaded machine, up to tens of ms), which would be charged to whatever
+ * was on the stack when it was taken off the core (often a write).
+ */
+function perRequest (profile: Profile, window: Window): Result {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]))
+  const interval = [...profile.timeDeltas].sort((a, b) => a - b)[profile.timeDeltas.length >> 1]
+  const fn = new Map<string, number>()
+  const places = new Map<string, number>()
+  let t = profile.startTime
+  let total = 0
+  profile.samples.forEach((id, i) => {
+    t += profile.timeDeltas[i] ?? 0
+    if (t < window.from || t > window.to) return
+    const f = byId.get(id)!.callFrame
+    if (f.functionName === '(idle)') return
+    const d = interval / requests
+    total += d
+    const key = `${f.functionName || '(anonymous)'} ${place(f.url)}:${f.lineNumber + 1}`
+    fn.set(key, (fn.get(key) ?? 0) + d)
+    places.set(place(f.url), (places.get(place(f.url)) ?? 0) + d)
+  })
+  return { total, fn, place: places, cpuUs: window.cpuUs, loopUs: window.loopUs }
+}
+interface Result { total: number, fn: Map<string, number>, place: Map<string, number>, cpuUs: number, loopUs: number }
+
+async function measure (dir: string, tmp: string): Promise<Map<string, Result>> {
+  const build = spawnSync(process.execPath, [join(dir, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: dir, encoding: 'utf8' })
+  if (build.status !== 0) log(`warning: ${dir}: tsc reported errors:\n${build.stdout.trim().split('\n').slice(0, 5).join('\n')}`)
+  const full = hasStoreFields(dir)
+  const dataDir = join(tmp, `data-${readdirSync(tmp).length}`)
+  mkdirSync(dataDir)
+  await preload(dir, dataDir, full)
+  const profiles = join(tmp, `profiles-${readdirSync(tmp).length}`)
+  const port = await freePort()
+  const child: ChildProcess = spawn('taskset', ['-c', '0', process.execPath, '--cpu-prof', `--cpu-prof-dir=${profiles}`, join(dir, 'dist/src/server.js')], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info', NODE_ENV: 'production' },
+    stdio: ['ignore', 'ignore', 'inherit']
+  })
+  const url = `http://127.0.0.1:${port}`
+  for (let i = 0; ; i++) {
+    try {
+      const res = await fetch(`${url}/v3/plant/1`)
+      if (res.ok) break
+    } catch { /* not listening yet */ }
+    if (i > 600) throw new Error(`${dir}: the service did not start`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  await settled(child.pid!)
+  const windows = new Map<string, Window>()
+  for (const op of ops) {
+    // A first pass warms the JIT and each route's lazily compiled schemas; the second is measured.
+    await drive(url, op, full, child.pid!)
+    const w = await drive(url, op, full, child.pid!)
+    if (w.failed > 0) log(`warning: ${dir} ${op}: ${w.failed} of ${requests} answers were not 2xx`)
+    windows.set(op, w)
+  }
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+  const file = readdirSync(profiles).find((f) => f.endsWith('.cpuprofile'))!
+  const profile = JSON.parse(readFileSync(join(profiles, file), 'utf8')) as Profile
+  log(`${dir}: ${full ? 'store fields sent' : 'the seed\'s fields only'}; profile ${join(profiles, file)}`)
+  return new Map(ops.map((op) => [op, perRequest(profile, windows.get(op)!)]))
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'profile-pair-'))
+const results: Array<Map<string, Result>> = []
+for (const dir of dirs) results.push(await measure(dir, tmp))
+const us = (x: number | undefined): string => (x ?? 0).toFixed(1).padStart(7)
+for (const op of ops) {
+  const of = results.map((r) => r.get(op)!)
+  console.log(`\n## ${op}: µs of event-loop CPU per request, ${requests} requests (${dirs.join(' | ')})`)
+  console.log(`${of.map((r) => us(r.cpuUs)).join(' ')}  CPU per request, all threads (/proc)`)
+  console.log(`${of.map((r) => us(r.loopUs)).join(' ')}  CPU per request, the event loop (/proc)`)
+  console.log(`${of.map((r) => us(r.total)).join(' ')}  the event loop, from the profile's samples`)
+  for (const key of ['place', 'fn'] as const) {
+    const names = [...new Set(of.flatMap((r) => [...r[key].keys()]))]
+    // The rows that differ most between the first and the last checkout, then the largest.
+    const rows = names.map((name) => ({ name, values: of.map((r) => r[key].get(name) ?? 0) }))
+      .sort((a, b) => Math.abs(b.values[0] - b.values[b.values.length - 1]) - Math.abs(a.values[0] - a.values[a.values.length - 1]))
+      .slice(0, key === 'place' ? 15 : 30)
+    console.log(`\nby ${key === 'fn' ? 'function' : 'package or file'}, largest differences first:`)
+    for (const row of rows) console.log(`${row.values.map(us).join(' ')}  ${row.name}`)
+  }
+}
+log(`profiles kept in ${tmp}`)
