@@ -335,7 +335,8 @@ function issue25Table (summary: Judged[], baseline: Target | undefined): string[
   const finding = summary.filter((s) => (FINDING_OPS as Op[]).includes(s.op))
   const writes = summary.filter((s) => (s.op === 'put' || s.op === 'post') && s.overBaseline !== undefined)
   if (finding.length === 0 && writes.length === 0) return []
-  const verdict = (ok: boolean, x: number): string => Number.isFinite(x) ? (ok ? 'met' : 'not met') : '-'
+  // A round with no answers has no p99 (null): its ratio is 0 or NaN, and says nothing.
+  const verdict = (ok: boolean, x: number): string => Number.isFinite(x) && x > 0 ? (ok ? 'met' : 'not met') : '-'
   const rows = [
     ...finding.map((s) => `| ${s.op} p99 ${settings.big}/${settings.small} | ≤ 3 | ${s.small.p99} → ${s.big.p99} ms | ${s.scaling.p99} | ${verdict(s.scaling.p99 <= 3, s.scaling.p99)} |`),
     ...writes.map((s) => `| ${s.op} req/s service/baseline${baseline?.seedOnly ? ' (baseline sent the seed\'s fields)' : ''} | ≥ 0.8 | | ${s.overBaseline!.rps} | ${verdict(s.overBaseline!.rps >= 0.8, s.overBaseline!.rps)} |`)
