@@ -40,6 +40,7 @@ import { countRoute } from './plants/count-route.js'
 import { inventoryRoute } from './plants/inventory-route.js'
 import { patchRoute } from './plants/patch-route.js'
 import { plantRoutes } from './plants/routes.js'
+import { trashRoutes } from './plants/trash-routes.js'
 import { openStore } from './store/open-store.js'
 import { WebhookDeliverer, type DelivererOptions } from './webhooks/deliverer.js'
 import { WebhookMetrics } from './webhooks/metrics.js'
@@ -192,7 +193,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       },
       servers: [{ url: '/' }],
       components: { securitySchemes },
-      tags: [{ name: 'plant', description: 'The plant catalogue' }, { name: 'operations', description: 'Health and readiness' }, { name: 'webhooks', description: 'Changes pushed to other systems, signed (Standard Webhooks)' }, { name: 'keys', description: 'API keys and their scopes (admin)' }]
+      tags: [{ name: 'plant', description: 'The plant catalogue' }, { name: 'operations', description: 'Health and readiness' }, { name: 'webhooks', description: 'Changes pushed to other systems, signed (Standard Webhooks)' }, { name: 'keys', description: 'API keys and their scopes (admin)' }, { name: 'trash', description: 'Deleted plants, kept TRASH_RETENTION_DAYS: restore or purge' }]
     }
   })
   await app.register(docsPage)
@@ -205,6 +206,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   app.decorate('feedHub', hub)
   await app.register(apiIndexRoutes, { currency: config.currency })
   await app.register(plantRoutes, routeOptions)
+  await app.register(trashRoutes, routeOptions)
   await app.register(patchRoute, routeOptions)
   await app.register(batchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)

@@ -22,6 +22,7 @@ const Env = Type.Object({
   CORS_ORIGINS: Type.Optional(Type.String({ description: 'comma-separated origins, each scheme://host[:port] with no path (e.g. https://shop.example)' })),
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 5000, description: 'an integer from 0 to 120000' }),
   FEED_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, maximum: 36_500, default: 7, description: 'a number of days above 0 (e.g. 7 or 0.5)' }),
+  TRASH_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, maximum: 36_500, default: 30, description: 'a number of days above 0 (e.g. 30 or 0.5)' }),
   FEED_MAX_STREAMS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1000, description: 'an integer from 1 to 1000000' }),
   FEED_MAX_STREAMS_PER_CLIENT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 20, description: 'an integer from 1 to 1000000' }),
   MAX_CONNECTIONS_PER_CLIENT: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 256, description: 'an integer from 0 (no cap) to 1000000' }),
@@ -196,6 +197,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
     corsOrigins: originList(e.CORS_ORIGINS),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     feedRetentionMs: e.FEED_RETENTION_DAYS * 86_400_000,
+    /** How long a deleted plant stays in the trash before the periodic purge takes it. */
+    trashRetentionMs: e.TRASH_RETENTION_DAYS * 86_400_000,
     /** Event streams open at once on this instance, and from one client address (past them: 503, 429). */
     feedMaxStreams: e.FEED_MAX_STREAMS,
     feedMaxStreamsPerClient: e.FEED_MAX_STREAMS_PER_CLIENT,

@@ -47,7 +47,11 @@ test('migrate copies a catalogue into PostgreSQL with ids, versions, the id sequ
   const own = await photoOf(await picture('png', 2, 300), 'ownownownownownx')
   await sqlite.addPhoto(2, own)
   const last = (await all(sqlite)).at(-1)!
-  await sqlite.remove(last.id) // the highest id is gone, but must never be handed out again
+  const trashedPhoto = await photoOf(await picture('png', 3, 300), 'trashtrashtrash1')
+  await sqlite.addPhoto(last.id, trashedPhoto)
+  await sqlite.remove(last.id) // the highest id is gone (to the trash, with its photo), but must never be handed out again
+  const trashed = await sqlite.trash(undefined, 10)
+  assert.equal(trashed.length, 1)
   const source = await all(sqlite)
   const feed = await sqlite.changes(0, 10_000)
   await sqlite.close()
@@ -57,7 +61,8 @@ test('migrate copies a catalogue into PostgreSQL with ids, versions, the id sequ
   const result = await plants(['migrate', '--to', scratch.url, '--data-dir', dataDir, '--batch-size', '500'])
   assert.equal(result.code, 0, result.stderr)
   assert.match(result.stdout, /plants +1,201 \(last id handed out 1202\)/)
-  assert.match(result.stdout, /photo files +6\n/)
+  assert.match(result.stdout, /photo files +9\n/)
+  assert.match(result.stdout, /in the trash +1\n/)
   assert.match(result.stdout, /verified/)
 
   const pg = await openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 7 * DAY })
@@ -84,6 +89,12 @@ test('migrate copies a catalogue into PostgreSQL with ids, versions, the id sequ
   const next = await pg.create({ name: 'First on PostgreSQL', category: null, tags: [], status: 'available' })
   assert.equal(next.plant.id, last.id + 1, 'the id sequence carries on after the highest id ever handed out')
   assert.equal((await pg.changes(feed.next, 10)).items[0].seq, feed.next + 1, 'the feed carries on from its head')
+
+  // The trash came along, with its photo's files: a restore there brings the plant back whole.
+  assert.deepEqual(await pg.trash(undefined, 10), trashed)
+  const restored = await pg.restoreTrashed(last.id)
+  assert.deepEqual(restored.photos, [trashedPhoto.photo])
+  for (const file of trashedPhoto.files) assert.deepEqual(await wholeFile(pg, file.name), file.bytes, file.name)
 
   const again = await plants(['migrate', '--to', scratch.url, '--data-dir', dataDir])
   assert.equal(again.code, 1)

@@ -147,7 +147,7 @@ for (const engine of ENGINES) {
       assert.deepEqual(read.photos.map((p: any) => p.id), ids, 'in the order added')
     })
 
-    test('deleting a photo removes its files unless another photo uses them; deleting a plant removes its photos\' files', async (t) => {
+    test('deleting a photo removes its files unless another photo uses them; a deleted plant\'s photo files stay while the trash names it, and go when it is purged', async (t) => {
       const app = await build(t, engine)
       const a = await app.add({ name: 'a' })
       const b = await app.add({ name: 'b' })
@@ -171,7 +171,9 @@ for (const engine of ENGINES) {
       for (const url of Object.values(pb.urls) as string[]) assert.equal(await served(url), 404, 'no photo uses it any more')
 
       assert.equal((await app.request({ method: 'DELETE', url: `/v3/plant/${a.id}` })).statusCode, 204)
-      for (const url of Object.values(own.urls) as string[]) assert.equal(await served(url), 404, 'its plant is gone')
+      for (const url of Object.values(own.urls) as string[]) assert.equal(await served(url), 200, 'its plant is in the trash')
+      assert.equal((await app.request({ method: 'DELETE', url: `/v3/trash/${a.id}` })).statusCode, 204)
+      for (const url of Object.values(own.urls) as string[]) assert.equal(await served(url), 404, 'its plant is purged')
       const changes = (await app.request({ method: 'GET', url: '/v3/plant/changes' })).json().items
       const last = changes.filter((c: any) => c.id === b.id).at(-1)
       assert.deepEqual([last.kind, last.plant.photos], ['updated', []])

@@ -21,3 +21,5 @@ export class StorageUnavailable extends Error {
 }
 /** A new order of a plant's photos that does not name each of them once (catalogue/photo.ts: photoOrderProblem). */
 export class PhotoOrderInvalid extends Error {}
+/** No plant with that id in the trash (never deleted, restored, or purged). */
+export class TrashedNotFound extends Error {}

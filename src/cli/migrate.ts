@@ -17,8 +17,8 @@ export const migrateCommand: Command = {
 Copies the embedded catalogue of a data folder into PostgreSQL, as the PostgreSQL store keeps it:
 plants with their ids and versions (so ETags stay valid), the id sequence (an id handed out on
 SQLite, even one since deleted, is never handed out again), the change feed with its sequence
-numbers (clients resume where they were), the Idempotency-Keys still remembered, and the photos:
-each plant's list and every photo file (BLOB rows become bytea rows, so every instance serves them).
+numbers (clients resume where they were), the Idempotency-Keys still remembered, the trash, and the
+photos: each plant's list and every photo file (BLOB rows become bytea rows, so every instance serves them).
 
 The target's schema is created (or brought up to date) by the store's own migrations; the target
 must hold no catalogue yet. Everything is copied in one transaction, and before it commits the
@@ -63,7 +63,24 @@ interface PlantRow {
 const STORE_COLUMNS = 'description, price, sku, barcode, created_at, updated_at'
 const storeValues = (r: { description: string | null, price: number | null, sku: string | null, barcode: string | null, created_at: number, updated_at: number }): unknown[] =>
   [r.description, r.price, r.sku, r.barcode, r.created_at, r.updated_at]
-interface Counts { plants: number, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string, photoFiles: number, fileDigest: string, apiKeys: number, apiKeyDigest: string }
+interface Counts { plants: number, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string, photoFiles: number, fileDigest: string, apiKeys: number, apiKeyDigest: string, trash: number, trashDigest: string }
+
+/** A trashed plant as both engines keep it: its record as JSON text, copied as it is. */
+interface TrashRow { id: number, plant: string, version: number, trashed_at: number, trashed_by: string | null }
+const TRASH_COLUMNS = 'id, plant, version, trashed_at, trashed_by'
+
+/** The trash's count and a digest of every entry, in id order. */
+function trashDigest (rows: TrashRow[]): Pick<Counts, 'trash' | 'trashDigest'> {
+  const hash = createHash('sha256')
+  for (const r of rows) hash.update(JSON.stringify([Number(r.id), r.plant, r.version, Number(r.trashed_at), r.trashed_by])).update('\n')
+  return { trash: rows.length, trashDigest: hash.digest('hex') }
+}
+
+/** The data folder's trash (none before the trash's migration). */
+const sourceTrash = (db: Database.Database): TrashRow[] =>
+  db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trash'").get() === undefined
+    ? []
+    : db.prepare(`SELECT ${TRASH_COLUMNS} FROM trash ORDER BY id`).all() as TrashRow[]
 
 /** A digest of every plant in id order (its photo list included), the same whichever engine the rows come from. */
 class PlantDigest {
@@ -162,7 +179,8 @@ async function runMigrate (values: Record<string, any>, positionals: string[], i
       `  idempotency keys ${expected.keys.toLocaleString('en')}\n` +
       `  photo files     ${expected.photoFiles.toLocaleString('en')}\n` +
       `  API keys        ${expected.apiKeys.toLocaleString('en')}\n` +
-      '  verified: counts, sequences, a digest of every plant, of every photo file and of every API key match the source\n')
+      `  in the trash    ${expected.trash.toLocaleString('en')}\n` +
+      '  verified: counts, sequences, a digest of every plant, of every photo file, of every API key and of the trash match the source\n')
     if (after > expected.feedHead) {
       io.stderr.write(`warning: ${plural(after - expected.feedHead, 'change')} reached the data folder after the snapshot and ${after - expected.feedHead === 1 ? 'is' : 'are'} not in PostgreSQL; stop the service's writes and migrate into an empty database again\n`)
       return 1
@@ -198,7 +216,8 @@ function sourceCounts (db: Database.Database): Counts {
     feedFloor: one<{ value: number }>("SELECT value FROM meta WHERE key = 'feed_floor'").value,
     digest: digest.hex(),
     ...sourceFiles(db),
-    ...apiKeyDigest(db.prepare(`SELECT ${API_KEY_COLUMNS} FROM api_keys`).all() as ApiKeyRow[])
+    ...apiKeyDigest(db.prepare(`SELECT ${API_KEY_COLUMNS} FROM api_keys`).all() as ApiKeyRow[]),
+    ...trashDigest(sourceTrash(db))
   }
 }
 
@@ -263,9 +282,19 @@ async function copy (db: Database.Database, client: pg.Client, expected: Counts,
     await client.query(insertApiKeys, [JSON.stringify(rows)])
   }
 
+  // The trash, with the references its photos hold (photo_files' refs, copied above, count them).
+  for (const rows of chunked(sourceTrash(db), batchSize)) {
+    await client.query(`INSERT INTO trash (${TRASH_COLUMNS}) SELECT * FROM json_to_recordset($1::json) AS r(id bigint, plant text, version int, trashed_at bigint, trashed_by text)`,
+      [JSON.stringify(rows)])
+  }
+
   if (expected.lastId > 0) await client.query("SELECT setval(pg_get_serial_sequence('plants', 'id'), $1, true)", [expected.lastId])
   await client.query("UPDATE meta SET value = $1 WHERE key = 'feed_head'", [expected.feedHead])
   await client.query("UPDATE meta SET value = $1 WHERE key = 'feed_floor'", [expected.feedFloor])
+}
+
+function * chunked<T> (items: T[], size: number): Generator<T[]> {
+  for (let at = 0; at < items.length; at += size) yield items.slice(at, at + size)
 }
 
 function * pages (db: Database.Database, sql: string, size: number): Generator<unknown[]> {
@@ -318,7 +347,8 @@ async function targetCounts (client: pg.Client): Promise<Counts> {
     feedFloor: Number(c.feed_floor),
     digest: digest.hex(),
     ...await targetFiles(client),
-    ...apiKeyDigest(await targetApiKeys(client))
+    ...apiKeyDigest(await targetApiKeys(client)),
+    ...trashDigest((await client.query<TrashRow>(`SELECT ${TRASH_COLUMNS} FROM trash ORDER BY id`)).rows)
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  FeedGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, QueryTooSlow, SkuTaken, StorageUnavailable, VersionMismatch
+  FeedGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, QueryTooSlow, SkuTaken, StorageUnavailable, TrashedNotFound, VersionMismatch
 } from '../catalogue/errors.js'
 import { toRecord } from '../catalogue/plant.js'
 import { etagOf } from './etag.js'
@@ -93,6 +93,7 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   const invalidStatus = config.invalidStatus ?? 400
   if (error.validation) return validationProblem(error.validation as AjvError[], error.validationContext, invalidStatus, config.idInBody === true)
   if (error instanceof PlantNotFound) return new HttpProblem(404, 'not-found')
+  if (error instanceof TrashedNotFound) return new HttpProblem(404, 'not-found', 'No plant with this id in the trash')
   if (error instanceof VersionMismatch) return new HttpProblem(412, 'precondition-failed', 'If-Match does not match the current ETag of the plant')
   if (error instanceof SkuTaken) {
     const taken = new HttpProblem(409, 'sku-taken', `sku ${error.sku} is taken by plant ${error.holder} (SKUs are unique ignoring case)`,

@@ -149,7 +149,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       operationId: 'delete-plant',
       tags,
       security,
-      summary: 'Delete a plant (its id is never reused)',
+      summary: 'Delete a plant: it moves to the trash with its photos (GET /v3/trash), where it can be restored; its id is never reused',
       params: IdParams,
       headers: Type.Object({
         'if-match': Type.Optional(Type.String({ description: 'Delete only if the plant still has this ETag (else 412 with the plant as it is now).' }))

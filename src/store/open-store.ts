@@ -6,13 +6,15 @@ export interface StoreSettings {
   databaseUrl?: string
   dataDir: string
   feedRetentionMs: number
+  /** How long a deleted plant stays in the trash (default 30 days). */
+  trashRetentionMs?: number
 }
 
 /** The store the configuration names: PostgreSQL when DATABASE_URL is set, else the embedded SQLite file. */
 export async function openStore (config: StoreSettings): Promise<PlantStore> {
   if (config.databaseUrl) {
     const { openPostgresStore } = await import('./postgres/postgres-plant-store.js')
-    return openPostgresStore({ connectionString: config.databaseUrl, feedRetentionMs: config.feedRetentionMs })
+    return openPostgresStore({ connectionString: config.databaseUrl, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs })
   }
-  return openSqliteStore({ dataDir: config.dataDir, feedRetentionMs: config.feedRetentionMs })
+  return openSqliteStore({ dataDir: config.dataDir, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs })
 }

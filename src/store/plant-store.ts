@@ -3,6 +3,7 @@ import type { ChangePage, WriteMeta } from '../catalogue/changes.js'
 import type { NewPhoto, StoredFile } from '../catalogue/photo.js'
 import type { Inventory, PlantInput, PlantPatch, PlantStatus, StoredPlant } from '../catalogue/plant.js'
 import type { Sort } from '../catalogue/query.js'
+import type { TrashedPlant, TrashPosition } from '../catalogue/trash.js'
 import type { KeyStore } from './key-store.js'
 import type { WebhookStore } from './webhook-store.js'
 
@@ -66,8 +67,21 @@ export interface PlantStore {
   update (id: number, fields: PlantInput, expectedVersions?: number[], meta?: WriteMeta): Promise<StoredPlant>
   /** Merges `patch` into the current plant inside the write; `{}` changes nothing (no version, no change). */
   patch (id: number, patch: PlantPatch, expectedVersions?: number[], meta?: WriteMeta): Promise<StoredPlant>
-  /** Deletes the plant; `expectedVersions` (from If-Match) makes the delete conditional. */
+  /**
+   * Deletes the plant: it moves to the trash with its photos (a 'deleted' change), and is as deleted
+   * for every other operation; `expectedVersions` (from If-Match) makes the delete conditional.
+   */
   remove (id: number, expectedVersions?: number[], meta?: WriteMeta): Promise<void>
+  /** A page of the trash, newest first, after `after` (the last entry of the page before). */
+  trash (after: TrashPosition | undefined, limit: number): Promise<TrashedPlant[]>
+  /**
+   * Brings a plant back from the trash under its id, with its fields and photos, as a new version (a
+   * 'created' change). Refused: TrashedNotFound, VersionMismatch (`expectedVersions` name the
+   * entry's version), SkuTaken (another plant took its SKU meanwhile).
+   */
+  restoreTrashed (id: number, expectedVersions?: number[], meta?: WriteMeta): Promise<StoredPlant>
+  /** Removes a plant from the trash for good, and the photo files nothing else names (TrashedNotFound). */
+  purgeTrashed (id: number): Promise<void>
   /**
    * Applies the operations in order, all or nothing, in one transaction, through the same writes as
    * create, update, patch and remove (one feed change each, consecutive). Refused as a whole with

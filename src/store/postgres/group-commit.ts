@@ -2,7 +2,7 @@ import type pg from 'pg'
 import type { ChangeKind } from '../../catalogue/changes.js'
 import { BatchRefused } from '../../catalogue/batch.js'
 import {
-  IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, SkuTaken, StorageUnavailable, VersionMismatch
+  IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, SkuTaken, StorageUnavailable, TrashedNotFound, VersionMismatch
 } from '../../catalogue/errors.js'
 import type { Plant } from '../../catalogue/plant.js'
 import type { Session } from './connection.js'
@@ -67,7 +67,7 @@ SELECT value AS head, pg_notify('plant_changes', current_schema() || ':' || valu
 
 const isDomainError = (err: unknown): boolean =>
   err instanceof PlantNotFound || err instanceof VersionMismatch || err instanceof IdempotencyKeyReused || err instanceof SkuTaken ||
-  err instanceof PhotoNotFound || err instanceof PhotoLimitReached || err instanceof BatchRefused
+  err instanceof PhotoNotFound || err instanceof PhotoLimitReached || err instanceof BatchRefused || err instanceof TrashedNotFound
 
 /**
  * Group commit, as on SQLite: writes that arrive while a commit is in flight run together in the

@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import { nameKey } from '../../catalogue/name-key.js'
 import { searchKeyOf, searchStartsOf, textArray } from './search-columns.js'
-import { fileNamesOf, type Photo } from '../../catalogue/photo.js'
+import type { Photo } from '../../catalogue/photo.js'
 import { IdempotencyKeyReused, PlantNotFound, SkuTaken, VersionMismatch } from '../../catalogue/errors.js'
 import { toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { canonicalPrice, formatCents, priceCents, skuKey, timestamp } from '../../catalogue/store-fields.js'
@@ -16,8 +16,8 @@ import { fromPostgresText as fromDb, toPostgresText as toDb } from './text-escap
 // outcomes are worked out here, write by write and in arrival order, against the locked rows (If-Match,
 // merge patches, 404s: one write's refusal never touches the others), and one statement writes them
 // all: plants, tag rows, Idempotency-Key answers, the change outbox under feed_head's lock, the
-// status counts and the NOTIFY; then COMMIT. Two more statements only when they are needed: the
-// earlier answers of keys used before, and the photo files of deleted plants.
+// status counts, the trash's rows of deleted plants and the NOTIFY; then COMMIT. One more statement
+// only when it is needed: the earlier answers of keys used before.
 
 /** A plant write; `actor` is who makes it (WriteMeta), recorded on its change. */
 export type WriteOp =
@@ -105,6 +105,9 @@ WITH c AS (
   INSERT INTO plant_tags (tag, plant_id) SELECT t, u.id FROM u, unnest(u.tags) AS t ON CONFLICT DO NOTHING
 ), deleted AS (
   DELETE FROM plants WHERE id = ANY ($16::bigint[])
+), trashed AS (
+  -- A deleted plant moves to the trash (migrations/009_trash.sql), its photos' references with it.
+  INSERT INTO trash (id, plant, version, trashed_at, trashed_by) SELECT t.id, t.plant, t.version, $1, t.actor FROM unnest($16::bigint[], $38::text[], $39::int[], $40::text[]) AS t (id, plant, version, actor)
 ), head AS (
   UPDATE meta SET value = value + $17 WHERE key = 'feed_head' RETURNING value
 ), appended AS (
@@ -122,10 +125,10 @@ WITH c AS (
 SELECT (SELECT coalesce(array_agg(id ORDER BY n), '{}') FROM c) AS ids, value AS head,
   pg_notify('plant_changes', current_schema() || ':' || value) FROM head`
 
-// Deleted plants' photo files: one reference less per photo naming them, then the unnamed ones go.
-const UNREF_FILES = `UPDATE photo_files f SET refs = f.refs - d.n
+// Purged plants' photo files (trash.ts): one reference less per photo naming them, then the unnamed ones go.
+export const UNREF_FILES = `UPDATE photo_files f SET refs = f.refs - d.n
 FROM (SELECT name, count(*) AS n FROM unnest($1::text[]) AS name GROUP BY name) d WHERE f.name = d.name`
-const DROP_FILES = 'DELETE FROM photo_files WHERE name = ANY ($1::text[]) AND refs <= 0'
+export const DROP_FILES = 'DELETE FROM photo_files WHERE name = ANY ($1::text[]) AND refs <= 0'
 
 /** JSON of `value` without its opening brace: the statement puts `{"id":N,` in front. */
 const afterId = (value: object): string => JSON.stringify(value).slice(1)
@@ -231,7 +234,8 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
   const counts = new Map<string, number>()
   const count = (status: string, delta: number): void => { counts.set(status, (counts.get(status) ?? 0) + delta) }
   const touched = new Set<number>()
-  const releasedFiles: string[] = []
+  // Deleted plants as they were, for the trash: the record (JSON) and the deleted change's version.
+  const trashed = new Map<number, { plant: string, version: number, actor: string }>()
   ops.forEach((op, index) => {
     if (op === undefined) return
     try {
@@ -272,7 +276,8 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
       if (op.kind === 'remove') {
         if (plant.sku !== null) movedInGroup.add(skuKey(plant.sku))
         count(plant.status, -1)
-        for (const photo of plant.photos) releasedFiles.push(...fileNamesOf(photo))
+        // The photos' files keep their references: the trash names them until the plant is purged.
+        trashed.set(op.id, { plant: JSON.stringify(plant), version: plant.version + 1, actor: op.actor })
         changes.push({ kind: 'deleted', id: op.id, ref: null, version: plant.version + 1, plant: null, actor: op.actor })
         current.set(op.id, null)
         touched.add(op.id)
@@ -308,13 +313,7 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
   if (unclaim.length > 0) await client.query(UNCLAIM, [unclaim])
   if (changes.length === 0) return [outcomes, undefined]
 
-  // 3. The photo files deleted plants named (only when some did).
-  if (releasedFiles.length > 0) {
-    await client.query(UNREF_FILES, [releasedFiles])
-    await client.query(DROP_FILES, [[...new Set(releasedFiles)]])
-  }
-
-  // 4. Everything else in one statement.
+  // 3. Everything in one statement.
   const updated: StoredPlant[] = []
   const deleted: number[] = []
   for (const id of touched) {
@@ -340,7 +339,8 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
       updated.map((p) => db(p.description)), updated.map((p) => centsOf(p.price)), updated.map((p) => p.sku), updated.map((p) => p.barcode),
       creates.map((c) => searchKeyOf(c.fields.name)), creates.map((c) => textArray(searchStartsOf(c.fields.name))),
       updated.map((p) => searchKeyOf(p.name)), updated.map((p) => textArray(searchStartsOf(p.name))),
-      changes.map((c) => c.actor)
+      changes.map((c) => c.actor),
+      deleted.map((id) => trashed.get(id)!.plant), deleted.map((id) => trashed.get(id)!.version), deleted.map((id) => trashed.get(id)!.actor)
     ]
   })
   const createdIds = written.ids.map(Number)

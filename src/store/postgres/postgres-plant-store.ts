@@ -21,11 +21,15 @@ import { ReadBatch } from './read-batch.js'
 import { isUnavailable } from './storage-errors.js'
 import { toPostgresText } from './text-escape.js'
 import { PostgresWebhookStore } from './webhook-store.js'
+import { purgeExpiredTrash, purgeTrashed, readTrash, restoreTrashed } from './trash.js'
+import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
 
 export interface PostgresStoreOptions {
   /** postgres://…; `?pool_max=N` sets the pool size (default 10). */
   connectionString: string
   feedRetentionMs: number
+  /** How long a deleted plant stays in the trash (default 30 days). */
+  trashRetentionMs?: number
   idempotencyTtlMs?: number
   now?: () => number
   /** The longest a request waits on PostgreSQL before it is answered 503 (default 1500 ms). */
@@ -41,6 +45,7 @@ export interface PostgresStoreOptions {
 interface ChangeRow { floor: number, head: number, seq: number | null, kind: Change['kind'], plant_id: number, version: number, actor: string, at: number, plant: string | null }
 
 const DAY = 86_400_000
+const TRASH_RETENTION_MS = 30 * DAY
 const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version, p.photos, p.description, p.price, p.sku, p.barcode, p.created_at, p.updated_at'
 
 const toDb = toPostgresText
@@ -196,6 +201,18 @@ class PostgresPlantStore implements PlantStore {
     return this.write({ kind: 'remove', id, expectedVersions, actor })
   }
 
+  trash (after: TrashPosition | undefined, limit: number): Promise<TrashedPlant[]> {
+    return this.session.run((c) => readTrash(c, after, limit))
+  }
+
+  restoreTrashed (id: number, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
+    return this.work((tx) => restoreTrashed(tx, id, expectedVersions, this.now(), actor))
+  }
+
+  purgeTrashed (id: number): Promise<void> {
+    return this.work((tx) => purgeTrashed(tx, id))
+  }
+
   batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<BatchResult> {
     const ops = operations.map((o) => toWriteOp(o, actor))
     // A unit of work of the group commit: one transaction, the batch in a savepoint of it (batch-writes.ts).
@@ -342,6 +359,7 @@ class PostgresPlantStore implements PlantStore {
       }
       await c.query('DELETE FROM idempotency_keys WHERE created_at <= $1', [now - this.idempotencyTtlMs])
     }, 60_000)
+    await purgeExpiredTrash((work) => this.session.transaction(work, 60_000), now - (this.options.trashRetentionMs ?? TRASH_RETENTION_MS))
   }
 
   private write<T> (op: WriteOp): Promise<T> {

@@ -14,6 +14,8 @@ const MARKS = `SELECT
   (SELECT max(value) FROM meta WHERE key IN ('feed_head', 'feed_floor')) AS head,
   (SELECT coalesce(max(version), 0) FROM plants) AS plant_version,
   (SELECT coalesce(max(version), 0) FROM changes) AS change_version`
+// The trash holds ids and versions too (a catalogue from before it has none).
+const TRASH_MARKS = 'SELECT coalesce(max(id), 0) AS max_id, coalesce(max(version), 0) AS version FROM trash'
 
 const ms = (column: string): string => `(extract(epoch FROM ${column}) * 1000)::bigint AS ${column}`
 const KEYS = `SELECT name, scope, hash, ${ms('created_at')}, ${ms('expires_at')}, ${ms('last_used_at')}, ${ms('revoked_at')} FROM api_keys ORDER BY name`
@@ -23,11 +25,13 @@ const orNull = (v: unknown): number | null => v === null ? null : Number(v)
 
 async function ownMarks (client: Client): Promise<Omit<RestoreMarks, 'keys'>> {
   const { rows: [r] } = await client.query(MARKS)
+  const { rows: [present] } = await client.query<{ trash: boolean }>("SELECT to_regclass('trash') IS NOT NULL AS trash")
+  const t = present.trash ? (await client.query(TRASH_MARKS)).rows[0] : { max_id: 0, version: 0 }
   const feedHead = num(r.head)
   return {
-    lastId: Math.max(num(r.last_value), num(r.max_id)),
+    lastId: Math.max(num(r.last_value), num(r.max_id), num(t.max_id)),
     feedHead,
-    versionHigh: Math.max(feedHead, num(r.plant_version), num(r.change_version))
+    versionHigh: Math.max(feedHead, num(r.plant_version), num(r.change_version), num(t.version))
   }
 }
 
@@ -55,6 +59,8 @@ export async function applyMarks (client: Client, replaced: RestoreMarks): Promi
     const marks = combine(replaced, await ownMarks(client))
     const floor = marks.feedHead + 1
     const { rowCount } = await client.query('UPDATE plants SET version = version + $1', [marks.versionHigh])
+    // A trashed plant's restore takes the entry's version + 1: it moves past too.
+    await client.query('UPDATE trash SET version = version + $1', [marks.versionHigh])
     await client.query('DELETE FROM changes')
     // A change is numbered feed_head + 1: the floor itself is never one, so the old head is gone too.
     await client.query("UPDATE meta SET value = $1 WHERE key IN ('feed_head', 'feed_floor')", [floor])

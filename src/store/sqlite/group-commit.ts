@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
-import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid, PlantNotFound, SkuTaken, VersionMismatch } from '../../catalogue/errors.js'
+import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid, PlantNotFound, SkuTaken, TrashedNotFound, VersionMismatch } from '../../catalogue/errors.js'
 import { BatchRefused } from '../../catalogue/batch.js'
 import { batchWriter, type GroupResult, type IndexedRefusal, type Refusal, type WriteOp } from './writes.js'
 import { recordCommit } from '../commit-sizes.js'
@@ -16,6 +16,7 @@ export interface Failure { code?: string, message: string }
 
 const REFUSALS: Record<Exclude<Refusal, 'sku-taken' | 'batch'>, new () => Error> = {
   'not-found': PlantNotFound,
+  'trashed-not-found': TrashedNotFound,
   'version-mismatch': VersionMismatch,
   'idempotency-key-reused': IdempotencyKeyReused,
   'photo-limit': PhotoLimitReached,

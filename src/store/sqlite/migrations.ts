@@ -5,6 +5,7 @@ import { chunksOf } from './photo-writes.js'
 import { searchTextMigration } from './search-backlog.js'
 import { WEBHOOKS_MIGRATION } from './webhook-store.js'
 import { API_KEYS_MIGRATION } from './sqlite-key-store.js'
+import { TRASH_MIGRATION } from './trash.js'
 
 // Versioned by PRAGMA user_version; each step runs in its own transaction. Append, never edit.
 const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: string) => void) => void)> = [
@@ -104,7 +105,8 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   `
   -- Who made each change (issue 26): the key's name, 'anonymous' without one, 'cli' for the command line.
   ALTER TABLE changes ADD COLUMN actor TEXT NOT NULL DEFAULT 'anonymous';
-  `
+  `,
+  TRASH_MIGRATION
 ]
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */

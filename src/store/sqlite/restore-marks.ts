@@ -14,9 +14,12 @@ const sequence = (db: Database.Database, name: string): number =>
 export function readMarks (db: Database.Database): RestoreMarks {
   return db.transaction(() => {
     const number = (sql: string): number => (db.prepare(sql).pluck().get() as number | null) ?? 0
-    const lastId = Math.max(sequence(db, 'plants'), number('SELECT max(id) FROM plants'))
+    // The trash holds ids and versions too (a catalogue from before it has none).
+    const trash = hasTable(db, 'trash')
+    const lastId = Math.max(sequence(db, 'plants'), number('SELECT max(id) FROM plants'), trash ? number('SELECT max(id) FROM trash') : 0)
     const feedHead = Math.max(sequence(db, 'changes'), number('SELECT max(seq) FROM changes'), number("SELECT value FROM meta WHERE key = 'feed_floor'"))
-    const versionHigh = Math.max(feedHead, number('SELECT max(version) FROM plants'), number('SELECT max(version) FROM changes'))
+    const versionHigh = Math.max(feedHead, number('SELECT max(version) FROM plants'), number('SELECT max(version) FROM changes'),
+      trash ? number('SELECT max(version) FROM trash') : 0)
     const keys = hasTable(db, 'api_keys')
       ? (db.prepare('SELECT name, scope, hash, created_at, expires_at, last_used_at, revoked_at FROM api_keys ORDER BY name').all() as Array<Record<string, any>>)
           .map((r): RestoreKey => ({ name: r.name, scope: r.scope, hash: r.hash, createdAt: r.created_at, expiresAt: r.expires_at, lastUsedAt: r.last_used_at, revokedAt: r.revoked_at }))
@@ -36,6 +39,8 @@ export function applyMarks (db: Database.Database, replaced: RestoreMarks): Rest
     // The search index takes its backlog from the change rows about to go.
     searchBacklog(db).settle(0, true)
     const plants = db.prepare('UPDATE plants SET version = version + ?').run(marks.versionHigh).changes
+    // A trashed plant's restore takes the entry's version + 1: it moves past too.
+    db.prepare('UPDATE trash SET version = version + ?').run(marks.versionHigh)
     db.prepare('DELETE FROM changes').run()
     db.prepare("UPDATE meta SET value = ? WHERE key IN ('feed_floor', 'search_indexed')").run(floor)
     const setSequence = (name: string, value: number): void => {

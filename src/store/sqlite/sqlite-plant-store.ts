@@ -6,6 +6,7 @@ import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import { completeFields, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { sortKeyOf } from '../../catalogue/query.js'
 import { timestamp } from '../../catalogue/store-fields.js'
+import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
 import type { KeyStore } from '../key-store.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { prepareDataDir } from './data-dir.js'
@@ -16,6 +17,7 @@ import { migrate } from './migrations.js'
 import { photoFileReader } from './photo-writes.js'
 import { INDEXED_UP_TO, searchBacklog } from './search-backlog.js'
 import { SqliteWebhookStore } from './webhook-store.js'
+import { purgeExpiredTrash, trashReader } from './trash.js'
 import { sqliteKeyStore } from './sqlite-key-store.js'
 import { connect, type PlantWriteOp } from './writes.js'
 
@@ -23,6 +25,8 @@ export interface SqliteStoreOptions {
   /** A folder for `catalogue.db`, or ':memory:' for a private in-memory database (tests). */
   dataDir: string
   feedRetentionMs: number
+  /** How long a deleted plant stays in the trash (default 30 days). */
+  trashRetentionMs?: number
   idempotencyTtlMs?: number
   now?: () => number
   /** The longest a list query may hold the event loop before it is stopped and answered 503 (default 250 ms). */
@@ -37,6 +41,7 @@ type PlantRow = PlantTuple
 interface ChangeRow { seq: number, kind: Change['kind'], plant_id: number, version: number, actor: string, at: number, plant: string | null }
 
 const DAY = 86_400_000
+const TRASH_RETENTION_MS = 30 * DAY
 /** The guard looks at the clock once in this many rows plus one (a mask): reading it costs more than a row. */
 const GUARD_EVERY = 255
 const toPlant = tupleToPlant
@@ -79,6 +84,7 @@ class SqlitePlantStore implements PlantStore {
   private snapshotHead: number | undefined
   private readonly listQueries = new Map<string, Database.Statement>()
   private readonly readPhotoFile: ReturnType<typeof photoFileReader>
+  private readonly readTrash: ReturnType<typeof trashReader>
   /** When the running list query must stop (performance.now()), checked by query_guard() every GUARD_EVERY rows. */
   private deadline = Infinity
   private guardCalls = 0
@@ -122,6 +128,7 @@ class SqlitePlantStore implements PlantStore {
     this.keyDb = filename === ':memory:' ? undefined : connect(filename)
     this.keys = sqliteKeyStore(this.keyDb ?? db)
     this.readPhotoFile = photoFileReader(db)
+    this.readTrash = trashReader(db)
     this.webhooks = new SqliteWebhookStore(db, this.endSnapshot)
     // better-sqlite3 is synchronous and has no progress handler: this function, called by every list
     // query once per candidate row, is the progress handler that stops a query past its time limit.
@@ -151,6 +158,18 @@ class SqlitePlantStore implements PlantStore {
 
   remove (id: number, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<void> {
     return this.commits.run({ kind: 'remove', id, expectedVersions, now: this.now(), actor })
+  }
+
+  async trash (after: TrashPosition | undefined, limit: number): Promise<TrashedPlant[]> {
+    return this.read(() => this.readTrash(after, limit))
+  }
+
+  restoreTrashed (id: number, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
+    return this.commits.run({ kind: 'restore-trashed', id, expectedVersions, now: this.now(), actor })
+  }
+
+  purgeTrashed (id: number): Promise<void> {
+    return this.commits.run({ kind: 'purge-trashed', id, now: this.now(), actor: ANONYMOUS_WRITE.actor })
   }
 
   batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<BatchResult> {
@@ -312,7 +331,7 @@ class SqlitePlantStore implements PlantStore {
     }
   }
 
-  /** Drops changes older than the retention and idempotency keys older than their TTL. */
+  /** Drops changes older than the retention, idempotency keys older than their TTL, and the trash past its retention. */
   purge (): void {
     this.endSnapshot()
     const now = this.now()
@@ -326,6 +345,7 @@ class SqlitePlantStore implements PlantStore {
       }
       this.s.purgeKeys.run(now - this.idempotencyTtlMs)
     }).immediate()
+    purgeExpiredTrash(this.db, now - (this.options.trashRetentionMs ?? TRASH_RETENTION_MS))
   }
 
   /**

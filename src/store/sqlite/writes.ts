@@ -26,8 +26,12 @@ export type WriteOp =
   | { kind: 'add-photo', id: number, photo: NewPhoto, expectedVersions?: number[], now: number, actor: string }
   | { kind: 'remove-photo', id: number, photoId: string, expectedVersions?: number[], now: number, actor: string }
   | { kind: 'order-photos', id: number, order: string[], expectedVersions?: number[], now: number, actor: string }
+  /** Brings a plant back from the trash (trash.ts) under its id, as a new version. */
+  | { kind: 'restore-trashed', id: number, expectedVersions?: number[], now: number, actor: string }
+  /** Removes a plant from the trash for good, with its photos' references (no change: the plant was deleted already). */
+  | { kind: 'purge-trashed', id: number, now: number, actor: string }
 
-export type Refusal = 'not-found' | 'version-mismatch' | 'idempotency-key-reused' | 'sku-taken' | 'batch' | PhotoRefusal
+export type Refusal = 'not-found' | 'trashed-not-found' | 'version-mismatch' | 'idempotency-key-reused' | 'sku-taken' | 'batch' | PhotoRefusal
 /** A refused write of a batch, by its index in the batch. */
 export interface IndexedRefusal { index: number, refusal: Refusal, sku?: string, holder?: number }
 /** A refusal, with the SKU and the plant holding it for 'sku-taken', and each refused write for 'batch'. */
@@ -117,6 +121,11 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     getKey: db.prepare<[string, number], { request_hash: string, response: string }>(
       'SELECT request_hash, response FROM idempotency_keys WHERE key = ? AND created_at > ?'),
     putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
+    // A deleted plant moves to the trash (trash.ts); a restore inserts it again under its id.
+    trash: db.prepare('INSERT INTO trash (id, plant, version, trashed_at, trashed_by) VALUES (?, ?, ?, ?, ?)'),
+    trashed: db.prepare<[number], { plant: string, version: number }>('SELECT plant, version FROM trash WHERE id = ?'),
+    untrash: db.prepare('DELETE FROM trash WHERE id = ?'),
+    insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     // index_remove / index_add: what the write changes in the name search index (search-backlog.ts).
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
   }
@@ -177,13 +186,16 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       s.insertChange.run('created', id, 1, JSON.stringify(toRecord(plant)), now, null, key, op.actor)
       return { plant, replayed: false }
     }
+    if (op.kind === 'restore-trashed' || op.kind === 'purge-trashed') return fromTrash(op)
     const current = s.current.get(op.id)
     if (!current) throw new Refused('not-found')
     if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
     if (op.kind === 'remove') {
       s.delete.run(op.id)
       for (const tag of JSON.parse(current.tags) as string[]) s.deleteTag.run(tag, op.id)
-      files.release(JSON.parse(current.photos) as Photo[])
+      // The photos' files keep their references: the trash names them until the plant is purged.
+      const was = storedPlant(op.id, fieldsOf(current), JSON.parse(current.photos) as Photo[], current.version, current.created_at, current.updated_at)
+      s.trash.run(op.id, JSON.stringify(was), current.version + 1, now, op.actor)
       count(current.status, -1)
       s.insertChange.run('deleted', op.id, current.version + 1, null, now, nameKey(current.name), null, op.actor)
       return undefined
@@ -236,6 +248,32 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(tag, id)
     const plant = storedPlant(id, fields, photos, version, current.created_at, now)
     s.insertChange.run('updated', id, version, JSON.stringify(toRecord(plant)), now, reindexed ? oldKey : null, reindexed ? newKey : null, op.actor)
+    return plant
+  }
+
+  /** A restore from the trash (refused when another plant has taken its SKU since), or a purge. */
+  function fromTrash (op: Extract<WriteOp, { kind: 'restore-trashed' | 'purge-trashed' }>): StoredPlant | undefined {
+    const entry = s.trashed.get(op.id)
+    if (!entry) throw new Refused('trashed-not-found')
+    const was = JSON.parse(entry.plant) as StoredPlant
+    if (op.kind === 'purge-trashed') {
+      files.release(was.photos)
+      s.untrash.run(op.id)
+      return undefined
+    }
+    if (op.expectedVersions && !op.expectedVersions.includes(entry.version)) throw new Refused('version-mismatch')
+    const { name, category, tags, description, price, sku, barcode } = was
+    const status = was.status as PlantStatus
+    claimSku(sku, undefined)
+    const version = entry.version + 1
+    const createdAt = Date.parse(was.createdAt)
+    const key = nameKey(name)
+    s.insertAgain.run(op.id, name, key, category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, JSON.stringify(was.photos), version, createdAt, op.now)
+    for (const tag of tags) s.insertTag.run(tag, op.id)
+    count(status, 1)
+    s.untrash.run(op.id)
+    const plant = storedPlant(op.id, { name, category, tags, status, description, price, sku, barcode }, was.photos, version, createdAt, op.now)
+    s.insertChange.run('created', op.id, version, JSON.stringify(toRecord(plant)), op.now, null, key, op.actor)
     return plant
   }
 

@@ -1,0 +1,116 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { TrashedPlant as Trashed, TrashPosition } from '../catalogue/trash.js'
+import { TRASH_PAGE_DEFAULT } from '../catalogue/trash.js'
+import { toRecord } from '../catalogue/plant.js'
+import { securityFor, writeMetaOf, writeSecurity } from '../http/auth.js'
+import { ref } from '../http/components.js'
+import { ifMatchVersions } from '../http/etag.js'
+import { methodNotAllowed } from '../http/method-not-allowed.js'
+import { HEADERS, HttpProblem, Problem, problemResponses } from '../http/problem.js'
+import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-parts.js'
+import { sendPlant, SKU_TAKEN } from './routes.js'
+import { IdParams, Plant } from './schemas.js'
+import { TrashPage, TrashQuery, type TrashedPlant } from './trash-schemas.js'
+
+// The trash (issue 26): DELETE /v3/plant/{id} puts a plant here (plants/routes.ts); these list it,
+// bring a plant back, and purge one. Listing and restoring need `write` (the staff who delete),
+// purging `admin` (it cannot be undone).
+
+const tags = ['trash']
+const TRASH_NOT_FOUND: [number, string] = [404, 'No plant with this id in the trash (never deleted, restored, or purged)']
+
+const entryOf = (t: Trashed): TrashedPlant =>
+  ({ id: t.plant.id, version: t.version, trashedAt: new Date(t.trashedAt).toISOString(), trashedBy: t.trashedBy, plant: toRecord(t.plant) })
+
+const encodeCursor = (p: TrashPosition): string => Buffer.from(JSON.stringify([p.trashedAt, p.id])).toString('base64url')
+
+function decodeCursor (cursor: string | undefined): TrashPosition | undefined {
+  if (cursor === undefined) return undefined
+  let parts: unknown
+  try {
+    parts = JSON.parse(Buffer.from(cursor, 'base64url').toString())
+  } catch {
+    parts = undefined
+  }
+  if (!Array.isArray(parts) || parts.length !== 2 || !parts.every((n) => Number.isSafeInteger(n) && n >= 0) || encodeCursor({ trashedAt: parts[0], id: parts[1] }) !== cursor) {
+    throw new HttpProblem(400, 'invalid-input', 'cursor is malformed: pass the nextCursor of a previous page', [{ path: '/cursor', message: 'is malformed' }])
+  }
+  return { trashedAt: parts[0], id: parts[1] }
+}
+
+export const trashRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
+  const guards = guardStatuses(true)
+
+  app.get('/v3/trash', {
+    schema: {
+      operationId: 'list-trash',
+      tags,
+      security: writeSecurity,
+      summary: 'The trash: deleted plants (when, by whom), newest first, one page at a time',
+      description: 'A plant stays TRASH_RETENTION_DAYS (default 30) after its delete, then is purged with its photos.',
+      querystring: TrashQuery,
+      response: {
+        200: { ...ref(TrashPage), description: 'A page of the trash; pass nextCursor back as cursor for the next', headers: HEADERS.requestId },
+        ...problemResponses(...guards, 400, 503)
+      }
+    }
+  }, async (request, reply) => {
+    const { limit = TRASH_PAGE_DEFAULT, cursor } = request.query
+    const entries = await store.trash(decodeCursor(cursor), limit + 1)
+    const more = entries.length > limit
+    const items = more ? entries.slice(0, limit) : entries
+    const last = items[items.length - 1]
+    reply.header('cache-control', 'no-store')
+    return { items: items.map(entryOf), nextCursor: more ? encodeCursor({ trashedAt: last.trashedAt, id: last.plant.id }) : null }
+  })
+
+  methodNotAllowed(app, '/v3/trash', ['GET'])
+
+  app.post('/v3/trash/:id/restore', {
+    preValidation: canonicalId,
+    schema: {
+      operationId: 'restore-plant',
+      tags,
+      security: writeSecurity,
+      summary: 'Bring a plant back from the trash: same id, fields and photos, as a new version (a `created` change in the feed)',
+      params: IdParams,
+      headers: Type.Object({
+        'if-match': Type.Optional(Type.String({ description: 'Restore only if the trash entry still has this ETag, `"<id>.<version>"` with the version the trash lists (else 412).' }))
+      }),
+      response: {
+        200: { ...ref(Plant), description: 'The plant, live again, with its new ETag', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
+        ...problemResponses(...guards, [400, 'Invalid ID supplied'], TRASH_NOT_FOUND, SKU_TAKEN, 503),
+        // No ETag promised: the entry is not a plant one can read (GET /v3/trash lists its version).
+        412: { ...ref(Problem), description: 'If-Match does not name the trash entry\'s version (it was restored and deleted again since)', headers: HEADERS.requestId }
+      }
+    }
+  }, async (request, reply) => {
+    const { id } = request.params
+    const plant = await store.restoreTrashed(id, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request))
+    reply.header('cache-control', 'no-store')
+    return sendPlant(reply, plant)
+  })
+
+  methodNotAllowed(app, '/v3/trash/:id/restore', ['POST'])
+
+  app.delete('/v3/trash/:id', {
+    preValidation: canonicalId,
+    schema: {
+      operationId: 'purge-plant',
+      tags,
+      security: securityFor('admin'),
+      summary: 'Purge a plant from the trash now, for good; photo files nothing else names go with it',
+      params: IdParams,
+      response: {
+        204: Type.Null({ description: 'Purged' }),
+        ...problemResponses(...guards, [400, 'Invalid ID supplied'], TRASH_NOT_FOUND, 503)
+      }
+    }
+  }, async (request, reply) => {
+    await store.purgeTrashed(request.params.id)
+    return reply.code(204).header('cache-control', 'no-store').send(null)
+  })
+
+  methodNotAllowed(app, '/v3/trash/:id', ['DELETE'])
+}
