@@ -143,7 +143,9 @@ async function findQuery (values: Record<string, any>): Promise<PlantQuery | und
   try {
     terms = parseTerms(values.q)
   } catch (err) {
-    throw new UsageError(`--${(err as Error).message}`)
+    // The service's refusal names the parameter as HTTP sees it ("querystring /q …"); here it is --q.
+    const why = (err as { errors?: Array<{ message: string }> }).errors?.[0]?.message
+    throw new UsageError(why === undefined ? `--${(err as Error).message}` : `--q ${why}`)
   }
   if (values.q !== undefined && [...values.q].length > 100) throw new UsageError('--q must be at most 100 characters')
   return { statuses: [...new Set(statuses)] as PlantQuery['statuses'], tags: [], terms, sort: oneOf('sort', values.sort, SORTS, 'id')! }
