@@ -72,7 +72,11 @@ for (const engine of ENGINES) {
       assert.equal((await app.request({ method: 'POST', url: '/v3/plant', payload: { name: 'x', photos: [] } })).statusCode, 405)
       const sentBack = await app.request({ method: 'PUT', url: '/v3/plant', payload: { id: plant.id, name: 'x', photos: [] } })
       assert.equal(sentBack.statusCode, 400)
-      assert.deepEqual(sentBack.json().errors, [{ path: '/photos', message: 'is read-only: add a photo with POST /v3/plant/{id}/photos, remove one with DELETE /v3/plant/{id}/photos/{photoId}' }])
+      assert.deepEqual(sentBack.json().errors, [{
+        path: '/photos',
+        message: 'is read-only: send the plant without photos, createdAt and updatedAt; add a photo with POST /v3/plant/{id}/photos, ' +
+          'remove one with DELETE /v3/plant/{id}/photos/{photoId}, reorder them with PUT /v3/plant/{id}/photos/order'
+      }])
       const put = await app.request({ method: 'PUT', url: '/v3/plant', payload: { id: plant.id, name: 'Fern 2' } })
       assert.equal(put.statusCode, 200)
       assert.deepEqual(put.json().photos, [photo])

@@ -124,7 +124,7 @@ for (const engine of ENGINES) {
         assert.equal(res.statusCode, 405, JSON.stringify(sku))
       }
       assert.equal((await add({ name: 'c', description: 'd'.repeat(2000) })).description.length, 2000)
-      for (const description of ['d'.repeat(2001), '', ' padded']) {
+      for (const description of ['d'.repeat(2001), '', '  ']) {
         assert.equal((await request({ method: 'POST', url: '/v3/plant', payload: { name: 'x', description } })).statusCode, 405)
       }
     })

@@ -641,7 +641,7 @@ export interface components {
              */
             category?: string | null;
             /**
-             * @description Text for a shop front, 1–2,000 characters, no white space at either end (refused, not trimmed); or null.
+             * @description Text for a shop front, 1–2,000 characters, stored exactly as sent (white space at either end included; white space alone is refused); or null.
              * @default null
              */
             description?: string | null;
@@ -664,7 +664,7 @@ export interface components {
              */
             status?: "available" | "pending" | "sold";
             /**
-             * @description Up to 20 distinct labels.
+             * @description Up to 20 distinct labels, distinct also ignoring the case of A–Z (as tag filters compare them: "BIG" and "big" together are refused).
              * @default []
              */
             tags?: string[];
@@ -752,7 +752,7 @@ export interface components {
             barcode?: string | null;
             /** @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null. */
             category?: string | null;
-            /** @description Text for a shop front, 1–2,000 characters, no white space at either end (refused, not trimmed); or null. */
+            /** @description Text for a shop front, 1–2,000 characters, stored exactly as sent (white space at either end included; white space alone is refused); or null. */
             description?: string | null;
             /** @description Name of the plant: 1–200 characters, no white space at either end (refused, not trimmed). */
             name?: string;
@@ -765,7 +765,7 @@ export interface components {
              * @enum {string}
              */
             status?: "available" | "pending" | "sold";
-            /** @description Up to 20 distinct labels. */
+            /** @description Up to 20 distinct labels, distinct also ignoring the case of A–Z (as tag filters compare them: "BIG" and "big" together are refused). */
             tags?: string[];
         };
         /** @description Updated details of the plant, named by id. Omitted optional fields take their defaults. A member given twice is invalid input; an id written with a fraction or exponent (1.0, 1e2) is an invalid id. */
@@ -781,7 +781,7 @@ export interface components {
              */
             category?: string | null;
             /**
-             * @description Text for a shop front, 1–2,000 characters, no white space at either end (refused, not trimmed); or null.
+             * @description Text for a shop front, 1–2,000 characters, stored exactly as sent (white space at either end included; white space alone is refused); or null.
              * @default null
              */
             description?: string | null;
@@ -806,7 +806,7 @@ export interface components {
              */
             status?: "available" | "pending" | "sold";
             /**
-             * @description Up to 20 distinct labels.
+             * @description Up to 20 distinct labels, distinct also ignoring the case of A–Z (as tag filters compare them: "BIG" and "big" together are refused).
              * @default []
              */
             tags?: string[];

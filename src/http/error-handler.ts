@@ -210,7 +210,8 @@ export function fieldError (e: AjvError): FieldError {
     const field = String(e.params.additionalProperty)
     // Every record carries photos, so a client that reads, changes and sends back a plant meets this one.
     const message = field === 'photos' && e.instancePath === ''
-      ? 'is read-only: add a photo with POST /v3/plant/{id}/photos, remove one with DELETE /v3/plant/{id}/photos/{photoId}'
+      ? 'is read-only: send the plant without photos, createdAt and updatedAt; add a photo with POST /v3/plant/{id}/photos, ' +
+        'remove one with DELETE /v3/plant/{id}/photos/{photoId}, reorder them with PUT /v3/plant/{id}/photos/order'
       : READ_ONLY_TIMES.includes(field) && e.instancePath === '' ? READ_ONLY_TIME : 'is not a known field'
     return { path: `${e.instancePath}/${escapePointer(field)}`, message }
   }

@@ -1,3 +1,5 @@
+import { filterKey } from '../catalogue/query.js'
+
 // Validation messages that say the fix: the allowed values, the limit, the rule broken; one
 // message a rule, never Ajv's generic wording ("must be equal to one of the allowed values").
 
@@ -14,6 +16,13 @@ export interface AjvError {
 export const TEXT_PATTERN = '^(?!\\s)(?![\\s\\S]*\\s$)[^\\uD800-\\uDFFF]*$'
 /** How schema descriptions state the text rule. */
 export const TEXT_RULE = 'no white space at either end (refused, not trimmed)'
+
+/**
+ * Free text (a plant's description): stored exactly as sent, white space at either end included (a
+ * paragraph may well end in a line break, and no two descriptions are told apart by eye); still not
+ * white space alone, nor a lone UTF-16 surrogate.
+ */
+export const FREE_TEXT_PATTERN = '^(?=[\\s\\S]*\\S)[^\\uD800-\\uDFFF]*$'
 
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u
 
@@ -34,8 +43,12 @@ export function messageOf (e: AjvError): string {
   switch (e.keyword) {
     case 'enum':
       return `must be one of ${(p.allowedValues as unknown[]).map(String).join(', ')}`
-    case 'type':
-      return `must be ${String(p.type).split(',').map((t) => TYPE_NAMES[t] ?? t).join(' or ')}`
+    case 'type': {
+      const typed = `must be ${String(p.type).split(',').map((t) => TYPE_NAMES[t] ?? t).join(' or ')}`
+      // A schema may say how to send the value it wants (a price as a decimal string).
+      const fix = e.parentSchema?.['x-type-fix']
+      return typeof fix === 'string' ? `${typed}: ${fix}` : typed
+    }
     case 'minLength':
       return p.limit === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters`
     case 'maxLength':
@@ -45,19 +58,39 @@ export function messageOf (e: AjvError): string {
     case 'maximum':
       return `must be at most ${String(p.limit)}`
     case 'minItems':
-      return `must have at least ${String(p.limit)} items`
+      return `must have at least ${items(p.limit)}`
     case 'maxItems':
-      return `must have at most ${String(p.limit)} items`
+      return `must have at most ${items(p.limit)}`
     case 'uniqueItems':
       return `must not repeat a value (items ${String(Math.min(Number(p.i), Number(p.j)))} and ${String(Math.max(Number(p.i), Number(p.j)))} are equal)`
     case 'pattern': {
-      if (e.schema === TEXT_PATTERN && typeof e.data === 'string') return textRuleBroken(e.data)
+      if ((e.schema === TEXT_PATTERN || e.schema === FREE_TEXT_PATTERN) && typeof e.data === 'string') return textRuleBroken(e.data)
       const explained = e.parentSchema?.['x-pattern-message']
       return typeof explained === 'string' ? explained : e.message ?? 'is invalid'
     }
     case 'x-gtin':
       return 'must end in a valid GTIN check digit (the GS1 check digit of the digits before it)'
+    case 'x-distinct-ignoring-case': {
+      const [i, j] = sameIgnoringCase(e.data as string[])!
+      return `must not repeat a tag ignoring the case of A–Z, as filters do (items ${i} and ${j}, ${JSON.stringify((e.data as string[])[i])} and ${JSON.stringify((e.data as string[])[j])}, are one tag)`
+    }
     default:
       return e.message ?? 'is invalid'
   }
+}
+
+const items = (n: unknown): string => Number(n) === 1 ? '1 item' : `${String(n)} items`
+
+/**
+ * The first two items that differ but are one tag to the filters ("BIG" and "big"), or undefined.
+ * Items equal exactly are uniqueItems' to refuse.
+ */
+export function sameIgnoringCase (tags: string[]): [number, number] | undefined {
+  const seen = new Map<string, number>()
+  for (const [j, tag] of tags.entries()) {
+    const i = seen.get(filterKey(tag))
+    if (i !== undefined && tags[i] !== tag) return [i, j]
+    if (i === undefined) seen.set(filterKey(tag), j)
+  }
+  return undefined
 }

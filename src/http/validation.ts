@@ -3,6 +3,7 @@ import { GTIN_PATTERN, isGtin } from '../catalogue/store-fields.js'
 import type { FastifyInstance } from 'fastify'
 import type { LazySchemas } from './lazy-schemas.js'
 import { components } from './components.js'
+import { sameIgnoringCase } from './messages.js'
 import { withPrecheck } from './text-prechecks.js'
 
 /**
@@ -33,6 +34,8 @@ const GTIN_SHAPE = new RegExp(GTIN_PATTERN)
 function withKeywords (ajv: Ajv): Ajv {
   // A string of another shape is the pattern's to refuse: one error a value.
   ajv.addKeyword({ keyword: 'x-gtin', type: 'string', schemaType: 'boolean', validate: (on: boolean, data: string) => !on || !GTIN_SHAPE.test(data) || isGtin(data) })
+  // `x-distinct-ignoring-case: true`: tags the filters take for one ("BIG" and "big") are refused, as a repeated tag is.
+  ajv.addKeyword({ keyword: 'x-distinct-ignoring-case', type: 'array', schemaType: 'boolean', validate: (on: boolean, data: unknown[]) => !on || data.some((t) => typeof t !== 'string') || sameIgnoringCase(data as string[]) === undefined })
   return ajv
 }
 

@@ -3,7 +3,7 @@ import { STATUSES, type PlantStatus } from '../catalogue/plant.js'
 import { SORTS, type Sort } from '../catalogue/query.js'
 import { GTIN_PATTERN, PRICE_PATTERN, SKU_PATTERN } from '../catalogue/store-fields.js'
 import { component, ref } from '../http/components.js'
-import { TEXT_PATTERN, TEXT_RULE } from '../http/messages.js'
+import { FREE_TEXT_PATTERN, TEXT_PATTERN, TEXT_RULE } from '../http/messages.js'
 import { Photos } from '../photos/schemas.js'
 
 // The plant resource on the wire: these schemas validate requests, serialise responses and
@@ -25,19 +25,29 @@ const Category = Type.Unsafe<string | null>({
   type: ['string', 'null'], minLength: 1, maxLength: 100, pattern: TEXT_PATTERN, description: `Free-form category, 1–100 characters, ${TEXT_RULE}; or null.`
 })
 const Tag = Type.String({ minLength: 1, maxLength: 50, pattern: TEXT_PATTERN, description: `A label, 1–50 characters, ${TEXT_RULE}.` })
-const Tags = Type.Array(Tag, { maxItems: 20, uniqueItems: true, description: 'Up to 20 distinct labels.' })
+const Tags = Type.Array(Tag, {
+  maxItems: 20,
+  uniqueItems: true,
+  'x-distinct-ignoring-case': true,
+  description: 'Up to 20 distinct labels, distinct also ignoring the case of A–Z (as tag filters compare them: "BIG" and "big" together are refused).'
+})
 // Store fields (catalogue/store-fields.ts holds their rules). A price is a string so that no binary
 // float ever holds it: a JSON number, even 3, is refused.
 const PRICE_MESSAGE = 'must be a decimal string ≥ 0 and < 1000000000 with at most 2 fraction digits, such as "12" or "12.50" (no sign, exponent, spaces or leading zeros)'
 const SKU_MESSAGE = 'must be 1–64 characters of A–Z, a–z, 0–9, ".", "_" and "-"'
 const GTIN_MESSAGE = 'must be a GTIN: 8, 12, 13 or 14 digits'
 const Description = Type.Unsafe<string | null>({
-  type: ['string', 'null'], minLength: 1, maxLength: 2000, pattern: TEXT_PATTERN, description: `Text for a shop front, 1–2,000 characters, ${TEXT_RULE}; or null.`
+  type: ['string', 'null'],
+  minLength: 1,
+  maxLength: 2000,
+  pattern: FREE_TEXT_PATTERN,
+  description: 'Text for a shop front, 1–2,000 characters, stored exactly as sent (white space at either end included; white space alone is refused); or null.'
 })
 const Price = Type.Unsafe<string | null>({
   type: ['string', 'null'],
   pattern: PRICE_PATTERN,
   'x-pattern-message': PRICE_MESSAGE,
+  'x-type-fix': 'send the price as a decimal string, e.g. "12.50"',
   description: 'Price in the catalogue\'s currency (GET /v3 names it) as a decimal string ≥ 0 and < 1,000,000,000 with at most 2 fraction digits ' +
     '("12", "12.5"); or null (not priced). The record shows 2 fraction digits ("12.50"). A JSON number is refused.'
 })
