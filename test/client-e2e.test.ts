@@ -200,7 +200,7 @@ test('the typed client drives every documented operation against a listening ser
   ], { idempotencyKey: 'e2e-batch-1' })
   assert.deepEqual(prices.data?.results.map((r) => r.status === 200 ? r.plant.price : null), ['5.00', '2.50'])
   const refusedBatch = await batchPlants(client, [{ op: 'patch', id: priced.data!.id, patch: { price: '6' } }, { op: 'delete', id: 999_999 }])
-  assert.deepEqual([refusedBatch.response.status, refusedBatch.error?.errors], [404, [{ path: '/operations/1/id', message: 'Plant not found' }]])
+  assert.deepEqual([refusedBatch.response.status, refusedBatch.error?.errors], [404, [{ path: '/operations/1/id', message: 'plant not found' }]])
   assert.equal((await client.GET('/v3/plant/{id}', { params: { path: { id: priced.data!.id } } })).data?.price, '5.00')
 
   // keys, last (the first key makes keys required): made anonymously on this keyless loopback

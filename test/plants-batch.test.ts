@@ -126,6 +126,47 @@ for (const engine of ENGINES) {
       assert.equal(ok.statusCode, 200, ok.body)
     })
 
+    test('a refusal names what a client needs: the SKU\'s holder (an earlier operation, or a stored plant with `holder`), the current ETag; results carry ETags', async (t) => {
+      const { app, request, add } = await build(t, engine)
+      const palm = await add({ name: 'Palm', sku: 'PALM-1' })
+      const fern = await add({ name: 'Fern' })
+      const before = await snapshot(app)
+      // Two creates of one SKU: the first one's id is rolled back, so the second names the operation, not a plant that will never exist.
+      const twins = await batch(request, [{ op: 'create', plant: { name: 'A', sku: 'NEWDUP' } }, { op: 'create', plant: { name: 'B', sku: 'newdup' } }])
+      assert.equal(twins.statusCode, 409, twins.body)
+      assert.deepEqual(twins.json().errors, [{ path: '/operations/1/plant/sku', message: 'is taken by /operations/0 (an earlier operation of this batch)' }])
+      assert.equal(twins.json().holder, undefined)
+      // A patch giving a stored plant the SKU, then a create of it: the holder is that operation too.
+      const moved = await batch(request, [{ op: 'patch', id: fern.id, patch: { sku: 'FERN-9' } }, { op: 'create', plant: { name: 'C', sku: 'fern-9' } }])
+      assert.deepEqual(moved.json().errors, [{ path: '/operations/1/plant/sku', message: 'is taken by /operations/0 (an earlier operation of this batch)' }])
+      // A stored plant's SKU: named, and in `holder`, as a single write's 409.
+      const stored = await batch(request, [{ op: 'create', plant: { name: 'D' } }, { op: 'create', plant: { name: 'E', sku: 'palm-1' } }])
+      assert.equal(stored.statusCode, 409)
+      assert.deepEqual(stored.json().errors, [{ path: '/operations/1/plant/sku', message: `is taken by plant ${palm.id}` }])
+      assert.equal(stored.json().holder, palm.id)
+      // A stale ifMatch names the plant's current ETag; one stale only after an earlier operation says so.
+      await request({ method: 'PATCH', url: `/v3/plant/${fern.id}`, payload: { status: 'pending' } })
+      const stale = await batch(request, [{ op: 'delete', id: fern.id, ifMatch: `"${fern.id}.1"` }])
+      assert.equal(stale.statusCode, 412)
+      assert.deepEqual(stale.json().errors, [{ path: '/operations/0/ifMatch', message: `does not match the current ETag of the plant (its current ETag is "${fern.id}.2")` }])
+      const inner = await batch(request, [{ op: 'patch', id: fern.id, patch: { status: 'sold' } }, { op: 'delete', id: fern.id, ifMatch: `"${fern.id}.2"` }])
+      assert.match(inner.json().errors[0].message, new RegExp(`as an earlier operation of this batch leaves it \\("${fern.id}\\.2" is its ETag before the batch\\)`))
+      // An ETag without its quotes matches nothing: refused saying so, not a 412.
+      const bare = await batch(request, [{ op: 'delete', id: fern.id, ifMatch: `${fern.id}.2` }])
+      assert.equal(bare.statusCode, 400)
+      assert.deepEqual(bare.json().errors, [{ path: '/operations/0/ifMatch', message: 'must be an ETag as the ETag header gives it, in double quotes (for example "\\"5.1\\"" in JSON), or *' }])
+      // Wording: an empty batch, a plant not found.
+      assert.deepEqual((await batch(request, [])).json().errors, [{ path: '/operations', message: 'must hold at least 1 operation' }])
+      assert.deepEqual((await batch(request, [{ op: 'delete', id: 999999 }])).json().errors, [{ path: '/operations/0/id', message: 'plant not found' }])
+      // Every result carries its plant's ETag, usable as the next ifMatch.
+      const done = await batch(request, [{ op: 'create', plant: { name: 'F' } }, { op: 'patch', id: fern.id, patch: { name: 'Fern 2' } }, { op: 'delete', id: palm.id }])
+      const results = done.json().results
+      assert.deepEqual(results.map((r: { etag?: string }) => r.etag), [`"${results[0].plant.id}.1"`, `"${fern.id}.3"`, undefined])
+      const next = await batch(request, [{ op: 'patch', id: fern.id, patch: { name: 'Fern 3' }, ifMatch: results[1].etag }])
+      assert.equal(next.statusCode, 200, next.body)
+      assert.notDeepEqual(await snapshot(app), before)
+    })
+
     test('invalid operations: 400 naming each by index and member, by the single routes\' rules; nothing applied', async (t) => {
       const { app, request, add } = await build(t, engine)
       const fern = await add({ name: 'Fern' })
@@ -165,7 +206,7 @@ for (const engine of ENGINES) {
       const head = await app.store.head()
       const res = await batch(request, [{ op: 'patch', id: fern.id, patch: {} }, { op: 'patch', id: fern.id, patch: { status: 'sold' }, ifMatch: `"${fern.id}.1"` }])
       assert.equal(res.statusCode, 200, res.body)
-      assert.deepEqual(res.json().results[0], { status: 200, plant: fern })
+      assert.deepEqual(res.json().results[0], { status: 200, plant: fern, etag: `"${fern.id}.1"` })
       assert.deepEqual((await app.store.changes(head, 10)).items.map((c) => [c.kind, c.version]), [['updated', 2]])
     })
 

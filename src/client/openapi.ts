@@ -542,6 +542,8 @@ export interface components {
         BatchResults: {
             /** @description One result per operation, in the operations' order. */
             results: ({
+                /** @description The plant's ETag (as a single write's ETag header): send it as a later ifMatch or If-Match. */
+                etag: string;
                 plant: components["schemas"]["Plant"];
                 /** @enum {number} */
                 status: 200;
@@ -606,7 +608,7 @@ export interface components {
         DeleteOperation: {
             /** @description Server-assigned identifier; increasing, never reused. */
             id: number;
-            /** @description Apply only if the plant still has this ETag (as the If-Match header of the single operation); else the batch is refused with 412. */
+            /** @description Apply only if the plant still has this ETag (as the If-Match header of the single operation), quotes included (`"\"5.1\""` in JSON); else the batch is refused with 412. */
             ifMatch?: string;
             /** @enum {string} */
             op: "delete";
@@ -679,7 +681,7 @@ export interface components {
         PatchOperation: {
             /** @description Server-assigned identifier; increasing, never reused. */
             id: number;
-            /** @description Apply only if the plant still has this ETag (as the If-Match header of the single operation); else the batch is refused with 412. */
+            /** @description Apply only if the plant still has this ETag (as the If-Match header of the single operation), quotes included (`"\"5.1\""` in JSON); else the batch is refused with 412. */
             ifMatch?: string;
             /** @enum {string} */
             op: "patch";
@@ -853,7 +855,7 @@ export interface components {
         };
         /** @description Replace a plant named by plant.id, as PUT /v3/plant. */
         UpdateOperation: {
-            /** @description Apply only if the plant still has this ETag (as the If-Match header of the single operation); else the batch is refused with 412. */
+            /** @description Apply only if the plant still has this ETag (as the If-Match header of the single operation), quotes included (`"\"5.1\""` in JSON); else the batch is refused with 412. */
             ifMatch?: string;
             /** @enum {string} */
             op: "update";
@@ -2871,7 +2873,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An operation's ifMatch is not the plant's current ETag: nothing applied */
+            /** @description An operation's ifMatch is not the plant's current ETag: nothing applied; each error names its plant's current ETag */
             412: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */

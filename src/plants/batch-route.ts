@@ -4,11 +4,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { BatchRefused, type BatchOperation, type BatchRefusal } from '../catalogue/batch.js'
 import { PlantNotFound, SkuTaken, VersionMismatch } from '../catalogue/errors.js'
 import { toRecord } from '../catalogue/plant.js'
-import { identityFields } from '../catalogue/store-fields.js'
+import { identityFields, skuKey } from '../catalogue/store-fields.js'
 import type { Scope } from '../catalogue/keys.js'
 import { securityFor, writeMetaOf } from '../http/auth.js'
 import { ref } from '../http/components.js'
-import { ifMatchVersions } from '../http/etag.js'
+import { etagOf, ifMatchVersions } from '../http/etag.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses, type FieldError } from '../http/problem.js'
 import { batchBodyValidator } from './batch-validator.js'
@@ -73,13 +73,55 @@ const PLANT_RESULT = ref(Plant)
 /** Results serialised in one turn of the event loop: 500 plants at once held it for the whole answer. */
 const SLICE = 50
 
+interface Refusal {
+  status: number
+  code: 'not-found' | 'precondition-failed' | 'sku-taken'
+  field: FieldError
+  /** sku-taken by a stored plant: its id (the problem's `holder`). */
+  holder?: number
+  /** precondition-failed: the plant the operation names. */
+  id?: number
+}
+
+const ifMatchOf = (o: Operation): string | undefined => o.op === 'create' ? undefined : o.ifMatch
+
+/** The plant an operation names (none for a create). */
+const idOf = (o: Operation): number | undefined => o.op === 'create' ? undefined : o.op === 'update' ? o.plant.id : o.id
+
+/** The SKU key an operation leaves its plant with; undefined when it does not set one. */
+function skuSetBy (o: Operation): string | undefined {
+  const sku = o.op === 'create' || o.op === 'update' ? o.plant.sku : o.op === 'patch' ? o.patch.sku : undefined
+  return typeof sku === 'string' ? skuKey(sku) : undefined
+}
+
+/**
+ * The earlier operation of the batch that holds the SKU operation `index` was refused: the last one
+ * before it (and not refused itself) that gave its plant this SKU, when that plant is the holder or a
+ * plant the batch created (whose id was rolled back with it, so naming it would name no plant).
+ */
+function holdingOperation (operations: Operation[], index: number, sku: string, holder: number, refused: Set<number>): number | undefined {
+  for (let j = index - 1; j >= 0; j--) {
+    if (refused.has(j) || skuSetBy(operations[j]) !== skuKey(sku)) continue
+    const id = idOf(operations[j])
+    return id === undefined || id === holder ? j : undefined
+  }
+  return undefined
+}
+
 /** A refused operation as the contract names it: its status, code and the member at fault. */
-function refusalOf (operation: Operation, { index, error }: BatchRefusal): { status: number, code: 'not-found' | 'precondition-failed' | 'sku-taken', field: FieldError } {
+function refusalOf (operations: Operation[], { index, error }: BatchRefusal, refused: Set<number>): Refusal {
+  const operation = operations[index]
   const at = `/operations/${index}`
   const body = operation.op === 'create' || operation.op === 'update' ? `${at}/plant` : `${at}/patch`
-  if (error instanceof PlantNotFound) return { status: 404, code: 'not-found', field: { path: operation.op === 'update' ? `${at}/plant/id` : `${at}/id`, message: 'Plant not found' } }
-  if (error instanceof VersionMismatch) return { status: 412, code: 'precondition-failed', field: { path: `${at}/ifMatch`, message: 'does not match the current ETag of the plant' } }
-  if (error instanceof SkuTaken) return { status: 409, code: 'sku-taken', field: { path: `${body}/sku`, message: `is taken by plant ${error.holder}` } }
+  if (error instanceof PlantNotFound) return { status: 404, code: 'not-found', field: { path: operation.op === 'update' ? `${at}/plant/id` : `${at}/id`, message: 'plant not found' } }
+  if (error instanceof VersionMismatch) {
+    return { status: 412, code: 'precondition-failed', field: { path: `${at}/ifMatch`, message: 'does not match the current ETag of the plant' }, id: idOf(operation) }
+  }
+  if (error instanceof SkuTaken) {
+    const j = holdingOperation(operations, index, error.sku, error.holder, refused)
+    if (j !== undefined) return { status: 409, code: 'sku-taken', field: { path: `${body}/sku`, message: `is taken by /operations/${j} (an earlier operation of this batch)` } }
+    return { status: 409, code: 'sku-taken', field: { path: `${body}/sku`, message: `is taken by plant ${error.holder}` }, holder: error.holder }
+  }
   throw error
 }
 
@@ -91,8 +133,10 @@ function refusalOf (operation: Operation, { index, error }: BatchRefusal): { sta
  */
 export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
   const { store } = options
-  // A 412 here names operations, not one plant: no ETag header, no `current`.
-  const refusals = { 412: { ...problemResponses([412, 'An operation\'s ifMatch is not the plant\'s current ETag: nothing applied'])[412], headers: { ...HEADERS.requestId } } }
+  // A 412 here names operations, not one plant: no ETag header, no `current`; each error's message names its plant's current ETag.
+  const refusals = {
+    412: { ...problemResponses([412, 'An operation\'s ifMatch is not the plant\'s current ETag: nothing applied; each error names its plant\'s current ETag'])[412], headers: { ...HEADERS.requestId } }
+  }
   // A static path: the router prefers it to /v3/plant/:id (whose POST is a 405) whatever the order of registration.
   app.post('/v3/plant/batch', {
     bodyLimit: BATCH_BODY_LIMIT,
@@ -133,11 +177,27 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
       ({ plants } = await store.batch(operations.map(toOperation), claim, writeMetaOf(request)))
     } catch (error) {
       if (!(error instanceof BatchRefused)) throw error
-      const refusals = error.refusals.map((r) => refusalOf(operations[r.index], r))
+      const refused = new Set(error.refusals.map((r) => r.index))
+      const refusals = error.refusals.map((r) => refusalOf(operations, r, refused))
+      // Each stale operation's message names its plant's current ETag, read after the refusal, so a
+      // client merges and retries without reading each plant first (a single PATCH's 412 hands it back too).
+      for (const [n, r] of refusals.entries()) {
+        if (r.id === undefined) continue
+        const plant = await store.get(r.id).catch(() => undefined)
+        if (plant === undefined) continue
+        const etag = etagOf(plant)
+        // The tag sent may be current outside the batch and stale only after an earlier operation of it.
+        r.field.message += ifMatchVersions(ifMatchOf(operations[error.refusals[n].index]), r.id)?.includes(plant.version) === true
+          ? ` as an earlier operation of this batch leaves it (${etag} is its ETag before the batch)`
+          : ` (its current ETag is ${etag})`
+      }
       const first = refusals[0]
-      throw new HttpProblem(first.status, first.code,
+      const problem = new HttpProblem(first.status, first.code,
         `Nothing was applied: ${refusals.map((r) => `${r.field.path} ${r.field.message}`).join('; ')}`,
         refusals.map((r) => r.field))
+      // As a single write's 409: `holder` is the stored plant that has the SKU (the first such refusal's).
+      problem.holder = refusals.find((r) => r.holder !== undefined)?.holder
+      throw problem
     }
     reply.header('cache-control', 'no-store')
     // The answer is built SLICE results a turn, each plant by the response schema's own serialiser
@@ -146,7 +206,7 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
     const results: string[] = []
     for (let i = 0; i < plants.length; i += SLICE) {
       if (i > 0) await nextTurn()
-      for (const plant of plants.slice(i, i + SLICE)) results.push(plant === null ? '{"status":204}' : `{"status":200,"plant":${serialise(toRecord(plant) as unknown as Record<string, unknown>)}}`)
+      for (const plant of plants.slice(i, i + SLICE)) results.push(plant === null ? '{"status":204}' : `{"status":200,"plant":${serialise(toRecord(plant) as unknown as Record<string, unknown>)},"etag":${JSON.stringify(etagOf(plant))}}`)
     }
     // A string is sent as it is: the route's serialiser is for objects.
     reply.type('application/json; charset=utf-8')

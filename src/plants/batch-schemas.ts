@@ -10,7 +10,10 @@ import { Id, NewPlant, Plant, PlantPatch, PlantUpdate } from './schemas.js'
 const IfMatch = Type.String({
   minLength: 1,
   maxLength: 1024,
-  description: 'Apply only if the plant still has this ETag (as the If-Match header of the single operation); else the batch is refused with 412.'
+  // The ETag as the ETag header and each result's `etag` give it, quotes included: "5.1" bare would match nothing.
+  pattern: '^\\s*(\\*|(W/)?"[^"]*"(\\s*,\\s*(W/)?"[^"]*")*)\\s*$',
+  'x-pattern-message': 'must be an ETag as the ETag header gives it, in double quotes (for example "\\"5.1\\"" in JSON), or *',
+  description: 'Apply only if the plant still has this ETag (as the If-Match header of the single operation), quotes included (`"\\"5.1\\""` in JSON); else the batch is refused with 412.'
 })
 
 export const CreateOperation = component('CreateOperation', Type.Object({
@@ -49,7 +52,11 @@ export type PlantBatch = Static<typeof PlantBatch>
 
 export const BatchResults = component('BatchResults', Type.Object({
   results: Type.Array(Type.Union([
-    Type.Object({ status: Type.Literal(200), plant: ref(Plant) }, { description: 'A create, update or patch: the plant as the operation left it.' }),
+    Type.Object({
+      status: Type.Literal(200),
+      plant: ref(Plant),
+      etag: Type.String({ description: 'The plant\'s ETag (as a single write\'s ETag header): send it as a later ifMatch or If-Match.' })
+    }, { description: 'A create, update or patch: the plant as the operation left it, and its ETag.' }),
     Type.Object({ status: Type.Literal(204) }, { description: 'A delete.' })
   ]), { description: 'One result per operation, in the operations\' order.' })
 }, { description: 'Every operation was applied.' }))

@@ -51,8 +51,9 @@ function outlineErrors (body: unknown): FieldError[] {
   const { operations } = body as { operations?: unknown }
   if (operations === undefined) return [...errors, at('', 'required', 'is required', { missingProperty: 'operations' })]
   if (!Array.isArray(operations)) return [...errors, at('/operations', 'type', 'must be an array', { type: 'array' })]
-  if (operations.length === 0) errors.push(at('/operations', 'minItems', 'must hold at least 1 operation', { limit: 1 }))
-  if (operations.length > MAX_BATCH_OPERATIONS) errors.push(at('/operations', 'maxItems', `must hold at most ${MAX_BATCH_OPERATIONS} operations`, { limit: MAX_BATCH_OPERATIONS }))
+  // A keyword of its own, so the messages (http/messages.ts) keep these words rather than minItems' generic "items".
+  if (operations.length === 0) errors.push(at('/operations', 'x-operation-count', 'must hold at least 1 operation', { limit: 1 }))
+  if (operations.length > MAX_BATCH_OPERATIONS) errors.push(at('/operations', 'x-operation-count', `must hold at most ${MAX_BATCH_OPERATIONS} operations`, { limit: MAX_BATCH_OPERATIONS }))
   return errors
 }
 
