@@ -29,6 +29,11 @@ test('the OpenAPI document is the same whatever the settings: keys, READS, a rat
   assert.deepEqual(Object.keys(plain.components.securitySchemes).sort(), ['apiKeyHeader', 'bearerAuth'])
   assert.match(plain.paths['/v3/plant'].post.responses['401'].description, /only when the service has keys/)
   assert.match(plain.paths['/v3/plant'].get.responses['429'].description, /when a rate limit is set/)
+  // Every operation a rate limit counts declares its 429 (the webhook routes once did not); the probes are exempt.
+  for (const [path, item] of Object.entries(plain.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>)) {
+    if (path === '/healthz' || path === '/readyz') continue
+    for (const method of OPERATION_METHODS) if (item[method] !== undefined) assert.ok(item[method].responses['429'], `${method} ${path} declares 429`)
+  }
 })
 
 test('the document names its schemas in components.schemas and the operations reference them', async () => {

@@ -3785,6 +3785,19 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Storage unavailable or shutting down (see Retry-After) */
             503: {
                 headers: {
@@ -3864,6 +3877,19 @@ export interface operations {
             /** @description Body larger than 64 KiB */
             413: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -3957,6 +3983,19 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Storage unavailable or shutting down (see Retry-After) */
             503: {
                 headers: {
@@ -4032,6 +4071,19 @@ export interface operations {
             /** @description No webhook with this id */
             404: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -4140,6 +4192,19 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Storage unavailable or shutting down (see Retry-After) */
             503: {
                 headers: {
@@ -4217,6 +4282,19 @@ export interface operations {
             /** @description No webhook with this id */
             404: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -4310,6 +4388,19 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Storage unavailable or shutting down (see Retry-After) */
             503: {
                 headers: {
@@ -4387,6 +4478,19 @@ export interface operations {
             /** @description No webhook with this id */
             404: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;

@@ -66,7 +66,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       description: 'Each change (of the kinds in `events`) is POSTed to `url` as the feed\'s change object, signed (Standard Webhooks). ' +
         'Delivery starts with the changes after this one is made. The secret is in this answer only.',
       body: ref(NewWebhook),
-      response: { 201: { ...ref(WebhookCreated), description: 'The webhook and its secret (shown once)', ...json }, ...problemResponses(400, 401, 413, 503) }
+      response: { 201: { ...ref(WebhookCreated), description: 'The webhook and its secret (shown once)', ...json }, ...problemResponses(400, 401, 413, 429, 503) }
     }
   }, async (request, reply) => {
     const { url, events = [...CHANGE_KINDS] } = request.body
@@ -83,7 +83,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       ...common,
       operationId: 'list-webhooks',
       summary: 'List the webhooks',
-      response: { 200: { ...ref(WebhookList), description: 'Every webhook, oldest first (no secrets)', ...json }, ...problemResponses(401, 503) }
+      response: { 200: { ...ref(WebhookList), description: 'Every webhook, oldest first (no secrets)', ...json }, ...problemResponses(401, 429, 503) }
     }
   }, async () => ({ items: (await webhooks.list()).map((w) => publicWebhook(w, now())) }))
 
@@ -93,7 +93,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       operationId: 'get-webhook',
       summary: 'Find a webhook by id',
       params: WebhookParams,
-      response: { 200: { ...ref(Webhook), description: 'The webhook (no secret)', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 503) }
+      response: { 200: { ...ref(Webhook), description: 'The webhook (no secret)', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 429, 503) }
     }
   }, async (request) => publicWebhook(await found(request.params.id), now()))
 
@@ -105,7 +105,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       description: '`status: paused` stops its deliveries; `status: active` resumes them from where it stopped, a failing webhook included.',
       params: WebhookParams,
       body: ref(WebhookChanges),
-      response: { 200: { ...ref(Webhook), description: 'The webhook as changed', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 413, 503) }
+      response: { 200: { ...ref(Webhook), description: 'The webhook as changed', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 413, 429, 503) }
     }
   }, async (request) => {
     if (request.body.url !== undefined) await checkUrl(request.body.url)
@@ -121,7 +121,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       operationId: 'delete-webhook',
       summary: 'Remove a webhook',
       params: WebhookParams,
-      response: { 204: { type: 'null', description: 'Removed: nothing more is sent to it', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 503) }
+      response: { 204: { type: 'null', description: 'Removed: nothing more is sent to it', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 429, 503) }
     }
   }, async (request, reply) => {
     if (!await webhooks.remove(request.params.id)) throw notFound(request.params.id)
@@ -136,7 +136,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       summary: 'Rotate a webhook\'s secret',
       description: 'A new secret, shown once; the previous one keeps signing beside it (two signatures in webhook-signature) for 24 hours.',
       params: WebhookParams,
-      response: { 200: { ...ref(WebhookSecret), description: 'The new secret (shown once)', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 503) }
+      response: { 200: { ...ref(WebhookSecret), description: 'The new secret (shown once)', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 429, 503) }
     }
   }, async (request, reply) => {
     const secret = newSecret()
@@ -153,7 +153,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       operationId: 'list-webhook-deliveries',
       summary: 'A webhook\'s recent delivery attempts',
       params: WebhookParams,
-      response: { 200: { ...ref(WebhookDeliveries), description: 'Up to the 100 latest attempts, newest first', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 503) }
+      response: { 200: { ...ref(WebhookDeliveries), description: 'Up to the 100 latest attempts, newest first', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 429, 503) }
     }
   }, async (request) => {
     await found(request.params.id)
@@ -168,7 +168,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       description: 'POSTs `{"kind": "test", "webhook": id}`, signed like every delivery, and answers how the receiver took it (its cursor does not move). ' +
         'The attempt is listed among the deliveries with seq 0.',
       params: WebhookParams,
-      response: { 200: { ...ref(WebhookDelivery), description: 'The attempt: statusCode 2xx and error null when the receiver took it', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 503) }
+      response: { 200: { ...ref(WebhookDelivery), description: 'The attempt: statusCode 2xx and error null when the receiver took it', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 429, 503) }
     }
   }, async (request) => {
     const webhook = await found(request.params.id)
