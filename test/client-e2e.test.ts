@@ -203,6 +203,17 @@ test('the typed client drives every documented operation against a listening ser
   assert.deepEqual([refusedBatch.response.status, refusedBatch.error?.errors], [404, [{ path: '/operations/1/id', message: 'plant not found' }]])
   assert.equal((await client.GET('/v3/plant/{id}', { params: { path: { id: priced.data!.id } } })).data?.price, '5.00')
 
+  // the trash: a deleted plant is listed there (newest first), restored under its id, deleted again
+  const binned = await client.POST('/v3/plant', { body: { name: 'Trash fern' } })
+  const binnedId = { path: { id: binned.data!.id } }
+  assert.equal((await client.DELETE('/v3/plant/{id}', { params: binnedId })).response.status, 204)
+  const trash = await client.GET('/v3/trash', { params: { query: { limit: 1 } } })
+  assert.deepEqual([trash.data?.items[0]?.id, trash.data?.items[0]?.plant.name], [binned.data!.id, 'Trash fern'])
+  const restored = await client.POST('/v3/trash/{id}/restore', { params: binnedId })
+  assert.deepEqual([restored.response.status, restored.data?.id, restored.data?.name], [200, binned.data!.id, 'Trash fern'])
+  assert.equal((await client.POST('/v3/trash/{id}/restore', { params: binnedId })).response.status, 404, 'no longer in the trash')
+  assert.equal((await client.DELETE('/v3/plant/{id}', { params: binnedId })).response.status, 204)
+
   // keys, last (the first key makes keys required): made anonymously on this keyless loopback
   // service, then used; a till's key is 403 on them; revoked, and revoked again (204: idempotent)
   const admin = await client.POST('/v3/keys', { body: { name: 'e2e-admin', scope: 'admin' } })
@@ -216,6 +227,11 @@ test('the typed client drives every documented operation against a listening ser
   assert.deepEqual([refused.response.status, refused.error?.type], [403, '/v3/problems/insufficient-scope'])
   assert.equal((await client.DELETE('/v3/keys/{name}', { params: { path: { name: 'e2e-till' } }, headers: asAdmin })).response.status, 204)
   assert.equal((await client.DELETE('/v3/keys/{name}', { params: { path: { name: 'e2e-till' } }, headers: asAdmin })).response.status, 204, 'a revoke is idempotent')
+
+  // the trash's purge needs the admin key: then the plant is gone for good
+  assert.equal((await client.DELETE('/v3/trash/{id}', { params: binnedId })).response.status, 401)
+  assert.equal((await client.DELETE('/v3/trash/{id}', { params: binnedId, headers: asAdmin })).response.status, 204)
+  assert.equal((await client.POST('/v3/trash/{id}/restore', { params: binnedId, headers: asAdmin })).response.status, 404)
 
   // webhooks, with the admin key: added (the secret once), listed, read, paused, rotated, tried,
   // their attempts listed, removed; an unknown id 404, a private target 400
