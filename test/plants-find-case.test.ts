@@ -17,10 +17,10 @@ const names = async (api: TestApp, query: string): Promise<string[]> => {
 
 for (const engine of ENGINES) {
   describe(`category and tag filters ignoring case on ${engine.name}`, { skip: engine.skip }, () => {
-    test('category=Indoor finds "indoor" and "INDOOR"; tag=BIG finds "Big"; a plant with "Big" and "big" is listed once; "É" is not "é"', async (t) => {
+    test('category=Indoor finds "indoor" and "INDOOR"; tag=BIG finds "Big"; "É" is not "é"', async (t) => {
       const api = await build(t, engine)
       await api.add({ name: 'A', category: 'indoor', tags: ['Big'] })
-      await api.add({ name: 'B', category: 'INDOOR', tags: ['big', 'Big', 'green'] })
+      await api.add({ name: 'B', category: 'INDOOR', tags: ['big', 'green'] }) // "Big" beside it is refused (plants-write-answers)
       await api.add({ name: 'C', category: 'outdoor', tags: ['BIG'] })
       await api.add({ name: 'D', category: 'Été', tags: ['É'] })
       assert.deepEqual(await names(api, 'category=Indoor'), ['A', 'B'])
