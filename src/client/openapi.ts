@@ -1057,7 +1057,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -1129,7 +1129,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -1218,7 +1218,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -1335,7 +1335,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -1449,7 +1449,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -1572,7 +1572,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -1668,7 +1668,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -1810,7 +1810,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -1962,7 +1962,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -2060,7 +2060,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -2184,7 +2184,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -2330,7 +2330,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -2475,7 +2475,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -2575,7 +2575,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -2698,7 +2698,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -2825,7 +2825,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -2970,7 +2970,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -3087,7 +3087,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -3178,7 +3178,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -3276,7 +3276,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -3366,7 +3366,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -3450,7 +3450,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -3556,7 +3556,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -3674,7 +3674,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -3759,7 +3759,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -3848,7 +3848,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -3946,7 +3946,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -4042,7 +4042,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -4144,7 +4144,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -4253,7 +4253,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -4351,7 +4351,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -4449,7 +4449,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */

@@ -5,6 +5,7 @@ import { ConfigError, type Config } from '../config.js'
 import { ANONYMOUS, type WriteMeta } from '../catalogue/changes.js'
 import { SCOPES, scopeIncludes, type Scope } from '../catalogue/keys.js'
 import type { KeyCache } from '../keys/key-cache.js'
+import { keyInUrl, presentedKey, type Presented } from './credentials.js'
 import { HttpProblem, problemResponses, type FieldError } from './problem.js'
 
 const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest()
@@ -20,7 +21,7 @@ export function securityFor (scope: Scope): Array<Record<string, string[]>> {
 export const writeSecurity = securityFor('write')
 const SCOPE_LIST = 'Scopes: `read` < `sell` < `write` < `admin`, each including those before it (see SECURITY.md).'
 export const securitySchemes = {
-  bearerAuth: { type: 'http', scheme: 'bearer', description: `An API key, required when the service has keys (API_KEYS, API_KEYS_FILE or keys made with plants keys create or POST /v3/keys); for reads (scope read) only with READS=keys. ${SCOPE_LIST}` },
+  bearerAuth: { type: 'http', scheme: 'bearer', description: `An API key, required when the service has keys (API_KEYS, API_KEYS_FILE or keys made with plants keys create or POST /v3/keys); for reads (scope read) with READS=keys; with READS=public a key sent with a read is still checked (a wrong one is 401). Sent as Bearer or api_key, never in the URL. ${SCOPE_LIST}` },
   apiKeyHeader: { type: 'apiKey', in: 'header', name: 'api_key', description: `The same key in the Petstore header. ${SCOPE_LIST}` }
 } as const
 
@@ -58,16 +59,6 @@ export function loadKeyHashes (config: Config): Buffer[] {
   return hashes
 }
 
-function presentedKey (request: FastifyRequest): string | undefined {
-  const authorization = request.headers.authorization
-  if (typeof authorization === 'string') {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization)
-    if (match) return match[1]
-  }
-  const apiKey = request.headers.api_key
-  return typeof apiKey === 'string' && apiKey !== '' ? apiKey : undefined
-}
-
 /** The keys of API_KEYS and API_KEYS_FILE by their hex digest, named `env-1`, `env-2`, … in the order given. */
 export function envKeyNames (hashes: Buffer[]): Map<string, string> {
   return new Map(hashes.map((hash, i) => [hash.toString('hex'), `env-${i + 1}`]))
@@ -99,6 +90,16 @@ export interface AuthOptions {
 const WHY = { unknown: 'The API key is not valid', revoked: 'The API key has been revoked', expired: 'The API key has expired' }
 const challenge = { 'www-authenticate': 'Bearer realm="plant-catalogue"' }
 
+/**
+ * A key in the URL is refused by every route that reads keys, whether or not keys exist yet (a
+ * photo's address with ?api_key= copied into a page would hand the key to anyone who sees it). The
+ * probes and the document ignore a query, as they ignore any other.
+ */
+function keyInUrlRefusal (request: FastifyRequest): HttpProblem | undefined {
+  const refusal = keyInUrl(request.url)
+  return refusal === undefined ? undefined : new HttpProblem(401, 'unauthorized', refusal, undefined, challenge)
+}
+
 /** RFC 6750's answer to a key without the scope: the scope needed, in the body and in WWW-Authenticate. */
 function insufficient (needed: Scope, held: Scope, errors?: FieldError[]): HttpProblem {
   const problem = new HttpProblem(403, 'insufficient-scope', `This needs a key of scope ${needed} (or above); this key has scope ${held}`, errors,
@@ -111,21 +112,22 @@ function insufficient (needed: Scope, held: Scope, errors?: FieldError[]): HttpP
  * Every route that declares `security` needs a key holding the scope it names, once keys exist
  * (API_KEYS, or any stored key). No key or an unknown, revoked or expired one: 401 with
  * WWW-Authenticate; a key without the scope: 403 insufficient-scope. Reads under /v3 are given
- * `read` here as they are registered, checked only with READS=keys.
+ * `read` here as they are registered: with READS=keys every read needs a key; with READS=public a
+ * read needs none, but a key that is sent must be a valid one.
  */
 export function registerAuth (app: FastifyInstance, { keys, readsNeedKey }: AuthOptions): void {
   app.decorateRequest('writer', '')
   const scopes = new WeakMap<FastifyRequest, Scope>()
 
-  const authorize = async (request: FastifyRequest, needed: Scope): Promise<void> => {
+  const authorize = async (request: FastifyRequest, needed: Scope, presented: Presented): Promise<void> => {
     if (!await keys.keysRequired()) return
-    const secret = presentedKey(request)
-    if (secret === undefined) {
+    if (presented.kind === 'foreign' || presented.kind === 'refused') throw new HttpProblem(401, 'unauthorized', presented.why, undefined, challenge)
+    if (presented.kind === 'none') {
       // The one read behind a key without READS=keys is /metrics: say what needs it, not "writes".
       const what = request.method === 'GET' || request.method === 'HEAD' ? 'This resource needs' : 'Writes need'
       throw new HttpProblem(401, 'unauthorized', `${what} an API key: send Authorization: Bearer <key> or api_key: <key>`, undefined, challenge)
     }
-    const found = await keys.check(secret)
+    const found = await keys.check(presented.secret)
     if (!found.ok) {
       // A known key, revoked or expired, is named in the access log (never its secret).
       if (found.why !== 'unknown') request.writer = found.name
@@ -151,7 +153,7 @@ export function registerAuth (app: FastifyInstance, { keys, readsNeedKey }: Auth
     if (schema === undefined) return
     const methods = [route.method].flat()
     // Declared whatever READS says, like `write` whether or not keys exist: one document for every deployment.
-    if (schema.security === undefined && route.url.startsWith('/v3') && route.url !== '/v3/openapi.json' &&
+    if (schema.security === undefined && route.url.startsWith('/v3') && !isApiDescription(route.url) &&
       methods.every((m) => m === 'GET' || m === 'HEAD')) schema.security = securityFor('read')
     if (schema.security === undefined) return
     const declared = declaredScope(schema.security)!
@@ -161,16 +163,38 @@ export function registerAuth (app: FastifyInstance, { keys, readsNeedKey }: Auth
       if (!(401 in responses)) Object.assign(responses, problemResponses(401))
       if (!(403 in responses)) Object.assign(responses, problemResponses([403, `The key's scope does not include ${needed} (insufficient-scope)`]))
     }
-    // The check is a hook of the routes that need one: an open read (READS=public) pays nothing,
-    // and the others a callback rather than a promise per request.
-    if (declared === 'read' && !readsNeedKey) return
+    // The check is a hook of the routes that need one, a callback rather than a promise per request.
+    // An open read (READS=public) checks only a key that is sent: a client with a mistyped or revoked
+    // key learns it at its first read, not at its first write. Without one it pays a few lookups.
+    if (declared === 'read' && !readsNeedKey) {
+      const checkSent = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+        const inUrl = keyInUrlRefusal(request)
+        if (inUrl !== undefined) return done(inUrl)
+        const presented = presentedKey(request)
+        if (presented.kind === 'none' || presented.kind === 'foreign') return done()
+        authorize(request, declared, presented).then(() => { done() }, done)
+      }
+      route.onRequest = [...[route.onRequest ?? []].flat(), checkSent]
+      return
+    }
     const check = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
-      authorize(request, declared).then(() => { done() }, done)
+      const inUrl = keyInUrlRefusal(request)
+      if (inUrl !== undefined) return done(inUrl)
+      authorize(request, declared, presentedKey(request)).then(() => { done() }, done)
     }
     route.onRequest = [...[route.onRequest ?? []].flat(), check]
     if (route.config?.scopeOfBody !== undefined) route.preHandler = [bodyScope, ...[route.preHandler ?? []].flat()]
   })
 }
+
+/**
+ * The API's description, open whatever READS says: the document and the docs page (its files
+ * included) hold no catalogue data, and a client needs them to learn how to authenticate.
+ */
+export const isApiDescription = (url: string): boolean => url === '/v3/openapi.json' || url === '/v3/docs' || url.startsWith('/v3/docs/')
+
+/** What stays open to a request without a key when READS=keys (the start-up line and the README say the same). */
+export const OPEN_WITH_READ_KEYS = '/healthz, /readyz, /v3/openapi.json, /v3/docs and the staff page\'s own files (/, /page/…)'
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost|\[::1\])$/i
 

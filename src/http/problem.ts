@@ -88,7 +88,7 @@ export function problemBody (status: number, code: ProblemCode, requestId: strin
 
 const DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid input',
-  401: 'No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys)',
+  401: 'No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always',
   404: 'Plant not found',
   405: 'Invalid input',
   410: 'That point of the feed is older than the retention',

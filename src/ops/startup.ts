@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import type { Config } from '../config.js'
+import { OPEN_WITH_READ_KEYS } from '../http/auth.js'
 import { PACKAGE_VERSION } from '../version.js'
 
 /** Where PostgreSQL is, as host:port/database: never the user's password (nor the query's options). */
@@ -20,9 +21,19 @@ export function startupFacts (config: Config, keyCount: number): Record<string, 
     engine: config.databaseUrl ? 'postgres' : 'sqlite',
     ...(config.databaseUrl ? { database: databaseLocation(config.databaseUrl) } : { dataDir: config.dataDir === ':memory:' ? ':memory:' : resolve(config.dataDir) }),
     auth: keyCount > 0 ? `API keys (${keyCount}) for writes and /metrics` : config.allowAnonymousWrites ? 'none: anonymous writes allowed' : 'none: anonymous writes on loopback only',
+    reads: readsFact(config, keyCount),
     rateLimit: config.rateLimit > 0 ? `${config.rateLimit} a minute per client` : 'off',
     trustProxy: config.trustProxy === false ? 'none' : config.trustProxy.join(','),
     webhooks: config.webhookAllowPrivate ? 'private receivers allowed (WEBHOOK_ALLOW_PRIVATE)' : 'public receivers only',
     shutdownGraceMs: config.shutdownGraceMs
   }
+}
+
+/** Who may read, and with READS=keys exactly what stays open without a key. */
+function readsFact (config: Config, keyCount: number): string {
+  if (!config.readsNeedKey) return 'open to anyone (READS=public); a key sent with a read is checked'
+  // Keys may be made later (POST /v3/keys): reads are protected from the first one on.
+  if (keyCount === 0) return 'READS=keys, but no key exists yet: reads are open until the first key is made'
+  return `need a key of scope read (READS=keys), photos included; open without a key: ${OPEN_WITH_READ_KEYS}; ` +
+    '/metrics needs a write key; the staff page sends keys with writes only, so it cannot read here'
 }
