@@ -35,7 +35,7 @@ test('a CORS preflight allows every method and request header the API uses, and 
   }
   const read = await app.inject({ method: 'GET', url: '/v3/plant', headers: { origin: SHOP } })
   const exposed = headerList(read.headers['access-control-expose-headers'])
-  for (const name of ['etag', 'location', 'feed-position', 'retry-after', 'x-request-id']) assert.ok(exposed.includes(name), `exposes ${name}`)
+  for (const name of ['etag', 'location', 'feed-position', 'retry-after', 'x-request-id', 'idempotent-replayed']) assert.ok(exposed.includes(name), `exposes ${name}`)
 })
 
 test('the event stream carries the same CORS headers as every other answer, so EventSource works from an allowed origin', async (t) => {

@@ -120,20 +120,35 @@ for (const engine of ENGINES) {
       assert.deepEqual((await request({ method: 'GET', url: '/v3/plant' })).json().items, [])
     })
 
-    test('a retry with the same Idempotency-Key and body returns the first response and creates nothing', async (t) => {
+    test('a retry with the same Idempotency-Key and body returns the first response, marked a replay, and creates nothing', async (t) => {
       const { request } = await build(t, engine)
       const send = (payload: object, key = 'order-7f3a') =>
         request({ method: 'POST', url: '/v3/plant', payload, headers: { 'idempotency-key': key } })
+      const before = Date.now()
       const first = await send({ name: 'Fern', tags: ['green'] })
+      const after = Date.now()
       assert.equal(first.statusCode, 200)
+      assert.equal(first.headers['idempotent-replayed'], undefined, 'an answer written now is not a replay')
       const again = await send({ name: 'Fern', tags: ['green'] })
       assert.equal(again.statusCode, 200)
+      assert.equal(again.headers['idempotent-replayed'], 'true')
       assert.deepEqual(again.json(), first.json())
       assert.equal(again.headers.etag, first.headers.etag)
       assert.equal(again.headers.location, first.headers.location)
       const other = await send({ name: 'Cactus' })
       assert.equal(other.statusCode, 422)
       assert.match(other.json().type, /idempotency-key-reused$/)
+      // The refusal says the key served another request, when, and until when it is kept.
+      const said = /^This Idempotency-Key was used for another request \(a different body\) at (\S+), and is kept until (\S+) \(24 hours from that use\): send a new request with a new key$/.exec(other.json().detail)
+      assert.ok(said, other.json().detail)
+      const [usedAt, keptUntil] = [Date.parse(said[1]), Date.parse(said[2])]
+      assert.ok(usedAt >= before && usedAt <= after, `${said[1]} is when the first request was written`)
+      assert.equal(keptUntil - usedAt, 24 * 3_600_000)
+      assert.equal(other.headers['idempotent-replayed'], undefined)
+      const doc = (await request({ method: 'GET', url: '/v3/openapi.json' })).json()
+      for (const path of ['/v3/plant', '/v3/plant/batch']) {
+        assert.match(doc.paths[path].post.responses['200'].headers['idempotent-replayed'].description, /^`true` when this is the answer to an earlier request/)
+      }
       const fresh = await send({ name: 'Fern', tags: ['green'] }, 'another-key')
       assert.notEqual(fresh.json().id, first.json().id)
       assert.equal((await request({ method: 'GET', url: '/v3/plant' })).json().items.length, 2)

@@ -3,7 +3,10 @@
 
 export class PlantNotFound extends Error {}
 export class VersionMismatch extends Error {}
-export class IdempotencyKeyReused extends Error {}
+/** An Idempotency-Key used before for another request: when (epoch ms), and until when it is kept. */
+export class IdempotencyKeyReused extends Error {
+  constructor (readonly usedAt: number, readonly keptUntil: number) { super('Idempotency-Key used for another request') }
+}
 /** Another plant has this SKU (ignoring case): `holder` is its id. */
 export class SkuTaken extends Error {
   constructor (readonly sku: string, readonly holder: number) { super(`sku ${sku} is taken by plant ${holder}`) }

@@ -225,7 +225,7 @@ export interface paths {
         put?: never;
         /**
          * Create, update, patch and delete many plants at once, all or nothing
-         * @description 1–500 operations (at most 1 MiB), each checked as its single request would be (POST /v3/plant, PUT /v3/plant, PATCH /v3/plant/{id}, DELETE /v3/plant/{id}), then applied in order in one transaction. 200: one result per operation, in order. Any invalid operation: 400 naming each by index (`/operations/3/plant/name`). Any refused operation (404, 412 for an ifMatch that is not current, 409 sku-taken): nothing is applied, and the status is the first refusal's, with `errors` naming every refused operation by index. The change feed gets one change per operation (none for a `{}` patch), consecutive and in order. Idempotency-Key covers the whole batch: a retry with the same key and body answers the first results and applies nothing. Each operation needs the scope of its single request: a key of scope `write`, or `sell` (a till) when every operation is a patch of `status` alone; a `sell` key's batch with any other operation is 403 insufficient-scope naming each such operation by index (`/operations/1`).
+         * @description 1–500 operations (at most 1 MiB), each checked as its single request would be (POST /v3/plant, PUT /v3/plant, PATCH /v3/plant/{id}, DELETE /v3/plant/{id}), then applied in order in one transaction. 200: one result per operation, in order. Any invalid operation: 400 naming each by index (`/operations/3/plant/name`). Any refused operation (404, 412 for an ifMatch that is not current, 409 sku-taken): nothing is applied, and the status is the first refusal's, with `errors` naming every refused operation by index. The change feed gets one change per operation (none for a `{}` patch), consecutive and in order. Idempotency-Key covers the whole batch: a retry with the same key and body answers the first results (marked Idempotent-Replayed: true) and applies nothing. Each operation needs the scope of its single request: a key of scope `write`, or `sell` (a till) when every operation is a patch of `status` alone; a `sell` key's batch with any other operation is 403 insufficient-scope naming each such operation by index (`/operations/1`).
          */
         post: operations["batch-plants"];
         delete?: never;
@@ -1772,7 +1772,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry with the same key and body returns the first response and creates nothing (keys kept 24 h, scoped per API key). */
+                /** @description A retry with the same key and body returns the first response, marked Idempotent-Replayed: true, and creates nothing; the same key with another body is 422 saying when the key was used (keys kept 24 h from that use, scoped per API key). */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -1789,6 +1789,8 @@ export interface operations {
                 headers: {
                     /** @description The version of the plant, for If-Match and If-None-Match. */
                     etag?: string;
+                    /** @description `true` when this is the answer to an earlier request with the same Idempotency-Key and body, sent again (nothing was written this time); absent on an answer written now. */
+                    "idempotent-replayed"?: "true";
                     /** @description /v3/plant/{id} of the plant. */
                     location?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -1871,7 +1873,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Idempotency-Key reused with a different body */
+            /** @description Idempotency-Key used before for another request (a different body): the detail says when, and until when the key is kept */
             422: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -2791,7 +2793,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry with the same key and body returns the first response and creates nothing (keys kept 24 h, scoped per API key). */
+                /** @description A retry with the same key and body returns the first response, marked Idempotent-Replayed: true, and creates nothing; the same key with another body is 422 saying when the key was used (keys kept 24 h from that use, scoped per API key). */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -2806,6 +2808,8 @@ export interface operations {
             /** @description Every operation applied */
             200: {
                 headers: {
+                    /** @description `true` when this is the answer to an earlier request with the same Idempotency-Key and body, sent again (nothing was written this time); absent on an answer written now. */
+                    "idempotent-replayed"?: "true";
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2895,7 +2899,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Idempotency-Key reused with a different body */
+            /** @description Idempotency-Key used before for another request (a different body): the detail says when, and until when the key is kept */
             422: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */

@@ -8,7 +8,7 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
 const ALLOWED_HEADERS = ['Authorization', 'api_key', 'Content-Type', 'If-Match', 'If-None-Match', 'Idempotency-Key', 'Last-Event-ID', 'X-Request-Id']
 /** The response headers a script needs to read (a browser hides all but a few unless named). */
 const EXPOSED_HEADERS = [
-  'ETag', 'Location', 'Feed-Position', 'Retry-After', 'X-Request-Id', 'Allow', 'WWW-Authenticate', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'
+  'ETag', 'Location', 'Feed-Position', 'Retry-After', 'X-Request-Id', 'Idempotent-Replayed', 'Allow', 'WWW-Authenticate', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'
 ]
 
 /** @fastify/cors options for the configured origins (CORS_ORIGINS). */

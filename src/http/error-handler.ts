@@ -101,7 +101,12 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
     taken.holder = error.holder
     return taken
   }
-  if (error instanceof IdempotencyKeyReused) return new HttpProblem(422, 'idempotency-key-reused', 'This Idempotency-Key was used with a different request body')
+  if (error instanceof IdempotencyKeyReused) {
+    const hours = Math.round((error.keptUntil - error.usedAt) / 3_600_000)
+    return new HttpProblem(422, 'idempotency-key-reused',
+      `This Idempotency-Key was used for another request (a different body) at ${new Date(error.usedAt).toISOString()}, and is kept until ` +
+      `${new Date(error.keptUntil).toISOString()} (${hours} hours from that use): send a new request with a new key`)
+  }
   if (error instanceof PhotoNotFound) return new HttpProblem(404, 'photo-not-found', 'The plant has no photo with that id')
   if (error instanceof PhotoLimitReached) return new HttpProblem(409, 'too-many-photos', 'The plant already has 12 photos; delete one first')
   if (error instanceof FeedGone) return new HttpProblem(410, 'gone', 'Changes after that sequence are no longer kept; reload the list and follow the feed from its head')

@@ -96,7 +96,7 @@ const DESCRIPTIONS: Record<number, string> = {
   412: 'If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag',
   413: 'Body larger than 64 KiB',
   415: 'Content-Type is not one the operation accepts',
-  422: 'Idempotency-Key reused with a different body',
+  422: 'Idempotency-Key used before for another request (a different body): the detail says when, and until when the key is kept',
   429: 'Rate limit exceeded (see Retry-After): only when a rate limit is set',
   503: 'Storage unavailable or shutting down (see Retry-After)'
 }
@@ -113,7 +113,17 @@ export const HEADERS = {
     'feed-position': header('The newest change (`seq`) this read already reflects (a little older at most, never newer): ' +
       'follow /v3/plant/changes or /v3/plant/events from it to keep what was read up to date.')
   },
-  wwwAuthenticate: { 'www-authenticate': header('Bearer realm="plant-catalogue"') }
+  wwwAuthenticate: { 'www-authenticate': header('Bearer realm="plant-catalogue"') },
+  /** Sent only on a replay, so the document marks it (x-present) for checkers that expect every header. */
+  idempotentReplayed: {
+    'idempotent-replayed': {
+      type: 'string',
+      enum: ['true'],
+      'x-present': 'only on a replay',
+      description: '`true` when this is the answer to an earlier request with the same Idempotency-Key and body, sent again ' +
+        '(nothing was written this time); absent on an answer written now.'
+    }
+  }
 }
 const PROBLEM_HEADERS: Record<number, object> = {
   401: HEADERS.wwwAuthenticate,

@@ -151,13 +151,13 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
         'Any invalid operation: 400 naming each by index (`/operations/3/plant/name`). Any refused operation (404, 412 for an ifMatch ' +
         'that is not current, 409 sku-taken): nothing is applied, and the status is the first refusal\'s, with `errors` naming every ' +
         'refused operation by index. The change feed gets one change per operation (none for a `{}` patch), consecutive and in order. ' +
-        'Idempotency-Key covers the whole batch: a retry with the same key and body answers the first results and applies nothing. ' +
+        'Idempotency-Key covers the whole batch: a retry with the same key and body answers the first results (marked Idempotent-Replayed: true) and applies nothing. ' +
         'Each operation needs the scope of its single request: a key of scope `write`, or `sell` (a till) when every operation is a patch of `status` alone; ' +
         'a `sell` key\'s batch with any other operation is 403 insufficient-scope naming each such operation by index (`/operations/1`).',
       body: ref(PlantBatch),
       headers: WriteHeaders,
       response: {
-        200: { ...ref(BatchResults), description: 'Every operation applied', headers: { ...HEADERS.requestId } },
+        200: { ...ref(BatchResults), description: 'Every operation applied', headers: { ...HEADERS.requestId, ...HEADERS.idempotentReplayed } },
         ...refusals,
         ...problemResponses(...guardStatuses(true), [400, 'Invalid input: every invalid operation named by index'],
           [404, 'An operation names a plant that does not exist: nothing applied'], [SKU_TAKEN[0], `${SKU_TAKEN[1]}: nothing applied`],
@@ -173,8 +173,9 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
       ? undefined
       : { key: idempotencyClaimKey(request, key), requestHash: createHash('sha256').update(identityOf(operations)).digest('base64url') }
     let plants
+    let replayed
     try {
-      ({ plants } = await store.batch(operations.map(toOperation), claim, writeMetaOf(request)))
+      ({ plants, replayed } = await store.batch(operations.map(toOperation), claim, writeMetaOf(request)))
     } catch (error) {
       if (!(error instanceof BatchRefused)) throw error
       const refused = new Set(error.refusals.map((r) => r.index))
@@ -200,6 +201,7 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
       throw problem
     }
     reply.header('cache-control', 'no-store')
+    if (replayed) reply.header('idempotent-replayed', 'true')
     // The answer is built SLICE results a turn, each plant by the response schema's own serialiser
     // (BatchResults is made of it), so other requests are served between slices of a large batch.
     const serialise = reply.compileSerializationSchema(PLANT_RESULT, '200')

@@ -48,7 +48,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       body: ref(NewPlant),
       headers: WriteHeaders,
       response: {
-        200: { ...ref(Plant), description: 'Plant successfully added', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
+        200: { ...ref(Plant), description: 'Plant successfully added', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location, ...HEADERS.idempotentReplayed } },
         ...problemResponses(...writeGuards, [400, 'createdAt or updatedAt in the body: they are read-only'], 405, SKU_TAKEN, 413, 422, 503)
       }
     },
@@ -63,8 +63,10 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
           // The validated, defaulted fields in a fixed order: the same plant sent with its members reordered is the same request.
           requestHash: createHash('sha256').update(JSON.stringify(identityFields(fields))).digest('base64url')
         }
-    const { plant } = await store.create(fields, claim, writeMetaOf(request))
+    const { plant, replayed } = await store.create(fields, claim, writeMetaOf(request))
     reply.header('cache-control', 'no-store')
+    // A client that retried after a lost answer learns that this one was written before.
+    if (replayed) reply.header('idempotent-replayed', 'true')
     return sendPlant(reply, plant)
   })
 

@@ -185,7 +185,8 @@ export const WriteHeaders = Type.Object({
   'idempotency-key': Type.Optional(Type.String({
     pattern: '^[\\x21-\\x7E]{1,255}$',
     'x-pattern-message': 'must be 1–255 printable ASCII characters, without spaces',
-    description: 'A retry with the same key and body returns the first response and creates nothing (keys kept 24 h, scoped per API key).'
+    description: 'A retry with the same key and body returns the first response, marked Idempotent-Replayed: true, and creates nothing; ' +
+      'the same key with another body is 422 saying when the key was used (keys kept 24 h from that use, scoped per API key).'
   }))
 })
 export const UpdateHeaders = Type.Object({

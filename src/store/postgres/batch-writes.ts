@@ -14,7 +14,7 @@ INSERT INTO idempotency_keys AS k (key, request_hash, created_at) VALUES ($1, $2
 ON CONFLICT (key) DO UPDATE SET request_hash = EXCLUDED.request_hash, plant_id = NULL, response = NULL, created_at = EXCLUDED.created_at
 WHERE k.created_at <= $4
 RETURNING key`
-const EARLIER = 'SELECT request_hash, response FROM idempotency_keys WHERE key = $1'
+const EARLIER = 'SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = $1'
 const ANSWER = 'UPDATE idempotency_keys SET response = $2 WHERE key = $1'
 
 export const toWriteOp = (o: BatchOperation, actor: string): WriteOp => o.op === 'create'
@@ -37,8 +37,12 @@ export async function writeBatch (tx: Tx, ops: WriteOp[], idempotency: Idempoten
     const { rows } = await tx.query(CLAIM, [idempotency.key, idempotency.requestHash, now, now - idempotencyTtlMs])
     if (rows.length === 0) {
       await tx.query('RELEASE SAVEPOINT batch')
-      const { rows: [earlier] } = await tx.query<{ request_hash: string, response: string | null }>(EARLIER, [idempotency.key])
-      if (earlier?.request_hash !== idempotency.requestHash || earlier.response === null) throw new IdempotencyKeyReused()
+      const { rows: [earlier] } = await tx.query<{ request_hash: string, response: string | null, created_at: string }>(EARLIER, [idempotency.key])
+      if (earlier?.request_hash !== idempotency.requestHash || earlier.response === null) {
+        // created_at is a BIGINT (a string from pg); a key purged meanwhile is dated now.
+        const usedAt = earlier === undefined ? now : Number(earlier.created_at)
+        throw new IdempotencyKeyReused(usedAt, usedAt + idempotencyTtlMs)
+      }
       return { plants: JSON.parse(earlier.response) as Array<StoredPlant | null>, replayed: true }
     }
   }

@@ -73,7 +73,7 @@ const SKU_HOLDERS = 'SELECT id, lower(sku) AS key FROM plants WHERE sku IS NOT N
 const UNCLAIM = 'DELETE FROM idempotency_keys WHERE key = ANY ($1::text[]) AND response IS NULL'
 
 // A new statement sees what a racing claim committed (the claim above waited for it).
-const EARLIER = 'SELECT key, request_hash, response FROM idempotency_keys WHERE key = ANY ($1::text[])'
+const EARLIER = 'SELECT key, request_hash, response, created_at FROM idempotency_keys WHERE key = ANY ($1::text[])'
 
 // Ids are drawn from the identity's sequence first, so each created row knows its id; its outbox
 // record and key answer are the JSON built here with the id put in front ('{"id":7,' || rest).
@@ -150,7 +150,8 @@ export const toPlant = (r: PlantRow): StoredPlant => ({
 })
 
 interface Create { index: number, fields: PlantFields, key: string | null, hash: string | null }
-interface Earlier { request_hash: string, response: string }
+/** created_at is a BIGINT, which pg hands over as a string. */
+interface Earlier { request_hash: string, response: string, created_at: string }
 
 /**
  * Runs one group's writes on `client` (inside BEGIN … COMMIT unless `needsTransaction` said no).
@@ -244,14 +245,17 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
         if (claim) {
           const owner = creator.get(claim.key)
           if (owner) {
-            if (owner.hash !== claim.requestHash) throw new IdempotencyKeyReused()
+            if (owner.hash !== claim.requestHash) throw new IdempotencyKeyReused(now, now + idempotencyTtlMs)
             replays.push({ index, of: owner })
             return
           }
           if (!claimed.has(claim.key)) {
             const before = earlier.get(claim.key)
             // Gone between the two statements (purged): refuse rather than create twice; rare, and a retry succeeds.
-            if (!before || before.request_hash !== claim.requestHash) throw new IdempotencyKeyReused()
+            if (!before || before.request_hash !== claim.requestHash) {
+              const usedAt = before === undefined ? now : Number(before.created_at)
+              throw new IdempotencyKeyReused(usedAt, usedAt + idempotencyTtlMs)
+            }
             outcomes[index] = { ok: true, value: { plant: JSON.parse(before.response) as StoredPlant, replayed: true } satisfies CreateResult }
             return
           }

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
 import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid, PlantNotFound, SkuTaken, TrashedNotFound, VersionMismatch } from '../../catalogue/errors.js'
 import { BatchRefused } from '../../catalogue/batch.js'
-import { batchWriter, type GroupResult, type IndexedRefusal, type Refusal, type WriteOp } from './writes.js'
+import { batchWriter, type GroupResult, type IndexedRefusal, type KeyUse, type Refusal, type WriteOp } from './writes.js'
 import { recordCommit } from '../commit-sizes.js'
 
 /** Runs a batch of writes in one transaction and says how each went. */
@@ -14,19 +14,20 @@ export interface Committer {
 interface Pending { op: WriteOp, resolve: (v: any) => void, reject: (e: unknown) => void }
 export interface Failure { code?: string, message: string }
 
-const REFUSALS: Record<Exclude<Refusal, 'sku-taken' | 'batch'>, new () => Error> = {
+const REFUSALS: Record<Exclude<Refusal, 'sku-taken' | 'batch' | 'idempotency-key-reused'>, new () => Error> = {
   'not-found': PlantNotFound,
   'trashed-not-found': TrashedNotFound,
   'version-mismatch': VersionMismatch,
-  'idempotency-key-reused': IdempotencyKeyReused,
   'photo-limit': PhotoLimitReached,
   'photo-not-found': PhotoNotFound,
   'photo-order': PhotoOrderInvalid
 }
-const refused = ({ refusal, sku, holder, refusals }: Omit<IndexedRefusal, 'index'> & { refusals?: IndexedRefusal[] }): Error =>
+const refused = ({ refusal, sku, holder, refusals, key }: Omit<IndexedRefusal, 'index'> & { refusals?: IndexedRefusal[], key?: KeyUse }): Error =>
   refusal === 'batch'
     ? new BatchRefused(refusals!.map((r) => ({ index: r.index, error: refused(r) })))
-    : refusal === 'sku-taken' ? new SkuTaken(sku!, holder!) : new REFUSALS[refusal]()
+    : refusal === 'sku-taken'
+      ? new SkuTaken(sku!, holder!)
+      : refusal === 'idempotency-key-reused' ? new IdempotencyKeyReused(key!.usedAt, key!.keptUntil) : new REFUSALS[refusal]()
 
 /**
  * Group commit: writes that arrive while the previous commit is being flushed, or in the same

@@ -34,10 +34,12 @@ export type WriteOp =
 export type Refusal = 'not-found' | 'trashed-not-found' | 'version-mismatch' | 'idempotency-key-reused' | 'sku-taken' | 'batch' | PhotoRefusal
 /** A refused write of a batch, by its index in the batch. */
 export interface IndexedRefusal { index: number, refusal: Refusal, sku?: string, holder?: number }
+/** An Idempotency-Key's first use and the end of its keeping (epoch ms), for 'idempotency-key-reused'. */
+export interface KeyUse { usedAt: number, keptUntil: number }
 /** A refusal, with the SKU and the plant holding it for 'sku-taken', and each refused write for 'batch'. */
 export type Outcome =
   | { ok: true, value: CreateResult | StoredPlant | BatchResult | undefined }
-  | { ok: false, refusal: Refusal, sku?: string, holder?: number, refusals?: IndexedRefusal[] }
+  | { ok: false, refusal: Refusal, sku?: string, holder?: number, refusals?: IndexedRefusal[], key?: KeyUse }
 /** Every write of a group commits together, or the group fails as a whole. */
 export type GroupResult = { outcomes: Outcome[] } | { failure: { code?: string, message: string } }
 
@@ -60,7 +62,7 @@ export function connect (filename: string): Database.Database {
 }
 
 class Refused {
-  constructor (readonly refusal: Refusal, readonly sku?: string, readonly holder?: number, readonly refusals?: IndexedRefusal[]) {}
+  constructor (readonly refusal: Refusal, readonly sku?: string, readonly holder?: number, readonly refusals?: IndexedRefusal[], readonly key?: KeyUse) {}
 }
 
 /** A plant's row as the writes read it (price in cents, times in epoch milliseconds). */
@@ -118,8 +120,8 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     delete: db.prepare('DELETE FROM plants WHERE id = ?'),
     insertTag: db.prepare('INSERT INTO plant_tags (tag, plant_id) VALUES (?, ?)'),
     deleteTag: db.prepare('DELETE FROM plant_tags WHERE tag = ? AND plant_id = ?'),
-    getKey: db.prepare<[string, number], { request_hash: string, response: string }>(
-      'SELECT request_hash, response FROM idempotency_keys WHERE key = ? AND created_at > ?'),
+    getKey: db.prepare<[string, number], { request_hash: string, response: string, created_at: number }>(
+      'SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = ? AND created_at > ?'),
     putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
     // A deleted plant moves to the trash (trash.ts); a restore inserts it again under its id.
     trash: db.prepare('INSERT INTO trash (id, plant, version, trashed_at, trashed_by) VALUES (?, ?, ?, ?, ?)'),
@@ -130,6 +132,9 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
   }
   const files = photoFiles(db)
+  /** A key used for another request: the 422 says when, and until when the key is kept. */
+  const reused = (usedAt: number): Refused =>
+    new Refused('idempotency-key-reused', undefined, undefined, undefined, { usedAt, keptUntil: usedAt + idempotencyTtlMs })
 
   // An update names the indexed columns (name_key, status, category, price, sku, barcode) only when
   // they change, so an unchanged one costs no index pages: on a large catalogue every touched page is
@@ -171,7 +176,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       if (idempotency) {
         const earlier = s.getKey.get(idempotency.key, now - idempotencyTtlMs)
         if (earlier) {
-          if (earlier.request_hash !== idempotency.requestHash) throw new Refused('idempotency-key-reused')
+          if (earlier.request_hash !== idempotency.requestHash) throw reused(earlier.created_at)
           return { plant: JSON.parse(earlier.response) as StoredPlant, replayed: true }
         }
       }
@@ -288,7 +293,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (idempotency) {
       const earlier = s.getKey.get(idempotency.key, now - idempotencyTtlMs)
       if (earlier) {
-        if (earlier.request_hash !== idempotency.requestHash) throw new Refused('idempotency-key-reused')
+        if (earlier.request_hash !== idempotency.requestHash) throw reused(earlier.created_at)
         return { plants: JSON.parse(earlier.response) as Array<StoredPlant | null>, replayed: true }
       }
     }
@@ -328,7 +333,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
           outcomes.push({ ok: true, value: apply(op) })
         } catch (error) {
           if (!(error instanceof Refused)) throw error // anything else aborts the whole batch
-          outcomes.push({ ok: false, refusal: error.refusal, sku: error.sku, holder: error.holder, refusals: error.refusals })
+          outcomes.push({ ok: false, refusal: error.refusal, sku: error.sku, holder: error.holder, refusals: error.refusals, key: error.key })
         }
       }
       search.settle(batch.reduce((n, op) => n + (op.kind === 'batch' ? op.ops.length : 1), 0))
