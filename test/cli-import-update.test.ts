@@ -145,17 +145,21 @@ for (const target of TARGETS) {
 }
 
 test('a batch the catalogue refuses a row of is applied without that row; the row is reported by line', async (t) => {
+  // A SKU another plant of the catalogue has, given by id to another: the plan cannot see it, the store refuses it.
   const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
   const dataDir = join(dir, 'data')
+  const seed = join(dir, 'seed.csv')
+  await writeFile(seed, writeCsv([['name', 'sku'], ['A', 'S-1'], ['B', 'S-2']]))
+  assert.equal((await plants(['import', seed, '--data-dir', dataDir, '--create'])).code, 0)
   const file = join(dir, 'rows.csv')
-  await writeFile(file, writeCsv([['name', 'sku'], ['A', 'S-1'], ['B', 'S-2'], ['C', 's-1'], ['D', '']]))
-  const result = await plants(['import', file, '--data-dir', dataDir, '--create'])
+  await writeFile(file, writeCsv([['id', 'name', 'sku'], ['1', 'A', 'S-2'], ['2', 'B2', 'S-2'], ['', 'D', '']]))
+  const result = await plants(['import', file, '--data-dir', dataDir])
   assert.equal(result.code, 1)
-  assert.match(result.stderr, /rows\.csv:4: refused: sku s-1 is taken by plant 1/)
-  assert.deepEqual([count(result.stdout, 'added'), count(result.stdout, 'rejected')], [3, 1])
+  assert.match(result.stderr, /rows\.csv:2: refused: sku S-2 is taken by plant 2 \(SKUs are unique ignoring case\)/)
+  assert.deepEqual([count(result.stdout, 'added'), count(result.stdout, 'updated'), count(result.stdout, 'rejected')], [1, 1, 1])
   const { plants: stored } = await withStore(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 }))
-  assert.deepEqual(stored.map((p) => p.name), ['A', 'B', 'D'])
+  assert.deepEqual(stored.map((p) => `${p.name} ${p.sku ?? ''}`), ['A S-1', 'B2 S-2', 'D '])
 })
 
 test('a row naming an id the catalogue does not have adds a plant once: a second run adds nothing', async (t) => {
@@ -179,17 +183,81 @@ test('a row naming an id the catalogue does not have adds a plant once: a second
 })
 
 test('with a batch in flight while the next is read, refusals are still reported in line order', async (t) => {
-  // Batches of 2: the store refuses line 3 (a SKU taken) while line 5, a bad row, is read during that batch's commit.
+  // Batches of 2: the store refuses line 3 (a SKU plant 1 has) while line 5, a bad row, is read during that batch's commit.
   const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
   const dataDir = join(dir, 'data')
+  const seed = join(dir, 'seed.csv')
+  await writeFile(seed, writeCsv([['name', 'sku'], ['Held', 'S-9'], ['Other', 'O-1']]))
+  assert.equal((await plants(['import', seed, '--data-dir', dataDir, '--create'])).code, 0)
   const file = join(dir, 'rows.csv')
-  await writeFile(file, writeCsv([['name', 'sku', 'price'], ['A', 'S-1', ''], ['B', 's-1', ''], ['C', '', ''], ['D', '', 'lots'], ['E', '', ''], ['F', 'S-1', '']]))
-  const result = await plants(['import', file, '--data-dir', dataDir, '--create', '--batch-size', '2'])
+  await writeFile(file, writeCsv([['id', 'name', 'sku', 'price'], ['', 'A', 'S-1', ''], ['2', 'Other', 'S-9', ''], ['', 'C', '', ''], ['', 'D', '', 'lots'], ['', 'E', '', ''], ['', 'F', 's-1', '']]))
+  const result = await plants(['import', file, '--data-dir', dataDir, '--batch-size', '2'])
   assert.equal(result.code, 1)
   const lines = result.stderr.split('\n').filter((l) => l.startsWith(`${file}:`)).map((l) => Number(l.slice(file.length + 1).split(':')[0]))
   assert.deepEqual(lines, [3, 5, 7])
   assert.deepEqual([count(result.stdout, 'added'), count(result.stdout, 'rejected')], [3, 3])
   const { plants: stored } = await withStore(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 }))
-  assert.deepEqual(stored.map((p) => p.name), ['A', 'C', 'E'])
+  assert.deepEqual(stored.map((p) => p.name), ['Held', 'Other', 'A', 'C', 'E'])
 })
+
+for (const target of TARGETS) {
+  test(`two rows with one SKU, a file without a name column, empty cells: the dry run reports what the import does (${target.name})`, { skip: target.skip }, async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    const at = await target.make(t, dir)
+    const run = (...args: string[]) => plants([...args, ...at.args], at.env)
+    const seed = join(dir, 'seed.csv')
+    await writeFile(seed, writeCsv([['name', 'category', 'price', 'sku'], ['Fern', 'shade', '3.50', 'F-1'], ['Olive', 'tree', '12', 'O-1']]))
+    const seeded = await run('import', seed, ...(at.args.length === 0 || at.args[0] === '--data-dir' ? ['--create'] : []))
+    assert.equal(seeded.code, 0, seeded.stderr)
+    const byName = async (): Promise<Map<string, StoredPlant>> => new Map((await at.state()).plants.map((p) => [p.name, p]))
+    const { id: fern } = (await byName()).get('Fern')!
+    const { id: olive } = (await byName()).get('Olive')!
+    /** The dry run and the import report the same refusals, line for line and word for word. */
+    const both = async (file: string): Promise<{ dry: Awaited<ReturnType<typeof run>>, real: Awaited<ReturnType<typeof run>> }> => {
+      const dry = await run('import', file, '--dry-run')
+      const real = await run('import', file)
+      const refusals = (stderr: string): string[] => stderr.split('\n').filter((l) => l.startsWith(`${file}:`))
+      assert.deepEqual(refusals(dry.stderr), refusals(real.stderr))
+      assert.equal(dry.code, real.code)
+      return { dry, real }
+    }
+
+    // Two new plants whose SKUs are equal ignoring case: the second is refused, naming the first's line.
+    const twins = join(dir, 'twins.csv')
+    await writeFile(twins, writeCsv([['name', 'sku'], ['Palm', 'P-1'], ['Rose', ''], ['Another palm', 'p-1']]))
+    const twin = await both(twins)
+    assert.equal(twin.real.code, 1)
+    assert.equal(twin.real.stderr.split('\n').filter((l) => l.startsWith(`${twins}:`)).join('\n'),
+      `${twins}:4: sku p-1 is taken by line 2 of the file, which gives it to a new plant (SKUs are unique ignoring case)`)
+    assert.deepEqual([count(twin.dry.stdout, 'would be added'), count(twin.dry.stdout, 'rejected')], [2, 1])
+    assert.deepEqual([count(twin.real.stdout, 'added'), count(twin.real.stdout, 'rejected')], [2, 1])
+
+    // No name column: rows naming a plant by id or SKU update it; a row naming none is refused, saying why.
+    const prices = join(dir, 'prices.csv')
+    await writeFile(prices, writeCsv([['id', 'sku', 'price'], [String(fern), 'F-1', '4'], ['', 'O-1', '13'], ['', 'NOPE-9', '1'], ['999999', '', '2']]))
+    const priced = await both(prices)
+    assert.equal(priced.real.code, 1)
+    const noName = 'a new plant needs a name, and the file has no name column (without one, a row can only update the plant its id or sku names)'
+    assert.deepEqual(priced.real.stderr.split('\n').filter((l) => l.startsWith(`${prices}:`)), [
+      `${prices}:4: ${noName}`,
+      `${prices}:5: no plant 999999 in the catalogue, and as a new plant: ${noName}`
+    ])
+    for (const out of [priced.dry.stdout, priced.real.stdout]) {
+      assert.deepEqual([count(out, 'matched by id'), count(out, 'matched by sku')], [1, 1], out)
+    }
+    assert.deepEqual([count(priced.real.stdout, 'updated'), count(priced.real.stdout, 'added')], [2, 0])
+    assert.deepEqual([(await byName()).get('Fern')!.price, (await byName()).get('Olive')!.price], ['4.00', '13.00'])
+
+    // An empty cell clears the value (the API's default), in an update too; an empty name is refused.
+    const clear = join(dir, 'clear.csv')
+    await writeFile(clear, writeCsv([['id', 'name', 'category', 'price'], [String(fern), 'Fern', '', ''], [String(olive), '', 'tree', '14']]))
+    const cleared = await both(clear)
+    assert.match(cleared.dry.stdout, new RegExp(`clear\\.csv:2: would update plant ${fern}: category "shade" → null; price "4\\.00" → null`))
+    assert.deepEqual(cleared.real.stderr.split('\n').filter((l) => l.startsWith(`${clear}:`)), [`${clear}:3: /name must not be empty`])
+    const after = await byName()
+    assert.deepEqual([after.get('Fern')!.category, after.get('Fern')!.price, after.get('Fern')!.sku], [null, null, 'F-1'], 'a column left out keeps its value')
+    assert.equal(after.get('Olive')!.price, '13.00', 'the refused row changed nothing')
+  })
+}

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -211,4 +212,35 @@ test('--dry-run checks and counts, and writes nothing', async (t) => {
   const result = await plants(['import', '--create', file, '--data-dir', join(dir, 'data'), '--dry-run'])
   assert.equal(summary(result.stdout, 'would be added'), 1)
   assert.equal(summary(result.stdout, 'rejected'), 1)
+})
+
+test('a broken quote stops the import before anything is written, naming FILE:LINE where its cell starts (a dry run too)', async (t) => {
+  const dir = await tempDir(t)
+  const dataDir = join(dir, 'data')
+  const MISSING = 'not valid CSV: a quoted cell starts on this line and its closing quote is missing (a quote inside a quoted cell is written twice: "")'
+  const AFTER = 'not valid CSV: a quoted cell that starts on this line has more text after its closing quote (a quote inside a quoted cell is written twice: "")'
+  const cases: Array<[string, string, string]> = [
+    // Never closed: the parser reads the rest of the file into the cell and notices at the end (line 7).
+    ['unclosed.csv', 'name,category,tags,status\nFern,,,\n"Palm,indoor,,\nRose,,,\n\nOlive,,,\n', `3: ${MISSING}`],
+    // Text after the closing quote of a cell that spans two lines (the parser notices on line 6), after a valid multi-line cell.
+    ['closing.csv', 'name,category,tags,status\nFern,,,\nRose,"two\nlines",,\n"Palm\nbig" tree,indoor,,\nOlive,,,\n', `5: ${AFTER}`]
+  ]
+  for (const [name, text, report] of cases) {
+    const file = join(dir, name)
+    await writeFile(file, text)
+    for (const dry of [['--dry-run'], []]) {
+      const result = await plants(['import', '--create', file, '--data-dir', dataDir, ...dry])
+      assert.equal(result.code, 1, result.stderr)
+      assert.deepEqual(reports(result.stderr, file), [report])
+      assert.match(result.stderr, new RegExp(`nothing was imported: the rows after the broken quote at ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${report.split(':')[0]} cannot be read reliably`))
+      assert.equal(existsSync(dataDir), false, 'nothing was written, not even a new catalogue')
+    }
+  }
+  // A quote inside an unquoted cell is that row's own error: reported by line and skipped, the rest imported.
+  const inner = join(dir, 'inner.csv')
+  await writeFile(inner, 'name,category,tags,status\nFern,,,\nPot 5" wide,,,\nOlive,,,\n')
+  const result = await plants(['import', '--create', inner, '--data-dir', dataDir])
+  assert.equal(result.code, 1)
+  assert.deepEqual(reportedLines(result.stderr, inner), [3])
+  assert.deepEqual((await catalogueOf(dataDir)).map((p) => p.name), ['Fern', 'Olive'])
 })

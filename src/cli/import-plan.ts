@@ -57,11 +57,22 @@ const same = (member: string, before: unknown, after: unknown): boolean =>
 
 const shown = (value: unknown): string => value === null ? 'null' : typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)
 
+/** Why a row that would add a plant is refused when the file has no name column. */
+const NO_NAME = 'a new plant needs a name, and the file has no name column (without one, a row can only update the plant its id or sku names)'
+
 export class Planner {
   /** Occurrences so far of each new plant's record in the file. */
   private readonly seen = new Map<string, number>()
   /** The first line that named each plant. */
   private readonly named = new Map<number, number>()
+  /**
+   * The SKUs earlier rows give a plant (a new one, or one they update), by SKU key: the line and
+   * the plant (undefined: a new one). A later row giving one to another plant is refused here, the
+   * same in a dry run as in an import (the store would refuse it only once written).
+   */
+  private readonly given = new Map<string, { line: number, plant: number | undefined }>()
+  /** How many rows named a plant of the catalogue, by id and by sku (the summary shows both). */
+  readonly matched = { id: 0, sku: 0 }
 
   constructor (private readonly known: Known) {}
 
@@ -72,6 +83,7 @@ export class Planner {
     const sku = rowSku(row)
     const target = byId ?? (sku === undefined ? undefined : this.known.bySku.get(sku))
     if (target === undefined) return this.add(row)
+    this.matched[byId === undefined ? 'sku' : 'id']++
     const earlier = this.named.get(target.id)
     // Two rows with one SKU are two plants' worth of data for one plant: the second is refused, not merged over the first.
     if (byId === undefined && earlier !== undefined) {
@@ -95,6 +107,11 @@ export class Planner {
       changed = true
     }
     if (!changed) return { kind: 'unchanged' }
+    if (typeof patch.sku === 'string') {
+      const taken = this.takenBy(patch.sku, plant.id)
+      if (taken !== undefined) return { kind: 'refused', reason: taken }
+      this.given.set(skuKey(patch.sku), { line: row.line, plant: plant.id })
+    }
     // A later row naming the same plant is compared with it as this one leaves it.
     const after = { ...plant, ...patch, ...(patch.price === undefined ? {} : { price: canonicalPrice(patch.price as string | null) }) } as Plant
     this.known.byId.set(plant.id, after)
@@ -104,17 +121,27 @@ export class Planner {
   }
 
   private add (row: GoodRow): Plan {
-    const check = checkPlant(row.value)
+    const check = row.columns !== undefined && !row.columns.includes('name') ? { ok: false as const, reason: NO_NAME } : checkPlant(row.value)
     if (!check.ok) {
       const id = rowId(row.id)
       return { kind: 'refused', reason: id === undefined ? check.reason : `no plant ${String(id)} in the catalogue, and as a new plant: ${check.reason}` }
     }
     const fields: PlantFields = check.fields
+    const taken = fields.sku === null ? undefined : this.takenBy(fields.sku, undefined)
+    if (taken !== undefined) return { kind: 'refused', reason: taken }
     const record = identityOf(fields)
     const occurrence = (this.seen.get(record) ?? 0) + 1
     this.seen.set(record, occurrence)
     if (occurrence <= (this.known.records.get(record) ?? 0)) return { kind: 'unchanged' }
+    if (fields.sku !== null) this.given.set(skuKey(fields.sku), { line: row.line, plant: undefined })
     const note = row.id === undefined ? '' : ` (no plant ${String(row.id)} in the catalogue: a new plant, with an id of its own)`
     return { kind: 'add', operation: { op: 'create', fields }, what: () => `add ${JSON.stringify(fields.name)}${note}` }
+  }
+
+  /** Why `sku` cannot go to plant `id` (undefined: a new plant): an earlier row gives it to another. */
+  private takenBy (sku: string, id: number | undefined): string | undefined {
+    const earlier = this.given.get(skuKey(sku))
+    if (earlier === undefined || (id !== undefined && earlier.plant === id)) return undefined
+    return `sku ${sku} is taken by line ${earlier.line} of the file, which gives it to ${earlier.plant === undefined ? 'a new plant' : `plant ${earlier.plant}`} (SKUs are unique ignoring case)`
   }
 }

@@ -37,9 +37,14 @@ batches, each all or nothing (as POST /v3/plant/batch).
 The catalogue is the one the service uses: --url, --data-dir, else DATABASE_URL when it is set,
 else DATA_DIR (default ./data).
 
-FILE is CSV with the header id,name,category,tags,status,description,price,sku,barcode in any order,
-only name required for a new plant (tags separated by |; an empty cell takes the API's default) or
-JSON Lines (one add-plant body per line, with an id to update). plants export writes both.
+FILE is CSV with the header id,name,category,tags,status,description,price,sku,barcode in any order
+(tags separated by |), or JSON Lines (one add-plant body per line, with an id to update); plants
+export writes both. Every column is optional: a file without name (say sku,price) updates the plants
+its rows name, and a row of it that names none is refused, as a new plant needs a name. An empty
+cell means the API's default, in an update too: it clears the value (category, description, price,
+sku, barcode null; tags empty; status available); an empty name is refused. To leave a value as it
+is, leave its column out. A broken quote (a quoted cell never closed, or text after its closing
+quote) stops the import before anything is written, naming FILE:LINE where that cell starts.
 
 Safe to re-run: a plant that already has what its row says is left unchanged, and a new plant is
 added only when the catalogue holds fewer plants with exactly that record than the file has rows
@@ -53,7 +58,7 @@ ${TARGET_HELP}
                        without it, a folder that holds no catalogue is refused
   --batch-size N       rows per batch, at most ${MAX_BATCH_OPERATIONS} (default ${DEFAULT_BATCH}; each batch is one transaction)
   --dry-run            print what would be added and updated (FILE:LINE: what), count what would be
-                       left unchanged, report the bad rows; change nothing
+                       left unchanged, report the bad rows (the same as the import would); change nothing
   --quiet              no progress output
   -h, --help           this help
 
@@ -70,7 +75,7 @@ failed, 2 for a usage mistake.`,
   run: runImport
 }
 
-interface Counts { rowsRead: number, added: number, updated: number, unchanged: number, rejected: number }
+interface Counts { rowsRead: number, matchedById: number, matchedBySku: number, added: number, updated: number, unchanged: number, rejected: number }
 
 async function runImport (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('import takes one FILE')
@@ -106,7 +111,7 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   const catalogue = dryRun && where.kind === 'folder' && !existsSync(databaseFile(where.dataDir))
     ? emptyCatalogue(`data folder ${where.dataDir} (no catalogue yet)`)
     : await openCatalogue(where, io, { create: values.create === true })
-  const counts: Counts = { rowsRead, added: 0, updated: 0, unchanged: 0, rejected: 0 }
+  const counts: Counts = { rowsRead, matchedById: 0, matchedBySku: 0, added: 0, updated: 0, unchanged: 0, rejected: 0 }
   try {
     // 2. One pass through the catalogue (keyset pages) for the plants those ids and SKUs name and the records' counts.
     const known = await knownPlants(catalogue, ids, skus, wanted)
@@ -177,6 +182,8 @@ async function runImport (values: Record<string, any>, positionals: string[], io
       if (batch.length > 0) await flush()
       await settle()
       progress.update(done)
+      counts.matchedById = planner.matched.id
+      counts.matchedBySku = planner.matched.sku
     } finally {
       // A batch still in flight (the file failed to read) is seen to its end before the catalogue closes.
       await inFlight?.catch(() => {})
@@ -236,12 +243,16 @@ async function applyBatch (catalogue: Catalogue, batch: Array<{ line: number, op
 }
 
 function summarise (io: Io, file: string, where: string, dryRun: boolean, counts: Counts, ms: number): void {
-  const { rowsRead, added, updated, unchanged, rejected } = counts
+  const { rowsRead, matchedById, matchedBySku, added, updated, unchanged, rejected } = counts
   const rate = Math.round(rowsRead / Math.max(ms / 1000, 0.001)).toLocaleString('en')
   const width = String(rowsRead.toLocaleString('en')).length
   const n = (x: number): string => x.toLocaleString('en').padStart(width)
   io.stdout.write(`${dryRun ? 'checked' : 'imported'} ${file} into the ${where} in ${formatDuration(ms)} (${rate} rows/s)${dryRun ? '; nothing was changed' : ''}\n` +
     `  rows read        ${n(rowsRead)}\n` +
+    // Rows that named a plant of the catalogue (updated, unchanged or refused): a file meant to
+    // update, whose ids or SKUs match nothing, shows it here before it shows as all added.
+    `  matched by id    ${n(matchedById)}\n` +
+    `  matched by sku   ${n(matchedBySku)}\n` +
     `  ${dryRun ? 'would be added  ' : 'added           '} ${n(added)}\n` +
     `  ${dryRun ? 'would be updated' : 'updated         '} ${n(updated)}\n` +
     `  unchanged        ${n(unchanged)}\n` +

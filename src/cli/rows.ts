@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
+import { createReadStream, readFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { parse } from 'csv-parse'
 import { identityFields } from '../catalogue/store-fields.js'
 import type { PlantFields } from '../plants/schemas.js'
-import { UsageError } from './command.js'
+import { CommandFailed, UsageError } from './command.js'
 import { restoreFormula } from './formula-cells.js'
 
 // Reading an import file: one candidate plant per row, each with the line it starts on.
@@ -47,15 +47,25 @@ export function identityOf (fields: PlantFields): string {
   return createHash('sha256').update(JSON.stringify(identityFields(fields))).digest('base64url').slice(0, 22)
 }
 
+/**
+ * Quote errors that leave the parser inside a quoted cell: what follows (often the rest of the file)
+ * is read into it or skipped, so no row after it can be trusted. The file is refused as a whole,
+ * before anything is written, naming the line where the broken cell starts.
+ */
+const BROKEN_QUOTES = new Set(['CSV_QUOTE_NOT_CLOSED', 'CSV_INVALID_CLOSING_QUOTE'])
+
 async function * readCsv (file: string, notice: (message: string) => void): AsyncGenerator<Row> {
   const parser = createReadStream(file).pipe(parse({ bom: true, info: true, skip_empty_lines: true, skip_records_with_error: true }))
   // Malformed records are skipped by the parser and reported here, merged back into line order.
   const skipped: Row[] = []
-  parser.on('skip', (err: Error & { lines?: number }) => {
-    skipped.push({ line: err.lines ?? 0, ok: false, reason: `not valid CSV: ${err.message.replace(/ (on|at) line \d+.*$/, '')}` })
+  let broken: (Error & { code?: string, lines?: number }) | undefined
+  parser.on('skip', (err: Error & { code?: string, lines?: number }) => {
+    if (err.code !== undefined && BROKEN_QUOTES.has(err.code)) broken ??= err
+    else skipped.push({ line: err.lines ?? 0, ok: false, reason: `not valid CSV: ${err.message.replace(/ (on|at) line \d+.*$/, '')}` })
   })
   let columns: string[] | undefined
   for await (const { record, info } of parser as AsyncIterable<{ record: string[], info: { lines: number } }>) {
+    if (broken !== undefined) break
     // info.lines is where the record ends; a quoted cell may span lines, so count back to its start.
     const line = info.lines - record.reduce((n, cell) => n + (cell.match(/\n/g)?.length ?? 0), 0)
     while (skipped.length > 0 && skipped[0].line < line) yield skipped.shift()!
@@ -76,8 +86,58 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
     })
     yield { line, ok: true, value, id, columns: columns.filter((c) => c !== 'id' && !IGNORED_CSV.includes(c)) }
   }
+  if (broken !== undefined) refuseBrokenQuote(file, broken.lines ?? 0, notice)
   yield * skipped
   if (!columns) throw new UsageError(`${file} has no header line (expected ${CSV_COLUMNS.join(',')})`)
+}
+
+/** Reports the cell whose quote breaks the file as FILE:LINE: reason, then stops the import before it writes. */
+function refuseBrokenQuote (file: string, parserLine: number, notice: (message: string) => void): never {
+  // The parser names the line where it noticed (for a quote never closed, the end of the file): the
+  // cell's own first line is found by reading the file again, which happens only for a broken file.
+  const found = firstBrokenQuote(readFileSync(file, 'utf8'))
+  const line = found?.line ?? parserLine
+  notice(`${file}:${line}: not valid CSV: ${found?.unclosed === false
+    ? 'a quoted cell that starts on this line has more text after its closing quote'
+    : 'a quoted cell starts on this line and its closing quote is missing'} (a quote inside a quoted cell is written twice: "")`)
+  throw new CommandFailed(`nothing was imported: the rows after the broken quote at ${file}:${line} cannot be read reliably; fix it and run the import again`)
+}
+
+/**
+ * The first quoted cell that is never closed, or that has text after its closing quote, as csv-parse
+ * reads CSV (a quote opens a cell only as its first character; "" inside one is a quote): the line it
+ * starts on. A quote inside an unquoted cell is a row's own error (reported with that row), not this.
+ */
+export function firstBrokenQuote (text: string): { line: number, unclosed: boolean } | undefined {
+  let line = 1
+  let atFieldStart = true
+  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0
+  while (i < text.length) {
+    const c = text[i]
+    if (atFieldStart && c === '"') {
+      const start = line
+      i++
+      for (;;) {
+        if (i >= text.length) return { line: start, unclosed: true }
+        const d = text[i]
+        if (d === '"') {
+          if (text[i + 1] === '"') { i += 2; continue }
+          i++
+          break
+        }
+        if (d === '\n') line++
+        i++
+      }
+      const after = text[i]
+      if (i < text.length && after !== ',' && after !== '\n' && after !== '\r') return { line: start, unclosed: false }
+      atFieldStart = false
+      continue
+    }
+    if (c === ',') atFieldStart = true
+    else if (c === '\n') { line++; atFieldStart = true } else if (c !== '\r') atFieldStart = false
+    i++
+  }
+  return undefined
 }
 
 function header (record: string[], file: string): string[] {
@@ -86,7 +146,6 @@ function header (record: string[], file: string): string[] {
   if (unknown.length > 0) throw new UsageError(`${file}: unknown column ${unknown.map((c) => JSON.stringify(c)).join(', ')} (allowed: ${CSV_COLUMNS.join(', ')})`)
   const repeated = columns.filter((c, i) => columns.indexOf(c) !== i)
   if (repeated.length > 0) throw new UsageError(`${file}: column ${JSON.stringify(repeated[0])} appears twice`)
-  if (!columns.includes('name')) throw new UsageError(`${file}: the header has no name column (expected ${CSV_COLUMNS.join(',')})`)
   return columns
 }
 
