@@ -69,3 +69,47 @@ staffPageTest('changes made through the API appear without a reload, the counts 
   // Chromium logs the streams cut short by the drops; nothing else may reach the console.
   assert.deepEqual(unexpectedErrors(staff.errors).filter((e) => !e.includes('net::ERR_INCOMPLETE_CHUNKED_ENCODING')), [])
 })
+
+staffPageTest('the page follows the connection: a failed load offers Retry, and when the service comes back the list and counts reload by themselves', async (staff) => {
+  const { page } = staff
+  const aloe = await staff.add({ name: 'Aloe' })
+  await staff.add({ name: 'Olea europaea' })
+  await page.goto(staff.url + '/')
+  await plantButton(page, 'Aloe').waitFor()
+  await page.getByText('Live', { exact: true }).waitFor()
+  const search = page.getByRole('searchbox', { name: 'Search by name' })
+  const failed = page.getByRole('alert').filter({ hasText: 'The plants could not be loaded.' })
+  const retry = page.getByRole('button', { name: 'Retry' })
+
+  // One load refused by a busy service: said, with Retry; nothing from the search before stays beside it.
+  await page.route((u) => u.pathname === '/v3/plant', (route) => route.fulfill({
+    status: 503, contentType: 'application/json', body: JSON.stringify({ type: '/v3/problems/storage-unavailable', title: 'Storage unavailable', status: 503 })
+  }), { times: 1 })
+  await search.fill('olea')
+  await failed.waitFor()
+  assert.deepEqual(await page.locator('#plants [data-role="open"]').allInnerTexts(), [])
+  assert.ok(await page.locator('#empty').isHidden(), 'no "no match" under the error')
+  await retry.click()
+  await plantButton(page, 'Olea europaea').waitFor()
+  assert.ok(await failed.isHidden())
+  assert.ok(await retry.isHidden())
+
+  // The service goes away: the stream drops and every request fails at the network.
+  await page.route('**/v3/**', (route) => route.abort('connectionrefused'))
+  staff.app.server.closeAllConnections()
+  await page.locator('#live:not([data-state="live"])').waitFor()
+  await search.fill('aloe')
+  await page.getByRole('alert').filter({ hasText: 'The catalogue cannot be reached.' }).waitFor()
+  assert.deepEqual(await page.locator('#plants [data-role="open"]').allInnerTexts(), [], 'no list that is not the search\'s')
+  // Meanwhile another till sells the plant.
+  assert.equal((await staff.call('PATCH', `/v3/plant/${aloe.id}`, { status: 'sold' })).status, 200)
+
+  // It comes back: without a click, the search's list and the counts are read again and the error goes.
+  await page.unroute('**/v3/**')
+  await page.getByText('Live', { exact: true }).waitFor()
+  await page.locator(`#plants li[data-id="${aloe.id}"]`).getByText('Sold', { exact: true }).waitFor()
+  assert.deepEqual(await page.locator('#plants [data-role="open"]').allInnerTexts(), ['Aloe'])
+  await page.getByRole('alert').filter({ hasText: 'cannot be reached' }).waitFor({ state: 'hidden' })
+  await page.waitForFunction(() => document.getElementById('count-sold')?.textContent === '1')
+  assert.deepEqual(unexpectedErrors(staff.errors).filter((e) => !/net::ERR_(CONNECTION_REFUSED|INCOMPLETE_CHUNKED_ENCODING)/.test(e)), [])
+})

@@ -4,10 +4,24 @@ import { askKey, forgetKey, keyRequired, storedKey } from './key.js'
 // carrying the contract's problem body, so each caller can say plainly what went wrong.
 
 export interface Photo { id: string, width: number, height: number, urls: { thumb: string, display: string, full: string } }
-export interface Plant { id: number, name: string, category: string | null, tags: string[], status: string, photos: Photo[] }
+export interface Plant {
+  id: number
+  name: string
+  category: string | null
+  tags: string[]
+  status: string
+  photos: Photo[]
+  description: string | null
+  /** A decimal string with 2 fraction digits ("12.50"), in the catalogue's currency. */
+  price: string | null
+  sku: string | null
+  barcode: string | null
+  version: number
+  updatedAt: string
+}
 export interface Change { seq: number, kind: 'created' | 'updated' | 'deleted', id: number, version: number, plant: Plant | null }
 export interface FieldError { path: string, message: string }
-export interface Problem { type: string, title: string, status: number, detail?: string, errors?: FieldError[], requestId?: string }
+export interface Problem { type: string, title: string, status: number, detail?: string, errors?: FieldError[], requestId?: string, holder?: number }
 export type Inventory = Record<'available' | 'pending' | 'sold', number>
 
 export class ApiError extends Error {
@@ -95,12 +109,12 @@ async function problemOf (res: Response): Promise<Problem | undefined> {
 
 /** What to tell staff about a refusal that has no better place (field errors go next to their fields). */
 export function describe (err: unknown, what = 'This plant'): string {
-  if (err instanceof Cancelled) return 'Nothing was saved: an API key is needed to make changes.'
+  if (err instanceof Cancelled) return 'Nothing was saved: your staff key is needed to make changes.'
   if (!(err instanceof ApiError)) return 'Something went wrong in the page. Reload it and try again.'
   const detail = err.problem?.detail ?? ''
   switch (err.status) {
     case 0: return 'The catalogue cannot be reached. Check the connection and try again.'
-    case 401: return 'Key refused: the service did not accept the API key, so nothing was changed.'
+    case 401: return 'Key refused: the catalogue did not accept your staff key, so nothing was changed.'
     case 404: return `${what} no longer exists: someone deleted it.`
     case 409: return detail || 'That cannot be done in the plant’s current state.'
     case 412: return 'Changed by someone else while you were editing.'

@@ -25,13 +25,34 @@ export function say (node: HTMLElement, text: string): void {
   node.hidden = text === ''
 }
 
+export interface Debounced {
+  (): void
+  /** Forgets the call waiting, if any. */
+  cancel (): void
+  /** Runs the call waiting now, if any. */
+  flush (): void
+}
+
 /** Runs `fn` once `ms` have passed without another call. */
-export function debounce (fn: () => void, ms: number): () => void {
+export function debounce (fn: () => void, ms: number): Debounced {
   let timer: number | undefined
-  return () => {
+  const run = (() => {
     window.clearTimeout(timer)
-    timer = window.setTimeout(fn, ms)
+    timer = window.setTimeout(() => {
+      timer = undefined
+      fn()
+    }, ms)
+  }) as Debounced
+  run.cancel = () => {
+    window.clearTimeout(timer)
+    timer = undefined
   }
+  run.flush = () => {
+    if (timer === undefined) return
+    run.cancel()
+    fn()
+  }
+  return run
 }
 
 /**
@@ -39,11 +60,12 @@ export function debounce (fn: () => void, ms: number): () => void {
  * focus, so Enter does no harm); resolves true when the person chose `action`. Given `beside` (the
  * thing it names, a photo), the dialog is placed above or below it rather than over it.
  */
-export async function confirmFirst (title: string, text: string, action: string, beside?: HTMLElement): Promise<boolean> {
+export async function confirmFirst (title: string, text: string, action: string, beside?: HTMLElement, cancel = 'Cancel'): Promise<boolean> {
   const dialog = byId<HTMLDialogElement>('confirm')
   byId('confirm-title').textContent = title
   byId('confirm-text').textContent = text
   byId('confirm-delete').textContent = action
+  byId('confirm-cancel').textContent = cancel
   dialog.returnValue = ''
   beside?.scrollIntoView({ block: 'nearest' })
   beside?.classList.add('named')

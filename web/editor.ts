@@ -1,17 +1,24 @@
 import { api, ApiError, Cancelled, describe, type Change, type Plant } from './api.js'
 import { byId, confirmFirst, el, say } from './dom.js'
-import { STATUS_LABELS } from './list.js'
+import { keyAtFirstNeed } from './key.js'
+import { money, priceOf } from './money.js'
+import { STATUS_LABELS } from './rows.js'
 import { resetPhotoMessages, showPhotos } from './photos.js'
+import { undoPatch } from './undo.js'
 
 // The plant dialog: add a plant, or edit one with PATCH and If-Match. When someone else changed
 // the plant meanwhile, the 412 shows their version beside what was typed, which stays in the form.
 
-type Fields = Pick<Plant, 'name' | 'category' | 'tags' | 'status'>
-const FIELDS = ['name', 'category', 'tags', 'status'] as const
+type Fields = Pick<Plant, 'name' | 'category' | 'tags' | 'status' | 'price' | 'sku' | 'barcode' | 'description'>
+const FIELDS = ['name', 'category', 'tags', 'status', 'price', 'sku', 'barcode', 'description'] as const
+const EMPTY: Fields = { name: '', category: null, tags: [], status: 'available', price: null, sku: null, barcode: null, description: null }
 
 interface EditorEvents {
-  /** Something was written: the list and the counts follow at once (the feed may be down). */
-  written (message: string): void
+  /**
+   * Something was written: the list and the counts follow at once (the feed may be down). `plant`
+   * is the plant as written (`added` when it is new); `undo` takes the change back.
+   */
+  written (message: string, what?: { plant?: Plant, added?: boolean, undo?: () => Promise<string> }): void
   /** The dialog closed: where focus goes back to. */
   closed (opener: HTMLElement | undefined, plantId: number | undefined): void
 }
@@ -27,7 +34,11 @@ const inputs = {
   name: byId<HTMLInputElement>('f-name'),
   category: byId<HTMLInputElement>('f-category'),
   tags: byId<HTMLInputElement>('f-tags'),
-  status: byId<HTMLSelectElement>('f-status')
+  status: byId<HTMLSelectElement>('f-status'),
+  price: byId<HTMLInputElement>('f-price'),
+  sku: byId<HTMLInputElement>('f-sku'),
+  barcode: byId<HTMLInputElement>('f-barcode'),
+  description: byId<HTMLTextAreaElement>('f-description')
 }
 const saveButton = byId<HTMLButtonElement>('save')
 const soldButton = byId<HTMLButtonElement>('mark-sold')
@@ -36,7 +47,7 @@ const deleteButton = byId<HTMLButtonElement>('delete')
 /** The version saves are conditional on (If-Match); undefined while adding a new plant. */
 let base: { plant: Plant, etag: string } | undefined
 /** The fields as last put into the form: what differs from them is what staff typed. */
-let origin: Fields = { name: '', category: null, tags: [], status: 'available' }
+let origin: Fields = EMPTY
 let opener: HTMLElement | undefined
 let busy = false
 /** The open plant was deleted elsewhere: nothing more can be saved to it. */
@@ -47,12 +58,19 @@ let events: EditorEvents
 
 const splitTags = (text: string): string[] => [...new Set(text.split(',').map((t) => t.trim()).filter(Boolean))]
 
+/** An empty box is "none". */
+const orNull = (text: string): string | null => text.trim() === '' ? null : text.trim()
+
 function values (): Fields {
   return {
     name: inputs.name.value,
     category: inputs.category.value.trim() === '' ? null : inputs.category.value.trim(),
     tags: splitTags(inputs.tags.value),
-    status: inputs.status.value
+    status: inputs.status.value,
+    price: priceOf(inputs.price.value),
+    sku: orNull(inputs.sku.value),
+    barcode: orNull(inputs.barcode.value.replace(/\s/g, '')),
+    description: orNull(inputs.description.value)
   }
 }
 
@@ -68,14 +86,22 @@ function changes (): Partial<Fields> {
   return patch
 }
 
-const dirty = (): boolean => Object.keys(changes()).length > 0
+/** Something typed is not saved: closing asks first. */
+function dirty (): boolean {
+  const now = values()
+  return FIELDS.some((field) => !same(now[field], origin[field]))
+}
+
+/** A field's value as its box shows it. */
+function shown (field: keyof Fields, plant: Fields): string {
+  const value = plant[field]
+  return Array.isArray(value) ? value.join(', ') : value ?? ''
+}
 
 function fill (plant: Fields): void {
-  origin = { name: plant.name, category: plant.category, tags: [...plant.tags], status: plant.status }
-  inputs.name.value = plant.name
-  inputs.category.value = plant.category ?? ''
-  inputs.tags.value = plant.tags.join(', ')
-  inputs.status.value = plant.status
+  origin = { ...EMPTY, ...Object.fromEntries(FIELDS.map((f) => [f, plant[f] ?? EMPTY[f]])) } as Fields
+  origin.tags = [...origin.tags]
+  for (const field of FIELDS) inputs[field].value = shown(field, origin)
 }
 
 function clearMessages (): void {
@@ -118,34 +144,55 @@ function setMode (plant: Plant | undefined): void {
 }
 
 function show (): void {
+  closed = false
   if (!dialog.open) dialog.showModal()
   inputs.name.focus()
 }
 
-export async function openPlant (id: number, from: HTMLElement): Promise<void> {
+/** Closes the editor, asking first when something typed would be lost (Esc, Close, Back); false when staff kept it open. */
+export async function leave (): Promise<boolean> {
+  if (!dialog.open) return true
+  if (dirty() && !gone) {
+    const name = base?.plant.name
+    const keep = !await confirmFirst('Discard your changes?', name === undefined ? 'The plant you started has not been added.' : `What you changed in “${name}” has not been saved.`,
+      'Discard changes', undefined, 'Keep editing')
+    if (keep) {
+      inputs.name.focus()
+      return false
+    }
+  }
+  close()
+  return true
+}
+
+/** Opens plant `id` in the editor; false when it cannot be read (deleted meanwhile, a stale link). */
+export async function openPlant (id: number, from: HTMLElement): Promise<boolean> {
   opener = from
   try {
     const { body, etag } = await api<Plant>('GET', `/v3/plant/${id}`)
     base = { plant: body, etag: etag ?? '' }
   } catch (err) {
     events.written(describe(err))
-    return
+    return false
   }
   clearMessages()
   resetPhotoMessages()
   fill(base.plant)
   setMode(base.plant)
+  await keyAtFirstNeed()
   show()
+  return true
 }
 
-export function openNew (from: HTMLElement): void {
+export async function openNew (from: HTMLElement): Promise<void> {
   opener = from
   base = undefined
   creation = undefined
   clearMessages()
   resetPhotoMessages()
-  fill({ name: '', category: null, tags: [], status: 'available' })
+  fill(EMPTY)
   setMode(undefined)
+  await keyAtFirstNeed()
   show()
 }
 
@@ -155,6 +202,16 @@ function idempotencyKey (body: string): string {
     creation = { body, key: `page-${[...bytes].map((b) => b.toString(16).padStart(2, '0')).join('')}` }
   }
   return creation.key
+}
+
+/** What staff are told a save did, and what its Undo says: a sale is named as one. */
+function outcome (plant: Plant, before: Partial<Fields>): { said: string, undone: string } {
+  const fields = Object.keys(before)
+  const sold = plant.status === 'sold' && before.status !== undefined
+  if (sold && fields.length === 1) {
+    return { said: `Marked “${plant.name}” as sold.`, undone: `Undone: “${plant.name}” is ${(STATUS_LABELS[before.status!] ?? before.status!).toLowerCase()} again.` }
+  }
+  return { said: sold ? `Saved “${plant.name}” and marked it as sold.` : `Saved “${plant.name}”.`, undone: `Undone: “${plant.name}” is back as it was.` }
 }
 
 async function save (): Promise<void> {
@@ -176,13 +233,16 @@ async function save (): Promise<void> {
       setMode(plant)
       fill(plant)
       say(statusBox, 'Plant added. You can add photos now.')
-      events.written(`Added “${plant.name}”.`)
+      events.written(`Added “${plant.name}”.`, { plant, added: true })
     } else {
-      const { body: plant } = await api<Plant>('PATCH', `/v3/plant/${base.plant.id}`, {
+      const was = base.plant
+      const before = Object.fromEntries(Object.keys(patch).map((field) => [field, was[field as keyof Fields]])) as Partial<Fields>
+      const { body: plant, etag } = await api<Plant>('PATCH', `/v3/plant/${was.id}`, {
         body: patch, contentType: 'application/merge-patch+json', ifMatch: base.etag
       })
       close()
-      events.written(`Saved “${plant.name}”.`)
+      const { said, undone } = outcome(plant, before)
+      events.written(said, { plant, undo: undoPatch(plant.name, plant.id, before, etag ?? '', undone) })
     }
   } catch (err) {
     await refused(err)
@@ -195,6 +255,14 @@ async function save (): Promise<void> {
 async function refused (err: unknown): Promise<void> {
   if (err instanceof ApiError && err.status === 412 && base !== undefined) return showConflict()
   if (err instanceof ApiError && err.status === 404 && base !== undefined) return markGone(describe(err))
+  if (err instanceof ApiError && err.code === 'sku-taken') {
+    const holder = err.problem?.holder
+    say(byId('f-sku-error'), `Another plant already has this SKU${holder === undefined ? '' : ` (plant number ${holder})`}. Each plant needs its own.`)
+    inputs.sku.setAttribute('aria-invalid', 'true')
+    inputs.sku.focus()
+    say(alertBox, 'Please correct the fields marked below.')
+    return
+  }
   if (err instanceof ApiError && (err.status === 400 || err.status === 405) && showFieldErrors(err)) {
     say(alertBox, 'Please correct the fields marked below.')
     return
@@ -209,7 +277,7 @@ async function refused (err: unknown): Promise<void> {
 async function showConflict (): Promise<void> {
   const id = base!.plant.id
   const typed = new Set(Object.keys(changes()) as Array<keyof Fields>)
-  const raw = { name: inputs.name.value, category: inputs.category.value, tags: inputs.tags.value, status: inputs.status.value }
+  const raw = Object.fromEntries(FIELDS.map((f) => [f, inputs[f].value])) as Record<keyof Fields, string>
   try {
     const { body, etag } = await api<Plant>('GET', `/v3/plant/${id}`)
     base = { plant: body, etag: etag ?? '' }
@@ -224,7 +292,11 @@ async function showConflict (): Promise<void> {
     ['Name', plant.name],
     ['Category', plant.category ?? '—'],
     ['Tags', plant.tags.length === 0 ? '—' : plant.tags.join(', ')],
-    ['Status', STATUS_LABELS[plant.status] ?? plant.status]
+    ['Status', STATUS_LABELS[plant.status] ?? plant.status],
+    ['Price', money(plant.price) || '—'],
+    ['SKU', plant.sku ?? '—'],
+    ['Barcode', plant.barcode ?? '—'],
+    ['Description', plant.description ?? '—']
   ]
   theirs.replaceChildren(...rows.map(([term, value]) => el('div', {}, el('dt', { text: term }), el('dd', { text: value }))))
   showPhotos(plant)
@@ -262,9 +334,15 @@ export async function refresh (change?: Change): Promise<void> {
 
 /** The plant being edited, for the photo uploads (none while a new plant is not added yet). */
 export const editedId = (): number | undefined => base?.plant.id
+/** The version of the plant being edited, for the photos' order. */
+export const editedEtag = (): string => base?.etag ?? ''
+
+/** The editor was closed on purpose (not by the browser's own Esc handling); its close event comes later, as a task. */
+let closed = true
 
 function close (): void {
   const id = base?.plant.id
+  closed = true
   if (dialog.open) dialog.close()
   base = undefined
   events.closed(opener, id)
@@ -307,9 +385,21 @@ export function setUpEditor (handlers: EditorEvents): void {
     say(statusBox, 'The form now shows their version.')
     inputs.name.focus()
   })
-  byId('editor-close').addEventListener('click', () => close())
+  byId('editor-close').addEventListener('click', () => { void leave() })
   dialog.addEventListener('cancel', (event) => {
     event.preventDefault()
-    close()
+    void leave()
+  })
+  // Chromium closes a dialog on a second Esc without a cancel event when nothing was clicked or
+  // typed in between: the form is still there, so it opens again and asks.
+  dialog.addEventListener('close', () => {
+    if (closed) return
+    if (gone || !dirty()) return close()
+    dialog.showModal()
+    void leave()
+  })
+  // Leaving the page (reload, another address, closing the tab) with unsaved typing: the browser asks.
+  window.addEventListener('beforeunload', (event) => {
+    if (dialog.open && dirty() && !gone) event.preventDefault()
   })
 }

@@ -28,7 +28,7 @@ export function askKey (refused: boolean): Promise<string | null> {
   const dialog = byId<HTMLDialogElement>('key-dialog')
   const form = byId<HTMLFormElement>('key-form')
   const input = byId<HTMLInputElement>('key-input')
-  say(byId('key-error'), refused ? 'Key refused: the service did not accept this key. Check it and try again.' : '')
+  say(byId('key-error'), refused ? 'Key refused: the catalogue did not accept this key. Check it and try again.' : '')
   input.value = ''
   input.setAttribute('aria-invalid', String(refused))
   return new Promise((resolve) => {
@@ -56,6 +56,18 @@ export function askKey (refused: boolean): Promise<string | null> {
     dialog.showModal()
     input.focus()
   })
+}
+
+/** Staff said "Not now" to the key when opening a plant: asked again only when something is sent. */
+let declined = false
+
+/**
+ * Asks for the key when staff begin something that will need it (opening a plant, adding one),
+ * rather than after they typed it all; once declined, not again until a write needs it.
+ */
+export async function keyAtFirstNeed (): Promise<void> {
+  if (!keyRequired || storedKey() !== null || declined) return
+  if (await askKey(false) === null) declined = true
 }
 
 export function setUpKey (): void {

@@ -1,15 +1,17 @@
+import { listKey, readView, state, writeView, type View } from './address.js'
 import { api, ApiError, describe, isAbort, type Plant } from './api.js'
-import { byId, debounce, el, say } from './dom.js'
+import { byId, debounce, say } from './dom.js'
+import { currencyReady } from './money.js'
+import { merge, note, row, setRowActions, type RowActions } from './rows.js'
+import { keyPressed, scanned } from './scanner.js'
 
-// The plant list: search as you type, filters, sort, keyset paging. Every load aborts the one
-// before it, so the latest answer always wins however the network orders them.
+// The plant list: search as you type, filters, sort, keyset paging, how many match. Every load
+// aborts the one before it, so the latest answer always wins however the network orders them.
+// What is shown lives in the address (address.ts).
 
 export const PAGE_SIZE = 20
-export const STATUS_LABELS: Record<string, string> = { available: 'Available', pending: 'Pending', sold: 'Sold' }
 
-interface ListEvents {
-  open (id: number, opener: HTMLElement): void
-  markSold (plant: Plant, button: HTMLButtonElement): void
+interface ListEvents extends RowActions {
   /** The first page loaded, with the feed position it reflects (null when the service gives none). */
   loaded (position: string | null): void
 }
@@ -30,9 +32,14 @@ const pager = byId('pager')
 const empty = byId('empty')
 const emptyText = byId('empty-text')
 const clear = byId<HTMLButtonElement>('clear-filters')
+const retry = byId<HTMLButtonElement>('retry')
+const toggle = byId<HTMLButtonElement>('filters-toggle')
+const cards = [...document.querySelectorAll<HTMLButtonElement>('#counts [data-status]')]
+/** The search as last answered: a scanned code that opened a plant gives the box back to it. */
+let committedQ = ''
 
-/** Cursors of the pages seen so far: cursors[i] loads page i + 1 (undefined: the first). */
-let cursors: Array<string | undefined> = [undefined]
+/** Cursors of the pages seen so far: cursors[i] loads page i (null: the first page, or unknown after a link). */
+let cursors: Array<string | null> = [null]
 let page = 0
 let nextCursor: string | null = null
 let controller: AbortController | undefined
@@ -67,12 +74,57 @@ function query (): URLSearchParams | 'refused' {
   for (const t of tag.value.split(',').map((s) => s.trim()).filter(Boolean)) params.append('tag', t)
   if (sort.value !== 'id') params.set('sort', sort.value)
   const cursor = cursors[page]
-  if (cursor !== undefined) params.set('cursor', cursor)
+  if (page > 0 && cursor !== null && cursor !== undefined) params.set('cursor', cursor)
   return params
 }
 
-/** Loads the current page again (after a filter change, a page turn or a change elsewhere). */
-export async function load (): Promise<void> {
+/** The list as the filters stand, for the address (the open plant is the editor's). */
+export function currentView (): View {
+  const cursor = cursors[page]
+  return {
+    q: q.value.trim(),
+    status: status.value,
+    category: category.value.trim(),
+    tag: tag.value.trim(),
+    sort: sort.value,
+    page: page > 0 && cursor !== null && cursor !== undefined ? page : 0,
+    after: page > 0 ? cursor ?? undefined : undefined,
+    plant: readView().plant
+  }
+}
+
+/** Puts `view` in the filters and the paging (a reload, Back or Forward, a link). */
+export function showView (view: View): void {
+  q.value = view.q
+  status.value = [...status.options].some((o) => o.value === view.status) ? view.status : ''
+  category.value = view.category
+  tag.value = view.tag
+  sort.value = [...sort.options].some((o) => o.value === view.sort) ? view.sort : 'id'
+  const known = state().cursors
+  page = view.page
+  cursors = known !== undefined && known.length === page + 1 && known[page] === (view.after ?? null)
+    ? known
+    : [...Array<null>(page).fill(null), view.after ?? null]
+  cursors[0] = null
+  syncCards()
+}
+
+/** The filters changed: back to the first page, as a new history entry (`push`) or in place of this one (typing). */
+function changed (how: 'push' | 'replace'): void {
+  cursors = [null]
+  page = 0
+  const view = currentView()
+  if (listKey(view) !== listKey(readView())) writeView(view, how, { cursors })
+  syncCards()
+  void load()
+}
+
+/**
+ * Loads the current page again: after a filter change or a page turn from scratch; after a change
+ * (`keep`, made here or elsewhere) the rows on screen stay where they are, so the row under the
+ * pointer is still the one staff aimed at, until the list is loaded again from scratch.
+ */
+export async function load (keep = false): Promise<void> {
   const params = query()
   controller?.abort()
   if (params === 'refused') {
@@ -87,13 +139,22 @@ export async function load (): Promise<void> {
   const mine = new AbortController()
   controller = mine
   list.setAttribute('aria-busy', 'true')
+  const counting = countOf(params, mine.signal)
   try {
-    const { body, position } = await api<{ items: Plant[], nextCursor: string | null }>('GET', `/v3/plant?${params}`, { signal: mine.signal })
+    const [{ body, position }] = await Promise.all([
+      api<{ items: Plant[], nextCursor: string | null }>('GET', `/v3/plant?${params}`, { signal: mine.signal }),
+      currencyReady
+    ])
     if (mine.signal.aborted) return
-    say(listError, '')
+    showFailure('', false)
     nextCursor = body.nextCursor
-    render(body.items)
+    render(keep && params.toString() === shownFor ? merge(list, body.items) : body.items.map((p) => row(p, 'listed')))
     shownFor = params.toString()
+    committedQ = q.value
+    summarise(body.items.length, undefined)
+    // The address keeps the cursors met so far: Previous works after a reload too.
+    writeView(currentView(), 'replace', { cursors })
+    void counting.then((total) => { if (!mine.signal.aborted && total !== undefined) summarise(body.items.length, total) })
     if (turned) {
       turned = false
       // The button pressed may now be disabled: without this, focus falls to the page and the view stays at the bottom.
@@ -104,20 +165,55 @@ export async function load (): Promise<void> {
     if (page === 0 && cursors.length === 1) events.loaded(position)
   } catch (err) {
     if (isAbort(err)) return
+    if (err instanceof ApiError && err.status === 400 && (err.problem?.errors ?? []).some((e) => e.path === '/cursor') && page > 0) {
+      // A page's address from before the plants changed a lot, or edited by hand: start from the first page.
+      restart()
+      return
+    }
     // The same query failing again (a live refresh while offline) keeps its plants on screen; another
     // query's plants or "No plant matches" would pass for this one's answer.
     if (params.toString() !== shownFor) clearResults()
-    say(listError, refusal(err))
+    showFailure(refusal(err), !(err instanceof ApiError && err.status === 400))
   } finally {
     if (controller === mine) list.removeAttribute('aria-busy')
   }
 }
 
-/** Back to the first page (the filters changed, or the page starts over). */
+/** Back to the first page, loaded from scratch (the page starts over; the address follows). */
 export function restart (): void {
-  cursors = [undefined]
+  cursors = [null]
   page = 0
   void load()
+}
+
+/** Says why the list could not be loaded ('' when it could), with Retry when trying again may help. */
+function showFailure (text: string, retryable: boolean): void {
+  say(listError, text)
+  retry.hidden = text === '' || !retryable
+}
+
+/** How many plants the filters match (not the page), or undefined when the catalogue cannot say. */
+async function countOf (params: URLSearchParams, signal: AbortSignal): Promise<{ count: number, exact: boolean } | undefined> {
+  const filters = new URLSearchParams(params)
+  for (const name of ['limit', 'cursor', 'sort']) filters.delete(name)
+  try {
+    return (await api<{ count: number, exact: boolean }>('GET', `/v3/plant/count?${filters}`, { signal })).body
+  } catch {
+    return undefined
+  }
+}
+
+/** "1–20 of 240 plants", or "Showing 1–20" until the count is known. */
+function summarise (listed: number, total: { count: number, exact: boolean } | undefined): void {
+  const filtered = q.value.trim() !== '' || status.value !== '' || category.value.trim() !== '' || tag.value.trim() !== ''
+  const onePage = page === 0 && nextCursor === null
+  const plants = (n: number): string => `${filtered ? 'matching ' : ''}plant${n === 1 ? '' : 's'}`
+  const from = page * PAGE_SIZE + 1
+  const to = page * PAGE_SIZE + listed
+  const of = total === undefined ? undefined : total.exact ? total.count.toLocaleString() : `more than ${total.count.toLocaleString()}`
+  summary.textContent = listed === 0
+    ? ''
+    : onePage ? `${listed} ${plants(listed)}` : of !== undefined ? `${from}–${to} of ${of} ${plants(total!.count)}` : `Showing ${from}–${to}`
 }
 
 const FILTER_NAMES: Record<string, string> = { q: 'the search', category: 'the category', tag: 'the tag', status: 'the status', sort: 'the order' }
@@ -146,12 +242,21 @@ function clearResults (): void {
   pager.hidden = true
 }
 
-function render (plants: Plant[]): void {
+/** A plant just added here shows at the top of the list, where staff are looking, until the list is loaded again. */
+export function showAdded (plant: Plant): void {
+  note(plant.id, plant)
+  if (list.querySelector(`:scope > li[data-id="${plant.id}"]`) !== null) return
+  list.prepend(row(plant, 'added'))
+  empty.hidden = true
+  say(emptyText, '')
+}
+
+function render (rows: HTMLLIElement[]): void {
   // A change arriving while someone works the list must not throw their focus away.
   const focused = document.activeElement instanceof HTMLElement && list.contains(document.activeElement)
     ? { id: document.activeElement.closest('li')?.dataset.id, role: document.activeElement.dataset.role }
     : undefined
-  list.replaceChildren(...plants.map(row))
+  if (rows.length !== list.children.length || rows.some((li, i) => list.children[i] !== li)) list.replaceChildren(...rows)
   if (focused !== undefined) {
     // A plant just marked sold has no "Mark sold" button any more: its name takes the focus, not the first plant's.
     const again = list.querySelector<HTMLElement>(`li[data-id="${focused.id}"] [data-role="${focused.role}"]`) ??
@@ -161,12 +266,8 @@ function render (plants: Plant[]): void {
   }
   const filtered = q.value.trim() !== '' || status.value !== '' || category.value.trim() !== '' || tag.value.trim() !== ''
   const onePage = page === 0 && nextCursor === null
-  const noun = (n: number): string => `${n} ${filtered ? 'matching ' : ''}plant${n === 1 ? '' : 's'}`
-  summary.textContent = plants.length === 0
-    ? ''
-    : onePage ? noun(plants.length) : `Showing ${page * PAGE_SIZE + 1}–${page * PAGE_SIZE + plants.length}${filtered ? ' matching plants' : ''}`
-  say(emptyText, plants.length === 0 ? (filtered ? 'No plant matches these filters.' : 'No plants yet. Add the first one.') : '')
-  empty.hidden = plants.length !== 0
+  say(emptyText, rows.length === 0 ? (filtered ? 'No plant matches these filters.' : 'No plants yet. Add the first one.') : '')
+  empty.hidden = rows.length !== 0
   clear.hidden = !filtered
   // One page only: the page buttons would both be disabled, so they are not shown.
   pager.hidden = onePage
@@ -175,48 +276,89 @@ function render (plants: Plant[]): void {
   pageNo.textContent = `Page ${page + 1}`
 }
 
-function row (plant: Plant): HTMLLIElement {
-  const cover = plant.photos?.[0]
-  const thumb = cover !== undefined
-    ? el('img', { class: 'thumb', attrs: { src: cover.urls.thumb, alt: '', width: '56', height: '56', loading: 'lazy', decoding: 'async' } })
-    : el('span', { class: 'thumb thumb-empty', attrs: { 'aria-hidden': 'true' } })
-  const open = el('button', { class: 'plant-name', text: plant.name, attrs: { type: 'button', 'data-role': 'open' } })
-  open.addEventListener('click', () => events.open(plant.id, open))
-  const meta = el('p', { class: 'plant-meta' })
-  if (plant.category !== null) meta.append(el('span', { class: 'category', text: plant.category }))
-  for (const t of plant.tags) meta.append(el('span', { class: 'tag', text: t }))
-  const badge = el('span', { class: `status status-${plant.status}`, text: STATUS_LABELS[plant.status] ?? plant.status })
-  const actions = el('div', { class: 'plant-actions' })
-  if (plant.status !== 'sold') {
-    // The visible words start the accessible name; the plant's name tells the buttons apart.
-    const sold = el('button', { class: 'small', text: 'Mark sold', attrs: { type: 'button', 'data-role': 'sold', 'aria-label': `Mark sold: ${plant.name}` } })
-    sold.addEventListener('click', () => events.markSold(plant, sold))
-    actions.append(sold)
-  }
-  return el('li', { class: 'plant', attrs: { 'data-id': String(plant.id) } }, thumb, el('div', { class: 'plant-text' }, open, meta), badge, actions)
+/** The count cards show which status the list is filtered by (a card is a filter). */
+function syncCards (): void {
+  for (const card of cards) card.setAttribute('aria-pressed', String(status.value === card.dataset.status))
+  // Folded on a phone, the filters button says how many filters are on.
+  const on = [status.value, category.value.trim(), tag.value.trim(), sort.value === 'id' ? '' : sort.value].filter(Boolean).length
+  toggle.textContent = on === 0 ? 'Filters' : `Filters (${on})`
 }
+
+const searchSoon = debounce(() => changed('replace'), 250)
 
 export function setUpList (handlers: ListEvents): void {
   events = handlers
-  const searchSoon = debounce(restart, 250)
+  setRowActions(handlers)
+  showView(readView())
   q.addEventListener('input', searchSoon)
   category.addEventListener('input', searchSoon)
   tag.addEventListener('input', searchSoon)
-  status.addEventListener('change', restart)
-  sort.addEventListener('change', restart)
-  byId('filters').addEventListener('submit', (event) => { event.preventDefault(); restart() })
+  q.addEventListener('keydown', (event) => {
+    keyPressed(event, q.value)
+    // Enter: a scanned code first, else search now. (The form has no submit button: Enter does not submit it.)
+    if (event.key !== 'Enter') return
+    searchSoon.cancel()
+    void scanned(q.value.trim(), committedQ).then((found) => {
+      if (found === undefined) return changed('replace')
+      // The box goes back to the search it held, ready for the next scan.
+      q.value = committedQ
+      searchSoon.cancel()
+      say(qHint, '')
+      events.open(found.id, q)
+    })
+  })
+  // A closed select changes at each arrow key: the list follows once the choice settles, not at each press.
+  const settled = debounce(() => changed('push'), 400)
+  let keyed = false
+  for (const select of [status, sort]) {
+    select.addEventListener('change', () => {
+      syncCards()
+      settled()
+      // Chosen with the pointer or in the open list of options: at once.
+      if (!keyed) settled.flush()
+      keyed = false
+    })
+    select.addEventListener('keydown', (event) => {
+      keyed = event.key.startsWith('Arrow') || ['Home', 'End', 'PageUp', 'PageDown'].includes(event.key) || event.key.length === 1
+      if (event.key === 'Enter') settled.flush()
+    })
+    select.addEventListener('blur', () => settled.flush())
+  }
+  byId('filters').addEventListener('submit', (event) => {
+    event.preventDefault()
+    searchSoon.cancel()
+    changed('replace')
+  })
+  for (const card of cards) {
+    card.addEventListener('click', () => {
+      status.value = status.value === card.dataset.status ? '' : card.dataset.status ?? ''
+      settled.cancel()
+      changed('push')
+    })
+  }
   clear.addEventListener('click', () => {
     q.value = ''
     status.value = ''
     category.value = ''
     tag.value = ''
-    restart()
+    changed('push')
     q.focus()
+  })
+  toggle.addEventListener('click', () => {
+    toggle.setAttribute('aria-expanded', String(toggle.getAttribute('aria-expanded') !== 'true'))
+  })
+  for (const input of [category, tag]) input.addEventListener('input', syncCards)
+  retry.addEventListener('click', () => {
+    retry.hidden = true
+    void load()
   })
   prev.addEventListener('click', () => {
     if (page === 0) return
-    page -= 1
+    // A page reached by a link does not know the cursor of the one before: the first page it is.
+    page = cursors[page - 1] === null ? 0 : page - 1
+    if (page === 0) cursors = [null]
     turned = true
+    writeView(currentView(), 'push', { cursors })
     void load()
   })
   next.addEventListener('click', () => {
@@ -225,6 +367,7 @@ export function setUpList (handlers: ListEvents): void {
     cursors.push(nextCursor)
     page += 1
     turned = true
+    writeView(currentView(), 'push', { cursors })
     void load()
   })
 }

@@ -9,6 +9,8 @@ interface LiveEvents {
   change (change: Change): void
   /** The feed no longer reaches back to our position: reload everything and follow from the new one. */
   resync (): void
+  /** The stream is back after being down (the service restarted, the network returned). */
+  back (): void
 }
 
 const indicator = byId('live')
@@ -16,6 +18,8 @@ let source: EventSource | undefined
 let lastSeq: string | undefined
 let retry: number | undefined
 let handlers: LiveEvents
+/** The stream failed since it last opened: its next opening means the service is back. */
+let down = false
 
 function show (state: 'live' | 'connecting' | 'offline'): void {
   indicator.dataset.state = state
@@ -25,6 +29,7 @@ function show (state: 'live' | 'connecting' | 'offline'): void {
 /** Follows the feed after `position` (the list's Feed-Position); from the head when the service gives none. */
 export function follow (position: string | null, events: LiveEvents): void {
   handlers = events
+  down = false
   source?.close()
   window.clearTimeout(retry)
   lastSeq = position ?? undefined
@@ -35,7 +40,12 @@ function open (): void {
   const url = lastSeq === undefined ? '/v3/plant/events' : `/v3/plant/events?after=${encodeURIComponent(lastSeq)}`
   const es = new EventSource(url)
   source = es
-  es.addEventListener('open', () => show('live'))
+  es.addEventListener('open', () => {
+    show('live')
+    if (!down) return
+    down = false
+    handlers.back()
+  })
   for (const kind of ['created', 'updated', 'deleted']) {
     es.addEventListener(kind, (event) => {
       const message = event as MessageEvent<string>
@@ -44,6 +54,7 @@ function open (): void {
     })
   }
   es.addEventListener('error', () => {
+    down = true
     if (es.readyState === EventSource.CONNECTING) return show('connecting')
     show('offline')
     es.close()

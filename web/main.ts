@@ -1,34 +1,28 @@
+import { listKey, readView, state, writeView } from './address.js'
 import { api, describe, type Change, type Plant } from './api.js'
 import { byId, debounce } from './dom.js'
-import { editedId, openNew, openPlant, refresh, setUpEditor } from './editor.js'
+import { editedEtag, editedId, leave, openNew, openPlant, refresh, setUpEditor } from './editor.js'
 import { loadCounts } from './inventory.js'
 import { setUpKey } from './key.js'
-import { load, restart, setUpList } from './list.js'
+import { currentView, load, restart, setUpList, showAdded, showView } from './list.js'
 import { follow } from './live.js'
+import { note } from './rows.js'
 import { setUpPhotos } from './photos.js'
+import { setUpToast, tell } from './toast.js'
+import { onUndone, undoPatch } from './undo.js'
 
 // Wires the parts of the staff page together. Module scripts run after the document is parsed.
 
-const message = byId('message')
 let following = false
-let fade: number | undefined
 
-/**
- * Says what just happened, in the status line screen readers announce politely. It shows at the
- * foot of the window, wherever the list is scrolled to, and goes after a while.
- */
-function tell (text: string): void {
-  message.textContent = text
-  window.clearTimeout(fade)
-  fade = window.setTimeout(() => { message.textContent = '' }, 6000)
-}
-
+// A change made here or elsewhere: the rows on screen stay where they are, updated in place.
 const refreshSoon = debounce(() => {
-  void load()
+  void load(true)
   void loadCounts()
 }, 150)
 
 function onChange (change: Change): void {
+  note(change.id, change.plant)
   refreshSoon()
   void refresh(change)
 }
@@ -38,8 +32,10 @@ async function markSold (plant: Plant, button: HTMLButtonElement): Promise<void>
   if (document.activeElement === button) button.closest('li')?.querySelector<HTMLElement>('[data-role="open"]')?.focus()
   button.disabled = true
   try {
-    await api('PATCH', `/v3/plant/${plant.id}`, { body: { status: 'sold' }, contentType: 'application/merge-patch+json' })
-    tell(`Marked “${plant.name}” as sold.`)
+    const { body, etag } = await api<Plant>('PATCH', `/v3/plant/${plant.id}`, { body: { status: 'sold' }, contentType: 'application/merge-patch+json' })
+    note(body.id, body)
+    const again = `Undone: “${plant.name}” is ${plant.status === 'pending' ? 'pending' : 'available'} again.`
+    tell(`Marked “${plant.name}” as sold.`, undoPatch(plant.name, plant.id, { status: plant.status }, etag ?? '', again))
     refreshSoon()
   } catch (err) {
     button.disabled = false
@@ -48,22 +44,44 @@ async function markSold (plant: Plant, button: HTMLButtonElement): Promise<void>
 }
 
 setUpKey()
+setUpToast()
+onUndone((plant) => {
+  note(plant.id, plant)
+  refreshSoon()
+  void refresh()
+})
+/** Opens a plant, with its own history entry: Back closes it, and the address links to it. */
+async function open (id: number, opener: HTMLElement, from: 'page' | 'address'): Promise<void> {
+  if (from === 'page' && readView().plant !== id) writeView({ ...currentView(), plant: id }, 'push', { ...state(), opened: true })
+  if (!await openPlant(id, opener)) forgetPlant()
+}
+
+/** The editor closed: the address no longer names the plant (Back, when opening it added the entry). */
+function forgetPlant (): void {
+  if (readView().plant === undefined) return
+  if (state().opened === true) history.back()
+  else writeView({ ...readView(), plant: undefined }, 'replace')
+}
+
 setUpList({
-  open: (id, opener) => { void openPlant(id, opener) },
+  open: (id, opener) => { void open(id, opener, 'page') },
   markSold: (plant, button) => { void markSold(plant, button) },
   loaded: (position) => {
     // Follow the feed from the first page's position: nothing between that read and the stream is missed.
     if (following) return
     following = true
-    follow(position, { change: onChange, resync })
+    follow(position, { change: onChange, resync, back })
   }
 })
 setUpEditor({
-  written: (text) => {
-    tell(text)
+  written: (text, what = {}) => {
+    tell(text, what.undo)
+    if (what.plant !== undefined) note(what.plant.id, what.plant)
+    if (what.added === true && what.plant !== undefined) showAdded(what.plant)
     refreshSoon()
   },
   closed: (opener, plantId) => {
+    forgetPlant()
     window.setTimeout(() => {
       const target = opener?.isConnected === true
         ? opener
@@ -72,7 +90,33 @@ setUpEditor({
     }, 0)
   }
 })
-setUpPhotos({ plantId: editedId, changed: () => refresh() })
+setUpPhotos({ plantId: editedId, etag: editedEtag, changed: () => refresh() })
+
+/** The service or the stream is back: what is shown is read again, and the error goes. */
+function back (): void {
+  void load()
+  void loadCounts()
+  void refresh()
+}
+
+// Back and Forward: the list the address names, and its plant open or closed.
+window.addEventListener('popstate', () => {
+  const view = readView()
+  if (listKey(view) !== listKey(currentView())) {
+    showView(view)
+    void load()
+  }
+  const shown = editedId()
+  if (view.plant === shown) return
+  void (async () => {
+    if (shown !== undefined && !await leave()) {
+      // Staff kept their typing: the address names the plant again.
+      writeView({ ...view, plant: shown }, 'push', { ...state(), opened: true })
+      return
+    }
+    if (view.plant !== undefined) await open(view.plant, byId('q'), 'address')
+  })()
+})
 
 function resync (): void {
   following = false
@@ -81,9 +125,11 @@ function resync (): void {
   void loadCounts()
 }
 
-byId('add').addEventListener('click', (event) => openNew(event.currentTarget as HTMLElement))
+byId('add').addEventListener('click', (event) => { void openNew(event.currentTarget as HTMLElement) })
 // A file dropped beside the drop zone must not make the browser leave the page to show it.
 for (const type of ['dragover', 'drop']) window.addEventListener(type, (event) => event.preventDefault())
 
 void load()
 void loadCounts()
+const linked = readView().plant
+if (linked !== undefined) void open(linked, byId('q'), 'address')

@@ -1,12 +1,18 @@
-import { api, ApiError, describe, type Plant } from './api.js'
+import { api, ApiError, describe, type Photo, type Plant } from './api.js'
 import { byId, confirmFirst, el, say } from './dom.js'
+import { moved, sendOrder } from './photo-order.js'
+import { enlarge, setUpViewer } from './photo-viewer.js'
+import { notUndone } from './undo.js'
 
-// The open plant's photos: shown as thumbnails, added from the file picker or by dropping files,
+// The open plant's photos: shown as thumbnails (each enlarged on a click), added from the file
+// picker or by dropping files, put in order (dragged, or moved by buttons) with a cover chosen,
 // removed one by one. Each upload is its own request; the plant's record comes back afterwards.
 
 interface PhotoEvents {
   /** The plant whose photos are shown (undefined while a new plant is not saved yet). */
   plantId (): number | undefined
+  /** The version of the plant the photos shown belong to (their order is sent with If-Match on it). */
+  etag (): string
   /** A photo was added or removed: read the plant again. */
   changed (): Promise<void>
 }
@@ -17,34 +23,118 @@ const input = byId<HTMLInputElement>('photo-input')
 const drop = byId('photo-drop')
 const status = byId('photo-status')
 const alert = byId('photo-alert')
+const undoButton = byId<HTMLButtonElement>('photo-undo')
 let events: PhotoEvents
+/** The photos as last shown, in order: what a removal's Undo puts back. */
+let shown: Photo[] = []
+/** Undo of the last removal, offered beside "Photo removed." while the plant stays open. */
+let undo: (() => Promise<void>) | undefined
+let plantName = ''
+/** The photo being dragged to another place, by its index. */
+let dragged: number | undefined
 
 /** Shows the plant's photos; none while a new plant is not added yet. */
 export function showPhotos (plant: Plant | undefined): void {
   section.hidden = plant === undefined
   if (plant === undefined) return
   const count = plant.photos.length
-  listing.replaceChildren(...plant.photos.map((photo, i) => {
-    const label = count === 1 ? 'the photo' : `photo ${i + 1}`
-    const img = el('img', { attrs: { src: photo.urls.thumb, alt: `${i === 0 ? 'Cover photo' : `Photo ${i + 1}`} of ${plant.name}`, width: '96', height: '96', decoding: 'async' } })
-    const remove = el('button', { class: 'small', text: 'Remove', attrs: { type: 'button', 'aria-label': `Remove ${label}` } })
-    const what = count === 1 ? 'The photo' : i === 0 ? 'The cover photo' : `Photo ${i + 1}`
-    remove.addEventListener('click', () => { void removePhoto(photo.id, remove, what) })
-    return el('li', { class: 'photo' }, img, remove)
-  }))
+  shown = plant.photos
+  plantName = plant.name
+  listing.replaceChildren(...plant.photos.map((photo, i) => photoItem(photo, i, count)))
   say(byId('photo-empty'), count === 0 ? 'No photos yet.' : '')
+}
+
+function photoItem (photo: Photo, i: number, count: number): HTMLLIElement {
+  const label = count === 1 ? 'the photo' : `photo ${i + 1}`
+  const img = el('img', { attrs: { src: photo.urls.thumb, alt: `${i === 0 ? 'Cover photo' : `Photo ${i + 1}`} of ${plantName}`, width: '96', height: '96', decoding: 'async' } })
+  const open = el('button', { class: 'photo-open', attrs: { type: 'button', 'aria-label': `Enlarge ${label}` } }, img)
+  open.addEventListener('click', () => enlarge(shown, i, plantName, open))
+  const remove = el('button', { class: 'small', text: 'Remove', attrs: { type: 'button', 'aria-label': `Remove ${label}` } })
+  const what = count === 1 ? 'The photo' : i === 0 ? 'The cover photo' : `Photo ${i + 1}`
+  remove.addEventListener('click', () => { void removePhoto(photo, remove, what) })
+  const item = el('li', { class: 'photo', attrs: { 'data-id': photo.id } }, open)
+  if (count > 1) {
+    // The keyboard's way to reorder (dragging needs a pointer): one place earlier or later, or first.
+    const tools = el('div', { class: 'photo-tools' })
+    const step = (to: number, text: string, name: string): void => {
+      const button = el('button', { class: 'small icon', text, attrs: { type: 'button', 'aria-label': name, 'data-role': name.split(' ')[2] } })
+      button.disabled = to < 0 || to >= count
+      button.addEventListener('click', () => { void reorder(moved(shown, i, to), photo.id, `Photo ${i + 1} is now photo ${to + 1}.`) })
+      tools.append(button)
+    }
+    step(i - 1, '←', `Move photo ${i + 1} earlier`)
+    step(i + 1, '→', `Move photo ${i + 1} later`)
+    item.append(tools)
+    if (i === 0) item.append(el('span', { class: 'cover-badge', text: 'Cover' }))
+    else {
+      const cover = el('button', { class: 'small', text: 'Make cover', attrs: { type: 'button', 'aria-label': `Make photo ${i + 1} the cover` } })
+      cover.addEventListener('click', () => { void reorder(moved(shown, i, 0), photo.id, `Photo ${i + 1} is the cover now.`) })
+      item.append(cover)
+    }
+    item.draggable = true
+    item.addEventListener('dragstart', (event) => {
+      dragged = i
+      event.dataTransfer?.setData('text/x-plant-photo', photo.id)
+      if (event.dataTransfer !== null) event.dataTransfer.effectAllowed = 'move'
+    })
+    item.addEventListener('dragover', (event) => {
+      if (dragged === undefined) return
+      event.preventDefault()
+      item.classList.add('drop-here')
+    })
+    item.addEventListener('dragleave', () => item.classList.remove('drop-here'))
+    item.addEventListener('drop', (event) => {
+      item.classList.remove('drop-here')
+      const from = dragged
+      dragged = undefined
+      if (from === undefined || from === i) return
+      event.preventDefault()
+      void reorder(moved(shown, from, i), shown[from].id, `Photo ${from + 1} is now photo ${i + 1}.`)
+    })
+    item.addEventListener('dragend', () => { dragged = undefined })
+  }
+  item.append(remove)
+  return item
+}
+
+/**
+ * Puts the photos in `order`; focus stays with the photo that moved (on its Move button that still
+ * applies, so Enter can move it again).
+ */
+async function reorder (order: string[], photoId: string, said: string): Promise<void> {
+  const id = events.plantId()
+  if (id === undefined) return
+  const role = (document.activeElement as HTMLElement | null)?.dataset.role
+  say(alert, '')
+  offerUndo(undefined)
+  const { text, refused } = await sendOrder(id, order, events.etag(), said)
+  await events.changed()
+  if (refused) say(alert, text)
+  else say(status, text)
+  const item = listing.querySelector<HTMLElement>(`li[data-id="${CSS.escape(photoId)}"]`)
+  const again = [...item?.querySelectorAll<HTMLButtonElement>(`[data-role="${role}"], .icon`) ?? []].find((b) => !b.disabled)
+  again?.focus()
+  inView()
 }
 
 /** Clears what an earlier plant's uploads said. */
 export function resetPhotoMessages (): void {
   say(status, '')
   say(alert, '')
+  offerUndo(undefined)
+}
+
+function offerUndo (run: (() => Promise<void>) | undefined): void {
+  undo = run
+  undoButton.hidden = run === undefined
+  undoButton.disabled = false
 }
 
 async function upload (files: File[]): Promise<void> {
   const id = events.plantId()
   if (id === undefined || files.length === 0) return
   say(alert, '')
+  offerUndo(undefined)
   let done = 0
   for (const [i, file] of files.entries()) {
     say(status, files.length === 1 ? `Uploading ${file.name}…` : `Uploading ${file.name} (${i + 1} of ${files.length})…`)
@@ -92,21 +182,26 @@ function inView (): void {
   shown?.scrollIntoView({ block: 'nearest' })
 }
 
-async function removePhoto (photoId: string, button: HTMLButtonElement, label: string): Promise<void> {
+async function removePhoto (photo: Photo, button: HTMLButtonElement, label: string): Promise<void> {
   const id = events.plantId()
   if (id === undefined) return
-  // A photo removed is gone from the service: one slip of the finger must not do it.
-  if (!await confirmFirst('Remove this photo?', `${label} will be deleted. This cannot be undone.`, 'Remove', button.closest('li') ?? undefined)) {
+  // One slip of the finger must not do it; and Undo is offered after, for as long as the plant is open.
+  if (!await confirmFirst('Remove this photo?', `${label} will be removed. You can undo this while the plant is open.`, 'Remove', button.closest('li') ?? undefined)) {
     button.focus()
     return
   }
   button.disabled = true
   say(alert, '')
+  offerUndo(undefined)
+  const order = shown.map((p) => p.id)
   try {
-    await api('DELETE', `/v3/plant/${id}/photos/${encodeURIComponent(photoId)}`)
+    // The picture itself, to add back on Undo: once removed, the service may drop its bytes.
+    const picture = await fetch(photo.urls.full).then((res) => res.ok ? res.blob() : undefined, () => undefined)
+    const { etag } = await api('DELETE', `/v3/plant/${id}/photos/${encodeURIComponent(photo.id)}`)
     say(status, 'Photo removed.')
+    if (picture !== undefined) offerUndo(() => putBack(id, picture, order, photo.id, etag ?? ''))
     await events.changed()
-    input.focus()
+    ;(picture !== undefined ? undoButton : input).focus()
     inView()
   } catch (err) {
     button.disabled = false
@@ -115,8 +210,36 @@ async function removePhoto (photoId: string, button: HTMLButtonElement, label: s
   }
 }
 
+/**
+ * Undo of a removal: the picture is added again with If-Match on the version the removal made (a
+ * change since refuses it), then put back in its place among the others.
+ */
+async function putBack (id: number, picture: Blob, order: string[], removed: string, etag: string): Promise<void> {
+  try {
+    const added = await api<Photo>('POST', `/v3/plant/${id}/photos`, { raw: picture, contentType: picture.type, ifMatch: etag })
+    const back = order.map((p) => p === removed ? added.body.id : p)
+    if (back.at(-1) !== added.body.id) {
+      await api('PUT', `/v3/plant/${id}/photos/order`, { body: { order: back }, ifMatch: added.etag ?? '' })
+    }
+    say(status, 'Undone: the photo is back.')
+  } catch (err) {
+    say(alert, notUndone(err, 'this plant'))
+  }
+  await events.changed()
+  input.focus()
+  inView()
+}
+
 export function setUpPhotos (handlers: PhotoEvents): void {
   events = handlers
+  setUpViewer()
+  undoButton.addEventListener('click', () => {
+    const run = undo
+    if (run === undefined) return
+    offerUndo(undefined)
+    say(status, 'Putting the photo back…')
+    void run()
+  })
   input.addEventListener('change', () => {
     const files = [...input.files ?? []]
     input.value = ''

@@ -65,6 +65,18 @@ export function staffPageTests (): (name: string, body: (staff: StaffPage, run: 
   }
 }
 
+/** The dialog that asks staff for their key. */
+export const keyDialog = (page: Page) => page.getByRole('dialog', { name: 'Your staff key' })
+
+/** Answers the key dialog (which must be or become open) with `key`. */
+export async function giveKey (page: Page, key = KEY): Promise<void> {
+  const dialog = keyDialog(page)
+  await dialog.waitFor()
+  await dialog.getByLabel('Staff key').fill(key)
+  await dialog.getByRole('button', { name: 'Use key' }).click()
+  await dialog.waitFor({ state: 'hidden' })
+}
+
 /** A plant's row in the page's list, by its exact name. */
 export const plantButton = (page: Page, name: string) => page.locator('#plants').getByRole('button', { name, exact: true })
 
@@ -114,6 +126,7 @@ export async function openStaffPage (t: TestContext, browser: Browser, engine: E
   page.on('response', (response) => { if (response.status() >= 400) refusals.push(`${response.status()} ${response.url()}`) })
   page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()) })
   page.on('pageerror', (err) => errors.push(`uncaught: ${err.message}`))
+  // A dialog of the browser's own (alert, confirm, the question on leaving) is never expected unless a test waits for it.
   page.on('dialog', (dialog) => {
     errors.push(`unexpected ${dialog.type()}: ${dialog.message()}`)
     void dialog.dismiss()
