@@ -22,8 +22,14 @@ staffPageTest('search, filters, sort, page and the open plant live in the addres
   const { page } = staff
   for (let i = 1; i <= 25; i++) await staff.add({ name: `Seedling ${String(i).padStart(2, '0')}`, status: i % 5 === 0 ? 'sold' : 'available' })
   const fern = await staff.add({ name: 'Fern', status: 'pending' })
+  // The first total and counts meet a busy catalogue (503, as PostgreSQL's statement timeout answers
+  // under load): they are asked again after its Retry-After, not left missing until the next change.
+  const busy = { status: 503, contentType: 'application/json', headers: { 'retry-after': '1' }, body: JSON.stringify({ type: '/v3/problems/query-too-slow', title: 'Query too slow', status: 503 }) }
+  await page.route((u) => u.pathname === '/v3/plant/count', (route) => route.fulfill(busy), { times: 1 })
+  await page.route((u) => u.pathname === '/v3/store/inventory', (route) => route.fulfill(busy), { times: 1 })
   await page.goto(staff.url + '/')
   await page.locator('#summary').filter({ hasText: '1–20 of 26 plants' }).waitFor()
+  assert.deepEqual(await staff.refusedStatuses(), [503, 503])
 
   // A count card is a filter: pressed, the list shows that status, and the address says so.
   const soldCard = page.getByRole('button', { name: /^Sold \d+$/ })

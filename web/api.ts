@@ -128,3 +128,28 @@ export function describe (err: unknown, what = 'This plant'): string {
 }
 
 export const isAbort = (err: unknown): boolean => err instanceof DOMException && err.name === 'AbortError'
+
+/** A refusal that says "not now" rather than "no": a busy or restarting catalogue, or no connection. */
+const passing = (err: unknown): err is ApiError => err instanceof ApiError && [0, 429, 503].includes(err.status)
+
+/**
+ * A read that nothing else will ask again soon (a total, the counts), asked up to `tries` times
+ * while the catalogue answers "busy", after its Retry-After (1 s when it names none, doubling):
+ * one refusal under load must not leave a figure missing until the next change. `stop` ends the
+ * asking (the read it belongs to was overtaken or failed): the last refusal is then thrown.
+ */
+export async function patiently<T> (read: () => Promise<T>, stop: AbortSignal, tries = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read()
+    } catch (err) {
+      if (!passing(err) || attempt >= tries || stop.aborted) throw err
+      const seconds = Math.min(10, Number(err.retryAfter) || 1) * 2 ** (attempt - 1)
+      await new Promise<void>((resolve) => {
+        const timer = window.setTimeout(resolve, seconds * 1000)
+        stop.addEventListener('abort', () => { window.clearTimeout(timer); resolve() }, { once: true })
+      })
+      if (stop.aborted) throw err
+    }
+  }
+}

@@ -1,4 +1,4 @@
-import { api, type Inventory } from './api.js'
+import { api, patiently, type Inventory } from './api.js'
 import { byId } from './dom.js'
 
 // The counts at the top, shown once the service has answered them.
@@ -10,7 +10,8 @@ export async function loadCounts (): Promise<void> {
   const mine = new AbortController()
   controller = mine
   try {
-    const { body } = await api<Inventory>('GET', '/v3/store/inventory', { signal: mine.signal })
+    // Asked again while the catalogue is busy: otherwise the counts would wait for the next change.
+    const { body } = await patiently(() => api<Inventory>('GET', '/v3/store/inventory', { signal: mine.signal }), mine.signal)
     for (const key of ['available', 'pending', 'sold'] as const) byId(`count-${key}`).textContent = body[key].toLocaleString()
     byId('counts').hidden = false
   } catch {

@@ -1,5 +1,5 @@
 import { listKey, readView, state, writeView, type View } from './address.js'
-import { api, ApiError, describe, isAbort, type Plant } from './api.js'
+import { api, ApiError, describe, isAbort, patiently, type Plant } from './api.js'
 import { byId, debounce, say } from './dom.js'
 import { currencyReady } from './money.js'
 import { merge, note, row, setRowActions, type RowActions } from './rows.js'
@@ -29,6 +29,7 @@ const prev = byId<HTMLButtonElement>('prev')
 const next = byId<HTMLButtonElement>('next')
 const pageNo = byId('page-no')
 const pager = byId('pager')
+const skipPages = byId<HTMLAnchorElement>('skip-pages')
 const empty = byId('empty')
 const emptyText = byId('empty-text')
 const clear = byId<HTMLButtonElement>('clear-filters')
@@ -139,7 +140,11 @@ export async function load (keep = false): Promise<void> {
   const mine = new AbortController()
   controller = mine
   list.setAttribute('aria-busy', 'true')
-  const counting = countOf(params, mine.signal)
+  // The total is asked beside the page, and asked again while the catalogue is busy, until this
+  // load is overtaken or its page fails (then the total is not wanted).
+  const counted = new AbortController()
+  mine.signal.addEventListener('abort', () => counted.abort(), { once: true })
+  const counting = countOf(params, mine.signal, counted.signal)
   try {
     const [{ body, position }] = await Promise.all([
       api<{ items: Plant[], nextCursor: string | null }>('GET', `/v3/plant?${params}`, { signal: mine.signal }),
@@ -165,6 +170,7 @@ export async function load (keep = false): Promise<void> {
     if (page === 0 && cursors.length === 1) events.loaded(position)
   } catch (err) {
     if (isAbort(err)) return
+    counted.abort()
     if (err instanceof ApiError && err.status === 400 && (err.problem?.errors ?? []).some((e) => e.path === '/cursor') && page > 0) {
       // A page's address from before the plants changed a lot, or edited by hand: start from the first page.
       restart()
@@ -192,12 +198,16 @@ function showFailure (text: string, retryable: boolean): void {
   retry.hidden = text === '' || !retryable
 }
 
-/** How many plants the filters match (not the page), or undefined when the catalogue cannot say. */
-async function countOf (params: URLSearchParams, signal: AbortSignal): Promise<{ count: number, exact: boolean } | undefined> {
+/**
+ * How many plants the filters match (not the page), or undefined when the catalogue cannot say.
+ * Asked again while the catalogue is busy (nothing else would ask for this total before the next
+ * change), until `stop` aborts.
+ */
+async function countOf (params: URLSearchParams, signal: AbortSignal, stop: AbortSignal): Promise<{ count: number, exact: boolean } | undefined> {
   const filters = new URLSearchParams(params)
   for (const name of ['limit', 'cursor', 'sort']) filters.delete(name)
   try {
-    return (await api<{ count: number, exact: boolean }>('GET', `/v3/plant/count?${filters}`, { signal })).body
+    return (await patiently(() => api<{ count: number, exact: boolean }>('GET', `/v3/plant/count?${filters}`, { signal }), stop)).body
   } catch {
     return undefined
   }
@@ -240,6 +250,7 @@ function clearResults (): void {
   say(emptyText, '')
   empty.hidden = true
   pager.hidden = true
+  skipPages.hidden = true
 }
 
 /** A plant just added here shows at the top of the list, where staff are looking, until the list is loaded again. */
@@ -271,6 +282,7 @@ function render (rows: HTMLLIElement[]): void {
   clear.hidden = !filtered
   // One page only: the page buttons would both be disabled, so they are not shown.
   pager.hidden = onePage
+  skipPages.hidden = onePage
   prev.disabled = page === 0
   next.disabled = nextCursor === null
   pageNo.textContent = `Page ${page + 1}`
@@ -351,6 +363,11 @@ export function setUpList (handlers: ListEvents): void {
   retry.addEventListener('click', () => {
     retry.hidden = true
     void load()
+  })
+  // The page buttons take the focus themselves: following #pager would add an entry to the history.
+  skipPages.addEventListener('click', (event) => {
+    event.preventDefault()
+    ;(next.disabled ? prev : next).focus()
   })
   prev.addEventListener('click', () => {
     if (page === 0) return
