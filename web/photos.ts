@@ -40,16 +40,20 @@ export function showPhotos (plant: Plant | undefined): void {
   const count = plant.photos.length
   shown = plant.photos
   plantName = plant.name
+  // Shown again (a reorder, or the feed's change for it arriving after): focus stays with its photo.
+  const active = document.activeElement instanceof HTMLElement && listing.contains(document.activeElement) ? document.activeElement : undefined
+  const held = active === undefined ? undefined : { id: active.closest('li')?.dataset.id, role: active.dataset.role }
   listing.replaceChildren(...plant.photos.map((photo, i) => photoItem(photo, i, count)))
+  if (held?.id !== undefined) focusIn(held.id, held.role)
   say(byId('photo-empty'), count === 0 ? 'No photos yet.' : '')
 }
 
 function photoItem (photo: Photo, i: number, count: number): HTMLLIElement {
   const label = count === 1 ? 'the photo' : `photo ${i + 1}`
   const img = el('img', { attrs: { src: photo.urls.thumb, alt: `${i === 0 ? 'Cover photo' : `Photo ${i + 1}`} of ${plantName}`, width: '96', height: '96', decoding: 'async' } })
-  const open = el('button', { class: 'photo-open', attrs: { type: 'button', 'aria-label': `Enlarge ${label}` } }, img)
+  const open = el('button', { class: 'photo-open', attrs: { type: 'button', 'aria-label': `Enlarge ${label}`, 'data-role': 'enlarge' } }, img)
   open.addEventListener('click', () => enlarge(shown, i, plantName, open))
-  const remove = el('button', { class: 'small', text: 'Remove', attrs: { type: 'button', 'aria-label': `Remove ${label}` } })
+  const remove = el('button', { class: 'small', text: 'Remove', attrs: { type: 'button', 'aria-label': `Remove ${label}`, 'data-role': 'remove' } })
   const what = count === 1 ? 'The photo' : i === 0 ? 'The cover photo' : `Photo ${i + 1}`
   remove.addEventListener('click', () => { void removePhoto(photo, remove, what) })
   const item = el('li', { class: 'photo', attrs: { 'data-id': photo.id } }, open)
@@ -57,7 +61,7 @@ function photoItem (photo: Photo, i: number, count: number): HTMLLIElement {
     // The keyboard's way to reorder (dragging needs a pointer): one place earlier or later, or first.
     const tools = el('div', { class: 'photo-tools' })
     const step = (to: number, text: string, name: string): void => {
-      const button = el('button', { class: 'small icon', text, attrs: { type: 'button', 'aria-label': name, 'data-role': name.split(' ')[2] } })
+      const button = el('button', { class: 'small icon', text, attrs: { type: 'button', 'aria-label': name, 'data-role': name.split(' ').at(-1)! } })
       button.disabled = to < 0 || to >= count
       button.addEventListener('click', () => { void reorder(moved(shown, i, to), photo.id, `Photo ${i + 1} is now photo ${to + 1}.`) })
       tools.append(button)
@@ -111,10 +115,16 @@ async function reorder (order: string[], photoId: string, said: string): Promise
   await events.changed()
   if (refused) say(alert, text)
   else say(status, text)
-  const item = listing.querySelector<HTMLElement>(`li[data-id="${CSS.escape(photoId)}"]`)
-  const again = [...item?.querySelectorAll<HTMLButtonElement>(`[data-role="${role}"], .icon`) ?? []].find((b) => !b.disabled)
-  again?.focus()
+  focusIn(photoId, role)
   inView()
+}
+
+/** Focus on photo `photoId`'s button of `role`, or its other Move button when that one no longer applies. */
+function focusIn (photoId: string, role: string | undefined): void {
+  const item = listing.querySelector<HTMLElement>(`li[data-id="${CSS.escape(photoId)}"]`)
+  const buttons = [...item?.querySelectorAll<HTMLButtonElement>('button') ?? []].filter((b) => !b.disabled)
+  const again = buttons.find((b) => b.dataset.role === role) ?? buttons.find((b) => b.classList.contains('icon'))
+  ;(again ?? item?.querySelector<HTMLElement>('.photo-open'))?.focus()
 }
 
 /** Clears what an earlier plant's uploads said. */
