@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict'
+import { connect, type AddressInfo } from 'node:net'
 import { describe, test } from 'node:test'
+import { buildApp } from '../src/app.js'
+import { testConfig } from '../src/config.js'
 import { loadConfig } from '../src/config.js'
 import { createKey } from '../src/keys/manage.js'
 import { startupFacts } from '../src/ops/startup.js'
 import { build } from './helpers/app.js'
-import { ENGINES } from './helpers/engines.js'
+import { ENGINES, sqliteEngine } from './helpers/engines.js'
 
 // What a client is told about the key it sends: checked on open reads too, refused with a 401 that
 // says what to fix when it is sent in a way the service does not read, never taken from a URL.
@@ -120,4 +123,23 @@ test('the start-up line says who may read and, with READS=keys, exactly what sta
   const reads = String(startupFacts(loadConfig({ READS: 'keys' }), 2).reads)
   assert.match(reads, /^need a key of scope read \(READS=keys\), photos included; open without a key: \/healthz, \/readyz, \/v3\/openapi\.json, \/v3\/docs and the staff page's own files/)
   assert.match(reads, /\/metrics needs a write key/)
+})
+
+test('over a real connection, where Node keeps only the first Authorization header, two of them are still refused', async (t) => {
+  const store = await sqliteEngine.open()
+  const app = await buildApp(testConfig({ apiKeys: [ENV_KEY] }), { store })
+  t.after(async () => { await app.close(); await store.close() })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const { port } = app.server.address() as AddressInfo
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.end(['GET /v3/plant HTTP/1.1', 'Host: x', `Authorization: Bearer ${ENV_KEY}`, 'Authorization: Bearer pcat_other-0123456789', 'Connection: close', '', ''].join('\r\n'))
+    })
+    let text = ''
+    socket.on('data', (chunk: Buffer) => { text += chunk.toString() })
+    socket.on('end', () => { resolve(text) })
+    socket.on('error', reject)
+  })
+  assert.match(answer, /^HTTP\/1\.1 401 /)
+  assert.match(answer, /"detail":"Two Authorization headers were sent: send one key, in one header: Authorization: Bearer <key> or api_key: <key>"/)
 })

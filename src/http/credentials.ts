@@ -20,6 +20,7 @@ export type Presented =
 
 const NONE: Presented = { kind: 'none' }
 const HOW = 'send the key as Authorization: Bearer <key> (or api_key: <key>)'
+const ONE = 'send one key, in one header: Authorization: Bearer <key> or api_key: <key>'
 /** Headers other APIs take keys in: read only to say which header this one reads. */
 const OTHER_HEADERS: Array<[string, string]> = [['x-api-key', 'X-API-Key'], ['api-key', 'api-key']]
 
@@ -41,10 +42,10 @@ export function presentedKey (request: FastifyRequest): Presented {
   if (authorization === undefined && apiKey === undefined && other === undefined) return NONE
 
   if (authorization !== undefined && timesSent(request, 'authorization') > 1) {
-    return { kind: 'refused', why: `Two Authorization headers were sent: send one key, in one header (${HOW})` }
+    return { kind: 'refused', why: `Two Authorization headers were sent: ${ONE}` }
   }
   if (apiKey !== undefined && timesSent(request, 'api_key') > 1) {
-    return { kind: 'refused', why: `Two api_key headers were sent: send one key, in one header (${HOW})` }
+    return { kind: 'refused', why: `Two api_key headers were sent: ${ONE}` }
   }
   let bearer: string | undefined
   let scheme: string | undefined
@@ -62,7 +63,7 @@ export function presentedKey (request: FastifyRequest): Presented {
     }
   }
   if (bearer !== undefined && apiKey !== undefined && bearer !== apiKey) {
-    return { kind: 'refused', why: `Authorization and api_key carry different keys: send one key, in one header (${HOW})` }
+    return { kind: 'refused', why: `Authorization and api_key carry different keys: ${ONE}` }
   }
   const key = bearer ?? apiKey
   if (other !== undefined) {
