@@ -64,6 +64,27 @@ for (const engine of ENGINES) {
       assert.deepEqual([changes[0].kind, changes[0].id, changes[0].version, ids(changes[0].plant)], ['updated', id, 5, order])
     })
 
+    test('the order the plant already has changes nothing (as PATCH {}): 200 with the plant as it is, the same ETag, no new version, no change in the feed', async (t) => {
+      const api = await build(t, engine)
+      const { id, photos } = await plantWithPhotos(api, 3)
+      const before = await api.request({ method: 'GET', url: `/v3/plant/${id}` })
+      const head = Number(before.headers['feed-position'])
+      const same = await put(api, id, { order: photos })
+      assert.equal(same.statusCode, 200, same.body)
+      assert.deepEqual(same.json(), before.json())
+      assert.equal(same.headers.etag, before.headers.etag)
+      assert.equal(same.headers['cache-control'], 'no-store')
+      // If-Match still applies: the current ETag is 200, a stale one 412.
+      assert.equal((await put(api, id, { order: photos }, { 'if-match': before.headers.etag as string })).statusCode, 200)
+      assert.equal((await put(api, id, { order: photos }, { 'if-match': `"${id}.1"` })).statusCode, 412)
+      assert.deepEqual((await api.request({ method: 'GET', url: `/v3/plant/changes?after=${head}` })).json().items, [])
+      assert.equal((await api.app.store.get(id))!.version, 4)
+      // A plant without photos and the empty order: the same.
+      const bare = await api.add({ name: 'Ficus' })
+      const empty = await put(api, bare.id, { order: [] })
+      assert.deepEqual([empty.statusCode, empty.headers.etag], [200, `"${bare.id}.1"`])
+    })
+
     test('If-Match applies: the current ETag writes, a stale one is 412 with the plant as it is and changes nothing', async (t) => {
       const api = await build(t, engine)
       const { id, photos } = await plantWithPhotos(api, 2)

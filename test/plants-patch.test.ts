@@ -45,6 +45,16 @@ for (const engine of ENGINES) {
       assert.equal(stale.headers.etag, etag, 'and its ETag')
     })
 
+    test('members equal to what the plant holds are still a write: a new version and one updated change (only {} and an unchanged photo order are not)', async (t) => {
+      const { app, request, add } = await build(t, engine)
+      const plant = await add({ name: 'Fern', status: 'sold' })
+      const before = (await app.store.changes(0, 100)).items.length
+      const res = await request({ method: 'PATCH', url: `/v3/plant/${plant.id}`, headers: mergePatch, payload: '{"status":"sold","name":"Fern"}' })
+      assert.equal(res.statusCode, 200, res.body)
+      assert.equal(res.headers.etag, `"${plant.id}.2"`)
+      assert.equal((await app.store.changes(0, 100)).items.length, before + 1)
+    })
+
     test('one updated change in the feed per patch, with the plant after it', async (t) => {
       const { app, request, add } = await build(t, engine)
       const plant = await add({ name: 'Fern', tags: ['a'] })

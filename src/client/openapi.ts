@@ -151,7 +151,7 @@ export interface paths {
         head?: never;
         /**
          * Change some fields of a plant (JSON merge patch, RFC 7396; `{}` changes nothing)
-         * @description Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, `category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body (400 invalid-input), the plant (404), If-Match (412), the SKU (409 sku-taken). `{}` answers the current plant: no new version, no change in the feed. Needs a key of scope `write`, or `sell` (a till) when the body is `status` alone.
+         * @description Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, `category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body (400 invalid-input), the plant (404), If-Match (412), the SKU (409 sku-taken). `{}` answers the current plant: no new version, no change in the feed; members equal to the plant's are still a write (a new version). Needs a key of scope `write`, or `sell` (a till) when the body is `status` alone.
          */
         patch: operations["patch-plant"];
         trace?: never;
@@ -204,7 +204,7 @@ export interface paths {
         get?: never;
         /**
          * Put a plant's photos in a new order (the first is the cover)
-         * @description `order` names every photo id of the plant, each once. Checks in this order: the path id (400 invalid-id), the body (400 invalid-input), the plant (404), If-Match (412), then the ids (400 invalid-input naming the one at fault). The plant's version increases (a new ETag) and the feed gets one `updated` change.
+         * @description `order` names every photo id of the plant, each once. Checks in this order: the path id (400 invalid-id), the body (400 invalid-input), the plant (404), If-Match (412), then the ids (400 invalid-input naming the one at fault). The plant's version increases (a new ETag) and the feed gets one `updated` change. The order the photos already have changes nothing (as PATCH `{}`): 200 with the plant as it is, the same ETag, no new version, no change in the feed.
          */
         put: operations["order-plant-photos"];
         post?: never;
@@ -2674,7 +2674,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The plant with its photos in the new order, and its new ETag */
+            /** @description The plant with its photos in the new order, and its new ETag (the same when the order is the one it had) */
             200: {
                 headers: {
                     /** @description The version of the plant, for If-Match and If-None-Match. */

@@ -32,12 +32,13 @@ export const photoOrderRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (a
       summary: 'Put a plant\'s photos in a new order (the first is the cover)',
       description: '`order` names every photo id of the plant, each once. Checks in this order: the path id (400 invalid-id), the body ' +
         '(400 invalid-input), the plant (404), If-Match (412), then the ids (400 invalid-input naming the one at fault). ' +
-        'The plant\'s version increases (a new ETag) and the feed gets one `updated` change.',
+        'The plant\'s version increases (a new ETag) and the feed gets one `updated` change. The order the photos already have ' +
+        'changes nothing (as PATCH `{}`): 200 with the plant as it is, the same ETag, no new version, no change in the feed.',
       params: IdParams,
       headers: UpdateHeaders,
       body: ref(PhotoOrder),
       response: {
-        200: { ...ref(Plant), description: 'The plant with its photos in the new order, and its new ETag', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
+        200: { ...ref(Plant), description: 'The plant with its photos in the new order, and its new ETag (the same when the order is the one it had)', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
         ...problemResponses(...guardStatuses(true), [400, 'Invalid ID supplied, or invalid input (an order that does not name each of the plant\'s photos once)'],
           404, 412, 413, 503)
       }
@@ -51,11 +52,17 @@ export const photoOrderRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (a
     if (expected && !expected.includes(plant.version)) throw new VersionMismatch()
     const problem = photoOrderProblem(plant.photos, order)
     if (problem) throw refuse(problem)
-    const ordered = await store.orderPhotos(id, order, expected, writeMetaOf(request)).catch((err: unknown) => {
-      // The photos changed between the read and the write.
-      if (err instanceof PhotoOrderInvalid) throw refuse({ message: 'must name every photo of the plant, each once (they changed meanwhile: read the plant again)' })
-      throw err
-    })
+    // The order the plant already has asks for no change, as PATCH {} does: the plant as it is (same
+    // ETag), no new version, no change in the feed. A PATCH that sends members, even the values the
+    // plant holds, is a write (CONTRACT.md): it names fields; an order is the photos' one state.
+    const unchanged = order.every((photoId, i) => plant.photos[i].id === photoId)
+    const ordered = unchanged
+      ? plant
+      : await store.orderPhotos(id, order, expected, writeMetaOf(request)).catch((err: unknown) => {
+        // The photos changed between the read and the write.
+        if (err instanceof PhotoOrderInvalid) throw refuse({ message: 'must name every photo of the plant, each once (they changed meanwhile: read the plant again)' })
+        throw err
+      })
     reply.header('cache-control', 'no-store')
     return sendPlant(reply, ordered)
   })

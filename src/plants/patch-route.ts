@@ -27,7 +27,7 @@ export const patchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
       summary: 'Change some fields of a plant (JSON merge patch, RFC 7396; `{}` changes nothing)',
       description: 'Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, ' +
         '`category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body ' +
-        '(400 invalid-input), the plant (404), If-Match (412), the SKU (409 sku-taken). `{}` answers the current plant: no new version, no change in the feed. ' +
+        '(400 invalid-input), the plant (404), If-Match (412), the SKU (409 sku-taken). `{}` answers the current plant: no new version, no change in the feed; members equal to the plant\'s are still a write (a new version). ' +
         'Needs a key of scope `write`, or `sell` (a till) when the body is `status` alone.',
       consumes: ['application/merge-patch+json', 'application/json'],
       params: IdParams,
