@@ -17,7 +17,8 @@ const STATUSES: PlantStatus[] = ['available', 'pending', 'sold']
 const SORTS: Sort[] = ['id', '-id', 'name', '-name', 'price', '-price', 'updated', '-updated']
 // Prices with ties ("5" and "5.00" are one price), the extremes, and none.
 const PRICES = [null, '0', '5', '5.00', '5.5', '12.5', '999999999.99']
-const BARCODES = [null, '96385074', '4006381333931']
+// Barcodes at several GTIN lengths: '00000096385074' is '96385074', '04006381333931' is '4006381333931'.
+const BARCODES = [null, '96385074', '4006381333931', '00000096385074', '04006381333931', '000096385074']
 // Accents precomposed and decomposed (e + U+0301), letters without a decomposition (ø), digits and
 // signs between words (where a short term's word starts).
 const LETTERS = ['a', 'b', 'A', 'B', 'é', 'É', 'e', 'e\u0301', 'ß', 'İ', 'i', 'ø', '😀', '\uff21', ' ', 'ab', 'ba', '1', '-', ',']
@@ -65,7 +66,7 @@ function rarely<T> (arbitrary: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> {
 function storeFilters () {
   return {
     sku: rarely(fc.integer({ min: 0, max: 30 }).map((i) => i % 2 === 0 ? `sk-${i}` : `SK-${i}`)),
-    barcode: rarely(fc.constantFrom('96385074', '4006381333931')),
+    barcode: rarely(fc.constantFrom('96385074', '4006381333931', '0000096385074', '04006381333931')),
     priceMin: rarely(fc.constantFrom('0', '5', '5.5', '13')),
     priceMax: rarely(fc.constantFrom('0', '5.00', '12.5', '999999999.99')),
     since: rarely(fc.nat()),

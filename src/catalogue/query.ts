@@ -1,7 +1,7 @@
 import { nameKey } from './name-key.js'
 import { foldKey, keyHolds } from './search-key.js'
 import type { Plant, PlantStatus } from './plant.js'
-import { priceCents, skuKey } from './store-fields.js'
+import { gtinKey, priceCents, skuKey } from './store-fields.js'
 
 // What a list query means, in one place: the route parses requests into a PlantQuery, both engines
 // translate it to SQL, and the property test walks the same functions over an in-memory catalogue.
@@ -20,6 +20,7 @@ export interface PlantQuery {
   terms: string[]
   /** The plant with this SKU, ignoring case. */
   sku?: string
+  /** Plants whose barcode stands for this GTIN at any length (store-fields.ts gtinKey): given as its key. */
   barcode?: string
   /** Plants whose updatedAt is at or after this time (epoch milliseconds). */
   updatedSince?: number
@@ -71,7 +72,7 @@ export function matches (plant: Plant, query: PlantQuery): boolean {
   if (query.category !== undefined && (plant.category === null || filterKey(plant.category) !== filterKey(query.category))) return false
   if (!query.tags.every((t) => plant.tags.some((own) => filterKey(own) === filterKey(t)))) return false
   if (query.sku !== undefined && (plant.sku === null || skuKey(plant.sku) !== skuKey(query.sku))) return false
-  if (query.barcode !== undefined && plant.barcode !== query.barcode) return false
+  if (query.barcode !== undefined && (plant.barcode === null || gtinKey(plant.barcode) !== gtinKey(query.barcode))) return false
   if (query.updatedSince !== undefined && Date.parse(plant.updatedAt) < query.updatedSince) return false
   if (query.priceMin !== undefined || query.priceMax !== undefined) {
     const cents = plant.price === null ? undefined : priceCents(plant.price)

@@ -44,6 +44,14 @@ export function isGtin (code: string): boolean {
 }
 
 /**
+ * What barcodes are found by: the GTIN-14 the code stands for (left-padded with zeros). A GTIN-8,
+ * a UPC-A (GTIN-12) and the EAN-13 written with a leading 0 are one product's code at different
+ * lengths; GS1 pads them so, and the check digit (weighted from the right) stays valid. The record
+ * keeps the barcode as the client wrote it; both engines index this key (an expression index).
+ */
+export const gtinKey = (code: string): string => code.padStart(14, '0')
+
+/**
  * A plant's fields in a fixed order, the price in its record form: what tells two requests (an
  * Idempotency-Key's) or two rows (an import's) for the same plant apart. The seed's fields alone
  * give the list they always gave, so what was remembered before still matches.

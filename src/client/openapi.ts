@@ -633,7 +633,7 @@ export interface components {
         /** @description Details of the plant to add. Unknown members (an id included) and members given twice are invalid input. */
         NewPlant: {
             /**
-             * @description GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Not unique: identical plants may share one.
+             * @description GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Kept as written; barcode= finds it at any length (zeros on the left). Not unique: identical plants may share one.
              * @default null
              */
             barcode?: string | null;
@@ -750,7 +750,7 @@ export interface components {
         };
         /** @description A JSON merge patch (RFC 7396) of a plant: only the members sent change; `{}` changes nothing. An id or unknown member is invalid input. */
         PlantPatch: {
-            /** @description GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Not unique: identical plants may share one. */
+            /** @description GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Kept as written; barcode= finds it at any length (zeros on the left). Not unique: identical plants may share one. */
             barcode?: string | null;
             /** @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null. */
             category?: string | null;
@@ -773,7 +773,7 @@ export interface components {
         /** @description Updated details of the plant, named by id. Omitted optional fields take their defaults. A member given twice is invalid input; an id written with a fraction or exponent (1.0, 1e2) is an invalid id. */
         PlantUpdate: {
             /**
-             * @description GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Not unique: identical plants may share one.
+             * @description GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Kept as written; barcode= finds it at any length (zeros on the left). Not unique: identical plants may share one.
              * @default null
              */
             barcode?: string | null;
@@ -1517,7 +1517,7 @@ export interface operations {
     "list-plants": {
         parameters: {
             query?: {
-                /** @description Plants with this barcode (exact). */
+                /** @description Plants whose barcode is this GTIN at any length: a UPC-A (12 digits), the same code as an EAN-13 with a leading 0 or as a GTIN-14 with leading zeros, and a GTIN-8 and its longer forms find each other. Records show each barcode as it was written. */
                 barcode?: string;
                 /** @description Plants of this category, ignoring the case of A–Z: category=Indoor finds "indoor" (not of other letters: "É" is not "é"). */
                 category?: string;
@@ -3042,7 +3042,7 @@ export interface operations {
     "count-plants": {
         parameters: {
             query?: {
-                /** @description Plants with this barcode (exact). */
+                /** @description Plants whose barcode is this GTIN at any length: a UPC-A (12 digits), the same code as an EAN-13 with a leading 0 or as a GTIN-14 with leading zeros, and a GTIN-8 and its longer forms find each other. Records show each barcode as it was written. */
                 barcode?: string;
                 /** @description Plants of this category, ignoring the case of A–Z: category=Indoor finds "indoor" (not of other letters: "É" is not "é"). */
                 category?: string;

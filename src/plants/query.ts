@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { nameKey } from '../catalogue/name-key.js'
 import { foldKey } from '../catalogue/search-key.js'
 import { filterKey, sortKeyOf, type PlantQuery, type Position } from '../catalogue/query.js'
-import { parseTimestamp, priceCents, skuKey } from '../catalogue/store-fields.js'
+import { gtinKey, parseTimestamp, priceCents, skuKey } from '../catalogue/store-fields.js'
 import { HttpProblem } from '../http/problem.js'
 import type { ListQuery } from './schemas.js'
 
@@ -44,7 +44,8 @@ export function plantQueryOf (query: Omit<ListQuery, 'limit' | 'cursor'>): Plant
   const found: PlantQuery = { statuses: [...new Set(status)], category: category === undefined ? undefined : filterKey(category), tags: [...new Set(tag?.map(filterKey))], terms: parseTerms(q), sort }
   // Absent filters stay absent: the cursor's fingerprint of a query without them is as before.
   if (sku !== undefined) found.sku = skuKey(sku)
-  if (barcode !== undefined) found.barcode = barcode
+  // As its GTIN-14 key: a UPC-A and the same code as an EAN-13 or GTIN-14 are one filter, and one cursor.
+  if (barcode !== undefined) found.barcode = gtinKey(barcode)
   if (updatedSince !== undefined) found.updatedSince = parseTimestamp(plusRestored(updatedSince)) ?? refuseTime(updatedSince)
   // The schema's pattern has checked both prices.
   if (priceMin !== undefined) found.priceMin = priceCents(priceMin)

@@ -62,7 +62,7 @@ const Barcode = Type.Unsafe<string | null>({
   pattern: GTIN_PATTERN,
   'x-pattern-message': GTIN_MESSAGE,
   'x-gtin': true,
-  description: 'GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Not unique: identical plants may share one.'
+  description: 'GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Kept as written; barcode= finds it at any length (zeros on the left). Not unique: identical plants may share one.'
 })
 const Time = Type.String({ description: 'RFC 3339, UTC, with milliseconds; set by the service (read-only).' })
 
@@ -158,7 +158,7 @@ export const ListQuery = Type.Object({
       'U+007F–U+009F) other than white space are refused, as is a term of accents alone.'
   })),
   sku: Type.Optional(Type.String({ pattern: SKU_PATTERN, 'x-pattern-message': SKU_MESSAGE, description: 'The plant with this SKU, ignoring case.' })),
-  barcode: Type.Optional(Type.String({ pattern: GTIN_PATTERN, 'x-pattern-message': GTIN_MESSAGE, 'x-gtin': true, description: 'Plants with this barcode (exact).' })),
+  barcode: Type.Optional(Type.String({ pattern: GTIN_PATTERN, 'x-pattern-message': GTIN_MESSAGE, 'x-gtin': true, description: 'Plants whose barcode is this GTIN at any length: a UPC-A (12 digits), the same code as an EAN-13 with a leading 0 or as a GTIN-14 with leading zeros, and a GTIN-8 and its longer forms find each other. Records show each barcode as it was written.' })),
   updatedSince: Type.Optional(Type.String({
     maxLength: 64,
     description: 'Plants whose updatedAt is at or after this RFC 3339 date-time (seconds and a zone required, e.g. 2026-05-01T12:00:00.000Z; ' +

@@ -2,7 +2,7 @@ import pg from 'pg'
 import { nameKey } from '../../catalogue/name-key.js'
 import { sortKeyOf, UNPRICED } from '../../catalogue/query.js'
 import { isShortTerm } from '../../catalogue/search-key.js'
-import { skuKey } from '../../catalogue/store-fields.js'
+import { gtinKey, skuKey } from '../../catalogue/store-fields.js'
 import type { ListFilter } from '../plant-store.js'
 import { fromPostgresText, toPostgresText } from './text-escape.js'
 
@@ -78,9 +78,10 @@ export function listQuery (filter: ListFilter, columns: string): { text: string,
   for (const term of filter.terms ?? []) {
     where.push(isShortTerm(term) ? `p.search_starts @> ARRAY[${param(term)}::text]` : `p.search_key LIKE ${param(`%${likeEscape(term)}%`)}`)
   }
-  // The unique index plants_sku and the partial index plants_barcode answer these two.
+  // The unique index plants_sku and the partial index plants_gtin (migration 011: a barcode's GTIN-14
+  // key, catalogue/store-fields.ts gtinKey, the same expression) answer these two.
   if (filter.sku !== undefined) where.push(`p.sku IS NOT NULL AND lower(p.sku) = ${param(skuKey(filter.sku))}`)
-  if (filter.barcode !== undefined) where.push(`p.barcode = ${param(filter.barcode)}`)
+  if (filter.barcode !== undefined) where.push(`p.barcode IS NOT NULL AND lpad(p.barcode, 14, '0') = ${param(gtinKey(filter.barcode))}`)
   if (filter.updatedSince !== undefined) where.push(`p.updated_at >= ${param(filter.updatedSince)}::bigint`)
   // The price index's expression, so sort=price walks only the range; either bound leaves unpriced plants out.
   if (filter.priceMin !== undefined || filter.priceMax !== undefined) {

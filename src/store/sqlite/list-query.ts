@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3'
 import { QueryTooSlow } from '../../catalogue/errors.js'
 import { sortKeyOf, UNPRICED } from '../../catalogue/query.js'
 import { foldKey, isShortTerm, keyHolds, startTrigram } from '../../catalogue/search-key.js'
-import { skuKey } from '../../catalogue/store-fields.js'
+import { gtinKey, skuKey } from '../../catalogue/store-fields.js'
 import type { CountFilter, ListFilter } from '../plant-store.js'
 import { PLANT_COLUMNS } from './plant-rows.js'
 import { INDEXED_UP_TO } from './search-backlog.js'
@@ -29,6 +29,11 @@ export type Driver =
  */
 const NUMBER_KEYS = { price: `coalesce(p.price, ${UNPRICED})`, updated: 'p.updated_at' }
 const NUMBER_INDEXES = { price: 'plants_price', updated: 'plants_updated' }
+/**
+ * A barcode's GTIN-14 key (catalogue/store-fields.ts gtinKey) in SQL: the expression of the index
+ * plants_gtin (migrations.ts), written here exactly as there so SQLite seeks it.
+ */
+export const GTIN_KEY = "substr('0000000000000' || p.barcode, -14)"
 const numberKey = (sort: string): 'price' | 'updated' => sort.endsWith('price') ? 'price' : 'updated'
 
 /**
@@ -156,8 +161,8 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
       args.push(skuKey(filter.sku))
     }
     if (filter.barcode !== undefined) {
-      where.push(`${filter.sku !== undefined ? '+' : ''}p.barcode = ?`)
-      args.push(filter.barcode)
+      where.push(`p.barcode IS NOT NULL AND ${filter.sku !== undefined ? '+' : ''}${GTIN_KEY} = ?`)
+      args.push(gtinKey(filter.barcode))
     }
   }
   if (byName) {

@@ -106,7 +106,8 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   -- Who made each change (issue 26): the key's name, 'anonymous' without one, 'cli' for the command line.
   ALTER TABLE changes ADD COLUMN actor TEXT NOT NULL DEFAULT 'anonymous';
   `,
-  TRASH_MIGRATION
+  TRASH_MIGRATION,
+  gtinKeys
 ]
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */
@@ -227,11 +228,28 @@ function filterKeys (db: Database.Database, progress: (message: string) => void)
   `)
 }
 
+/**
+ * barcode= finds a GTIN at any length (catalogue/store-fields.ts gtinKey): the barcode index by its
+ * GTIN-14 key (zeros on the left; list-query.ts GTIN_KEY writes the same expression) replaces the
+ * one by the code as written. An index build only (one read of the table), said on a large catalogue.
+ */
+function gtinKeys (db: Database.Database, progress: (message: string) => void): void {
+  const total = db.prepare('SELECT count(*) FROM plants').pluck().get() as number
+  if (total > 50_000) progress(`migration: indexing barcodes as GTIN-14 (${total} plants)`)
+  db.exec(`
+  CREATE INDEX plants_gtin ON plants (substr('0000000000000' || barcode, -14)) WHERE barcode IS NOT NULL;
+  DROP INDEX plants_barcode;
+  `)
+  if (total > 50_000) progress('migration: barcodes indexed')
+}
+
 /** SQL for epoch milliseconds as RFC 3339 UTC with milliseconds (as Date.toISOString writes them). */
 const iso = (ms: string): string => `strftime('%Y-%m-%dT%H:%M:%fZ', (${ms}) / 1000.0, 'unixepoch')`
 
 /** The user_version the store fields' migration brings a file to (tests build the catalogue before it). */
 export const STORE_FIELDS_VERSION = MIGRATIONS.indexOf(storeFields) + 1
+/** The user_version the GTIN keys' migration brings a file to. */
+export const GTIN_KEYS_VERSION = MIGRATIONS.indexOf(gtinKeys) + 1
 /** The user_version before the search texts' migration (accents, word starts). */
 export const SEARCH_TEXT_VERSION = MIGRATIONS.indexOf(searchTextMigration)
 
