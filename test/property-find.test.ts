@@ -9,7 +9,8 @@ import { ENGINES } from './helpers/engines.js'
 
 // Finding plants against the model in src/catalogue/query.ts: random catalogues, random queries, every
 // page walked, on each engine. Names come from a small alphabet with the cases that tell engines and
-// naive implementations apart: upper and lower case, accents (ignored by q), ß and İ (whose lower case is longer),
+// naive implementations apart: upper and lower case, accents (ignored by q), compatibility forms (folded
+// by q: full-width letters, a ligature), ß and İ (whose lower case is longer),
 // a character above U+FFFF (UTF-16 order is not code point order), spaces and repeated letters.
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 150)
@@ -21,7 +22,8 @@ const PRICES = [null, '0', '5', '5.00', '5.5', '12.5', '999999999.99']
 const BARCODES = [null, '96385074', '4006381333931', '00000096385074', '04006381333931', '000096385074']
 // Accents precomposed and decomposed (e + U+0301), letters without a decomposition (ø), digits and
 // signs between words (where a short term's word starts).
-const LETTERS = ['a', 'b', 'A', 'B', 'é', 'É', 'e', 'e\u0301', 'ß', 'İ', 'i', 'ø', '😀', '\uff21', ' ', 'ab', 'ba', '1', '-', ',']
+// Compatibility forms fold to plain letters in q (full-width Ａ and ａ are "a", the ligature ﬁ is "fi").
+const LETTERS = ['a', 'b', 'A', 'B', 'é', 'É', 'e', 'e\u0301', 'ß', 'İ', 'i', 'ø', '😀', '\uff21', '\uff41', 'ﬁ', 'f', ' ', 'ab', 'ba', '1', '-', ',']
 
 // Spaces inside only: the API refuses white space at either end of a name.
 const name = fc.array(fc.constantFrom(...LETTERS), { minLength: 1, maxLength: 8 }).map((parts) => parts.join('')).filter((s) => s !== '' && s.trim() === s)
@@ -38,7 +40,7 @@ const plantFields = fc.record({
 /** The SKU of the i-th plant of a catalogue (unique ignoring case; some plants have none). */
 const skuOf = (i: number): string | null => i % 3 === 2 ? null : i % 3 === 0 ? `SK-${i}` : `sk-${i}`
 // Terms of 1–2 characters (word starts) as well as longer ones (anywhere), in mixed case and accents.
-const term = fc.array(fc.constantFrom('a', 'b', 'A', 'É', 'é', 'E\u0301', 'e', 'ß', 'İ', 'i', 'ø', '😀', 'ab', '1', '-'), { minLength: 1, maxLength: 4 }).map((p) => p.join(''))
+const term = fc.array(fc.constantFrom('a', 'b', 'A', 'É', 'é', 'E\u0301', 'e', 'ß', 'İ', 'i', 'ø', '😀', 'ab', '1', '-', '\uff21', 'ﬁ', 'f'), { minLength: 1, maxLength: 4 }).map((p) => p.join(''))
 const queryArb = fc.record({
   statuses: fc.uniqueArray(fc.constantFrom(...STATUSES), { maxLength: 3 }),
   category: fc.option(fc.constantFrom('indoor', 'INDOOR', 'outdoor', 'été', 'ÉTÉ'), { nil: undefined }),

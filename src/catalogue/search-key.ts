@@ -1,8 +1,10 @@
 /**
- * What `q` compares: a name's key (name-key.ts) with its accents taken off, the same on both
- * engines because JavaScript computes it (SQLite's and PostgreSQL's own folding tables differ from
- * each other and from this). Accents are the combining marks of the canonical decomposition (NFD):
- * "é" is "e", "İ" is "i"; a letter with no decomposition stays itself ("ø", "ß", "æ").
+ * What `q` compares: a name's key (name-key.ts) with its compatibility forms and accents folded, the
+ * same on both engines because JavaScript computes it (SQLite's and PostgreSQL's own folding tables
+ * differ from each other and from this). The compatibility decomposition (NFKD, as NFKC folds) turns
+ * full-width letters and ligatures into plain ones ("ｆｉｃｕｓ" and "ﬁcus" are "ficus"); lower-cased
+ * again, as some of them decompose to capitals ("ℌ" is "H"); accents are the combining marks it
+ * leaves: "é" is "e", "İ" is "i"; a letter with no decomposition stays itself ("ø", "ß", "æ").
  * Control characters become spaces: a term never holds one (refused), nor a space, so no term
  * matches across one either way, and the engines' indexes can use them as markers.
  * A word is a run of letters and digits (\p{L}, \p{N}); a short term (1–2 characters) matches where
@@ -10,7 +12,7 @@
  * Free of imports, because the SQLite writer thread loads it too.
  */
 export const foldKey = (key: string): string =>
-  key.normalize('NFD').replace(/\p{M}/gu, '').replace(/\p{Cc}/gu, ' ')
+  key.normalize('NFKD').toLowerCase().replace(/\p{M}/gu, '').replace(/\p{Cc}/gu, ' ')
 
 /** Terms of fewer characters than this match the start of a word; longer ones, anywhere. */
 export const SHORT_TERM = 3

@@ -27,11 +27,12 @@ export function parseTerms (q: string | undefined): string[] {
   if (terms.length > 5) refuse(`must hold at most 5 terms (it holds ${terms.length})`)
   // Refused before either engine sees them: a NUL cut SQLite's MATCH string short (a 500).
   if (terms.some((t) => CONTROL.test(t))) refuse('terms must not hold control characters (U+0000–U+001F, U+007F–U+009F)')
-  // Folded as the names are (search-key.ts); a term of accents alone would be empty.
-  const folded = terms.map((t) => foldKey(nameKey(t)))
-  const bare = terms.find((_t, i) => folded[i] === '')
+  // Folded as the names are (search-key.ts); a term of accents alone would be empty. A compatibility
+  // form may fold to white space ("¨" is a space and an accent): what it separates are terms apart.
+  const folded = terms.map((t) => foldKey(nameKey(t)).split(/\s+/u).filter((f) => f !== ''))
+  const bare = terms.find((_t, i) => folded[i].length === 0)
   if (bare !== undefined) refuse(`terms must each hold a character other than an accent ("${bare}" holds none)`)
-  return [...new Set(folded)]
+  return [...new Set(folded.flat())]
 }
 
 /**

@@ -151,8 +151,8 @@ export const ListQuery = Type.Object({
   q: Type.Optional(Type.String({
     maxLength: 100,
     description: 'Search by name: up to 5 terms separated by white space (an empty q, or one of white space alone, searches for nothing: as no q); a plant matches when its name holds every term, ignoring case ' +
-      '(JavaScript toLowerCase) and accents (the combining marks of the Unicode decomposition NFD: "cafe" and "CAFÉ" find "Café"; ' +
-      'a letter without one stays itself: "o" does not find "ø"). A term of 3 or more characters matches anywhere in the name ' +
+      '(JavaScript toLowerCase), compatibility forms and accents (both sides folded by the Unicode compatibility decomposition NFKD and stripped of its combining marks: ' +
+      '"cafe" and "CAFÉ" find "Café", "ficus" finds the full-width "ｆｉｃｕｓ" and the ligature "ﬁcus"; a letter without a decomposition stays itself: "o" does not find "ø"). A term of 3 or more characters matches anywhere in the name ' +
       '("stera" finds "Monstera"); a term of 1–2 characters matches the start of a word, a word being a run of letters and digits ' +
       '("zz" finds "ZZ plant", "21 cm" finds "Ficus, 21 cm pot", "cm" does not find "21cm"). Control characters (U+0000–U+001F, ' +
       'U+007F–U+009F) other than white space are refused, as is a term of accents alone.'

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3'
 import { nameKey } from '../../catalogue/name-key.js'
 import { UNPRICED } from '../../catalogue/query.js'
 import { chunksOf } from './photo-writes.js'
-import { searchTextMigration } from './search-backlog.js'
+import { compatibilityFoldMigration, searchTextMigration } from './search-backlog.js'
 import { WEBHOOKS_MIGRATION } from './webhook-store.js'
 import { API_KEYS_MIGRATION } from './sqlite-key-store.js'
 import { TRASH_MIGRATION } from './trash.js'
@@ -107,7 +107,8 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   ALTER TABLE changes ADD COLUMN actor TEXT NOT NULL DEFAULT 'anonymous';
   `,
   TRASH_MIGRATION,
-  gtinKeys
+  gtinKeys,
+  compatibilityFoldMigration
 ]
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */
@@ -250,6 +251,8 @@ const iso = (ms: string): string => `strftime('%Y-%m-%dT%H:%M:%fZ', (${ms}) / 10
 export const STORE_FIELDS_VERSION = MIGRATIONS.indexOf(storeFields) + 1
 /** The user_version the GTIN keys' migration brings a file to. */
 export const GTIN_KEYS_VERSION = MIGRATIONS.indexOf(gtinKeys) + 1
+/** The user_version before the migration that folds compatibility forms in the search texts. */
+export const COMPATIBILITY_FOLD_VERSION = MIGRATIONS.indexOf(compatibilityFoldMigration)
 /** The user_version before the search texts' migration (accents, word starts). */
 export const SEARCH_TEXT_VERSION = MIGRATIONS.indexOf(searchTextMigration)
 

@@ -73,6 +73,21 @@ export function searchBacklog (db: Database.Database): SearchBacklog {
  * what waited in the backlog is in it then, so the backlog starts empty.
  */
 export function searchTextMigration (db: Database.Database, progress: (message: string) => void): void {
+  rebuildSearchIndex(db, (done, total) => `migration: search index ${done} of ${total} plants (accents folded, word starts)`, progress)
+}
+
+/**
+ * The migration (issue 25, NFKC) to search texts with compatibility forms folded too (search-key.ts:
+ * full-width letters, ligatures). The index holds no copy of the names, and removing one from it
+ * needs the very text it was given, which the new folding no longer computes: so it is built anew,
+ * as the migration before did.
+ */
+export function compatibilityFoldMigration (db: Database.Database, progress: (message: string) => void): void {
+  rebuildSearchIndex(db, (done, total) => `migration: search index ${done} of ${total} plants (full-width letters and ligatures folded)`, progress)
+}
+
+/** Builds plants_fts anew from every plant's name key, 50,000 at a time, saying how far it got on a large catalogue. */
+function rebuildSearchIndex (db: Database.Database, say: (done: number, total: number) => string, progress: (message: string) => void): void {
   const total = db.prepare('SELECT count(*) FROM plants').pluck().get() as number
   db.exec(`
   DROP TABLE plants_fts;
@@ -90,7 +105,7 @@ export function searchTextMigration (db: Database.Database, progress: (message: 
     fill.run(after, last)
     done += n
     after = last
-    if (total > 50_000) progress(`migration: search index ${done} of ${total} plants (accents folded, word starts)`)
+    if (total > 50_000) progress(say(done, total))
   }
   db.exec("UPDATE meta SET value = (SELECT coalesce(max(seq), value) FROM changes) WHERE key = 'search_indexed'")
 }
