@@ -7,6 +7,7 @@ import { priceCents } from '../src/catalogue/store-fields.js'
 import { migrate as migrateSqlite } from '../src/store/sqlite/migrations.js'
 import { searchBacklog } from '../src/store/sqlite/search-backlog.js'
 import { migrate as migratePostgres } from '../src/store/postgres/migrate.js'
+import { searchKeyOf, searchStartsOf, textArray } from '../src/store/postgres/search-columns.js'
 
 // The durable ceiling: bare node:http over the service's own schema (its migrations, imported),
 // doing the statements a service write does (the plant, its search index entry, its tag rows, the
@@ -44,9 +45,11 @@ function send (res: ServerResponse, status: number, json: string): void {
 }
 const fail = (res: ServerResponse, err: unknown): void => { send(res, 503, JSON.stringify({ status: 503, detail: String(err) })) }
 // The store fields (issue 25) as the body has them: the ceiling does not canonicalise a price.
-const record = (id: number, b: Body, photos = '[]'): string =>
-  `{"id":${id},"name":${JSON.stringify(b.name)},"category":${JSON.stringify(b.category ?? null)},"tags":${JSON.stringify(b.tags ?? [])},"status":${JSON.stringify(b.status ?? 'available')},` +
-  `"description":${JSON.stringify(b.description ?? null)},"price":${JSON.stringify(b.price ?? null)},"sku":${JSON.stringify(b.sku ?? null)},"barcode":${JSON.stringify(b.barcode ?? null)},"photos":${photos}}`
+// A record's members between its id and its photos (PostgreSQL's outbox rows put the two around them).
+const members = (b: Body): string =>
+  `"name":${JSON.stringify(b.name)},"category":${JSON.stringify(b.category ?? null)},"tags":${JSON.stringify(b.tags ?? [])},"status":${JSON.stringify(b.status ?? 'available')},` +
+  `"description":${JSON.stringify(b.description ?? null)},"price":${JSON.stringify(b.price ?? null)},"sku":${JSON.stringify(b.sku ?? null)},"barcode":${JSON.stringify(b.barcode ?? null)}`
+const record = (id: number, b: Body, photos = '[]'): string => `{"id":${id},${members(b)},"photos":${photos}}`
 const centsOf = (price: string | null | undefined): number | null => price == null ? null : priceCents(price) ?? null
 // The service's cursor: base64url of JSON [fingerprint of the query, last id]; the fingerprint is echoed.
 let fingerprint = ''
@@ -214,24 +217,26 @@ function sqliteEngine (dataDir: string, inThread: boolean): Engine {
 }
 
 // PostgreSQL: a group of creates is one statement. Ids are drawn from the identity's sequence
-// first so each input row knows its id (the outbox record carries it); the plant, its tag rows,
-// the outbox rows under feed_head's lock, the status counts and the notification follow, as the
-// service's INSERT_PLANT and APPEND_CHANGES do, but for the whole group in one round trip.
+// first so each input row knows its id (the outbox record carries it); the plant with its store
+// fields and search columns, its tag rows, the outbox rows under feed_head's lock, the status counts
+// and the notification follow, as the service's write (src/store/postgres/group-writes.ts WRITE)
+// does, for the whole group in one round trip. The outbox record is the JSON built in JavaScript
+// with the id put in front, as the service's is.
 const PG_CREATE = `
 WITH input AS (
   SELECT nextval(pg_get_serial_sequence('plants', 'id')) AS id, u.*
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u (name, name_key, category, tags, status, n)
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $8::text[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
+    WITH ORDINALITY AS u (name, name_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, members, n)
 ), p AS (
-  INSERT INTO plants (id, name, name_key, category, tags, status, version, created_at, updated_at) OVERRIDING SYSTEM VALUE
-  SELECT id, name, name_key, category, ARRAY(SELECT json_array_elements_text(tags::json)), status, 1, $6, $6 FROM input
+  INSERT INTO plants (id, name, name_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, version, created_at, updated_at) OVERRIDING SYSTEM VALUE
+  SELECT id, name, name_key, category, ARRAY(SELECT json_array_elements_text(tags::json)), status, description, price, sku, barcode, search_key, search_starts::text[], 1, $6, $6 FROM input
 ), t AS (
   INSERT INTO plant_tags (tag, plant_id) SELECT tag, input.id FROM input, json_array_elements_text(input.tags::json) AS tag
 ), head AS (
   UPDATE meta SET value = value + $7 WHERE key = 'feed_head' RETURNING value
 ), appended AS (
   INSERT INTO changes (seq, kind, plant_id, version, plant, at)
-  SELECT head.value - $7 + input.n, 'created', input.id, 1,
-    json_build_object('id', input.id, 'name', input.name, 'category', input.category, 'tags', input.tags::json, 'status', input.status, 'photos', '[]'::json)::text, $6
+  SELECT head.value - $7 + input.n, 'created', input.id, 1, '{"id":' || input.id || ',' || input.members || ',"photos":[]}', $6
   FROM head, input
 ), counted AS (
   UPDATE meta m SET value = m.value + d.delta
@@ -239,17 +244,22 @@ WITH input AS (
 )
 SELECT (SELECT array_agg(id ORDER BY n) FROM input) AS ids, pg_notify('plant_changes', current_schema() || ':' || value) FROM head`
 
+// The plants holding a group's SKUs, ignoring case (the service's SKU_HOLDERS).
+const SKU_HOLDERS = 'SELECT id, lower(sku) AS key FROM plants WHERE sku IS NOT NULL AND lower(sku) = ANY ($1::text[])'
+
 // A group of updates with distinct ids is one statement; the old rows (status, for the counts) come
 // from the statement's snapshot. The service locks each row first (FOR UPDATE) for other instances;
 // here there is one writer.
 const PG_UPDATE = `
 WITH input AS (
-  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u (id, name, name_key, category, tags, status, n)
+  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $8::text[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
+    WITH ORDINALITY AS u (id, name, name_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, members, n)
 ), old AS (
   SELECT p.id, p.status FROM plants p JOIN input USING (id)
 ), u AS (
   UPDATE plants p SET name = input.name, name_key = input.name_key, category = input.category,
-    tags = ARRAY(SELECT json_array_elements_text(input.tags::json)), status = input.status, version = p.version + 1, updated_at = $7
+    tags = ARRAY(SELECT json_array_elements_text(input.tags::json)), status = input.status, version = p.version + 1, updated_at = $7,
+    description = input.description, price = input.price, sku = input.sku, barcode = input.barcode, search_key = input.search_key, search_starts = input.search_starts::text[]
   FROM input WHERE p.id = input.id
   RETURNING p.id, p.version, p.photos, input.n
 ), dropped AS (
@@ -263,7 +273,7 @@ WITH input AS (
 ), appended AS (
   INSERT INTO changes (seq, kind, plant_id, version, plant, at)
   SELECT head.value - (SELECT count(*) FROM u) + row_number() OVER (ORDER BY u.n), 'updated', u.id, u.version,
-    json_build_object('id', u.id, 'name', input.name, 'category', input.category, 'tags', input.tags::json, 'status', input.status, 'photos', u.photos::json)::text, $7
+    '{"id":' || u.id || ',' || input.members || ',"photos":' || u.photos || '}', $7
   FROM head, u JOIN input ON input.n = u.n
 ), counted AS (
   UPDATE meta m SET value = m.value + d.delta
@@ -296,14 +306,32 @@ async function postgresEngine (connectionString: string): Promise<Engine> {
         send(res, 200, page(rows.map(row), more ? rows[rows.length - 1].id : undefined))
       }, (err) => fail(res, err))
     },
-    async commit (kind, group) {
+    async commit (kind, all) {
       const now = Date.now()
       const columns = (g: Write[]): unknown[] => [
         g.map((w) => w.body.name), g.map((w) => w.body.name.toLowerCase()), g.map((w) => w.body.category ?? null),
         g.map((w) => JSON.stringify(w.body.tags ?? [])), g.map((w) => w.body.status ?? 'available')]
+      // The store fields and the search columns ($8 to $14), as the service computes them.
+      const more = (g: Write[]): unknown[] => [
+        g.map((w) => w.body.description ?? null), g.map((w) => centsOf(w.body.price)), g.map((w) => w.body.sku ?? null), g.map((w) => w.body.barcode ?? null),
+        g.map((w) => searchKeyOf(w.body.name)), g.map((w) => textArray(searchStartsOf(w.body.name))), g.map((w) => members(w.body))]
       try {
+        // As the service: the plants holding the SKUs the group sets, one query, before it writes; a taken one is a 409.
+        const skus = [...new Set(all.flatMap((w) => typeof w.body.sku === 'string' ? [w.body.sku.toLowerCase()] : []))]
+        const holders = new Map<string, number>()
+        if (skus.length > 0) {
+          const { rows } = await pool.query<{ id: number, key: string }>({ name: 'sku-holders', text: SKU_HOLDERS, values: [skus] })
+          for (const r of rows) holders.set(r.key, Number(r.id))
+        }
+        const group = all.filter((w) => {
+          const holder = typeof w.body.sku === 'string' ? holders.get(w.body.sku.toLowerCase()) : undefined
+          if (holder === undefined || holder === w.body.id) return true
+          send(w.res, 409, '{"status":409}')
+          return false
+        })
+        if (group.length === 0) return
         if (kind === 'create') {
-          const { rows } = await pool.query<{ ids: number[] }>({ name: 'create', text: PG_CREATE, values: [...columns(group), now, group.length] })
+          const { rows } = await pool.query<{ ids: number[] }>({ name: 'create', text: PG_CREATE, values: [...columns(group), now, group.length, ...more(group)] })
           group.forEach((w, i) => send(w.res, 200, record(Number(rows[0].ids[i]), w.body)))
           return
         }
@@ -314,7 +342,7 @@ async function postgresEngine (connectionString: string): Promise<Engine> {
           while (to < group.length && !seen.has(group[to].body.id!)) seen.add(group[to++].body.id!)
           const part = group.slice(from, to)
           const { rows } = await pool.query<{ done: Array<[number, number, unknown]> | null }>(
-            { name: 'update', text: PG_UPDATE, values: [part.map((w) => w.body.id), ...columns(part), now] })
+            { name: 'update', text: PG_UPDATE, values: [part.map((w) => w.body.id), ...columns(part), now, ...more(part)] })
           const done = new Map((rows[0]?.done ?? []).map(([id, , photos]) => [Number(id), JSON.stringify(photos)]))
           for (const w of part) {
             const photos = done.get(w.body.id!)
@@ -324,7 +352,7 @@ async function postgresEngine (connectionString: string): Promise<Engine> {
           from = to
         }
       } catch (err) {
-        for (const w of group) if (!w.res.headersSent) fail(w.res, err)
+        for (const w of all) if (!w.res.headersSent) fail(w.res, err)
       }
     }
   }
