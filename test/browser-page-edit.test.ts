@@ -203,7 +203,7 @@ staffPageTest('staff add a plant, add photos by the file picker and by dropping,
   // Delete asks first; Cancel keeps the plant, Delete removes it.
   await editor.getByRole('button', { name: 'Delete…' }).click()
   const confirm = page.getByRole('alertdialog', { name: 'Delete this plant?' })
-  await confirm.getByText('“Olive tree” and its photos will be removed').waitFor()
+  await confirm.getByText('“Olive tree” and its photos will move to the trash, where they can be restored.').waitFor()
   assert.deepEqual(await axe(page), [], 'axe-core: the confirmation')
   await confirm.getByRole('button', { name: 'Cancel' }).click()
   assert.equal((await staff.call('GET', `/v3/plant/${olive.id}`)).status, 200)

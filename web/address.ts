@@ -1,4 +1,5 @@
-// The page's address holds what staff are looking at: the search, the filters, the sort, the page
+// The page's address holds what staff are looking at: the view (the plants, the trash or the
+// settings, `?view=trash`), and for the plants the search, the filters, the sort, the page
 // and the open plant. Reload, Back and Forward, and a link to one plant all work from it. The
 // cursors of the pages before the one shown are kept in the history entry's state (a link has
 // none: Previous from a linked page goes back to the first page).
@@ -23,6 +24,18 @@ interface State {
   /** This entry was added by opening a plant: closing it goes back rather than adding another. */
   opened?: boolean
 }
+
+/** The page's views: the plants (the list and its editor), the trash, the settings. */
+export type Section = 'list' | 'trash' | 'settings'
+
+/** The view the address names (the plants when it names none). */
+export function readSection (): Section {
+  const view = new URLSearchParams(location.search).get('view')
+  return view === 'trash' || view === 'settings' ? view : 'list'
+}
+
+/** The address of a view other than the plants. */
+export const sectionAddress = (section: Exclude<Section, 'list'>): string => `${location.pathname}?view=${section}`
 
 export function readView (): View {
   const p = new URLSearchParams(location.search)
@@ -63,6 +76,8 @@ export const listKey = (view: View): string => addressOf({ ...view, plant: undef
 
 /** Records `view`: a new history entry (`push`), or in place of the current one (typing, a load's cursors). */
 export function writeView (view: View, how: 'push' | 'replace', extra: State = {}): void {
+  // The list keeps itself current while another view shows (a change from the feed): the address stays that view's.
+  if (readSection() !== 'list') return
   const url = addressOf(view)
   const next: State = how === 'push' ? extra : { ...state(), ...extra }
   if (how === 'push') history.pushState(next, '', url)

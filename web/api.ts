@@ -16,7 +16,6 @@ export interface Plant {
   price: string | null
   sku: string | null
   barcode: string | null
-  version: number
   updatedAt: string
 }
 export interface Change { seq: number, kind: 'created' | 'updated' | 'deleted', id: number, version: number, plant: Plant | null }
@@ -48,6 +47,8 @@ interface Options {
   ifMatch?: string
   idempotencyKey?: string
   signal?: AbortSignal
+  /** A read that needs the staff key as writes do (the trash lists what staff deleted). */
+  key?: boolean
 }
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
@@ -75,7 +76,7 @@ async function send (method: string, path: string, options: Options, key: string
 
 /** One request; writes carry the tab's key, asking for one first when the service needs it. */
 export async function api<T = unknown> (method: string, path: string, options: Options = {}): Promise<Answer<T>> {
-  const write = WRITES.has(method)
+  const write = WRITES.has(method) || options.key === true
   let key = write ? storedKey() : null
   if (write && key === null && keyRequired) {
     key = await askKey(false)
@@ -115,6 +116,7 @@ export function describe (err: unknown, what = 'This plant'): string {
   switch (err.status) {
     case 0: return 'The catalogue cannot be reached. Check the connection and try again.'
     case 401: return 'Key refused: the catalogue did not accept your staff key, so nothing was changed.'
+    case 403: return 'Your staff key does not allow this. Ask your manager.'
     case 404: return `${what} no longer exists: someone deleted it.`
     case 409: return detail || 'That cannot be done in the plant’s current state.'
     case 412: return 'Changed by someone else while you were editing.'

@@ -4,7 +4,7 @@ import { keyAtFirstNeed } from './key.js'
 import { money, priceOf } from './money.js'
 import { STATUS_LABELS } from './rows.js'
 import { resetPhotoMessages, showPhotos } from './photos.js'
-import { undoPatch } from './undo.js'
+import { undoDelete, undoPatch } from './undo.js'
 
 // The plant dialog: add a plant, or edit one with PATCH and If-Match. When someone else changed
 // the plant meanwhile, the 412 shows their version beside what was typed, which stays in the form.
@@ -16,9 +16,9 @@ const EMPTY: Fields = { name: '', category: null, tags: [], status: 'available',
 interface EditorEvents {
   /**
    * Something was written: the list and the counts follow at once (the feed may be down). `plant`
-   * is the plant as written (`added` when it is new); `undo` takes the change back.
+   * is the plant as written (`added` when it is new), `deleted` the id of one deleted; `undo` takes the change back.
    */
-  written (message: string, what?: { plant?: Plant, added?: boolean, undo?: () => Promise<string> }): void
+  written (message: string, what?: { plant?: Plant, added?: boolean, deleted?: number, undo?: () => Promise<string> }): void
   /** The dialog closed: where focus goes back to. */
   closed (opener: HTMLElement | undefined, plantId: number | undefined): void
 }
@@ -350,21 +350,41 @@ function close (): void {
 
 async function confirmDelete (): Promise<void> {
   if (base === undefined) return
-  const plant = base.plant
-  const text = `“${plant.name}” and its photos will be removed from the catalogue. This cannot be undone.`
-  if (!await confirmFirst('Delete this plant?', text, 'Delete')) return
+  const text = `“${base.plant.name}” and its photos will move to the trash, where they can be restored.`
+  if (!await confirmFirst('Delete this plant?', text, 'Delete') || base === undefined) return
+  // The version on screen now (a change from elsewhere may have come in while the question was open).
+  const { plant, etag } = base
   try {
-    await api('DELETE', `/v3/plant/${plant.id}`)
+    // If-Match: the plant deleted is the one staff looked at, and its Undo knows the trash entry (its version + 1).
+    await api('DELETE', `/v3/plant/${plant.id}`, { ifMatch: etag })
     close()
-    events.written(`Deleted “${plant.name}”.`)
+    // The record carries no version: its ETag names it ("<id>.<version>").
+    const version = Number(/\.(\d+)"$/.exec(etag)?.[1])
+    events.written(`Deleted “${plant.name}”.`, { deleted: plant.id, undo: undoDelete(plant.name, plant.id, version + 1) })
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) {
       close()
-      events.written(`“${plant.name}” was already deleted.`)
+      events.written(`“${plant.name}” was already deleted.`, { deleted: plant.id })
       return
     }
+    if (err instanceof ApiError && err.status === 412) return changedBeforeDelete()
     say(alertBox, err instanceof Cancelled ? describe(err) : `Not deleted. ${describe(err)}`)
   }
+}
+
+/** Someone changed the plant after staff opened it: it is shown as it is now before anything is deleted. */
+async function changedBeforeDelete (): Promise<void> {
+  const id = base!.plant.id
+  try {
+    const { body, etag } = await api<Plant>('GET', `/v3/plant/${id}`)
+    base = { plant: body, etag: etag ?? '' }
+  } catch (err) {
+    say(alertBox, `Not deleted. ${describe(err)}`)
+    return
+  }
+  if (!dirty()) fill(base.plant)
+  showPhotos(base.plant)
+  say(alertBox, `Not deleted: someone changed “${base.plant.name}” just now. Check it, then delete it again if you still want to.`)
 }
 
 export function setUpEditor (handlers: EditorEvents): void {

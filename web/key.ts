@@ -16,8 +16,16 @@ export function forgetKey (): void {
   showForget()
 }
 
+const keyWatchers: Array<() => void> = []
+
+/** Runs `watcher` whenever the tab's key is given, changed or forgotten (the settings view says which). */
+export function onKeyChange (watcher: () => void): void {
+  keyWatchers.push(watcher)
+}
+
 function showForget (): void {
   byId('forget-key').hidden = storedKey() === null
+  for (const watcher of keyWatchers) watcher()
 }
 
 /**

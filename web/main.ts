@@ -1,4 +1,4 @@
-import { listKey, readView, state, writeView } from './address.js'
+import { listKey, readSection, readView, state, writeView } from './address.js'
 import { api, describe, type Change, type Plant } from './api.js'
 import { byId, debounce } from './dom.js'
 import { editedEtag, editedId, leave, openNew, openPlant, refresh, setUpEditor } from './editor.js'
@@ -8,8 +8,11 @@ import { currentView, load, restart, setUpList, showAdded, showView } from './li
 import { follow } from './live.js'
 import { note } from './rows.js'
 import { setUpPhotos } from './photos.js'
+import { setUpSettings, showSettings } from './settings.js'
 import { setUpToast, tell } from './toast.js'
+import { loadTrash, setUpTrash } from './trash.js'
 import { onUndone, undoPatch } from './undo.js'
+import { setUpViews, showSection, shownSection } from './views.js'
 
 // Wires the parts of the staff page together. Module scripts run after the document is parsed.
 
@@ -77,6 +80,7 @@ setUpEditor({
   written: (text, what = {}) => {
     tell(text, what.undo)
     if (what.plant !== undefined) note(what.plant.id, what.plant)
+    if (what.deleted !== undefined) note(what.deleted, null)
     if (what.added === true && what.plant !== undefined) showAdded(what.plant)
     refreshSoon()
   },
@@ -91,16 +95,39 @@ setUpEditor({
   }
 })
 setUpPhotos({ plantId: editedId, etag: editedEtag, changed: () => refresh() })
+setUpTrash({
+  restored: (plant, message) => {
+    tell(message)
+    note(plant.id, plant)
+    refreshSoon()
+  },
+  told: (message) => tell(message)
+})
+setUpSettings()
+setUpViews({
+  shown: (section) => {
+    if (section === 'trash') void loadTrash()
+    if (section === 'settings') showSettings()
+  },
+  listAddress: () => listKey(currentView())
+})
 
 /** The service or the stream is back: what is shown is read again, and the error goes. */
 function back (): void {
   void load()
   void loadCounts()
   void refresh()
+  if (shownSection() === 'trash') void loadTrash()
 }
 
 // Back and Forward: the list the address names, and its plant open or closed.
 window.addEventListener('popstate', () => {
+  const section = readSection()
+  if (section !== shownSection()) showSection(section, false)
+  if (section !== 'list') {
+    void leave()
+    return
+  }
   const view = readView()
   if (listKey(view) !== listKey(currentView())) {
     showView(view)
@@ -132,4 +159,4 @@ for (const type of ['dragover', 'drop']) window.addEventListener(type, (event) =
 void load()
 void loadCounts()
 const linked = readView().plant
-if (linked !== undefined) void open(linked, byId('q'), 'address')
+if (linked !== undefined && readSection() === 'list') void open(linked, byId('q'), 'address')

@@ -20,6 +20,9 @@ async function loadCurrency (): Promise<void> {
   }
 }
 
+/** The catalogue's currency (ISO 4217), '' until GET /v3 answered. */
+export const currencyCode = (): string => code
+
 /** A record's price ("12.50") as staff read it, '' when the plant is not priced. */
 export function money (price: string | null): string {
   if (price === null) return ''

@@ -2,7 +2,8 @@ import { api, ApiError, describe, type Plant } from './api.js'
 
 // Undo of a change made from the page: what the plant was is written back over what the change
 // left, with If-Match on the version the change made. When someone changed the plant since, the
-// undo is refused (412) rather than throwing their change away, and staff are told so.
+// undo is refused (412) rather than throwing their change away, and staff are told so. A delete
+// is undone through the trash.
 
 let written: (plant: Plant) => void = () => {}
 
@@ -30,6 +31,24 @@ export function undoPatch (name: string, id: number, before: Record<string, unkn
       return said
     } catch (err) {
       return notUndone(err, name)
+    }
+  }
+}
+
+/**
+ * The Undo of a delete: the plant comes back from the trash (its id, fields and photos), with
+ * If-Match on the trash entry the delete made (`version`: the plant's version then, plus one).
+ */
+export function undoDelete (name: string, id: number, version: number): () => Promise<string> {
+  return async () => {
+    try {
+      const { body } = await api<Plant>('POST', `/v3/trash/${id}/restore`, { ifMatch: `"${id}.${version}"` })
+      written(body)
+      return `Undone: “${name}” is back.`
+    } catch (err) {
+      if (err instanceof ApiError && (err.status === 404 || err.status === 412)) return `Not undone: “${name}” is no longer in the trash as you left it (someone restored or removed it since).`
+      if (err instanceof ApiError && err.code === 'sku-taken') return `Not undone: another plant has the SKU of “${name}” now. Change that plant’s SKU, then restore it from the trash.`
+      return `Not undone. ${describe(err)}`
     }
   }
 }
