@@ -280,6 +280,33 @@ for (const engine of ENGINES) {
       assert.deepEqual(bodies(r).map((c) => c.plant.name), ['Missed', 'Missed', 'Later'])
     })
 
+    test('/metrics shows every webhook\'s lag and failures in a row from its stored cursor, a paused one included', async (t) => {
+      const api = await build(t, engine, { webhookAllowPrivate: true }, {}, { webhooks: { retryDelayMs: () => 600_000 } })
+      const refusing = await receiver(t, 'fail')
+      const fast = await receiver(t)
+      const failing = await subscribe(api, refusing.url)
+      const delivered = await subscribe(api, fast.url)
+      const paused = await subscribe(api, fast.url)
+      assert.equal((await api.request({ method: 'PATCH', url: `/v3/webhooks/${paused.id}`, payload: { status: 'paused' } })).statusCode, 200)
+      for (let i = 0; i < 3; i++) await api.add({ name: `Plant ${i}` })
+      const hook = async (id: number): Promise<any> => (await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })).json()
+      await until('the first attempt failed', async () => (await hook(failing.id)).attempts === 1)
+      await until('the fast one has all three, recorded', async () => (await hook(delivered.id)).deliveredUpTo === delivered.deliveredUpTo + 3)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      const metrics = (await api.request({ method: 'GET', url: '/metrics' })).body
+      const value = (name: string, id: number): number => {
+        const line = new RegExp(`^${name}\\{webhook="${id}"\\} (\\S+)$`, 'm').exec(metrics)
+        assert.ok(line, `${name} for webhook ${id} in:\n${metrics}`)
+        return Number(line[1])
+      }
+      assert.deepEqual([value('webhook_lag_changes', failing.id), value('webhook_consecutive_failures', failing.id)], [3, 1])
+      assert.ok(value('webhook_lag_seconds', failing.id) > 0)
+      assert.deepEqual([value('webhook_lag_changes', delivered.id), value('webhook_lag_seconds', delivered.id), value('webhook_consecutive_failures', delivered.id)], [0, 0, 0])
+      // Paused, no loop runs for it anywhere: its lag still shows.
+      assert.deepEqual([value('webhook_lag_changes', paused.id), value('webhook_consecutive_failures', paused.id)], [3, 0])
+      assert.ok(value('webhook_lag_seconds', paused.id) > 0)
+    })
+
     test('a rotated secret signs beside the old one: receivers with either verify', async (t) => {
       const api = await service(t, engine)
       const r = await receiver(t)

@@ -19,6 +19,19 @@ export interface AttemptOutcome {
   failing: boolean
 }
 
+/** Where a webhook stands against the feed, from its stored cursor (the metrics read it). */
+export interface WebhookLag {
+  id: number
+  status: WebhookStatus
+  cursor: number
+  /** The feed's head: the last change committed. */
+  head: number
+  /** When the oldest change after the cursor was committed (epoch ms); null when it has every change. */
+  oldestWaitingAt: number | null
+  /** Failed attempts in a row at the change after the cursor. */
+  attempts: number
+}
+
 /** Attempts kept per webhook for GET /v3/webhooks/{id}/deliveries. */
 export const DELIVERIES_KEPT = 100
 
@@ -41,6 +54,8 @@ export interface WebhookStore {
    * `owner` holds it now, false when another instance holds an unexpired lease. One instance delivers each webhook.
    */
   lease (id: number, owner: string, until: number, now: number): Promise<boolean>
+  /** Every webhook's place against the feed's head, oldest webhook first: one read for all. */
+  lag (): Promise<WebhookLag[]>
   /** Gives the lease up (a clean stop): another instance may take it at once. */
   release (id: number, owner: string): Promise<void>
 }

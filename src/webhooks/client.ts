@@ -38,6 +38,11 @@ export class WebhookClient {
     // A literal address never reaches the lookup below: checked here, before every attempt.
     const refused = literalProblem(url, this.options.allowPrivate)
     if (refused !== undefined) return { statusCode: null, error: `not sent: the URL ${refused} (WEBHOOK_ALLOW_PRIVATE is off)`, durationMs: took() }
+    // A timer cleared when the exchange ends, not AbortSignal.timeout(): that one's timer keeps the
+    // signal, and through undici's listener the request and its body, alive for the whole limit
+    // after a fast answer (10 s of every delivery held).
+    const controller = new AbortController()
+    const timer = setTimeout(() => { controller.abort(Object.assign(new Error('timed out'), { name: 'TimeoutError' })) }, this.options.timeoutMs)
     try {
       const res = await request(url, {
         method: 'POST',
@@ -45,7 +50,7 @@ export class WebhookClient {
         headers: { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
         body,
         maxRedirections: 0,
-        signal: AbortSignal.timeout(this.options.timeoutMs)
+        signal: controller.signal
       })
       await readSome(res.body)
       const ok = res.statusCode >= 200 && res.statusCode < 300
@@ -54,6 +59,8 @@ export class WebhookClient {
       return { statusCode: res.statusCode, error, durationMs: took() }
     } catch (err) {
       return { statusCode: null, error: describe(err, this.options.timeoutMs), durationMs: took() }
+    } finally {
+      clearTimeout(timer)
     }
   }
 

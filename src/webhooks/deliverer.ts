@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Change } from '../catalogue/changes.js'
 import { FeedGone } from '../catalogue/errors.js'
 import { signingSecrets, type DeliveryAttempt, type Webhook } from '../catalogue/webhook.js'
 import type { PlantStore } from '../store/plant-store.js'
-import type { AttemptOutcome } from '../store/webhook-store.js'
+import type { AttemptOutcome, WebhookLag } from '../store/webhook-store.js'
 import { WebhookClient, type SendResult } from './client.js'
+import { FeedWindow, type FeedEntry } from './feed-window.js'
 import type { WebhookMetrics } from './metrics.js'
 import { RETRY_FOR_MS, retryDelayMs } from './retry.js'
 import { signedHeaders } from './signing.js'
@@ -40,6 +40,8 @@ export class WebhookDeliverer {
   private readonly loops = new Map<number, DeliveryLoop>()
   private readonly owner = randomUUID()
   readonly client: WebhookClient
+  /** The newest changes, read and serialised once for every loop. */
+  readonly feed: FeedWindow
   private timer: NodeJS.Timeout | undefined
   private unsubscribe: (() => void) | undefined
   private stopped = false
@@ -56,6 +58,7 @@ export class WebhookDeliverer {
       now: options.now ?? Date.now
     }
     this.client = new WebhookClient({ allowPrivate: options.allowPrivate, timeoutMs: this.settings.timeoutMs })
+    this.feed = new FeedWindow(store, 1_000, PAGE)
     metrics?.watch(this)
   }
 
@@ -73,8 +76,9 @@ export class WebhookDeliverer {
 
   get running (): ReadonlyMap<number, DeliveryLoop> { return this.loops }
 
-  async failing (): Promise<number> {
-    return (await this.store.webhooks.list()).filter((w) => w.status === 'failing').length
+  /** Every webhook's place against the feed (the metrics), from the store. */
+  async lag (): Promise<WebhookLag[]> {
+    return await this.store.webhooks.lag()
   }
 
   async close (): Promise<void> {
@@ -135,17 +139,12 @@ export class DeliveryLoop {
   private done: Promise<void> = Promise.resolve()
   /** Lease held until (epoch ms), as this instance last took it. */
   private leasedUntil = 0
-  /** What the metrics read: the cursor, the newest change seen, and the change being sent and since when. */
+  /** The last change delivered here (or passed over), ahead of the stored cursor by at most a flush. */
   cursor = 0
-  headSeen = 0
-  private pending: { seq: number, since: number } | undefined
   /** Waiting for a retry's time: commits do not wake it (a dead receiver's loop would otherwise read on every write). */
   private retrying = false
 
   constructor (private readonly deliverer: WebhookDeliverer, readonly id: number, private readonly owner: string) {}
-
-  /** When the change being sent was first read here (undefined: none waiting). */
-  get oldestPendingAt (): number | undefined { return this.pending?.since }
 
   start (): void {
     this.done = this.run()
@@ -202,7 +201,7 @@ export class DeliveryLoop {
 
   /** Does what is due now; resolves to how long to wait before the next step (0: at once). */
   private async step (): Promise<number> {
-    const { store, settings } = this.deliverer
+    const { store, settings, feed } = this.deliverer
     const webhooks = store.webhooks
     const now = settings.now()
     if (!await this.holdLease(now)) return settings.leaseMs / 4
@@ -211,9 +210,9 @@ export class DeliveryLoop {
     this.cursor = webhook.cursor
     this.retrying = webhook.nextAttemptAt !== null && webhook.nextAttemptAt > now
     if (this.retrying) return Math.min(webhook.nextAttemptAt! - now, settings.leaseMs / 4)
-    let page: Change[]
+    let page: FeedEntry[]
     try {
-      page = (await store.changes(webhook.cursor, PAGE)).items
+      page = await feed.read(webhook.cursor, PAGE)
     } catch (err) {
       if (!(err instanceof FeedGone)) throw err
       // The feed no longer holds what this webhook missed: it cannot be sent, so say so and stop.
@@ -224,7 +223,6 @@ export class DeliveryLoop {
       return 0
     }
     if (page.length === 0) return settings.leaseMs / 4 // woken by a commit sooner
-    this.headSeen = Math.max(this.headSeen, page[page.length - 1].seq)
     let attempts = webhook.attempts
     let failingSince = webhook.failingSince
     // Deliveries are recorded together, at most FLUSH_MS apart (and before anything else is): a cursor
@@ -248,8 +246,6 @@ export class DeliveryLoop {
         this.cursor = change.seq
         continue
       }
-      // Waiting since this instance first read it (the change's own time is not in every record).
-      if (this.pending?.seq !== change.seq) this.pending = { seq: change.seq, since: settings.now() }
       const result = await this.send(webhook, change)
       // Stopped meanwhile: this attempt is not recorded; the change is sent again by whoever delivers next.
       if (this.stopped) { await save(); return 0 }
@@ -258,7 +254,6 @@ export class DeliveryLoop {
       if (result.error === null) {
         this.deliverer.metrics?.delivered('delivered')
         this.cursor = change.seq
-        this.pending = undefined
         delivered.push(attempt)
         if (tried - savedAt >= FLUSH_MS) await save()
         attempts = 0
@@ -293,12 +288,11 @@ export class DeliveryLoop {
     return 0
   }
 
-  private async send (webhook: Webhook, change: Change): Promise<SendResult> {
+  private async send (webhook: Webhook, change: FeedEntry): Promise<SendResult> {
     const { client, settings } = this.deliverer
-    const body = JSON.stringify(change)
     const now = settings.now()
-    const headers = signedHeaders(signingSecrets(webhook, now), `${webhook.id}-${change.seq}`, Math.floor(now / 1000), body)
-    return await client.post(webhook.url, body, headers)
+    const headers = signedHeaders(signingSecrets(webhook, now), `${webhook.id}-${change.seq}`, Math.floor(now / 1000), change.body)
+    return await client.post(webhook.url, change.body, headers)
   }
 
   private async holdLease (now: number): Promise<boolean> {

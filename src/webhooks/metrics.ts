@@ -1,66 +1,77 @@
 import { Counter, Gauge, type Registry } from 'prom-client'
+import type { WebhookLag } from '../store/webhook-store.js'
 
-/** What the lag gauges read of a deliverer: its loops, each where it is and what it has seen. */
+/** What the webhook gauges read: every webhook's place against the feed, from the store. */
 export interface LagSource {
-  /** How many webhooks are failing (read from the store: every instance shows the same). */
-  failing (): Promise<number>
-  readonly running: ReadonlyMap<number, { readonly id: number, readonly cursor: number, readonly headSeen: number, readonly oldestPendingAt: number | undefined }>
+  lag (): Promise<WebhookLag[]>
 }
 
 export const DELIVERY_OUTCOMES = ['delivered', 'failed', 'gave-up'] as const
 export type DeliveryOutcome = typeof DELIVERY_OUTCOMES[number]
 
-/** The webhook figures on /metrics: attempts by outcome, and how far each webhook this instance delivers is behind. */
+/** A scrape reads the store once for all the gauges below: the first collected reads, the others reuse it this long. */
+const SHARED_MS = 1_000
+
+/**
+ * The webhook figures on /metrics: attempts by outcome (this instance's), and for every webhook its
+ * lag and failures, computed from its stored cursor, so every instance shows the same, whichever
+ * delivers it, and a paused or failing webhook shows how far behind it is.
+ */
 export class WebhookMetrics {
   private readonly attempts: Counter<'outcome'>
-  private deliverers: LagSource[] = []
+  private source: LagSource | undefined
+  private read: { at: number, rows: Promise<WebhookLag[]> } | undefined
 
   constructor (registry?: Registry) {
     const registers = registry ? [registry] : []
     this.attempts = new Counter({ name: 'webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (gave-up: retries ran out, the webhook turned failing)', labelNames: ['outcome'], registers })
     // Every outcome is on /metrics from the start (at 0): an alert on gave-up can then see its first increase.
     for (const outcome of DELIVERY_OUTCOMES) this.attempts.inc({ outcome }, 0)
-    this.failingGauge(registers)
-    const loops = () => this.deliverers.flatMap((d) => [...d.running.values()])
-    // eslint-disable-next-line no-new -- registered, and read through collect() when scraped
-    new Gauge({
-      name: 'webhook_lag_changes',
-      help: 'Changes committed that a webhook delivered by this instance has not yet received (as last read)',
-      labelNames: ['webhook'],
-      registers,
-      collect () {
-        this.reset()
-        for (const loop of loops()) this.set({ webhook: String(loop.id) }, Math.max(0, loop.headSeen - loop.cursor))
-      }
-    })
-    // eslint-disable-next-line no-new -- registered, and read through collect() when scraped
-    new Gauge({
-      name: 'webhook_lag_seconds',
-      help: 'How long ago the oldest change a webhook delivered by this instance is waiting to send was made',
-      labelNames: ['webhook'],
-      registers,
-      collect () {
-        this.reset()
-        const now = Date.now()
-        for (const loop of loops()) this.set({ webhook: String(loop.id) }, loop.oldestPendingAt === undefined ? 0 : Math.max(0, (now - loop.oldestPendingAt) / 1000))
-      }
-    })
-  }
-
-  private failingGauge (registers: Registry[]): void {
-    const deliverers = (): LagSource[] => this.deliverers
+    const rows = (fresh = false): Promise<WebhookLag[]> => this.rows(fresh)
+    // A scrape collects the metrics in the order they were registered: the first gauge reads afresh.
+    let first = true
+    const perWebhook = (name: string, help: string, value: (w: WebhookLag, now: number) => number): void => {
+      const fresh = first
+      first = false
+      // eslint-disable-next-line no-new -- registered, and read through collect() when scraped
+      new Gauge({
+        name,
+        help,
+        labelNames: ['webhook'],
+        registers,
+        async collect () {
+          const lags = await rows(fresh)
+          this.reset()
+          const now = Date.now()
+          for (const w of lags) this.set({ webhook: String(w.id) }, value(w, now))
+        }
+      })
+    }
+    perWebhook('webhook_lag_changes', 'Changes committed after the webhook\'s stored cursor: not yet delivered (or passed over as not subscribed)',
+      (w) => Math.max(0, w.head - w.cursor))
+    perWebhook('webhook_lag_seconds', 'How long ago the oldest change after the webhook\'s stored cursor was committed (0 when it has every change)',
+      (w, now) => w.oldestWaitingAt === null ? 0 : Math.max(0, now - w.oldestWaitingAt) / 1000)
+    perWebhook('webhook_consecutive_failures', 'Failed attempts in a row at the change after the webhook\'s cursor (0 once it is delivered)',
+      (w) => w.attempts)
     // eslint-disable-next-line no-new -- registered, and read through collect() when scraped
     new Gauge({
       name: 'webhooks_failing',
       help: 'Webhooks whose retries ran out (status failing): they keep their place until resumed',
       registers,
       async collect () {
-        const [first] = deliverers()
-        this.set(first === undefined ? 0 : await first.failing().catch(() => 0))
+        this.set((await rows()).filter((w) => w.status === 'failing').length)
       }
     })
   }
 
-  watch (deliverer: LagSource): void { this.deliverers.push(deliverer) }
+  /** The store's answer, shared by the gauges of one scrape; a store that cannot answer shows no webhooks. */
+  private async rows (fresh: boolean): Promise<WebhookLag[]> {
+    if (this.source === undefined) return []
+    const now = Date.now()
+    if (fresh || this.read === undefined || now - this.read.at > SHARED_MS) this.read = { at: now, rows: this.source.lag().catch(() => []) }
+    return await this.read.rows
+  }
+
+  watch (source: LagSource): void { this.source ??= source }
   delivered (outcome: DeliveryOutcome): void { this.attempts.inc({ outcome }) }
 }

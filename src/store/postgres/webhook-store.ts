@@ -1,6 +1,6 @@
 import type { DeliveryAttempt, Webhook } from '../../catalogue/webhook.js'
 import { WEBHOOK_COLUMNS as COLUMNS, toAttempt, toWebhook } from '../webhook-rows.js'
-import { DELIVERIES_KEPT, type AttemptOutcome, type NewWebhook, type WebhookChanges, type WebhookStore } from '../webhook-store.js'
+import { DELIVERIES_KEPT, type AttemptOutcome, type NewWebhook, type WebhookChanges, type WebhookLag, type WebhookStore } from '../webhook-store.js'
 import type { Session } from './connection.js'
 
 /** The webhooks on PostgreSQL: shared by every instance, each webhook delivered by the one holding its lease. */
@@ -79,6 +79,14 @@ export class PostgresWebhookStore implements WebhookStore {
     const { rows } = await this.session.run((c) => c.query(
       'SELECT seq, attempt, at, status_code, error, duration_ms FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY n DESC LIMIT $2', [id, limit]))
     return rows.map(toAttempt)
+  }
+
+  async lag (): Promise<WebhookLag[]> {
+    const { rows } = await this.session.run((c) => c.query<WebhookLag>(
+      `SELECT w.id, w.status, w.cursor, (SELECT value FROM meta WHERE key = 'feed_head') AS head, w.attempts,
+       (SELECT c.at FROM changes c WHERE c.seq > w.cursor ORDER BY c.seq LIMIT 1) AS "oldestWaitingAt"
+       FROM webhooks w ORDER BY w.id`))
+    return rows
   }
 
   async lease (id: number, owner: string, until: number, now: number): Promise<boolean> {

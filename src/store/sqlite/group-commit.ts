@@ -4,6 +4,7 @@ import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PhotoOrderInval
 import { BatchRefused } from '../../catalogue/batch.js'
 import { batchWriter, type GroupResult, type IndexedRefusal, type KeyUse, type Refusal, type WriteOp } from './writes.js'
 import { recordCommit } from '../commit-sizes.js'
+import { isWebhookWrite } from './webhook-writes.js'
 
 /** Runs a batch of writes in one transaction and says how each went. */
 export interface Committer {
@@ -42,7 +43,8 @@ export class GroupCommit {
   constructor (
     private readonly committer: Committer,
     private readonly mapFailure: (failure: Failure) => unknown,
-    private readonly afterCommit: () => void
+    /** After a commit; `changed`: it holds a change of the feed (not only the webhook deliverer's own writes). */
+    private readonly afterCommit: (changed: boolean) => void
   ) {}
 
   run<T> (op: WriteOp): Promise<T> {
@@ -91,7 +93,7 @@ export class GroupCommit {
       if (outcome.ok) batch[i].resolve(outcome.value)
       else batch[i].reject(refused(outcome))
     })
-    if (result.outcomes.some((o) => o.ok)) this.afterCommit()
+    if (result.outcomes.some((o) => o.ok)) this.afterCommit(result.outcomes.some((o, i) => o.ok && !isWebhookWrite(batch[i].op)))
   }
 }
 

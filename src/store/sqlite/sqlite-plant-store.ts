@@ -124,12 +124,12 @@ class SqlitePlantStore implements PlantStore {
     } else {
       this.committer = writerThreadCommitter(filename, this.idempotencyTtlMs)
     }
-    this.commits = new GroupCommit(this.committer, storageError, () => this.notify())
+    this.commits = new GroupCommit(this.committer, storageError, (changed) => this.notify(changed))
     this.keyDb = filename === ':memory:' ? undefined : connect(filename)
     this.keys = sqliteKeyStore(this.keyDb ?? db)
     this.readPhotoFile = photoFileReader(db)
     this.readTrash = trashReader(db)
-    this.webhooks = new SqliteWebhookStore(db, this.endSnapshot)
+    this.webhooks = new SqliteWebhookStore(db, this.endSnapshot, async (op) => await this.commits.run(op))
     // better-sqlite3 is synchronous and has no progress handler: this function, called by every list
     // query once per candidate row, is the progress handler that stops a query past its time limit.
     const timeoutMs = options.queryTimeoutMs ?? 250
@@ -384,9 +384,11 @@ class SqlitePlantStore implements PlantStore {
     }
   }
 
-  private notify (): void {
+  /** After a commit: reads start afresh; listeners hear of it when it changed the feed (`changed`). */
+  private notify (changed = true): void {
     this.endSnapshot()
     this.dataVersion = this.s.dataVersion.get()!
+    if (!changed) return
     for (const listener of this.listeners) listener()
   }
 

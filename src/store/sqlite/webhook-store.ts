@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3'
 import type { DeliveryAttempt, Webhook } from '../../catalogue/webhook.js'
 import { WEBHOOK_COLUMNS as COLUMNS, toAttempt, toWebhook, type DeliveryRow, type WebhookRow as Row } from '../webhook-rows.js'
-import { DELIVERIES_KEPT, type AttemptOutcome, type NewWebhook, type WebhookChanges, type WebhookStore } from '../webhook-store.js'
+import type { AttemptOutcome, NewWebhook, WebhookChanges, WebhookLag, WebhookStore } from '../webhook-store.js'
+import type { WebhookWriteOp } from './webhook-writes.js'
 
 /** The webhooks migration (issue 28): webhooks, their delivery state, and a short log of attempts. */
 export const WEBHOOKS_MIGRATION = `
@@ -40,13 +41,15 @@ export const WEBHOOKS_MIGRATION = `
 const HEAD = "max(coalesce((SELECT max(seq) FROM changes), 0), (SELECT value FROM meta WHERE key = 'feed_floor'))"
 
 /**
- * On the store's own connection: these writes are few and small (a cursor a delivery), so they
- * commit here like the hourly purge does, after the open read snapshot is ended (`endRead`).
+ * Subscriptions are changed on the store's own connection (rare: an operator's action), after the
+ * open read snapshot is ended (`endRead`). The deliverer's writes (attempts, cursor, leases, several
+ * a second with fast receivers) go to the group commit (`commit`: the writer thread), sharing the
+ * plants' fsync and never blocking the event loop (webhook-writes.ts).
  */
 export class SqliteWebhookStore implements WebhookStore {
   private readonly s
 
-  constructor (private readonly db: Database.Database, private readonly endRead: () => void) {
+  constructor (private readonly db: Database.Database, private readonly endRead: () => void, private readonly commit: (op: WebhookWriteOp) => Promise<unknown>) {
     this.s = {
       insert: db.prepare<[string, string, string, number], Row>(
         `INSERT INTO webhooks (url, events, status, secret, cursor, created_at) VALUES (?, ?, 'active', ?, ${HEAD}, ?) RETURNING ${COLUMNS}`),
@@ -56,18 +59,12 @@ export class SqliteWebhookStore implements WebhookStore {
       removeLog: db.prepare<[number]>('DELETE FROM webhook_deliveries WHERE webhook_id = ?'),
       rotate: db.prepare<[string, number, number], Row>(
         `UPDATE webhooks SET previous_secret = secret, secret = ?, previous_secret_until = ? WHERE id = ? RETURNING ${COLUMNS}`),
-      log: db.prepare<[number, number, number, number, number | null, string | null, number]>(
-        'INSERT INTO webhook_deliveries (webhook_id, seq, attempt, at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-      prune: db.prepare<[number, number, number]>(
-        'DELETE FROM webhook_deliveries WHERE webhook_id = ? AND n <= (SELECT n FROM webhook_deliveries WHERE webhook_id = ? ORDER BY n DESC LIMIT 1 OFFSET ?)'),
-      outcome: db.prepare<[number, number, number | null, number | null, string | null, number, number, number]>(
-        `UPDATE webhooks SET cursor = max(cursor, ?), attempts = ?, next_attempt_at = ?, failing_since = ?, last_error = ?,
-         status = CASE WHEN ? = 1 AND status = 'active' THEN 'failing' ELSE status END WHERE id = ? AND cursor <= ?`),
+      lag: db.prepare<[], WebhookLag>(
+        `SELECT w.id, w.status, w.cursor, ${HEAD} AS head, w.attempts,
+         (SELECT c.at FROM changes c WHERE c.seq > w.cursor ORDER BY c.seq LIMIT 1) AS oldestWaitingAt
+         FROM webhooks w ORDER BY w.id`),
       deliveries: db.prepare<[number, number], DeliveryRow>(
-        'SELECT seq, attempt, at, status_code, error, duration_ms FROM webhook_deliveries WHERE webhook_id = ? ORDER BY n DESC LIMIT ?'),
-      lease: db.prepare<[string, number, number, string, number]>(
-        'UPDATE webhooks SET lease_owner = ?, lease_until = ? WHERE id = ? AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)'),
-      release: db.prepare<[number, string]>('UPDATE webhooks SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?')
+        'SELECT seq, attempt, at, status_code, error, duration_ms FROM webhook_deliveries WHERE webhook_id = ? ORDER BY n DESC LIMIT ?')
     }
   }
 
@@ -117,27 +114,24 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async recordAttempts (id: number, attempts: DeliveryAttempt[], outcome?: AttemptOutcome): Promise<void> {
-    this.write(() => {
-      for (const attempt of attempts) this.s.log.run(id, attempt.seq, attempt.attempt, attempt.at, attempt.statusCode, attempt.error, Math.round(attempt.durationMs))
-      this.s.prune.run(id, id, DELIVERIES_KEPT)
-      if (outcome) {
-        this.s.outcome.run(outcome.cursor, outcome.attempts, outcome.nextAttemptAt, outcome.failingSince, outcome.lastError,
-          outcome.failing ? 1 : 0, id, outcome.cursor)
-      }
-    })
+    await this.commit({ kind: 'webhook-attempts', id, attempts, outcome })
   }
 
   async deliveries (id: number, limit: number): Promise<DeliveryAttempt[]> {
     return this.s.deliveries.all(id, limit).map(toAttempt)
   }
 
+  async lag (): Promise<WebhookLag[]> {
+    return this.s.lag.all()
+  }
+
   async lease (id: number, owner: string, until: number, now: number): Promise<boolean> {
-    return this.write(() => this.s.lease.run(owner, until, id, owner, now).changes > 0)
+    return await this.commit({ kind: 'webhook-lease', id, owner, until, now }) === true
   }
 
   async release (id: number, owner: string): Promise<void> {
     if (!this.db.open) return
-    this.write(() => { this.s.release.run(id, owner) })
+    await this.commit({ kind: 'webhook-release', id, owner })
   }
 
   private write<T> (fn: () => T): T {

@@ -7,6 +7,7 @@ import { canonicalPrice, formatCents, priceCents, skuKey, timestamp } from '../.
 import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
 import { photoFiles, type PhotoRefusal } from './photo-writes.js'
 import { searchBacklog } from './search-backlog.js'
+import { isWebhookWrite, webhookWriter, type WebhookWriteOp } from './webhook-writes.js'
 
 // The write side of the SQLite store as plain data in, plain data out, so the same code commits
 // in the calling thread (an in-memory database) or in the writer thread (a database file).
@@ -30,6 +31,8 @@ export type WriteOp =
   | { kind: 'restore-trashed', id: number, expectedVersions?: number[], now: number, actor: string }
   /** Removes a plant from the trash for good, with its photos' references (no change: the plant was deleted already). */
   | { kind: 'purge-trashed', id: number, now: number, actor: string }
+  /** The webhook deliverer's attempts, cursor and leases (webhook-writes.ts): no change, no plant. */
+  | WebhookWriteOp
 
 export type Refusal = 'not-found' | 'trashed-not-found' | 'version-mismatch' | 'idempotency-key-reused' | 'sku-taken' | 'batch' | PhotoRefusal
 /** A refused write of a batch, by its index in the batch. */
@@ -38,7 +41,7 @@ export interface IndexedRefusal { index: number, refusal: Refusal, sku?: string,
 export interface KeyUse { usedAt: number, keptUntil: number }
 /** A refusal, with the SKU and the plant holding it for 'sku-taken', and each refused write for 'batch'. */
 export type Outcome =
-  | { ok: true, value: CreateResult | StoredPlant | BatchResult | undefined }
+  | { ok: true, value: CreateResult | StoredPlant | BatchResult | boolean | undefined }
   | { ok: false, refusal: Refusal, sku?: string, holder?: number, refusals?: IndexedRefusal[], key?: KeyUse }
 /** Every write of a group commits together, or the group fails as a whole. */
 export type GroupResult = { outcomes: Outcome[] } | { failure: { code?: string, message: string } }
@@ -135,6 +138,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   /** A key used for another request: the 422 says when, and until when the key is kept. */
   const reused = (usedAt: number): Refused =>
     new Refused('idempotency-key-reused', undefined, undefined, undefined, { usedAt, keptUntil: usedAt + idempotencyTtlMs })
+  const webhooks = webhookWriter(db)
 
   // An update names the indexed columns (name_key, status, category, price, sku, barcode) only when
   // they change, so an unchanged one costs no index pages: on a large catalogue every touched page is
@@ -168,7 +172,8 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
 
   // Each write refuses (not found, version mismatch, SKU taken) before it changes anything, so a
   // refused write leaves nothing behind in the shared transaction.
-  function apply (op: WriteOp): CreateResult | StoredPlant | BatchResult | undefined {
+  function apply (op: WriteOp): CreateResult | StoredPlant | BatchResult | boolean | undefined {
+    if (isWebhookWrite(op)) return webhooks(op)
     if (op.kind === 'batch') return applyBatch(op)
     const now = op.now
     if (op.kind === 'create') {
@@ -336,7 +341,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
           outcomes.push({ ok: false, refusal: error.refusal, sku: error.sku, holder: error.holder, refusals: error.refusals, key: error.key })
         }
       }
-      search.settle(batch.reduce((n, op) => n + (op.kind === 'batch' ? op.ops.length : 1), 0))
+      search.settle(batch.reduce((n, op) => n + (op.kind === 'batch' ? op.ops.length : isWebhookWrite(op) ? 0 : 1), 0))
       for (const [status, delta] of counts) if (delta !== 0) s.count.run(delta, status)
       s.commit.run()
       return { outcomes }

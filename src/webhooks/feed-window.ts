@@ -1,0 +1,96 @@
+import type { Change, ChangeKind } from '../catalogue/changes.js'
+import type { PlantStore } from '../store/plant-store.js'
+
+/** A change as a webhook sends it: its body serialised once, whatever the number of webhooks. */
+export interface FeedEntry { seq: number, kind: ChangeKind, body: string }
+
+const entry = (c: Change): FeedEntry => ({ seq: c.seq, kind: c.kind, body: JSON.stringify(c) })
+
+/**
+ * The newest changes of the feed, shared by every webhook's loop. After a commit each loop at the
+ * head asks for the changes after its cursor: they share one read of the store (those arriving
+ * while it runs share the next one), and each change is serialised once. Only the signature is a
+ * webhook's own. A loop further behind than the window (a slow receiver, a resumed webhook) reads
+ * pages of its own, which are not kept.
+ */
+export class FeedWindow {
+  private entries: FeedEntry[] = []
+  /** The window holds every change with from < seq <= to; none read yet: -1. */
+  private from = -1
+  private to = -1
+  private current: Promise<void> | undefined
+  private next: Promise<void> | undefined
+
+  constructor (private readonly store: Pick<PlantStore, 'changes'>, private readonly keep = 1_000, private readonly fetchSize = 100) {}
+
+  /** Up to `limit` changes after `after`, oldest first (FeedGone as the store throws it). */
+  async read (after: number, limit: number): Promise<FeedEntry[]> {
+    // A loop ahead of the window (or the first one): the window moves there, the head being that way.
+    if (this.current === undefined && (this.to < 0 || after > this.to)) this.restart(after)
+    if (after >= this.to) {
+      try {
+        await this.refresh()
+      } catch {
+        // Whatever went wrong, this loop finds out with a read of its own, for its own cursor.
+        return await this.own(after, limit)
+      }
+      if (after > this.to) return await this.read(after, limit)
+    }
+    if (after < this.from) return await this.own(after, limit)
+    return this.slice(after, limit)
+  }
+
+  private async own (after: number, limit: number): Promise<FeedEntry[]> {
+    return (await this.store.changes(after, limit)).items.map(entry)
+  }
+
+  private restart (at: number): void {
+    this.entries = []
+    this.from = at
+    this.to = at
+  }
+
+  /** Reads what follows the window; callers arriving while a read runs share the one after it (it starts after they asked). */
+  private refresh (): Promise<void> {
+    if (this.current === undefined) {
+      this.current = this.fetch().finally(() => { this.current = undefined })
+      return this.current
+    }
+    this.next ??= this.current.catch(() => {}).then(async () => {
+      this.next = undefined
+      await this.refresh()
+    })
+    return this.next
+  }
+
+  private async fetch (): Promise<void> {
+    const after = this.to
+    let items: Change[]
+    try {
+      items = (await this.store.changes(after, this.fetchSize)).items
+    } catch (err) {
+      this.restart(-1)
+      throw err
+    }
+    if (after !== this.to) return // restarted meanwhile
+    for (const change of items) this.entries.push(entry(change))
+    if (items.length > 0) this.to = items[items.length - 1].seq
+    const extra = this.entries.length - this.keep
+    if (extra > 0) {
+      this.from = this.entries[extra - 1].seq
+      this.entries = this.entries.slice(extra)
+    }
+  }
+
+  private slice (after: number, limit: number): FeedEntry[] {
+    // The first entry past `after`, by halving (entries are in seq order).
+    let lo = 0
+    let hi = this.entries.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (this.entries[mid].seq <= after) lo = mid + 1
+      else hi = mid
+    }
+    return this.entries.slice(lo, lo + limit)
+  }
+}
