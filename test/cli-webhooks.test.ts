@@ -59,6 +59,41 @@ for (const [where, target] of Object.entries(TARGETS)) {
       assert.deepEqual([missing.code, missing.stderr], [1, 'plants webhooks: no webhook 1 (plants webhooks list shows them)\n'])
     })
 
+    test('rotate prints a new secret that signs beside the old one; deliveries lists the attempts; list shows why a webhook fails', async (t) => {
+      const { env, args } = await target.make(t)
+      const r = await receiver(t)
+      const old = (await plants(['webhooks', 'add', r.url, ...args], env)).stdout.trim()
+      const rotated = await plants(['webhooks', 'rotate', '1', ...args], env)
+      assert.equal(rotated.code, 0, rotated.stderr)
+      const secret = rotated.stdout.trim()
+      assert.match(secret, /^whsec_/)
+      assert.notEqual(secret, old)
+      assert.match(rotated.stderr, /^rotated webhook 1's secret: .*keeps signing beside it until \d{4}-\d\d-\d\dT/)
+      assert.equal((await plants(['webhooks', 'test', '1', ...args], env)).code, 0)
+      const [{ body, headers }] = r.received
+      assert.equal(String(headers['webhook-signature']).split(' ').length, 2)
+      new Verifier(old).verify(body, headers as Record<string, string>)
+      new Verifier(secret).verify(body, headers as Record<string, string>)
+      const deliveries = await plants(['webhooks', 'deliveries', '1', ...args], env)
+      assert.equal(deliveries.code, 0, deliveries.stderr)
+      assert.match(deliveries.stdout, /^SEQ +ATTEMPT +AT +STATUS +MS +ERROR\ntest +1 +\d{4}-\S+Z +204 +\d+ +-\n$/)
+      assert.deepEqual([(await plants(['webhooks', 'rotate', '9', ...args], env)).code, (await plants(['webhooks', 'deliveries', '9', ...args], env)).code], [1, 1])
+      // Retries ran out at change 3: list says so, with since when and the last error.
+      const store = await openStore(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL, dataDir: '', feedRetentionMs: 86_400_000 } : { dataDir: args[1], feedRetentionMs: 86_400_000 })
+      await store.webhooks.recordAttempts(1, [{ seq: 3, attempt: 9, at: Date.UTC(2026, 0, 2), statusCode: 500, error: 'answered 500', durationMs: 3 }],
+        { cursor: 2, attempts: 9, nextAttemptAt: null, failingSince: Date.UTC(2026, 0, 1), lastError: 'answered 500', failing: true })
+      await store.close()
+      const listed = await plants(['webhooks', 'list', ...args], env)
+      assert.match(listed.stdout, /^1 +failing +created,updated,deleted +2 +\S+ +9 failed since 2026-01-01T00:00:00\.000Z, retries ran out \(resume to try again\): answered 500$/m)
+    })
+
+    test('--url is refused with where webhooks are managed instead', async (t) => {
+      const { env, args } = await target.make(t)
+      const refused = await plants(['webhooks', 'list', '--url', 'http://127.0.0.1:8080', ...args], env)
+      assert.equal(refused.code, 2)
+      assert.match(refused.stderr, /not on a running service \(--url\): over HTTP, use \/v3\/webhooks with an admin key/)
+    })
+
     test('a private target without WEBHOOK_ALLOW_PRIVATE, an unknown kind or a bad id is a usage error', async (t) => {
       const { env, args } = await target.make(t)
       const privateRefused = await plants(['webhooks', 'add', 'http://127.0.0.1:9/', ...args], { ...env, WEBHOOK_ALLOW_PRIVATE: 'false' })

@@ -1,4 +1,4 @@
-import { CHANGE_KINDS, signingSecrets, type Webhook } from '../catalogue/webhook.js'
+import { CHANGE_KINDS, SECRET_OVERLAP_MS, signingSecrets, type DeliveryAttempt, type Webhook } from '../catalogue/webhook.js'
 import type { ChangeKind } from '../catalogue/changes.js'
 import type { Config } from '../config.js'
 import type { PlantStore } from '../store/plant-store.js'
@@ -9,14 +9,27 @@ import { shownUrl } from '../webhooks/target.js'
 
 export const webhooksCommand: Command = {
   name: 'webhooks',
-  usage: `Usage: plants webhooks add URL [--events KINDS] [options]
+  usage: `Usage: plants webhooks add RECEIVER_URL [--events KINDS] [options]
        plants webhooks list [options]
-       plants webhooks pause ID | resume ID | remove ID | test ID [options]
+       plants webhooks pause ID | resume ID | remove ID | test ID | rotate ID | deliveries ID [options]
 
-Manages the webhooks stored in the catalogue (the same as /v3/webhooks). Every running instance
-picks a change within seconds. add prints the webhook's signing secret (whsec_…) once: copy it
-into the receiver now. resume delivers, in order, what the webhook missed while paused or failing.
-test sends {"kind": "test", "webhook": ID}, signed, and says how the receiver answered.
+Manages the webhooks stored in the catalogue (the same as /v3/webhooks), in its own database: a
+data folder or DATABASE_URL, not a running service (--url): over HTTP, use /v3/webhooks with an
+admin key. Every running instance picks a change up within seconds.
+
+  add          subscribes RECEIVER_URL (where changes are POSTed) and prints its signing secret
+               (whsec_…) once: copy it into the receiver now
+  list         every webhook: STATUS (active, paused, failing), DELIVERED UP TO (the last change
+               sent), and FAILURES (failed attempts at its next change, since when, when the next
+               one is due, and the last error)
+  pause        stops its deliveries; it keeps its place
+  resume       delivers, in order, what it missed while paused or failing
+  remove       removes it: nothing more is sent
+  test         sends {"kind": "test", "webhook": ID}, signed, and says how the receiver answered
+  rotate       prints a new signing secret once; the previous one keeps signing beside it for 24
+               hours (two signatures in webhook-signature) while the receiver switches
+  deliveries   its latest attempts (up to 100), newest first: the change (seq; test for a test
+               send), the attempt at it, when, the receiver's status or the error, how long
 
 Options:
   --events KINDS   add: comma-separated kinds of change to send (default created,updated,deleted)
@@ -25,16 +38,22 @@ Options:
   -h, --help       this help`,
   options: {
     events: { type: 'string' },
-    'data-dir': { type: 'string' }
+    'data-dir': { type: 'string' },
+    // Accepted to be refused with a way forward: --url names a running service in every command.
+    url: { type: 'string' }
   },
   run: runWebhooks
 }
 
-const ACTIONS = 'add, list, pause, resume, remove or test'
+const ACTIONS = 'add, list, pause, resume, remove, test, rotate or deliveries'
 
 async function runWebhooks (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
   const [action, arg, ...extra] = positionals
   if (extra.length > 0) throw new UsageError(`unexpected ${JSON.stringify(extra[0])}`)
+  if (values.url !== undefined) {
+    throw new UsageError('webhooks work on the catalogue\'s own database (--data-dir, or DATABASE_URL), not on a running service (--url): ' +
+      'over HTTP, use /v3/webhooks with an admin key. A receiver\'s URL is add\'s argument: plants webhooks add https://…')
+  }
   if (action === 'list') {
     if (arg !== undefined) throw new UsageError('list takes no argument')
     return await withCatalogueStore('webhooks', values, io, async (store) => { io.stdout.write(table(await store.webhooks.list())); return 0 })
@@ -55,7 +74,7 @@ async function runWebhooks (values: Record<string, any>, positionals: string[], 
       return 0
     })
   }
-  if (action === 'pause' || action === 'resume' || action === 'remove' || action === 'test') {
+  if (action === 'pause' || action === 'resume' || action === 'remove' || action === 'test' || action === 'rotate' || action === 'deliveries') {
     const id = idOf(action, arg)
     return await withCatalogueStore('webhooks', values, io, async (store, config) => {
       if (action === 'remove') {
@@ -64,6 +83,12 @@ async function runWebhooks (values: Record<string, any>, positionals: string[], 
         return 0
       }
       if (action === 'test') return await testSend(store, config, id, io)
+      if (action === 'rotate') return await rotate(store, id, io)
+      if (action === 'deliveries') {
+        if (!await store.webhooks.get(id)) throw notFound(id)
+        io.stdout.write(deliveriesTable(await store.webhooks.deliveries(id, 100)))
+        return 0
+      }
       const webhook = await store.webhooks.update(id, { status: action === 'pause' ? 'paused' : 'active' })
       if (!webhook) throw notFound(id)
       io.stdout.write(action === 'pause'
@@ -94,6 +119,16 @@ async function testSend (store: PlantStore, config: Config, id: number, io: Io):
   }
 }
 
+async function rotate (store: PlantStore, id: number, io: Io): Promise<number> {
+  const { newSecret } = await import('../webhooks/signing.js')
+  const secret = newSecret()
+  const until = Date.now() + SECRET_OVERLAP_MS
+  if (!await store.webhooks.rotateSecret(id, secret, until)) throw notFound(id)
+  io.stdout.write(`${secret}\n`)
+  io.stderr.write(`rotated webhook ${id}'s secret: the line above is the new one, shown this once; the previous one keeps signing beside it until ${iso(until)}\n`)
+  return 0
+}
+
 function eventsOf (text: string | undefined): ChangeKind[] {
   if (text === undefined) return [...CHANGE_KINDS]
   const kinds = [...new Set(text.split(',').map((k) => k.trim()))]
@@ -110,10 +145,30 @@ function idOf (action: string, text: string | undefined): number {
 
 const notFound = (id: number): CommandFailed => new CommandFailed(`no webhook ${id} (plants webhooks list shows them)`)
 
+const iso = (ms: number | null): string => ms === null ? '-' : new Date(ms).toISOString()
+
+/** What went wrong at a webhook's next change, and what comes next; '-' when nothing did. */
+function failures (w: Webhook): string {
+  if (w.attempts === 0) return w.lastError ?? '-'
+  const tried = `${w.attempts} failed since ${iso(w.failingSince)}`
+  if (w.status === 'failing') return `${tried}, retries ran out (resume to try again): ${w.lastError ?? '-'}`
+  if (w.status === 'paused') return `${tried}, paused: ${w.lastError ?? '-'}`
+  return `${tried}, next at ${iso(w.nextAttemptAt)}: ${w.lastError ?? '-'}`
+}
+
 function table (webhooks: Webhook[]): string {
   if (webhooks.length === 0) return 'no webhooks\n'
-  const rows = [['ID', 'STATUS', 'EVENTS', 'DELIVERED UP TO', 'URL', 'LAST ERROR'],
-    ...webhooks.map((w) => [String(w.id), w.status, w.events.join(','), String(w.cursor), shownUrl(w.url), w.lastError ?? '-'])]
+  return columns([['ID', 'STATUS', 'EVENTS', 'DELIVERED UP TO', 'URL', 'FAILURES'],
+    ...webhooks.map((w) => [String(w.id), w.status, w.events.join(','), String(w.cursor), shownUrl(w.url), failures(w)])])
+}
+
+function deliveriesTable (attempts: DeliveryAttempt[]): string {
+  if (attempts.length === 0) return 'no deliveries yet\n'
+  return columns([['SEQ', 'ATTEMPT', 'AT', 'STATUS', 'MS', 'ERROR'],
+    ...attempts.map((a) => [a.seq === 0 ? 'test' : String(a.seq), String(a.attempt), iso(a.at), a.statusCode === null ? '-' : String(a.statusCode), String(Math.round(a.durationMs)), a.error ?? '-'])])
+}
+
+function columns (rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)))
   return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n') + '\n'
 }
