@@ -43,6 +43,7 @@ import { plantRoutes } from './plants/routes.js'
 import { trashRoutes } from './plants/trash-routes.js'
 import { openStore } from './store/open-store.js'
 import { WebhookDeliverer, type DelivererOptions } from './webhooks/deliverer.js'
+import { WEBHOOKS_DOCUMENT } from './webhooks/openapi.js'
 import { WebhookMetrics } from './webhooks/metrics.js'
 import { webhookRoutes } from './webhooks/routes.js'
 import type { PlantStore } from './store/plant-store.js'
@@ -193,6 +194,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       },
       servers: [{ url: '/' }],
       components: { securitySchemes },
+      // What the service sends to a subscribed URL (OpenAPI 3.1 top-level webhooks).
+      webhooks: WEBHOOKS_DOCUMENT,
       tags: [{ name: 'plant', description: 'The plant catalogue' }, { name: 'operations', description: 'Health and readiness' }, { name: 'webhooks', description: 'Changes pushed to other systems, signed (Standard Webhooks)' }, { name: 'keys', description: 'API keys and their scopes (admin)' }, { name: 'trash', description: 'Deleted plants, kept TRASH_RETENTION_DAYS: restore or purge' }]
     }
   })

@@ -113,3 +113,17 @@ test('GET /v3 answers 200 with where the docs page, the OpenAPI document and the
   assert.equal(post.statusCode, 405)
   assert.equal(post.headers.allow, 'GET, HEAD')
 })
+
+test('the document\'s webhooks (OpenAPI 3.1) describe what a receiver is sent: the Change or the test body, and the signed headers', async () => {
+  const doc = await documentWith({})
+  assert.equal(doc.openapi, '3.1.0')
+  assert.deepEqual(Object.keys(doc.webhooks).sort(), ['change', 'test'])
+  const change = doc.webhooks.change.post
+  assert.deepEqual(change.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/Change' })
+  assert.deepEqual(doc.webhooks.test.post.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/WebhookTest' })
+  assert.ok(doc.components.schemas.WebhookTest, 'the test body is a named schema')
+  assert.deepEqual(change.parameters.map((p: { name: string, in: string, required: boolean }) => `${p.in} ${p.name} ${p.required}`),
+    ['header webhook-id true', 'header webhook-timestamp true', 'header webhook-signature true', 'header user-agent true'])
+  assert.match(change.responses['2XX'].description, /within 10 s/)
+  assert.match(change.responses.default.description, /same webhook-id/)
+})

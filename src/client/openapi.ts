@@ -486,7 +486,48 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    change: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A change, POSTed to each webhook subscribed to its kind
+         * @description Each change of the feed is sent as the feed shows it, one at a time per webhook, in feed order (so a plant's changes arrive in version order), at least once: a change comes again (same webhook-id) only after a crash or a timeout.
+         */
+        post: operations["webhook-change"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    test: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test send (POST /v3/webhooks/{id}/test, plants webhooks test)
+         * @description Signed as every delivery; it does not move the webhook's place and is not retried.
+         */
+        post: operations["webhook-test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description Where the documentation and the API are. */
@@ -955,6 +996,13 @@ export interface components {
             previousSecretExpiresAt: string;
             /** @description The new whsec_… secret, shown this once. */
             secret: string;
+        };
+        /** @description The body of a test send. */
+        WebhookTest: {
+            /** @enum {string} */
+            kind: "test";
+            /** @description The webhook sent to. */
+            webhook: number;
         };
     };
     responses: never;
@@ -4515,6 +4563,100 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    "webhook-change": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The service and its version: `plant-catalogue-webhooks/<version>`. */
+                "user-agent": string;
+                /**
+                 * @description The same for every attempt at one change (`<webhook id>-<seq>`; a test send: `<webhook id>-test-<epoch ms>`): drop a duplicate by it.
+                 * @example 1-42
+                 */
+                "webhook-id": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded bytes after `whsec_` of the secret (Standard Webhooks). While a rotated secret overlaps (24 hours), two signatures, space-separated: accept the request if either matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description When this attempt was signed, in Unix seconds: refuse one too far from now.
+                 * @example 1767225600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Change"];
+            };
+        };
+        responses: {
+            /** @description Delivered, if it came within 10 s: the next change is sent. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else (another status, a redirect, which is never followed, no answer within 10 s, a closed connection) is a failed attempt: the same change is sent again, with the same webhook-id, after 5 s, 15 s, 45 s, … up to 6 hours (each ±20 %), for 3 days; then the webhook turns failing and keeps its place. At most 4 KiB of an answer is read. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-test": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The service and its version: `plant-catalogue-webhooks/<version>`. */
+                "user-agent": string;
+                /**
+                 * @description The same for every attempt at one change (`<webhook id>-<seq>`; a test send: `<webhook id>-test-<epoch ms>`): drop a duplicate by it.
+                 * @example 1-42
+                 */
+                "webhook-id": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded bytes after `whsec_` of the secret (Standard Webhooks). While a rotated secret overlaps (24 hours), two signatures, space-separated: accept the request if either matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description When this attempt was signed, in Unix seconds: refuse one too far from now.
+                 * @example 1767225600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTest"];
+            };
+        };
+        responses: {
+            /** @description Delivered, if it came within 10 s: the next change is sent. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else (another status, a redirect, which is never followed, no answer within 10 s, a closed connection) is a failed attempt: the same change is sent again, with the same webhook-id, after 5 s, 15 s, 45 s, … up to 6 hours (each ±20 %), for 3 days; then the webhook turns failing and keeps its place. At most 4 KiB of an answer is read. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -78,3 +78,8 @@ export type WebhookDelivery = Static<typeof WebhookDelivery>
 export const WebhookDeliveries = component('WebhookDeliveries', Type.Object({
   items: Type.Array(Type.Unsafe<WebhookDelivery>(Type.Ref('WebhookDelivery')), { description: 'The most recent attempts (up to 100), newest first.' })
 }))
+
+export const WebhookTest = component('WebhookTest', Type.Object({
+  kind: Type.Unsafe<'test'>({ type: 'string', enum: ['test'] }),
+  webhook: Type.Integer({ minimum: 1, description: 'The webhook sent to.' })
+}, { description: 'The body of a test send.' }))
