@@ -58,7 +58,7 @@ export class WebhookDeliverer {
       now: options.now ?? Date.now
     }
     this.client = new WebhookClient({ allowPrivate: options.allowPrivate, timeoutMs: this.settings.timeoutMs })
-    this.feed = new FeedWindow(store, 1_000, PAGE)
+    this.feed = new FeedWindow(store, undefined, PAGE)
     metrics?.watch(this)
   }
 

@@ -15,13 +15,20 @@ const entry = (c: Change): FeedEntry => ({ seq: c.seq, kind: c.kind, body: JSON.
  */
 export class FeedWindow {
   private entries: FeedEntry[] = []
+  /** Characters of the entries' bodies: the window is bounded by them, not by a count of changes. */
+  private size = 0
   /** The window holds every change with from < seq <= to; none read yet: -1. */
   private from = -1
   private to = -1
   private current: Promise<void> | undefined
   private next: Promise<void> | undefined
 
-  constructor (private readonly store: Pick<PlantStore, 'changes'>, private readonly keep = 1_000, private readonly fetchSize = 100) {}
+  /**
+   * `keepChars`: how much of the newest changes' bodies stays (8 Mi characters by default, some
+   * 10,000 changes): wide enough that many webhooks falling behind a burst of writes still read
+   * from it, rather than each reading, parsing and serialising pages of its own.
+   */
+  constructor (private readonly store: Pick<PlantStore, 'changes'>, private readonly keepChars = 8 * 1024 * 1024, private readonly fetchSize = 100) {}
 
   /** Up to `limit` changes after `after`, oldest first (FeedGone as the store throws it). */
   async read (after: number, limit: number): Promise<FeedEntry[]> {
@@ -46,6 +53,7 @@ export class FeedWindow {
 
   private restart (at: number): void {
     this.entries = []
+    this.size = 0
     this.from = at
     this.to = at
   }
@@ -73,9 +81,14 @@ export class FeedWindow {
       throw err
     }
     if (after !== this.to) return // restarted meanwhile
-    for (const change of items) this.entries.push(entry(change))
+    for (const change of items) {
+      const e = entry(change)
+      this.entries.push(e)
+      this.size += e.body.length
+    }
     if (items.length > 0) this.to = items[items.length - 1].seq
-    const extra = this.entries.length - this.keep
+    let extra = 0
+    while (this.size > this.keepChars && extra < this.entries.length - 1) this.size -= this.entries[extra++].body.length
     if (extra > 0) {
       this.from = this.entries[extra - 1].seq
       this.entries = this.entries.slice(extra)
