@@ -95,14 +95,16 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   const skus = new Set<string>()
   const wanted = new Records()
   let rowsRead = 0
-  for await (const row of readRows(file, format, notice)) {
-    rowsRead++
-    if (!row.ok) continue
-    const id = rowId(row.id)
-    if (typeof id === 'number') ids.add(id)
-    const sku = rowSku(row)
-    if (sku !== undefined) skus.add(sku)
-    if (id === undefined) wanted.add(rowRecord(row))
+  for await (const rows of readRows(file, format, notice)) {
+    for (const row of rows) {
+      rowsRead++
+      if (!row.ok) continue
+      const id = rowId(row.id)
+      if (typeof id === 'number') ids.add(id)
+      const sku = rowSku(row)
+      if (sku !== undefined) skus.add(sku)
+      if (id === undefined) wanted.add(rowRecord(row))
+    }
   }
 
   const where = await locate(values, io)
@@ -120,11 +122,13 @@ async function runImport (values: Record<string, any>, positionals: string[], io
     // the export, or ids from another catalogue).
     if (known.byId.size < ids.size) {
       const orphans = new Records()
-      for await (const row of readRows(file, format, () => {})) {
-        if (!row.ok) continue
-        const id = rowId(row.id)
-        const sku = rowSku(row)
-        if (typeof id === 'number' && !known.byId.has(id) && (sku === undefined || !known.bySku.has(sku))) orphans.add(rowRecord(row))
+      for await (const rows of readRows(file, format, () => {})) {
+        for (const row of rows) {
+          if (!row.ok) continue
+          const id = rowId(row.id)
+          const sku = rowSku(row)
+          if (typeof id === 'number' && !known.byId.has(id) && (sku === undefined || !known.bySku.has(sku))) orphans.add(rowRecord(row))
+        }
       }
       for (const record of wanted.records) orphans.records.delete(record)
       if (orphans.records.size > 0) {
@@ -165,18 +169,20 @@ async function runImport (values: Record<string, any>, positionals: string[], io
     }
     let done = 0
     try {
-      for await (const row of readRows(file, format, () => {})) {
-        if (++done % 1000 === 0) progress.update(done)
-        if (!row.ok) { report(row.line, row.reason); continue }
-        const plan = planner.plan(row)
-        if (plan.kind === 'refused') report(row.line, plan.reason)
-        else if (plan.kind === 'unchanged') counts.unchanged++
-        else if (dryRun) {
-          counts[plan.kind === 'add' ? 'added' : 'updated']++
-          io.stdout.write(`${file}:${row.line}: would ${plan.what()}\n`)
-        } else {
-          batch.push({ line: row.line, operation: plan.operation })
-          if (batch.length >= batchSize) await flush()
+      for await (const rows of readRows(file, format, () => {})) {
+        for (const row of rows) {
+          if (++done % 1000 === 0) progress.update(done)
+          if (!row.ok) { report(row.line, row.reason); continue }
+          const plan = planner.plan(row)
+          if (plan.kind === 'refused') report(row.line, plan.reason)
+          else if (plan.kind === 'unchanged') counts.unchanged++
+          else if (dryRun) {
+            counts[plan.kind === 'add' ? 'added' : 'updated']++
+            io.stdout.write(`${file}:${row.line}: would ${plan.what()}\n`)
+          } else {
+            batch.push({ line: row.line, operation: plan.operation })
+            if (batch.length >= batchSize) await flush()
+          }
         }
       }
       if (batch.length > 0) await flush()

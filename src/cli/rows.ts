@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
 import { createReadStream, readFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
-import { parse } from 'csv-parse'
 import { identityFields } from '../catalogue/store-fields.js'
 import type { PlantFields } from '../plants/schemas.js'
 import { CommandFailed, UsageError } from './command.js'
+import { csvRecords } from './csv-reader.js'
 import { restoreFormula } from './formula-cells.js'
 
 // Reading an import file: one candidate plant per row, each with the line it starts on.
@@ -38,7 +38,8 @@ export function formatOf (file: string, explicit: Format | undefined): Format {
   throw new UsageError(`cannot tell the format of ${file} from its name: pass --format csv or --format jsonl`)
 }
 
-export function readRows (file: string, format: Format, notice: (message: string) => void): AsyncGenerator<Row> {
+/** The file's rows in line order, a chunk of them at a time (an await per row cost more than some rows). */
+export function readRows (file: string, format: Format, notice: (message: string) => void): AsyncGenerator<Row[]> {
   return format === 'csv' ? readCsv(file, notice) : readJsonLines(file, notice)
 }
 
@@ -54,40 +55,40 @@ export function identityOf (fields: PlantFields): string {
  */
 const BROKEN_QUOTES = new Set(['CSV_QUOTE_NOT_CLOSED', 'CSV_INVALID_CLOSING_QUOTE'])
 
-async function * readCsv (file: string, notice: (message: string) => void): AsyncGenerator<Row> {
-  const parser = createReadStream(file).pipe(parse({ bom: true, info: true, skip_empty_lines: true, skip_records_with_error: true }))
-  // Malformed records are skipped by the parser and reported here, merged back into line order.
-  const skipped: Row[] = []
-  let broken: (Error & { code?: string, lines?: number }) | undefined
-  parser.on('skip', (err: Error & { code?: string, lines?: number }) => {
-    if (err.code !== undefined && BROKEN_QUOTES.has(err.code)) broken ??= err
-    else skipped.push({ line: err.lines ?? 0, ok: false, reason: `not valid CSV: ${err.message.replace(/ (on|at) line \d+.*$/, '')}` })
-  })
+async function * readCsv (file: string, notice: (message: string) => void): AsyncGenerator<Row[]> {
   let columns: string[] | undefined
-  for await (const { record, info } of parser as AsyncIterable<{ record: string[], info: { lines: number } }>) {
-    if (broken !== undefined) break
-    // info.lines is where the record ends; a quoted cell may span lines, so count back to its start.
-    const line = info.lines - record.reduce((n, cell) => n + (cell.match(/\n/g)?.length ?? 0), 0)
-    while (skipped.length > 0 && skipped[0].line < line) yield skipped.shift()!
-    if (!columns) {
-      columns = header(record, file)
-      const ignored = columns.filter((c) => IGNORED_CSV.includes(c))
-      if (ignored.length > 0) notice(`note: the ${ignored.join(' and ')} column${ignored.length > 1 ? 's' : ''} of ${file} ${ignored.length > 1 ? 'are' : 'is'} ignored; ${IGNORED_NOTE}`)
-      continue
+  /** The columns a row's members come from: the id and the ignored ones left out, the same array for every row. */
+  let members: string[] = []
+  for await (const records of csvRecords(file)) {
+    const rows: Row[] = []
+    for (const r of records) {
+      if ('error' in r) {
+        if (r.code !== undefined && BROKEN_QUOTES.has(r.code)) refuseBrokenQuote(file, r.line, notice)
+        rows.push({ line: r.line, ok: false, reason: `not valid CSV: ${r.error.replace(/ (on|at) line \d+.*$/, '')}` })
+        continue
+      }
+      const record = r.cells
+      if (!columns) {
+        columns = header(record, file)
+        const ignored = columns.filter((c) => IGNORED_CSV.includes(c))
+        if (ignored.length > 0) notice(`note: the ${ignored.join(' and ')} column${ignored.length > 1 ? 's' : ''} of ${file} ${ignored.length > 1 ? 'are' : 'is'} ignored; ${IGNORED_NOTE}`)
+        members = columns.filter((c) => c !== 'id' && !IGNORED_CSV.includes(c))
+        continue
+      }
+      const value: Record<string, unknown> = {}
+      let id: string | undefined
+      for (let i = 0; i < columns.length; i++) {
+        const column = columns[i]
+        const cell = restoreFormula(record[i])
+        if (column === 'name') value.name = cell
+        else if (column === 'id') id = cell === '' ? undefined : cell
+        // A spreadsheet cannot tell an empty cell from a missing one: empty takes the API's default.
+        else if (cell !== '' && !IGNORED_CSV.includes(column)) value[column] = column === 'tags' ? cell.split('|') : cell
+      }
+      rows.push({ line: r.line, ok: true, value, id, columns: members })
     }
-    const value: Record<string, unknown> = {}
-    let id: string | undefined
-    columns.forEach((column, i) => {
-      const cell = restoreFormula(record[i])
-      if (column === 'name') value.name = cell
-      else if (column === 'id') id = cell === '' ? undefined : cell
-      // A spreadsheet cannot tell an empty cell from a missing one: empty takes the API's default.
-      else if (!IGNORED_CSV.includes(column) && cell !== '') value[column] = column === 'tags' ? cell.split('|') : cell
-    })
-    yield { line, ok: true, value, id, columns: columns.filter((c) => c !== 'id' && !IGNORED_CSV.includes(c)) }
+    if (rows.length > 0) yield rows
   }
-  if (broken !== undefined) refuseBrokenQuote(file, broken.lines ?? 0, notice)
-  yield * skipped
   if (!columns) throw new UsageError(`${file} has no header line (expected ${CSV_COLUMNS.join(',')})`)
 }
 
@@ -149,7 +150,19 @@ function header (record: string[], file: string): string[] {
   return columns
 }
 
-async function * readJsonLines (file: string, notice: (message: string) => void): AsyncGenerator<Row> {
+async function * readJsonLines (file: string, notice: (message: string) => void): AsyncGenerator<Row[]> {
+  let rows: Row[] = []
+  for await (const row of jsonLines(file, notice)) {
+    rows.push(row)
+    if (rows.length === 1000) {
+      yield rows
+      rows = []
+    }
+  }
+  if (rows.length > 0) yield rows
+}
+
+async function * jsonLines (file: string, notice: (message: string) => void): AsyncGenerator<Row> {
   const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity })
   let line = 0
   let noticed = false
