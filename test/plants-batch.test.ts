@@ -74,6 +74,20 @@ for (const engine of ENGINES) {
       }
     })
 
+    test('the store\'s batch with results: false (an import) applies every operation, feed included, and answers no plants', async (t) => {
+      const { app } = await build(t, engine)
+      const { plants: [fern] } = await app.store.batch([{ op: 'create', fields: { name: 'Fern', category: null, tags: [], status: 'available' } }])
+      const head = await app.store.head()
+      const answer = await app.store.batch([
+        { op: 'patch', id: fern!.id, patch: { status: 'sold' } },
+        { op: 'create', fields: { name: 'Palm', category: null, tags: [], status: 'available' } }
+      ], undefined, { actor: 'cli' }, { results: false })
+      assert.deepEqual(answer, { plants: [], replayed: false })
+      const { items } = await app.store.changes(head, 10)
+      assert.deepEqual(items.map((c) => [c.kind, c.plant?.name, c.plant?.status, c.actor]), [['updated', 'Fern', 'sold', 'cli'], ['created', 'Palm', 'available', 'cli']])
+      assert.equal((await app.store.get(fern!.id))?.status, 'sold')
+    })
+
     test('later operations see earlier ones: create, then patch it by SKU order; a SKU freed and taken again in one batch', async (t) => {
       const { app, request, add } = await build(t, engine)
       const old = await add({ name: 'Old', sku: 'SKU-1' })

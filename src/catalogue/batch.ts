@@ -17,6 +17,16 @@ export interface BatchResult {
   replayed: boolean
 }
 
+/** How a batch is answered. */
+export interface BatchOptions {
+  /**
+   * false: the caller needs no plants back (an import of 100,000 rows): `plants` is empty. The
+   * SQLite store's writer thread then sends none across to the event loop, which cost as much as
+   * the writes themselves.
+   */
+  results?: boolean
+}
+
 /** An operation the store refused, by its place in the batch, with the refusal it met. */
 export interface BatchRefusal {
   index: number

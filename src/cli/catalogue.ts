@@ -157,7 +157,8 @@ export class StoreCatalogue implements Catalogue {
     // batch lands whole or not at all; busy storage is tried again.
     return withRetries('writing to the catalogue', async () => {
       try {
-        await this.store.batch(operations, undefined, CLI_WRITE)
+        // No plants back: an import only counts them.
+        await this.store.batch(operations, undefined, CLI_WRITE, { results: false })
         return { ok: true } as const
       } catch (error) {
         return refusedByStore(error)

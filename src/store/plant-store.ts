@@ -1,4 +1,4 @@
-import type { BatchOperation, BatchResult } from '../catalogue/batch.js'
+import type { BatchOperation, BatchOptions, BatchResult } from '../catalogue/batch.js'
 import type { ChangePage, WriteMeta } from '../catalogue/changes.js'
 import type { NewPhoto, StoredFile } from '../catalogue/photo.js'
 import type { Inventory, PlantInput, PlantPatch, PlantStatus, StoredPlant } from '../catalogue/plant.js'
@@ -88,7 +88,7 @@ export interface PlantStore {
    * create, update, patch and remove (one feed change each, consecutive). Refused as a whole with
    * BatchRefused naming every operation refused; the Idempotency-Key claim covers the whole batch.
    */
-  batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, meta?: WriteMeta): Promise<BatchResult>
+  batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, meta?: WriteMeta, options?: BatchOptions): Promise<BatchResult>
   get (id: number): Promise<StoredPlant | undefined>
   /** Up to `limit` plants after the position matching every filter, in the filter's sort order. */
   list (filter: ListFilter): Promise<StoredPlant[]>

@@ -1,5 +1,5 @@
 import pg from 'pg'
-import type { BatchOperation, BatchResult } from '../../catalogue/batch.js'
+import type { BatchOperation, BatchOptions, BatchResult } from '../../catalogue/batch.js'
 import { ANONYMOUS_WRITE, type Change, type ChangePage, type WriteMeta } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
@@ -213,10 +213,11 @@ class PostgresPlantStore implements PlantStore {
     return this.work((tx) => purgeTrashed(tx, id))
   }
 
-  batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<BatchResult> {
+  async batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE, { results = true }: BatchOptions = {}): Promise<BatchResult> {
     const ops = operations.map((o) => toWriteOp(o, actor))
     // A unit of work of the group commit: one transaction, the batch in a savepoint of it (batch-writes.ts).
-    return this.work((tx) => writeBatch(tx, ops, idempotency, this.now(), this.idempotencyTtlMs), ops.length)
+    const result = await this.work((tx) => writeBatch(tx, ops, idempotency, this.now(), this.idempotencyTtlMs), ops.length)
+    return results ? result : { plants: [], replayed: result.replayed }
   }
 
   addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {

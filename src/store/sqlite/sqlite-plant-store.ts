@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import type { BatchOperation, BatchResult } from '../../catalogue/batch.js'
+import type { BatchOperation, BatchOptions, BatchResult } from '../../catalogue/batch.js'
 import { ANONYMOUS_WRITE, type Change, type ChangePage, type WriteMeta } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
@@ -172,7 +172,7 @@ class SqlitePlantStore implements PlantStore {
     return this.commits.run({ kind: 'purge-trashed', id, now: this.now(), actor: ANONYMOUS_WRITE.actor })
   }
 
-  batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<BatchResult> {
+  batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE, { results = true }: BatchOptions = {}): Promise<BatchResult> {
     const now = this.now()
     const ops = operations.map((o): PlantWriteOp => o.op === 'create'
       ? { kind: 'create', fields: completeFields(o.fields), now, actor }
@@ -182,7 +182,7 @@ class SqlitePlantStore implements PlantStore {
           ? { kind: 'patch', id: o.id, patch: o.patch, expectedVersions: o.expectedVersions, now, actor }
           : { kind: 'remove', id: o.id, expectedVersions: o.expectedVersions, now, actor })
     // One write of the group commit: its savepoint makes it all or nothing (writes.ts).
-    return this.commits.run({ kind: 'batch', ops, idempotency, now, actor })
+    return this.commits.run({ kind: 'batch', ops, idempotency, now, actor, ...(results ? {} : { results: false }) })
   }
 
   addPhoto (id: number, photo: NewPhoto, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {

@@ -22,8 +22,8 @@ export type PlantWriteOp =
 /** One write; `now` is taken by the caller so the store's clock stays the caller's; `actor` is who makes it (WriteMeta). */
 export type WriteOp =
   | PlantWriteOp
-  /** Plant writes applied all or nothing (a savepoint in the group's transaction); the key covers them all. */
-  | { kind: 'batch', ops: PlantWriteOp[], idempotency?: IdempotencyClaim, now: number, actor: string }
+  /** Plant writes applied all or nothing (a savepoint in the group's transaction); the key covers them all. `results: false`: answered with no plants (BatchOptions). */
+  | { kind: 'batch', ops: PlantWriteOp[], idempotency?: IdempotencyClaim, now: number, actor: string, results?: false }
   | { kind: 'add-photo', id: number, photo: NewPhoto, expectedVersions?: number[], now: number, actor: string }
   | { kind: 'remove-photo', id: number, photoId: string, expectedVersions?: number[], now: number, actor: string }
   | { kind: 'order-photos', id: number, order: string[], expectedVersions?: number[], now: number, actor: string }
@@ -299,7 +299,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       const earlier = s.getKey.get(idempotency.key, now - idempotencyTtlMs)
       if (earlier) {
         if (earlier.request_hash !== idempotency.requestHash) throw reused(earlier.created_at)
-        return { plants: JSON.parse(earlier.response) as Array<StoredPlant | null>, replayed: true }
+        return { plants: op.results === false ? [] : JSON.parse(earlier.response) as Array<StoredPlant | null>, replayed: true }
       }
     }
     const countsBefore = new Map(counts)
@@ -325,7 +325,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     }
     s.release.run()
     if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, 0, JSON.stringify(plants), now)
-    return { plants, replayed: false }
+    return { plants: op.results === false ? [] : plants, replayed: false }
   }
 
   return (batch) => {
