@@ -261,3 +261,23 @@ for (const target of TARGETS) {
     assert.equal(after.get('Olive')!.price, '13.00', 'the refused row changed nothing')
   })
 }
+test('on a data folder rows are written 500 a batch unless --batch-size says otherwise: each batch\'s changes share its time', async (t) => {
+  // A batch is one store write with one time (now); 700 rows are then 2 batches, 500 and 200 (200 at a time is the default over --url only).
+  const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const dataDir = join(dir, 'data')
+  const file = join(dir, 'rows.csv')
+  await writeFile(file, writeCsv([['name'], ...Array.from({ length: 700 }, (_, i) => [`Plant ${i}`])]))
+  const batches = async (): Promise<number[]> => {
+    const { changes } = await withStore(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 }))
+    const sizes = new Map<string, number>()
+    for (const change of changes as Array<{ at: string }>) sizes.set(change.at, (sizes.get(change.at) ?? 0) + 1)
+    return [...sizes.values()]
+  }
+  assert.equal((await plants(['import', file, '--data-dir', dataDir, '--create'])).code, 0)
+  assert.deepEqual(await batches(), [500, 200])
+  await writeFile(file, writeCsv([['name', 'status'], ...Array.from({ length: 700 }, (_, i) => [`Plant ${i}`, 'sold'])]))
+  await rm(dataDir, { recursive: true })
+  assert.equal((await plants(['import', file, '--data-dir', dataDir, '--create', '--batch-size', '300'])).code, 0)
+  assert.deepEqual(await batches(), [300, 300, 100])
+})
