@@ -410,6 +410,9 @@ function phaseContext (tmp: string, load: ReturnType<typeof startLoad>, memorySa
       targets.push(t)
       memorySamples.watch(t.child)
       log(`${name}: cold start to the first answer ${t.coldStartMs} ms`)
+      // As the other services: start-up's background compiles (up to a few hundred ms each, on the
+      // event loop) are over before any warm-up or round, so the loop's delays measured are the phase's.
+      log(`${name}: start-up's background work settled after ${await settle(t.child)} s`)
       const loopDelay = loopProbeReader(probeFile)
       return {
         name,
