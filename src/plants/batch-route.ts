@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto'
-import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { BatchRefused, type BatchOperation, type BatchRefusal } from '../catalogue/batch.js'
 import { PlantNotFound, SkuTaken, VersionMismatch } from '../catalogue/errors.js'
@@ -11,6 +10,8 @@ import { ref } from '../http/components.js'
 import { etagOf, ifMatchVersions } from '../http/etag.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses, type FieldError } from '../http/problem.js'
+import { strictJsonParser } from '../http/json-body.js'
+import { oneATurn } from '../http/one-a-turn.js'
 import { batchBodyValidator } from './batch-validator.js'
 import { BatchResults, PlantBatch } from './batch-schemas.js'
 import { statusOnlyIsSelling } from './patch-route.js'
@@ -133,6 +134,13 @@ function refusalOf (operations: Operation[], { index, error }: BatchRefusal, ref
  */
 export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
   const { store } = options
+  // This plugin's own JSON parser (parsers are per plugin): each batch body is decoded, parsed,
+  // validated and handed to the store in a turn of the event loop of its own (one-a-turn.ts), so
+  // batches that arrive together do not hold the loop for all of them at once.
+  const strict = strictJsonParser(app)
+  const inTurn = oneATurn()
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => { inTurn(() => { strict(request, body, done) }) })
   // A 412 here names operations, not one plant: no ETag header, no `current`; each error's message names its plant's current ETag.
   const refusals = {
     412: { ...problemResponses([412, 'An operation\'s ifMatch is not the plant\'s current ETag: nothing applied; each error names its plant\'s current ETag'])[412], headers: { ...HEADERS.requestId } }
@@ -207,7 +215,9 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
     const serialise = reply.compileSerializationSchema(PLANT_RESULT, '200')
     const results: string[] = []
     for (let i = 0; i < plants.length; i += SLICE) {
-      if (i > 0) await nextTurn()
+      // Through the same queue as the bodies: the answers of batches committed together (one group
+      // commit) are built a slice a turn, not each one's first slice in the turn their commit lands.
+      await new Promise<void>((resolve) => { inTurn(resolve) })
       for (const plant of plants.slice(i, i + SLICE)) results.push(plant === null ? '{"status":204}' : `{"status":200,"plant":${serialise(toRecord(plant) as unknown as Record<string, unknown>)},"etag":${JSON.stringify(etagOf(plant))}}`)
     }
     // A string is sent as it is: the route's serialiser is for objects.
