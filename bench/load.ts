@@ -3,12 +3,15 @@ import { Client, type Dispatcher } from 'undici'
 import type { PlantQuery } from '../src/catalogue/query.js'
 import { encodeCursor } from '../src/plants/query.js'
 import { barcodeFor, hasBarcode, hasSku, plantFor, seedPlantFor, skuFor } from './plants.js'
+import { HISTORY_PLANTS } from './history.js'
 
 // The load generator: a long-lived child of run.ts, pinned to its own core, that runs one
 // autocannon measurement per message and answers with the figures. One process for the whole
 // run, so no measurement pays for a node start-up.
 
-export type Op = 'post' | 'put' | 'get' | 'list' | 'search' | 'search-rare' | 'sorted' | 'inventory' | 'patch' | 'batch' | 'batch500' | 'photo' | FindingOp
+export type Op = 'post' | 'put' | 'get' | 'list' | 'search' | 'search-rare' | 'sorted' | 'inventory' | 'patch' | 'batch' | 'batch500' | 'photo' | FindingOp | HistoryOp
+/** Issue 26's history pages (bench/history.ts): a plant with 1 version, and one with 1,000. */
+export type HistoryOp = keyof typeof HISTORY_PLANTS
 /** Issue 25's reads, each judged by its p99 on the large catalogue against the small one. */
 export type FindingOp = 'search-short' | 'search-accent' | 'sku' | 'barcode' | 'sort-price' | 'sort-updated' | 'count'
 export const FINDING_OPS: FindingOp[] = ['search-short', 'search-accent', 'sku', 'barcode', 'sort-price', 'sort-updated', 'count']
@@ -143,6 +146,10 @@ export function requestsFor (op: Op, idMax: number, connection: number, paths: s
         return { method: 'GET', path: '/v3/plant/count?status=available' }
       case 'photo':
         return { method: 'GET', path: paths[Math.floor(Math.random() * paths.length)] }
+      case 'history-1':
+      case 'history-1000':
+        // The first page (20 versions, newest first) of one plant's history.
+        return { method: 'GET', path: `/v3/plant/${HISTORY_PLANTS[op]}/history` }
       default: {
         // A page of 20 from anywhere in the catalogue: the cursor is the id the page starts after.
         const after = 1 + Math.floor(Math.random() * Math.max(1, idMax - 20))

@@ -13,9 +13,10 @@ import { measurePhotos, PHOTO_OPS, photoTable, type PhotoFigures } from './photo
 import { BULK_OPS, bulkTable, measureBatches, measureImport, type BulkFigures } from './bulk.js'
 import { loopProbeReader, type PhaseContext } from './phase.js'
 import { measureWebhooks, WEBHOOK_OPS, webhookTable } from './webhooks.js'
+import { HISTORY_OPS, historyTable, measureHistory } from './history.js'
 
 // npm run bench [-- --quick] [--tsx] [--rounds=N] [--seconds=N] [--big=N] [--ops=get,list,put,post,search,search-rare,sorted,inventory,patch,batch,
-//                search-short,search-accent,sku,barcode,sort-price,sort-updated,count,upload,photo,batches,import,webhooks]
+//                search-short,search-accent,sku,barcode,sort-price,sort-updated,count,upload,photo,batches,import,webhooks,history-1,history-1000]
 //                [--import-rows=N] [--cpu-prof] [--seed-only]
 //                [--baseline=DIR]  (another checkout, e.g. a git worktree of an older commit: measured as one
 //                                   more target on the small catalogue, for a before/after ratio in one run)
@@ -53,6 +54,8 @@ const settings = {
   importRows: opsGiven.includes('import') ? option('import-rows', quick ? 10_000 : 100_000) : 0,
   // Issue 28's phase (bench/webhooks.ts).
   webhooks: opsGiven.includes('webhooks'),
+  // Issue 26's phase (bench/history.ts): history-1 and history-1000 are measured together.
+  history: opsGiven.some((op) => (HISTORY_OPS as readonly string[]).includes(op)),
   runtime: flag('tsx') ? 'tsx' : 'dist',
   cpuProf: flag('cpu-prof'),
   // Every target preloaded and written with the seed's fields alone: the other shape of a before/after
@@ -693,7 +696,9 @@ async function main (): Promise<void> {
       if (settings.importRows > 0) bulk.imports = await measureImport(phase, settings.importRows, tmp)
     }
     const hooks = settings.webhooks ? await measureWebhooks(phase) : undefined
-    const lines = [...measured?.lines ?? [], ...(photos ? photoTable(photos) : []), ...(bulk ? bulkTable(bulk) : []), ...(hooks ? webhookTable(hooks) : [])]
+    const history = settings.history ? await measureHistory(phase) : undefined
+    const lines = [...measured?.lines ?? [], ...(photos ? photoTable(photos) : []), ...(bulk ? bulkTable(bulk) : []), ...(hooks ? webhookTable(hooks) : []),
+      ...(history ? historyTable(history) : [])]
     process.stdout.write(`${lines.join('\n')}\n`)
 
     const result = {
@@ -703,7 +708,8 @@ async function main (): Promise<void> {
       ...measured?.result,
       photos,
       bulk,
-      webhooks: hooks
+      webhooks: hooks,
+      history
     }
     const dir = join(ROOT, 'bench/results')
     mkdirSync(dir, { recursive: true })

@@ -37,6 +37,7 @@ import { photoRoutes } from './photos/routes.js'
 import { pageDirectory, pageRoutes } from './page/page-routes.js'
 import { batchRoute } from './plants/batch-route.js'
 import { countRoute } from './plants/count-route.js'
+import { historyRoutes } from './plants/history-routes.js'
 import { inventoryRoute } from './plants/inventory-route.js'
 import { patchRoute } from './plants/patch-route.js'
 import { plantRoutes } from './plants/routes.js'
@@ -210,6 +211,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(apiIndexRoutes, { currency: config.currency })
   await app.register(plantRoutes, routeOptions)
   await app.register(trashRoutes, routeOptions)
+  await app.register(historyRoutes, routeOptions)
   await app.register(patchRoute, routeOptions)
   await app.register(batchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)

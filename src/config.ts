@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import { Type, TypeGuard, type Static, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { HISTORY_RETENTION_DAYS } from './catalogue/history.js'
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 /** A key short enough to guess is refused: 16 characters is the least a random key should hold. */
@@ -23,6 +24,7 @@ const Env = Type.Object({
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 5000, description: 'an integer from 0 to 120000' }),
   FEED_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, maximum: 36_500, default: 7, description: 'a number of days above 0 (e.g. 7 or 0.5)' }),
   TRASH_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, maximum: 36_500, default: 30, description: 'a number of days above 0 (e.g. 30 or 0.5)' }),
+  HISTORY_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, maximum: 36_500, default: HISTORY_RETENTION_DAYS, description: 'a number of days above 0 (e.g. 365 or 0.5)' }),
   FEED_MAX_STREAMS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1000, description: 'an integer from 1 to 1000000' }),
   FEED_MAX_STREAMS_PER_CLIENT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 20, description: 'an integer from 1 to 1000000' }),
   MAX_CONNECTIONS_PER_CLIENT: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 256, description: 'an integer from 0 (no cap) to 1000000' }),
@@ -199,6 +201,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
     feedRetentionMs: e.FEED_RETENTION_DAYS * 86_400_000,
     /** How long a deleted plant stays in the trash before the periodic purge takes it. */
     trashRetentionMs: e.TRASH_RETENTION_DAYS * 86_400_000,
+    /** How long a plant's versions stay in its history (GET …/history, revert) before the periodic purge takes them. */
+    historyRetentionMs: e.HISTORY_RETENTION_DAYS * 86_400_000,
     /** Event streams open at once on this instance, and from one client address (past them: 503, 429). */
     feedMaxStreams: e.FEED_MAX_STREAMS,
     feedMaxStreamsPerClient: e.FEED_MAX_STREAMS_PER_CLIENT,

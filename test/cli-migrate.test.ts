@@ -54,6 +54,8 @@ test('migrate copies a catalogue into PostgreSQL with ids, versions, the id sequ
   assert.equal(trashed.length, 1)
   const source = await all(sqlite)
   const feed = await sqlite.changes(0, 10_000)
+  const histories = { kept: await sqlite.history(kept.plant.id, undefined, 100), trashed: await sqlite.history(last.id, undefined, 100) }
+  assert.equal(histories.kept!.length, 4)
   await sqlite.close()
 
   const scratch = await freshSchema()
@@ -63,6 +65,7 @@ test('migrate copies a catalogue into PostgreSQL with ids, versions, the id sequ
   assert.match(result.stdout, /plants +1,201 \(last id handed out 1202\)/)
   assert.match(result.stdout, /photo files +9\n/)
   assert.match(result.stdout, /in the trash +1\n/)
+  assert.match(result.stdout, /history +1,210 versions\n/)
   assert.match(result.stdout, /verified/)
 
   const pg = await openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 7 * DAY })
@@ -77,6 +80,8 @@ test('migrate copies a catalogue into PostgreSQL with ids, versions, the id sequ
   assert.deepEqual((await pg.list({ afterId: 0, limit: 10, barcode: '4006381333931' })).map((p) => p.id), [kept.plant.id, 3])
   await assert.rejects(pg.create({ name: 'Copy', category: null, tags: [], status: 'available', sku: 'mon-1' }), SkuTaken)
   assert.deepEqual(await pg.changes(0, 10_000), feed, 'the change feed, with its sequence numbers')
+  // The history came along: a plant's versions read the same, one in the trash too.
+  assert.deepEqual({ kept: await pg.history(kept.plant.id, undefined, 100), trashed: await pg.history(last.id, undefined, 100) }, histories)
   for (const file of [...shared.files, ...own.files]) assert.deepEqual(await wholeFile(pg, file.name), file.bytes, file.name)
   // The reference counts came along: removing one of the two copies keeps the shared files.
   await pg.removePhoto(2, 'sharedsecondcopy')

@@ -214,6 +214,22 @@ test('the typed client drives every documented operation against a listening ser
   assert.equal((await client.POST('/v3/trash/{id}/restore', { params: binnedId })).response.status, 404, 'no longer in the trash')
   assert.equal((await client.DELETE('/v3/plant/{id}', { params: binnedId })).response.status, 204)
 
+  // plant-history and revert-plant: a rename undone; the history of a plant in the trash is readable; a version not kept is 404
+  const renamed = await client.POST('/v3/plant', { body: { name: 'Before' } })
+  const renamedId = { path: { id: renamed.data!.id } }
+  await client.PATCH('/v3/plant/{id}', { params: renamedId, body: { name: 'After' } })
+  const history = await client.GET('/v3/plant/{id}/history', { params: { ...renamedId, query: { limit: 1 } } })
+  assert.deepEqual([history.data?.items[0]?.version, history.data?.items[0]?.kind, history.data?.items[0]?.changes.name], [2, 'updated', ['Before', 'After']])
+  assert.ok(history.data?.nextCursor)
+  const older = await client.GET('/v3/plant/{id}/history', { params: { ...renamedId, query: { cursor: history.data!.nextCursor! } } })
+  assert.deepEqual(older.data?.items.map((e) => e.kind), ['created'])
+  const reverted = await client.POST('/v3/plant/{id}/revert', { params: renamedId, headers: { 'if-match': `"${renamed.data!.id}.2"` }, body: { version: 1 } })
+  assert.deepEqual([reverted.response.status, reverted.data?.name, reverted.response.headers.get('etag')], [200, 'Before', `"${renamed.data!.id}.3"`])
+  const notKept = await client.POST('/v3/plant/{id}/revert', { params: renamedId, body: { version: 99 } })
+  assert.deepEqual([notKept.response.status, notKept.error?.type], [404, '/v3/problems/version-not-kept'])
+  assert.equal((await client.GET('/v3/plant/{id}/history', { params: binnedId })).data?.items[0]?.kind, 'deleted', 'readable in the trash')
+  assert.equal((await client.GET('/v3/plant/{id}/history', { params: { path: { id: 999_999 } } })).response.status, 404)
+
   // keys, last (the first key makes keys required): made anonymously on this keyless loopback
   // service, then used; a till's key is 403 on them; revoked, and revoked again (204: idempotent)
   const admin = await client.POST('/v3/keys', { body: { name: 'e2e-admin', scope: 'admin' } })

@@ -17,7 +17,7 @@ async function documentWith (config: Partial<Config>): Promise<Record<string, an
   }
 }
 
-const NAMED = ['Plant', 'NewPlant', 'PlantUpdate', 'PlantPatch', 'PlantPage', 'Inventory', 'Change', 'ChangePage', 'Problem', 'ApiIndex', 'Photo', 'Version']
+const NAMED = ['Plant', 'NewPlant', 'PlantUpdate', 'PlantPatch', 'PlantPage', 'Inventory', 'Change', 'ChangePage', 'Problem', 'ApiIndex', 'Photo', 'Version', 'HistoryPage', 'RevertBody']
 const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'patch']
 
 test('the OpenAPI document is the same whatever the settings: keys, READS, a rate limit, CORS, both or none', async () => {

@@ -103,6 +103,13 @@ async function assertNothingReused (app: FastifyInstance, handed: HandedOut): Pr
   const page = (await app.inject({ method: 'GET', url: `/v3/plant/changes?after=${from}` })).json()
   assert.deepEqual(page.items.map((c: { kind: string, id: number }) => [c.kind, c.id]), [['created', created.json().id]])
   assert.ok(page.items[0].seq > head)
+  // The history moved with the versions: plant 1's newest version is its ETag's, and a revert to the one before still works.
+  const etag = String((await app.inject({ method: 'GET', url: '/v3/plant/1' })).headers.etag)
+  const history = (await app.inject({ method: 'GET', url: '/v3/plant/1/history' })).json().items
+  assert.deepEqual(history.map((e: { version: number, kind: string }) => [`"1.${e.version}"`, e.kind]), [[etag, 'updated'], [`"1.${history[1].version}"`, 'created']])
+  const reverted = await app.inject({ method: 'POST', url: '/v3/plant/1/revert', payload: { version: history[1].version }, headers: { 'if-match': etag } })
+  assert.equal(reverted.statusCode, 200, reverted.body)
+  assert.equal(reverted.json().status, 'available')
 }
 
 describe('restore from a backup reuses nothing (SQLite: plants restore)', () => {

@@ -26,3 +26,5 @@ export class StorageUnavailable extends Error {
 export class PhotoOrderInvalid extends Error {}
 /** No plant with that id in the trash (never deleted, restored, or purged). */
 export class TrashedNotFound extends Error {}
+/** A revert to a version the plant's history no longer keeps (past HISTORY_RETENTION_DAYS, or from before history was kept). */
+export class VersionNotKept extends Error {}

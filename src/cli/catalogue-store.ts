@@ -27,8 +27,8 @@ export async function withCatalogueStore (command: string, values: Record<string
   let store: PlantStore
   try {
     store = where.kind === 'postgres'
-      ? await openStore({ databaseUrl: where.databaseUrl, dataDir: '', feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs })
-      : await openStore({ dataDir: where.dataDir, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs })
+      ? await openStore({ databaseUrl: where.databaseUrl, dataDir: '', feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs, historyRetentionMs: config.historyRetentionMs })
+      : await openStore({ dataDir: where.dataDir, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs, historyRetentionMs: config.historyRetentionMs })
   } catch (err) {
     throw new CommandFailed(`cannot open the catalogue: ${(err as Error).message}`)
   }

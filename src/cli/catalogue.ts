@@ -97,8 +97,8 @@ export async function openCatalogue (where: Location, io: Io, { create = false, 
     // Asked first, also with --create: an unreachable database is then named with its cause at once.
     if (!await postgresHasCatalogue(where.databaseUrl) && !create) throw new CommandFailed(`no catalogue in the ${label} (it has no plants table); ${NO_CATALOGUE_HINT}`)
     const { openPostgresStore } = await import('../store/postgres/postgres-plant-store.js')
-    const { feedRetentionMs, trashRetentionMs } = await serviceConfig(io)
-    const store = await openPostgresStore({ connectionString: where.databaseUrl, feedRetentionMs, trashRetentionMs })
+    const { feedRetentionMs, trashRetentionMs, historyRetentionMs } = await serviceConfig(io)
+    const store = await openPostgresStore({ connectionString: where.databaseUrl, feedRetentionMs, trashRetentionMs, historyRetentionMs })
     return new StoreCatalogue(store, label, (err) => err instanceof StorageUnavailable)
   }
   const { dataDir } = where
@@ -107,8 +107,8 @@ export async function openCatalogue (where: Location, io: Io, { create = false, 
   }
   if (readOnly) return new SnapshotCatalogue(dataDir)
   const { openSqliteStore } = await import('../store/sqlite/sqlite-plant-store.js')
-  const { feedRetentionMs, trashRetentionMs } = await serviceConfig(io)
-  const store = openSqliteStore({ dataDir, feedRetentionMs, trashRetentionMs })
+  const { feedRetentionMs, trashRetentionMs, historyRetentionMs } = await serviceConfig(io)
+  const store = openSqliteStore({ dataDir, feedRetentionMs, trashRetentionMs, historyRetentionMs })
   return new StoreCatalogue(store, `data folder ${dataDir}`, (err) => err instanceof StorageUnavailable)
 }
 

@@ -17,13 +17,14 @@ export const migrateCommand: Command = {
 Copies the embedded catalogue of a data folder into PostgreSQL, as the PostgreSQL store keeps it:
 plants with their ids and versions (so ETags stay valid), the id sequence (an id handed out on
 SQLite, even one since deleted, is never handed out again), the change feed with its sequence
-numbers (clients resume where they were), the Idempotency-Keys still remembered, the trash, and the
-photos: each plant's list and every photo file (BLOB rows become bytea rows, so every instance serves them).
+numbers (clients resume where they were), the Idempotency-Keys still remembered, the trash, the
+plants' history, and the photos: each plant's list and every photo file (BLOB rows become bytea rows,
+so every instance serves them).
 
 The target's schema is created (or brought up to date) by the store's own migrations; the target
 must hold no catalogue yet. Everything is copied in one transaction, and before it commits the
-copy is verified: the number of plants, tags, changes, keys and photo files, the id and feed sequences, a
-digest of every photo file (name, references, bytes), and a
+copy is verified: the number of plants, tags, changes, keys, photo files and history versions, the id
+and feed sequences, a digest of every photo file (name, references, bytes), and a
 digest of every plant read back from PostgreSQL must equal the source's. A failed check commits
 nothing.
 
@@ -63,7 +64,7 @@ interface PlantRow {
 const STORE_COLUMNS = 'description, price, sku, barcode, created_at, updated_at'
 const storeValues = (r: { description: string | null, price: number | null, sku: string | null, barcode: string | null, created_at: number, updated_at: number }): unknown[] =>
   [r.description, r.price, r.sku, r.barcode, r.created_at, r.updated_at]
-interface Counts { plants: number, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string, photoFiles: number, fileDigest: string, apiKeys: number, apiKeyDigest: string, trash: number, trashDigest: string }
+interface Counts { plants: number, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string, photoFiles: number, fileDigest: string, apiKeys: number, apiKeyDigest: string, trash: number, trashDigest: string, history: number, historyDigest: string }
 
 /** A trashed plant as both engines keep it: its record as JSON text, copied as it is. */
 interface TrashRow { id: number, plant: string, version: number, trashed_at: number, trashed_by: string | null }
@@ -81,6 +82,29 @@ const sourceTrash = (db: Database.Database): TrashRow[] =>
   db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trash'").get() === undefined
     ? []
     : db.prepare(`SELECT ${TRASH_COLUMNS} FROM trash ORDER BY id`).all() as TrashRow[]
+
+/** A plant's version as both engines keep it (catalogue/history.ts): the changes as JSON text, copied as they are. */
+interface HistoryRow { plant_id: number, version: number, kind: number, at: number, actor: string, changes: string }
+const HISTORY_COLUMNS = 'plant_id, version, kind, at, actor, changes'
+const HISTORY_ORDER = 'ORDER BY plant_id, version'
+
+/** The history's count and a digest of every version, in (plant, version) order. */
+class HistoryDigest {
+  private readonly hash = createHash('sha256')
+  count = 0
+  add (r: HistoryRow): void {
+    this.count++
+    this.hash.update(JSON.stringify([Number(r.plant_id), r.version, r.kind, Number(r.at), r.actor, r.changes])).update('\n')
+  }
+
+  counts (): Pick<Counts, 'history' | 'historyDigest'> { return { history: this.count, historyDigest: this.hash.digest('hex') } }
+}
+
+/** The data folder's history, in (plant, version) order (none before the history's migration). */
+function * sourceHistory (db: Database.Database): Generator<HistoryRow> {
+  if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'").get() === undefined) return
+  yield * db.prepare(`SELECT ${HISTORY_COLUMNS} FROM history ${HISTORY_ORDER}`).iterate() as IterableIterator<HistoryRow>
+}
 
 /** A digest of every plant in id order (its photo list included), the same whichever engine the rows come from. */
 class PlantDigest {
@@ -180,7 +204,8 @@ async function runMigrate (values: Record<string, any>, positionals: string[], i
       `  photo files     ${expected.photoFiles.toLocaleString('en')}\n` +
       `  API keys        ${expected.apiKeys.toLocaleString('en')}\n` +
       `  in the trash    ${expected.trash.toLocaleString('en')}\n` +
-      '  verified: counts, sequences, a digest of every plant, of every photo file, of every API key and of the trash match the source\n')
+      `  history         ${expected.history.toLocaleString('en')} versions\n` +
+      '  verified: counts, sequences, a digest of every plant, of every photo file, of every API key, of the trash and of the history match the source\n')
     if (after > expected.feedHead) {
       io.stderr.write(`warning: ${plural(after - expected.feedHead, 'change')} reached the data folder after the snapshot and ${after - expected.feedHead === 1 ? 'is' : 'are'} not in PostgreSQL; stop the service's writes and migrate into an empty database again\n`)
       return 1
@@ -217,8 +242,15 @@ function sourceCounts (db: Database.Database): Counts {
     digest: digest.hex(),
     ...sourceFiles(db),
     ...apiKeyDigest(db.prepare(`SELECT ${API_KEY_COLUMNS} FROM api_keys`).all() as ApiKeyRow[]),
-    ...trashDigest(sourceTrash(db))
+    ...trashDigest(sourceTrash(db)),
+    ...historyCounts(sourceHistory(db))
   }
+}
+
+function historyCounts (rows: Iterable<HistoryRow>): Pick<Counts, 'history' | 'historyDigest'> {
+  const digest = new HistoryDigest()
+  for (const r of rows) digest.add(r)
+  return digest.counts()
 }
 
 function sourceFiles (db: Database.Database): Pick<Counts, 'photoFiles' | 'fileDigest'> {
@@ -288,6 +320,15 @@ async function copy (db: Database.Database, client: pg.Client, expected: Counts,
       [JSON.stringify(rows)])
   }
 
+  // The plants' history, in the order it was written (so the retention purge still meets the oldest first).
+  const insertHistory = `INSERT INTO history (${HISTORY_COLUMNS})
+    SELECT * FROM json_to_recordset($1::json) AS r(plant_id bigint, version int, kind smallint, at bigint, actor text, changes text)`
+  if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'").get() !== undefined) {
+    for (const rows of pages(db, `SELECT ${HISTORY_COLUMNS} FROM history ORDER BY seq`, batchSize)) {
+      await client.query(insertHistory, [JSON.stringify(rows)])
+    }
+  }
+
   if (expected.lastId > 0) await client.query("SELECT setval(pg_get_serial_sequence('plants', 'id'), $1, true)", [expected.lastId])
   await client.query("UPDATE meta SET value = $1 WHERE key = 'feed_head'", [expected.feedHead])
   await client.query("UPDATE meta SET value = $1 WHERE key = 'feed_floor'", [expected.feedFloor])
@@ -348,7 +389,21 @@ async function targetCounts (client: pg.Client): Promise<Counts> {
     digest: digest.hex(),
     ...await targetFiles(client),
     ...apiKeyDigest(await targetApiKeys(client)),
-    ...trashDigest((await client.query<TrashRow>(`SELECT ${TRASH_COLUMNS} FROM trash ORDER BY id`)).rows)
+    ...trashDigest((await client.query<TrashRow>(`SELECT ${TRASH_COLUMNS} FROM trash ORDER BY id`)).rows),
+    ...await targetHistory(client)
+  }
+}
+
+/** The target's history read back a page at a time, in (plant, version) order. */
+async function targetHistory (client: pg.Client): Promise<Pick<Counts, 'history' | 'historyDigest'>> {
+  const digest = new HistoryDigest()
+  let after = [0, 0]
+  for (;;) {
+    const { rows } = await client.query<HistoryRow>(`SELECT ${HISTORY_COLUMNS} FROM history WHERE (plant_id, version) > ($1, $2) ${HISTORY_ORDER} LIMIT 5000`, after)
+    if (rows.length === 0) return digest.counts()
+    for (const r of rows) digest.add(r)
+    const last = rows[rows.length - 1]
+    after = [Number(last.plant_id), last.version]
   }
 }
 

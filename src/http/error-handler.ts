@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  FeedGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, QueryTooSlow, SkuTaken, StorageUnavailable, TrashedNotFound, VersionMismatch
+  FeedGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, QueryTooSlow, SkuTaken, StorageUnavailable, TrashedNotFound, VersionMismatch, VersionNotKept
 } from '../catalogue/errors.js'
 import { toRecord } from '../catalogue/plant.js'
 import { etagOf } from './etag.js'
@@ -95,6 +95,9 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   if (error instanceof PlantNotFound) return new HttpProblem(404, 'not-found')
   if (error instanceof TrashedNotFound) return new HttpProblem(404, 'not-found', 'No plant with this id in the trash')
   if (error instanceof VersionMismatch) return new HttpProblem(412, 'precondition-failed', 'If-Match does not match the current ETag of the plant')
+  if (error instanceof VersionNotKept) {
+    return new HttpProblem(404, 'version-not-kept', 'The plant\'s history no longer keeps that version (older than HISTORY_RETENTION_DAYS, or from before history was kept): GET its history for the versions kept')
+  }
   if (error instanceof SkuTaken) {
     const taken = new HttpProblem(409, 'sku-taken', `sku ${error.sku} is taken by plant ${error.holder} (SKUs are unique ignoring case)`,
       [{ path: '/sku', message: `is taken by plant ${error.holder}` }])

@@ -9,6 +9,7 @@ const TITLES = {
   'route-not-found': 'Not found',
   'method-not-allowed': 'Method not allowed',
   'precondition-failed': 'Precondition failed',
+  'version-not-kept': 'Version not kept',
   'sku-taken': 'SKU taken',
   'idempotency-key-reused': 'Idempotency key reused with a different body',
   'payload-too-large': 'Payload too large',

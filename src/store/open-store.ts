@@ -8,13 +8,15 @@ export interface StoreSettings {
   feedRetentionMs: number
   /** How long a deleted plant stays in the trash (default 30 days). */
   trashRetentionMs?: number
+  /** How long a plant's versions stay in its history (default 365 days). */
+  historyRetentionMs?: number
 }
 
 /** The store the configuration names: PostgreSQL when DATABASE_URL is set, else the embedded SQLite file. */
 export async function openStore (config: StoreSettings): Promise<PlantStore> {
   if (config.databaseUrl) {
     const { openPostgresStore } = await import('./postgres/postgres-plant-store.js')
-    return openPostgresStore({ connectionString: config.databaseUrl, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs })
+    return openPostgresStore({ connectionString: config.databaseUrl, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs, historyRetentionMs: config.historyRetentionMs })
   }
-  return openSqliteStore({ dataDir: config.dataDir, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs })
+  return openSqliteStore({ dataDir: config.dataDir, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs, historyRetentionMs: config.historyRetentionMs })
 }

@@ -1,5 +1,6 @@
 import type { BatchOperation, BatchOptions, BatchResult } from '../catalogue/batch.js'
 import type { ChangePage, WriteMeta } from '../catalogue/changes.js'
+import type { HistoryEntry } from '../catalogue/history.js'
 import type { NewPhoto, StoredFile } from '../catalogue/photo.js'
 import type { Inventory, PlantInput, PlantPatch, PlantStatus, StoredPlant } from '../catalogue/plant.js'
 import type { Sort } from '../catalogue/query.js'
@@ -81,8 +82,19 @@ export interface PlantStore {
    * entry's version), SkuTaken (another plant took its SKU meanwhile).
    */
   restoreTrashed (id: number, expectedVersions?: number[], meta?: WriteMeta): Promise<StoredPlant>
-  /** Removes a plant from the trash for good, and the photo files nothing else names (TrashedNotFound). */
+  /** Removes a plant from the trash for good, its history and the photo files nothing else names (TrashedNotFound). */
   purgeTrashed (id: number): Promise<void>
+  /**
+   * A page of the plant's history (catalogue/history.ts), newest first, of the versions below
+   * `before` (all when undefined); undefined when no plant has the id, live or in the trash.
+   */
+  history (id: number, before: number | undefined, limit: number): Promise<HistoryEntry[] | undefined>
+  /**
+   * Gives the plant the fields (not the photos) it had at `version`, as a new version: an 'updated'
+   * change, as an update would. Fields already those: the plant as it is (no version, no change).
+   * Refused: PlantNotFound, VersionMismatch, VersionNotKept, SkuTaken (another plant has its old SKU).
+   */
+  revert (id: number, version: number, expectedVersions?: number[], meta?: WriteMeta): Promise<StoredPlant>
   /**
    * Applies the operations in order, all or nothing, in one transaction, through the same writes as
    * create, update, patch and remove (one feed change each, consecutive). Refused as a whole with

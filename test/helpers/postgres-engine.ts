@@ -64,6 +64,7 @@ export const postgresEngine: Engine = {
     const store = await openPostgresStore({
       connectionString: scratch.url,
       feedRetentionMs: options.feedRetentionMs ?? 7 * DAY,
+      historyRetentionMs: options.historyRetentionMs,
       now: options.now
     })
     const close = store.close.bind(store)

@@ -1,19 +1,21 @@
 import type pg from 'pg'
 import type { ChangeKind } from '../../catalogue/changes.js'
+import type { FieldChanges } from '../../catalogue/history.js'
 import { BatchRefused } from '../../catalogue/batch.js'
 import {
-  IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, SkuTaken, StorageUnavailable, TrashedNotFound, VersionMismatch
+  IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, SkuTaken, StorageUnavailable, TrashedNotFound, VersionMismatch, VersionNotKept
 } from '../../catalogue/errors.js'
 import type { Plant } from '../../catalogue/plant.js'
 import type { Session } from './connection.js'
 import { isRetryable, isUnavailable, storageError } from './storage-errors.js'
 import { recordCommit } from '../commit-sizes.js'
-import { needsTransaction, writeGroup, type Outcome, type WriteOp } from './group-writes.js'
+import { KIND_CODE, needsTransaction, writeGroup, type Outcome, type WriteOp } from './group-writes.js'
 
 /** What a unit of work sees: its transaction's connection, and the outbox it appends to. */
 export interface Tx {
   query: pg.PoolClient['query']
-  change (kind: ChangeKind, id: number, version: number, plant: Plant | null, at: number, actor: string): void
+  /** A change for the feed, and the plant's history entry (`changes`: the fields it changed). */
+  change (kind: ChangeKind, id: number, version: number, plant: Plant | null, at: number, actor: string, changes: FieldChanges): void
   /** Adds `delta` to the count of plants of `status`, written with the changes just before commit. */
   count (status: string, delta: number): void
   /** The work appended changes itself (a batch, through writeGroup): the feed's head is now `head`. */
@@ -32,7 +34,7 @@ interface Pending {
   budgetMs: number
   settled: boolean
 }
-interface PendingChange { kind: ChangeKind, id: number, version: number, plant: string | null, at: number, actor: string }
+interface PendingChange { kind: ChangeKind, id: number, version: number, plant: string | null, at: number, actor: string, history: string }
 
 const ATTEMPTS = 3
 /**
@@ -57,6 +59,10 @@ WITH head AS (
   INSERT INTO changes (seq, kind, plant_id, version, plant, at, actor)
   SELECT head.value - $1 + c.n, c.kind, c.plant_id, c.version, c.plant, c.at, c.actor
   FROM head, unnest($2::text[], $3::bigint[], $4::int[], $5::text[], $6::bigint[], $9::text[]) WITH ORDINALITY AS c (kind, plant_id, version, plant, at, actor, n)
+), recorded AS (
+  INSERT INTO history (plant_id, at, version, kind, actor, changes)
+  SELECT x.plant_id, x.at, x.version, ${KIND_CODE}, x.actor, x.changes
+  FROM unnest($2::text[], $3::bigint[], $4::int[], $6::bigint[], $9::text[], $10::text[]) AS x (kind, plant_id, version, at, actor, changes)
 ), counted AS (
   -- After head (it joins it), so every writer takes feed_head's lock first and the count rows after it.
   UPDATE meta m SET value = m.value + d.delta
@@ -67,7 +73,8 @@ SELECT value AS head, pg_notify('plant_changes', current_schema() || ':' || valu
 
 const isDomainError = (err: unknown): boolean =>
   err instanceof PlantNotFound || err instanceof VersionMismatch || err instanceof IdempotencyKeyReused || err instanceof SkuTaken ||
-  err instanceof PhotoNotFound || err instanceof PhotoLimitReached || err instanceof BatchRefused || err instanceof TrashedNotFound
+  err instanceof PhotoNotFound || err instanceof PhotoLimitReached || err instanceof BatchRefused || err instanceof TrashedNotFound ||
+  err instanceof VersionNotKept
 
 /**
  * Group commit, as on SQLite: writes that arrive while a commit is in flight run together in the
@@ -202,7 +209,7 @@ export class GroupCommit {
       let moved: number | undefined
       const tx: Tx = {
         query: client.query.bind(client) as Tx['query'],
-        change: (kind, id, version, plant, at, actor) => { changes.push({ kind, id, version, plant: plant && JSON.stringify(plant), at, actor }) },
+        change: (kind, id, version, plant, at, actor, fields) => { changes.push({ kind, id, version, plant: plant && JSON.stringify(plant), at, actor, history: JSON.stringify(fields) }) },
         count: (status, delta) => { counts.push([status, delta]) },
         moved: (head) => { moved = Math.max(moved ?? 0, head) }
       }
@@ -226,7 +233,7 @@ export class GroupCommit {
         changes.map((c) => c.kind), changes.map((c) => c.id), changes.map((c) => c.version),
         changes.map((c) => c.plant), changes.map((c) => c.at),
         counts.map((c) => c[0]), counts.map((c) => c[1]),
-        changes.map((c) => c.actor)
+        changes.map((c) => c.actor), changes.map((c) => c.history)
       ])
       return [results, rows[0].head] as const
     }, budgetMs)

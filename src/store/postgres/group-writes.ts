@@ -3,6 +3,7 @@ import { nameKey } from '../../catalogue/name-key.js'
 import { searchKeyOf, searchStartsOf, textArray } from './search-columns.js'
 import type { Photo } from '../../catalogue/photo.js'
 import { IdempotencyKeyReused, PlantNotFound, SkuTaken, VersionMismatch } from '../../catalogue/errors.js'
+import { fieldChanges } from '../../catalogue/history.js'
 import { toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { canonicalPrice, formatCents, priceCents, skuKey, timestamp } from '../../catalogue/store-fields.js'
 import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
@@ -16,7 +17,7 @@ import { fromPostgresText as fromDb, toPostgresText as toDb } from './text-escap
 // outcomes are worked out here, write by write and in arrival order, against the locked rows (If-Match,
 // merge patches, 404s: one write's refusal never touches the others), and one statement writes them
 // all: plants, tag rows, Idempotency-Key answers, the change outbox under feed_head's lock, the
-// status counts, the trash's rows of deleted plants and the NOTIFY; then COMMIT. One more statement
+// plants' history, the status counts, the trash's rows of deleted plants and the NOTIFY; then COMMIT. One more statement
 // only when it is needed: the earlier answers of keys used before.
 
 /** A plant write; `actor` is who makes it (WriteMeta), recorded on its change. */
@@ -75,6 +76,9 @@ const UNCLAIM = 'DELETE FROM idempotency_keys WHERE key = ANY ($1::text[]) AND r
 // A new statement sees what a racing claim committed (the claim above waited for it).
 const EARLIER = 'SELECT key, request_hash, response, created_at FROM idempotency_keys WHERE key = ANY ($1::text[])'
 
+/** A change's kind as the history stores it (catalogue/history.ts KIND_CODES), from `x.kind`. */
+export const KIND_CODE = "CASE x.kind WHEN 'created' THEN 0 WHEN 'updated' THEN 1 ELSE 2 END"
+
 // Ids are drawn from the identity's sequence first, so each created row knows its id; its outbox
 // record and key answer are the JSON built here with the id put in front ('{"id":7,' || rest).
 // The row locks of updated and deleted plants are held already (PREPARE); feed_head's is taken
@@ -115,6 +119,12 @@ WITH c AS (
   SELECT head.value - $17 + x.n, x.kind, coalesce(x.plant_id, c.id), x.version,
     CASE WHEN x.ref IS NULL THEN x.plant ELSE '{"id":' || c.id || ',' || x.plant END, $1, x.actor
   FROM head CROSS JOIN unnest($18::text[], $19::bigint[], $20::int[], $21::int[], $22::text[], $37::text[]) WITH ORDINALITY AS x (kind, plant_id, ref, version, plant, actor, n)
+  LEFT JOIN c ON c.n = x.ref
+), recorded AS (
+  -- Each change's version in its plant's history (migrations/013_history.sql): the changed fields.
+  INSERT INTO history (plant_id, at, version, kind, actor, changes)
+  SELECT coalesce(x.plant_id, c.id), $1, x.version, ${KIND_CODE}, x.actor, x.changes
+  FROM unnest($18::text[], $19::bigint[], $20::int[], $21::int[], $37::text[], $41::text[]) AS x (kind, plant_id, ref, version, actor, changes)
   LEFT JOIN c ON c.n = x.ref
 ), counted AS (
   -- After head (it joins it), so every writer takes feed_head's lock first and the count rows after it.
@@ -231,7 +241,8 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
   const creates: Create[] = []
   const creator = new Map<string, Create>() // the create in this group that claimed the key
   const replays: Array<{ index: number, of: Create }> = []
-  const changes: Array<{ kind: 'created' | 'updated' | 'deleted', id: number | null, ref: number | null, version: number, plant: string | null, actor: string }> = []
+  // `history`: the changed fields (JSON), for the plant's history.
+  const changes: Array<{ kind: 'created' | 'updated' | 'deleted', id: number | null, ref: number | null, version: number, plant: string | null, actor: string, history: string }> = []
   const counts = new Map<string, number>()
   const count = (status: string, delta: number): void => { counts.set(status, (counts.get(status) ?? 0) + delta) }
   const touched = new Set<number>()
@@ -271,7 +282,8 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
         if (claim) creator.set(claim.key, create)
         creates.push(create)
         count(op.fields.status, 1)
-        changes.push({ kind: 'created', id: null, ref: creates.length, version: 1, plant: afterId({ ...toRecord(storedCreate(0, op.fields, now)), id: undefined }), actor: op.actor })
+        const record = toRecord(storedCreate(0, op.fields, now))
+        changes.push({ kind: 'created', id: null, ref: creates.length, version: 1, plant: afterId({ ...record, id: undefined }), actor: op.actor, history: JSON.stringify(fieldChanges(null, record)) })
         return
       }
       const plant = current.get(op.id)
@@ -282,7 +294,7 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
         count(plant.status, -1)
         // The photos' files keep their references: the trash names them until the plant is purged.
         trashed.set(op.id, { plant: JSON.stringify(plant), version: plant.version + 1, actor: op.actor })
-        changes.push({ kind: 'deleted', id: op.id, ref: null, version: plant.version + 1, plant: null, actor: op.actor })
+        changes.push({ kind: 'deleted', id: op.id, ref: null, version: plant.version + 1, plant: null, actor: op.actor, history: '{}' })
         current.set(op.id, null)
         touched.add(op.id)
         outcomes[index] = { ok: true, value: undefined }
@@ -304,7 +316,7 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
         count(plant.status, -1)
         count(next.status, 1)
       }
-      changes.push({ kind: 'updated', id: op.id, ref: null, version: next.version, plant: JSON.stringify(toRecord(next)), actor: op.actor })
+      changes.push({ kind: 'updated', id: op.id, ref: null, version: next.version, plant: JSON.stringify(toRecord(next)), actor: op.actor, history: JSON.stringify(fieldChanges(plant, next)) })
       current.set(op.id, next)
       touched.add(op.id)
       outcomes[index] = { ok: true, value: next }
@@ -344,7 +356,8 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
       creates.map((c) => searchKeyOf(c.fields.name)), creates.map((c) => textArray(searchStartsOf(c.fields.name))),
       updated.map((p) => searchKeyOf(p.name)), updated.map((p) => textArray(searchStartsOf(p.name))),
       changes.map((c) => c.actor),
-      deleted.map((id) => trashed.get(id)!.plant), deleted.map((id) => trashed.get(id)!.version), deleted.map((id) => trashed.get(id)!.actor)
+      deleted.map((id) => trashed.get(id)!.plant), deleted.map((id) => trashed.get(id)!.version), deleted.map((id) => trashed.get(id)!.actor),
+      changes.map((c) => c.history)
     ]
   })
   const createdIds = written.ids.map(Number)

@@ -18,7 +18,7 @@ const UNREF = 'UPDATE photo_files SET refs = refs - 1 WHERE name = $1'
 const DROP = 'DELETE FROM photo_files WHERE name = $1 AND refs <= 0'
 
 /** The plant's row as stored (text in its stored form), with its photos parsed. */
-export interface PhotoWrite { row: Omit<PlantRow, 'id' | 'photos'>, photos: Photo[], version: number, /** The write's time: updatedAt. */ at: number }
+export interface PhotoWrite { row: Omit<PlantRow, 'id' | 'photos'>, /** The photos before the write. */ before: Photo[], photos: Photo[], version: number, /** The write's time: updatedAt. */ at: number }
 type Current = PhotoWrite['row'] & { photos: string }
 
 /** Drops a reference to each file of `photos`, in name order (two instances lock files in one order). */
@@ -42,7 +42,7 @@ async function current (tx: Tx, id: number, expectedVersions: number[] | undefin
 async function setPhotos (tx: Tx, id: number, row: Current, photos: Photo[], now: number): Promise<PhotoWrite> {
   const version = row.version + 1
   await tx.query('UPDATE plants SET photos = $2, version = $3, updated_at = $4 WHERE id = $1', [id, JSON.stringify(photos), version, now])
-  return { row, photos, version, at: now }
+  return { row, before: JSON.parse(row.photos) as Photo[], photos, version, at: now }
 }
 
 export async function addPhoto (tx: Tx, id: number, added: NewPhoto, expectedVersions: number[] | undefined, now: number): Promise<PhotoWrite> {

@@ -2,12 +2,14 @@ import pg from 'pg'
 import type { BatchOperation, BatchOptions, BatchResult } from '../../catalogue/batch.js'
 import { ANONYMOUS_WRITE, type Change, type ChangePage, type WriteMeta } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
+import { fieldChanges, HISTORY_RETENTION_DAYS, type HistoryEntry } from '../../catalogue/history.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import { completeFields, toRecord, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/store-fields.js'
 import type { KeyStore } from '../key-store.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { toWriteOp, writeBatch } from './batch-writes.js'
+import { purgeExpiredHistory, readHistory, revertPlant } from './history.js'
 import { ChangeWatcher } from './change-watcher.js'
 import { fillNameKeys, listQuery, rarestFirst } from './list-query.js'
 import { fillSearchKeys } from './search-columns.js'
@@ -30,6 +32,8 @@ export interface PostgresStoreOptions {
   feedRetentionMs: number
   /** How long a deleted plant stays in the trash (default 30 days). */
   trashRetentionMs?: number
+  /** How long a plant's versions stay in its history (default HISTORY_RETENTION_DAYS). */
+  historyRetentionMs?: number
   idempotencyTtlMs?: number
   now?: () => number
   /** The longest a request waits on PostgreSQL before it is answered 503 (default 1500 ms). */
@@ -213,6 +217,14 @@ class PostgresPlantStore implements PlantStore {
     return this.work((tx) => purgeTrashed(tx, id))
   }
 
+  history (id: number, before: number | undefined, limit: number): Promise<HistoryEntry[] | undefined> {
+    return this.session.run((c) => readHistory(c, id, before, limit))
+  }
+
+  revert (id: number, version: number, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
+    return this.work((tx) => revertPlant(tx, id, version, expectedVersions, actor, this.now(), this.idempotencyTtlMs))
+  }
+
   async batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE, { results = true }: BatchOptions = {}): Promise<BatchResult> {
     const ops = operations.map((o) => toWriteOp(o, actor))
     // A unit of work of the group commit: one transaction, the batch in a savepoint of it (batch-writes.ts).
@@ -236,10 +248,10 @@ class PostgresPlantStore implements PlantStore {
     return this.files.get(fileReadKey(name, chunk))
   }
 
-  private photoChanged (tx: Tx, id: number, { row, photos, version, at }: PhotoWrite, actor: string): StoredPlant {
+  private photoChanged (tx: Tx, id: number, { row, before, photos, version, at }: PhotoWrite, actor: string): StoredPlant {
     const plant = toPlant({ ...row, id, status: row.status as PlantStatus, version, photos: '[]', updated_at: at })
     plant.photos = photos
-    tx.change('updated', id, version, toRecord(plant), at, actor)
+    tx.change('updated', id, version, toRecord(plant), at, actor, fieldChanges({ ...plant, photos: before }, plant))
     return plant
   }
 
@@ -347,7 +359,7 @@ class PostgresPlantStore implements PlantStore {
     await Promise.race([this.pool.end().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 2_000).unref())])
   }
 
-  /** Drops changes older than the retention and idempotency keys older than their TTL (all instances may run it). */
+  /** Drops changes older than the retention, idempotency keys older than their TTL, the trash and history past theirs (all instances may run it). */
   async purge (): Promise<void> {
     const now = this.now()
     await this.session.transaction(async (c) => {
@@ -361,6 +373,7 @@ class PostgresPlantStore implements PlantStore {
       await c.query('DELETE FROM idempotency_keys WHERE created_at <= $1', [now - this.idempotencyTtlMs])
     }, 60_000)
     await purgeExpiredTrash((work) => this.session.transaction(work, 60_000), now - (this.options.trashRetentionMs ?? TRASH_RETENTION_MS))
+    await purgeExpiredHistory((work) => this.session.transaction(work, 60_000), now - (this.options.historyRetentionMs ?? HISTORY_RETENTION_DAYS * DAY))
   }
 
   private write<T> (op: WriteOp): Promise<T> {

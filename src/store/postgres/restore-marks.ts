@@ -61,6 +61,8 @@ export async function applyMarks (client: Client, replaced: RestoreMarks): Promi
     const { rowCount } = await client.query('UPDATE plants SET version = version + $1', [marks.versionHigh])
     // A trashed plant's restore takes the entry's version + 1: it moves past too.
     await client.query('UPDATE trash SET version = version + $1', [marks.versionHigh])
+    // The history moves with them, so a revert still walks back from the plant's version.
+    await client.query('UPDATE history SET version = version + $1', [marks.versionHigh])
     await client.query('DELETE FROM changes')
     // A change is numbered feed_head + 1: the floor itself is never one, so the old head is gone too.
     await client.query("UPDATE meta SET value = $1 WHERE key IN ('feed_head', 'feed_floor')", [floor])

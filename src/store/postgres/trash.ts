@@ -5,6 +5,7 @@ import { toRecord, type PlantStatus, type StoredPlant } from '../../catalogue/pl
 import { priceCents, skuKey } from '../../catalogue/store-fields.js'
 import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
 import { nameKey } from '../../catalogue/name-key.js'
+import { NO_CHANGES } from '../../catalogue/history.js'
 import type { Tx } from './group-commit.js'
 import { DROP_FILES, UNREF_FILES } from './group-writes.js'
 import { toKey } from './list-query.js'
@@ -62,7 +63,8 @@ export async function restoreTrashed (tx: Tx, id: number, expectedVersions: numb
   await tx.query('INSERT INTO plant_tags (tag, plant_id) SELECT t, $1 FROM unnest($2::text[]) AS t', [id, was.tags.map(toDb)])
   await tx.query('DELETE FROM trash WHERE id = $1', [id])
   tx.count(was.status as PlantStatus, 1)
-  tx.change('created', id, version, toRecord(plant), now, actor)
+  // The fields are those it was deleted with: its history's entry names no change.
+  tx.change('created', id, version, toRecord(plant), now, actor, NO_CHANGES)
   return plant
 }
 
@@ -71,6 +73,8 @@ export async function purgeTrashed (tx: Tx, id: number): Promise<void> {
   const entry = await entryOf(tx, id)
   await releasePhotos(tx, entry.plant.photos)
   await tx.query('DELETE FROM trash WHERE id = $1', [id])
+  // Gone for good: its history goes too (GET …/history is then 404, as for any unknown id).
+  await tx.query('DELETE FROM history WHERE plant_id = $1', [id])
 }
 
 async function releasePhotos (client: Pick<pg.PoolClient, 'query'>, photos: Photo[]): Promise<void> {
@@ -86,16 +90,17 @@ const PURGE_BATCH = 200
 
 /**
  * Purges the entries trashed at or before `cutoff`, oldest first, PURGE_BATCH a transaction (each
- * with its photos' references). Only trash rows are deleted: a crash loses nothing outside the trash.
+ * with its photos' references and its history). Only trash rows are deleted: a crash loses nothing outside the trash.
  * SKIP LOCKED: instances purging at once, or a restore holding an entry, never wait on each other.
  */
 export async function purgeExpiredTrash (transaction: (work: (c: pg.PoolClient) => Promise<number>) => Promise<number>, cutoff: number): Promise<number> {
   let purged = 0
   for (;;) {
     const n = await transaction(async (c) => {
-      const { rows } = await c.query<{ plant: string }>(`DELETE FROM trash WHERE id IN (
-        SELECT id FROM trash WHERE trashed_at <= $1 ORDER BY trashed_at, id LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING plant`, [cutoff, PURGE_BATCH])
+      const { rows } = await c.query<{ id: string, plant: string }>(`DELETE FROM trash WHERE id IN (
+        SELECT id FROM trash WHERE trashed_at <= $1 ORDER BY trashed_at, id LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING id, plant`, [cutoff, PURGE_BATCH])
       await releasePhotos(c, rows.flatMap((r) => (JSON.parse(r.plant) as StoredPlant).photos))
+      if (rows.length > 0) await c.query('DELETE FROM history WHERE plant_id = ANY ($1::bigint[])', [rows.map((r) => r.id)])
       return rows.length
     })
     purged += n

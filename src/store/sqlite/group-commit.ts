@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
-import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid, PlantNotFound, SkuTaken, TrashedNotFound, VersionMismatch } from '../../catalogue/errors.js'
+import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid, PlantNotFound, SkuTaken, TrashedNotFound, VersionMismatch, VersionNotKept } from '../../catalogue/errors.js'
 import { BatchRefused } from '../../catalogue/batch.js'
 import { batchWriter, type GroupResult, type IndexedRefusal, type KeyUse, type Refusal, type WriteOp } from './writes.js'
 import { recordCommit } from '../commit-sizes.js'
@@ -19,6 +19,7 @@ const REFUSALS: Record<Exclude<Refusal, 'sku-taken' | 'batch' | 'idempotency-key
   'not-found': PlantNotFound,
   'trashed-not-found': TrashedNotFound,
   'version-mismatch': VersionMismatch,
+  'version-not-kept': VersionNotKept,
   'photo-limit': PhotoLimitReached,
   'photo-not-found': PhotoNotFound,
   'photo-order': PhotoOrderInvalid

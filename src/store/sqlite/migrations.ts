@@ -6,6 +6,7 @@ import { compatibilityFoldMigration, searchTextMigration } from './search-backlo
 import { WEBHOOKS_MIGRATION } from './webhook-store.js'
 import { API_KEYS_MIGRATION } from './sqlite-key-store.js'
 import { TRASH_MIGRATION } from './trash.js'
+import { HISTORY_MIGRATION } from './history.js'
 
 // Versioned by PRAGMA user_version; each step runs in its own transaction. Append, never edit.
 const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: string) => void) => void)> = [
@@ -108,7 +109,8 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   `,
   TRASH_MIGRATION,
   gtinKeys,
-  compatibilityFoldMigration
+  compatibilityFoldMigration,
+  HISTORY_MIGRATION
 ]
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */

@@ -41,6 +41,8 @@ export function applyMarks (db: Database.Database, replaced: RestoreMarks): Rest
     const plants = db.prepare('UPDATE plants SET version = version + ?').run(marks.versionHigh).changes
     // A trashed plant's restore takes the entry's version + 1: it moves past too.
     db.prepare('UPDATE trash SET version = version + ?').run(marks.versionHigh)
+    // The history moves with them, so a revert still walks back from the plant's version.
+    db.prepare('UPDATE history SET version = version + ?').run(marks.versionHigh)
     db.prepare('DELETE FROM changes').run()
     db.prepare("UPDATE meta SET value = ? WHERE key IN ('feed_floor', 'search_indexed')").run(floor)
     const setSequence = (name: string, value: number): void => {

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import type { BatchOperation, BatchOptions, BatchResult } from '../../catalogue/batch.js'
 import { ANONYMOUS_WRITE, type Change, type ChangePage, type WriteMeta } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
+import { HISTORY_RETENTION_DAYS, type HistoryEntry } from '../../catalogue/history.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import { completeFields, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { sortKeyOf } from '../../catalogue/query.js'
@@ -10,6 +11,7 @@ import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
 import type { KeyStore } from '../key-store.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
 import { prepareDataDir } from './data-dir.js'
+import { historyReader, purgeExpiredHistory } from './history.js'
 import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
 import { countSql, listSql, mergePages, pendingSql, probeSql, searchFunctions, SMALL, type Driver } from './list-query.js'
 import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from './plant-rows.js'
@@ -27,6 +29,8 @@ export interface SqliteStoreOptions {
   feedRetentionMs: number
   /** How long a deleted plant stays in the trash (default 30 days). */
   trashRetentionMs?: number
+  /** How long a plant's versions stay in its history (default HISTORY_RETENTION_DAYS). */
+  historyRetentionMs?: number
   idempotencyTtlMs?: number
   now?: () => number
   /** The longest a list query may hold the event loop before it is stopped and answered 503 (default 250 ms). */
@@ -85,6 +89,7 @@ class SqlitePlantStore implements PlantStore {
   private readonly listQueries = new Map<string, Database.Statement>()
   private readonly readPhotoFile: ReturnType<typeof photoFileReader>
   private readonly readTrash: ReturnType<typeof trashReader>
+  private readonly readHistory: ReturnType<typeof historyReader>
   /** When the running list query must stop (performance.now()), checked by query_guard() every GUARD_EVERY rows. */
   private deadline = Infinity
   private guardCalls = 0
@@ -129,6 +134,7 @@ class SqlitePlantStore implements PlantStore {
     this.keys = sqliteKeyStore(this.keyDb ?? db)
     this.readPhotoFile = photoFileReader(db)
     this.readTrash = trashReader(db)
+    this.readHistory = historyReader(db)
     this.webhooks = new SqliteWebhookStore(db, this.endSnapshot, async (op) => await this.commits.run(op))
     // better-sqlite3 is synchronous and has no progress handler: this function, called by every list
     // query once per candidate row, is the progress handler that stops a query past its time limit.
@@ -170,6 +176,14 @@ class SqlitePlantStore implements PlantStore {
 
   purgeTrashed (id: number): Promise<void> {
     return this.commits.run({ kind: 'purge-trashed', id, now: this.now(), actor: ANONYMOUS_WRITE.actor })
+  }
+
+  async history (id: number, before: number | undefined, limit: number): Promise<HistoryEntry[] | undefined> {
+    return this.read(() => this.readHistory(id, before, limit))
+  }
+
+  revert (id: number, version: number, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
+    return this.commits.run({ kind: 'revert', id, version, expectedVersions, now: this.now(), actor })
   }
 
   batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE, { results = true }: BatchOptions = {}): Promise<BatchResult> {
@@ -331,7 +345,7 @@ class SqlitePlantStore implements PlantStore {
     }
   }
 
-  /** Drops changes older than the retention, idempotency keys older than their TTL, and the trash past its retention. */
+  /** Drops changes older than the retention, idempotency keys older than their TTL, and the trash and history past theirs. */
   purge (): void {
     this.endSnapshot()
     const now = this.now()
@@ -346,6 +360,7 @@ class SqlitePlantStore implements PlantStore {
       this.s.purgeKeys.run(now - this.idempotencyTtlMs)
     }).immediate()
     purgeExpiredTrash(this.db, now - (this.options.trashRetentionMs ?? TRASH_RETENTION_MS))
+    purgeExpiredHistory(this.db, now - (this.options.historyRetentionMs ?? HISTORY_RETENTION_DAYS * DAY))
   }
 
   /**

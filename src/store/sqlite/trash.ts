@@ -42,12 +42,15 @@ const PURGE_BATCH = 200
 
 /**
  * Purges the entries trashed at or before `cutoff`, oldest first, PURGE_BATCH a transaction: each
- * entry goes with the references its photos held, and a file nothing names any more with them.
+ * entry goes with the references its photos held, and a file nothing names any more with them, and
+ * its history.
  * Only trash rows are deleted, so a crash at any point loses nothing outside the trash.
  */
 export function purgeExpiredTrash (db: Database.Database, cutoff: number): number {
   const oldest = db.prepare<[number, number], { id: number, plant: string }>('SELECT id, plant FROM trash WHERE trashed_at <= ? ORDER BY trashed_at, id LIMIT ?')
   const remove = db.prepare('DELETE FROM trash WHERE id = ?')
+  // Purged for good: its history goes with it (GET …/history is then 404, as for any unknown id).
+  const forget = db.prepare('DELETE FROM history WHERE plant_id = ?')
   const files = photoFiles(db)
   let purged = 0
   for (;;) {
@@ -56,6 +59,7 @@ export function purgeExpiredTrash (db: Database.Database, cutoff: number): numbe
       for (const row of rows) {
         files.release((JSON.parse(row.plant) as { photos: Photo[] }).photos)
         remove.run(row.id)
+        forget.run(row.id)
       }
       return rows.length
     }).immediate()

@@ -1,10 +1,12 @@
 import Database from 'better-sqlite3'
 import { nameKey } from '../../catalogue/name-key.js'
 import type { BatchResult } from '../../catalogue/batch.js'
+import { fieldChanges, fieldsAt, KIND_CODES, NO_CHANGES, sameFields, type FieldChanges } from '../../catalogue/history.js'
 import type { NewPhoto, Photo } from '../../catalogue/photo.js'
 import { toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { canonicalPrice, formatCents, priceCents, skuKey, timestamp } from '../../catalogue/store-fields.js'
 import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
+import { historySince, INSERT_HISTORY } from './history.js'
 import { photoFiles, type PhotoRefusal } from './photo-writes.js'
 import { searchBacklog } from './search-backlog.js'
 import { isWebhookWrite, webhookWriter, type WebhookWriteOp } from './webhook-writes.js'
@@ -29,12 +31,14 @@ export type WriteOp =
   | { kind: 'order-photos', id: number, order: string[], expectedVersions?: number[], now: number, actor: string }
   /** Brings a plant back from the trash (trash.ts) under its id, as a new version. */
   | { kind: 'restore-trashed', id: number, expectedVersions?: number[], now: number, actor: string }
-  /** Removes a plant from the trash for good, with its photos' references (no change: the plant was deleted already). */
+  /** Removes a plant from the trash for good, with its photos' references and its history (no change: the plant was deleted already). */
   | { kind: 'purge-trashed', id: number, now: number, actor: string }
   /** The webhook deliverer's attempts, cursor and leases (webhook-writes.ts): no change, no plant. */
   | WebhookWriteOp
+  /** Gives a plant the fields it had at `version` (its history walked back), as an update would. */
+  | { kind: 'revert', id: number, version: number, expectedVersions?: number[], now: number, actor: string }
 
-export type Refusal = 'not-found' | 'trashed-not-found' | 'version-mismatch' | 'idempotency-key-reused' | 'sku-taken' | 'batch' | PhotoRefusal
+export type Refusal = 'not-found' | 'trashed-not-found' | 'version-mismatch' | 'version-not-kept' | 'idempotency-key-reused' | 'sku-taken' | 'batch' | PhotoRefusal
 /** A refused write of a batch, by its index in the batch. */
 export interface IndexedRefusal { index: number, refusal: Refusal, sku?: string, holder?: number }
 /** An Idempotency-Key's first use and the end of its keeping (epoch ms), for 'idempotency-key-reused'. */
@@ -132,13 +136,20 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     untrash: db.prepare('DELETE FROM trash WHERE id = ?'),
     insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     // index_remove / index_add: what the write changes in the name search index (search-backlog.ts).
-    insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+    insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+    // Every change records its version in the plant's history (history.ts), in the same transaction.
+    insertHistory: db.prepare(INSERT_HISTORY),
+    forgetHistory: db.prepare('DELETE FROM history WHERE plant_id = ?')
   }
   const files = photoFiles(db)
   /** A key used for another request: the 422 says when, and until when the key is kept. */
   const reused = (usedAt: number): Refused =>
     new Refused('idempotency-key-reused', undefined, undefined, undefined, { usedAt, keptUntil: usedAt + idempotencyTtlMs })
   const webhooks = webhookWriter(db)
+  const since = historySince(db)
+  const record = (kind: keyof typeof KIND_CODES, id: number, version: number, now: number, actor: string, changes: FieldChanges): void => {
+    s.insertHistory.run(id, version, KIND_CODES[kind], now, actor, JSON.stringify(changes))
+  }
 
   // An update names the indexed columns (name_key, status, category, price, sku, barcode) only when
   // they change, so an unchanged one costs no index pages: on a large catalogue every touched page is
@@ -194,9 +205,11 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       const plant = storedPlant(id, fields, [], 1, now, now)
       if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, id, JSON.stringify(plant), now)
       s.insertChange.run('created', id, 1, JSON.stringify(toRecord(plant)), now, null, key, op.actor)
+      record('created', id, 1, now, op.actor, fieldChanges(null, plant))
       return { plant, replayed: false }
     }
     if (op.kind === 'restore-trashed' || op.kind === 'purge-trashed') return fromTrash(op)
+    if (op.kind === 'revert') return revert(op)
     const current = s.current.get(op.id)
     if (!current) throw new Refused('not-found')
     if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
@@ -208,6 +221,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       s.trash.run(op.id, JSON.stringify(was), current.version + 1, now, op.actor)
       count(current.status, -1)
       s.insertChange.run('deleted', op.id, current.version + 1, null, now, nameKey(current.name), null, op.actor)
+      record('deleted', op.id, current.version + 1, now, op.actor, NO_CHANGES)
       return undefined
     }
     if (op.kind === 'add-photo' || op.kind === 'remove-photo' || op.kind === 'order-photos') {
@@ -220,6 +234,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       s.setPhotos.run(JSON.stringify(photos), version, now, op.id)
       const plant = storedPlant(op.id, fieldsOf(current), photos, version, current.created_at, now)
       s.insertChange.run('updated', op.id, version, JSON.stringify(toRecord(plant)), now, null, null, op.actor)
+      record('updated', op.id, version, now, op.actor, fieldChanges({ ...plant, photos: before }, plant))
       return plant
     }
     const before: string[] = JSON.parse(current.tags)
@@ -258,6 +273,8 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(tag, id)
     const plant = storedPlant(id, fields, photos, version, current.created_at, now)
     s.insertChange.run('updated', id, version, JSON.stringify(toRecord(plant)), now, reindexed ? oldKey : null, reindexed ? newKey : null, op.actor)
+    const was = storedPlant(id, { ...fieldsOf(current), tags: before }, photos, current.version, current.created_at, current.updated_at)
+    record('updated', id, version, now, op.actor, fieldChanges(was, plant))
     return plant
   }
 
@@ -269,6 +286,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (op.kind === 'purge-trashed') {
       files.release(was.photos)
       s.untrash.run(op.id)
+      s.forgetHistory.run(op.id)
       return undefined
     }
     if (op.expectedVersions && !op.expectedVersions.includes(entry.version)) throw new Refused('version-mismatch')
@@ -284,7 +302,23 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     s.untrash.run(op.id)
     const plant = storedPlant(op.id, { name, category, tags, status, description, price, sku, barcode }, was.photos, version, createdAt, op.now)
     s.insertChange.run('created', op.id, version, JSON.stringify(toRecord(plant)), op.now, null, key, op.actor)
+    record('created', op.id, version, op.now, op.actor, NO_CHANGES)
     return plant
+  }
+
+  /**
+   * A revert: the fields at `version`, from the history walked back from now; written as an update
+   * (its SKU claimed as any update's), or nothing at all when they are the fields already.
+   */
+  function revert (op: Extract<WriteOp, { kind: 'revert' }>): StoredPlant {
+    const current = s.current.get(op.id)
+    if (!current) throw new Refused('not-found')
+    if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
+    const now = fieldsOf(current)
+    const fields = fieldsAt(now, current.version, op.version, since(op.id, op.version))
+    if (fields === undefined) throw new Refused('version-not-kept')
+    if (sameFields(fields, now)) return storedPlant(op.id, now, JSON.parse(current.photos) as Photo[], current.version, current.created_at, current.updated_at)
+    return apply({ kind: 'update', id: op.id, fields, now: op.now, actor: op.actor }) as StoredPlant
   }
 
   /**

@@ -1,0 +1,95 @@
+import type { ChangeKind } from './changes.js'
+import type { Plant, PlantFields, PlantStatus } from './plant.js'
+
+// A plant's history (issue 26): one entry per version, written by the store in the same
+// transaction as the change, holding only the fields that changed, each as [before, after].
+// A revert walks the entries newer than the version it goes back to, newest first, putting back
+// each field's `before`: no version needs to be stored whole.
+
+/** The fields a history entry speaks of, in the record's order; photos as their ids. */
+export const HISTORY_FIELDS = ['name', 'category', 'tags', 'status', 'description', 'price', 'sku', 'barcode', 'photos'] as const
+export type HistoryField = typeof HISTORY_FIELDS[number]
+
+/** Each changed field with its value before and after (`photos`: the photos' ids, in order). */
+export type FieldChanges = Partial<Record<HistoryField, [unknown, unknown]>>
+
+export interface HistoryEntry {
+  version: number
+  /** When it was committed: RFC 3339 UTC with milliseconds. */
+  at: string
+  /** Who made it (WriteMeta.actor). */
+  actor: string
+  /**
+   * `created`: a new plant (its fields with a value, each from null) or a restore from the trash
+   * (no changes: the fields are those it was deleted with); `deleted`: moved to the trash (no changes).
+   */
+  kind: ChangeKind
+  changes: FieldChanges
+}
+
+/** How a kind is stored: a small number (SQLite keeps 0 and 1 in no bytes at all). */
+export const KIND_CODES: Record<ChangeKind, number> = { created: 0, updated: 1, deleted: 2 }
+export const kindOfCode = (code: number): ChangeKind => code === 0 ? 'created' : code === 1 ? 'updated' : 'deleted'
+
+/** The most a page of history holds, and the size of a page when none is asked for. */
+export const HISTORY_PAGE_MAX = 100
+export const HISTORY_PAGE_DEFAULT = 20
+
+/** Days a version is kept when HISTORY_RETENTION_DAYS is not set. */
+export const HISTORY_RETENTION_DAYS = 365
+
+const valueOf = (record: Plant, field: HistoryField): unknown => field === 'photos' ? (record.photos ?? []).map((p) => p.id) : record[field]
+
+/** Equal as JSON values (the fields are strings, nulls and lists of strings). */
+const same = (a: unknown, b: unknown): boolean => {
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => x === b[i])
+  return a === b
+}
+
+/**
+ * What a change did to the fields: every field whose value differs between the records, as
+ * [before, after]. Without `before` (a new plant), the fields given a value (null and [] left out).
+ */
+export function fieldChanges (before: Plant | null, after: Plant): FieldChanges {
+  const changes: FieldChanges = {}
+  for (const field of HISTORY_FIELDS) {
+    const next = valueOf(after, field)
+    if (before === null) {
+      if (next !== null && !(Array.isArray(next) && next.length === 0)) changes[field] = [null, next]
+      continue
+    }
+    const was = valueOf(before, field)
+    if (!same(was, next)) changes[field] = [was, next]
+  }
+  return changes
+}
+
+/** The entry of no field changes: a delete, a restore from the trash. */
+export const NO_CHANGES: FieldChanges = Object.freeze({})
+
+/**
+ * The fields as they were at `version`, from the fields now (at `currentVersion`) and the entries
+ * from `version` to now, newest first: each entry newer than `version` puts back its fields'
+ * `before`. Undefined when those entries are not exactly currentVersion down to version (one no
+ * longer kept, or from before history was kept). Photos are not fields: they stay as they are.
+ */
+export function fieldsAt (current: PlantFields, currentVersion: number, version: number, entries: Array<{ version: number, changes: FieldChanges }>): PlantFields | undefined {
+  if (version > currentVersion || entries.length !== currentVersion - version + 1) return undefined
+  const fields: Record<string, unknown> = { ...current }
+  for (const [i, entry] of entries.entries()) {
+    if (entry.version !== currentVersion - i) return undefined
+    if (entry.version === version) break
+    for (const [field, change] of Object.entries(entry.changes)) {
+      if (field !== 'photos' && change !== undefined) fields[field] = change[0]
+    }
+  }
+  return fields as unknown as PlantFields
+}
+
+/** The fields of a stored plant (its record's price form), for a revert to compare and write. */
+export const plantFieldsOf = ({ name, category, tags, status, description, price, sku, barcode }: Plant): PlantFields =>
+  ({ name, category, tags, status: status as PlantStatus, description, price, sku, barcode })
+
+/** Whether two sets of fields are the same (a revert to them would change nothing). */
+export const sameFields = (a: PlantFields, b: PlantFields): boolean =>
+  HISTORY_FIELDS.every((field) => field === 'photos' || same(a[field], b[field]))

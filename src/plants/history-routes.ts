@@ -1,0 +1,93 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { HISTORY_PAGE_DEFAULT } from '../catalogue/history.js'
+import { PlantNotFound } from '../catalogue/errors.js'
+import { writeMetaOf, writeSecurity } from '../http/auth.js'
+import { ref } from '../http/components.js'
+import { ifMatchVersions } from '../http/etag.js'
+import { methodNotAllowed } from '../http/method-not-allowed.js'
+import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
+import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-parts.js'
+import { sendPlant, SKU_TAKEN, tags } from './routes.js'
+import { HistoryPage, HistoryQuery, RevertBody, type HistoryEntry } from './history-schemas.js'
+import { IdParams, Plant, UpdateHeaders } from './schemas.js'
+
+// A plant's history and its revert (issue 26): GET /v3/plant/{id}/history, newest first, readable
+// while the plant is in the trash; POST /v3/plant/{id}/revert gives it a version's fields back.
+
+/** A cursor names the plant and the oldest version of the page before: the next page is older. */
+const encodeCursor = (id: number, version: number): string => Buffer.from(JSON.stringify([id, version])).toString('base64url')
+
+function decodeCursor (cursor: string | undefined, id: number): number | undefined {
+  if (cursor === undefined) return undefined
+  let parts: unknown
+  try {
+    parts = JSON.parse(Buffer.from(cursor, 'base64url').toString())
+  } catch {
+    parts = undefined
+  }
+  if (!Array.isArray(parts) || parts.length !== 2 || !parts.every((n) => Number.isSafeInteger(n) && n >= 1) || encodeCursor(parts[0], parts[1]) !== cursor) {
+    throw new HttpProblem(400, 'invalid-input', 'cursor is malformed: pass the nextCursor of a previous page', [{ path: '/cursor', message: 'is malformed' }])
+  }
+  if (parts[0] !== id) {
+    throw new HttpProblem(400, 'invalid-input', 'cursor is for another plant\'s history: pass the nextCursor of a page of this one', [{ path: '/cursor', message: 'is for another plant' }])
+  }
+  return parts[1]
+}
+
+const NOT_KEPT: [number, string] = [404, 'No plant with this id (not-found), or the version is no longer kept (version-not-kept: older than HISTORY_RETENTION_DAYS, or from before history was kept)']
+
+export const historyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
+  app.get('/v3/plant/:id/history', {
+    preValidation: canonicalId,
+    schema: {
+      operationId: 'plant-history',
+      tags,
+      summary: 'A plant\'s versions, newest first, each with the fields it changed (before and after), who made it and when; one page at a time',
+      description: 'Versions are kept HISTORY_RETENTION_DAYS (default 365). Readable while the plant is in the trash; a purged plant\'s history goes with it.',
+      params: IdParams,
+      querystring: HistoryQuery,
+      response: {
+        200: { ...ref(HistoryPage), description: 'A page of the history; pass nextCursor back as cursor for the next, older one', headers: HEADERS.requestId },
+        ...problemResponses(...guardStatuses(false), [400, 'Invalid ID supplied, or invalid input'], [404, 'No plant with this id, live or in the trash'], 503)
+      }
+    }
+  }, async (request, reply) => {
+    const { id } = request.params
+    const { limit = HISTORY_PAGE_DEFAULT, cursor } = request.query
+    const entries = await store.history(id, decodeCursor(cursor, id), limit + 1)
+    if (entries === undefined) throw new PlantNotFound()
+    const more = entries.length > limit
+    const items = more ? entries.slice(0, limit) : entries
+    reply.header('cache-control', 'no-store')
+    return { items: items as HistoryEntry[], nextCursor: more ? encodeCursor(id, items[items.length - 1].version) : null }
+  })
+
+  methodNotAllowed(app, '/v3/plant/:id/history', ['GET'])
+
+  app.post('/v3/plant/:id/revert', {
+    preValidation: canonicalId,
+    schema: {
+      operationId: 'revert-plant',
+      tags,
+      security: writeSecurity,
+      summary: 'Give a plant back the fields of one of its versions, as a new version (photos stay as they are)',
+      description: 'One `updated` change in the feed, by the key that sent it. Checks in this order: the path id and the body (400), the plant (404), ' +
+        'If-Match (412), the version (404 version-not-kept), the SKU (409 sku-taken: another plant has taken it since). A revert to the fields the ' +
+        'plant has already answers the plant as it is: no new version, no change.',
+      params: IdParams,
+      headers: UpdateHeaders,
+      body: ref(RevertBody),
+      response: {
+        200: { ...ref(Plant), description: 'The plant with the version\'s fields, and its new ETag', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
+        ...problemResponses(...guardStatuses(true), [400, 'Invalid ID supplied, or invalid input'], NOT_KEPT, SKU_TAKEN, 412, 413, 503)
+      }
+    }
+  }, async (request, reply) => {
+    const { id } = request.params
+    const plant = await store.revert(id, request.body.version, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request))
+    reply.header('cache-control', 'no-store')
+    return sendPlant(reply, plant)
+  })
+
+  methodNotAllowed(app, '/v3/plant/:id/revert', ['POST'])
+}

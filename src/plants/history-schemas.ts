@@ -1,0 +1,50 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX } from '../catalogue/history.js'
+import { component, ref } from '../http/components.js'
+
+// A plant's history and its revert on the wire: the only source of their validation, types and document.
+
+const pair = (value: TSchema, what: string) =>
+  Type.Optional(Type.Array(value, { minItems: 2, maxItems: 2, description: `${what}: [before, after].` }))
+const Text = Type.Union([Type.String(), Type.Null()])
+const List = Type.Union([Type.Array(Type.String()), Type.Null()])
+
+export const FieldChanges = component('FieldChanges', Type.Object({
+  name: pair(Text, 'The name'),
+  category: pair(Text, 'The category'),
+  tags: pair(List, 'The tags'),
+  status: pair(Text, 'The status'),
+  description: pair(Text, 'The description'),
+  price: pair(Text, 'The price, as the record shows it ("12.50")'),
+  sku: pair(Text, 'The SKU'),
+  barcode: pair(Text, 'The barcode'),
+  photos: pair(List, 'The photos\' ids, in order')
+}, {
+  additionalProperties: false,
+  description: 'Each field the version changed, with its value before and after. A new plant lists the fields it was given a value with, each from null; ' +
+    'a delete and a restore from the trash list none (the fields stay as they were).'
+}))
+
+export const HistoryEntry = component('HistoryEntry', Type.Object({
+  version: Type.Integer({ minimum: 1, description: 'The version this change made: the ETag `"<id>.<version>"` it had.' }),
+  at: Type.String({ description: 'When it was made (RFC 3339, UTC, milliseconds).' }),
+  actor: Type.String({ description: 'Who made it: the API key\'s name, `anonymous` without one, `cli` for the `plants` command line.' }),
+  kind: Type.Unsafe<'created' | 'updated' | 'deleted'>({ type: 'string', enum: ['created', 'updated', 'deleted'], description: '`created` also for a restore from the trash.' }),
+  changes: ref(FieldChanges)
+}, { additionalProperties: false, description: 'One version of a plant, as its history keeps it.' }))
+export type HistoryEntry = Static<typeof HistoryEntry>
+
+export const HistoryPage = component('HistoryPage', Type.Object({
+  items: Type.Array(ref(HistoryEntry), { description: 'Newest first.' }),
+  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next (older) page; null on the last page.' })
+}, { additionalProperties: false }))
+
+export const HistoryQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: HISTORY_PAGE_MAX, default: HISTORY_PAGE_DEFAULT, description: `Versions a page: 1–${HISTORY_PAGE_MAX}, default ${HISTORY_PAGE_DEFAULT}.` })),
+  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'The nextCursor of the previous page.' }))
+}, { additionalProperties: false })
+
+export const RevertBody = component('RevertBody', Type.Object({
+  version: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'The version whose fields the plant gets back (GET /v3/plant/{id}/history lists them).' })
+}, { additionalProperties: false, description: 'The version to go back to.' }))
+export type RevertBody = Static<typeof RevertBody>
