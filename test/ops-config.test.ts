@@ -67,6 +67,12 @@ describe('strict settings', () => {
     assert.equal(loadConfig({ WORKERS: 'auto' }).workers, 'auto')
   })
 
+  test('HISTORY_RETENTION_DAYS: 365 days unless set; a number of days above 0', () => {
+    assert.equal(loadConfig({}).historyRetentionMs, 365 * 86_400_000)
+    assert.equal(loadConfig({ HISTORY_RETENTION_DAYS: '0.5' }).historyRetentionMs, 43_200_000)
+    for (const value of ['0', '-1', 'forever', '']) assert.throws(() => loadConfig({ HISTORY_RETENTION_DAYS: value }), refusal('HISTORY_RETENTION_DAYS', /a number of days|empty/), value)
+  })
+
   test('API_KEYS="," says it holds no keys, not "set API_KEYS"', () => {
     assert.throws(() => loadConfig({ API_KEYS: ',' }), refusal('API_KEYS', /holds no keys/))
     assert.throws(() => loadConfig({ API_KEYS: ' , ' }), refusal('API_KEYS', /holds no keys|empty/))

@@ -156,6 +156,26 @@ export interface paths {
         patch: operations["patch-plant"];
         trace?: never;
     };
+    "/v3/plant/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A plant's versions, newest first, each with the fields it changed (before and after), who made it and when; one page at a time
+         * @description Versions are kept HISTORY_RETENTION_DAYS (default 365). Readable while the plant is in the trash; a purged plant's history goes with it.
+         */
+        get: operations["plant-history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/plant/{id}/photos": {
         parameters: {
             query?: never;
@@ -208,6 +228,26 @@ export interface paths {
          */
         put: operations["order-plant-photos"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/plant/{id}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a plant back the fields of one of its versions, as a new version (photos stay as they are)
+         * @description One `updated` change in the feed, by the key that sent it. Checks in this order: the path id and the body (400), the plant (404), If-Match (412), the version (404 version-not-kept), the SKU (409 sku-taken: another plant has taken it since). A revert to the fields the plant has already answers the plant as it is: no new version, no change.
+         */
+        post: operations["revert-plant"];
         delete?: never;
         options?: never;
         head?: never;
@@ -654,6 +694,48 @@ export interface components {
             /** @enum {string} */
             op: "delete";
         };
+        /** @description Each field the version changed, with its value before and after. A new plant lists the fields it was given a value with, each from null; a delete and a restore from the trash list none (the fields stay as they were). */
+        FieldChanges: {
+            /** @description The barcode: [before, after]. */
+            barcode?: (string | null)[];
+            /** @description The category: [before, after]. */
+            category?: (string | null)[];
+            /** @description The description: [before, after]. */
+            description?: (string | null)[];
+            /** @description The name: [before, after]. */
+            name?: (string | null)[];
+            /** @description The photos' ids, in order: [before, after]. */
+            photos?: (string[] | null)[];
+            /** @description The price, as the record shows it ("12.50"): [before, after]. */
+            price?: (string | null)[];
+            /** @description The SKU: [before, after]. */
+            sku?: (string | null)[];
+            /** @description The status: [before, after]. */
+            status?: (string | null)[];
+            /** @description The tags: [before, after]. */
+            tags?: (string[] | null)[];
+        };
+        /** @description One version of a plant, as its history keeps it. */
+        HistoryEntry: {
+            /** @description Who made it: the API key's name, `anonymous` without one, `cli` for the `plants` command line. */
+            actor: string;
+            /** @description When it was made (RFC 3339, UTC, milliseconds). */
+            at: string;
+            changes: components["schemas"]["FieldChanges"];
+            /**
+             * @description `created` also for a restore from the trash.
+             * @enum {string}
+             */
+            kind: "created" | "updated" | "deleted";
+            /** @description The version this change made: the ETag `"<id>.<version>"` it had. */
+            version: number;
+        };
+        HistoryPage: {
+            /** @description Newest first. */
+            items: components["schemas"]["HistoryEntry"][];
+            /** @description Pass as `cursor` for the next (older) page; null on the last page. */
+            nextCursor: string | null;
+        };
         /** @description The number of plants of each status, exact at one moment. */
         Inventory: {
             available: number;
@@ -873,8 +955,13 @@ export interface components {
             scope?: "read" | "sell" | "write" | "admin";
             status: number;
             title: string;
-            /** @description A URI reference naming the kind of problem; its last segment is the stable code, one of invalid-input, invalid-id, not-found, route-not-found, method-not-allowed, precondition-failed, sku-taken, idempotency-key-reused, payload-too-large, headers-too-large, request-timeout, unauthorized, insufficient-scope, key-not-found, key-name-taken, key-from-environment, too-many-requests, gone, storage-unavailable, unsupported-media-type, photo-not-found, webhook-not-found, too-many-photos, images-busy, service-busy, query-too-slow, shutting-down, internal. */
+            /** @description A URI reference naming the kind of problem; its last segment is the stable code, one of invalid-input, invalid-id, not-found, route-not-found, method-not-allowed, precondition-failed, version-not-kept, sku-taken, idempotency-key-reused, payload-too-large, headers-too-large, request-timeout, unauthorized, insufficient-scope, key-not-found, key-name-taken, key-from-environment, too-many-requests, gone, storage-unavailable, unsupported-media-type, photo-not-found, webhook-not-found, too-many-photos, images-busy, service-busy, query-too-slow, shutting-down, internal. */
             type: string;
+        };
+        /** @description The version to go back to. */
+        RevertBody: {
+            /** @description The version whose fields the plant gets back (GET /v3/plant/{id}/history lists them). */
+            version: number;
         };
         /** @description A deleted plant in the trash, as it was when deleted (photos included). */
         TrashedPlant: {
@@ -2334,6 +2421,110 @@ export interface operations {
             };
         };
     };
+    "plant-history": {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+                /** @description Versions a page: 1–100, default 20. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Server-assigned identifier; increasing, never reused. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the history; pass nextCursor back as cursor for the next, older one */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryPage"];
+                };
+            };
+            /** @description Invalid ID supplied, or invalid input */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include read (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No plant with this id, live or in the trash */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     "add-plant-photo": {
         parameters: {
             query?: never;
@@ -2776,6 +2967,151 @@ export interface operations {
             };
             /** @description Plant not found */
             404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag */
+            412: {
+                headers: {
+                    /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
+                    etag?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "revert-plant": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Apply only if the plant still has this ETag (else 412). */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Server-assigned identifier; increasing, never reused. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RevertBody"];
+            };
+        };
+        responses: {
+            /** @description The plant with the version's fields, and its new ETag */
+            200: {
+                headers: {
+                    /** @description The version of the plant, for If-Match and If-None-Match. */
+                    etag?: string;
+                    /** @description /v3/plant/{id} of the plant. */
+                    location?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plant"];
+                };
+            };
+            /** @description Invalid ID supplied, or invalid input */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No plant with this id (not-found), or the version is no longer kept (version-not-kept: older than HISTORY_RETENTION_DAYS, or from before history was kept) */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description sku-taken: another plant has this SKU (ignoring case); `holder` is its id */
+            409: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
