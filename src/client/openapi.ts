@@ -2460,7 +2460,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
@@ -3073,7 +3073,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No API key, or one that is unknown, revoked or expired: only when the service has keys (reads: only with READS=keys) */
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
             401: {
                 headers: {
                     /** @description Bearer realm="plant-catalogue" */
