@@ -35,8 +35,8 @@ const option = (name: string, fallback: number): number => {
 }
 const quick = flag('quick')
 const isPhotoOp = (op: string): boolean => (PHOTO_OPS as readonly string[]).includes(op)
-// Phases of their own, each on services of its own: photos (issue 13), batches and import (27), webhooks (28).
-const PHASE_OPS: readonly string[] = [...PHOTO_OPS, ...BULK_OPS, ...WEBHOOK_OPS]
+// Phases of their own, each on services of its own: photos (issue 13), batches and import (27), webhooks (28), history (26).
+const PHASE_OPS: readonly string[] = [...PHOTO_OPS, ...BULK_OPS, ...WEBHOOK_OPS, ...HISTORY_OPS]
 const opsGiven = args.find((a) => a.startsWith('--ops='))?.split('=')[1].split(',') ?? ['get', 'list', 'put', 'post', ...SERVICE_ONLY, ...PHASE_OPS]
 const settings = {
   warmSeconds: option('warm', quick ? 1 : 3),
