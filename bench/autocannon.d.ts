@@ -9,7 +9,7 @@ declare module 'autocannon' {
       body?: string
       setupRequest?: (request: Request, context: Record<string, unknown>) => Request
     }
-    interface Options { url: string, connections?: number, duration?: number, requests?: Request[] }
+    interface Options { url: string, connections?: number, duration?: number, headers?: Record<string, string>, requests?: Request[] }
     interface Result {
       duration: number
       requests: { total: number }

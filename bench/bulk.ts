@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { BATCH_PLANTS, LARGEST_BATCH, type Figures } from './load.js'
 import type { LoopDelay, PhaseContext } from './phase.js'
+import { median, r2 } from './figures.js'
 
 // Issue 27's measured targets, a phase of `npm run bench` on services of their own:
 //   `batches`: plants created per second through batches of 100 against single POSTs, both at the
@@ -95,12 +96,6 @@ export async function measureImport (ctx: PhaseContext, rows: number, dir: strin
 /** A cell as CSV writes it: quoted when it holds a comma, a quote or a line break (the export's own text kept as it is). */
 const csvCell = (cell: string): string => /[",\r\n]/.test(cell) ? `"${cell.replace(/"/g, '""')}"` : cell
 
-const median = (xs: number[]): number => {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b)
-  const mid = s.length >> 1
-  return s.length === 0 ? NaN : s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2
-}
-const r2 = (x: number): string => Number.isFinite(x) ? String(Math.round(x * 100) / 100) : '-'
 const whole = (x: number): string => Number.isFinite(x) ? Math.round(x).toLocaleString('en') : '-'
 const mark = (ok: boolean): string => ok ? 'met' : 'not met'
 

@@ -1,5 +1,6 @@
 import type { Figures } from './load.js'
 import type { PhaseContext } from './phase.js'
+import { median, r2 } from './figures.js'
 
 // Issue 26's history target, the `history-1` and `history-1000` operations of `npm run bench`, a
 // phase on a service of its own: GET /v3/plant/{id}/history (a first page, 20 versions) of a plant
@@ -45,13 +46,6 @@ export async function measureHistory (ctx: PhaseContext): Promise<HistoryFigures
     await service.stop()
   }
 }
-
-const median = (xs: number[]): number => {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b)
-  const mid = s.length >> 1
-  return s.length === 0 ? NaN : s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2
-}
-const r2 = (x: number): string => Number.isFinite(x) ? String(Math.round(x * 100) / 100) : '-'
 
 /** Issue 26's history row: the p99 ratio is the median of per-round ratios. */
 export function historyTable (f: HistoryFigures): string[] {

@@ -41,6 +41,8 @@ export interface Job {
   binary?: boolean
   mix?: { op: Op, connections: number }
   seedOnly?: boolean
+  /** Sent with every request (bench/keys.ts: the key a read is made with). */
+  headers?: Record<string, string>
 }
 export interface Figures {
   rps: number
@@ -203,7 +205,7 @@ async function measure (job: Job): Promise<Figures> {
   const mixing = job.mix?.connections ?? 0
   const instances = Array.from({ length: job.connections }, (_, c) => {
     const op = c < mixing ? job.mix!.op : job.op
-    const instance = autocannon({ url: job.url, connections: 1, duration: job.seconds, requests: requestsFor(op, job.idMax, c, job.paths, job.seedOnly) })
+    const instance = autocannon({ url: job.url, connections: 1, duration: job.seconds, headers: job.headers, requests: requestsFor(op, job.idMax, c, job.paths, job.seedOnly) })
     instance.on('response', c < mixing ? mixed.record : main.record)
     return instance
   })

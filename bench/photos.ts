@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 import sharp from 'sharp'
 import type { Figures, Job } from './load.js'
+import { median, r2 } from './figures.js'
 
 // Issue 13's measured targets, one phase of `npm run bench` (ops `upload` and `photo`), against a
 // service of its own on a fresh catalogue of the small size:
@@ -231,12 +232,6 @@ export async function measurePhotos (phase: PhotoPhase, log: (line: string) => v
   }
 }
 
-const median = (xs: number[]): number => {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b)
-  const mid = s.length >> 1
-  return s.length === 0 ? NaN : s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2
-}
-const r2 = (x: number): string => Number.isFinite(x) ? String(Math.round(x * 100) / 100) : '-'
 const whole = (x: number): string => Number.isFinite(x) ? String(Math.round(x)) : '-'
 
 /** The issue 13 table: each figure beside its target. */

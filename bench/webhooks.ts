@@ -5,6 +5,7 @@ import { Pool } from 'undici'
 import { BATCH_PLANTS, type Figures } from './load.js'
 import type { PhaseContext, PhaseService } from './phase.js'
 import { plantFor } from './plants.js'
+import { median, r2 } from './figures.js'
 
 // Issue 28's measured targets, the `webhooks` phase of `npm run bench`, on services of their own
 // with WEBHOOK_ALLOW_PRIVATE=true; every receiver is a node:http server on loopback in the bench's
@@ -215,12 +216,6 @@ async function memoryRounds (ctx: PhaseContext, open: (kind: Kind) => Promise<Re
   }
 }
 
-const median = (xs: number[]): number => {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b)
-  const mid = s.length >> 1
-  return s.length === 0 ? NaN : s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2
-}
-const r2 = (x: number): string => Number.isFinite(x) ? String(Math.round(x * 100) / 100) : '-'
 const whole = (x: number): string => Number.isFinite(x) ? Math.round(x).toLocaleString('en') : '-'
 const mark = (ok: boolean): string => ok ? 'met' : 'not met'
 

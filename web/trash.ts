@@ -28,6 +28,11 @@ let events: TrashEvents
 let controller: AbortController | undefined
 let nextCursor: string | null = null
 let listed = 0
+// What staff did to rows, numbered: a load asked for before an action answers with the trash as it
+// was (a reconnect's reload can cross a restore or a removal in flight), and must not bring back
+// the row's buttons over what staff were told was done.
+let acted = 0
+const outcomes = new Map<number, { at: number, badge: string, said: string }>()
 
 const when = new Intl.DateTimeFormat(navigator.language, { dateStyle: 'medium', timeStyle: 'short' })
 
@@ -53,19 +58,26 @@ function entryRow (entry: TrashEntry): HTMLLIElement {
   const purge = el('button', { class: 'small danger', text: 'Remove for good…', attrs: { type: 'button', 'aria-label': `Remove for good: ${plant.name}` } })
   const actions = el('div', { class: 'plant-actions' }, restore, purge)
   const li = el('li', { class: 'plant', attrs: { 'data-id': String(plant.id) } }, thumb, text, badge, actions)
+  const outcome = outcomes.get(entry.id)
+  if (outcome !== undefined) showOutcome(li, outcome.badge, outcome.said)
   restore.addEventListener('click', () => { void bringBack(entry, li, restore) })
   purge.addEventListener('click', () => { void removeForGood(entry, li, purge) })
   return li
 }
 
-/** The row says what became of its plant, in place; its buttons go, and focus stays in the row. */
-function settle (li: HTMLLIElement, badge: string, said: string): void {
-  li.style.minHeight = `${li.getBoundingClientRect().height}px`
+function showOutcome (li: HTMLLIElement, badge: string, said: string): HTMLElement {
   li.classList.add('plant-moved')
   const outcome = el('p', { class: 'trash-outcome', text: said, attrs: { tabindex: '-1' } })
   li.querySelector('.status')?.replaceWith(el('span', { class: 'status status-done', text: badge }))
   li.querySelector('.plant-actions')?.replaceChildren(outcome)
-  outcome.focus()
+  return outcome
+}
+
+/** The row says what became of its plant, in place; its buttons go, and focus stays in the row. */
+function settle (entry: TrashEntry, li: HTMLLIElement, badge: string, said: string): void {
+  outcomes.set(entry.id, { at: ++acted, badge, said })
+  li.style.minHeight = `${li.getBoundingClientRect().height}px`
+  showOutcome(li, badge, said).focus()
 }
 
 async function bringBack (entry: TrashEntry, li: HTMLLIElement, button: HTMLButtonElement): Promise<void> {
@@ -74,7 +86,7 @@ async function bringBack (entry: TrashEntry, li: HTMLLIElement, button: HTMLButt
   try {
     // If-Match on the entry as listed: a plant restored and deleted again since is not brought back blindly.
     const { body } = await api<Plant>('POST', `/v3/trash/${entry.id}/restore`, { ifMatch: `"${entry.id}.${entry.version}"` })
-    settle(li, 'Restored', 'Back in the list')
+    settle(entry, li, 'Restored', 'Back in the list')
     events.restored(body, `Restored “${name}”: it is back in the list.`)
   } catch (err) {
     button.disabled = false
@@ -102,7 +114,7 @@ async function removeForGood (entry: TrashEntry, li: HTMLLIElement, button: HTML
   button.disabled = true
   try {
     await api('DELETE', `/v3/trash/${entry.id}`)
-    settle(li, 'Removed', 'Removed for good')
+    settle(entry, li, 'Removed', 'Removed for good')
     events.told(`Removed “${name}” for good.`)
   } catch (err) {
     button.disabled = false
@@ -126,10 +138,13 @@ export async function loadTrash (append = false): Promise<void> {
   const params = new URLSearchParams({ limit: String(PAGE) })
   if (append && nextCursor !== null) params.set('cursor', nextCursor)
   list.setAttribute('aria-busy', 'true')
+  const asOf = acted
   try {
     const { body } = await api<TrashPage>('GET', `/v3/trash?${params}`, { signal: mine.signal, key: true })
     if (mine.signal.aborted) return
     showFailure('')
+    // Outcomes older than this answer are in it; newer ones are kept over it (entryRow shows them).
+    for (const [id, outcome] of outcomes) if (outcome.at <= asOf) outcomes.delete(id)
     const rows = body.items.map(entryRow)
     if (append) list.append(...rows)
     else list.replaceChildren(...rows)
