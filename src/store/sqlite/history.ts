@@ -3,10 +3,17 @@ import { kindOfCode, type FieldChanges, type HistoryEntry } from '../../catalogu
 import { timestamp } from '../../catalogue/store-fields.js'
 
 // Plants' history on SQLite (catalogue/history.ts). Rows are appended in commit order (seq), so
-// the retention purge walks the oldest first and needs no index on time; a plant's page walks the
-// index (plant_id, version). Only the changed values are stored, with a few bytes around them.
+// the retention purge walks the oldest first and needs no index on time. Only the changed values
+// are stored, with a few bytes around them.
+//
+// A plant's versions are a chain, newest first: the plant's row (or its trash row) names its
+// newest entry (history_seq), and each entry the one before it (prev). There is no index on
+// (plant_id, version): its entry for each write fell on a random page of its own, which the WAL
+// then wrote whole at every commit. With it, PUT and PATCH ran at 0.78 and 0.76 of the service's
+// req/s before history (bench, 5 rounds); with the chain, the plant's row (written anyway) holds
+// the head and the entry is an append.
 
-/** The history's migration (issue 26): a new table, so it is instant on any catalogue. */
+/** The history's migration (issue 26): a new table and two empty columns, so it is instant on any catalogue. */
 export const HISTORY_MIGRATION = `
   CREATE TABLE history (
     -- Commit order: the retention purge deletes from the lowest up.
@@ -18,32 +25,92 @@ export const HISTORY_MIGRATION = `
     at INTEGER NOT NULL,
     actor TEXT NOT NULL,
     -- JSON: each changed field with [before, after].
-    changes TEXT NOT NULL
+    changes TEXT NOT NULL,
+    -- The plant's entry before this one (its seq), null for its first.
+    prev INTEGER
   ) STRICT;
-  CREATE INDEX history_plant ON history (plant_id, version);
+  -- The seq of the plant's newest entry.
+  ALTER TABLE plants ADD COLUMN history_seq INTEGER;
+  ALTER TABLE trash ADD COLUMN history_seq INTEGER;
 `
 
-/** The statement every write records its version with (writes.ts), in its own transaction. */
-export const INSERT_HISTORY = 'INSERT INTO history (plant_id, version, kind, at, actor, changes) VALUES (?, ?, ?, ?, ?, ?)'
+/** The statement every write records its version with (writes.ts), in its own transaction; its rowid is the plant's new history_seq. */
+export const INSERT_HISTORY = 'INSERT INTO history (plant_id, version, kind, at, actor, changes, prev) VALUES (?, ?, ?, ?, ?, ?, ?)'
 
-interface HistoryRow { version: number, kind: number, at: number, actor: string, changes: string }
+interface HistoryRow { seq: number, plant_id: number, prev: number | null, version: number, kind: number, at: number, actor: string, changes: string }
+
+/**
+ * A plant's entries from `head` back, newest first. It stops where the chain does: at the first
+ * entry, at one the retention purge took, or at a seq that is no longer this plant's (a purged
+ * seq SQLite handed out again) or not older than the one before (so it always ends).
+ */
+function chainWalker (db: Database.Database): (id: number, head: number | null) => Generator<HistoryRow> {
+  const entry = db.prepare<[number], HistoryRow>('SELECT seq, plant_id, prev, version, kind, at, actor, changes FROM history WHERE seq = ?')
+  return function * (id, head) {
+    let seq = head
+    let newer = Infinity
+    while (seq !== null && seq < newer) {
+      const row = entry.get(seq)
+      if (row === undefined || row.plant_id !== id) return
+      yield row
+      newer = seq
+      seq = row.prev
+    }
+  }
+}
+
+/** The seq of a plant's newest entry: live or in the trash; undefined when no plant has the id. */
+function headReader (db: Database.Database): (id: number) => { head: number | null } | undefined {
+  const head = db.prepare<[number, number], { head: number | null }>(
+    'SELECT history_seq AS head FROM plants WHERE id = ? UNION ALL SELECT history_seq FROM trash WHERE id = ?')
+  return (id) => head.get(id, id)
+}
 
 const toEntry = (r: HistoryRow): HistoryEntry =>
   ({ version: r.version, at: timestamp(r.at), actor: r.actor, kind: kindOfCode(r.kind), changes: JSON.parse(r.changes) as FieldChanges })
 
-/** A page of a plant's history, newest first, below `before`; undefined when no plant, live or trashed, has the id. */
+/**
+ * A page of a plant's history, newest first, below `before`; undefined when no plant, live or
+ * trashed, has the id. A later page walks the chain from the newest entry: an entry costs a
+ * lookup by seq (about a microsecond), so even a plant of 10,000 versions is read in milliseconds.
+ */
 export function historyReader (db: Database.Database): (id: number, before: number | undefined, limit: number) => HistoryEntry[] | undefined {
-  const known = db.prepare<[number, number], number>('SELECT EXISTS (SELECT 1 FROM plants WHERE id = ?) OR EXISTS (SELECT 1 FROM trash WHERE id = ?)').pluck()
-  const page = db.prepare<[number, number, number], HistoryRow>(
-    'SELECT version, kind, at, actor, changes FROM history WHERE plant_id = ? AND version < ? ORDER BY version DESC LIMIT ?')
-  return (id, before, limit) => known.get(id, id) === 1 ? page.all(id, before ?? Number.MAX_SAFE_INTEGER, limit).map(toEntry) : undefined
+  const headOf = headReader(db)
+  const walk = chainWalker(db)
+  return (id, before, limit) => {
+    const known = headOf(id)
+    if (known === undefined) return undefined
+    const page: HistoryEntry[] = []
+    for (const row of walk(id, known.head)) {
+      if (page.length === limit) break
+      if (before === undefined || row.version < before) page.push(toEntry(row))
+    }
+    return page
+  }
 }
 
 /** The entries of a plant from `version` on, newest first (a revert's walk back), read inside the write. */
-export function historySince (db: Database.Database): (id: number, version: number) => Array<{ version: number, changes: FieldChanges }> {
-  const since = db.prepare<[number, number], { version: number, changes: string }>(
-    'SELECT version, changes FROM history WHERE plant_id = ? AND version >= ? ORDER BY version DESC')
-  return (id, version) => since.all(id, version).map((r) => ({ version: r.version, changes: JSON.parse(r.changes) as FieldChanges }))
+export function historySince (db: Database.Database): (id: number, head: number | null, version: number) => Array<{ version: number, changes: FieldChanges }> {
+  const walk = chainWalker(db)
+  return (id, head, version) => {
+    const entries: Array<{ version: number, changes: FieldChanges }> = []
+    for (const row of walk(id, head)) {
+      if (row.version < version) break
+      entries.push({ version: row.version, changes: JSON.parse(row.changes) as FieldChanges })
+    }
+    return entries
+  }
+}
+
+/** Deletes a purged plant's entries, walking its chain from `head` (trash.history_seq). */
+export function historyForgetter (db: Database.Database): (id: number, head: number | null) => void {
+  const walk = chainWalker(db)
+  const remove = db.prepare('DELETE FROM history WHERE seq = ?')
+  return (id, head) => {
+    // Collected first: the walk reads each entry before the next, and a delete under it would cut it short.
+    const seqs = Array.from(walk(id, head), (row) => row.seq)
+    for (const seq of seqs) remove.run(seq)
+  }
 }
 
 /** How many rows one transaction of the retention purge deletes: the writer is never held long. */

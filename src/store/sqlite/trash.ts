@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import type { Photo } from '../../catalogue/photo.js'
 import type { StoredPlant } from '../../catalogue/plant.js'
 import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
+import { historyForgetter } from './history.js'
 import { photoFiles } from './photo-writes.js'
 
 // The trash on SQLite. A deleted plant leaves the plants table (and its tag rows, counts and search
@@ -47,10 +48,11 @@ const PURGE_BATCH = 200
  * Only trash rows are deleted, so a crash at any point loses nothing outside the trash.
  */
 export function purgeExpiredTrash (db: Database.Database, cutoff: number): number {
-  const oldest = db.prepare<[number, number], { id: number, plant: string }>('SELECT id, plant FROM trash WHERE trashed_at <= ? ORDER BY trashed_at, id LIMIT ?')
+  const oldest = db.prepare<[number, number], { id: number, plant: string, history_seq: number | null }>(
+    'SELECT id, plant, history_seq FROM trash WHERE trashed_at <= ? ORDER BY trashed_at, id LIMIT ?')
   const remove = db.prepare('DELETE FROM trash WHERE id = ?')
   // Purged for good: its history goes with it (GET …/history is then 404, as for any unknown id).
-  const forget = db.prepare('DELETE FROM history WHERE plant_id = ?')
+  const forget = historyForgetter(db)
   const files = photoFiles(db)
   let purged = 0
   for (;;) {
@@ -59,7 +61,7 @@ export function purgeExpiredTrash (db: Database.Database, cutoff: number): numbe
       for (const row of rows) {
         files.release((JSON.parse(row.plant) as { photos: Photo[] }).photos)
         remove.run(row.id)
-        forget.run(row.id)
+        forget(row.id, row.history_seq)
       }
       return rows.length
     }).immediate()

@@ -6,7 +6,7 @@ import type { NewPhoto, Photo } from '../../catalogue/photo.js'
 import { toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { canonicalPrice, formatCents, priceCents, skuKey, timestamp } from '../../catalogue/store-fields.js'
 import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
-import { historySince, INSERT_HISTORY } from './history.js'
+import { historyForgetter, historySince, INSERT_HISTORY } from './history.js'
 import { photoFiles, type PhotoRefusal } from './photo-writes.js'
 import { searchBacklog } from './search-backlog.js'
 import { isWebhookWrite, webhookWriter, type WebhookWriteOp } from './webhook-writes.js'
@@ -85,7 +85,9 @@ interface CurrentRow {
   sku: string | null,
   barcode: string | null,
   created_at: number,
-  updated_at: number
+  updated_at: number,
+  /** The seq of its newest history entry (history.ts), null before history was kept. */
+  history_seq: number | null
 }
 
 /** The stored plant a write answers: its fields (price as the record shows it) and times. */
@@ -118,10 +120,12 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     release: db.prepare('RELEASE batch'),
     rollbackTo: db.prepare('ROLLBACK TO batch'),
     current: db.prepare<[number], CurrentRow>(
-      'SELECT version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at FROM plants WHERE id = ?'),
+      'SELECT version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at, history_seq FROM plants WHERE id = ?'),
     // The plant holding a SKU (ignoring case): the unique index plants_sku answers it.
     skuHolder: db.prepare<[string], number>('SELECT id FROM plants WHERE sku IS NOT NULL AND lower(sku) = ?').pluck(),
-    setPhotos: db.prepare('UPDATE plants SET photos = ?, version = ?, updated_at = ? WHERE id = ?'),
+    setPhotos: db.prepare('UPDATE plants SET photos = ?, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
+    // A new plant's first entry is written once its id is known.
+    setHistoryHead: db.prepare('UPDATE plants SET history_seq = ? WHERE id = ?'),
     insert: db.prepare('INSERT INTO plants (name, name_key, category, tags, status, description, price, sku, barcode, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)'),
     count: db.prepare("UPDATE sqlite_sequence SET seq = seq + ? WHERE name = 'status:' || ?"),
     delete: db.prepare('DELETE FROM plants WHERE id = ?'),
@@ -131,15 +135,14 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       'SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = ? AND created_at > ?'),
     putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
     // A deleted plant moves to the trash (trash.ts); a restore inserts it again under its id.
-    trash: db.prepare('INSERT INTO trash (id, plant, version, trashed_at, trashed_by) VALUES (?, ?, ?, ?, ?)'),
-    trashed: db.prepare<[number], { plant: string, version: number }>('SELECT plant, version FROM trash WHERE id = ?'),
+    trash: db.prepare('INSERT INTO trash (id, plant, version, trashed_at, trashed_by, history_seq) VALUES (?, ?, ?, ?, ?, ?)'),
+    trashed: db.prepare<[number], { plant: string, version: number, history_seq: number | null }>('SELECT plant, version, history_seq FROM trash WHERE id = ?'),
     untrash: db.prepare('DELETE FROM trash WHERE id = ?'),
-    insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at, history_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     // index_remove / index_add: what the write changes in the name search index (search-backlog.ts).
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     // Every change records its version in the plant's history (history.ts), in the same transaction.
-    insertHistory: db.prepare(INSERT_HISTORY),
-    forgetHistory: db.prepare('DELETE FROM history WHERE plant_id = ?')
+    insertHistory: db.prepare(INSERT_HISTORY)
   }
   const files = photoFiles(db)
   /** A key used for another request: the 422 says when, and until when the key is kept. */
@@ -147,9 +150,10 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     new Refused('idempotency-key-reused', undefined, undefined, undefined, { usedAt, keptUntil: usedAt + idempotencyTtlMs })
   const webhooks = webhookWriter(db)
   const since = historySince(db)
-  const record = (kind: keyof typeof KIND_CODES, id: number, version: number, now: number, actor: string, changes: FieldChanges): void => {
-    s.insertHistory.run(id, version, KIND_CODES[kind], now, actor, JSON.stringify(changes))
-  }
+  const forgetHistory = historyForgetter(db)
+  /** Appends a version to the plant's history after `prev`; answers its seq, the plant's new history_seq. */
+  const record = (kind: keyof typeof KIND_CODES, id: number, version: number, now: number, actor: string, changes: FieldChanges, prev: number | null): number =>
+    Number(s.insertHistory.run(id, version, KIND_CODES[kind], now, actor, JSON.stringify(changes), prev).lastInsertRowid)
 
   // An update names the indexed columns (name_key, status, category, price, sku, barcode) only when
   // they change, so an unchanged one costs no index pages: on a large catalogue every touched page is
@@ -159,7 +163,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const mask = (name ? 1 : 0) + (status ? 2 : 0) + (category ? 4 : 0) + (price ? 8 : 0) + (sku ? 16 : 0) + (barcode ? 32 : 0)
     let statement = updates.get(mask)
     if (!statement) {
-      const set = ['tags = ?', 'version = ?', 'updated_at = ?', 'description = ?', ...(name ? ['name = ?', 'name_key = ?'] : []), ...(status ? ['status = ?'] : []),
+      const set = ['tags = ?', 'version = ?', 'updated_at = ?', 'description = ?', 'history_seq = ?', ...(name ? ['name = ?', 'name_key = ?'] : []), ...(status ? ['status = ?'] : []),
         ...(category ? ['category = ?'] : []), ...(price ? ['price = ?'] : []), ...(sku ? ['sku = ?'] : []), ...(barcode ? ['barcode = ?'] : [])]
       statement = db.prepare(`UPDATE plants SET ${set.join(', ')} WHERE id = ?`)
       updates.set(mask, statement)
@@ -205,7 +209,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       const plant = storedPlant(id, fields, [], 1, now, now)
       if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, id, JSON.stringify(plant), now)
       s.insertChange.run('created', id, 1, JSON.stringify(toRecord(plant)), now, null, key, op.actor)
-      record('created', id, 1, now, op.actor, fieldChanges(null, plant))
+      s.setHistoryHead.run(record('created', id, 1, now, op.actor, fieldChanges(null, plant), null), id)
       return { plant, replayed: false }
     }
     if (op.kind === 'restore-trashed' || op.kind === 'purge-trashed') return fromTrash(op)
@@ -218,10 +222,10 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       for (const tag of JSON.parse(current.tags) as string[]) s.deleteTag.run(tag, op.id)
       // The photos' files keep their references: the trash names them until the plant is purged.
       const was = storedPlant(op.id, fieldsOf(current), JSON.parse(current.photos) as Photo[], current.version, current.created_at, current.updated_at)
-      s.trash.run(op.id, JSON.stringify(was), current.version + 1, now, op.actor)
+      const head = record('deleted', op.id, current.version + 1, now, op.actor, NO_CHANGES, current.history_seq)
+      s.trash.run(op.id, JSON.stringify(was), current.version + 1, now, op.actor, head)
       count(current.status, -1)
       s.insertChange.run('deleted', op.id, current.version + 1, null, now, nameKey(current.name), null, op.actor)
-      record('deleted', op.id, current.version + 1, now, op.actor, NO_CHANGES)
       return undefined
     }
     if (op.kind === 'add-photo' || op.kind === 'remove-photo' || op.kind === 'order-photos') {
@@ -231,10 +235,10 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
         : op.kind === 'remove-photo' ? files.remove(before, op.photoId) : files.order(before, op.order)
       if (typeof photos === 'string') throw new Refused(photos)
       const version = current.version + 1
-      s.setPhotos.run(JSON.stringify(photos), version, now, op.id)
       const plant = storedPlant(op.id, fieldsOf(current), photos, version, current.created_at, now)
+      const head = record('updated', op.id, version, now, op.actor, fieldChanges({ ...plant, photos: before }, plant), current.history_seq)
+      s.setPhotos.run(JSON.stringify(photos), version, now, head, op.id)
       s.insertChange.run('updated', op.id, version, JSON.stringify(toRecord(plant)), now, null, null, op.actor)
-      record('updated', op.id, version, now, op.actor, fieldChanges({ ...plant, photos: before }, plant))
       return plant
     }
     const before: string[] = JSON.parse(current.tags)
@@ -256,7 +260,10 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const barcodeChanged = barcode !== current.barcode
     const [oldKey, newKey] = nameChanged ? [nameKey(current.name), nameKey(name)] : []
     const reindexed = oldKey !== newKey
-    const args: unknown[] = [JSON.stringify(tags), version, now, description]
+    const plant = storedPlant(id, fields, photos, version, current.created_at, now)
+    const was = storedPlant(id, { ...fieldsOf(current), tags: before }, photos, current.version, current.created_at, current.updated_at)
+    const head = record('updated', id, version, now, op.actor, fieldChanges(was, plant), current.history_seq)
+    const args: unknown[] = [JSON.stringify(tags), version, now, description, head]
     if (nameChanged) args.push(name, newKey)
     if (statusChanged) args.push(status)
     if (categoryChanged) args.push(category)
@@ -271,10 +278,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     // Only the tags that come or go are written.
     for (const tag of before) if (!tags.includes(tag)) s.deleteTag.run(tag, id)
     for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(tag, id)
-    const plant = storedPlant(id, fields, photos, version, current.created_at, now)
     s.insertChange.run('updated', id, version, JSON.stringify(toRecord(plant)), now, reindexed ? oldKey : null, reindexed ? newKey : null, op.actor)
-    const was = storedPlant(id, { ...fieldsOf(current), tags: before }, photos, current.version, current.created_at, current.updated_at)
-    record('updated', id, version, now, op.actor, fieldChanges(was, plant))
     return plant
   }
 
@@ -286,7 +290,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (op.kind === 'purge-trashed') {
       files.release(was.photos)
       s.untrash.run(op.id)
-      s.forgetHistory.run(op.id)
+      forgetHistory(op.id, entry.history_seq)
       return undefined
     }
     if (op.expectedVersions && !op.expectedVersions.includes(entry.version)) throw new Refused('version-mismatch')
@@ -296,13 +300,13 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const version = entry.version + 1
     const createdAt = Date.parse(was.createdAt)
     const key = nameKey(name)
-    s.insertAgain.run(op.id, name, key, category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, JSON.stringify(was.photos), version, createdAt, op.now)
+    const head = record('created', op.id, version, op.now, op.actor, NO_CHANGES, entry.history_seq)
+    s.insertAgain.run(op.id, name, key, category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, JSON.stringify(was.photos), version, createdAt, op.now, head)
     for (const tag of tags) s.insertTag.run(tag, op.id)
     count(status, 1)
     s.untrash.run(op.id)
     const plant = storedPlant(op.id, { name, category, tags, status, description, price, sku, barcode }, was.photos, version, createdAt, op.now)
     s.insertChange.run('created', op.id, version, JSON.stringify(toRecord(plant)), op.now, null, key, op.actor)
-    record('created', op.id, version, op.now, op.actor, NO_CHANGES)
     return plant
   }
 
@@ -315,7 +319,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (!current) throw new Refused('not-found')
     if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
     const now = fieldsOf(current)
-    const fields = fieldsAt(now, current.version, op.version, since(op.id, op.version))
+    const fields = fieldsAt(now, current.version, op.version, since(op.id, current.history_seq, op.version))
     if (fields === undefined) throw new Refused('version-not-kept')
     if (sameFields(fields, now)) return storedPlant(op.id, now, JSON.parse(current.photos) as Photo[], current.version, current.created_at, current.updated_at)
     return apply({ kind: 'update', id: op.id, fields, now: op.now, actor: op.actor }) as StoredPlant
