@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { get as httpGet } from 'node:http'
 import { createServer } from 'node:net'
 import { availableParallelism, cpus, tmpdir } from 'node:os'
@@ -202,7 +202,8 @@ async function stop (child: ChildProcess): Promise<void> {
 
 async function openBenchStore (where: string, root = ROOT): Promise<PlantStore> {
   if (databaseUrl) {
-    const { openPostgresStore } = await import('../src/store/postgres/postgres-plant-store.js')
+    // The root's own store: a --baseline's migrations are its own, in a database of its own.
+    const { openPostgresStore } = await import(join(root, 'src/store/postgres/postgres-plant-store.ts')) as typeof import('../src/store/postgres/postgres-plant-store.js')
     return openPostgresStore({ connectionString: where, feedRetentionMs: 7 * 86_400_000 })
   }
   const { openSqliteStore } = await import(join(root, 'src/store/sqlite/sqlite-plant-store.ts')) as typeof import('../src/store/sqlite/sqlite-plant-store.js')
@@ -491,18 +492,28 @@ async function measureTargets (tmp: string, load: ReturnType<typeof startLoad>, 
     stores[size] = env
   }
 
-  if (settings.baseline && !databaseUrl) {
+  if (settings.baseline) {
     const dir = settings.baseline
     const build = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: dir, encoding: 'utf8' })
     if (build.status !== 0) log(`warning: the baseline build reported errors:\n${build.stdout.trim().split('\n').slice(0, 5).join('\n')}`)
-    const dataDir = join(tmp, 'baseline')
+    // tsc leaves the PostgreSQL migrations (SQL files read beside their module at run time) behind.
+    const migrations = 'src/store/postgres/migrations'
+    if (databaseUrl && existsSync(join(dir, migrations))) cpSync(join(dir, migrations), join(dir, 'dist', migrations), { recursive: true })
+    let env: Record<string, string>
+    if (databaseUrl) {
+      const name = `plant_bench_baseline_${process.pid}`
+      pgDatabases.push(name)
+      env = { DATABASE_URL: await freshPostgres(name) }
+    } else {
+      env = { DATA_DIR: join(tmp, 'baseline') }
+    }
     // A baseline from before issue 25 refuses the store fields as unknown: it is preloaded and
     // written with the seed's fields alone (the service with every field, unless --seed-only).
     const seedOnly = settings.seedOnly || !existsSync(join(dir, 'src/catalogue/store-fields.ts'))
     log(`preloading ${settings.small} plants through the baseline's store${seedOnly ? ' (the seed\'s fields alone)' : ''}…`)
-    await preload(dataDir, settings.small, dir, seedOnly)
+    await preload(env.DATABASE_URL ?? env.DATA_DIR, settings.small, dir, seedOnly)
     const profiled = settings.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench/results/profiles')}`] : []
-    baselineTarget = { command: [process.execPath, ...profiled, join(dir, 'dist/src/server.js')], env: { DATA_DIR: dataDir }, seedOnly, hasHistory: existsSync(join(dir, 'src/plants/history-routes.ts')) }
+    baselineTarget = { command: [process.execPath, ...profiled, join(dir, 'dist/src/server.js')], env, seedOnly, hasHistory: existsSync(join(dir, 'src/plants/history-routes.ts')) }
   }
 
   targets.push(await startServer('ceiling', [process.execPath, '--import', 'tsx', 'bench/ceiling-server.ts'],
