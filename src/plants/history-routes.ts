@@ -5,6 +5,7 @@ import { writeMetaOf, writeSecurity } from '../http/auth.js'
 import { ref } from '../http/components.js'
 import { ifMatchVersions } from '../http/etag.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
+import { decodePair, encodePair } from '../http/pair-cursor.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-parts.js'
 import { sendPlant, SKU_TAKEN, tags } from './routes.js'
@@ -15,23 +16,13 @@ import { IdParams, Plant, UpdateHeaders } from './schemas.js'
 // while the plant is in the trash; POST /v3/plant/{id}/revert gives it a version's fields back.
 
 /** A cursor names the plant and the oldest version of the page before: the next page is older. */
-const encodeCursor = (id: number, version: number): string => Buffer.from(JSON.stringify([id, version])).toString('base64url')
-
 function decodeCursor (cursor: string | undefined, id: number): number | undefined {
   if (cursor === undefined) return undefined
-  let parts: unknown
-  try {
-    parts = JSON.parse(Buffer.from(cursor, 'base64url').toString())
-  } catch {
-    parts = undefined
-  }
-  if (!Array.isArray(parts) || parts.length !== 2 || !parts.every((n) => Number.isSafeInteger(n) && n >= 1) || encodeCursor(parts[0], parts[1]) !== cursor) {
-    throw new HttpProblem(400, 'invalid-input', 'cursor is malformed: pass the nextCursor of a previous page', [{ path: '/cursor', message: 'is malformed' }])
-  }
-  if (parts[0] !== id) {
+  const [plant, version] = decodePair(cursor, 1)
+  if (plant !== id) {
     throw new HttpProblem(400, 'invalid-input', 'cursor is for another plant\'s history: pass the nextCursor of a page of this one', [{ path: '/cursor', message: 'is for another plant' }])
   }
-  return parts[1]
+  return version
 }
 
 const NOT_KEPT: [number, string] = [404, 'No plant with this id (not-found), or the version is no longer kept (version-not-kept: older than HISTORY_RETENTION_DAYS, or from before history was kept)']
@@ -59,7 +50,7 @@ export const historyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     const more = entries.length > limit
     const items = more ? entries.slice(0, limit) : entries
     reply.header('cache-control', 'no-store')
-    return { items: items as HistoryEntry[], nextCursor: more ? encodeCursor(id, items[items.length - 1].version) : null }
+    return { items: items as HistoryEntry[], nextCursor: more ? encodePair(id, items[items.length - 1].version) : null }
   })
 
   methodNotAllowed(app, '/v3/plant/:id/history', ['GET'])

@@ -7,7 +7,8 @@ import { securityFor, writeMetaOf, writeSecurity } from '../http/auth.js'
 import { ref } from '../http/components.js'
 import { ifMatchVersions } from '../http/etag.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
-import { HEADERS, HttpProblem, Problem, problemResponses } from '../http/problem.js'
+import { decodePair, encodePair } from '../http/pair-cursor.js'
+import { HEADERS, Problem, problemResponses } from '../http/problem.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-parts.js'
 import { sendPlant, SKU_TAKEN } from './routes.js'
 import { IdParams, Plant } from './schemas.js'
@@ -23,20 +24,11 @@ const TRASH_NOT_FOUND: [number, string] = [404, 'No plant with this id in the tr
 const entryOf = (t: Trashed): TrashedPlant =>
   ({ id: t.plant.id, version: t.version, trashedAt: new Date(t.trashedAt).toISOString(), trashedBy: t.trashedBy, plant: toRecord(t.plant) })
 
-const encodeCursor = (p: TrashPosition): string => Buffer.from(JSON.stringify([p.trashedAt, p.id])).toString('base64url')
-
+/** A cursor names the last entry of the page before, by its place in the trash's order. */
 function decodeCursor (cursor: string | undefined): TrashPosition | undefined {
   if (cursor === undefined) return undefined
-  let parts: unknown
-  try {
-    parts = JSON.parse(Buffer.from(cursor, 'base64url').toString())
-  } catch {
-    parts = undefined
-  }
-  if (!Array.isArray(parts) || parts.length !== 2 || !parts.every((n) => Number.isSafeInteger(n) && n >= 0) || encodeCursor({ trashedAt: parts[0], id: parts[1] }) !== cursor) {
-    throw new HttpProblem(400, 'invalid-input', 'cursor is malformed: pass the nextCursor of a previous page', [{ path: '/cursor', message: 'is malformed' }])
-  }
-  return { trashedAt: parts[0], id: parts[1] }
+  const [trashedAt, id] = decodePair(cursor, 0)
+  return { trashedAt, id }
 }
 
 export const trashRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
@@ -62,7 +54,7 @@ export const trashRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     const items = more ? entries.slice(0, limit) : entries
     const last = items[items.length - 1]
     reply.header('cache-control', 'no-store')
-    return { items: items.map(entryOf), nextCursor: more ? encodeCursor({ trashedAt: last.trashedAt, id: last.plant.id }) : null }
+    return { items: items.map(entryOf), nextCursor: more ? encodePair(last.trashedAt, last.plant.id) : null }
   })
 
   methodNotAllowed(app, '/v3/trash', ['GET'])
