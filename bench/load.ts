@@ -119,11 +119,18 @@ export function requestsFor (op: Op, idMax: number, connection: number, paths: s
       case 'batch500': {
         // Creates, the heaviest operation (a row, its search-index entry, tags, counts, a change): a delivery of plants.
         const size = op === 'batch' ? BATCH_PLANTS : LARGEST_BATCH
+        const body = JSON.stringify({ operations: Array.from({ length: size }, (_, k) => ({ op: 'create', plant: created(n * size + k) })) })
+        // A connection sends its few bodies again and again: each send gets SKUs of its own, or every
+        // repeat was refused whole (sku-taken) and counted as a failure. A batch is rare enough for
+        // the generator to build its text per send.
+        let sent = 0
+        const prefix = `NEW-${job}-`
         return {
           method: 'POST',
           path: '/v3/plant/batch',
           headers: json,
-          body: JSON.stringify({ operations: Array.from({ length: size }, (_, k) => ({ op: 'create', plant: created(n * size + k) })) })
+          body,
+          setupRequest: (request) => ({ ...request, body: body.replaceAll(prefix, `${prefix}${connection}.${i}.${sent++}-`) })
         }
       }
       case 'search-short':
