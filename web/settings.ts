@@ -39,11 +39,28 @@ async function showCurrency (): Promise<void> {
   byId('currency-example').textContent = money('1234.50')
 }
 
+/**
+ * The keys and connected systems, for a manager: a module of their own, fetched the first time the
+ * settings are shown rather than with the page, which most staff use without ever managing.
+ */
+async function showManaging (): Promise<void> {
+  let admin: typeof import('./admin.js')
+  try {
+    admin = await import('./admin.js')
+  } catch {
+    say(byId('admin-error'), 'The manager’s settings could not be loaded. Check the connection, then open the settings again.')
+    return
+  }
+  await admin.showAdmin()
+}
+
 /** The settings view was shown: what it says is read afresh. */
 export function showSettings (): void {
   say(said, '')
+  say(byId('admin-error'), '')
   showKey()
   void showCurrency()
+  void showManaging()
 }
 
 export function setUpSettings (): void {
