@@ -35,7 +35,7 @@ staffPageTest('photos are enlarged, reordered by dragging and by keyboard, and a
   assert.ok(await editor.isVisible())
 
   // The cover chosen.
-  await editor.getByRole('button', { name: 'Make photo 3 the cover' }).click()
+  await editor.getByRole('button', { name: 'Make cover: photo 3' }).click()
   await editor.getByText('Photo 3 is the cover now.').waitFor()
   assert.deepEqual(await order(staff, fig.id), ['300x300', '320x240', '240x320'])
   await editor.getByRole('img', { name: 'Cover photo of Fig' }).waitFor()
@@ -58,7 +58,7 @@ staffPageTest('photos are enlarged, reordered by dragging and by keyboard, and a
   staff.app.server.closeAllConnections()
   await page.locator('#live:not([data-state="live"])').waitFor()
   assert.equal((await staff.call('PATCH', `/v3/plant/${fig.id}`, { name: 'Fig tree' })).status, 200)
-  await editor.getByRole('button', { name: 'Make photo 2 the cover' }).click()
+  await editor.getByRole('button', { name: 'Make cover: photo 2' }).click()
   await editor.getByRole('alert').filter({ hasText: 'The photos were changed by someone else' }).waitFor()
   assert.deepEqual(await order(staff, fig.id), ['240x320', '320x240', '300x300'])
   assert.deepEqual(unexpectedErrors(staff.errors).filter((e) => !/net::ERR_/.test(e)), [])

@@ -71,7 +71,7 @@ function photoItem (photo: Photo, i: number, count: number): HTMLLIElement {
     item.append(tools)
     if (i === 0) item.append(el('span', { class: 'cover-badge', text: 'Cover' }))
     else {
-      const cover = el('button', { class: 'small', text: 'Make cover', attrs: { type: 'button', 'aria-label': `Make photo ${i + 1} the cover` } })
+      const cover = el('button', { class: 'small', text: 'Make cover', attrs: { type: 'button', 'aria-label': `Make cover: photo ${i + 1}` } })
       cover.addEventListener('click', () => { void reorder(moved(shown, i, 0), photo.id, `Photo ${i + 1} is the cover now.`) })
       item.append(cover)
     }
