@@ -1,5 +1,6 @@
 import { api, ApiError, Cancelled, describe, type Change, type Plant } from './api.js'
 import { byId, confirmFirst, el, say } from './dom.js'
+import { historyChanged, resetHistory, setUpHistory } from './history-part.js'
 import { keyAtFirstNeed } from './key.js'
 import { money, priceOf } from './money.js'
 import { STATUS_LABELS } from './rows.js'
@@ -21,6 +22,8 @@ interface EditorEvents {
   written (message: string, what?: { plant?: Plant, added?: boolean, deleted?: number, undo?: () => Promise<string> }): void
   /** The dialog closed: where focus goes back to. */
   closed (opener: HTMLElement | undefined, plantId: number | undefined): void
+  /** The open plant was changed here and stays open (a version gone back to): the list and the counts follow. */
+  changed (plant: Plant): void
 }
 
 const dialog = byId<HTMLDialogElement>('editor')
@@ -141,6 +144,7 @@ function setMode (plant: Plant | undefined): void {
   deleteButton.hidden = plant === undefined
   saveButton.textContent = plant === undefined ? 'Add plant' : 'Save'
   showPhotos(plant)
+  resetHistory(base)
 }
 
 function show (): void {
@@ -149,17 +153,20 @@ function show (): void {
   inputs.name.focus()
 }
 
+/** True when nothing typed would be lost, or staff said to discard it; false when they kept editing. */
+async function discardFirst (): Promise<boolean> {
+  if (!dirty() || gone) return true
+  const name = base?.plant.name
+  return confirmFirst('Discard your changes?', name === undefined ? 'The plant you started has not been added.' : `What you changed in “${name}” has not been saved.`,
+    'Discard changes', undefined, 'Keep editing')
+}
+
 /** Closes the editor, asking first when something typed would be lost (Esc, Close, Back); false when staff kept it open. */
 export async function leave (): Promise<boolean> {
   if (!dialog.open) return true
-  if (dirty() && !gone) {
-    const name = base?.plant.name
-    const keep = !await confirmFirst('Discard your changes?', name === undefined ? 'The plant you started has not been added.' : `What you changed in “${name}” has not been saved.`,
-      'Discard changes', undefined, 'Keep editing')
-    if (keep) {
-      inputs.name.focus()
-      return false
-    }
+  if (!await discardFirst()) {
+    inputs.name.focus()
+    return false
   }
   close()
   return true
@@ -286,6 +293,7 @@ async function showConflict (): Promise<void> {
     return
   }
   const plant = base.plant
+  historyChanged(plant, base.etag)
   fill(plant)
   for (const field of typed) inputs[field].value = raw[field]
   const rows: Array<[string, string]> = [
@@ -330,6 +338,7 @@ export async function refresh (change?: Change): Promise<void> {
   }
   // Otherwise the base stays: Save meets a 412 and shows their version beside what was typed.
   showPhotos(fresh.body)
+  historyChanged(fresh.body, fresh.etag ?? '')
 }
 
 /** The plant being edited, for the photo uploads (none while a new plant is not added yet). */
@@ -372,23 +381,51 @@ async function confirmDelete (): Promise<void> {
   }
 }
 
-/** Someone changed the plant after staff opened it: it is shown as it is now before anything is deleted. */
-async function changedBeforeDelete (): Promise<void> {
+/**
+ * Someone changed the plant after staff opened it: it is shown as it is now, what was typed kept.
+ * Resolves with the refusal when it could not be read.
+ */
+async function showAsItIsNow (): Promise<unknown> {
   const id = base!.plant.id
   try {
     const { body, etag } = await api<Plant>('GET', `/v3/plant/${id}`)
     base = { plant: body, etag: etag ?? '' }
   } catch (err) {
-    say(alertBox, `Not deleted. ${describe(err)}`)
-    return
+    return err
   }
   if (!dirty()) fill(base.plant)
   showPhotos(base.plant)
+  historyChanged(base.plant, base.etag)
+  return undefined
+}
+
+/** Changed since staff opened it: shown as it is now before anything is deleted. */
+async function changedBeforeDelete (): Promise<void> {
+  const err = await showAsItIsNow()
+  if (err !== undefined || base === undefined) return say(alertBox, `Not deleted. ${describe(err)}`)
   say(alertBox, `Not deleted: someone changed “${base.plant.name}” just now. Check it, then delete it again if you still want to.`)
 }
 
 export function setUpEditor (handlers: EditorEvents): void {
   events = handlers
+  setUpHistory({
+    current: () => base === undefined || gone ? undefined : { ...base },
+    discardFirst,
+    wentBack: (plant, etag) => {
+      base = { plant, etag }
+      clearMessages()
+      fill(plant)
+      showPhotos(plant)
+      events.changed(plant)
+    },
+    // What was typed stays, beside their version, as when a save meets their change.
+    reread: async () => {
+      if (base === undefined) return
+      if (dirty()) await showConflict()
+      else await showAsItIsNow()
+    },
+    gone: markGone
+  })
   form.addEventListener('submit', (event) => {
     event.preventDefault()
     void save()

@@ -84,6 +84,10 @@ setUpEditor({
     if (what.added === true && what.plant !== undefined) showAdded(what.plant)
     refreshSoon()
   },
+  changed: (plant) => {
+    note(plant.id, plant)
+    refreshSoon()
+  },
   closed: (opener, plantId) => {
     forgetPlant()
     window.setTimeout(() => {

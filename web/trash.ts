@@ -5,7 +5,8 @@ import { STATUS_LABELS } from './rows.js'
 // The trash: plants deleted from the page or elsewhere, newest first, each with when and by whom.
 // Restore brings one back (its id, fields and photos); with a manager's key one is removed for
 // good. As in the list, a row acted on stays where it is, saying what was done, until the trash
-// is loaded again, so the row under the pointer is the one staff aimed at.
+// is loaded again, so the row under the pointer is the one staff aimed at. A row's History shows
+// who changed the plant, and how, to read only (trash-history.ts, loaded when first asked for).
 
 interface TrashEntry { id: number, version: number, trashedAt: string, trashedBy: string | null, plant: Plant }
 interface TrashPage { items: TrashEntry[], nextCursor: string | null }
@@ -56,13 +57,25 @@ function entryRow (entry: TrashEntry): HTMLLIElement {
   const badge = el('span', { class: 'status status-gone', text: 'Deleted' })
   const restore = el('button', { class: 'small', text: 'Restore', attrs: { type: 'button', 'aria-label': `Restore: ${plant.name}` } })
   const purge = el('button', { class: 'small danger', text: 'Remove for good…', attrs: { type: 'button', 'aria-label': `Remove for good: ${plant.name}` } })
-  const actions = el('div', { class: 'plant-actions' }, restore, purge)
+  const past = el('button', { class: 'small', text: 'History', attrs: { type: 'button', 'aria-label': `History: ${plant.name}` } })
+  const actions = el('div', { class: 'plant-actions' }, restore, purge, past)
   const li = el('li', { class: 'plant', attrs: { 'data-id': String(plant.id) } }, thumb, text, badge, actions)
   const outcome = outcomes.get(entry.id)
   if (outcome !== undefined) showOutcome(li, outcome.badge, outcome.said)
   restore.addEventListener('click', () => { void bringBack(entry, li, restore) })
   purge.addEventListener('click', () => { void removeForGood(entry, li, purge) })
+  past.addEventListener('click', () => { void showHistory(plant, past) })
   return li
+}
+
+/** The plant's history, in its dialog (fetched the first time one is asked for, not with the page). */
+async function showHistory (plant: Plant, button: HTMLButtonElement): Promise<void> {
+  try {
+    const { showTrashHistory } = await import('./trash-history.js')
+    showTrashHistory(plant.id, plant.name, button)
+  } catch {
+    events.told(`The history of “${plant.name}” could not be loaded. Check the connection, then reload the page.`)
+  }
 }
 
 function showOutcome (li: HTMLLIElement, badge: string, said: string): HTMLElement {

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { buildApp, type AppOptions } from '../../src/app.js'
 import { testConfig, type Config } from '../../src/config.js'
-import { ENGINES, type Engine } from './engines.js'
+import { ENGINES, type Engine, type StoreOptions } from './engines.js'
 import { pngOf } from './pictures.js'
 
 // What the staff page's browser tests share: a built page, a service on an engine with API keys
@@ -49,23 +49,25 @@ export function sharedBrowser (): () => Browser {
 /** What a staff page test is given besides its page: the test, its engine, the file's Chromium. */
 export interface StaffPageRun { t: TestContext, engine: Engine, browser: Browser }
 
-/** A service set up otherwise than the default (webhooks to loopback, quicker retries). */
+/** A service set up otherwise than the default (webhooks to loopback, quicker retries; a store's clock, a history retention). */
 export interface StaffPageService {
   config?: Partial<Config>
   app?: Omit<AppOptions, 'store'>
+  store?: StoreOptions
 }
 
 /**
  * The staff page's browser tests: `staffPageTest(name, body)` runs `body` once per engine, each on
- * a fresh service and page in the file's one Chromium (skipped without Chromium or the engine).
+ * a fresh service and page in the file's one Chromium (skipped without Chromium or the engine);
+ * `service` sets up every test's service, `own` one test's (over the file's).
  * Call at the top level of the file.
  */
-export function staffPageTests (service: StaffPageService = {}): (name: string, body: (staff: StaffPage, run: StaffPageRun) => Promise<void>) => void {
+export function staffPageTests (service: StaffPageService = {}): (name: string, body: (staff: StaffPage, run: StaffPageRun) => Promise<void>, own?: StaffPageService) => void {
   const browser = sharedBrowser()
-  return (name, body) => {
+  return (name, body, own = {}) => {
     for (const engine of ENGINES) {
       test(`${engine.name}: ${name}`, { skip: NO_CHROMIUM || engine.skip, timeout: 120_000 }, async (t) => {
-        await body(await openStaffPage(t, browser(), engine, service), { t, engine, browser: browser() })
+        await body(await openStaffPage(t, browser(), engine, { ...service, ...own }), { t, engine, browser: browser() })
       })
     }
   }
@@ -112,7 +114,7 @@ export interface StaffPage {
 
 /** A service on a fresh store of `engine` with API keys on, and a browser page on it. */
 export async function openStaffPage (t: TestContext, browser: Browser, engine: Engine, service: StaffPageService = {}): Promise<StaffPage> {
-  const store = await engine.open()
+  const store = await engine.open(service.store)
   const app = await buildApp(testConfig({ apiKeys: [KEY], ...service.config }), { ...service.app, store })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const { port } = app.server.address() as AddressInfo
