@@ -121,8 +121,9 @@ staffPageTest('a save offers Undo, which writes the fields back; closing with un
   await ask.getByRole('button', { name: 'Discard changes' }).click()
   await editor.waitFor({ state: 'hidden' })
   assert.equal((await staff.call('GET', `/v3/plant/${fern.id}`)).body.name, 'Fern')
-  // Nothing typed: Esc closes at once.
+  // Nothing typed: Esc closes at once (once the editor is there: it opens when the plant is read).
   await plantButton(page, 'Fern').click()
+  await editor.waitFor()
   await page.keyboard.press('Escape')
   await editor.waitFor({ state: 'hidden' })
   assert.deepEqual(unexpectedErrors(staff.errors), [])
