@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import pg from 'pg'
+import { filterKey } from '../src/catalogue/query.js'
 import { priceCents } from '../src/catalogue/store-fields.js'
 import { migrate as migrateSqlite } from '../src/store/sqlite/migrations.js'
 import { searchBacklog } from '../src/store/sqlite/search-backlog.js'
@@ -78,8 +79,9 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
     skuHolder: db.prepare('SELECT id FROM plants WHERE sku IS NOT NULL AND lower(sku) = ?').pluck(),
     insert: db.prepare('INSERT INTO plants (name, name_key, category, tags, status, description, price, sku, barcode, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)'),
     count: db.prepare("UPDATE sqlite_sequence SET seq = seq + ? WHERE name = 'status:' || ?"),
-    insertTag: db.prepare('INSERT INTO plant_tags (tag, plant_id) VALUES (?, ?)'),
-    deleteTag: db.prepare('DELETE FROM plant_tags WHERE tag = ? AND plant_id = ?'),
+    // As the service: a tag row is keyed by the tag's key (filterKey).
+    insertTag: db.prepare('INSERT INTO plant_tags (tag_key, tag, plant_id) VALUES (?, ?, ?)'),
+    deleteTag: db.prepare('DELETE FROM plant_tags WHERE tag_key = ? AND tag = ? AND plant_id = ?'),
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add) VALUES (?, ?, ?, ?, ?, ?, ?)')
   }
   // As the service: an update names the indexed columns (name, status, category, price, sku, barcode) only when they change.
@@ -119,7 +121,7 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
         if (kind === 'create') {
           if (holder() !== undefined) { answers.push([409, '{"status":409}']); continue }
           const id = Number(s.insert.run(name, key, category, JSON.stringify(tags), status, description, price, sku, barcode, now, now).lastInsertRowid)
-          for (const tag of tags) s.insertTag.run(tag, id)
+          for (const tag of tags) s.insertTag.run(filterKey(tag), tag, id)
           count(status, 1)
           const json = record(id, body)
           s.insertChange.run('created', id, 1, json, now, null, key)
@@ -151,8 +153,8 @@ function sqliteWriter (db: Database.Database): (kind: 'create' | 'update', bodie
         const reindexed = nameChanged && key !== oldKey
         if (statusChanged) { count(oldStatus, -1); count(status, 1) }
         const before = JSON.parse(oldTags) as string[]
-        for (const tag of before) if (!tags.includes(tag)) s.deleteTag.run(tag, id)
-        for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(tag, id)
+        for (const tag of before) if (!tags.includes(tag)) s.deleteTag.run(filterKey(tag), tag, id)
+        for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(filterKey(tag), tag, id)
         const json = record(id, body)
         s.insertChange.run('updated', id, version + 1, json, now, reindexed ? oldKey : null, reindexed ? key : null)
         answers.push([200, json])

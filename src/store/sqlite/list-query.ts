@@ -79,7 +79,7 @@ function tiles (chars: string[], keep: (trigram: string) => boolean = () => true
 /** Counts up to `cap` candidates of a driver: the cost is bounded by the cap, not the catalogue. */
 export function probeSql (driver: Exclude<Driver, { kind: 'order' } | { kind: 'lookup' }>, filter: ListFilter, cap: number): Sql {
   return driver.kind === 'tag'
-    ? { text: 'SELECT count(*) FROM (SELECT 1 FROM plant_tags WHERE lower(tag) = ? LIMIT ?)', args: [driver.tag, cap] }
+    ? { text: 'SELECT count(*) FROM (SELECT 1 FROM plant_tags WHERE tag_key = ? LIMIT ?)', args: [driver.tag, cap] }
     : { text: 'SELECT count(*) FROM (SELECT 1 FROM plants_fts WHERE plants_fts MATCH ? LIMIT ?)', args: [ftsMatch(filter.terms ?? []), cap] }
 }
 
@@ -141,9 +141,10 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
   if (driver.kind === 'tag') {
     from = 'plant_tags t0 JOIN plants p ON p.id = t0.plant_id'
     id = 't0.plant_id'
-    // Tags are compared by their keys (catalogue/query.ts filterKey), along the index plant_tags_key.
-    // A plant holding two tags of one key ("Big", "big") has two rows there: only its least is walked.
-    where.push('lower(t0.tag) = ? AND NOT EXISTS (SELECT 1 FROM plant_tags d WHERE lower(d.tag) = ? AND d.plant_id = t0.plant_id AND d.tag < t0.tag)')
+    // Tags are compared by their keys (catalogue/query.ts filterKey), which lead plant_tags' primary
+    // key: the walk is in plant_id order. A plant holding two tags of one key ("Big", "big") has two
+    // rows there: only its least is walked.
+    where.push('t0.tag_key = ? AND NOT EXISTS (SELECT 1 FROM plant_tags d WHERE d.tag_key = ? AND d.plant_id = t0.plant_id AND d.tag < t0.tag)')
     args.push(driver.tag, driver.tag)
   } else if (driver.kind === 'fts') {
     from = 'plants_fts f JOIN plants p ON p.id = f.rowid'
@@ -187,7 +188,7 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
   const guard = where.length
   for (const tag of (filter.tags ?? [])) {
     if (driver.kind === 'tag' && tag === driver.tag) continue
-    where.push('EXISTS (SELECT 1 FROM plant_tags t WHERE lower(t.tag) = ? AND t.plant_id = p.id)')
+    where.push('EXISTS (SELECT 1 FROM plant_tags t WHERE t.tag_key = ? AND t.plant_id = p.id)')
     args.push(tag)
   }
   for (const term of filter.terms ?? []) {

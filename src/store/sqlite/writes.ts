@@ -4,6 +4,7 @@ import type { BatchResult } from '../../catalogue/batch.js'
 import { fieldChanges, fieldsAt, KIND_CODES, NO_CHANGES, sameFields, type FieldChanges } from '../../catalogue/history.js'
 import type { NewPhoto, Photo } from '../../catalogue/photo.js'
 import { toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import { filterKey } from '../../catalogue/query.js'
 import { canonicalPrice, formatCents, priceCents, skuKey, timestamp } from '../../catalogue/store-fields.js'
 import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
 import { historyForgetter, historySince, INSERT_HISTORY } from './history.js'
@@ -129,8 +130,9 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     insert: db.prepare('INSERT INTO plants (name, name_key, category, tags, status, description, price, sku, barcode, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)'),
     count: db.prepare("UPDATE sqlite_sequence SET seq = seq + ? WHERE name = 'status:' || ?"),
     delete: db.prepare('DELETE FROM plants WHERE id = ?'),
-    insertTag: db.prepare('INSERT INTO plant_tags (tag, plant_id) VALUES (?, ?)'),
-    deleteTag: db.prepare('DELETE FROM plant_tags WHERE tag = ? AND plant_id = ?'),
+    // A tag row is keyed by the tag's key, the one the tag filter compares (catalogue/query.ts filterKey).
+    insertTag: db.prepare('INSERT INTO plant_tags (tag_key, tag, plant_id) VALUES (?, ?, ?)'),
+    deleteTag: db.prepare('DELETE FROM plant_tags WHERE tag_key = ? AND tag = ? AND plant_id = ?'),
     getKey: db.prepare<[string, number], { request_hash: string, response: string, created_at: number }>(
       'SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = ? AND created_at > ?'),
     putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
@@ -204,7 +206,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       claimSku(sku, undefined)
       const key = nameKey(name)
       const id = Number(s.insert.run(name, key, category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, now, now).lastInsertRowid)
-      for (const tag of tags) s.insertTag.run(tag, id)
+      for (const tag of tags) s.insertTag.run(filterKey(tag), tag, id)
       count(status, 1)
       const plant = storedPlant(id, fields, [], 1, now, now)
       if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, id, JSON.stringify(plant), now)
@@ -219,7 +221,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
     if (op.kind === 'remove') {
       s.delete.run(op.id)
-      for (const tag of JSON.parse(current.tags) as string[]) s.deleteTag.run(tag, op.id)
+      for (const tag of JSON.parse(current.tags) as string[]) s.deleteTag.run(filterKey(tag), tag, op.id)
       // The photos' files keep their references: the trash names them until the plant is purged.
       const was = storedPlant(op.id, fieldsOf(current), JSON.parse(current.photos) as Photo[], current.version, current.created_at, current.updated_at)
       const head = record('deleted', op.id, current.version + 1, now, op.actor, NO_CHANGES, current.history_seq)
@@ -276,8 +278,8 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       count(status, 1)
     }
     // Only the tags that come or go are written.
-    for (const tag of before) if (!tags.includes(tag)) s.deleteTag.run(tag, id)
-    for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(tag, id)
+    for (const tag of before) if (!tags.includes(tag)) s.deleteTag.run(filterKey(tag), tag, id)
+    for (const tag of tags) if (!before.includes(tag)) s.insertTag.run(filterKey(tag), tag, id)
     s.insertChange.run('updated', id, version, JSON.stringify(toRecord(plant)), now, reindexed ? oldKey : null, reindexed ? newKey : null, op.actor)
     return plant
   }
@@ -302,7 +304,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const key = nameKey(name)
     const head = record('created', op.id, version, op.now, op.actor, NO_CHANGES, entry.history_seq)
     s.insertAgain.run(op.id, name, key, category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, JSON.stringify(was.photos), version, createdAt, op.now, head)
-    for (const tag of tags) s.insertTag.run(tag, op.id)
+    for (const tag of tags) s.insertTag.run(filterKey(tag), tag, op.id)
     count(status, 1)
     s.untrash.run(op.id)
     const plant = storedPlant(op.id, { name, category, tags, status, description, price, sku, barcode }, was.photos, version, createdAt, op.now)
