@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
@@ -112,4 +112,40 @@ test('backup refuses to overwrite a file, to run over --url, and to copy a folde
   const none = await plants(['backup', join(dir, 'x.db'), '--data-dir', join(dir, 'empty')])
   assert.equal(none.code, 1)
   assert.match(none.stderr, /no catalogue in/)
+})
+
+test('restore refuses a file that is not a whole catalogue backup in one line naming it, exit 1, and leaves the catalogue as it was', async (t) => {
+  const dir = await tempDir(t)
+  const dataDir = join(dir, 'data')
+  const store = openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 })
+  for (let i = 0; i < 200; i++) await store.create({ name: `Fern ${i}`, category: null, tags: [], status: 'available' })
+  await store.close()
+  const good = join(dir, 'good.db')
+  assert.equal((await plants(['backup', good, '--data-dir', dataDir])).code, 0)
+  const bytes = await readFile(good)
+  const other = new Database(join(dir, 'other.db'))
+  other.exec('CREATE TABLE notes (text TEXT)')
+  other.close()
+  const bad: Array<[string, (file: string) => Promise<void>, RegExp]> = [
+    ['photo.png', async (file) => { await writeFile(file, await picture('png', 1, 32)) }, /is not a catalogue backup \(not a database file: plants backup writes one\)/],
+    ['cut-short.db', async (file) => { await writeFile(file, bytes.subarray(0, Math.floor(bytes.length / 3))) }, /is damaged: it fails the integrity check/],
+    ['empty.db', async (file) => { await writeFile(file, '') }, /is empty: not a catalogue backup/],
+    ['folder', async (file) => { await mkdir(file) }, /is a folder, not a file: name the file plants backup wrote/],
+    ['other.db', async () => {}, /is not a catalogue backup \(a database without the catalogue's tables\)/]
+  ]
+  const catalogue = join(dataDir, 'catalogue.db')
+  const before = { bytes: await readFile(catalogue), files: (await readdir(dataDir)).sort() }
+  for (const [name, make, why] of bad) {
+    const file = join(dir, name)
+    await make(file)
+    const refused = await plants(['restore', file, '--data-dir', dataDir])
+    assert.equal(refused.code, 1, `${name}: ${refused.stderr}`)
+    assert.equal(refused.stdout, '')
+    // One line: the file, what is wrong with it, and that nothing happened; no SQLite error, no stack.
+    assert.match(refused.stderr, new RegExp(`^plants restore: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} .*; nothing was restored and the catalogue is unchanged\n$`), name)
+    assert.match(refused.stderr, why, name)
+    assert.doesNotMatch(refused.stderr, /SqliteError|\n\s+at /, name)
+    assert.deepEqual(await readFile(catalogue), before.bytes, `${name}: the catalogue is untouched`)
+    assert.deepEqual((await readdir(dataDir)).sort(), before.files, `${name}: nothing left beside it`)
+  }
 })

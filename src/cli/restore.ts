@@ -1,4 +1,4 @@
-import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs'
+import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { RestoreMarks } from '../store/restore-marks.js'
@@ -6,7 +6,7 @@ import { parseMarks } from '../store/restore-marks.js'
 import { migrate } from '../store/sqlite/migrations.js'
 import { applyMarks, readMarks } from '../store/sqlite/restore-marks.js'
 import { connect } from '../store/sqlite/writes.js'
-import { verifyBackup } from './backup.js'
+import { verifyBackup, type BackupCheck } from './backup.js'
 import { databaseFile, locate } from './catalogue.js'
 import { CommandFailed, formatDuration, plural, UsageError, type Command, type Io } from './command.js'
 
@@ -49,7 +49,7 @@ async function runRestore (values: Record<string, any>, positionals: string[], i
   const started = Date.now()
   const target = databaseFile(where.dataDir)
   const partial = `${target}.restoring-${process.pid}`
-  const check = verifyBackup(backup)
+  const check = checkBackup(backup)
 
   // The catalogue being replaced, locked for the whole restore: no service may open it meanwhile.
   let current: Database.Database | undefined
@@ -111,6 +111,32 @@ async function runRestore (values: Record<string, any>, positionals: string[], i
     throw new CommandFailed(`restore failed: ${(err as Error).message}`)
   } finally {
     current?.close()
+  }
+}
+
+/**
+ * Proves FILE a whole catalogue backup before anything is touched, or refuses in one line that names
+ * it and says what is wrong in an operator's words (SQLite's own errors say "file is not a
+ * database" or "disk I/O error" for a folder, with a stack that helps nobody at 3 a.m.).
+ */
+function checkBackup (file: string): BackupCheck {
+  const refuse = (what: string): CommandFailed => new CommandFailed(`${file} ${what}; nothing was restored and the catalogue is unchanged`)
+  const stats = statSync(file)
+  if (stats.isDirectory()) throw refuse('is a folder, not a file: name the file plants backup wrote')
+  if (stats.size === 0) throw refuse('is empty: not a catalogue backup')
+  try {
+    return verifyBackup(file)
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? ''
+    const message = (err as Error).message
+    if (code === 'SQLITE_NOTADB') throw refuse('is not a catalogue backup (not a database file: plants backup writes one)')
+    if (code.startsWith('SQLITE_CORRUPT') || (err instanceof CommandFailed && message.includes('integrity_check'))) {
+      throw refuse('is damaged: it fails the integrity check (a copy cut short, or a disk error); use another backup')
+    }
+    if (err instanceof CommandFailed) throw refuse(`is damaged: ${message.replace(/^the copy /, 'it ')}; use another backup`)
+    if (/^no such (table|column)/.test(message)) throw refuse('is not a catalogue backup (a database without the catalogue\'s tables)')
+    if (code.startsWith('SQLITE_')) throw refuse(`cannot be read as a backup (${message})`)
+    throw err
   }
 }
 
