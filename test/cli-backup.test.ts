@@ -149,3 +149,20 @@ test('restore refuses a file that is not a whole catalogue backup in one line na
     assert.deepEqual((await readdir(dataDir)).sort(), before.files, `${name}: nothing left beside it`)
   }
 })
+
+test('restore takes a backup made while the service was stopped (backup leaves the catalogue\'s -wal and -shm, which no process holds)', async (t) => {
+  const dir = await tempDir(t)
+  const dataDir = join(dir, 'data')
+  const store = openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 })
+  await store.create({ name: 'Fern', category: null, tags: [], status: 'available' })
+  await store.close()
+  const file = join(dir, 'backup.db')
+  assert.equal((await plants(['backup', file, '--data-dir', dataDir])).code, 0)
+  const restored = await plants(['restore', file, '--data-dir', dataDir])
+  assert.equal(restored.code, 0, restored.stderr)
+  assert.match(restored.stdout, /^restored .* 1 plant, /)
+  assert.deepEqual((await readdir(dataDir)).filter((f) => !f.includes('.replaced-')).sort(), ['catalogue.db'])
+  const again = openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 })
+  t.after(() => again.close())
+  assert.equal((await again.get(1))?.name, 'Fern')
+})

@@ -88,9 +88,14 @@ async function runRestore (values: Record<string, any>, positionals: string[], i
       current.pragma('wal_checkpoint(TRUNCATE)')
       current.close()
       current = undefined
-      if (existsSync(`${target}-wal`) || existsSync(`${target}-shm`)) {
-        throw new CommandFailed(`${target}-wal or -shm remains after closing: another process has the catalogue open; stop it and run restore again`)
+      if (existsSync(`${target}-wal`)) {
+        throw new CommandFailed(`${target}-wal remains after closing: another process has the catalogue open; stop it and run restore again`)
       }
+      // A -shm left by an earlier process is stale: plants backup opens the catalogue read-only and
+      // cannot remove it, nor can a process that crashed. The exclusive lock held until now proves
+      // nobody had the catalogue open (in that mode SQLite keeps the index in memory and never
+      // touches the file), and SQLite rebuilds the index on the next open.
+      rmSync(`${target}-shm`, { force: true })
       // A second name for the replaced catalogue first, then the restored copy takes the name in one
       // rename: a crash at any point leaves catalogue.db whole, old or new, never absent.
       replaced = `${target}.replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`
