@@ -26,7 +26,8 @@ Stop the service first: restore refuses while another process has the catalogue 
 Options:
   --data-dir DIR   the service's data folder (default: $DATA_DIR, else ./data)
   --marks FILE     when the catalogue to replace is lost: the marks saved from it (plants
-                   restore-marks save), read instead of the catalogue
+                   restore-marks save), read instead of the catalogue. With none saved, make one
+                   from the backup and raise its numbers (README: "When the catalogue is lost")
   -h, --help       this help
 
 On PostgreSQL, restore with pg_restore and carry the marks with plants restore-marks (README).`,
@@ -57,7 +58,7 @@ async function runRestore (values: Record<string, any>, positionals: string[], i
   if (existsSync(target)) {
     current = lockExclusively(target)
   } else if (values.marks === undefined) {
-    throw new CommandFailed(`no catalogue in ${where.dataDir} to read what it handed out: if it is lost, pass --marks FILE saved from it (plants restore-marks save)`)
+    throw new CommandFailed(`no catalogue in ${where.dataDir} to read what it handed out: if it is lost, pass --marks FILE saved from it (plants restore-marks save; with none saved, README: "When the catalogue is lost")`)
   }
   try {
     if (values.marks !== undefined) {
