@@ -207,6 +207,35 @@ for (const engine of ENGINES) {
       for (const secret of [body.secret, ENV_KEY]) assert.equal(text.includes(secret), false)
     })
 
+    test('audit lines at info: a key created, a key revoked and a plant purged from the trash, each naming the key that did it and the target, never a secret', async (t) => {
+      const log = logCollector()
+      const store = await engine.open()
+      const { buildApp } = await import('../src/app.js')
+      const { testConfig } = await import('../src/config.js')
+      const app = await buildApp(testConfig({ apiKeys: [ENV_KEY], logLevel: 'info' }), { store, logStream: log.stream })
+      t.after(async () => { await app.close(); await store.close() })
+      const made = await app.inject({ method: 'POST', url: '/v3/keys', payload: { name: 'ops-lead', scope: 'admin' }, headers: admin })
+      assert.equal(made.statusCode, 201)
+      const lead = { authorization: `Bearer ${made.json().secret}` }
+      assert.equal((await app.inject({ method: 'POST', url: '/v3/keys', payload: { name: 'till-3', scope: 'sell' }, headers: lead })).statusCode, 201)
+      assert.equal((await app.inject({ method: 'DELETE', url: '/v3/keys/till-3', headers: lead })).statusCode, 204)
+      assert.equal((await app.inject({ method: 'DELETE', url: '/v3/keys/till-3', headers: admin })).statusCode, 204)
+      const plant = (await app.inject({ method: 'POST', url: '/v3/plant', payload: { name: 'Fern' }, headers: admin })).json()
+      assert.equal((await app.inject({ method: 'DELETE', url: `/v3/plant/${plant.id}`, headers: admin })).statusCode, 204)
+      assert.equal((await app.inject({ method: 'DELETE', url: `/v3/trash/${plant.id}`, headers: lead })).statusCode, 204)
+      const audit = log.lines().filter((l) => /^(API key (created|revoked)|plant purged from the trash)$/.test(l.msg))
+      assert.deepEqual(audit.map(({ level, msg, key, target, scope, plant, revokedAlready }) => ({ level, msg, key, target, scope, plant, revokedAlready })), [
+        { level: 'info', msg: 'API key created', key: 'env-1', target: 'ops-lead', scope: 'admin', plant: undefined, revokedAlready: undefined },
+        { level: 'info', msg: 'API key created', key: 'ops-lead', target: 'till-3', scope: 'sell', plant: undefined, revokedAlready: undefined },
+        { level: 'info', msg: 'API key revoked', key: 'ops-lead', target: 'till-3', scope: undefined, plant: undefined, revokedAlready: undefined },
+        { level: 'info', msg: 'API key revoked', key: 'env-1', target: 'till-3', scope: undefined, plant: undefined, revokedAlready: true },
+        { level: 'info', msg: 'plant purged from the trash', key: 'ops-lead', target: undefined, scope: undefined, plant: plant.id, revokedAlready: undefined }
+      ])
+      assert.ok(audit.every((l) => typeof l.reqId === 'string'), 'each line carries its request id')
+      const text = JSON.stringify(log.lines())
+      for (const secret of [made.json().secret, ENV_KEY]) assert.equal(text.includes(secret), false)
+    })
+
     test('POST /v3/keys: a taken name is 409; a reserved or bad name, an unknown scope, a past or impossible expiry 400 with its path', async (t) => {
       const { request } = await build(t, engine, { apiKeys: [ENV_KEY] })
       const post = (payload: Record<string, unknown>) => request({ method: 'POST', url: '/v3/keys', payload, headers: admin })

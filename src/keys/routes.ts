@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { ENV_KEY_NAME, KeyNameTaken, KeyNotFound } from '../catalogue/keys.js'
-import { securityFor } from '../http/auth.js'
+import { securityFor, writeMetaOf } from '../http/auth.js'
 import { ref } from '../http/components.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
@@ -66,6 +66,8 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRouteOptions> = async (app,
     try {
       const created = await createKey(keys, name, scope, expires, at)
       cache.forget() // a first key makes keys required on this instance at once
+      // Who made which key, in the log (names only: the secret is in the answer alone).
+      request.log.info({ key: writeMetaOf(request).actor, target: name, scope }, 'API key created')
       reply.code(201).header('cache-control', 'no-store')
       return { ...keyRecord(created.key, at), secret: created.secret }
     } catch (err) {
@@ -92,13 +94,16 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRouteOptions> = async (app,
     if (ENV_KEY_NAME.test(name)) {
       throw new HttpProblem(409, 'key-from-environment', `${name} is a key of API_KEYS or API_KEYS_FILE, not a stored one: remove it there and restart the service`)
     }
+    let already = false
     try {
       await keys.revoke(name, now())
     } catch (err) {
       if (!(err instanceof KeyNotFound)) throw err
       // Revoked already (a retry after a lost answer, a second person): the outcome asked for holds.
       if (!(await keys.list()).some((key) => key.name === name)) throw new HttpProblem(404, 'key-not-found', `No key named ${name} (GET /v3/keys lists them)`)
+      already = true
     }
+    request.log.info({ key: writeMetaOf(request).actor, target: name, ...(already ? { revokedAlready: true } : {}) }, 'API key revoked')
     cache.forget() // this instance refuses it at once; the others within their cache's second
     return reply.code(204).header('cache-control', 'no-store').send(null)
   })

@@ -101,6 +101,8 @@ export const trashRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     }
   }, async (request, reply) => {
     await store.purgeTrashed(request.params.id)
+    // It cannot be undone: the log keeps who did it (the key's name, never its secret).
+    request.log.info({ key: writeMetaOf(request).actor, plant: request.params.id }, 'plant purged from the trash')
     return reply.code(204).header('cache-control', 'no-store').send(null)
   })
 
