@@ -19,6 +19,7 @@ import { capConnectionsPerClient } from './http/client-connections.js'
 import { LazySchemas } from './http/lazy-schemas.js'
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
+import { refuseUnexpectedBodies } from './http/no-body.js'
 import { answerUnknownPathsEarly } from './http/unrouted.js'
 import { redactedRequest, redactUrl } from './http/redact-url.js'
 import { HttpProblem, problemResponses } from './http/problem.js'
@@ -182,6 +183,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       if (responses !== undefined && !(invalidStatus in responses)) Object.assign(responses, problemResponses([invalidStatus, 'Unknown query parameter']))
     }
   })
+  refuseUnexpectedBodies(app)
   await app.register(swagger, {
     // Components keep their names (Plant, Problem, …) instead of def-0, def-1.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` },

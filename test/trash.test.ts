@@ -124,6 +124,36 @@ for (const engine of ENGINES) {
       assert.equal((await app.request({ method: 'POST', url: `/v3/trash/${plant.id}/restore`, headers: { 'if-match': `"${plant.id}.${now.version}"` } })).statusCode, 200)
     })
 
+    test('a restore, a purge and every other operation without a body refuse one (400 invalid-input, nothing done); an empty body or none is fine', async (t) => {
+      const app = await build(t, engine)
+      const plant = await app.add({ name: 'Cactus', sku: 'CAC-2' })
+      await app.request({ method: 'DELETE', url: `/v3/plant/${plant.id}` })
+      const refusedBody = async (method: 'POST' | 'DELETE', url: string, payload: string, contentType = 'application/json') => {
+        const res = await app.request({ method, url, payload, headers: { 'content-type': contentType } })
+        assert.equal(res.statusCode, 400, `${method} ${url} ${payload}: ${res.body}`)
+        assert.deepEqual([res.json().type, res.json().detail], ['/v3/problems/invalid-input', 'This request takes no body: send it without one (an empty body is fine)'])
+      }
+      // The review's case: the SKU was kept although the body said null.
+      await refusedBody('POST', `/v3/trash/${plant.id}/restore`, '{"sku":null}')
+      await refusedBody('POST', `/v3/trash/${plant.id}/restore`, 'sku=', 'text/plain')
+      await refusedBody('DELETE', `/v3/trash/${plant.id}`, '{}')
+      assert.equal((await app.request({ method: 'GET', url: '/v3/trash' })).json().items.length, 1, 'still in the trash')
+      const live = await app.add({ name: 'Fern' })
+      await refusedBody('DELETE', `/v3/plant/${live.id}`, '{"force":true}')
+      await refusedBody('DELETE', `/v3/plant/${live.id}/photos/abc`, '{}')
+      await refusedBody('DELETE', '/v3/keys/till-1', '{}')
+      await refusedBody('POST', '/v3/webhooks/1/test', '{}')
+      assert.equal((await app.request({ method: 'GET', url: `/v3/plant/${live.id}` })).statusCode, 200, 'not deleted')
+      // An empty body, whatever type a client library declares, is no body.
+      const restored = await app.request({ method: 'POST', url: `/v3/trash/${plant.id}/restore`, payload: '', headers: { 'content-type': 'application/json' } })
+      assert.equal(restored.statusCode, 200, restored.body)
+      assert.equal(restored.json().sku, 'CAC-2')
+      assert.equal((await app.request({ method: 'DELETE', url: `/v3/plant/${live.id}`, payload: '', headers: { 'content-type': 'text/plain' } })).statusCode, 204)
+      assert.equal((await app.request({ method: 'DELETE', url: `/v3/trash/${live.id}` })).statusCode, 204)
+      const doc = (await app.request({ method: 'GET', url: '/v3/openapi.json' })).json()
+      assert.match(doc.paths['/v3/trash/{id}/restore'].post.responses['400'].description, /or a body sent \(this operation takes none\)$/)
+    })
+
     test('a restore whose SKU another plant took meanwhile is 409 sku-taken, and the plant stays in the trash', async (t) => {
       const app = await build(t, engine)
       const plant = await app.add({ name: 'Cactus', sku: 'CAC-1' })
