@@ -77,5 +77,31 @@ for (const engine of ENGINES) {
       assert.match(photos.message, /^is read-only: send the plant without photos, createdAt and updatedAt;/)
       assert.match(photos.message, /reorder them with PUT \/v3\/plant\/\{id\}\/photos\/order/)
     })
+    test('a 412 names the current ETag; an If-Match without quotes or a weak one is told what is wrong with it, even when it names the current version', async (t) => {
+      const { request, add } = await build(t, engine)
+      const plant = await add({ name: 'Fern' })
+      await request({ method: 'PATCH', url: `/v3/plant/${plant.id}`, payload: { status: 'sold' } })
+      const current = `"${plant.id}.2"`
+      const writes = [
+        (ifMatch: string) => request({ method: 'PATCH', url: `/v3/plant/${plant.id}`, payload: { name: 'x' }, headers: { 'if-match': ifMatch } }),
+        (ifMatch: string) => request({ method: 'PUT', url: '/v3/plant', payload: { id: plant.id, name: 'x' }, headers: { 'if-match': ifMatch } }),
+        (ifMatch: string) => request({ method: 'DELETE', url: `/v3/plant/${plant.id}`, headers: { 'if-match': ifMatch } }),
+        (ifMatch: string) => request({ method: 'POST', url: `/v3/plant/${plant.id}/revert`, payload: { version: 1 }, headers: { 'if-match': ifMatch } })
+      ]
+      const cases: Array<[string, string]> = [
+        [`"${plant.id}.1"`, `If-Match does not match the current ETag of the plant, ${current}`],
+        [`${plant.id}.2`, `If-Match ${plant.id}.2 is not an ETag: an ETag is in double quotes, as the ETag header gives it (If-Match: "${plant.id}.2"); the plant's current ETag is ${current}`],
+        [`W/"${plant.id}.2"`, `If-Match W/"${plant.id}.2" is a weak ETag, which a write never accepts: send the ETag without W/ (If-Match: "${plant.id}.2"); the plant's current ETag is ${current}`]
+      ]
+      for (const write of writes) {
+        for (const [ifMatch, detail] of cases) {
+          const res = await write(ifMatch)
+          assert.equal(res.statusCode, 412, `${ifMatch}: ${res.body}`)
+          assert.equal(res.json().detail, detail)
+          assert.equal(res.headers.etag, current)
+          assert.equal(res.json().current.name, 'Fern', 'nothing changed')
+        }
+      }
+    })
   })
 }

@@ -121,6 +121,13 @@ for (const engine of ENGINES) {
       assert.equal(stale.statusCode, 412)
       const now = (await app.request({ method: 'GET', url: '/v3/trash' })).json().items[0]
       assert.ok(now.version > entry.version)
+      // Like a plant's 412, as far as an entry allows: its current ETag in the detail and the ETag header.
+      const entryEtag = `"${plant.id}.${now.version}"`
+      assert.equal(stale.headers.etag, entryEtag)
+      assert.equal(stale.json().detail, `If-Match does not match the trash entry's current ETag, ${entryEtag}`)
+      const bare = await app.request({ method: 'POST', url: `/v3/trash/${plant.id}/restore`, headers: { 'if-match': `${plant.id}.${now.version}` } })
+      assert.equal(bare.statusCode, 412)
+      assert.equal(bare.json().detail, `If-Match ${plant.id}.${now.version} is not an ETag: an ETag is in double quotes, as the ETag header gives it (If-Match: ${entryEtag}); the trash entry's current ETag is ${entryEtag}`)
       assert.equal((await app.request({ method: 'POST', url: `/v3/trash/${plant.id}/restore`, headers: { 'if-match': `"${plant.id}.${now.version}"` } })).statusCode, 200)
     })
 

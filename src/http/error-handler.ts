@@ -4,7 +4,7 @@ import {
   FeedGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, QueryTooSlow, SkuTaken, StorageUnavailable, TrashedNotFound, VersionMismatch, VersionNotKept
 } from '../catalogue/errors.js'
 import { toRecord } from '../catalogue/plant.js'
-import { etagOf } from './etag.js'
+import { etagOf, ifMatchMistake } from './etag.js'
 import { messageOf, type AjvError } from './messages.js'
 import { DuplicateMember } from './json-body.js'
 import { HttpProblem, problemBody, problemType, type FieldError, type ProblemCode } from './problem.js'
@@ -42,8 +42,11 @@ export function registerErrorHandler (app: FastifyInstance): void {
 async function sendStale (request: FastifyRequest, reply: FastifyReply, problem: HttpProblem): Promise<FastifyReply> {
   const id = plantIdOf(request)
   const plant = id === undefined ? undefined : await request.server.store.get(id).catch(() => undefined)
-  if (plant === undefined) return sendProblem(reply, problem)
-  const stale = new HttpProblem(412, problem.code, problem.message, undefined, { etag: etagOf(plant) })
+  const mistake = ifMatchMistake(request.headers['if-match'])
+  if (plant === undefined) return sendProblem(reply, mistake === undefined ? problem : new HttpProblem(412, problem.code, mistake))
+  const etag = etagOf(plant)
+  const detail = mistake === undefined ? `${problem.message}, ${etag}` : `${mistake}; the plant's current ETag is ${etag}`
+  const stale = new HttpProblem(412, problem.code, detail, undefined, { etag })
   stale.current = toRecord(plant)
   return sendProblem(reply, stale)
 }

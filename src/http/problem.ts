@@ -94,7 +94,7 @@ const DESCRIPTIONS: Record<number, string> = {
   405: 'Invalid input',
   410: 'That point of the feed is older than the retention',
   409: 'The plant already has the most photos allowed',
-  412: 'If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag',
+  412: 'If-Match does not match the current ETag: `current` is the plant as it is now, the ETag header and the detail its ETag; the detail also says when If-Match lacks the quotes of an ETag (`3.2` for `"3.2"`) or is weak (`W/"3.2"`), which never match',
   413: 'Body larger than 64 KiB',
   415: 'Content-Type is not one the operation accepts',
   422: 'Idempotency-Key used before for another request (a different body): the detail says when, and until when the key is kept',

@@ -1,14 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { VersionMismatch } from '../catalogue/errors.js'
 import type { TrashedPlant as Trashed, TrashPosition } from '../catalogue/trash.js'
 import { TRASH_PAGE_DEFAULT } from '../catalogue/trash.js'
 import { toRecord } from '../catalogue/plant.js'
 import { securityFor, writeMetaOf, writeSecurity } from '../http/auth.js'
 import { ref } from '../http/components.js'
-import { ifMatchVersions } from '../http/etag.js'
+import { etagOf, ifMatchMistake, ifMatchVersions } from '../http/etag.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { decodePair, encodePair } from '../http/pair-cursor.js'
-import { HEADERS, Problem, problemResponses } from '../http/problem.js'
+import { HEADERS, HttpProblem, Problem, problemResponses } from '../http/problem.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-parts.js'
 import { sendPlant, SKU_TAKEN } from './routes.js'
 import { IdParams, Plant } from './schemas.js'
@@ -73,16 +74,39 @@ export const trashRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       response: {
         200: { ...ref(Plant), description: 'The plant, live again, with its new ETag', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location } },
         ...problemResponses(...guards, [400, 'Invalid ID supplied'], TRASH_NOT_FOUND, SKU_TAKEN, 503),
-        // No ETag promised: the entry is not a plant one can read (GET /v3/trash lists its version).
-        412: { ...ref(Problem), description: 'If-Match does not name the trash entry\'s version (it was restored and deleted again since)', headers: HEADERS.requestId }
+        // No `current`: the entry is not a plant one can read (GET /v3/trash lists it); its ETag is sent.
+        412: {
+          ...ref(Problem),
+          description: 'If-Match is not the trash entry\'s ETag (it was restored and deleted again since): the detail and the ETag header name the entry\'s current one',
+          headers: { ...HEADERS.requestId, etag: { type: 'string', description: 'The trash entry\'s current ETag, `"<id>.<version>"`: send it as If-Match to restore it as it now is.' } }
+        }
       }
     }
   }, async (request, reply) => {
     const { id } = request.params
-    const plant = await store.restoreTrashed(id, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request))
+    let plant
+    try {
+      plant = await store.restoreTrashed(id, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request))
+    } catch (err) {
+      if (err instanceof VersionMismatch) throw await staleEntry(id, request.headers['if-match'])
+      throw err
+    }
     reply.header('cache-control', 'no-store')
     return sendPlant(reply, plant)
   })
+
+  /**
+   * A refused restore's 412, as near a plant's 412 as an entry allows: the entry's current ETag in the
+   * detail and the ETag header (read after the refusal), and what is wrong with an unquoted or weak If-Match.
+   */
+  async function staleEntry (id: number, ifMatch: string | undefined): Promise<HttpProblem> {
+    const entry = await store.trashed(id).catch(() => undefined)
+    const mistake = ifMatchMistake(ifMatch)
+    if (entry === undefined) return new HttpProblem(412, 'precondition-failed', mistake ?? 'If-Match does not match the trash entry\'s current ETag')
+    const etag = etagOf({ id, version: entry.version })
+    const detail = mistake === undefined ? `If-Match does not match the trash entry's current ETag, ${etag}` : `${mistake}; the trash entry's current ETag is ${etag}`
+    return new HttpProblem(412, 'precondition-failed', detail, undefined, { etag })
+  }
 
   methodNotAllowed(app, '/v3/trash/:id/restore', ['POST'])
 

@@ -76,6 +76,8 @@ export interface PlantStore {
   remove (id: number, expectedVersions?: number[], meta?: WriteMeta): Promise<void>
   /** A page of the trash, newest first, after `after` (the last entry of the page before). */
   trash (after: TrashPosition | undefined, limit: number): Promise<TrashedPlant[]>
+  /** The plant's entry in the trash, if it is there (a refused restore names the entry's version). */
+  trashed (id: number): Promise<TrashedPlant | undefined>
   /**
    * Brings a plant back from the trash under its id, with its fields and photos, as a new version (a
    * 'created' change). Refused: TrashedNotFound, VersionMismatch (`expectedVersions` name the

@@ -23,7 +23,7 @@ import { ReadBatch } from './read-batch.js'
 import { isUnavailable } from './storage-errors.js'
 import { toPostgresText } from './text-escape.js'
 import { PostgresWebhookStore } from './webhook-store.js'
-import { purgeExpiredTrash, purgeTrashed, readTrash, restoreTrashed } from './trash.js'
+import { purgeExpiredTrash, purgeTrashed, readTrash, readTrashEntry, restoreTrashed } from './trash.js'
 import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
 
 export interface PostgresStoreOptions {
@@ -207,6 +207,10 @@ class PostgresPlantStore implements PlantStore {
 
   trash (after: TrashPosition | undefined, limit: number): Promise<TrashedPlant[]> {
     return this.session.run((c) => readTrash(c, after, limit))
+  }
+
+  trashed (id: number): Promise<TrashedPlant | undefined> {
+    return this.session.run((c) => readTrashEntry(c, id))
   }
 
   restoreTrashed (id: number, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {

@@ -34,6 +34,12 @@ export async function readTrash (client: Pick<pg.PoolClient, 'query'>, after: Tr
   return rows.map(toTrashed)
 }
 
+/** One plant's entry in the trash, if it is there. */
+export async function readTrashEntry (client: Pick<pg.PoolClient, 'query'>, id: number): Promise<TrashedPlant | undefined> {
+  const { rows: [row] } = await client.query<TrashRow>({ name: 'trash-one', text: `SELECT ${COLUMNS} FROM trash WHERE id = $1`, values: [id] })
+  return row === undefined ? undefined : toTrashed(row)
+}
+
 /** Locks the plant's trash entry; refused when there is none. */
 async function entryOf (tx: Tx, id: number): Promise<{ plant: StoredPlant, version: number }> {
   const { rows: [row] } = await tx.query<{ plant: string, version: number }>('SELECT plant, version FROM trash WHERE id = $1 FOR UPDATE', [id])

@@ -19,7 +19,7 @@ import { migrate } from './migrations.js'
 import { photoFileReader } from './photo-writes.js'
 import { INDEXED_UP_TO, searchBacklog } from './search-backlog.js'
 import { SqliteWebhookStore } from './webhook-store.js'
-import { purgeExpiredTrash, trashReader } from './trash.js'
+import { purgeExpiredTrash, trashEntryReader, trashReader } from './trash.js'
 import { sqliteKeyStore } from './sqlite-key-store.js'
 import { connect, type PlantWriteOp } from './writes.js'
 
@@ -89,6 +89,7 @@ class SqlitePlantStore implements PlantStore {
   private readonly listQueries = new Map<string, Database.Statement>()
   private readonly readPhotoFile: ReturnType<typeof photoFileReader>
   private readonly readTrash: ReturnType<typeof trashReader>
+  private readonly readTrashEntry: ReturnType<typeof trashEntryReader>
   private readonly readHistory: ReturnType<typeof historyReader>
   /** When the running list query must stop (performance.now()), checked by query_guard() every GUARD_EVERY rows. */
   private deadline = Infinity
@@ -134,6 +135,7 @@ class SqlitePlantStore implements PlantStore {
     this.keys = sqliteKeyStore(this.keyDb ?? db)
     this.readPhotoFile = photoFileReader(db)
     this.readTrash = trashReader(db)
+    this.readTrashEntry = trashEntryReader(db)
     this.readHistory = historyReader(db)
     this.webhooks = new SqliteWebhookStore(db, this.endSnapshot, async (op) => await this.commits.run(op))
     // better-sqlite3 is synchronous and has no progress handler: this function, called by every list
@@ -168,6 +170,10 @@ class SqlitePlantStore implements PlantStore {
 
   async trash (after: TrashPosition | undefined, limit: number): Promise<TrashedPlant[]> {
     return this.read(() => this.readTrash(after, limit))
+  }
+
+  async trashed (id: number): Promise<TrashedPlant | undefined> {
+    return this.read(() => this.readTrashEntry(id))
   }
 
   restoreTrashed (id: number, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {

@@ -38,6 +38,15 @@ export function trashReader (db: Database.Database): (after: TrashPosition | und
   return (after, limit) => (after === undefined ? first.all(limit) : next.all(after.trashedAt, after.id, limit)).map(toTrashed)
 }
 
+/** One plant's entry in the trash, if it is there. */
+export function trashEntryReader (db: Database.Database): (id: number) => TrashedPlant | undefined {
+  const one = db.prepare<[number], TrashRow>('SELECT id, plant, version, trashed_at, trashed_by FROM trash WHERE id = ?')
+  return (id) => {
+    const row = one.get(id)
+    return row === undefined ? undefined : toTrashed(row)
+  }
+}
+
 /** How many entries one transaction of the retention purge takes: a purge never holds the writer long. */
 const PURGE_BATCH = 200
 
