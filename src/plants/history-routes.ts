@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { HISTORY_PAGE_DEFAULT } from '../catalogue/history.js'
-import { PlantNotFound } from '../catalogue/errors.js'
+import { PlantNotFound, VersionNotKept } from '../catalogue/errors.js'
 import { writeMetaOf, writeSecurity } from '../http/auth.js'
 import { ref } from '../http/components.js'
 import { ifMatchVersions } from '../http/etag.js'
@@ -25,7 +25,7 @@ function decodeCursor (cursor: string | undefined, id: number): number | undefin
   return version
 }
 
-const NOT_KEPT: [number, string] = [404, 'No plant with this id (not-found), or the version is no longer kept (version-not-kept: older than HISTORY_RETENTION_DAYS, or from before history was kept)']
+const NOT_KEPT: [number, string] = [404, 'No plant with this id (not-found), or the version is not kept (version-not-kept: older than HISTORY_RETENTION_DAYS, from before history was kept, or above the plant\'s current version)']
 
 export const historyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
   app.get('/v3/plant/:id/history', {
@@ -75,7 +75,20 @@ export const historyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     }
   }, async (request, reply) => {
     const { id } = request.params
-    const plant = await store.revert(id, request.body.version, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request))
+    const { version } = request.body
+    let plant
+    try {
+      plant = await store.revert(id, version, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request))
+    } catch (err) {
+      // A version the plant never reached is not one the retention dropped: say so, with the newest.
+      if (err instanceof VersionNotKept) {
+        const now = await store.get(id).catch(() => undefined)
+        if (now !== undefined && version > now.version) {
+          throw new HttpProblem(404, 'version-not-kept', `plant ${id} has no version ${version}; its current version is ${now.version}`)
+        }
+      }
+      throw err
+    }
     reply.header('cache-control', 'no-store')
     return sendPlant(reply, plant)
   })
