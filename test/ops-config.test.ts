@@ -73,6 +73,13 @@ describe('strict settings', () => {
     for (const value of ['0', '-1', 'forever', '']) assert.throws(() => loadConfig({ HISTORY_RETENTION_DAYS: value }), refusal('HISTORY_RETENTION_DAYS', /a number of days|empty/), value)
   })
 
+  test('the retention settings name their maximum: 36501 days is refused saying at most 36500', () => {
+    for (const [name, example] of [['FEED_RETENTION_DAYS', '7'], ['TRASH_RETENTION_DAYS', '30'], ['HISTORY_RETENTION_DAYS', '365']]) {
+      assert.throws(() => loadConfig({ [name]: '36501' }), (err: Error) => err.message === `Invalid configuration: ${name}="36501"; expected a number of days above 0 and at most 36500 (e.g. ${example} or 0.5)`, name)
+      assert.equal(loadConfig({ [name]: '36500' })[name === 'FEED_RETENTION_DAYS' ? 'feedRetentionMs' : name === 'TRASH_RETENTION_DAYS' ? 'trashRetentionMs' : 'historyRetentionMs'], 36500 * 86_400_000)
+    }
+  })
+
   test('API_KEYS="," says it holds no keys, not "set API_KEYS"', () => {
     assert.throws(() => loadConfig({ API_KEYS: ',' }), refusal('API_KEYS', /holds no keys/))
     assert.throws(() => loadConfig({ API_KEYS: ' , ' }), refusal('API_KEYS', /holds no keys|empty/))
