@@ -32,6 +32,22 @@ test('usage mistakes exit with 2 and point to --help', async () => {
   assert.match((await plants(['import', 'a.csv', '--bogus'])).stderr, /Unknown option '--bogus'[^]*plants import --help/)
 })
 
+test('--url on a command that works on the catalogue\'s own files or database is refused saying so, not with the option parser\'s words', async () => {
+  const cases: Array<[string[], RegExp]> = [
+    [['keys', 'list'], /^plants keys: keys work on the catalogue's own database \(--data-dir, or DATABASE_URL\), not on a running service \(--url\): over HTTP, use \/v3\/keys with an admin key\n/],
+    [['keys', 'revoke', 'till-3'], /not on a running service \(--url\): over HTTP, use \/v3\/keys/],
+    [['restore', 'backup.db'], /^plants restore: restore replaces the catalogue file in the data folder \(--data-dir\), with the service stopped, not through a running service \(--url\)/],
+    [['restore-marks', 'save', 'marks.json'], /^plants restore-marks: restore-marks reads and writes the catalogue's own database .*not a running service \(--url\)/],
+    [['migrate'], /^plants migrate: migrate copies a data folder \(--data-dir\) into PostgreSQL \(--to postgres:\/\/…\), not from a running service \(--url\)/]
+  ]
+  for (const [args, message] of cases) {
+    const result = await plants([...args, '--url', 'http://127.0.0.1:8080'])
+    assert.equal(result.code, 2, args.join(' '))
+    assert.match(result.stderr, message, args.join(' '))
+    assert.doesNotMatch(result.stderr, /Unknown option/, args.join(' '))
+  }
+})
+
 test('the package installs plants as a bin: dist/src/cli/plants.js, built from a source with a node shebang', async () => {
   const pkg = JSON.parse(await readFile(new URL('package.json', root), 'utf8'))
   assert.equal(pkg.bin.plants, 'dist/src/cli/plants.js')

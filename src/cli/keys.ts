@@ -37,7 +37,9 @@ list shows every stored key with its STATUS: active, expired or revoked.`,
     scope: { type: 'string' },
     expires: { type: 'string' },
     create: { type: 'boolean' },
-    'data-dir': { type: 'string' }
+    'data-dir': { type: 'string' },
+    // Accepted to be refused with a way forward: --url names a running service in other commands.
+    url: { type: 'string' }
   },
   run: runKeys
 }
@@ -45,6 +47,10 @@ list shows every stored key with its STATUS: active, expired or revoked.`,
 async function runKeys (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
   const [action, name, ...extra] = positionals
   if (extra.length > 0) throw new UsageError(`unexpected ${JSON.stringify(extra[0])}`)
+  if (values.url !== undefined) {
+    throw new UsageError('keys work on the catalogue\'s own database (--data-dir, or DATABASE_URL), not on a running service (--url): ' +
+      'over HTTP, use /v3/keys with an admin key')
+  }
   if (values.create === true && action !== 'create') throw new UsageError('--create goes with create')
   if (action === 'list') {
     if (name !== undefined) throw new UsageError('list takes no NAME')

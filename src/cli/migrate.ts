@@ -40,6 +40,8 @@ Options:
   options: {
     to: { type: 'string' },
     'data-dir': { type: 'string' },
+    // Accepted to be refused with a way forward: --url names a running service in other commands.
+    url: { type: 'string' },
     'batch-size': { type: 'string' }
   },
   run: runMigrate
@@ -142,6 +144,9 @@ class FileDigest {
 }
 
 async function runMigrate (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
+  if (values.url !== undefined) {
+    throw new UsageError('migrate copies a data folder (--data-dir) into PostgreSQL (--to postgres://…), not from a running service (--url): run it on the service\'s host')
+  }
   if (positionals.length > 0) throw new UsageError('migrate takes no FILE (the target goes in --to)')
   // The target defaults to the service's own DATABASE_URL: migrate, then start the service as configured.
   const to: string | undefined = values.to ?? (await serviceConfig(io)).databaseUrl

@@ -31,13 +31,18 @@ Options:
   options: {
     'data-dir': { type: 'string' },
     'database-url': { type: 'string' },
-    force: { type: 'boolean' }
+    force: { type: 'boolean' },
+    // Accepted to be refused with a way forward: --url names a running service in other commands.
+    url: { type: 'string' }
   },
   run: runRestoreMarks
 }
 
 async function runRestoreMarks (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
   const [action, file, ...rest] = positionals
+  if (values.url !== undefined) {
+    throw new UsageError('restore-marks reads and writes the catalogue\'s own database (--data-dir, or --database-url / DATABASE_URL), not a running service (--url)')
+  }
   if ((action !== 'save' && action !== 'apply') || file === undefined || rest.length > 0) throw new UsageError('say save FILE or apply FILE')
   if (values['database-url'] !== undefined && values['data-dir'] !== undefined) throw new UsageError('give either --database-url or --data-dir, not both')
   const where = values['database-url'] !== undefined

@@ -33,12 +33,17 @@ Options:
 On PostgreSQL, restore with pg_restore and carry the marks with plants restore-marks (README).`,
   options: {
     'data-dir': { type: 'string' },
-    marks: { type: 'string' }
+    marks: { type: 'string' },
+    // Accepted to be refused with a way forward: --url names a running service in other commands.
+    url: { type: 'string' }
   },
   run: runRestore
 }
 
 async function runRestore (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
+  if (values.url !== undefined) {
+    throw new UsageError('restore replaces the catalogue file in the data folder (--data-dir), with the service stopped, not through a running service (--url): run it on the service\'s host')
+  }
   if (positionals.length !== 1) throw new UsageError('restore takes one FILE')
   const backup = positionals[0]
   const where = await locate(values, io)
