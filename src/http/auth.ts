@@ -102,7 +102,8 @@ function keyInUrlRefusal (request: FastifyRequest): HttpProblem | undefined {
 
 /** RFC 6750's answer to a key without the scope: the scope needed, in the body and in WWW-Authenticate. */
 function insufficient (needed: Scope, held: Scope, errors?: FieldError[]): HttpProblem {
-  const problem = new HttpProblem(403, 'insufficient-scope', `This needs a key of scope ${needed} (or above); this key has scope ${held}`, errors,
+  // Nothing is above admin: "(or above)" would send someone looking for a scope that does not exist.
+  const problem = new HttpProblem(403, 'insufficient-scope', `This needs a key of scope ${needed}${needed === 'admin' ? '' : ' (or above)'}; this key has scope ${held}`, errors,
     { 'www-authenticate': `Bearer realm="plant-catalogue", error="insufficient_scope", scope="${needed}"` })
   problem.scope = needed
   return problem
