@@ -72,6 +72,29 @@ describe('bodies nobody reads', () => {
 
 for (const engine of ENGINES) {
   describe(`JSON bodies on ${engine.name}`, { skip: engine.skip }, () => {
+    test('a JSON body without Content-Type (or with another) is invalid input on every route that takes one, saying which type to send; add-plant\'s is its 405', async (t) => {
+      const { request, add } = await build(t, engine)
+      const plant = await add({ name: 'Fern' })
+      const routes: Array<['POST' | 'PUT' | 'PATCH', string, string, number]> = [
+        ['POST', '/v3/plant', '{"name":"x"}', 405],
+        ['PUT', '/v3/plant', `{"id":${plant.id},"name":"x"}`, 400],
+        ['POST', `/v3/plant/${plant.id}/revert`, '{"version":1}', 400],
+        ['POST', '/v3/plant/batch', '{"operations":[{"op":"delete","id":1}]}', 400],
+        ['PUT', `/v3/plant/${plant.id}/photos/order`, '{"order":[]}', 400],
+        ['POST', '/v3/keys', '{"name":"till-9","scope":"sell"}', 400],
+        ['POST', '/v3/webhooks', '{"url":"https://shop.example/hooks"}', 400]
+      ]
+      for (const [method, url, payload, status] of routes) {
+        for (const headers of [{}, { 'content-type': 'text/plain' }]) {
+          const res = await request({ method, url, payload, headers })
+          const what = `${method} ${url} ${JSON.stringify(headers)}: ${res.statusCode} ${res.body}`
+          assert.equal(res.statusCode, status, what)
+          assert.deepEqual([res.json().type, res.json().detail], ['/v3/problems/invalid-input', 'The body must be sent as Content-Type: application/json'], what)
+        }
+      }
+      assert.equal((await request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json().name, 'Fern', 'nothing changed')
+    })
+
     test('PUT with the id given twice is refused as invalid input naming /id, and neither plant changes', async (t) => {
       const { request, add } = await build(t, engine)
       const first = await add({ name: 'First' })

@@ -129,7 +129,8 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
     const limit = request.routeOptions.bodyLimit ?? 64 * 1024
     return new HttpProblem(413, 'payload-too-large', `The request body is larger than ${limit >= 1048576 ? `${limit / 1048576} MiB` : `${limit / 1024} KiB`}`)
   }
-  // A route that documents 415 answers it; the plant routes keep the contract's invalid input.
+  // A route that documents 415 answers it (a photo upload: the contract's 415 for a picture's type);
+  // every JSON body keeps the contract's invalid input for a wrong or missing Content-Type.
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' && request.routeOptions.schema?.response !== undefined && 415 in (request.routeOptions.schema.response as object)) {
     return new HttpProblem(415, 'unsupported-media-type', bodyMessage(code, error.message, request.method === 'PATCH'))
   }

@@ -49,7 +49,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRouteOptions> = async (app,
       body: ref(NewApiKey),
       response: {
         201: { ...ref(CreatedApiKey), description: 'The key and its secret (only its hash is kept)', headers: HEADERS.requestId },
-        ...problemResponses(400, [409, 'A key (live, revoked or expired) already has this name'], 413, 415, 429, 503)
+        ...problemResponses(400, [409, 'A key (live, revoked or expired) already has this name'], 413, 429, 503)
       }
     }
   }, async (request, reply) => {
