@@ -183,6 +183,11 @@ for (const engine of ENGINES) {
       for (const body of [{}, { version: 0 }, { version: 1.5 }, { version: 1, extra: true }]) {
         assert.equal((await revert(body)).statusCode, 400, JSON.stringify(body))
       }
+      // A member of a plant sent along is not a plant's read-only field here: a revert takes only version.
+      for (const member of ['photos', 'createdAt', 'extra']) {
+        const res = await revert({ version: 1, [member]: true })
+        assert.deepEqual([res.json().detail, res.json().errors], [`/${member} is not a known field (a revert takes only version)`, [{ path: `/${member}`, message: 'is not a known field (a revert takes only version)' }]])
+      }
       await app.add({ name: 'Usurper', sku: 'mon-1' })
       const taken = await revert({ version: 1 })
       assert.equal(taken.statusCode, 409)

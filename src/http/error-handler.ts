@@ -20,6 +20,11 @@ declare module 'fastify' {
     allow?: string
     /** The body names the resource by `id`: a bad id is "Invalid ID supplied", checked before other fields. */
     idInBody?: boolean
+    /**
+     * What a body that is not a plant takes, said of any other member (`a revert takes only version`):
+     * the plant's read-only hints (photos, createdAt) would send its sender the wrong way.
+     */
+    bodyTakes?: string
   }
 }
 
@@ -94,7 +99,7 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   if (error instanceof HttpProblem) return error
   const config = request.routeOptions.config ?? {}
   const invalidStatus = config.invalidStatus ?? 400
-  if (error.validation) return validationProblem(error.validation as AjvError[], error.validationContext, invalidStatus, config.idInBody === true)
+  if (error.validation) return validationProblem(error.validation as AjvError[], error.validationContext, invalidStatus, config.idInBody === true, config.bodyTakes)
   if (error instanceof PlantNotFound) return new HttpProblem(404, 'not-found')
   if (error instanceof TrashedNotFound) return new HttpProblem(404, 'not-found', 'No plant with this id in the trash')
   if (error instanceof VersionMismatch) return new HttpProblem(412, 'precondition-failed', 'If-Match does not match the current ETag of the plant')
@@ -178,8 +183,8 @@ function bodyMessage (code: string, message: string, patch: boolean): string {
  */
 export const MAX_FIELD_ERRORS = 20
 
-function validationProblem (errors: AjvError[], context: string | undefined, invalidStatus: number, idInBody: boolean): HttpProblem {
-  const all = fieldErrors(errors)
+function validationProblem (errors: AjvError[], context: string | undefined, invalidStatus: number, idInBody: boolean, bodyTakes?: string): HttpProblem {
+  const all = fieldErrors(errors, context === 'body' ? bodyTakes : undefined)
   const fields = all.slice(0, MAX_FIELD_ERRORS)
   if (context === 'params') return new HttpProblem(400, 'invalid-id', `${fields[0].path} ${fields[0].message}`, fields)
   const where = context === 'body' ? '' : `${context} `
@@ -206,18 +211,21 @@ const READ_ONLY_TIME = 'is read-only: the service sets createdAt and updatedAt'
  * The errors as the contract names them, one a value where one says it all: the allowed values
  * when there is a list of them, else the wrong type, else every rule broken.
  */
-export function fieldErrors (errors: AjvError[]): FieldError[] {
+export function fieldErrors (errors: AjvError[], bodyTakes?: string): FieldError[] {
   const at = (keyword: string) => new Set(errors.filter((e) => e.keyword === keyword).map((e) => e.instancePath))
   const listed = at('enum')
   const mistyped = at('type')
   return errors.filter((e) => listed.has(e.instancePath)
     ? e.keyword === 'enum'
-    : !mistyped.has(e.instancePath) || e.keyword === 'type').map(fieldError)
+    : !mistyped.has(e.instancePath) || e.keyword === 'type').map((e) => fieldError(e, bodyTakes))
 }
 
-/** One validation error as the contract names it: a JSON pointer and a message. */
-export function fieldError (e: AjvError): FieldError {
+/** One validation error as the contract names it: a JSON pointer and a message (`bodyTakes`: see FastifyContextConfig). */
+export function fieldError (e: AjvError, bodyTakes?: string): FieldError {
   if (e.keyword === 'required') return { path: `${e.instancePath}/${String(e.params.missingProperty)}`, message: 'is required' }
+  if (e.keyword === 'additionalProperties' && bodyTakes !== undefined && e.instancePath === '') {
+    return { path: `/${escapePointer(String(e.params.additionalProperty))}`, message: `is not a known field (${bodyTakes})` }
+  }
   if (e.keyword === 'additionalProperties') {
     const field = String(e.params.additionalProperty)
     // Every record carries photos, so a client that reads, changes and sends back a plant meets this one.

@@ -57,6 +57,7 @@ export const historyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
 
   app.post('/v3/plant/:id/revert', {
     preValidation: canonicalId,
+    config: { bodyTakes: 'a revert takes only version' },
     schema: {
       operationId: 'revert-plant',
       tags,
