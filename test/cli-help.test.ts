@@ -23,6 +23,15 @@ test('every command answers --help with its usage and exit status 0', async () =
   }
 })
 
+test('the help says what import and the key scopes do now: import updates as well as adds; write includes the trash, admin its purge, keys and webhooks', async () => {
+  const overview = (await plants(['--help'])).stdout
+  assert.match(overview, /^ {2}import +add and update plants from a CSV or JSON Lines file: a row with an id or a known sku updates that plant, any other adds one$/m)
+  assert.doesNotMatch(overview, /skipping those already in the catalogue/)
+  const keys = (await plants(['keys', '--help'])).stdout
+  assert.match(keys, /^ {2}write +every change to plants and photos, deleting to the trash, listing it and restoring\n +from it: an integration$/m)
+  assert.match(keys, /^ {2}admin +all of write, and purging the trash, keys and webhooks: staff, operators$/m)
+})
+
 test('usage mistakes exit with 2 and point to --help', async () => {
   for (const args of [[], ['frobnicate'], ['import'], ['import', 'a.csv', '--bogus'], ['export', '--format', 'xml'], ['import', 'a.csv', '--batch-size', '0'],
     ['export', '--url', 'http://127.0.0.1:1', '--data-dir', 'x']]) {

@@ -19,8 +19,9 @@ and API_KEYS_FILE (env-1, env-2, …) are not stored here: remove them there and
 Scopes, each including those before it:
   read    reads, where they are protected (READS=keys): a shop front
   sell    change the status of existing plants and nothing else: a till
-  write   every change to plants and photos: an integration
-  admin   keys, and everything else: staff, operators
+  write   every change to plants and photos, deleting to the trash, listing it and restoring
+          from it: an integration
+  admin   all of write, and purging the trash, keys and webhooks: staff, operators
 
 Options:
   --scope SCOPE    create: read, sell, write or admin

@@ -7,7 +7,7 @@ interface Entry { name: string, summary: string, load (): Promise<Command> }
 
 // Loaded on use: export then carries neither the validator nor the CSV parser, which keeps its memory low.
 const COMMANDS: Entry[] = [
-  { name: 'import', summary: 'add the plants of a CSV or JSON Lines file, skipping those already in the catalogue', load: async () => (await import('./import.js')).importCommand },
+  { name: 'import', summary: 'add and update plants from a CSV or JSON Lines file: a row with an id or a known sku updates that plant, any other adds one', load: async () => (await import('./import.js')).importCommand },
   { name: 'export', summary: 'write the whole catalogue as CSV or JSON Lines, streamed', load: async () => (await import('./export.js')).exportCommand },
   { name: 'backup', summary: 'take a consistent copy of the embedded database, while the service runs', load: async () => (await import('./backup.js')).backupCommand },
   { name: 'restore', summary: 'replace the embedded catalogue with a backup, reusing no id, ETag or feed position handed out since', load: async () => (await import('./restore.js')).restoreCommand },
