@@ -1401,17 +1401,6 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Content-Type is not one the operation accepts */
-            415: {
-                headers: {
-                    /** @description The request id, also in the body of errors and in the logs. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
             429: {
                 headers: {
@@ -1459,7 +1448,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unknown query parameter */
+            /** @description Unknown query parameter, or a body sent (this operation takes none) */
             400: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -1851,7 +1840,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag */
+            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, the ETag header and the detail its ETag; the detail also says when If-Match lacks the quotes of an ETag (`3.2` for `"3.2"`) or is weak (`W/"3.2"`), which never match */
             412: {
                 headers: {
                     /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
@@ -2186,7 +2175,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid ID supplied */
+            /** @description Invalid ID supplied, or a body sent (this operation takes none) */
             400: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -2234,7 +2223,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag */
+            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, the ETag header and the detail its ETag; the detail also says when If-Match lacks the quotes of an ETag (`3.2` for `"3.2"`) or is weak (`W/"3.2"`), which never match */
             412: {
                 headers: {
                     /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
@@ -2369,7 +2358,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag */
+            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, the ETag header and the detail its ETag; the detail also says when If-Match lacks the quotes of an ETag (`3.2` for `"3.2"`) or is weak (`W/"3.2"`), which never match */
             412: {
                 headers: {
                     /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
@@ -2619,7 +2608,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag */
+            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, the ETag header and the detail its ETag; the detail also says when If-Match lacks the quotes of an ETag (`3.2` for `"3.2"`) or is weak (`W/"3.2"`), which never match */
             412: {
                 headers: {
                     /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
@@ -2805,7 +2794,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid plant id */
+            /** @description Invalid plant id, or a body sent (this operation takes none) */
             400: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -2853,7 +2842,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag */
+            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, the ETag header and the detail its ETag; the detail also says when If-Match lacks the quotes of an ETag (`3.2` for `"3.2"`) or is weak (`W/"3.2"`), which never match */
             412: {
                 headers: {
                     /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
@@ -2976,7 +2965,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag */
+            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, the ETag header and the detail its ETag; the detail also says when If-Match lacks the quotes of an ETag (`3.2` for `"3.2"`) or is weak (`W/"3.2"`), which never match */
             412: {
                 headers: {
                     /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
@@ -3099,7 +3088,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No plant with this id (not-found), or the version is no longer kept (version-not-kept: older than HISTORY_RETENTION_DAYS, or from before history was kept) */
+            /** @description No plant with this id (not-found), or the version is not kept (version-not-kept: older than HISTORY_RETENTION_DAYS, from before history was kept, or above the plant's current version) */
             404: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3121,7 +3110,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, and the ETag header its ETag */
+            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, the ETag header and the detail its ETag; the detail also says when If-Match lacks the quotes of an ETag (`3.2` for `"3.2"`) or is weak (`W/"3.2"`), which never match */
             412: {
                 headers: {
                     /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
@@ -3827,7 +3816,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid ID supplied */
+            /** @description Invalid ID supplied, or a body sent (this operation takes none) */
             400: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3933,7 +3922,7 @@ export interface operations {
                     "application/json": components["schemas"]["Plant"];
                 };
             };
-            /** @description Invalid ID supplied */
+            /** @description Invalid ID supplied, or a body sent (this operation takes none) */
             400: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3992,9 +3981,11 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match does not name the trash entry's version (it was restored and deleted again since) */
+            /** @description If-Match is not the trash entry's ETag (it was restored and deleted again since): the detail and the ETag header name the entry's current one */
             412: {
                 headers: {
+                    /** @description The trash entry's current ETag, `"<id>.<version>"`: send it as If-Match to restore it as it now is. */
+                    etag?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -4419,7 +4410,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input */
+            /** @description Invalid input, or a body sent (this operation takes none) */
             400: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -4728,7 +4719,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSecret"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input, or a body sent (this operation takes none) */
             400: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -4826,7 +4817,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
-            /** @description Invalid input */
+            /** @description Invalid input, or a body sent (this operation takes none) */
             400: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
