@@ -66,6 +66,8 @@ staffPageTest('a delete is undone from its message; the trash lists deleted plan
   assert.equal(await editor.getByRole('textbox', { name: 'Category' }).inputValue(), 'ground cover')
   assert.equal((await staff.call('GET', `/v3/plant/${moss.id}`)).status, 200)
   await page.unroute(stream)
+  // The stream back (its reconnect reloads what is shown): from here on no reload crosses a step.
+  await page.locator('#live[data-state="live"]').waitFor()
   await editor.getByRole('button', { name: 'Delete…' }).click()
   await confirm.getByRole('button', { name: 'Delete' }).click()
   await page.getByRole('status').filter({ hasText: 'Deleted “Moss”.' }).waitFor()
