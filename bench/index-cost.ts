@@ -83,8 +83,8 @@ function measure (drop: string | undefined, kind: 'put' | 'post'): Cost {
 
 await fill()
 const probe = connect(source)
-const indexes = (probe.prepare(`SELECT name, tbl_name AS tbl FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (${TABLES.map(() => '?').join(', ')}) ORDER BY tbl_name, name`)
-  .all(...TABLES) as Array<{ name: string, tbl: string }>)
+const indexes = probe.prepare(`SELECT name, tbl_name AS tbl FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (${TABLES.map(() => '?').join(', ')}) ORDER BY tbl_name, name`)
+  .all(...TABLES) as Array<{ name: string, tbl: string }>
 probe.close()
 
 const r = (x: number): string => String(Math.round(x))
