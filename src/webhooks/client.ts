@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici'
+import { Agent } from 'undici'
 import { PACKAGE_VERSION } from '../version.js'
 import { literalProblem, safeLookup } from './target.js'
 
@@ -19,6 +19,7 @@ export interface ClientOptions { allowPrivate: boolean, timeoutMs: number }
 
 export class WebhookClient {
   private readonly agent: Agent
+  private readonly targets = new Map<string, { origin: string, path: string }>()
 
   constructor (private readonly options: ClientOptions) {
     this.agent = new Agent({
@@ -34,50 +35,69 @@ export class WebhookClient {
   /** POSTs `body`; a 2xx within the time limit is a delivery, anything else a failed attempt. */
   async post (url: string, body: string, headers: Record<string, string>): Promise<SendResult> {
     const started = performance.now()
-    const took = (): number => Math.round(performance.now() - started)
     // A literal address never reaches the lookup below: checked here, before every attempt.
     const refused = literalProblem(url, this.options.allowPrivate)
-    if (refused !== undefined) return { statusCode: null, error: `not sent: the URL ${refused} (WEBHOOK_ALLOW_PRIVATE is off)`, durationMs: took() }
-    // A timer cleared when the exchange ends, not AbortSignal.timeout(): that one's timer keeps the
-    // signal, and through undici's listener the request and its body, alive for the whole limit
-    // after a fast answer (10 s of every delivery held).
-    const controller = new AbortController()
-    const timer = setTimeout(() => { controller.abort(Object.assign(new Error('timed out'), { name: 'TimeoutError' })) }, this.options.timeoutMs)
-    try {
-      const res = await request(url, {
-        method: 'POST',
-        dispatcher: this.agent,
-        headers: { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
-        body,
-        maxRedirections: 0,
-        signal: controller.signal
+    if (refused !== undefined) return { statusCode: null, error: `not sent: the URL ${refused} (WEBHOOK_ALLOW_PRIVATE is off)`, durationMs: Math.round(performance.now() - started) }
+    const target = this.target(url)
+    headers['content-type'] = 'application/json'
+    headers['user-agent'] = USER_AGENT
+    // undici's dispatch with a handler of our own rather than request(): no body stream, abort
+    // signal or promise chain per attempt. A store's 100 webhooks each sent every change made enough
+    // short-lived garbage that the heap (and RSS) grew by a hundred megabytes (issue 28).
+    return await new Promise<SendResult>((resolve) => {
+      let statusCode: number | null = null
+      let read = 0
+      let abort: ((err?: Error) => void) | undefined
+      let settled = false
+      const settle = (error: string | null): void => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        resolve({ statusCode, error, durationMs: Math.round(performance.now() - started) })
+      }
+      const answered = (): void => {
+        const code = statusCode ?? 0
+        // A redirect is a failure here (following one could lead anywhere, a private address included): say so.
+        settle(code >= 200 && code < 300 ? null : code >= 300 && code < 400 ? `answered ${code}: redirects are not followed` : `answered ${code}`)
+      }
+      // The whole exchange's limit, beside undici's own connect, headers and body timeouts.
+      const timer = setTimeout(() => {
+        const err = Object.assign(new Error('timed out'), { name: 'TimeoutError' })
+        // Not connected yet: the answer is given now, undici's connect timeout ends the attempt.
+        if (abort === undefined) settle(describe(err, this.options.timeoutMs))
+        else abort(err)
+      }, this.options.timeoutMs)
+      this.agent.dispatch({ origin: target.origin, path: target.path, method: 'POST', headers, body }, {
+        onConnect: (a) => { abort = a },
+        onHeaders: (code) => { statusCode = code; return true },
+        onData: (chunk) => {
+          read += chunk.length
+          // No more than MAX_READ bytes of an answer: the status is what counts, the rest goes with the connection.
+          if (read >= MAX_READ) { answered(); abort?.() }
+          return true
+        },
+        onComplete: answered,
+        // A broken body after the status changes nothing; before it, the error is the outcome.
+        onError: (err) => { if (statusCode !== null) answered(); else settle(describe(err, this.options.timeoutMs)) }
       })
-      await readSome(res.body)
-      const ok = res.statusCode >= 200 && res.statusCode < 300
-      // A redirect is a failure here (following one could lead anywhere, a private address included): say so.
-      const error = ok ? null : res.statusCode >= 300 && res.statusCode < 400 ? `answered ${res.statusCode}: redirects are not followed` : `answered ${res.statusCode}`
-      return { statusCode: res.statusCode, error, durationMs: took() }
-    } catch (err) {
-      return { statusCode: null, error: describe(err, this.options.timeoutMs), durationMs: took() }
-    } finally {
-      clearTimeout(timer)
+    })
+  }
+
+  /** Origin and path of a URL, parsed once (a store has few webhooks, each sent many changes). */
+  private target (url: string): { origin: string, path: string } {
+    let t = this.targets.get(url)
+    if (t === undefined) {
+      const u = new URL(url)
+      t = { origin: u.origin, path: u.pathname + u.search }
+      if (this.targets.size >= 1000) this.targets.clear()
+      this.targets.set(url, t)
     }
+    return t
   }
 
   async close (): Promise<void> {
     await this.agent.close().catch(() => {})
   }
-}
-
-/** Reads at most MAX_READ bytes of an answer, then lets the rest go with the connection. */
-async function readSome (body: AsyncIterable<Buffer> & { destroy (): void }): Promise<void> {
-  let read = 0
-  try {
-    for await (const chunk of body) {
-      read += chunk.length
-      if (read >= MAX_READ) { body.destroy(); return }
-    }
-  } catch { /* the status is what counts; a broken body after it changes nothing */ }
 }
 
 function describe (err: unknown, timeoutMs: number): string {
