@@ -23,6 +23,12 @@ export interface PhaseContext {
   /** The plants CLI on the servers' core; resolves when it exits, with what it printed and how long it took. */
   cli: (args: string[], catalogue: Record<string, string>) => Promise<{ code: number | null, stdout: string, stderr: string, ms: number }>
   log: (line: string) => void
+  /**
+   * Moves the bench's own process (and every thread of it) to the load generator's core until the
+   * function returned is called: receivers in it then stand for other machines, as they would be,
+   * rather than taking the service's core from it.
+   */
+  onLoadCore: () => () => void
 }
 
 export interface PhaseService {

@@ -402,6 +402,12 @@ function phaseContext (tmp: string, load: ReturnType<typeof startLoad>, memorySa
     quick,
     runLoad: load.run,
     log,
+    onLoadCore: () => {
+      if (!pinned) return () => {}
+      const all = `0-${availableParallelism() - 1}`
+      spawnSync('taskset', ['-a', '-p', '-c', String(LOAD_CORE), String(process.pid)], { stdio: 'ignore' })
+      return () => { spawnSync('taskset', ['-a', '-p', '-c', all, String(process.pid)], { stdio: 'ignore' }) }
+    },
     catalogue: async (name, plants) => {
       let env: Record<string, string>
       if (databaseUrl) {
