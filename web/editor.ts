@@ -1,5 +1,6 @@
 import { api, ApiError, Cancelled, describe, type Change, type Plant } from './api.js'
 import { byId, confirmFirst, el, say } from './dom.js'
+import { fieldWords } from './field-words.js'
 import { historyChanged, resetHistory, setUpHistory } from './history-part.js'
 import { keyAtFirstNeed } from './key.js'
 import { money, priceOf } from './money.js'
@@ -127,7 +128,7 @@ function showFieldErrors (err: ApiError): boolean {
     if (field === undefined) continue
     const where = field === 'tags' && path !== '/tags' ? `Tag ${Number(path.split('/')[2]) + 1} ` : ''
     const box = byId(`f-${field}-error`)
-    say(box, [box.textContent, `${where}${message}`.replace(/^./, (c) => c.toUpperCase()) + '.'].filter(Boolean).join(' '))
+    say(box, [box.textContent, where === '' ? fieldWords(field, message) : `${where}${message}.`].filter(Boolean).join(' '))
     inputs[field].setAttribute('aria-invalid', 'true')
     first ??= inputs[field]
     placed += 1
