@@ -153,3 +153,25 @@ staffPageTest('a removed photo comes back with Undo, in its place', async (staff
   await editor.getByRole('img', { name: 'Cover photo of Olive tree' }).waitFor()
   assert.deepEqual(unexpectedErrors(staff.errors), [])
 })
+
+staffPageTest('with the keyboard, a plant deleted from its editor leaves the focus on the next plant\'s name, not at the top of the list', async (staff) => {
+  const { page } = staff
+  const plants = []
+  for (const name of ['Aloe vera', 'Begonia maculata', 'Calathea orbifolia', 'Dracaena marginata']) plants.push(await staff.add({ name }))
+  const [, , calathea, dracaena] = plants
+  await page.goto(staff.url + '/')
+  await plantButton(page, 'Calathea orbifolia').focus()
+  await page.keyboard.press('Enter')
+  await giveKey(page)
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  await editor.getByRole('button', { name: 'Delete…' }).focus()
+  await page.keyboard.press('Enter')
+  await page.getByRole('alertdialog', { name: 'Delete this plant?' }).getByRole('button', { name: 'Delete' }).focus()
+  await page.keyboard.press('Enter')
+  await page.getByRole('status').filter({ hasText: 'Deleted “Calathea orbifolia”.' }).waitFor()
+  // The deleted plant's row stays where it was, without buttons: focus moves down to the next name.
+  await page.locator(`#plants li.gone[data-id="${calathea.id}"]`).waitFor()
+  await page.waitForFunction((id) => document.activeElement?.closest('li')?.dataset.id === String(id), dracaena.id)
+  assert.equal(await page.evaluate(() => (document.activeElement as HTMLElement).dataset.role), 'open')
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})

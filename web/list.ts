@@ -272,7 +272,7 @@ function render (rows: HTMLLIElement[]): void {
     // A plant just marked sold has no "Mark sold" button any more: its name takes the focus, not the first plant's.
     const again = list.querySelector<HTMLElement>(`li[data-id="${focused.id}"] [data-role="${focused.role}"]`) ??
       list.querySelector<HTMLElement>(`li[data-id="${focused.id}"] [data-role="open"]`) ??
-      list.querySelector<HTMLElement>('[data-role="open"]')
+      neighbour(rows.findIndex((li) => li.dataset.id === focused.id))
     again?.focus()
   }
   const filtered = q.value.trim() !== '' || status.value !== '' || category.value.trim() !== '' || tag.value.trim() !== ''
@@ -286,6 +286,17 @@ function render (rows: HTMLLIElement[]): void {
   prev.disabled = page === 0
   next.disabled = nextCursor === null
   pageNo.textContent = `Page ${page + 1}`
+}
+
+/**
+ * The name of the plant nearest row `at` (one just deleted has no button left): the next one, else
+ * the one before; staff working down the list carry on where they were, not at its top.
+ */
+function neighbour (at: number): HTMLElement | null {
+  const names = [...list.querySelectorAll<HTMLElement>(':scope > li [data-role="open"]')]
+  if (at < 0) return names[0] ?? null
+  const rowOf = (name: HTMLElement): number => [...list.children].indexOf(name.closest('li')!)
+  return names.find((name) => rowOf(name) > at) ?? names.reverse().find((name) => rowOf(name) < at) ?? null
 }
 
 /** The count cards show which status the list is filtered by (a card is a filter). */
