@@ -190,6 +190,13 @@ staffPageTest('staff add a plant, add photos by the file picker and by dropping,
   await editor.getByRole('button', { name: 'Remove photo 2' }).click()
   await sure.getByRole('button', { name: 'Remove', exact: true }).click()
   await editor.getByRole('img', { name: 'Photo 2 of Olive tree' }).waitFor({ state: 'detached' })
+  // Its Undo is a button of its own size, in view above the editor's sticky buttons (it takes the focus).
+  const undoRemove = editor.getByRole('button', { name: 'Undo removing the photo' })
+  await page.waitForFunction(() => document.activeElement?.id === 'photo-undo')
+  const [undoBox, barBox, photosBox] = await Promise.all([undoRemove, editor.locator('.sheet-actions'), editor.locator('#photos')].map((l) => l.boundingBox()))
+  assert.ok(undoBox !== null && barBox !== null && photosBox !== null)
+  assert.ok(undoBox.y + undoBox.height <= barBox.y, `Undo ends at ${undoBox.y + undoBox.height}, under the buttons from ${barBox.y}`)
+  assert.ok(undoBox.width < photosBox.width / 2, `Undo is ${undoBox.width}px wide in ${photosBox.width}px`)
   const photos = (await staff.call('GET', `/v3/plant/${olive.id}`)).body.photos
   assert.equal(photos.length, 1)
   await editor.getByRole('button', { name: 'Close' }).click()

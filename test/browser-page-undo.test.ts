@@ -175,3 +175,20 @@ staffPageTest('with the keyboard, a plant deleted from its editor leaves the foc
   assert.equal(await page.evaluate(() => (document.activeElement as HTMLElement).dataset.role), 'open')
   assert.deepEqual(unexpectedErrors(staff.errors), [])
 })
+
+staffPageTest('the message with Undo never covers the page buttons: scrolled to the end of the list, they are clear of it (1280 and 375 px)', async (staff, { t, browser }) => {
+  for (let i = 1; i <= 22; i++) await staff.add({ name: `Seedling ${String(i).padStart(2, '0')}` })
+  const phone = await browser.newContext({ viewport: { width: 375, height: 667 }, isMobile: true, hasTouch: true })
+  t.after(() => phone.close())
+  for (const [page, name] of [[staff.page, 'Seedling 20'], [await phone.newPage(), 'Seedling 19']] as const) {
+    await page.goto(staff.url + '/')
+    await page.getByRole('button', { name: `Mark sold: ${name}` }).click()
+    await giveKey(page)
+    await page.getByRole('status').filter({ hasText: `Marked “${name}” as sold.` }).waitFor()
+    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight))
+    const [toast, next] = await Promise.all([page.locator('#toast'), page.getByRole('button', { name: 'Next page', exact: true })].map((l) => l.boundingBox()))
+    assert.ok(toast !== null && next !== null)
+    assert.ok(next.y + next.height <= toast.y, `at ${page.viewportSize()?.width} px the Next page button ends at ${next.y + next.height}, the message starts at ${toast.y}`)
+  }
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})
