@@ -139,6 +139,7 @@ export async function load (keep = false): Promise<void> {
   }
   const mine = new AbortController()
   controller = mine
+  if (!keep) mark('list-asked', params)
   list.setAttribute('aria-busy', 'true')
   // The total is asked beside the page, and asked again while the catalogue is busy, until this
   // load is overtaken or its page fails (then the total is not wanted).
@@ -157,9 +158,14 @@ export async function load (keep = false): Promise<void> {
     shownFor = params.toString()
     committedQ = q.value
     summarise(body.items.length, undefined)
+    if (!keep) mark('list-shown', params)
     // The address keeps the cursors met so far: Previous works after a reload too.
     writeView(currentView(), 'replace', { cursors })
-    void counting.then((total) => { if (!mine.signal.aborted && total !== undefined) summarise(body.items.length, total) })
+    void counting.then((total) => {
+      if (mine.signal.aborted || total === undefined) return
+      summarise(body.items.length, total)
+      if (!keep) mark('list-counted', params)
+    })
     if (turned) {
       turned = false
       // The button pressed may now be disabled: without this, focus falls to the page and the view stays at the bottom.
@@ -183,6 +189,16 @@ export async function load (keep = false): Promise<void> {
   } finally {
     if (controller === mine) list.removeAttribute('aria-busy')
   }
+}
+
+/**
+ * A User Timing mark of a load from scratch, naming its query (the last of each name only, so a
+ * long day of filtering keeps no timeline): how long a filter change takes to answer on screen,
+ * read by bench/page-filter.ts.
+ */
+function mark (name: 'list-asked' | 'list-shown' | 'list-counted', params: URLSearchParams): void {
+  performance.clearMarks(name)
+  performance.mark(name, { detail: params.toString() })
 }
 
 /** Back to the first page, loaded from scratch (the page starts over; the address follows). */
