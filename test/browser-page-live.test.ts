@@ -93,6 +93,8 @@ staffPageTest('the page follows the connection: a failed load offers Retry, and 
   await plantButton(page, 'Olea europaea').waitFor()
   assert.ok(await failed.isHidden())
   assert.ok(await retry.isHidden())
+  // The button went with the error; the focus did not fall to the page (a keyboard user starts again at the list).
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'plants-title')
 
   // The service goes away: the stream drops and every request fails at the network.
   await page.route('**/v3/**', (route) => route.abort('connectionrefused'))

@@ -160,3 +160,23 @@ staffPageTest('the settings say whether the tab holds a key, change and forget i
   assert.deepEqual(unexpectedErrors(staff.errors), [])
   assert.deepEqual(await staff.refusedStatuses(), [])
 })
+
+staffPageTest('a trash that could not be loaded offers Try again; once it loads, the focus is on the trash\'s heading, not lost to the page', async (staff) => {
+  const { page } = staff
+  const fern = await staff.add({ name: 'Fern' })
+  assert.equal((await staff.call('DELETE', `/v3/plant/${fern.id}`)).status, 204)
+  await page.goto(staff.url + '/')
+  await plantButton(page, 'Fern').waitFor({ state: 'detached' })
+  await page.route((u) => u.pathname === '/v3/trash', (route) => route.fulfill({
+    status: 503, contentType: 'application/json', body: JSON.stringify({ type: '/v3/problems/storage-unavailable', title: 'Storage unavailable', status: 503 })
+  }), { times: 1 })
+  await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Trash' }).click()
+  await giveKey(page)
+  const again = page.getByRole('button', { name: 'Try again' })
+  await again.focus()
+  await page.keyboard.press('Enter')
+  await page.locator('#trash-list').getByText('Fern', { exact: true }).waitFor()
+  assert.ok(await again.isHidden())
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'trash-title')
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})

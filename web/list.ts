@@ -388,6 +388,9 @@ export function setUpList (handlers: ListEvents): void {
   })
   for (const input of [category, tag]) input.addEventListener('input', syncCards)
   retry.addEventListener('click', () => {
+    // Hidden while it has the focus, the button would drop it to the page: the list's heading takes
+    // it, above where the plants (or the error again, with Retry) show.
+    byId('plants-title').focus()
     retry.hidden = true
     void load()
   })

@@ -140,6 +140,8 @@ async function removeForGood (entry: TrashEntry, li: HTMLLIElement, button: HTML
 
 function showFailure (text: string): void {
   say(failure, text)
+  // Hidden while it has the focus, the button would drop it to the page: the trash's heading takes it.
+  if (text === '' && document.activeElement === retry) byId('trash-title').focus()
   retry.hidden = text === ''
 }
 
