@@ -129,6 +129,12 @@ staffPageTest('a barcode scanner typing into the search box opens the plant with
   await page.keyboard.press('Enter')
   await page.waitForFunction(() => (document.getElementById('f-name') as HTMLInputElement).value === 'Monstera deliciosa')
   await editor.getByRole('button', { name: 'Close' }).click()
+  // A barcode no plant has: said so, not "no plant matches these filters".
+  await search.fill('')
+  await page.keyboard.type('4006381333948')
+  await page.keyboard.press('Enter')
+  await page.getByText('No plant has the barcode 4006381333948. Check that it was scanned whole, or add the plant with it.').waitFor()
+  assert.ok(await editor.isHidden())
   // Not a code: Enter searches.
   await search.fill('eleg')
   await search.press('Enter')

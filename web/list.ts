@@ -38,6 +38,8 @@ const toggle = byId<HTMLButtonElement>('filters-toggle')
 const cards = [...document.querySelectorAll<HTMLButtonElement>('#counts [data-status]')]
 /** The search as last answered: a scanned code that opened a plant gives the box back to it. */
 let committedQ = ''
+/** A barcode scanned (or typed, then Enter) that no plant has ('' when none). */
+let unknownCode = ''
 
 /** Cursors of the pages seen so far: cursors[i] loads page i (null: the first page, or unknown after a link). */
 let cursors: Array<string | null> = [null]
@@ -293,7 +295,10 @@ function render (rows: HTMLLIElement[]): void {
   }
   const filtered = q.value.trim() !== '' || status.value !== '' || category.value.trim() !== '' || tag.value.trim() !== ''
   const onePage = page === 0 && nextCursor === null
-  say(emptyText, rows.length === 0 ? (filtered ? 'No plant matches these filters.' : 'No plants yet. Add the first one.') : '')
+  const code = unknownCode !== '' && q.value.trim() === unknownCode
+  say(emptyText, rows.length === 0
+    ? code ? `No plant has the barcode ${unknownCode}. Check that it was scanned whole, or add the plant with it.` : filtered ? 'No plant matches these filters.' : 'No plants yet. Add the first one.'
+    : '')
   empty.hidden = rows.length !== 0
   clear.hidden = !filtered
   // One page only: the page buttons would both be disabled, so they are not shown.
@@ -337,8 +342,13 @@ export function setUpList (handlers: ListEvents): void {
     // Enter: a scanned code first, else search now. (The form has no submit button: Enter does not submit it.)
     if (event.key !== 'Enter') return
     searchSoon.cancel()
-    void scanned(q.value.trim(), committedQ).then((found) => {
-      if (found === undefined) return changed('replace')
+    const text = q.value.trim()
+    void scanned(text, committedQ).then((found) => {
+      if (found === undefined) {
+        // A barcode alone in the box that no plant has: said so, rather than "no plant matches these filters".
+        unknownCode = /^(\d{8}|\d{12,14})$/.test(text) ? text : ''
+        return changed('replace')
+      }
       // The box goes back to the search it held, ready for the next scan.
       q.value = committedQ
       searchSoon.cancel()
