@@ -86,9 +86,9 @@ staffPageTest('staff edit a plant after giving their key (a refused key is said 
   assert.equal(merged.name, 'Aloe vera (staff pick)')
   assert.equal(merged.category, 'succulents', 'their change is kept: only what staff changed was sent')
 
-  // Mark sold: one action in the editor, one in the list.
+  // Mark sold: one action in the editor, one in the list, in the same words.
   await plantButton(page, 'Basil').click()
-  await editor.getByRole('button', { name: 'Mark as sold' }).click()
+  await editor.getByRole('button', { name: 'Mark sold', exact: true }).click()
   await page.getByRole('status').filter({ hasText: 'Marked “Basil” as sold.' }).waitFor()
   assert.equal((await staff.call('GET', `/v3/plant/${basil.id}`)).body.status, 'sold')
   // From the keyboard: focus stays on the plant's row (its name), not thrown to the page or the first plant.
