@@ -94,6 +94,7 @@ for (const engine of ENGINES) {
         const res = await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url } })
         assert.equal(res.statusCode, 400, url)
         assert.equal(res.json().errors[0].path, '/url', url)
+        assert.match(res.json().detail, /^\/url must /, url)
       }
       const privately = await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url: 'http://10.0.0.8/' } })
       assert.match(privately.json().detail, /WEBHOOK_ALLOW_PRIVATE=true/)

@@ -47,7 +47,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
     if (problem === undefined) return
     // The operator's switch is named where it is the way through (as the CLI does).
     const hint = !allowPrivate && /must not name/.test(problem) ? ' (the operator may allow internal receivers with WEBHOOK_ALLOW_PRIVATE=true)' : ''
-    throw new HttpProblem(400, 'invalid-input', `url ${problem}${hint}`, [{ path: '/url', message: `${problem}${hint}` }])
+    // Named as the schema's own checks name a field (/events/1, /status), so a client reads one form.
+    throw new HttpProblem(400, 'invalid-input', `/url ${problem}${hint}`, [{ path: '/url', message: `${problem}${hint}` }])
   }
   const found = async (id: number): Promise<StoredWebhook> => {
     const webhook = await webhooks.get(id)
