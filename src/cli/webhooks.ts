@@ -64,7 +64,9 @@ async function runWebhooks (values: Record<string, any>, positionals: string[], 
     const config = await serviceConfig(io)
     const { resolvedProblem, targetProblem } = await import('../webhooks/target.js')
     const problem = targetProblem(arg, config.webhookAllowPrivate) ?? await resolvedProblem(arg, config.webhookAllowPrivate)
-    if (problem !== undefined) throw new UsageError(`the URL ${problem}${config.webhookAllowPrivate ? '' : ' (WEBHOOK_ALLOW_PRIVATE=true allows internal receivers)'}`)
+    // The switch is a way through only for an internal address, not for a URL that is malformed.
+    const hint = !config.webhookAllowPrivate && /must not name/.test(problem ?? '') ? ' (WEBHOOK_ALLOW_PRIVATE=true allows internal receivers)' : ''
+    if (problem !== undefined) throw new UsageError(`the URL ${problem}${hint}`)
     return await withCatalogueStore('webhooks', values, io, async (store) => {
       const { newSecret } = await import('../webhooks/signing.js')
       const secret = newSecret()
