@@ -56,6 +56,31 @@ export function debounce (fn: () => void, ms: number): Debounced {
 }
 
 /**
+ * Runs `fn` at once for a call that follows a pause of more than `ms`, and otherwise once the calls
+ * pause for `ms`: a person's keys in a filter box are each answered as they are typed (the list's
+ * newest request aborts the one before it), while a burst (a barcode scanner, a held key) is
+ * answered once, when it ends.
+ */
+export function eager (fn: () => void, ms: number): Debounced {
+  let last = -Infinity
+  const later = debounce(fn, ms)
+  const run = (() => {
+    const now = performance.now()
+    const paused = now - last > ms
+    last = now
+    if (paused) {
+      later.cancel()
+      fn()
+    } else {
+      later()
+    }
+  }) as Debounced
+  run.cancel = later.cancel
+  run.flush = later.flush
+  return run
+}
+
+/**
  * Asks before something that cannot be undone, in the page's confirmation dialog (Cancel has the
  * focus, so Enter does no harm); resolves true when the person chose `action`. Given `beside` (the
  * thing it names, a photo), the dialog is placed above or below it rather than over it.

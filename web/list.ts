@@ -1,9 +1,9 @@
 import { listKey, readView, state, writeView, type View } from './address.js'
 import { api, ApiError, describe, isAbort, patiently, type Plant } from './api.js'
-import { byId, debounce, say } from './dom.js'
+import { byId, debounce, eager, say } from './dom.js'
 import { currencyReady } from './money.js'
 import { merge, note, row, setRowActions, type RowActions } from './rows.js'
-import { keyPressed, scanned } from './scanner.js'
+import { keyPressed, scanned, searchBeforeScan } from './scanner.js'
 
 // The plant list: search as you type, filters, sort, keyset paging, how many match. Every load
 // aborts the one before it, so the latest answer always wins however the network orders them.
@@ -328,7 +328,8 @@ function syncCards (): void {
   toggle.textContent = on === 0 ? 'Filters' : `Filters (${on})`
 }
 
-const searchSoon = debounce(() => changed('replace'), 250)
+// A scanner's keys come under 50 ms apart (web/scanner.ts); a person's further apart.
+const searchSoon = eager(() => changed('replace'), 60)
 
 export function setUpList (handlers: ListEvents): void {
   events = handlers
@@ -338,7 +339,7 @@ export function setUpList (handlers: ListEvents): void {
   category.addEventListener('input', searchSoon)
   tag.addEventListener('input', searchSoon)
   q.addEventListener('keydown', (event) => {
-    keyPressed(event, q.value)
+    keyPressed(event, q.value, committedQ)
     // Enter: a scanned code first, else search now. (The form has no submit button: Enter does not submit it.)
     if (event.key !== 'Enter') return
     searchSoon.cancel()
@@ -349,10 +350,11 @@ export function setUpList (handlers: ListEvents): void {
         unknownCode = /^(\d{8}|\d{12,14})$/.test(text) ? text : ''
         return changed('replace')
       }
-      // The box goes back to the search it held, ready for the next scan.
-      q.value = committedQ
+      // The box and the list go back to the search they held, ready for the next scan.
+      q.value = searchBeforeScan()
       searchSoon.cancel()
       say(qHint, '')
+      changed('replace')
       events.open(found.id, q)
     })
   })

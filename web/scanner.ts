@@ -6,8 +6,9 @@ import { api, type Plant } from './api.js'
 const GTIN = /^(\d{8}|\d{12,14})$/
 const SKU = /^[A-Za-z0-9._-]{1,64}$/
 
-/** What the box held when the last burst of fast keystrokes (a scanner's) began. */
+/** What the box held when the last burst of fast keystrokes (a scanner's) began, and the search then shown. */
 let beforeBurst = ''
+let answeredBeforeBurst = ''
 let lastKeyAt = 0
 
 /**
@@ -19,11 +20,23 @@ function codesIn (text: string, answered: string): string[] {
   return [...new Set([after(answered.trim()), after(beforeBurst.trim()), text])].filter((code) => SKU.test(code))
 }
 
-/** Notes a key pressed in the search box, whose value is `value` before it. */
-export function keyPressed (event: KeyboardEvent, value: string): void {
+/** Notes a key pressed in the search box, whose value is `value` before it, with the search `answered` on screen. */
+export function keyPressed (event: KeyboardEvent, value: string, answered: string): void {
   // Keys far apart are a person typing: a burst that follows is a scanner's, after what the box holds now.
-  if (event.key.length === 1 && event.timeStamp - lastKeyAt > 50) beforeBurst = value
+  if (event.key.length === 1 && event.timeStamp - lastKeyAt > 50) {
+    beforeBurst = value
+    answeredBeforeBurst = answered
+  }
   lastKeyAt = event.timeStamp
+}
+
+/**
+ * The search shown before the last burst began: what the box goes back to once a scanned plant
+ * opens. (The list answers the burst's first key at once, as it does a person's, so the search
+ * answered last may hold that key.)
+ */
+export function searchBeforeScan (): string {
+  return answeredBeforeBurst
 }
 
 /** The plant whose barcode or SKU is in the search box's `text` (`answered`: the search last shown), if any. */
