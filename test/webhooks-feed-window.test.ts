@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Change, ChangePage } from '../src/catalogue/changes.js'
+import { DeliveredLog } from '../src/webhooks/deliverer.js'
 import { FeedWindow } from '../src/webhooks/feed-window.js'
 
 // The webhooks' shared view of the feed's newest changes: loops at the head share one read of the
@@ -62,4 +63,32 @@ test('a loop behind the window reads its own page; the window keeps only the new
   assert.equal(f.reads.length, reads)
   assert.deepEqual((await window.read(1, 4)).map((e) => e.seq), [2, 3, 4, 5])
   assert.deepEqual(f.reads.slice(reads), [1])
+})
+
+test('the window lets go of what every loop reading it has passed, and keeps what the slowest still needs', async () => {
+  const f = feed()
+  let oldest = 0
+  const window = new FeedWindow(f.store, 1024 * 1024, 100, () => oldest)
+  f.add(10)
+  assert.equal((await window.read(0, 100)).length, 10)
+  // The slowest loop reading the window is at 6: 7 to 10 stay; 1 to 6 are let go at the next read.
+  oldest = 6
+  f.add(2)
+  assert.deepEqual((await window.read(10, 100)).map((e) => e.seq), [11, 12])
+  const reads = f.reads.length
+  assert.deepEqual((await window.read(6, 100)).map((e) => e.seq), [7, 8, 9, 10, 11, 12])
+  assert.equal(f.reads.length, reads, 'what the slowest loop needs comes from the window')
+  assert.deepEqual((await window.read(3, 2)).map((e) => e.seq), [4, 5])
+  assert.deepEqual(f.reads.slice(reads), [3], 'what every loop had passed is read again by a loop that goes back')
+})
+
+test("a loop's deliveries since its last save: the newest of them, oldest first, as the store keeps them", () => {
+  const log = new DeliveredLog(3)
+  assert.deepEqual(log.take(), [])
+  for (let seq = 1; seq <= 5; seq++) log.add(seq, 1, 1000 + seq, 204, seq / 2)
+  assert.equal(log.size, 3)
+  assert.deepEqual(log.take(), [3, 4, 5].map((seq) => ({ seq, attempt: 1, at: 1000 + seq, statusCode: 204, error: null, durationMs: seq / 2 })))
+  assert.equal(log.size, 0)
+  log.add(6, 4, 2000, 200, 12)
+  assert.deepEqual(log.take(), [{ seq: 6, attempt: 4, at: 2000, statusCode: 200, error: null, durationMs: 12 }])
 })

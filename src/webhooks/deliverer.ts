@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { FeedGone } from '../catalogue/errors.js'
 import { signingSecrets, type DeliveryAttempt, type Webhook } from '../catalogue/webhook.js'
 import type { PlantStore } from '../store/plant-store.js'
-import type { AttemptOutcome, WebhookLag } from '../store/webhook-store.js'
+import { DELIVERIES_KEPT, type AttemptOutcome, type WebhookLag } from '../store/webhook-store.js'
 import { WebhookClient, type SendResult } from './client.js'
 import { FeedWindow, type FeedEntry } from './feed-window.js'
 import type { WebhookMetrics } from './metrics.js'
@@ -58,7 +58,7 @@ export class WebhookDeliverer {
       now: options.now ?? Date.now
     }
     this.client = new WebhookClient({ allowPrivate: options.allowPrivate, timeoutMs: this.settings.timeoutMs })
-    this.feed = new FeedWindow(store, undefined, PAGE)
+    this.feed = new FeedWindow(store, undefined, PAGE, () => this.oldestWanted())
     metrics?.watch(this)
   }
 
@@ -75,6 +75,19 @@ export class WebhookDeliverer {
   }
 
   get running (): ReadonlyMap<number, DeliveryLoop> { return this.loops }
+
+  /**
+   * The oldest cursor of a loop that reads the shared window next. A loop waiting to retry is left
+   * out: its receiver is down, it sends one change a retry, and reads it on its own when the time
+   * comes (otherwise one dead receiver would keep the whole window in memory).
+   */
+  private oldestWanted (): number {
+    let oldest = Infinity
+    for (const loop of this.loops.values()) {
+      if (!loop.ended && !loop.waitingToRetry && loop.cursor < oldest) oldest = loop.cursor
+    }
+    return oldest === Infinity ? -1 : oldest
+  }
 
   /** Every webhook's place against the feed (the metrics), from the store. */
   async lag (): Promise<WebhookLag[]> {
@@ -143,12 +156,16 @@ export class DeliveryLoop {
   cursor = 0
   /** Waiting for a retry's time: commits do not wake it (a dead receiver's loop would otherwise read on every write). */
   private retrying = false
+  /** Deliveries made since the last save. */
+  private readonly delivered = new DeliveredLog(DELIVERIES_KEPT)
 
   constructor (private readonly deliverer: WebhookDeliverer, readonly id: number, private readonly owner: string) {}
 
   start (): void {
     this.done = this.run()
   }
+
+  get waitingToRetry (): boolean { return this.retrying }
 
   /** A commit: a loop waiting for new changes reads them now; one waiting to retry a failed change keeps waiting. */
   committed (): void {
@@ -227,15 +244,17 @@ export class DeliveryLoop {
     let failingSince = webhook.failingSince
     // Deliveries are recorded together, at most FLUSH_MS apart (and before anything else is): a cursor
     // write per change would cost a commit each. A crash in between only means those few are sent again.
-    let delivered: DeliveryAttempt[] = []
+    const delivered = this.delivered
+    delivered.clear()
     let savedCursor = webhook.cursor
     let savedAt = settings.now()
     const save = async (failure?: { attempt: DeliveryAttempt, outcome: AttemptOutcome }): Promise<void> => {
       const cursor = this.cursor
       const outcome = failure?.outcome ?? { cursor, attempts: 0, nextAttemptAt: null, failingSince: null, lastError: null, failing: false }
-      if (!failure && delivered.length === 0 && cursor === savedCursor) return
-      await webhooks.recordAttempts(this.id, failure ? [...delivered, failure.attempt] : delivered, outcome)
-      delivered = []
+      if (!failure && delivered.size === 0 && cursor === savedCursor) return
+      const recorded = delivered.take()
+      if (failure) recorded.push(failure.attempt)
+      await webhooks.recordAttempts(this.id, recorded, outcome)
       savedCursor = cursor
       savedAt = settings.now()
     }
@@ -250,11 +269,10 @@ export class DeliveryLoop {
       // Stopped meanwhile: this attempt is not recorded; the change is sent again by whoever delivers next.
       if (this.stopped) { await save(); return 0 }
       const tried = settings.now()
-      const attempt = { seq: change.seq, attempt: attempts + 1, at: tried, ...result }
       if (result.error === null) {
         this.deliverer.metrics?.delivered('delivered')
         this.cursor = change.seq
-        delivered.push(attempt)
+        delivered.add(change.seq, attempts + 1, tried, result.statusCode, result.durationMs)
         if (tried - savedAt >= FLUSH_MS) await save()
         attempts = 0
         failingSince = null
@@ -272,7 +290,7 @@ export class DeliveryLoop {
       }
       this.deliverer.metrics?.delivered(failing ? 'gave-up' : 'failed')
       this.retrying = !failing
-      await save({ attempt, outcome })
+      await save({ attempt: { seq: change.seq, attempt: attempts + 1, at: tried, ...result }, outcome })
       // One line per failed attempt: the URL and why, never the secret.
       const log = { webhook: this.id, url: shownUrl(webhook.url), seq: change.seq, attempt: attempts + 1, statusCode: result.statusCode, error: result.error }
       if (failing) {
@@ -303,5 +321,50 @@ export class DeliveryLoop {
     const held = await store.webhooks.lease(this.id, this.owner, until, now)
     this.leasedUntil = held ? until : 0
     return held
+  }
+}
+
+/**
+ * The newest delivered attempts since a save, as numbers in one array rather than an object each:
+ * kept until the next save (up to FLUSH_MS), objects made for every delivery outlived the young
+ * generation and were promoted, and with 50 fast receivers the old generation grew by tens of
+ * megabytes between collections (issue 28's memory target). Only the newest `kept` can matter:
+ * the store keeps no more per webhook.
+ */
+export class DeliveredLog {
+  private readonly fields: Float64Array
+  private next = 0
+  size = 0
+
+  constructor (private readonly kept: number) {
+    this.fields = new Float64Array(kept * 5)
+  }
+
+  add (seq: number, attempt: number, at: number, statusCode: number | null, durationMs: number): void {
+    const at5 = this.next * 5
+    this.fields[at5] = seq
+    this.fields[at5 + 1] = attempt
+    this.fields[at5 + 2] = at
+    this.fields[at5 + 3] = statusCode ?? -1
+    this.fields[at5 + 4] = durationMs
+    this.next = (this.next + 1) % this.kept
+    this.size = Math.min(this.size + 1, this.kept)
+  }
+
+  /** The attempts held, oldest first; the log is empty afterwards. */
+  take (): DeliveryAttempt[] {
+    const taken: DeliveryAttempt[] = []
+    for (let i = 0; i < this.size; i++) {
+      const at5 = ((this.next - this.size + i + this.kept) % this.kept) * 5
+      const statusCode = this.fields[at5 + 3]
+      taken.push({ seq: this.fields[at5], attempt: this.fields[at5 + 1], at: this.fields[at5 + 2], statusCode: statusCode < 0 ? null : statusCode, error: null, durationMs: this.fields[at5 + 4] })
+    }
+    this.clear()
+    return taken
+  }
+
+  clear (): void {
+    this.size = 0
+    this.next = 0
   }
 }

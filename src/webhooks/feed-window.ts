@@ -28,7 +28,19 @@ export class FeedWindow {
    * 10,000 changes): wide enough that many webhooks falling behind a burst of writes still read
    * from it, rather than each reading, parsing and serialising pages of its own.
    */
-  constructor (private readonly store: Pick<PlantStore, 'changes'>, private readonly keepChars = 8 * 1024 * 1024, private readonly fetchSize = 100) {}
+  constructor (
+    private readonly store: Pick<PlantStore, 'changes'>,
+    private readonly keepChars = 8 * 1024 * 1024,
+    private readonly fetchSize = 100,
+    /**
+     * The oldest place a reader still reads from (its cursor): what is at or before it is let go
+     * as the window moves on. The window holds what the slowest loop reading it needs, up to
+     * `keepChars`, not the newest `keepChars` always: with every receiver keeping up, 8 Mi
+     * characters of bodies no one would read again stayed in the heap, and the heap grew by a
+     * multiple of them (issue 28's memory target).
+     */
+    private readonly oldestWanted: () => number = () => -1
+  ) {}
 
   /** Up to `limit` changes after `after`, oldest first (FeedGone as the store throws it). */
   async read (after: number, limit: number): Promise<FeedEntry[]> {
@@ -87,8 +99,9 @@ export class FeedWindow {
       this.size += e.body.length
     }
     if (items.length > 0) this.to = items[items.length - 1].seq
+    const wanted = this.oldestWanted()
     let extra = 0
-    while (this.size > this.keepChars && extra < this.entries.length - 1) this.size -= this.entries[extra++].body.length
+    while ((this.size > this.keepChars || this.entries[extra].seq <= wanted) && extra < this.entries.length - 1) this.size -= this.entries[extra++].body.length
     if (extra > 0) {
       this.from = this.entries[extra - 1].seq
       this.entries = this.entries.slice(extra)
