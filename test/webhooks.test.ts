@@ -260,6 +260,24 @@ for (const engine of ENGINES) {
       assert.deepEqual(bodies(r).map((c) => c.plant.name), ['Before', 'While paused 1', 'While paused 2'])
     })
 
+    test('a new URL is tried at once: a retry waiting for its time at the old one does not hold back the fix', async (t) => {
+      // Retries an hour apart: only the URL change can bring the next attempt within the test's time.
+      const api = await build(t, engine, { webhookAllowPrivate: true }, {}, { webhooks: { retryDelayMs: () => 3_600_000 } })
+      const { id } = await subscribe(api, await refusingUrl())
+      await api.add({ name: 'Waiting' })
+      await until('refused once', async () => (await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })).json().nextAttemptAt !== null)
+      assert.equal((await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })).json().status, 'active')
+      const r = await receiver(t)
+      const changed = (await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { url: r.url } })).json()
+      assert.deepEqual([changed.url, changed.nextAttemptAt], [r.url, null])
+      await until('delivered at the new URL', () => r.received.length === 1)
+      assert.equal(bodies(r)[0].plant.name, 'Waiting')
+      // Paused, a new URL keeps it paused.
+      await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { status: 'paused' } })
+      const paused = (await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { url: await refusingUrl() } })).json()
+      assert.equal(paused.status, 'paused')
+    })
+
     test('retries that run out turn the webhook failing without losing its place; resuming delivers from there', async (t) => {
       const api = await service(t, engine, { retryForMs: 0 })
       const r = await receiver(t, 'fail')

@@ -1,5 +1,6 @@
 import type { ChangeKind } from '../catalogue/changes.js'
 import type { DeliveryAttempt, Webhook, WebhookStatus } from '../catalogue/webhook.js'
+import type { WebhookChanges } from './webhook-store.js'
 
 // Webhook rows as both engines store them (the same columns), turned into the catalogue's words.
 
@@ -40,3 +41,15 @@ export const toWebhook = (r: WebhookRow): Webhook => ({
 
 export const toAttempt = (r: DeliveryRow): DeliveryAttempt =>
   ({ seq: r.seq, attempt: r.attempt, at: r.at, statusCode: r.status_code, error: r.error, durationMs: r.duration_ms })
+
+/**
+ * The columns an update resets besides those it names (SQL the same in both engines): resumed, a
+ * webhook tries the change after its cursor at once, its retries counted afresh and no longer
+ * failing; given a new address, it tries that at once too (a wait earned by the old one, up to
+ * hours, would hold back the fix), its retries counted afresh.
+ */
+export function retryAfresh (changes: WebhookChanges): string[] {
+  const resumed = changes.status === 'active'
+  if (!resumed && changes.url === undefined) return []
+  return ['attempts = 0', 'next_attempt_at = NULL', ...resumed ? ['failing_since = NULL'] : []]
+}

@@ -103,7 +103,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       ...common,
       operationId: 'update-webhook',
       summary: 'Change a webhook\'s URL or events, pause it, or resume it',
-      description: '`status: paused` stops its deliveries; `status: active` resumes them from where it stopped, a failing webhook included.',
+      description: '`status: paused` stops its deliveries; `status: active` resumes them from where it stopped, a failing webhook included. A new `url` is tried at once, its retries counted afresh (a paused webhook stays paused).',
       params: WebhookParams,
       body: ref(WebhookChanges),
       response: { 200: { ...ref(Webhook), description: 'The webhook as changed', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 413, 429, 503) }

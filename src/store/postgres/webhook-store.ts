@@ -1,5 +1,5 @@
 import type { DeliveryAttempt, Webhook } from '../../catalogue/webhook.js'
-import { WEBHOOK_COLUMNS as COLUMNS, toAttempt, toWebhook } from '../webhook-rows.js'
+import { WEBHOOK_COLUMNS as COLUMNS, retryAfresh, toAttempt, toWebhook } from '../webhook-rows.js'
 import { DELIVERIES_KEPT, type AttemptOutcome, type NewWebhook, type WebhookChanges, type WebhookLag, type WebhookStore } from '../webhook-store.js'
 import type { Session } from './connection.js'
 
@@ -31,11 +31,8 @@ export class PostgresWebhookStore implements WebhookStore {
     const set = (column: string, value: unknown): void => { args.push(value); sets.push(`${column} = $${args.length}`) }
     if (changes.url !== undefined) set('url', changes.url)
     if (changes.events !== undefined) set('events', JSON.stringify(changes.events))
-    if (changes.status !== undefined) {
-      set('status', changes.status)
-      // Resumed: the change after the cursor is tried again at once, its retries counted afresh.
-      if (changes.status === 'active') sets.push('attempts = 0', 'next_attempt_at = NULL', 'failing_since = NULL')
-    }
+    if (changes.status !== undefined) set('status', changes.status)
+    sets.push(...retryAfresh(changes))
     if (sets.length === 0) return await this.get(id)
     const { rows } = await this.session.run((c) => c.query(`UPDATE webhooks SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`, args))
     return rows[0] && toWebhook(rows[0])

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { DeliveryAttempt, Webhook } from '../../catalogue/webhook.js'
-import { WEBHOOK_COLUMNS as COLUMNS, toAttempt, toWebhook, type DeliveryRow, type WebhookRow as Row } from '../webhook-rows.js'
+import { WEBHOOK_COLUMNS as COLUMNS, retryAfresh, toAttempt, toWebhook, type DeliveryRow, type WebhookRow as Row } from '../webhook-rows.js'
 import type { AttemptOutcome, NewWebhook, WebhookChanges, WebhookLag, WebhookStore } from '../webhook-store.js'
 import type { WebhookWriteOp } from './webhook-writes.js'
 
@@ -86,12 +86,8 @@ export class SqliteWebhookStore implements WebhookStore {
     const args: unknown[] = []
     if (changes.url !== undefined) { sets.push('url = ?'); args.push(changes.url) }
     if (changes.events !== undefined) { sets.push('events = ?'); args.push(JSON.stringify(changes.events)) }
-    if (changes.status !== undefined) {
-      sets.push('status = ?')
-      args.push(changes.status)
-      // Resumed: the change after the cursor is tried again at once, its retries counted afresh.
-      if (changes.status === 'active') sets.push('attempts = 0', 'next_attempt_at = NULL', 'failing_since = NULL')
-    }
+    if (changes.status !== undefined) { sets.push('status = ?'); args.push(changes.status) }
+    sets.push(...retryAfresh(changes))
     if (sets.length === 0) return await this.get(id)
     return this.write(() => {
       const row = this.db.prepare<unknown[], Row>(`UPDATE webhooks SET ${sets.join(', ')} WHERE id = ? RETURNING ${COLUMNS}`).get(...args, id)
