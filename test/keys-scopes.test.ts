@@ -12,6 +12,17 @@ import { logCollector } from './helpers/log-lines.js'
 const ENV_KEY = 'env-admin-key-0123456789'
 const admin = { authorization: `Bearer ${ENV_KEY}` }
 
+/** An app on a fresh store of `engine`, keys from API_KEYS (`apiKeys`), its info log collected. */
+async function appWithLog (t: TestContext, engine: typeof ENGINES[number], apiKeys = [ENV_KEY]) {
+  const log = logCollector()
+  const store = await engine.open()
+  const { buildApp } = await import('../src/app.js')
+  const { testConfig } = await import('../src/config.js')
+  const app = await buildApp(testConfig({ apiKeys, logLevel: 'info' }), { store, logStream: log.stream })
+  t.after(async () => { await app.close(); await store.close() })
+  return { log, store, app }
+}
+
 interface Operation {
   name: string
   needs: Scope
@@ -127,12 +138,7 @@ for (const engine of ENGINES) {
     })
 
     test('a 401 for a revoked or expired key names the key in the access log, never its secret', async (t) => {
-      const log = logCollector()
-      const store = await engine.open()
-      const { buildApp } = await import('../src/app.js')
-      const { testConfig } = await import('../src/config.js')
-      const app = await buildApp(testConfig({ apiKeys: [ENV_KEY], logLevel: 'info' }), { store, logStream: log.stream })
-      t.after(async () => { await app.close(); await store.close() })
+      const { log, store, app } = await appWithLog(t, engine)
       const revoked = await createKey(store.keys, 'old-till', 'sell', null, Date.now())
       await store.keys.revoke('old-till', Date.now())
       const expired = await createKey(store.keys, 'short-till', 'sell', Date.now() - 1000, Date.now() - 2000)
@@ -182,12 +188,7 @@ for (const engine of ENGINES) {
     })
 
     test('API_KEYS are admin keys named env-1, env-2: they manage keys, and the access log names them, never the secret', async (t) => {
-      const log = logCollector()
-      const store = await engine.open()
-      const { buildApp } = await import('../src/app.js')
-      const { testConfig } = await import('../src/config.js')
-      const app = await buildApp(testConfig({ apiKeys: ['first-key-0123456789', ENV_KEY], logLevel: 'info' }), { store, logStream: log.stream })
-      t.after(async () => { await app.close(); await store.close() })
+      const { log, app } = await appWithLog(t, engine, ['first-key-0123456789', ENV_KEY])
       const made = await app.inject({ method: 'POST', url: '/v3/keys', payload: { name: 'shop-front', scope: 'read' }, headers: admin })
       assert.equal(made.statusCode, 201)
       const body = made.json()
@@ -208,12 +209,7 @@ for (const engine of ENGINES) {
     })
 
     test('audit lines at info: a key created, a key revoked and a plant purged from the trash, each naming the key that did it and the target, never a secret', async (t) => {
-      const log = logCollector()
-      const store = await engine.open()
-      const { buildApp } = await import('../src/app.js')
-      const { testConfig } = await import('../src/config.js')
-      const app = await buildApp(testConfig({ apiKeys: [ENV_KEY], logLevel: 'info' }), { store, logStream: log.stream })
-      t.after(async () => { await app.close(); await store.close() })
+      const { log, app } = await appWithLog(t, engine)
       const made = await app.inject({ method: 'POST', url: '/v3/keys', payload: { name: 'ops-lead', scope: 'admin' }, headers: admin })
       assert.equal(made.statusCode, 201)
       const lead = { authorization: `Bearer ${made.json().secret}` }
