@@ -143,6 +143,67 @@ staffPageTest('a barcode scanner typing into the search box opens the plant with
   assert.deepEqual(unexpectedErrors(staff.errors), [])
 })
 
+staffPageTest('a scan never sells or renames the wrong plant; a code typed by hand gives the box back; typing shows no empty list on the way', async (staff) => {
+  const { page } = staff
+  const zz = await staff.add({ name: 'ZZ plant', barcode: '4006381333931' })
+  const lyrata = await staff.add({ name: 'Ficus lyrata', sku: 'FIC-1', category: 'indoor' })
+  await staff.add({ name: 'Ficus benjamina', category: 'indoor' })
+  await page.goto(staff.url + '/')
+  await plantButton(page, 'Ficus lyrata').waitFor()
+  const search = page.getByRole('searchbox', { name: 'Search by name' })
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  const name = editor.getByRole('textbox', { name: 'Name', exact: true })
+
+  // Fired with the focus on a row's "Mark sold" button, a scan goes to the search box: its Enter
+  // opens the scanned plant, and sells nothing.
+  await page.getByRole('button', { name: 'Mark sold: Ficus lyrata' }).focus()
+  await page.keyboard.type('4006381333931')
+  await page.keyboard.press('Enter')
+  await giveKey(page)
+  await editor.waitFor()
+  assert.equal(await name.inputValue(), 'ZZ plant')
+  assert.equal((await staff.call('GET', `/v3/plant/${lyrata.id}`)).body.status, 'available')
+  assert.equal(await search.inputValue(), '')
+
+  // Fired at the open plant (the focus in its name), a scan and its Enter save nothing: the name
+  // gets its text back, and the form says why.
+  await name.focus()
+  await page.keyboard.type('4006381000000')
+  await page.keyboard.press('Enter')
+  await editor.getByText('That looked like a barcode scan, so nothing was saved.').waitFor()
+  assert.equal(await name.inputValue(), 'ZZ plant')
+  assert.equal((await staff.call('GET', `/v3/plant/${zz.id}`)).body.name, 'ZZ plant')
+  await editor.getByRole('button', { name: 'Close' }).click()
+  await editor.waitFor({ state: 'hidden' })
+
+  // A SKU typed by hand, as when a label will not scan, then Enter: the plant opens, and the box
+  // goes back to what it held before the code (here, nothing).
+  await search.click()
+  await search.pressSequentially('fic-1', { delay: 150 })
+  await search.press('Enter')
+  await editor.waitFor()
+  assert.equal(await name.inputValue(), 'Ficus lyrata')
+  assert.equal(await search.inputValue(), '')
+  await editor.getByRole('button', { name: 'Close' }).click()
+  await editor.waitFor({ state: 'hidden' })
+
+  // Typed a key at a time, a category matches no plant until its last letter: the rows shown stay
+  // meanwhile, rather than "No plant matches" at each key.
+  const said = await page.evaluate(() => {
+    const seen: string[] = []
+    const text = document.getElementById('empty-text')!
+    new MutationObserver(() => { if (text.textContent !== '') seen.push(text.textContent!) }).observe(text, { childList: true, characterData: true, subtree: true })
+    ;(window as any).emptySaid = seen
+  })
+  assert.equal(said, undefined)
+  await page.getByRole('textbox', { name: 'Category', exact: true }).pressSequentially('indoor', { delay: 150 })
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('category') === 'indoor')
+  await plantButton(page, 'Ficus benjamina').waitFor()
+  assert.ok(await plantButton(page, 'ZZ plant').isHidden())
+  assert.deepEqual(await page.evaluate(() => (window as any).emptySaid), [])
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})
+
 staffPageTest('arrow keys on a closed Status select load the list once the choice settles, not at each press', async (staff) => {
   const { page } = staff
   await staff.add({ name: 'Aloe', status: 'sold' })

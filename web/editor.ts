@@ -6,6 +6,7 @@ import { keyAtFirstNeed } from './key.js'
 import { money, priceOf } from './money.js'
 import { STATUS_LABELS } from './rows.js'
 import { resetPhotoMessages, showPhotos } from './photos.js'
+import { BURST_MS } from './scanner.js'
 import { undoDelete, undoPatch } from './undo.js'
 
 // The plant dialog: add a plant, or edit one with PATCH and If-Match. When someone else changed
@@ -431,6 +432,7 @@ export function setUpEditor (handlers: EditorEvents): void {
     event.preventDefault()
     void save()
   })
+  form.addEventListener('keydown', scanGuard, true)
   soldButton.addEventListener('click', () => {
     inputs.status.value = 'sold'
     void save()
@@ -460,4 +462,35 @@ export function setUpEditor (handlers: EditorEvents): void {
   window.addEventListener('beforeunload', (event) => {
     if (dialog.open && dirty() && !gone) event.preventDefault()
   })
+}
+
+/** The burst of fast keys typed into a field of the form so far: the field, its text before, how many keys. */
+let burst: { input: HTMLInputElement, before: string, keys: number } | undefined
+let lastKeyAt = -Infinity
+
+/**
+ * A scanner fired at an open plant types its code into the focused field, then presses Enter:
+ * that Enter must not save the code into the plant's name. The field gets its text back, and the
+ * form says why nothing was saved. (No person types six keys and Enter under 60 ms apart.) Into the
+ * barcode or SKU field, a scan is meant, and Enter saves as usual.
+ */
+function scanGuard (event: KeyboardEvent): void {
+  const input = event.target
+  // Scanned into the barcode or SKU field, a code is where it belongs.
+  if (!(input instanceof HTMLInputElement) || input === inputs.barcode || input === inputs.sku) return
+  const fast = event.timeStamp - lastKeyAt < BURST_MS
+  lastKeyAt = event.timeStamp
+  if (event.key === 'Enter') {
+    if (fast && burst?.input === input && burst.keys >= 6) {
+      event.preventDefault()
+      input.value = burst.before
+      input.dispatchEvent(new Event('input', { bubbles: true }))
+      say(statusBox, 'That looked like a barcode scan, so nothing was saved. Close this plant, then scan again.')
+    }
+    burst = undefined
+    return
+  }
+  if (event.key.length !== 1) return
+  if (!fast || burst?.input !== input) burst = { input, before: input.value, keys: 0 }
+  burst.keys++
 }

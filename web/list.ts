@@ -3,7 +3,7 @@ import { api, ApiError, describe, isAbort, patiently, type Plant } from './api.j
 import { byId, debounce, eager, say } from './dom.js'
 import { currencyReady } from './money.js'
 import { merge, note, row, setRowActions, type RowActions } from './rows.js'
-import { keyPressed, scanned, searchBeforeScan } from './scanner.js'
+import { BURST_MS, keyPressed, scanned, trailingBarcode } from './scanner.js'
 
 // The plant list: search as you type, filters, sort, keyset paging, how many match. Every load
 // aborts the one before it, so the latest answer always wins however the network orders them.
@@ -36,8 +36,6 @@ const clear = byId<HTMLButtonElement>('clear-filters')
 const retry = byId<HTMLButtonElement>('retry')
 const toggle = byId<HTMLButtonElement>('filters-toggle')
 const cards = [...document.querySelectorAll<HTMLButtonElement>('#counts [data-status]')]
-/** The search as last answered: a scanned code that opened a plant gives the box back to it. */
-let committedQ = ''
 /** A barcode scanned (or typed, then Enter) that no plant has ('' when none). */
 let unknownCode = ''
 
@@ -154,11 +152,18 @@ export async function load (keep = false): Promise<void> {
       currencyReady
     ])
     if (mine.signal.aborted) return
+    // An empty answer while staff are still typing ("indoo" on the way to "indoor", a scanner's
+    // first digit) waits for the typing to pause: the rows shown stay, rather than "No plant
+    // matches" flashing and the page jumping at each key. A key pressed meanwhile aborts this load.
+    const hold = !keep && body.items.length === 0 ? typedAt + HOLD_EMPTY_MS - performance.now() : 0
+    if (hold > 0) {
+      await new Promise((resolve) => setTimeout(resolve, hold))
+      if (mine.signal.aborted) return
+    }
     showFailure('', false)
     nextCursor = body.nextCursor
     render(keep && params.toString() === shownFor ? merge(list, body.items) : body.items.map((p) => row(p, 'listed')))
     shownFor = params.toString()
-    committedQ = q.value
     summarise(body.items.length, undefined)
     if (!keep) mark('list-shown', params)
     // The address keeps the cursors met so far: Previous works after a reload too.
@@ -295,7 +300,7 @@ function render (rows: HTMLLIElement[]): void {
   }
   const filtered = q.value.trim() !== '' || status.value !== '' || category.value.trim() !== '' || tag.value.trim() !== ''
   const onePage = page === 0 && nextCursor === null
-  const code = unknownCode !== '' && q.value.trim() === unknownCode
+  const code = unknownCode !== '' && q.value.trim().endsWith(unknownCode)
   say(emptyText, rows.length === 0
     ? code ? `No plant has the barcode ${unknownCode}. Check that it was scanned whole, or add the plant with it.` : filtered ? 'No plant matches these filters.' : 'No plants yet. Add the first one.'
     : '')
@@ -328,34 +333,55 @@ function syncCards (): void {
   toggle.textContent = on === 0 ? 'Filters' : `Filters (${on})`
 }
 
-// A scanner's keys come under 50 ms apart (web/scanner.ts); a person's further apart.
-const searchSoon = eager(() => changed('replace'), 60)
+const searchSoon = eager(() => changed('replace'), BURST_MS)
+/** When a key last changed the search, category or tag box (performance clock). */
+let typedAt = -Infinity
+/** How long after a key an empty answer waits (a person's next key comes sooner). */
+const HOLD_EMPTY_MS = 500
+function typed (): void {
+  typedAt = performance.now()
+  searchSoon()
+}
+
+/**
+ * A key typed with the focus on a row's button, a link or the page (a scanner fired after "Mark
+ * sold", say) goes to the search box: a scanner's Enter would otherwise press the focused button
+ * and sell or open the wrong plant. Space and keys with modifiers keep their own meaning.
+ */
+function typeIntoSearch (event: KeyboardEvent): void {
+  if (event.key.length !== 1 || event.key === ' ' || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return
+  const at = event.target
+  if (at instanceof HTMLInputElement || at instanceof HTMLTextAreaElement || at instanceof HTMLSelectElement || (at instanceof HTMLElement && at.isContentEditable)) return
+  if (document.querySelector('dialog[open]') !== null || q.offsetParent === null) return
+  // Focused during the keydown, the box receives this key's character itself, after what it holds.
+  q.focus()
+  q.setSelectionRange(q.value.length, q.value.length)
+}
 
 export function setUpList (handlers: ListEvents): void {
   events = handlers
   setRowActions(handlers)
   showView(readView())
-  q.addEventListener('input', searchSoon)
-  category.addEventListener('input', searchSoon)
-  tag.addEventListener('input', searchSoon)
+  for (const box of [q, category, tag]) box.addEventListener('input', typed)
+  document.addEventListener('keydown', typeIntoSearch)
   q.addEventListener('keydown', (event) => {
-    keyPressed(event, q.value, committedQ)
+    keyPressed(event, q.value)
     // Enter: a scanned code first, else search now. (The form has no submit button: Enter does not submit it.)
     if (event.key !== 'Enter') return
     searchSoon.cancel()
     const text = q.value.trim()
-    void scanned(text, committedQ).then((found) => {
+    void scanned(text).then((found) => {
       if (found === undefined) {
-        // A barcode alone in the box that no plant has: said so, rather than "no plant matches these filters".
-        unknownCode = /^(\d{8}|\d{12,14})$/.test(text) ? text : ''
+        // A barcode at the end of the box that no plant has: said so, rather than "no plant matches these filters".
+        unknownCode = trailingBarcode(text)
         return changed('replace')
       }
-      // The box and the list go back to the search they held, ready for the next scan.
-      q.value = searchBeforeScan()
+      // The box and the list go back to the search they held before the code, ready for the next scan.
+      q.value = found.before
       searchSoon.cancel()
       say(qHint, '')
       changed('replace')
-      events.open(found.id, q)
+      events.open(found.plant.id, q)
     })
   })
   // A closed select changes at each arrow key: the list follows once the choice settles, not at each press.

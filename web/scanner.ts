@@ -5,50 +5,50 @@ import { api, type Plant } from './api.js'
 
 const GTIN = /^(\d{8}|\d{12,14})$/
 const SKU = /^[A-Za-z0-9._-]{1,64}$/
+/** Keys closer together than this are a burst (a scanner's, a held key); a person's are further apart. */
+export const BURST_MS = 60
 
-/** What the box held when the last burst of fast keystrokes (a scanner's) began, and the search then shown. */
+/** What the box held when the last burst of fast keystrokes (a scanner's) began. */
 let beforeBurst = ''
-let answeredBeforeBurst = ''
-let lastKeyAt = 0
+let lastKeyAt = -Infinity
 
 /**
- * What in the search box may be a scanned code: a scanner types after whatever the box held, so
- * the text after the search last answered, the text after the last fast burst began, or all of it.
+ * What in the search box may be a code, most likely first: a scanner types after whatever the box
+ * held, so the text its burst added (a burst: a single key is a person's); the last word (typed by
+ * hand after a search); all of it.
  */
-function codesIn (text: string, answered: string): string[] {
-  const after = (prefix: string): string => prefix !== '' && text.startsWith(prefix) ? text.slice(prefix.length).trim() : ''
-  return [...new Set([after(answered.trim()), after(beforeBurst.trim()), text])].filter((code) => SKU.test(code))
+function codesIn (text: string): string[] {
+  const burst = beforeBurst !== '' && text.startsWith(beforeBurst) ? text.slice(beforeBurst.length).trim() : ''
+  const lastWord = text.split(/\s+/).at(-1) ?? ''
+  return [...new Set([burst.length >= 4 ? burst : '', lastWord, text])].filter((code) => SKU.test(code))
 }
 
-/** Notes a key pressed in the search box, whose value is `value` before it, with the search `answered` on screen. */
-export function keyPressed (event: KeyboardEvent, value: string, answered: string): void {
+/** Notes a key pressed in the search box, whose value is `value` before it. */
+export function keyPressed (event: KeyboardEvent, value: string): void {
   // Keys far apart are a person typing: a burst that follows is a scanner's, after what the box holds now.
-  if (event.key.length === 1 && event.timeStamp - lastKeyAt > 50) {
-    beforeBurst = value
-    answeredBeforeBurst = answered
-  }
+  if (event.key.length === 1 && event.timeStamp - lastKeyAt > BURST_MS) beforeBurst = value
   lastKeyAt = event.timeStamp
 }
 
-/**
- * The search shown before the last burst began: what the box goes back to once a scanned plant
- * opens. (The list answers the burst's first key at once, as it does a person's, so the search
- * answered last may hold that key.)
- */
-export function searchBeforeScan (): string {
-  return answeredBeforeBurst
+/** A barcode that may be what a scanner put at the end of `text` (for "No plant has the barcode …"). */
+export function trailingBarcode (text: string): string {
+  return codesIn(text.trim()).find((code) => GTIN.test(code)) ?? ''
 }
 
-/** The plant whose barcode or SKU is in the search box's `text` (`answered`: the search last shown), if any. */
-export async function scanned (text: string, answered: string): Promise<Plant | undefined> {
-  const tries = codesIn(text, answered).flatMap((code) => [...GTIN.test(code) ? [`barcode=${code}`] : [], `sku=${encodeURIComponent(code)}`])
-  for (const query of tries) {
-    try {
-      const { body } = await api<{ items: Plant[] }>('GET', `/v3/plant?${query}&limit=1`)
-      const found = body.items[0]
-      if (found !== undefined) return found
-    } catch {
-      // Not a code the catalogue takes (a barcode with a wrong check digit): a search, then.
+/**
+ * The plant whose barcode or SKU is at the end of the search box's `text`, if any, and what the
+ * box held before that code (the search to go back to).
+ */
+export async function scanned (text: string): Promise<{ plant: Plant, before: string } | undefined> {
+  for (const code of codesIn(text)) {
+    for (const query of [...GTIN.test(code) ? [`barcode=${code}`] : [], `sku=${encodeURIComponent(code)}`]) {
+      try {
+        const { body } = await api<{ items: Plant[] }>('GET', `/v3/plant?${query}&limit=1`)
+        const plant = body.items[0]
+        if (plant !== undefined) return { plant, before: text.slice(0, text.length - code.length).trim() }
+      } catch {
+        // Not a code the catalogue takes (a barcode with a wrong check digit): a search, then.
+      }
     }
   }
   return undefined
