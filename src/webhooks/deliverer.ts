@@ -229,7 +229,9 @@ export class DeliveryLoop {
     if (this.retrying) return Math.min(webhook.nextAttemptAt! - now, settings.leaseMs / 4)
     let page: FeedEntry[]
     try {
-      page = await feed.read(webhook.cursor, PAGE)
+      // After a failure, one change: a receiver still down fails it again, and a page read for it
+      // (on its own, behind the shared window) would be thrown away at every retry.
+      page = await feed.read(webhook.cursor, webhook.attempts > 0 ? 1 : PAGE)
     } catch (err) {
       if (!(err instanceof FeedGone)) throw err
       // The feed no longer holds what this webhook missed: it cannot be sent, so say so and stop.
