@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -72,9 +72,66 @@ async function freshPostgres (name: string, drop = false): Promise<string> {
   return url.toString()
 }
 
-interface Run { code: number | null, stdout: string, stderr: string, ms: number, cpuUs: number, mainUs: number }
+interface Run { code: number | null, stdout: string, stderr: string, ms: number, cpuUs: number, mainUs: number, pg?: PostgresCpu }
 
-function cli (argv: string[], env: Record<string, string>, nodeArgs: string[] = []): Promise<Run> {
+/** PostgreSQL's CPU during a run, in µs: the backends of the run's own connections, and the whole server. */
+interface PostgresCpu { backendsUs: number, serverUs: number }
+
+/** Every PostgreSQL process's CPU so far (µs), plus what the postmaster's exited children used: the server's total. */
+function postgresServerUs (): number {
+  let total = 0
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue
+    let stat: string
+    try { stat = readFileSync(`/proc/${pid}/stat`, 'utf8') } catch { continue }
+    if (!stat.startsWith(`${pid} (postgres) `)) continue
+    const fields = stat.split(') ')[1].split(' ')
+    total += Number(fields[11]) + Number(fields[12])
+    // The postmaster (its parent is no postgres process) has reaped every backend that exited: cutime + cstime.
+    const parent = fields[1]
+    let parentStat = ''
+    try { parentStat = readFileSync(`/proc/${parent}/stat`, 'utf8') } catch {}
+    if (!parentStat.startsWith(`${parent} (postgres) `)) total += Number(fields[13]) + Number(fields[14])
+  }
+  return total * 1e6 / CLOCK_TICKS
+}
+
+/**
+ * Watches the backends of `database` (the run's connections: pg_stat_activity, asked every 100 ms)
+ * and their CPU (/proc, every 10 ms; the last 10 ms of a backend that exits may be missed).
+ */
+async function watchBackends (database: string): Promise<() => Promise<PostgresCpu>> {
+  const { default: pg } = await import('pg')
+  const admin = new pg.Client({ connectionString: databaseUrl })
+  await admin.connect()
+  const serverBefore = postgresServerUs()
+  const seen = new Map<number, number>()
+  let asking = false
+  const ask = setInterval(() => {
+    if (asking) return
+    asking = true
+    admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]).then(({ rows }) => {
+      for (const { pid } of rows) if (!seen.has(pid)) seen.set(pid, 0)
+    }, () => {}).finally(() => { asking = false })
+  }, 100)
+  const read = setInterval(() => {
+    for (const pid of seen.keys()) seen.set(pid, cpuUs(pid) ?? seen.get(pid)!)
+  }, 10)
+  return async () => {
+    clearInterval(ask)
+    clearInterval(read)
+    await admin.end()
+    return { backendsUs: [...seen.values()].reduce((a, b) => a + b, 0), serverUs: postgresServerUs() - serverBefore }
+  }
+}
+
+async function cli (argv: string[], env: Record<string, string>, nodeArgs: string[] = []): Promise<Run> {
+  const backends = databaseUrl ? await watchBackends(pgName) : undefined
+  const run = await cliRun(argv, env, nodeArgs)
+  return backends ? { ...run, pg: await backends() } : run
+}
+
+function cliRun (argv: string[], env: Record<string, string>, nodeArgs: string[] = []): Promise<Run> {
   return new Promise((resolve, reject) => {
     const started = performance.now()
     const child = spawn('taskset', ['-c', '0', process.execPath, ...nodeArgs, join(dir, 'dist/src/cli/plants.js'), ...argv],
@@ -99,6 +156,9 @@ function cli (argv: string[], env: Record<string, string>, nodeArgs: string[] = 
 
 const build = spawnSync(process.execPath, [join(dir, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: dir, encoding: 'utf8' })
 if (build.status !== 0) log(`warning: tsc reported errors:\n${build.stdout.trim().split('\n').slice(0, 5).join('\n')}`)
+// The PostgreSQL migrations are read from beside their compiled module (scripts/build.mjs copies them
+// too): without them a fresh checkout's store never becomes ready, and the CLI's first read times out.
+cpSync(join(dir, 'src/store/postgres/migrations'), join(dir, 'dist/src/store/postgres/migrations'), { recursive: true })
 const tmp = mkdtempSync(join(tmpdir(), 'import-cpu-'))
 const pgName = `plant_import_cpu_${process.pid}`
 const where = databaseUrl ? await freshPostgres(pgName) : join(tmp, 'data')
@@ -118,7 +178,7 @@ try {
   const profiles = join(tmp, 'profiles')
   mkdirSync(profiles)
   console.log(`import of ${rows} updating rows, ${dir}, load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
-  console.log('round    wall s    rows/s   CPU µs/row (all threads)   main thread µs/row')
+  console.log(`round    wall s    rows/s   CPU µs/row (all threads)   main thread µs/row${databaseUrl ? '   PG backends µs/row   PG server µs/row' : ''}`)
   for (let r = 0; r < rounds; r++) {
     for (const row of table) row[status] = STATUSES[(STATUSES.indexOf(row[status]) + 1) % STATUSES.length]
     writeFileSync(file, [header.join(','), ...table.map((row) => row.map(csvCell).join(','))].join('\n') + '\n')
@@ -127,7 +187,8 @@ try {
     const updated = Number(/updated\s+([\d,]+)/.exec(run.stdout)?.[1].replace(/,/g, '') ?? NaN)
     if (run.code !== 0 || updated !== rows) throw new Error(`import exited ${run.code}, updated ${updated}:\n${run.stdout}${run.stderr.slice(0, 2000)}`)
     console.log(`${String(r + 1).padStart(5)} ${(run.ms / 1000).toFixed(2).padStart(9)} ${Math.round(rows / (run.ms / 1000)).toString().padStart(9)} ` +
-      `${(run.cpuUs / rows).toFixed(1).padStart(26)} ${(run.mainUs / rows).toFixed(1).padStart(20)}`)
+      `${(run.cpuUs / rows).toFixed(1).padStart(26)} ${(run.mainUs / rows).toFixed(1).padStart(20)}` +
+      (run.pg ? `${(run.pg.backendsUs / rows).toFixed(1).padStart(21)} ${(run.pg.serverUs / rows).toFixed(1).padStart(18)}` : ''))
   }
   console.log(`load after ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
   if (cpuProf) for (const f of readdirSync(profiles)) console.log(`profile ${join(profiles, f)}`)
