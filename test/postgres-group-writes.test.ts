@@ -141,6 +141,44 @@ describe('PostgreSQL group writes', { skip: postgresEngine.skip }, () => {
     assert.deepEqual(await store.inventory(), { available: 59 + 5 - 9, pending: 0, sold: 1 })
   })
 
+  it('text that array literals and JSON escape (quotes, backslashes, braces, commas, NULL, control characters, U+0000) goes through a group\'s create, update and delete exactly', async (t) => {
+    const store = await open(t)
+    const odd = ['"quoted", {braced}', 'back\\slash \\"', 'NULL', '\u0001\u001f\t\n', 'nul \u0000 and \uffff1', 'é 𝄞 \u2028']
+    const plain = (await store.create(fields('plain'))).plant
+    const gone = (await store.create(fields('gone'))).plant
+    const head = await store.head()
+    const { settled, commits } = await group(() => [
+      store.create(fields(odd[0], { category: odd[1], tags: odd, description: odd[4], sku: 'S-1', barcode: null, price: '1.5' }), { key: 'odd-key', requestHash: 'h' }),
+      store.update(plain.id, fields(odd[3], { category: odd[2], tags: [...odd].reverse(), description: odd[5] })),
+      store.remove(gone.id)
+    ] as Array<Promise<unknown>>)
+    assert.equal(commits, 1)
+    const created = (value(settled[0]) as { plant: StoredPlant }).plant
+    const updated = value(settled[1]) as StoredPlant
+    assert.deepEqual(await store.get(created.id), created)
+    assert.deepEqual(await store.get(updated.id), updated)
+    assert.deepEqual(updated.tags, [...odd].reverse())
+    assert.deepEqual((await store.list({ tags: [odd[0]], afterId: 0, limit: 10 })).map((p) => p.id), [plain.id, created.id])
+    assert.deepEqual((await store.list({ terms: ['quoted'], afterId: 0, limit: 10 })).map((p) => p.id), [created.id])
+    const page = await store.changes(head, 10)
+    assert.deepEqual(page.items.map((ch) => ch.plant), [toRecord(created), toRecord(updated), null])
+    assert.deepEqual((await store.history(plain.id, undefined, 10))![0].changes.name, ['plain', odd[3]])
+    assert.deepEqual((await store.trashed(gone.id))?.plant.name, 'gone')
+    assert.deepEqual(await store.create(fields(odd[0], { category: odd[1], tags: odd, description: odd[4], sku: 'S-1', barcode: null, price: '1.5' }), { key: 'odd-key', requestHash: 'h' }),
+      { plant: created, replayed: true })
+  })
+
+  it('a lone UTF-16 surrogate (refused by the API, not by the store) is written as U+FFFD, as a text parameter writes it', async (t) => {
+    const store = await open(t)
+    const { plant } = await store.create(fields('lone \ud800', { tags: ['\udc00'] }))
+    const read = await store.get(plant.id)
+    assert.equal(read?.name, 'lone \ufffd')
+    assert.deepEqual(read?.tags, ['\ufffd'])
+    const updated = await store.patch(plant.id, { category: 'c\udbff' })
+    assert.equal(updated.category, 'c\udbff')
+    assert.equal((await store.get(plant.id))?.category, 'c\ufffd')
+  })
+
   it('GETs by id and inventory reads arriving together share one statement each, and each gets its answer', async (t) => {
     const store = await open(t)
     const plants = await Promise.all(Array.from({ length: 20 }, (_, i) => store.create(fields(`p${i}`, { status: i < 5 ? 'sold' : 'available' })).then((r) => r.plant)))

@@ -58,9 +58,12 @@ export function searchText (key: string): string {
 export const startTrigram = (term: string): string => [...term].length === 1 ? `\u0002\u0002${term}` : `\u0001${term}`
 
 /** The word starts PostgreSQL indexes for a name key (a text[] with a GIN index): each start's first character and first two. */
-export function startTokens (key: string): string[] {
+export const startTokens = (key: string): string[] => startTokensOfFolded(foldKey(key))
+
+/** startTokens of a key already folded (foldKey). */
+export function startTokensOfFolded (folded: string): string[] {
   const tokens = new Set<string>()
-  for (const start of wordStarts(foldKey(key))) {
+  for (const start of wordStarts(folded)) {
     const chars = [...start]
     tokens.add(chars[0])
     if (chars.length === 2) tokens.add(start)

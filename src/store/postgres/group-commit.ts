@@ -9,7 +9,8 @@ import type { Plant } from '../../catalogue/plant.js'
 import type { Session } from './connection.js'
 import { isRetryable, isUnavailable, storageError } from './storage-errors.js'
 import { recordCommit } from '../commit-sizes.js'
-import { KIND_CODE, needsTransaction, writeGroup, type Outcome, type WriteOp } from './group-writes.js'
+import { KIND_CODE } from './group-statement.js'
+import { needsTransaction, writeGroup, type Outcome, type WriteOp } from './group-writes.js'
 
 /** What a unit of work sees: its transaction's connection, and the outbox it appends to. */
 export interface Tx {

@@ -1,14 +1,12 @@
 import type pg from 'pg'
-import { nameKey } from '../../catalogue/name-key.js'
-import { searchKeyOf, searchStartsOf, textArray } from './search-columns.js'
 import type { Photo } from '../../catalogue/photo.js'
 import { IdempotencyKeyReused, PlantNotFound, SkuTaken, VersionMismatch } from '../../catalogue/errors.js'
 import { fieldChanges } from '../../catalogue/history.js'
 import { toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
-import { canonicalPrice, formatCents, priceCents, skuKey, timestamp } from '../../catalogue/store-fields.js'
+import { canonicalPrice, formatCents, skuKey, timestamp } from '../../catalogue/store-fields.js'
 import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
-import { toKey } from './list-query.js'
-import { fromPostgresText as fromDb, toPostgresText as toDb } from './text-escape.js'
+import { WRITE, writeValues, type ChangeRow, type TrashRow } from './group-statement.js'
+import { fromPostgresText as fromDb } from './text-escape.js'
 
 // The plant writes of one group commit, set-based: whatever the number of writes, a group costs a
 // fixed number of statements. Creates alone: one statement (no transaction needed). With updates,
@@ -75,65 +73,6 @@ const UNCLAIM = 'DELETE FROM idempotency_keys WHERE key = ANY ($1::text[]) AND r
 
 // A new statement sees what a racing claim committed (the claim above waited for it).
 const EARLIER = 'SELECT key, request_hash, response, created_at FROM idempotency_keys WHERE key = ANY ($1::text[])'
-
-/** A change's kind as the history stores it (catalogue/history.ts KIND_CODES), from `x.kind`. */
-export const KIND_CODE = "CASE x.kind WHEN 'created' THEN 0 WHEN 'updated' THEN 1 ELSE 2 END"
-
-// Ids are drawn from the identity's sequence first, so each created row knows its id; its outbox
-// record and key answer are the JSON built here with the id put in front ('{"id":7,' || rest).
-// The row locks of updated and deleted plants are held already (PREPARE); feed_head's is taken
-// last, just before COMMIT, as the sequence numbers need (see group-commit.ts).
-const WRITE = `
-WITH c AS (
-  SELECT nextval(pg_get_serial_sequence('plants', 'id')) AS id, c.*
-  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $25::text[], $26::bigint[], $27::text[], $28::text[], $33::text[], $34::text[])
-    WITH ORDINALITY AS c (name, name_key, category, tags, status, idem, response, description, price, sku, barcode, search_key, search_starts, n)
-), created AS (
-  INSERT INTO plants (id, name, name_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, version, created_at, updated_at) OVERRIDING SYSTEM VALUE
-  SELECT id, name, name_key, category, tags::text[], status, description, price, sku, barcode, search_key, search_starts::text[], 1, $1, $1 FROM c
-), created_tags AS (
-  INSERT INTO plant_tags (tag, plant_id) SELECT t, c.id FROM c, unnest(c.tags::text[]) AS t
-), answered AS (
-  UPDATE idempotency_keys k SET plant_id = c.id, response = '{"id":' || c.id || ',' || c.response FROM c WHERE k.key = c.idem
-), u AS (
-  SELECT id, name, name_key, category, tags::text[] AS tags, status, version, description, price, sku, barcode, search_key, search_starts::text[] AS search_starts
-  FROM unnest($9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::int[], $29::text[], $30::bigint[], $31::text[], $32::text[], $35::text[], $36::text[])
-    AS u (id, name, name_key, category, tags, status, version, description, price, sku, barcode, search_key, search_starts)
-), updated AS (
-  UPDATE plants p SET name = u.name, name_key = u.name_key, category = u.category, tags = u.tags, status = u.status, version = u.version, updated_at = $1,
-    description = u.description, price = u.price, sku = u.sku, barcode = u.barcode, search_key = u.search_key, search_starts = u.search_starts
-  FROM u WHERE p.id = u.id
-), dropped AS (
-  DELETE FROM plant_tags t USING u WHERE t.plant_id = u.id AND t.tag <> ALL (u.tags)
-), added AS (
-  INSERT INTO plant_tags (tag, plant_id) SELECT t, u.id FROM u, unnest(u.tags) AS t ON CONFLICT DO NOTHING
-), deleted AS (
-  DELETE FROM plants WHERE id = ANY ($16::bigint[])
-), trashed AS (
-  -- A deleted plant moves to the trash (migrations/009_trash.sql), its photos' references with it.
-  INSERT INTO trash (id, plant, version, trashed_at, trashed_by) SELECT t.id, t.plant, t.version, $1, t.actor FROM unnest($16::bigint[], $38::text[], $39::int[], $40::text[]) AS t (id, plant, version, actor)
-), head AS (
-  UPDATE meta SET value = value + $17 WHERE key = 'feed_head' RETURNING value
-), appended AS (
-  INSERT INTO changes (seq, kind, plant_id, version, plant, at, actor)
-  SELECT head.value - $17 + x.n, x.kind, coalesce(x.plant_id, c.id), x.version,
-    CASE WHEN x.ref IS NULL THEN x.plant ELSE '{"id":' || c.id || ',' || x.plant END, $1, x.actor
-  FROM head CROSS JOIN unnest($18::text[], $19::bigint[], $20::int[], $21::int[], $22::text[], $37::text[]) WITH ORDINALITY AS x (kind, plant_id, ref, version, plant, actor, n)
-  LEFT JOIN c ON c.n = x.ref
-), recorded AS (
-  -- Each change's version in its plant's history (migrations/013_history.sql): the changed fields.
-  INSERT INTO history (plant_id, at, version, kind, actor, changes)
-  SELECT coalesce(x.plant_id, c.id), $1, x.version, ${KIND_CODE}, x.actor, x.changes
-  FROM unnest($18::text[], $19::bigint[], $20::int[], $21::int[], $37::text[], $41::text[]) AS x (kind, plant_id, ref, version, actor, changes)
-  LEFT JOIN c ON c.n = x.ref
-), counted AS (
-  -- After head (it joins it), so every writer takes feed_head's lock first and the count rows after it.
-  UPDATE meta m SET value = m.value + d.delta
-  FROM head, (SELECT 'count_' || k AS key, sum(v) AS delta FROM unnest($23::text[], $24::bigint[]) AS d (k, v) GROUP BY k) d
-  WHERE m.key = d.key AND d.delta <> 0
-)
-SELECT (SELECT coalesce(array_agg(id ORDER BY n), '{}') FROM c) AS ids, value AS head,
-  pg_notify('plant_changes', current_schema() || ':' || value) FROM head`
 
 // Purged plants' photo files (trash.ts): one reference less per photo naming them, then the unnamed ones go.
 export const UNREF_FILES = `UPDATE photo_files f SET refs = f.refs - d.n
@@ -202,6 +141,8 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
     for (const key of r.claimed) claimed.add(key)
     for (const row of r.plants) current.set(row.id, toPlant(row))
   }
+  // The plants as locked, before this group's writes: their tag rows are these plants' tags.
+  const locked = new Map(current)
   const earlier = new Map<string, Earlier>()
   const taken = [...keyHashes.keys()].filter((k) => !claimed.has(k))
   if (taken.length > 0) {
@@ -242,12 +183,12 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
   const creator = new Map<string, Create>() // the create in this group that claimed the key
   const replays: Array<{ index: number, of: Create }> = []
   // `history`: the changed fields (JSON), for the plant's history.
-  const changes: Array<{ kind: 'created' | 'updated' | 'deleted', id: number | null, ref: number | null, version: number, plant: string | null, actor: string, history: string }> = []
+  const changes: ChangeRow[] = []
   const counts = new Map<string, number>()
   const count = (status: string, delta: number): void => { counts.set(status, (counts.get(status) ?? 0) + delta) }
   const touched = new Set<number>()
   // Deleted plants as they were, for the trash: the record (JSON) and the deleted change's version.
-  const trashed = new Map<number, { plant: string, version: number, actor: string }>()
+  const trashed = new Map<number, TrashRow>()
   ops.forEach((op, index) => {
     if (op === undefined) return
     try {
@@ -293,7 +234,7 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
         if (plant.sku !== null) movedInGroup.add(skuKey(plant.sku))
         count(plant.status, -1)
         // The photos' files keep their references: the trash names them until the plant is purged.
-        trashed.set(op.id, { plant: JSON.stringify(plant), version: plant.version + 1, actor: op.actor })
+        trashed.set(op.id, { id: op.id, plant: JSON.stringify(plant), version: plant.version + 1, actor: op.actor })
         changes.push({ kind: 'deleted', id: op.id, ref: null, version: plant.version + 1, plant: null, actor: op.actor, history: '{}' })
         current.set(op.id, null)
         touched.add(op.id)
@@ -331,34 +272,17 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
 
   // 3. Everything in one statement.
   const updated: StoredPlant[] = []
-  const deleted: number[] = []
+  const deleted: TrashRow[] = []
   for (const id of touched) {
     const plant = current.get(id)
     if (plant) updated.push(plant)
-    else deleted.push(id)
+    else deleted.push(trashed.get(id)!)
   }
-  const db = (s: string | null): string | null => s === null ? null : toDb(s)
+  const createRows = creates.map((c) => ({ fields: c.fields, key: c.key, response: c.key === null ? null : afterId({ ...storedCreate(0, c.fields, now), id: undefined }) }))
   const { rows: [written] } = await client.query<{ ids: string[], head: number }>({
     name: 'plants-write',
     text: WRITE,
-    values: [
-      now,
-      creates.map((c) => toDb(c.fields.name)), creates.map((c) => toKey(nameKey(c.fields.name))), creates.map((c) => db(c.fields.category)),
-      creates.map((c) => textArray(c.fields.tags.map(toDb))), creates.map((c) => c.fields.status), creates.map((c) => c.key),
-      creates.map((c) => c.key === null ? null : afterId({ ...storedCreate(0, c.fields, now), id: undefined })),
-      updated.map((p) => p.id), updated.map((p) => toDb(p.name)), updated.map((p) => toKey(nameKey(p.name))), updated.map((p) => db(p.category)),
-      updated.map((p) => textArray(p.tags.map(toDb))), updated.map((p) => p.status), updated.map((p) => p.version),
-      deleted,
-      changes.length, changes.map((c) => c.kind), changes.map((c) => c.id), changes.map((c) => c.ref), changes.map((c) => c.version), changes.map((c) => c.plant),
-      [...counts.keys()], [...counts.values()],
-      creates.map((c) => db(c.fields.description)), creates.map((c) => centsOf(c.fields.price)), creates.map((c) => c.fields.sku), creates.map((c) => c.fields.barcode),
-      updated.map((p) => db(p.description)), updated.map((p) => centsOf(p.price)), updated.map((p) => p.sku), updated.map((p) => p.barcode),
-      creates.map((c) => searchKeyOf(c.fields.name)), creates.map((c) => textArray(searchStartsOf(c.fields.name))),
-      updated.map((p) => searchKeyOf(p.name)), updated.map((p) => textArray(searchStartsOf(p.name))),
-      changes.map((c) => c.actor),
-      deleted.map((id) => trashed.get(id)!.plant), deleted.map((id) => trashed.get(id)!.version), deleted.map((id) => trashed.get(id)!.actor),
-      changes.map((c) => c.history)
-    ]
+    values: writeValues(now, createRows, updated, locked, deleted, changes, counts)
   })
   const createdIds = written.ids.map(Number)
   creates.forEach((c, i) => {
@@ -375,8 +299,6 @@ function storedCreate (id: number, { name, category, tags, status, description, 
   const at = timestamp(now)
   return { id, name, category, tags, status, description, price: canonicalPrice(price), sku, barcode, photos: [], createdAt: at, updatedAt: at, version: 1 }
 }
-
-const centsOf = (price: string | null): number | null => price === null ? null : priceCents(price)!
 
 /** A write that must wait for the next group: it wants a SKU another write of this group moves. */
 class Requeue extends Error {}

@@ -1,6 +1,7 @@
 import pg from 'pg'
 import { nameKey } from '../../catalogue/name-key.js'
-import { foldKey, startTokens } from '../../catalogue/search-key.js'
+import { foldKey, startTokens, startTokensOfFolded } from '../../catalogue/search-key.js'
+import { toKey } from './list-query.js'
 import { fromPostgresText } from './text-escape.js'
 
 // What q searches on PostgreSQL (migration 007), computed in JavaScript as on SQLite (search-key.ts):
@@ -13,6 +14,13 @@ export const textArray = (items: string[]): string => `{${items.map((s) => `"${s
 
 export const searchKeyOf = (name: string): string => foldKey(nameKey(name))
 export const searchStartsOf = (name: string): string[] => startTokens(nameKey(name))
+
+/** A name's three derived columns (name_key as stored, search_key, search_starts), each step taken once. */
+export function nameColumns (name: string): { nameKey: string, searchKey: string, searchStarts: string[] } {
+  const key = nameKey(name)
+  const searchKey = foldKey(key)
+  return { nameKey: toKey(key), searchKey, searchStarts: startTokensOfFolded(searchKey) }
+}
 
 /**
  * Fills the search columns of plants written before migration 007 (or by an older instance), in
