@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import { MAX_BATCH_OPERATIONS, type BatchOperation } from '../catalogue/batch.js'
 import type { Plant } from '../catalogue/plant.js'
 import { skuKey } from '../catalogue/store-fields.js'
@@ -28,6 +29,14 @@ const PAGE = 1000
  * fewer through a service, whose 1 MiB body 500 plants of long descriptions would not fit in.
  */
 const DEFAULT_BATCH = { store: MAX_BATCH_OPERATIONS, service: 200 }
+/**
+ * Rows planned between turns of the event loop while a batch is being written. A file is read a
+ * megabyte (some 6,000 rows) at a time, and planning ran through it with no turn: a batch handed to
+ * the store did not even start (its group commit waits for a turn) until the next batch was planned,
+ * and each of its round trips then waited for the planning in hand. Planning and writing took turns
+ * instead of overlapping (PostgreSQL idle 45 % of the import, the CLI 65 %).
+ */
+const ROWS_A_TURN = 20
 
 export const importCommand: Command = {
   name: 'import',
@@ -179,6 +188,7 @@ async function runImport (values: Record<string, any>, positionals: string[], io
       for await (const rows of readRows(file, format, () => {})) {
         for (const row of rows) {
           if (++done % 1000 === 0) progress.update(done)
+          if (inFlight !== undefined && done % ROWS_A_TURN === 0) await nextTurn()
           if (!row.ok) { report(row.line, row.reason); continue }
           const plan = planner.plan(row)
           if (plan.kind === 'refused') report(row.line, plan.reason)
