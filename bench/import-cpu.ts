@@ -97,8 +97,9 @@ function postgresServerUs (): number {
 }
 
 /**
- * Watches the backends of `database` (the run's connections: pg_stat_activity, asked every 100 ms)
- * and their CPU (/proc, every 10 ms; the last 10 ms of a backend that exits may be missed).
+ * Watches the backends of `database` (pg_stat_activity, asked every 100 ms: the run's connections, and
+ * any autovacuum worker on that database) and their CPU (/proc, every 10 ms; the last 10 ms of a
+ * backend that exits may be missed).
  */
 async function watchBackends (database: string): Promise<() => Promise<PostgresCpu>> {
   const { default: pg } = await import('pg')
