@@ -123,9 +123,9 @@ staffPageTest('a barcode scanner typing into the search box opens the plant with
   assert.equal(await search.inputValue(), 'mon', 'the search box holds the search again')
   await editor.getByRole('button', { name: 'Close' }).click()
   await editor.waitFor({ state: 'hidden' })
-  // A SKU, in any case.
+  // A SKU, in any case; from a scanner slowed by a busy machine (keys 80 ms apart: no burst).
   await search.click()
-  await page.keyboard.type('mon-7')
+  await page.keyboard.type('mon-7', { delay: 80 })
   await page.keyboard.press('Enter')
   await page.waitForFunction(() => (document.getElementById('f-name') as HTMLInputElement).value === 'Monstera deliciosa')
   await editor.getByRole('button', { name: 'Close' }).click()

@@ -8,25 +8,33 @@ const SKU = /^[A-Za-z0-9._-]{1,64}$/
 /** Keys closer together than this are a burst (a scanner's, a held key); a person's are further apart. */
 export const BURST_MS = 60
 
-/** What the box held when the last burst of fast keystrokes (a scanner's) began. */
+/** A pause this long ends a run of typing: what follows is typed after what the box then held. */
+const RUN_MS = 1000
+
+/** What the box held when the last burst of fast keystrokes (a scanner's) began, and when the last run of typing began. */
 let beforeBurst = ''
+let beforeRun = ''
 let lastKeyAt = -Infinity
 
 /**
  * What in the search box may be a code, most likely first: a scanner types after whatever the box
- * held, so the text its burst added (a burst: a single key is a person's); the last word (typed by
- * hand after a search); all of it.
+ * held, so the text its burst added (a burst: a single key is a person's), or the text added since
+ * the typing began (a scanner slowed by a busy machine breaks its burst); the digits at the end (a
+ * barcode after a search); the last word (typed by hand after a search); all of it.
  */
 function codesIn (text: string): string[] {
-  const burst = beforeBurst !== '' && text.startsWith(beforeBurst) ? text.slice(beforeBurst.length).trim() : ''
+  const after = (prefix: string): string => prefix !== '' && text.startsWith(prefix) ? text.slice(prefix.length).trim() : ''
+  const burst = after(beforeBurst)
+  const digits = /\d{8,14}$/.exec(text)?.[0] ?? ''
   const lastWord = text.split(/\s+/).at(-1) ?? ''
-  return [...new Set([burst.length >= 4 ? burst : '', lastWord, text])].filter((code) => SKU.test(code))
+  return [...new Set([burst.length >= 4 ? burst : '', after(beforeRun), GTIN.test(digits) ? digits : '', lastWord, text])].filter((code) => SKU.test(code))
 }
 
 /** Notes a key pressed in the search box, whose value is `value` before it. */
 export function keyPressed (event: KeyboardEvent, value: string): void {
   // Keys far apart are a person typing: a burst that follows is a scanner's, after what the box holds now.
   if (event.key.length === 1 && event.timeStamp - lastKeyAt > BURST_MS) beforeBurst = value
+  if (event.key.length === 1 && event.timeStamp - lastKeyAt > RUN_MS) beforeRun = value
   lastKeyAt = event.timeStamp
 }
 

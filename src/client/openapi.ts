@@ -463,7 +463,7 @@ export interface paths {
         head?: never;
         /**
          * Change a webhook's URL or events, pause it, or resume it
-         * @description `status: paused` stops its deliveries; `status: active` resumes them from where it stopped, a failing webhook included.
+         * @description `status: paused` stops its deliveries; `status: active` resumes them from where it stopped, a failing webhook included. A new `url` is tried at once, its retries counted afresh (a paused webhook stays paused).
          */
         patch: operations["update-webhook"];
         trace?: never;
