@@ -83,6 +83,24 @@ const db = (s: string | null): string | null => s === null ? null : toDb(s)
 const sameTags = (a: string[] | undefined, b: string[]): boolean => a !== undefined && a.length === b.length && a.every((tag, i) => tag === b[i])
 const centsOf = (price: string | null): number | null => price === null ? null : priceCents(price)!
 
+/** A plant's fields as the plants table's columns, the search columns with them: a create's and an update's alike. */
+function plantColumns (f: Pick<StoredPlant, 'name' | 'category' | 'tags' | 'status' | 'description' | 'price' | 'sku' | 'barcode'>): Record<string, unknown> {
+  const names = nameColumns(f.name)
+  return {
+    name: toDb(f.name),
+    name_key: names.nameKey,
+    category: db(f.category),
+    tags: f.tags.map(toDb),
+    status: f.status,
+    description: db(f.description),
+    price: centsOf(f.price),
+    sku: f.sku,
+    barcode: f.barcode,
+    search_key: names.searchKey,
+    search_starts: names.searchStarts
+  }
+}
+
 /**
  * WRITE's parameters, in its order. `before`: each updated plant as the group found it (its locked
  * row), whose tag rows plant_tags holds.
@@ -90,44 +108,8 @@ const centsOf = (price: string | null): number | null => price === null ? null :
 export function writeValues (now: number, creates: CreateRow[], updated: StoredPlant[], before: Map<number, StoredPlant | null>, trashed: TrashRow[], changes: ChangeRow[], counts: Map<string, number>): unknown[] {
   return [
     now,
-    jsonParam(creates.map(({ fields: f, key, response }, i) => {
-      const names = nameColumns(f.name)
-      return {
-        n: i + 1,
-        name: toDb(f.name),
-        name_key: names.nameKey,
-        category: db(f.category),
-        tags: f.tags.map(toDb),
-        status: f.status,
-        idem: key,
-        response,
-        description: db(f.description),
-        price: centsOf(f.price),
-        sku: f.sku,
-        barcode: f.barcode,
-        search_key: names.searchKey,
-        search_starts: names.searchStarts
-      }
-    })),
-    jsonParam(updated.map((p) => {
-      const names = nameColumns(p.name)
-      return {
-        id: p.id,
-        name: toDb(p.name),
-        name_key: names.nameKey,
-        category: db(p.category),
-        tags: p.tags.map(toDb),
-        status: p.status,
-        version: p.version,
-        description: db(p.description),
-        price: centsOf(p.price),
-        sku: p.sku,
-        barcode: p.barcode,
-        search_key: names.searchKey,
-        search_starts: names.searchStarts,
-        retag: !sameTags(before.get(p.id)?.tags, p.tags)
-      }
-    })),
+    jsonParam(creates.map(({ fields, key, response }, i) => ({ n: i + 1, ...plantColumns(fields), idem: key, response }))),
+    jsonParam(updated.map((p) => ({ id: p.id, ...plantColumns(p), version: p.version, retag: !sameTags(before.get(p.id)?.tags, p.tags) }))),
     jsonParam(trashed),
     changes.length,
     jsonParam(changes.map((c, i) => ({ n: i + 1, kind: c.kind, plant_id: c.id, ref: c.ref, version: c.version, plant: c.plant, actor: c.actor, changes: c.history }))),
