@@ -35,7 +35,7 @@ async function answering (t: TestContext, status: number): Promise<string> {
 
 test('each answer a receiver gives is said in words, never as a status code', async (t) => {
   const client = clientFor(t)
-  const said = async (status: number) => outcome(await client.post(await answering(t, status), '{}', {}))
+  const said = async (status: number) => outcome(await client.post(await answering(t, status), '{}', []))
   const words: Record<number, string> = {
     204: 'Received',
     500: 'Not received: the system had a fault of its own',
@@ -57,15 +57,15 @@ test('each answer a receiver gives is said in words, never as a status code', as
 test('no answer in time, nothing listening, or an address not allowed, is said as such', async (t) => {
   // An attempt's time limit, shortened: the receiver never answers, so the limit is what ends it.
   const hanging = await answering(t, -1)
-  assert.equal(outcome(await clientFor(t, { timeoutMs: 100 }).post(hanging, '{}', {})), 'No answer in time: the system is slow or not running')
+  assert.equal(outcome(await clientFor(t, { timeoutMs: 100 }).post(hanging, '{}', [])), 'No answer in time: the system is slow or not running')
 
   const server = createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const free = (server.address() as AddressInfo).port
   await new Promise((resolve) => server.close(resolve))
-  assert.equal(outcome(await clientFor(t).post(`http://127.0.0.1:${free}/hook`, '{}', {})), 'Nothing answers at that address: the system is not running there')
+  assert.equal(outcome(await clientFor(t).post(`http://127.0.0.1:${free}/hook`, '{}', [])), 'Nothing answers at that address: the system is not running there')
 
-  const refused = await clientFor(t, { allowPrivate: false }).post('http://127.0.0.1:9/hook', '{}', {})
+  const refused = await clientFor(t, { allowPrivate: false }).post('http://127.0.0.1:9/hook', '{}', [])
   assert.match(String(refused.error), /^not sent/)
   assert.equal(outcome(refused), 'Not sent: that address is inside the store’s own network, which the catalogue may not reach now')
 })

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Change, ChangePage } from '../src/catalogue/changes.js'
 import { DeliveredLog } from '../src/webhooks/deliverer.js'
-import { FeedWindow } from '../src/webhooks/feed-window.js'
+import { FeedWindow, pageEntries } from '../src/webhooks/feed-window.js'
 
 // The webhooks' shared view of the feed's newest changes: loops at the head share one read of the
 // store and one serialisation of each change; a loop behind the window reads its own pages.
@@ -35,19 +35,19 @@ test('loops at the head share one read of the store, and get each change seriali
   f.add(3)
   // Ten loops woken by one commit: the first reads; the nine arriving while it runs share one more
   // (it starts after they asked, so none can miss a commit made just before its request).
-  const pages = await Promise.all(Array.from({ length: 10 }, async () => await window.read(0, 100)))
+  const pages = await Promise.all(Array.from({ length: 10 }, async () => pageEntries(await window.read(0, 100))))
   assert.ok(f.reads.length <= 2, `reads: ${f.reads.join(', ')}`)
   for (const page of pages) assert.deepEqual(page.map((e) => e.seq), [1, 2, 3])
   assert.ok(pages.every((page) => page[0].body === pages[0][0].body))
-  assert.deepEqual(JSON.parse(pages[0][2].body), { seq: 3, kind: 'created', id: 3, version: 1, actor: 'anonymous', at: '2026-01-01T00:00:00.000Z', plant: null })
+  assert.deepEqual(JSON.parse(pages[0][2].body.toString()), { seq: 3, kind: 'created', id: 3, version: 1, actor: 'anonymous', at: '2026-01-01T00:00:00.000Z', plant: null })
   // A commit: every loop at 3 asks again; those arriving during the read share the next one.
   f.add(2)
-  const next = await Promise.all(Array.from({ length: 10 }, async () => await window.read(3, 100)))
+  const next = await Promise.all(Array.from({ length: 10 }, async () => pageEntries(await window.read(3, 100))))
   assert.ok(f.reads.length <= 4, `reads: ${f.reads.join(', ')}`)
   for (const page of next) assert.deepEqual(page.map((e) => e.seq), [4, 5])
   // One that is further along is served from the window, without a read.
   const before = f.reads.length
-  assert.deepEqual((await window.read(4, 100)).map((e) => e.seq), [5])
+  assert.deepEqual((pageEntries(await window.read(4, 100))).map((e) => e.seq), [5])
   assert.equal(f.reads.length, before)
 })
 
@@ -56,12 +56,12 @@ test('a loop behind the window reads its own page; the window keeps only the new
   const body = JSON.stringify({ seq: 1, kind: 'created', id: 1, version: 1, actor: 'anonymous', at: '2026-01-01T00:00:00.000Z', plant: null }).length
   const window = new FeedWindow(f.store, body * 5, 100)
   f.add(20)
-  assert.equal((await window.read(0, 100)).length, 20)
+  assert.equal((pageEntries(await window.read(0, 100))).length, 20)
   const reads = f.reads.length
   // The window holds about 5 bodies now: 16 to 20 come from it, 2 to 5 from a read of their own.
-  assert.deepEqual((await window.read(17, 2)).map((e) => e.seq), [18, 19])
+  assert.deepEqual((pageEntries(await window.read(17, 2))).map((e) => e.seq), [18, 19])
   assert.equal(f.reads.length, reads)
-  assert.deepEqual((await window.read(1, 4)).map((e) => e.seq), [2, 3, 4, 5])
+  assert.deepEqual((pageEntries(await window.read(1, 4))).map((e) => e.seq), [2, 3, 4, 5])
   assert.deepEqual(f.reads.slice(reads), [1])
 })
 
@@ -70,15 +70,15 @@ test('the window lets go of what every loop reading it has passed, and keeps wha
   let oldest = 0
   const window = new FeedWindow(f.store, 1024 * 1024, 100, () => oldest)
   f.add(10)
-  assert.equal((await window.read(0, 100)).length, 10)
+  assert.equal((pageEntries(await window.read(0, 100))).length, 10)
   // The slowest loop reading the window is at 6: 7 to 10 stay; 1 to 6 are let go at the next read.
   oldest = 6
   f.add(2)
-  assert.deepEqual((await window.read(10, 100)).map((e) => e.seq), [11, 12])
+  assert.deepEqual((pageEntries(await window.read(10, 100))).map((e) => e.seq), [11, 12])
   const reads = f.reads.length
-  assert.deepEqual((await window.read(6, 100)).map((e) => e.seq), [7, 8, 9, 10, 11, 12])
+  assert.deepEqual((pageEntries(await window.read(6, 100))).map((e) => e.seq), [7, 8, 9, 10, 11, 12])
   assert.equal(f.reads.length, reads, 'what the slowest loop needs comes from the window')
-  assert.deepEqual((await window.read(3, 2)).map((e) => e.seq), [4, 5])
+  assert.deepEqual((pageEntries(await window.read(3, 2))).map((e) => e.seq), [4, 5])
   assert.deepEqual(f.reads.slice(reads), [3], 'what every loop had passed is read again by a loop that goes back')
 })
 

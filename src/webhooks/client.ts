@@ -35,15 +35,17 @@ export class WebhookClient {
     })
   }
 
-  /** POSTs `body`; a 2xx within the time limit is a delivery, anything else a failed attempt. */
-  async post (url: string, body: string, headers: Record<string, string>): Promise<SendResult> {
+  /**
+   * POSTs `body` with `headers` (names and values in turn); a 2xx within the time limit is a
+   * delivery, anything else a failed attempt.
+   */
+  async post (url: string, body: string | Buffer, headers: string[]): Promise<SendResult> {
     const started = performance.now()
     // A literal address never reaches the lookup below: checked here, before every attempt.
     const refused = literalProblem(url, this.options.allowPrivate)
     if (refused !== undefined) return { statusCode: null, error: `not sent: the URL ${refused} (WEBHOOK_ALLOW_PRIVATE is off)`, durationMs: Math.round(performance.now() - started) }
     const target = this.target(url)
-    headers['content-type'] = 'application/json'
-    headers['user-agent'] = USER_AGENT
+    headers.push('content-type', 'application/json', 'user-agent', USER_AGENT)
     // undici's dispatch with a handler of our own rather than request(): no body stream, abort
     // signal or promise chain per attempt. A store's 100 webhooks each sent every change made enough
     // short-lived garbage that the heap (and RSS) grew by a hundred megabytes (issue 28).

@@ -5,7 +5,7 @@ import { signingSecrets, type DeliveryAttempt, type Webhook } from '../catalogue
 import type { PlantStore } from '../store/plant-store.js'
 import { DELIVERIES_KEPT, type AttemptOutcome, type WebhookLag } from '../store/webhook-store.js'
 import { WebhookClient, type SendResult } from './client.js'
-import { FeedWindow, type FeedEntry } from './feed-window.js'
+import { FeedWindow, type FeedEntry, type FeedPage } from './feed-window.js'
 import type { WebhookMetrics } from './metrics.js'
 import { RETRY_FOR_MS, retryDelayMs } from './retry.js'
 import { signedHeaders } from './signing.js'
@@ -227,7 +227,7 @@ export class DeliveryLoop {
     this.cursor = webhook.cursor
     this.retrying = webhook.nextAttemptAt !== null && webhook.nextAttemptAt > now
     if (this.retrying) return Math.min(webhook.nextAttemptAt! - now, settings.leaseMs / 4)
-    let page: FeedEntry[]
+    let page: FeedPage
     try {
       // After a failure, one change: a receiver still down fails it again, and a page read for it
       // (on its own, behind the shared window) would be thrown away at every retry.
@@ -241,7 +241,7 @@ export class DeliveryLoop {
       this.deliverer.log.error({ webhook: this.id, url: shownUrl(webhook.url) }, 'webhook failing: ' + lastError)
       return 0
     }
-    if (page.length === 0) return settings.leaseMs / 4 // woken by a commit sooner
+    if (page.start === page.end) return settings.leaseMs / 4 // woken by a commit sooner
     let attempts = webhook.attempts
     let failingSince = webhook.failingSince
     // Deliveries are recorded together, at most FLUSH_MS apart (and before anything else is): a cursor
@@ -260,7 +260,8 @@ export class DeliveryLoop {
       savedCursor = cursor
       savedAt = settings.now()
     }
-    for (const change of page) {
+    for (let i = page.start; i < page.end; i++) {
+      const change = page.entries[i]
       if (this.stopped || !await this.holdLease(settings.now())) { await save(); return 0 }
       if (!webhook.events.includes(change.kind)) {
         // Not subscribed: passed over, the cursor moves on with the next delivery (or now, at the page's end).

@@ -1,10 +1,26 @@
 import type { Change, ChangeKind } from '../catalogue/changes.js'
 import type { PlantStore } from '../store/plant-store.js'
 
-/** A change as a webhook sends it: its body serialised once, whatever the number of webhooks. */
-export interface FeedEntry { seq: number, kind: ChangeKind, body: string }
+/**
+ * A change as a webhook sends it: its body serialised once, whatever the number of webhooks, and
+ * as the bytes sent (the HTTP client would otherwise encode a string afresh for every attempt).
+ */
+export interface FeedEntry { seq: number, kind: ChangeKind, body: Buffer }
 
-const entry = (c: Change): FeedEntry => ({ seq: c.seq, kind: c.kind, body: JSON.stringify(c) })
+const entry = (c: Change): FeedEntry => ({ seq: c.seq, kind: c.kind, body: Buffer.from(JSON.stringify(c)) })
+
+/**
+ * Up to a page of changes, oldest first: `entries[start]` to `entries[end - 1]`. A view of the
+ * window's own array rather than a copy of it: with 50 loops each taking a page every few changes,
+ * the copies outlived the young generation (a loop holds its page while it sends it) and were a
+ * tenth of what grew the old one (issue 28's memory target).
+ */
+export interface FeedPage { readonly entries: readonly FeedEntry[], readonly start: number, readonly end: number }
+
+/** A page's changes as an array of their own (tests, and anything that keeps them). */
+export const pageEntries = (page: FeedPage): FeedEntry[] => page.entries.slice(page.start, page.end)
+
+const whole = (entries: FeedEntry[]): FeedPage => ({ entries, start: 0, end: entries.length })
 
 /**
  * The newest changes of the feed, shared by every webhook's loop. After a commit each loop at the
@@ -15,7 +31,7 @@ const entry = (c: Change): FeedEntry => ({ seq: c.seq, kind: c.kind, body: JSON.
  */
 export class FeedWindow {
   private entries: FeedEntry[] = []
-  /** Characters of the entries' bodies: the window is bounded by them, not by a count of changes. */
+  /** Bytes of the entries' bodies: the window is bounded by them, not by a count of changes. */
   private size = 0
   /** The window holds every change with from < seq <= to; none read yet: -1. */
   private from = -1
@@ -24,8 +40,8 @@ export class FeedWindow {
   private next: Promise<void> | undefined
 
   /**
-   * `keepChars`: how much of the newest changes' bodies stays (8 Mi characters by default, some
-   * 10,000 changes): wide enough that many webhooks falling behind a burst of writes still read
+   * `keepChars`: how much of the newest changes' bodies stays (8 MiB by default, some 10,000
+   * changes): wide enough that many webhooks falling behind a burst of writes still read
    * from it, rather than each reading, parsing and serialising pages of its own.
    */
   constructor (
@@ -43,7 +59,7 @@ export class FeedWindow {
   ) {}
 
   /** Up to `limit` changes after `after`, oldest first (FeedGone as the store throws it). */
-  async read (after: number, limit: number): Promise<FeedEntry[]> {
+  async read (after: number, limit: number): Promise<FeedPage> {
     // A loop ahead of the window (or the first one): the window moves there, the head being that way.
     if (this.current === undefined && (this.to < 0 || after > this.to)) this.restart(after)
     if (after >= this.to) {
@@ -59,8 +75,8 @@ export class FeedWindow {
     return this.slice(after, limit)
   }
 
-  private async own (after: number, limit: number): Promise<FeedEntry[]> {
-    return (await this.store.changes(after, limit)).items.map(entry)
+  private async own (after: number, limit: number): Promise<FeedPage> {
+    return whole((await this.store.changes(after, limit)).items.map(entry))
   }
 
   private restart (at: number): void {
@@ -108,7 +124,7 @@ export class FeedWindow {
     }
   }
 
-  private slice (after: number, limit: number): FeedEntry[] {
+  private slice (after: number, limit: number): FeedPage {
     // The first entry past `after`, by halving (entries are in seq order).
     let lo = 0
     let hi = this.entries.length
@@ -117,6 +133,6 @@ export class FeedWindow {
       if (this.entries[mid].seq <= after) lo = mid + 1
       else hi = mid
     }
-    return this.entries.slice(lo, lo + limit)
+    return { entries: this.entries, start: lo, end: Math.min(this.entries.length, lo + limit) }
   }
 }
