@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict'
-import { mkdir } from 'node:fs/promises'
-import { join } from 'node:path'
 import type { Locator, Page } from 'playwright-core'
 import { Webhook as Verifier } from 'standardwebhooks'
-import { axe, fitsWidth, giveKey, KEY, OUTPUT, plantButton, staffPageTests, unexpectedErrors, type StaffPage } from './helpers/staff-page.js'
+import { bothWidths, giveKey, KEY, plantButton, staffPageTests, unexpectedErrors, type StaffPage } from './helpers/staff-page.js'
 import { receiver, until } from './helpers/receiver.js'
 
 // The settings' parts for a manager (issue 29 item 6): the keys (made with what they may do, the
@@ -21,18 +19,6 @@ const keysPart = (page: Page) => page.getByRole('region', { name: 'Keys', exact:
 const systemsPart = (page: Page) => page.getByRole('region', { name: 'Connected systems', exact: true })
 const settingsLink = (page: Page) => page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Settings' })
 const shownText = (locator: Locator) => locator.evaluate((node) => (node as HTMLElement).innerText)
-
-/** axe-core and a screenshot of the page as it is, at 1280 then 375 px (back to 1280 after). */
-async function bothWidths (page: Page, name: string, engine: string): Promise<void> {
-  await mkdir(OUTPUT, { recursive: true })
-  for (const [width, height] of [[1280, 900], [375, 812]]) {
-    await page.setViewportSize({ width, height })
-    assert.deepEqual(await axe(page), [], `axe-core: the ${name} at ${width} px`)
-    assert.ok(await fitsWidth(page), `the ${name} fits ${width} px`)
-    await page.screenshot({ path: join(OUTPUT, `browser-page-admin-${engine}-${name}-${width}.png`), fullPage: true })
-  }
-  await page.setViewportSize({ width: 1280, height: 900 })
-}
 
 /** A key's row in the keys part. */
 const keyRow = (page: Page, name: string) => keysPart(page).locator(`li[data-name="${name}"]`)
@@ -76,7 +62,7 @@ staffPageTest('a manager makes a key that may only sell (its secret shown once, 
   await form.getByText('Use lower-case letters, digits, dots, dashes and underscores only (no spaces)', { exact: false }).waitFor()
   await form.getByText('Choose what the key may do.').waitFor()
   assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-invalid')), 'true', 'focus goes to the first field to fix')
-  await bothWidths(page, 'key-form', engine.name)
+  await bothWidths(page, 'key-form', `browser-page-admin-${engine.name}-key-form`)
   await form.getByRole('textbox', { name: 'Name' }).fill('till-3')
   await form.getByRole('radio', { name: /^Sell\b/ }).check()
   await form.getByLabel('Last day it works (optional)').fill('2099-01-31')
@@ -93,7 +79,7 @@ staffPageTest('a manager makes a key that may only sell (its secret shown once, 
   await keysPart(page).getByText('Copied.', { exact: false }).waitFor()
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret)
   await page.getByRole('status').filter({ hasText: 'Made the key “till-3”.' }).waitFor()
-  await bothWidths(page, 'key-secret', engine.name)
+  await bothWidths(page, 'key-secret', `browser-page-admin-${engine.name}-key-secret`)
 
   // The key does what it may and no more.
   assert.equal((await withKey(staff, secret, 'PATCH', `/v3/plant/${plant.id}`, { status: 'sold' })).status, 200)
@@ -125,7 +111,7 @@ staffPageTest('a manager makes a key that may only sell (its secret shown once, 
   await form.getByRole('button', { name: 'Cancel' }).click()
   assert.ok(await form.isHidden())
 
-  await bothWidths(page, 'keys', engine.name)
+  await bothWidths(page, 'keys', `browser-page-admin-${engine.name}-keys`)
 
   // Revoke asks first, naming the key; Cancel changes nothing.
   await row.getByRole('button', { name: 'Revoke: till-3' }).click()
@@ -237,7 +223,7 @@ staffPageTest('a manager connects a system (its secret shown once), sends a test
     /^Failing since .+: not received: the system had a fault of its own\. Nothing more is sent until it is resumed; it then gets every change it missed, oldest first\.$/)
   await failing.getByRole('button', { name: `Send a test: ${broken.url}` }).click()
   await failing.getByText(/^Test sent .+: not received: the system had a fault of its own\.$/).waitFor()
-  await bothWidths(page, 'systems', engine.name)
+  await bothWidths(page, 'systems', `browser-page-admin-${engine.name}-systems`)
 
   // Removed after a question naming it.
   await failing.getByRole('button', { name: `Remove: ${broken.url}` }).click()
@@ -269,7 +255,7 @@ staffPageTest('a key that is not a manager’s is told a manager’s key is need
   // The tab's own key, the currency: as they were.
   await page.getByText('A staff key is kept in this browser tab. It is forgotten when the tab closes.').waitFor()
   assert.equal(await page.evaluate(() => sessionStorage.getItem('plants.apiKey')), counter.body.secret, 'a key of lower scope is kept: it is not refused')
-  await bothWidths(page, 'needed', engine.name)
+  await bothWidths(page, 'needed', `browser-page-admin-${engine.name}-needed`)
 
   // The plants still open and save with that key.
   await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Plants' }).click()

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict'
-import { mkdir } from 'node:fs/promises'
-import { join } from 'node:path'
 import type { Page } from 'playwright-core'
-import { axe, fitsWidth, giveKey, KEY, OUTPUT, plantButton, png, staffPageTests, unexpectedErrors } from './helpers/staff-page.js'
+import { bothWidths, giveKey, KEY, plantButton, png, staffPageTests, unexpectedErrors } from './helpers/staff-page.js'
 
 // The staff page's other views: the trash (a delete undone from its message, deleted plants listed
 // with when and by whom, restored in place, removed for good with a manager's key) and the
@@ -11,18 +9,6 @@ import { axe, fitsWidth, giveKey, KEY, OUTPUT, plantButton, png, staffPageTests,
 const staffPageTest = staffPageTests()
 
 const params = (page: Page) => Object.fromEntries(new URL(page.url()).searchParams)
-
-/** axe-core and a screenshot of the page as it is, at 1280 then 375 px (back to 1280 after). */
-async function bothWidths (page: Page, name: string, engine: string): Promise<void> {
-  await mkdir(OUTPUT, { recursive: true })
-  for (const [width, height] of [[1280, 900], [375, 812]]) {
-    await page.setViewportSize({ width, height })
-    assert.deepEqual(await axe(page), [], `axe-core: the ${name} at ${width} px`)
-    assert.ok(await fitsWidth(page), `the ${name} fits ${width} px`)
-    await page.screenshot({ path: join(OUTPUT, `browser-page-${engine}-${name}-${width}.png`), fullPage: true })
-  }
-  await page.setViewportSize({ width: 1280, height: 900 })
-}
 
 staffPageTest('a delete is undone from its message; the trash lists deleted plants (when, by whom), restores one in place and removes one for good with a manager\'s key', async (staff, { engine }) => {
   const { page } = staff
@@ -82,7 +68,7 @@ staffPageTest('a delete is undone from its message; the trash lists deleted plan
   assert.ok(await page.locator('#plants').isHidden(), 'the plants are not shown beside the trash')
   assert.deepEqual(await trash.locator('.plant-title').allInnerTexts(), ['Moss', 'Ivy'])
   assert.match(await trash.locator(`li[data-id="${ivy.id}"] .plant-meta`).innerText(), /^Deleted .+ by env-1; it was available/)
-  await bothWidths(page, 'trash', engine.name)
+  await bothWidths(page, 'trash', `browser-page-${engine.name}-trash`)
 
   // Restore: the row stays where it is and says so; the plant is back, in the list too.
   await page.getByRole('button', { name: 'Restore: Ivy' }).click()
@@ -138,7 +124,7 @@ staffPageTest('the settings say whether the tab holds a key, change and forget i
   await settings.getByText('A staff key is kept in this browser tab. It is forgotten when the tab closes.').waitFor()
   await settings.getByText('The new key is kept for this tab.', { exact: false }).waitFor()
   assert.equal(await page.evaluate(() => sessionStorage.getItem('plants.apiKey')), KEY)
-  await bothWidths(page, 'settings', engine.name)
+  await bothWidths(page, 'settings', `browser-page-${engine.name}-settings`)
   // "Not now" on Change key keeps the key the tab had.
   await settings.getByRole('button', { name: 'Change key' }).click()
   await page.getByRole('dialog', { name: 'Your staff key' }).getByRole('button', { name: 'Not now' }).click()

@@ -1,8 +1,10 @@
+import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
 import { after, before, test, type TestContext } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
@@ -204,6 +206,21 @@ export async function axe (page: Page): Promise<Array<{ id: string, impact: stri
 /** The page fits its window: nothing to scroll sideways. */
 export async function fitsWidth (page: Page): Promise<boolean> {
   return page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)
+}
+
+/**
+ * axe-core and a screenshot of the page as it is, at 1280 then 375 px (back to 1280 after); the
+ * screenshots are `<file>-<width>.png` in test-output.
+ */
+export async function bothWidths (page: Page, name: string, file: string): Promise<void> {
+  await mkdir(OUTPUT, { recursive: true })
+  for (const [width, height] of [[1280, 900], [375, 812]]) {
+    await page.setViewportSize({ width, height })
+    assert.deepEqual(await axe(page), [], `axe-core: the ${name} at ${width} px`)
+    assert.ok(await fitsWidth(page), `the ${name} fits ${width} px`)
+    await page.screenshot({ path: join(OUTPUT, `${file}-${width}.png`), fullPage: true })
+  }
+  await page.setViewportSize({ width: 1280, height: 900 })
 }
 
 /** A real PNG of `width` x `height` (a soft green gradient), made without an image library. */
