@@ -281,3 +281,42 @@ test('on a data folder rows are written 500 a batch unless --batch-size says oth
   assert.equal((await plants(['import', file, '--data-dir', dataDir, '--create', '--batch-size', '300'])).code, 0)
   assert.deepEqual(await batches(), [300, 300, 100])
 })
+
+for (const target of TARGETS) {
+  test(`batches handed over while the one ahead is written land in line order: a SKU freed by one batch is taken by the next, refusals in line order, the feed in file order (${target.name})`, { skip: target.skip }, async (t) => {
+    // Batches of 2. On PostgreSQL each batch is locked and worked out beside the one ahead; the second
+    // takes S-1, which the first frees, so its SKU check must come after the first has committed.
+    const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    const at = await target.make(t, dir)
+    const run = (...args: string[]) => plants([...args, ...at.args], at.env)
+    const seed = join(dir, 'seed.csv')
+    await writeFile(seed, writeCsv([['name', 'sku'], ['A', 'S-1'], ['B', 'S-2'], ['C', ''], ['D', ''], ['E', ''], ['F', 'S-3']]))
+    const seeded = await run('import', seed, ...(at.args.length === 0 || at.args[0] === '--data-dir' ? ['--create'] : []))
+    assert.equal(seeded.code, 0, seeded.stderr)
+    const before = await at.state()
+    const id = (name: string): string => String(before.plants.find((p) => p.name === name)!.id)
+    const file = join(dir, 'rows.csv')
+    await writeFile(file, writeCsv([['id', 'name', 'sku', 'status', 'price'],
+      [id('A'), 'A', 'S-9', 'available', ''], // line 2, batch 1: frees S-1
+      [id('C'), 'C2', '', 'available', ''], // line 3, batch 1
+      [id('D'), 'D', 'S-1', 'available', ''], // line 4, batch 2: takes S-1
+      [id('B'), 'B', 'S-3', 'available', ''], // line 5, batch 2: F has S-3, the store refuses it
+      [id('E'), 'E', '', 'available', 'lots'], // line 6: refused as read
+      [id('E'), 'E', '', 'sold', ''], // line 7, batch 3
+      ['', 'G', '', 'available', ''] // line 8, batch 3: a new plant
+    ]))
+    const result = await run('import', file, '--batch-size', '2')
+    assert.equal(result.code, 1, result.stderr)
+    const lines = result.stderr.split('\n').filter((l) => l.startsWith(`${file}:`)).map((l) => Number(l.slice(file.length + 1).split(':')[0]))
+    assert.deepEqual(lines, [5, 6])
+    assert.deepEqual([count(result.stdout, 'added'), count(result.stdout, 'updated'), count(result.stdout, 'rejected')], [1, 4, 2])
+    const after = await at.state()
+    assert.deepEqual(after.plants.map((p) => `${p.name} ${p.sku ?? ''} ${p.status}`),
+      ['A S-9 available', 'B S-2 available', 'C2  available', 'D S-1 available', 'E  sold', 'F S-3 available', 'G  available'])
+    // One change a written row, consecutive and in the file's order.
+    const changes = (after.changes as Array<{ seq: number, id: number, kind: string }>).slice(before.changes.length)
+    assert.deepEqual(changes.map((c) => c.id), [id('A'), id('C'), id('D'), id('E')].map(Number).concat(after.plants.find((p) => p.name === 'G')!.id))
+    assert.deepEqual(changes.map((c) => c.seq - changes[0].seq), [0, 1, 2, 3, 4])
+  })
+}

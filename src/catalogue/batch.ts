@@ -25,6 +25,13 @@ export interface BatchOptions {
    * the writes themselves.
    */
   results?: boolean
+  /**
+   * Written only once this settles, in the order of the batches handed over (an import's batch
+   * after the one before it): it may be prepared meanwhile (on PostgreSQL, its plants locked and its
+   * outcomes worked out beside the batch ahead being written). When it rejects, the batch writes
+   * nothing and rejects with the same reason.
+   */
+  after?: Promise<unknown>
 }
 
 /** An operation the store refused, by its place in the batch, with the refusal it met. */

@@ -16,8 +16,10 @@ export interface Catalogue {
   /**
    * Applies the operations all or nothing, through the write path of POST /v3/plant/batch (the
    * store's batch, or that request); `key` names this batch's content, as its Idempotency-Key over
-   * a service. A refusal is an outcome; a failure of the catalogue throws.
+   * a service. A refusal is an outcome; a failure of the catalogue throws. `after`: the batch handed
+   * over before this one, which this one is written after (it may be prepared meanwhile); when it
+   * fails, this one writes nothing and fails with the same error.
    */
-  applyAll (operations: BatchOperation[], key: string): Promise<ApplyOutcome>
+  applyAll (operations: BatchOperation[], key: string, after?: Promise<unknown>): Promise<ApplyOutcome>
   close (): Promise<void>
 }

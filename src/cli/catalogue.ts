@@ -152,18 +152,21 @@ export class StoreCatalogue implements Catalogue {
     }
   }
 
-  async applyAll (operations: BatchOperation[]): Promise<ApplyOutcome> {
+  async applyAll (operations: BatchOperation[], _key: string, after?: Promise<unknown>): Promise<ApplyOutcome> {
     // The store's batch, as POST /v3/plant/batch: one transaction (one fsync on a data folder), so a
     // batch lands whole or not at all; busy storage is tried again.
+    let aheadFailed = false
+    after?.catch(() => { aheadFailed = true })
     return withRetries('writing to the catalogue', async () => {
       try {
         // No plants back: an import only counts them.
-        await this.store.batch(operations, undefined, CLI_WRITE, { results: false })
+        await this.store.batch(operations, undefined, CLI_WRITE, { results: false, after })
         return { ok: true } as const
       } catch (error) {
         return refusedByStore(error)
       }
-    }, (err) => this.busy(err) ? 200 : undefined)
+      // The batch before it failed (and fails the import): nothing to try again.
+    }, (err) => !aheadFailed && this.busy(err) ? 200 : undefined)
   }
 
   close (): Promise<void> {
@@ -279,7 +282,9 @@ export class ServiceCatalogue implements Catalogue {
   }
 
   /** POST /v3/plant/batch: refusals (400, 404, 409, 412) name the operations by index; 429, 503 and lost connections are waited out. */
-  async applyAll (operations: BatchOperation[], key: string): Promise<ApplyOutcome> {
+  async applyAll (operations: BatchOperation[], key: string, after?: Promise<unknown>): Promise<ApplyOutcome> {
+    // A request cannot wait for the one before it inside the service: it is sent once that one is answered.
+    await after
     return withRetries(`writing to ${this.where}`, async () => {
       const { data, error, response } = await this.lib.batchPlants(this.client, operations.map(wireOperation), { idempotencyKey: `${this.run}-${key}` })
       this.answered = true

@@ -156,39 +156,52 @@ async function runImport (values: Record<string, any>, positionals: string[], io
     const progress = startProgress(io, `${dryRun ? 'checking' : 'importing'} ${file}`, rowsRead, { quiet: values.quiet || dryRun })
     const print = (line: number, reason: string): void => { counts.rejected++; io.stderr.write(`${file}:${line}: ${reason}\n`) }
     const planner = new Planner(known)
-    // One batch is written while the next is read and planned (the store commits in its own thread,
-    // the service in its own process): an import no longer waits for each commit before reading on.
-    // Batches are still sent one at a time and in order, and a row refused while a batch is in
-    // flight is reported after that batch's own refusals, so the report stays in line order.
-    let inFlight: Promise<unknown> | undefined
-    let held: Array<[number, string]> = []
-    const report = (line: number, reason: string): void => { if (inFlight === undefined) print(line, reason); else held.push([line, reason]) }
-    const settle = async (): Promise<void> => {
-      const writing = inFlight
-      inFlight = undefined
+    // Batches are written in order, each after the one before it, but handed over to the catalogue
+    // before that one is written: on PostgreSQL the next batch's plants are locked and its outcomes
+    // worked out while the one ahead is written (the store waits for it before writing). At most two
+    // are with the catalogue; one that names a plant of the batch ahead waits for that batch first,
+    // so that resending the batch ahead without its refused rows never waits for its own successor.
+    // A row refused while a batch is with the catalogue is reported after that batch's own refusals,
+    // so the report stays in line order.
+    const handed: Handed[] = []
+    const report = (line: number, reason: string): void => {
+      const latest = handed[handed.length - 1]
+      if (latest === undefined) print(line, reason)
+      else latest.refusedAfter.push([line, reason])
+    }
+    const settleOldest = async (): Promise<void> => {
       try {
-        await writing
+        await handed[0].done
       } finally {
-        for (const [line, reason] of held) print(line, reason)
-        held = []
+        handed.shift()
       }
     }
     let batch: Array<{ line: number, operation: BatchOperation }> = []
     const flush = async (): Promise<void> => {
       const rows = batch
       batch = []
-      await settle()
-      const writing = applyBatch(catalogue, rows, counts, print)
-      // Awaited by the next settle(); until then a failure must not count as unhandled.
-      writing.catch(() => {})
-      inFlight = writing
+      const ids = new Set<number>()
+      for (const { operation } of rows) if (operation.op !== 'create') ids.add(operation.id)
+      while (handed.length >= 2 || (handed.length === 1 && names(handed[0].ids, ids))) await settleOldest()
+      const ahead = handed[handed.length - 1]?.done
+      const next: Handed = { ids, refusedAfter: [], done: Promise.resolve() }
+      next.done = (async () => {
+        try {
+          await applyBatch(catalogue, rows, counts, print, ahead)
+        } finally {
+          for (const [line, reason] of next.refusedAfter) print(line, reason)
+        }
+      })()
+      // Awaited by settleOldest(); until then a failure must not count as unhandled.
+      next.done.catch(() => {})
+      handed.push(next)
     }
     let done = 0
     try {
       for await (const rows of readRows(file, format, () => {})) {
         for (const row of rows) {
           if (++done % 1000 === 0) progress.update(done)
-          if (inFlight !== undefined && done % ROWS_A_TURN === 0) await nextTurn()
+          if (handed.length > 0 && done % ROWS_A_TURN === 0) await nextTurn()
           if (!row.ok) { report(row.line, row.reason); continue }
           const plan = planner.plan(row)
           if (plan.kind === 'refused') report(row.line, plan.reason)
@@ -203,13 +216,13 @@ async function runImport (values: Record<string, any>, positionals: string[], io
         }
       }
       if (batch.length > 0) await flush()
-      await settle()
+      while (handed.length > 0) await settleOldest()
       progress.update(done)
       counts.matchedById = planner.matched.id
       counts.matchedBySku = planner.matched.sku
     } finally {
-      // A batch still in flight (the file failed to read) is seen to its end before the catalogue closes.
-      await inFlight?.catch(() => {})
+      // Batches still with the catalogue (the file failed to read, or one failed) are seen to their end before it closes.
+      await Promise.all(handed.map(async ({ done }) => { await done.catch(() => {}) }))
       progress.stop()
     }
   } finally {
@@ -217,6 +230,14 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   }
   summarise(io, file, catalogue.where, dryRun, counts, Date.now() - started)
   return counts.rejected > 0 ? 1 : 0
+}
+
+/** A batch handed over to the catalogue: the plants it names, the rows refused after it (reported once it settles), and its end. */
+interface Handed { ids: Set<number>, refusedAfter: Array<[number, string]>, done: Promise<void> }
+
+const names = (a: Set<number>, b: Set<number>): boolean => {
+  for (const id of b) if (a.has(id)) return true
+  return false
 }
 
 /** The records (identityOf) of the new plants a file may add, and their names: a plant of another name is not hashed. */
@@ -249,10 +270,10 @@ async function knownPlants (catalogue: Catalogue, ids: Set<number>, skus: Set<st
  * Applies one batch all or nothing; when the catalogue refuses some of its rows (a SKU another plant
  * has, a plant deleted meanwhile), those are reported and the rest is sent again without them.
  */
-async function applyBatch (catalogue: Catalogue, batch: Array<{ line: number, operation: BatchOperation }>, counts: Counts, report: (line: number, reason: string) => void): Promise<void> {
+async function applyBatch (catalogue: Catalogue, batch: Array<{ line: number, operation: BatchOperation }>, counts: Counts, report: (line: number, reason: string) => void, ahead: Promise<unknown> | undefined): Promise<void> {
   let rows = batch
   while (rows.length > 0) {
-    const outcome = await catalogue.applyAll(rows.map((r) => r.operation), `${rows[0].line}-${rows[rows.length - 1].line}-${rows.length}`)
+    const outcome = await catalogue.applyAll(rows.map((r) => r.operation), `${rows[0].line}-${rows[rows.length - 1].line}-${rows.length}`, ahead)
     if (outcome.ok) {
       for (const { operation } of rows) counts[operation.op === 'create' ? 'added' : 'updated']++
       return

@@ -30,10 +30,15 @@ export const toWriteOp = (o: BatchOperation, actor: string): WriteOp => o.op ===
  * SKU an earlier write of its group moves (no outcome: one statement cannot see the move); here that
  * write starts the next segment instead, after the segment before it is written again without it,
  * so the writes land, and their feed changes follow each other, in the batch's order.
+ * `after`, for a batch written beside the one before it (GroupCommit.runBeside): its plants are
+ * locked and its outcomes worked out meanwhile, but it claims, checks SKUs, writes and answers
+ * (a refusal too) only once `after` has resolved; when `after` rejects, it throws that and writes nothing.
  */
-export async function writeBatch (tx: Tx, ops: WriteOp[], idempotency: IdempotencyClaim | undefined, now: number, idempotencyTtlMs: number): Promise<BatchResult> {
+export async function writeBatch (tx: Tx, ops: WriteOp[], idempotency: IdempotencyClaim | undefined, now: number, idempotencyTtlMs: number, after?: Promise<unknown>): Promise<BatchResult> {
+  const turn = after === undefined ? undefined : async (): Promise<void> => { await after }
   await tx.query('SAVEPOINT batch')
   if (idempotency) {
+    await turn?.()
     const { rows } = await tx.query(CLAIM, [idempotency.key, idempotency.requestHash, now, now - idempotencyTtlMs])
     if (rows.length === 0) {
       await tx.query('RELEASE SAVEPOINT batch')
@@ -51,18 +56,20 @@ export async function writeBatch (tx: Tx, ops: WriteOp[], idempotency: Idempoten
   while (outcomes.length < ops.length) {
     const rest = ops.slice(outcomes.length)
     await tx.query('SAVEPOINT segment')
-    let [written, moved] = await writeGroup(tx, rest, now, idempotencyTtlMs)
+    let [written, moved] = await writeGroup(tx, rest, now, idempotencyTtlMs, false, turn)
     const putOff = written.findIndex((o) => o === undefined)
     // The first write of a segment has nothing before it to wait for.
     if (putOff === 0) throw new Error('a batch write was put off with no write before it')
     if (putOff > 0) {
       await tx.query('ROLLBACK TO SAVEPOINT segment');
-      [written, moved] = await writeGroup(tx, rest.slice(0, putOff), now, idempotencyTtlMs)
+      [written, moved] = await writeGroup(tx, rest.slice(0, putOff), now, idempotencyTtlMs, false, turn)
     }
     await tx.query('RELEASE SAVEPOINT segment')
     outcomes.push(...(putOff >= 0 ? written.slice(0, putOff) : written))
     head = moved ?? head
   }
+  // Answered in turn too: a refusal of this batch is not told before the batch ahead of it is settled.
+  await turn?.()
   const refusals: BatchRefusal[] = []
   outcomes.forEach((o, index) => { if (o?.ok === false) refusals.push({ index, error: o.error as Error }) })
   if (refusals.length > 0) {

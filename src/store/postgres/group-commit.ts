@@ -94,6 +94,8 @@ export class GroupCommit {
   private scheduled = false
   private idle: Promise<void> = Promise.resolve()
   private markIdle: () => void = () => {}
+  /** Units of work running beside the groups (runBeside), until each has settled. */
+  private readonly beside = new Set<Promise<void>>()
 
   constructor (
     private readonly session: Session,
@@ -116,12 +118,35 @@ export class GroupCommit {
     return this.enqueue({ work }, this.deadlineMs + Math.max(0, writes - 1) * PER_WRITE_MS)
   }
 
+  /**
+   * Runs a unit of work at once in a transaction of its own, beside the group in flight rather than
+   * after it, with the same deadline, retries and settling as run(). The work orders itself: it
+   * takes what it can before its turn (its row locks, its outcomes worked out) and waits for its
+   * turn before anything that must follow the writes ahead of it (the SKUs it checks, the feed).
+   * An import hands its next batch over this way while the one before it is written.
+   */
+  runBeside<T> (work: (tx: Tx) => Promise<T>, writes = 1): Promise<T> {
+    const done = new Promise<T>((resolve, reject) => {
+      const item = this.pending({ work }, resolve, reject, this.deadlineMs + Math.max(0, writes - 1) * PER_WRITE_MS)
+      void this.attempt([item], (items) => this.runWorks(items))
+    })
+    const running = done.then(() => {}, () => {})
+    this.beside.add(running)
+    void running.then(() => this.beside.delete(running))
+    return done
+  }
+
+  private pending (what: { op?: WriteOp, work?: (tx: Tx) => Promise<unknown> }, resolve: (value: any) => void, reject: (error: unknown) => void, budgetMs: number): Pending {
+    const item: Pending = { ...what, resolve, reject, settled: false, budgetMs, timer: undefined as unknown as NodeJS.Timeout }
+    item.timer = setTimeout(() => {
+      settle(item, { ok: false, error: new StorageUnavailable(`postgres: no commit within ${budgetMs} ms`) })
+    }, budgetMs)
+    return item
+  }
+
   private enqueue<T> (what: { op?: WriteOp, work?: (tx: Tx) => Promise<unknown> }, budgetMs = this.deadlineMs): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const item: Pending = { ...what, resolve, reject, settled: false, budgetMs, timer: undefined as unknown as NodeJS.Timeout }
-      item.timer = setTimeout(() => {
-        settle(item, { ok: false, error: new StorageUnavailable(`postgres: no commit within ${budgetMs} ms`) })
-      }, budgetMs)
+      const item = this.pending(what, resolve, reject, budgetMs)
       this.queue.push(item)
       if (!this.running && !this.scheduled) {
         this.scheduled = true
@@ -131,10 +156,10 @@ export class GroupCommit {
     })
   }
 
-  /** Resolves when everything queued so far has been committed or refused. */
+  /** Resolves when everything queued so far (and run beside it) has been committed or refused. */
   async drain (): Promise<void> {
     if (this.queue.length > 0 && !this.running) void this.flush()
-    await this.idle
+    await Promise.all([this.idle, ...this.beside])
   }
 
   private async flush (): Promise<void> {

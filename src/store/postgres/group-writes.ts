@@ -106,8 +106,11 @@ interface Earlier { request_hash: string, response: string, created_at: string }
  * Runs one group's writes on `client` (inside BEGIN … COMMIT unless `needsTransaction` said no).
  * Returns each write's outcome (undefined where `ops` has none) and the feed's new head, if it moved.
  * A domain refusal is an outcome; anything PostgreSQL refuses is thrown, and nothing is written.
+ * `turn`, for a group written beside another (GroupCommit.runBeside): awaited after the plants are
+ * locked and the outcomes worked out, before anything that must see the writes ahead of this group
+ * committed (the keys claimed, the SKUs' holders, the write and its feed changes).
  */
-export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Array<WriteOp | undefined>, now: number, idempotencyTtlMs: number, begin = false): Promise<[Outcome[], number | undefined]> {
+export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Array<WriteOp | undefined>, now: number, idempotencyTtlMs: number, begin = false, turn?: () => Promise<void>): Promise<[Outcome[], number | undefined]> {
   const outcomes: Outcome[] = ops.map(() => undefined)
 
   // 1. Claim the keys and lock the plants the group names.
@@ -124,6 +127,7 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
   const current = new Map<number, StoredPlant | null>()
   const claimed = new Set<string>()
   const lockIds = [...ids].sort((a, b) => a - b)
+  if (keyHashes.size > 0) await turn?.()
   if (begin && keyHashes.size === 0) {
     // BEGIN and the lock in one simple query (one round trip): the ids are integers, so they are
     // written into the text as an array literal; no text from a request goes in.
@@ -158,6 +162,7 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
   }
   const holders = new Map<string, number>()
   if (wanted.size > 0) {
+    await turn?.()
     const { rows } = await client.query<{ id: number, key: string }>({ name: 'plants-sku-holders', text: SKU_HOLDERS, values: [[...wanted]] })
     for (const row of rows) holders.set(row.key, row.id)
   }
@@ -266,6 +271,7 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
       if (!(error instanceof Requeue)) outcomes[index] = { ok: false, error }
     }
   })
+  await turn?.()
   const unclaim = [...unclaimed].filter((key) => !creator.has(key))
   if (unclaim.length > 0) await client.query(UNCLAIM, [unclaim])
   if (changes.length === 0) return [outcomes, undefined]

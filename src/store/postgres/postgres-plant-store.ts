@@ -229,10 +229,12 @@ class PostgresPlantStore implements PlantStore {
     return this.work((tx) => revertPlant(tx, id, version, expectedVersions, actor, this.now(), this.idempotencyTtlMs))
   }
 
-  async batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE, { results = true }: BatchOptions = {}): Promise<BatchResult> {
+  async batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE, { results = true, after }: BatchOptions = {}): Promise<BatchResult> {
     const ops = operations.map((o) => toWriteOp(o, actor))
-    // A unit of work of the group commit: one transaction, the batch in a savepoint of it (batch-writes.ts).
-    const result = await this.work((tx) => writeBatch(tx, ops, idempotency, this.now(), this.idempotencyTtlMs), ops.length)
+    const write = (tx: Tx): Promise<BatchResult> => writeBatch(tx, ops, idempotency, this.now(), this.idempotencyTtlMs, after)
+    // A unit of work of the group commit: one transaction, the batch in a savepoint of it (batch-writes.ts);
+    // one that follows a batch handed over before it is prepared beside that one, and written after it.
+    const result = after === undefined ? await this.work(write, ops.length) : await this.beside(write, ops.length)
     return results ? result : { plants: [], replayed: result.replayed }
   }
 
@@ -388,6 +390,11 @@ class PostgresPlantStore implements PlantStore {
   private work<T> (work: (tx: Tx) => Promise<T>, writes?: number): Promise<T> {
     if (this.closed) return Promise.reject(new StorageUnavailable('postgres: store closed'))
     return this.commits.run(work, writes)
+  }
+
+  private beside<T> (work: (tx: Tx) => Promise<T>, writes?: number): Promise<T> {
+    if (this.closed) return Promise.reject(new StorageUnavailable('postgres: store closed'))
+    return this.commits.runBeside(work, writes)
   }
 
   /**

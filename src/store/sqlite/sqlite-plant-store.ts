@@ -192,7 +192,9 @@ class SqlitePlantStore implements PlantStore {
     return this.commits.run({ kind: 'revert', id, version, expectedVersions, now: this.now(), actor })
   }
 
-  batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE, { results = true }: BatchOptions = {}): Promise<BatchResult> {
+  async batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE, { results = true, after }: BatchOptions = {}): Promise<BatchResult> {
+    // Nothing to prepare beside the batch ahead here: the writer thread works one group at a time.
+    if (after !== undefined) await after
     const now = this.now()
     const ops = operations.map((o): PlantWriteOp => o.op === 'create'
       ? { kind: 'create', fields: completeFields(o.fields), now, actor }
