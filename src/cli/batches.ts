@@ -16,6 +16,9 @@ export const wireOperation = (o: BatchOperation): WireOperation => o.op === 'cre
     : o.op === 'patch' ? { op: 'patch', id: o.id, patch: o.patch } : { op: 'delete', id: o.id }
 
 /** A store's BatchRefused as the outcome of applyAll (anything else is thrown again). */
+/** The refusal of a row naming a plant deleted since the catalogue was read. */
+export const GONE = 'refused: the plant is no longer in the catalogue (deleted since it was read)'
+
 export function refusedByStore (error: unknown): ApplyOutcome {
   if (!(error instanceof BatchRefused)) throw error
   return {
@@ -25,7 +28,7 @@ export function refusedByStore (error: unknown): ApplyOutcome {
       reason: error instanceof SkuTaken
         ? `refused: ${error.message} (SKUs are unique ignoring case)`
         : error instanceof PlantNotFound
-          ? 'refused: the plant is no longer in the catalogue (deleted since it was read)'
+          ? GONE
           : error instanceof VersionMismatch ? 'refused: the plant changed while the import ran' : `refused: ${error.message}`
     }))
   }

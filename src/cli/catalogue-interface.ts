@@ -21,5 +21,20 @@ export interface Catalogue {
    * fails, this one writes nothing and fails with the same error.
    */
   applyAll (operations: BatchOperation[], key: string, after?: Promise<unknown>): Promise<ApplyOutcome>
+  /** Where the catalogue can look plants up by key (PostgreSQL): a finder, for an import to read only the plants its rows name. */
+  finder?: () => Promise<PlantFinder>
+  close (): Promise<void>
+}
+
+/** Plants found by key, as the catalogue holds them now (Catalogue.finder). */
+export interface PlantFinder {
+  /** Which of these ids the catalogue has. */
+  existing (ids: number[]): Promise<number[]>
+  /** The plants with these ids. */
+  byIds (ids: number[]): Promise<Plant[]>
+  /** The plants whose SKU is one of these (as skuKey compares them). */
+  bySkus (skus: string[]): Promise<Plant[]>
+  /** The plants with these names. */
+  byNames (names: string[]): Promise<Plant[]>
   close (): Promise<void>
 }

@@ -13,7 +13,7 @@ import { listSql, searchFunctions } from '../store/sqlite/list-query.js'
 import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from '../store/sqlite/plant-rows.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { refusedByService, refusedByStore, wireOperation } from './batches.js'
-import type { ApplyOutcome, Catalogue } from './catalogue-interface.js'
+import type { ApplyOutcome, Catalogue, PlantFinder } from './catalogue-interface.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
 import { reasonOf } from './network-reason.js'
 
@@ -99,7 +99,8 @@ export async function openCatalogue (where: Location, io: Io, { create = false, 
     const { openPostgresStore } = await import('../store/postgres/postgres-plant-store.js')
     const { feedRetentionMs, trashRetentionMs, historyRetentionMs } = await serviceConfig(io)
     const store = await openPostgresStore({ connectionString: where.databaseUrl, feedRetentionMs, trashRetentionMs, historyRetentionMs })
-    return new StoreCatalogue(store, label, (err) => err instanceof StorageUnavailable)
+    const { PostgresPlantFinder } = await import('./postgres-catalogue.js')
+    return new StoreCatalogue(store, label, (err) => err instanceof StorageUnavailable, () => PostgresPlantFinder.open(where.databaseUrl))
   }
   const { dataDir } = where
   if (!existsSync(databaseFile(dataDir))) {
@@ -140,7 +141,7 @@ export const emptyCatalogue = (where: string): Catalogue => ({
 })
 
 export class StoreCatalogue implements Catalogue {
-  constructor (readonly store: PlantStore, readonly where: string, private readonly busy: (err: unknown) => boolean) {}
+  constructor (readonly store: PlantStore, readonly where: string, private readonly busy: (err: unknown) => boolean, readonly finder?: () => Promise<PlantFinder>) {}
 
   async * pages (pageSize: number, query?: PlantQuery): AsyncGenerator<Plant[]> {
     let after: Position = { id: 0 }

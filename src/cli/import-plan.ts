@@ -1,6 +1,7 @@
 import type { BatchOperation } from '../catalogue/batch.js'
 import type { Plant, PlantFields, PlantPatch } from '../catalogue/plant.js'
 import { canonicalPrice, skuKey } from '../catalogue/store-fields.js'
+import { GONE } from './batches.js'
 import { identityOf, type Row } from './rows.js'
 import { checkPatch, checkPlant } from './validate-row.js'
 
@@ -17,6 +18,8 @@ export interface Known {
   bySku: Map<string, Plant>
   /** How many plants of the catalogue have each record (identityOf) that the file's new plants have. */
   records: Map<string, number>
+  /** Ids the catalogue had when the import began, whose plants were gone when looked up (deleted meanwhile). */
+  gone?: Set<number>
 }
 
 export type Plan =
@@ -79,6 +82,7 @@ export class Planner {
   plan (row: GoodRow): Plan {
     const id = rowId(row.id)
     if (typeof id === 'object') return { kind: 'refused', reason: id.invalid }
+    if (id !== undefined && this.known.gone?.has(id)) return { kind: 'refused', reason: GONE }
     const byId = id === undefined ? undefined : this.known.byId.get(id)
     const sku = rowSku(row)
     const target = byId ?? (sku === undefined ? undefined : this.known.bySku.get(sku))
@@ -89,7 +93,12 @@ export class Planner {
     if (byId === undefined && earlier !== undefined) {
       return { kind: 'refused', reason: `sku ${String(row.value.sku)} names plant ${target.id}, which line ${earlier} of the file names already (SKUs are unique ignoring case)` }
     }
-    if (earlier === undefined) this.named.set(target.id, row.line)
+    if (earlier === undefined) {
+      this.named.set(target.id, row.line)
+      // The plant as the catalogue had it holds its SKU: a later row naming that SKU finds this plant
+      // even once this row has moved the SKU and its batch is written (read by key as planned, import.ts).
+      if (target.sku !== null && !this.known.bySku.has(skuKey(target.sku))) this.known.bySku.set(skuKey(target.sku), target)
+    }
     return this.update(row, target)
   }
 

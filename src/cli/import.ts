@@ -4,13 +4,13 @@ import { MAX_BATCH_OPERATIONS, type BatchOperation } from '../catalogue/batch.js
 import type { Plant } from '../catalogue/plant.js'
 import { skuKey } from '../catalogue/store-fields.js'
 import { databaseFile, emptyCatalogue, locate, openCatalogue } from './catalogue.js'
-import type { Catalogue } from './catalogue-interface.js'
+import type { Catalogue, PlantFinder } from './catalogue-interface.js'
 import {
   CommandFailed, FORMATS, formatDuration, oneOf, plural, positiveInteger, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io
 } from './command.js'
 import { Planner, rowId, rowRecord, rowSku, type Known } from './import-plan.js'
 import { startProgress } from './progress.js'
-import { formatOf, readRows } from './rows.js'
+import { formatOf, identityOf, readRows, type Row } from './rows.js'
 
 /*
  * A row with an id updates that plant, a row whose SKU a plant has updates that plant, any other
@@ -37,6 +37,8 @@ const DEFAULT_BATCH = { store: MAX_BATCH_OPERATIONS, service: 200 }
  * instead of overlapping (PostgreSQL idle 45 % of the import, the CLI 65 %).
  */
 const ROWS_A_TURN = 20
+/** Rows whose plants are looked up at a time, where the catalogue looks them up by key (Lookup). */
+const LOOKUP_ROWS = 1000
 
 export const importCommand: Command = {
   name: 'import',
@@ -130,28 +132,14 @@ async function runImport (values: Record<string, any>, positionals: string[], io
     ? emptyCatalogue(`data folder ${where.dataDir} (no catalogue yet)`)
     : await openCatalogue(where, io, { create: values.create === true })
   const counts: Counts = { rowsRead, matchedById: 0, matchedBySku: 0, added: 0, updated: 0, unchanged: 0, rejected: 0 }
+  let finder: PlantFinder | undefined
   try {
-    // 2. One pass through the catalogue (keyset pages) for the plants those ids and SKUs name and the records' counts.
-    const known = await knownPlants(catalogue, ids, skus, wanted)
-    // A row whose id the catalogue does not have (and whose SKU no plant has) adds a plant: its record
-    // is counted too, by one more pass over the file and the catalogue (rare: a plant deleted since
-    // the export, or ids from another catalogue).
-    if (known.byId.size < ids.size) {
-      const orphans = new Records()
-      for await (const rows of readRows(file, format, () => {})) {
-        for (const row of rows) {
-          if (!row.ok) continue
-          const id = rowId(row.id)
-          const sku = rowSku(row)
-          if (typeof id === 'number' && !known.byId.has(id) && (sku === undefined || !known.bySku.has(sku))) orphans.add(rowRecord(row))
-        }
-      }
-      for (const record of wanted.records) orphans.records.delete(record)
-      if (orphans.records.size > 0) {
-        const more = await knownPlants(catalogue, new Set(), new Set(), orphans)
-        for (const [record, n] of more.records) known.records.set(record, n)
-      }
-    }
+    // 2. What the catalogue holds that the file names. Where it can look plants up by key
+    // (PostgreSQL), the plants each slice of rows names are looked up as it is planned, in a snapshot
+    // taken now, while the batches before it are written; elsewhere, one pass through it first.
+    finder = await catalogue.finder?.()
+    const known = finder === undefined ? await wholeCatalogue(catalogue, file, format, ids, skus, wanted) : await newPlantsKnown(finder, file, format, ids, wanted)
+    const lookup = finder === undefined ? undefined : new Lookup(finder, known)
     // 3. The file again, row by row: refused, unchanged, or an operation of the next batch.
     const progress = startProgress(io, `${dryRun ? 'checking' : 'importing'} ${file}`, rowsRead, { quiet: values.quiet || dryRun })
     const print = (line: number, reason: string): void => { counts.rejected++; io.stderr.write(`${file}:${line}: ${reason}\n`) }
@@ -199,7 +187,8 @@ async function runImport (values: Record<string, any>, positionals: string[], io
     let done = 0
     try {
       for await (const rows of readRows(file, format, () => {})) {
-        for (const row of rows) {
+        for (const [i, row] of rows.entries()) {
+          if (lookup !== undefined && i % LOOKUP_ROWS === 0) await lookup.load(rows.slice(i, i + LOOKUP_ROWS))
           if (++done % 1000 === 0) progress.update(done)
           if (handed.length > 0 && done % ROWS_A_TURN === 0) await nextTurn()
           if (!row.ok) { report(row.line, row.reason); continue }
@@ -226,6 +215,7 @@ async function runImport (values: Record<string, any>, positionals: string[], io
       progress.stop()
     }
   } finally {
+    await finder?.close()
     await catalogue.close()
   }
   summarise(io, file, catalogue.where, dryRun, counts, Date.now() - started)
@@ -251,8 +241,121 @@ class Records {
   }
 }
 
+/**
+ * One pass through the catalogue (keyset pages) for the plants the file's ids and SKUs name and the
+ * counts of its new plants' records. A row whose id the catalogue does not have (and whose SKU no
+ * plant has) adds a plant: its record is counted too, by one more pass over the file and the
+ * catalogue (rare: a plant deleted since the export, or ids from another catalogue).
+ */
+async function wholeCatalogue (catalogue: Catalogue, file: string, format: Format, ids: Set<number>, skus: Set<string>, wanted: Records): Promise<Known> {
+  const known = await knownPlants(catalogue, ids, skus, wanted)
+  if (known.byId.size < ids.size) {
+    const orphans = new Records()
+    for await (const rows of readRows(file, format, () => {})) {
+      for (const row of rows) {
+        if (!row.ok) continue
+        const id = rowId(row.id)
+        const sku = rowSku(row)
+        if (typeof id === 'number' && !known.byId.has(id) && (sku === undefined || !known.bySku.has(sku))) orphans.add(rowRecord(row))
+      }
+    }
+    for (const record of wanted.records) orphans.records.delete(record)
+    if (orphans.records.size > 0) {
+      const more = await knownPlants(catalogue, new Set(), new Set(), orphans)
+      for (const [record, n] of more.records) known.records.set(record, n)
+    }
+  }
+  return known
+}
+
+/**
+ * Before anything is written, where plants are looked up by key: which of the file's ids the
+ * catalogue has, and the counts of the records of every new plant the file may add (the rows without
+ * an id, and those whose id the catalogue does not have and whose SKU no plant has), by their names.
+ * The plants themselves are looked up as their rows are planned (Lookup).
+ */
+async function newPlantsKnown (finder: PlantFinder, file: string, format: Format, ids: Set<number>, wanted: Records): Promise<Known> {
+  const known: Known = { byId: new Map(), bySku: new Map(), records: new Map(), gone: new Set() }
+  const present = new Set(await finder.existing([...ids]))
+  if (present.size < ids.size) {
+    const orphans = new Map<string, Records>()
+    const none = new Records()
+    for await (const rows of readRows(file, format, () => {})) {
+      for (const row of rows) {
+        if (!row.ok) continue
+        const id = rowId(row.id)
+        if (typeof id !== 'number' || present.has(id)) continue
+        const sku = rowSku(row)
+        const records = sku === undefined ? none : orphans.get(sku) ?? orphans.set(sku, new Records()).get(sku)!
+        records.add(rowRecord(row))
+      }
+    }
+    // A row whose SKU a plant has updates that plant: its record is not wanted.
+    for (const plant of await finder.bySkus([...orphans.keys()])) {
+      if (plant.sku !== null) orphans.delete(skuKey(plant.sku))
+    }
+    for (const records of [none, ...orphans.values()]) {
+      for (const record of records.records) wanted.records.add(record)
+      for (const name of records.names) wanted.names.add(name)
+    }
+  }
+  if (wanted.names.size > 0) {
+    for (const plant of await finder.byNames([...wanted.names])) {
+      const record = identityOf(plant as Plant & Parameters<typeof identityOf>[0])
+      if (wanted.records.has(record)) known.records.set(record, (known.records.get(record) ?? 0) + 1)
+    }
+  }
+  // An id the catalogue had now, gone when its row is looked up: refused, as the store would refuse its update.
+  for (const id of present) known.gone!.add(id)
+  return known
+}
+
+/**
+ * The plants a slice of rows names, looked up before the slice is planned, each key once: by id, then
+ * by SKU where the planner may look for it (a row without an id, or whose id no plant has) or where
+ * the row would give the plant it names another SKU. Every key a write of the import can change is so
+ * looked up before that write (the SKU a plant had when first named is kept by the planner), and what
+ * is found is what one read of the whole catalogue first would have found. A plant the planner has
+ * already changed keeps its version.
+ */
+class Lookup {
+  private readonly ids = new Set<number>()
+  private readonly skus = new Set<string>()
+  constructor (private readonly finder: PlantFinder, private readonly known: Known) {}
+
+  async load (slice: Row[]): Promise<void> {
+    const ids = new Set<number>()
+    for (const row of slice) {
+      if (!row.ok) continue
+      const id = rowId(row.id)
+      if (typeof id === 'number' && !this.ids.has(id)) { this.ids.add(id); ids.add(id) }
+    }
+    if (ids.size > 0) {
+      for (const plant of await this.finder.byIds([...ids])) {
+        this.known.gone!.delete(plant.id)
+        if (!this.known.byId.has(plant.id)) this.known.byId.set(plant.id, plant)
+      }
+    }
+    const skus = new Set<string>()
+    for (const row of slice) {
+      if (!row.ok) continue
+      const sku = rowSku(row)
+      if (sku === undefined || this.skus.has(sku)) continue
+      const id = rowId(row.id)
+      const plant = typeof id === 'number' ? this.known.byId.get(id) : undefined
+      if (plant !== undefined && plant.sku !== null && skuKey(plant.sku) === sku) continue
+      this.skus.add(sku)
+      skus.add(sku)
+    }
+    if (skus.size === 0) return
+    for (const plant of await this.finder.bySkus([...skus])) {
+      const key = skuKey(plant.sku!)
+      if (skus.has(key) && !this.known.bySku.has(key)) this.known.bySku.set(key, plant)
+    }
+  }
+}
+
 async function knownPlants (catalogue: Catalogue, ids: Set<number>, skus: Set<string>, wanted: Records): Promise<Known> {
-  const { identityOf } = await import('./rows.js')
   const known: Known = { byId: new Map(), bySku: new Map(), records: new Map() }
   for await (const page of catalogue.pages(PAGE)) {
     for (const plant of page) {
