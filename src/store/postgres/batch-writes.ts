@@ -53,18 +53,21 @@ export async function writeBatch (tx: Tx, ops: WriteOp[], idempotency: Idempoten
   }
   const outcomes: Outcome[] = []
   let head: number | undefined
+  // Only a write that sets a SKU can be put off: without one, the batch is one segment, and its
+  // savepoint (two round trips, one of them after the batch's turn) is left out.
+  const segments = ops.some(setsSku)
   while (outcomes.length < ops.length) {
     const rest = ops.slice(outcomes.length)
-    await tx.query('SAVEPOINT segment')
+    if (segments) await tx.query('SAVEPOINT segment')
     let [written, moved] = await writeGroup(tx, rest, now, idempotencyTtlMs, false, turn)
     const putOff = written.findIndex((o) => o === undefined)
     // The first write of a segment has nothing before it to wait for.
-    if (putOff === 0) throw new Error('a batch write was put off with no write before it')
+    if (putOff === 0 || (putOff > 0 && !segments)) throw new Error('a batch write was put off with no write before it that moves its SKU')
     if (putOff > 0) {
       await tx.query('ROLLBACK TO SAVEPOINT segment');
       [written, moved] = await writeGroup(tx, rest.slice(0, putOff), now, idempotencyTtlMs, false, turn)
     }
-    await tx.query('RELEASE SAVEPOINT segment')
+    if (segments) await tx.query('RELEASE SAVEPOINT segment')
     outcomes.push(...(putOff >= 0 ? written.slice(0, putOff) : written))
     head = moved ?? head
   }
@@ -86,3 +89,7 @@ export async function writeBatch (tx: Tx, ops: WriteOp[], idempotency: Idempoten
   if (head !== undefined) tx.moved(head)
   return { plants, replayed: false }
 }
+
+/** Whether a write gives its plant a SKU (writeGroup puts off one that wants a SKU another write of its group moves). */
+const setsSku = (op: WriteOp): boolean =>
+  op.kind === 'patch' ? typeof op.patch.sku === 'string' : op.kind !== 'remove' && op.fields.sku !== null
