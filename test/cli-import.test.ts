@@ -5,12 +5,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { buildApp } from '../src/app.js'
+import { databaseFile } from '../src/cli/catalogue.js'
 import { checkPlant } from '../src/cli/validate-row.js'
 import { testConfig } from '../src/config.js'
 import type { StoredPlant } from '../src/catalogue/plant.js'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { csv, plants } from '../scripts/lib/cli-harness.js'
 import { listenOn } from '../scripts/lib/listening-service.js'
+import { adminQuery, freshSchema, TEST_DATABASE_URL } from './helpers/postgres-engine.js'
 import { seedView } from './helpers/records.js'
 
 async function tempDir (t: TestContext): Promise<string> {
@@ -205,13 +207,30 @@ test('import through --url: a key file that is missing, empty or holds the wrong
   assert.equal(right.code, 0, right.stderr)
 })
 
-test('--dry-run checks and counts, and writes nothing', async (t) => {
+test('--dry-run checks and counts, and writes nothing (no catalogue made, even with --create)', async (t) => {
   const dir = await tempDir(t)
   const file = join(dir, 'plants.csv')
   await writeFile(file, csv('Fern,,,', 'Ivy,,,gone'))
   const result = await plants(['import', '--create', file, '--data-dir', join(dir, 'data'), '--dry-run'])
   assert.equal(summary(result.stdout, 'would be added'), 1)
   assert.equal(summary(result.stdout, 'rejected'), 1)
+  assert.ok(!existsSync(databaseFile(join(dir, 'data'))))
+})
+
+test('--dry-run --create on a PostgreSQL database with no catalogue makes none', { skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set' }, async (t) => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'plants.csv')
+  await writeFile(file, csv('Fern,,,'))
+  const scratch = await freshSchema()
+  t.after(() => scratch.drop())
+  const result = await plants(['import', '--create', file, '--dry-run'], { DATABASE_URL: scratch.url })
+  assert.equal(result.code, 0, result.stderr)
+  assert.equal(summary(result.stdout, 'would be added'), 1)
+  assert.match(result.stdout, /no catalogue yet/)
+  assert.deepEqual(await adminQuery('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [scratch.name]), [])
+  // Without --dry-run, --create makes it.
+  assert.equal((await plants(['import', '--create', file], { DATABASE_URL: scratch.url })).code, 0)
+  assert.notDeepEqual(await adminQuery('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [scratch.name]), [])
 })
 
 test('a broken quote stops the import before anything is written, naming FILE:LINE where its cell starts (a dry run too)', async (t) => {

@@ -3,7 +3,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { MAX_BATCH_OPERATIONS, type BatchOperation } from '../catalogue/batch.js'
 import type { Plant } from '../catalogue/plant.js'
 import { skuKey } from '../catalogue/store-fields.js'
-import { databaseFile, emptyCatalogue, locate, openCatalogue } from './catalogue.js'
+import { databaseFile, emptyCatalogue, locate, openCatalogue, type Location } from './catalogue.js'
 import type { Catalogue, PlantFinder } from './catalogue-interface.js'
 import {
   CommandFailed, FORMATS, formatDuration, oneOf, plural, positiveInteger, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io
@@ -127,10 +127,9 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   const where = await locate(values, io)
   if (values.create && where.kind === 'service') throw new UsageError('--create goes with a data folder or DATABASE_URL, not --url')
   const batchSize = given ?? DEFAULT_BATCH[where.kind === 'service' ? 'service' : 'store']
-  // A dry run writes nothing, so it may check a file against a folder that has no catalogue yet.
-  const catalogue = dryRun && where.kind === 'folder' && !existsSync(databaseFile(where.dataDir))
-    ? emptyCatalogue(`data folder ${where.dataDir} (no catalogue yet)`)
-    : await openCatalogue(where, io, { create: values.create === true })
+  // A dry run writes nothing, so it may check a file against a folder or a database that has no
+  // catalogue yet: it does not make one (not even with --create).
+  const catalogue = dryRun ? await noCatalogueYet(where) ?? await openCatalogue(where, io, {}) : await openCatalogue(where, io, { create: values.create === true })
   const counts: Counts = { rowsRead, matchedById: 0, matchedBySku: 0, added: 0, updated: 0, unchanged: 0, rejected: 0 }
   let finder: PlantFinder | undefined
   try {
@@ -141,7 +140,10 @@ async function runImport (values: Record<string, any>, positionals: string[], io
     const known = finder === undefined ? await wholeCatalogue(catalogue, file, format, ids, skus, wanted) : await newPlantsKnown(finder, file, format, ids, wanted)
     const lookup = finder === undefined ? undefined : new Lookup(finder, known)
     // 3. The file again, row by row: refused, unchanged, or an operation of the next batch.
-    const progress = startProgress(io, `${dryRun ? 'checking' : 'importing'} ${file}`, rowsRead, { quiet: values.quiet || dryRun })
+    const progress = startProgress(io, `${dryRun ? 'checking' : 'importing'} ${file}`, rowsRead, {
+      quiet: values.quiet || dryRun,
+      afterwards: 'each batch written is kept whole, none half-written: run the same import again to finish (rows already applied count as unchanged)'
+    })
     const print = (line: number, reason: string): void => { counts.rejected++; io.stderr.write(`${file}:${line}: ${reason}\n`) }
     const planner = new Planner(known)
     // Batches are written in order, each after the one before it, but handed over to the catalogue
@@ -387,6 +389,14 @@ async function applyBatch (catalogue: Catalogue, batch: Array<{ line: number, op
     for (const [index, reason] of [...refused].sort(([a], [b]) => a - b)) report(rows[index].line, reason)
     rows = rows.filter((_, i) => !refused.has(i))
   }
+}
+
+/** An empty catalogue standing for a folder or database that has none yet (a dry run's), else undefined. */
+async function noCatalogueYet (where: Location): Promise<Catalogue | undefined> {
+  if (where.kind === 'folder') return existsSync(databaseFile(where.dataDir)) ? undefined : emptyCatalogue(`data folder ${where.dataDir} (no catalogue yet)`)
+  if (where.kind !== 'postgres') return undefined
+  const { postgresHasCatalogue, redactUrl } = await import('./postgres-catalogue.js')
+  return await postgresHasCatalogue(where.databaseUrl) ? undefined : emptyCatalogue(`PostgreSQL database ${redactUrl(where.databaseUrl)} (no catalogue yet)`)
 }
 
 function summarise (io: Io, file: string, where: string, dryRun: boolean, counts: Counts, ms: number): void {

@@ -9,10 +9,30 @@ export interface Progress {
 
 const PLAIN_EVERY_MS = 5000
 
-export function startProgress (io: Io, label: string, total: number, { quiet = false } = {}): Progress {
+/**
+ * Until `stop`, Ctrl-C (or SIGTERM) puts the terminal back as it was (the bar hides the cursor and
+ * turns line wrapping off), says how far the step got and what to do, then ends the process as the
+ * signal would have: an operator stopping a long import is left neither a broken terminal nor silence.
+ */
+function onInterrupt (io: Io, label: string, done: () => number, restore: () => void, afterwards: string): () => void {
+  const signals = ['SIGINT', 'SIGTERM'] as const
+  const handler = (signal: NodeJS.Signals): void => {
+    remove()
+    restore()
+    io.stderr.write(`\n${label}: interrupted near row ${done().toLocaleString('en')}${afterwards === '' ? '' : `; ${afterwards}`}\n`)
+    process.kill(process.pid, signal)
+  }
+  const remove = (): void => { for (const signal of signals) process.removeListener(signal, handler) }
+  for (const signal of signals) process.once(signal, handler)
+  return remove
+}
+
+/** `afterwards`: what an interruption leaves and how to go on, said when one comes. */
+export function startProgress (io: Io, label: string, total: number, { quiet = false, afterwards = '' } = {}): Progress {
   const started = Date.now()
   const rate = (done: number): number => done / Math.max((Date.now() - started) / 1000, 0.001)
   if (quiet || total === 0) return { update () {}, stop () {} }
+  let reached = 0
   if (io.stderr.isTTY) {
     const bar = new cliProgress.SingleBar({
       stream: io.stderr,
@@ -22,15 +42,24 @@ export function startProgress (io: Io, label: string, total: number, { quiet = f
       hideCursor: true
     }, cliProgress.Presets.shades_classic)
     bar.start(total, 0, { rate: '0' })
+    const unhook = onInterrupt(io, label, () => reached, () => bar.stop(), afterwards)
     return {
-      update: (done) => bar.update(done, { rate: Math.round(rate(done)).toLocaleString('en') }),
-      stop: () => bar.stop()
+      update: (done) => {
+        reached = done
+        bar.update(done, { rate: Math.round(rate(done)).toLocaleString('en') })
+      },
+      stop: () => {
+        unhook()
+        bar.stop()
+      }
     }
   }
   // Logs and CI: no control characters, one readable line every few seconds.
   let last = started
+  const unhook = onInterrupt(io, label, () => reached, () => {}, afterwards)
   return {
     update (done) {
+      reached = done
       const now = Date.now()
       if (now - last < PLAIN_EVERY_MS || done >= total) return
       last = now
@@ -38,6 +67,6 @@ export function startProgress (io: Io, label: string, total: number, { quiet = f
       io.stderr.write(`${label}: ${done.toLocaleString('en')}/${total.toLocaleString('en')} rows ` +
         `(${Math.floor((done / total) * 100)}%), ${Math.round(r).toLocaleString('en')} rows/s, ETA ${formatDuration(((total - done) / r) * 1000)}\n`)
     },
-    stop () {}
+    stop: unhook
   }
 }
