@@ -144,22 +144,29 @@ for (const target of TARGETS) {
   })
 }
 
-test('a batch the catalogue refuses a row of is applied without that row; the row is reported by line', async (t) => {
-  // A SKU another plant of the catalogue has, given by id to another: the plan cannot see it, the store refuses it.
+test('a SKU a plant of the catalogue holds, given by id to another: refused the same in the dry run and the import, the rest applied', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
   const dataDir = join(dir, 'data')
   const seed = join(dir, 'seed.csv')
-  await writeFile(seed, writeCsv([['name', 'sku'], ['A', 'S-1'], ['B', 'S-2']]))
+  await writeFile(seed, writeCsv([['name', 'sku'], ['A', 'S-1'], ['B', 'S-2'], ['C', 'S-3']]))
   assert.equal((await plants(['import', seed, '--data-dir', dataDir, '--create'])).code, 0)
   const file = join(dir, 'rows.csv')
-  await writeFile(file, writeCsv([['id', 'name', 'sku'], ['1', 'A', 'S-2'], ['2', 'B2', 'S-2'], ['', 'D', '']]))
+  // Line 2 takes B's SKU, which line 3 frees: too late, as the store would find; line 4 takes C's, which no row frees.
+  await writeFile(file, writeCsv([['id', 'name', 'sku'], ['1', 'A', 'S-2'], ['2', 'B2', ''], ['1', 'A', 'S-3'], ['', 'D', '']]))
+  const REFUSED = [
+    'rows.csv:2: sku S-2 is taken by plant 2 (SKUs are unique ignoring case; a row that frees it must come before the row that takes it)',
+    'rows.csv:4: sku S-3 is taken by plant 3 (SKUs are unique ignoring case; a row that frees it must come before the row that takes it)'
+  ]
+  const dry = await plants(['import', file, '--data-dir', dataDir, '--dry-run'])
   const result = await plants(['import', file, '--data-dir', dataDir])
-  assert.equal(result.code, 1)
-  assert.match(result.stderr, /rows\.csv:2: refused: sku S-2 is taken by plant 2 \(SKUs are unique ignoring case\)/)
-  assert.deepEqual([count(result.stdout, 'added'), count(result.stdout, 'updated'), count(result.stdout, 'rejected')], [1, 1, 1])
+  for (const run of [dry, result]) {
+    assert.equal(run.code, 1, run.stderr)
+    assert.deepEqual(run.stderr.split('\n').filter((l) => l.includes('rows.csv:')).map((l) => l.slice(l.indexOf('rows.csv:'))), REFUSED)
+  }
+  assert.deepEqual([count(result.stdout, 'added'), count(result.stdout, 'updated'), count(result.stdout, 'rejected')], [1, 1, 2])
   const { plants: stored } = await withStore(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 }))
-  assert.deepEqual(stored.map((p) => `${p.name} ${p.sku ?? ''}`), ['A S-1', 'B2 S-2', 'D '])
+  assert.deepEqual(stored.map((p) => `${p.name} ${p.sku ?? ''}`), ['A S-1', 'B2 ', 'C S-3', 'D '])
 })
 
 test('a row naming an id the catalogue does not have adds a plant once: a second run adds nothing', async (t) => {

@@ -147,10 +147,23 @@ export class Planner {
     return { kind: 'add', operation: { op: 'create', fields }, what: () => `add ${JSON.stringify(fields.name)}${note}` }
   }
 
-  /** Why `sku` cannot go to plant `id` (undefined: a new plant): an earlier row gives it to another. */
+  /**
+   * Why `sku` cannot go to plant `id` (undefined: a new plant): an earlier row gives it to another,
+   * or a plant of the catalogue holds it still (no earlier row has moved it off). The store would
+   * refuse the same write; said here, a dry run reports it too.
+   */
   private takenBy (sku: string, id: number | undefined): string | undefined {
-    const earlier = this.given.get(skuKey(sku))
-    if (earlier === undefined || (id !== undefined && earlier.plant === id)) return undefined
-    return `sku ${sku} is taken by line ${earlier.line} of the file, which gives it to ${earlier.plant === undefined ? 'a new plant' : `plant ${earlier.plant}`} (SKUs are unique ignoring case)`
+    const key = skuKey(sku)
+    const earlier = this.given.get(key)
+    if (earlier !== undefined) {
+      if (id !== undefined && earlier.plant === id) return undefined
+      return `sku ${sku} is taken by line ${earlier.line} of the file, which gives it to ${earlier.plant === undefined ? 'a new plant' : `plant ${earlier.plant}`} (SKUs are unique ignoring case)`
+    }
+    const holder = this.known.bySku.get(key)
+    if (holder === undefined || holder.id === id) return undefined
+    // As the rows before this one leave it (a row that moved its SKU off has updated it here).
+    const now = this.known.byId.get(holder.id) ?? holder
+    if (now.sku === null || skuKey(now.sku) !== key) return undefined
+    return `sku ${sku} is taken by plant ${holder.id} (SKUs are unique ignoring case; a row that frees it must come before the row that takes it)`
   }
 }
