@@ -94,7 +94,7 @@ test('rows repeated on purpose are all kept, and an import cut short is complete
   assert.deepEqual(names, ['Fern/', 'Fern/', 'Fern/', 'Olive/tree', 'Fern/shade', 'Olive/tree'])
 })
 
-test('JSON Lines: each line is an add-plant body; bad JSON, non-objects and unknown members are reported by line', async (t) => {
+test('JSON Lines: each line is an add-plant body; bad JSON, non-objects, unknown members and members given twice are reported by line', async (t) => {
   const dir = await tempDir(t)
   const file = join(dir, 'plants.jsonl')
   await writeFile(file, [
@@ -105,7 +105,10 @@ test('JSON Lines: each line is an add-plant body; bad JSON, non-objects and unkn
     '["Cactus"]',
     '{"id":99,"name":"Olive","category":"tree","status":"pending"}',
     '{"name":"Aloe","__proto__":{"x":1}}',
-    '{"name":"Ivy","tags":"green"}'
+    '{"name":"Ivy","tags":"green"}',
+    // A member written twice is refused as the API refuses it: JSON.parse would keep the last.
+    '{"name":"Rose","name":"Lily"}',
+    '{"id":1,"status":"sold","id":2}'
   ].join('\r\n'))
   const dataDir = join(dir, 'data')
   const result = await plants(['import', '--create', file, '--data-dir', dataDir])
@@ -115,7 +118,9 @@ test('JSON Lines: each line is an add-plant body; bad JSON, non-objects and unkn
     `4: not valid JSON: ${jsonError('{"name":')}`,
     '5: must be a JSON object',
     '7: /__proto__ is not a known field',
-    '8: /tags must be an array'
+    '8: /tags must be an array',
+    '9: /name is given more than once',
+    '10: /id is given more than once'
   ])
   // An id names the plant a row updates: 99 is none of this catalogue's, so that row adds a plant (with an id of its own).
   assert.deepEqual((await catalogueOf(dataDir)).map(({ id, name, category, tags, status }) => ({ id, name, category, tags, status })), [

@@ -10,6 +10,7 @@ import { restoreFormula } from './formula-cells.js'
 // Reading an import file: one candidate plant per row, each with the line it starts on.
 
 import type { Format } from './command.js'
+import { findMembers } from '../http/json-members.js'
 
 /**
  * A row: `value` the plant's members (an empty CSV cell left out, so it takes the API's default),
@@ -178,6 +179,12 @@ async function * jsonLines (file: string, notice: (message: string) => void): As
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       yield { line, ok: false, reason: 'must be a JSON object' }
+      continue
+    }
+    // As the API answers it: JSON.parse keeps the last of a member written twice, never what was meant.
+    const { duplicate } = findMembers(text)
+    if (duplicate !== undefined) {
+      yield { line, ok: false, reason: `${duplicate} is given more than once` }
       continue
     }
     const record = value as Record<string, unknown>
