@@ -212,6 +212,19 @@ test('import through --url: a key file that is missing, empty or holds the wrong
   assert.equal(right.code, 0, right.stderr)
 })
 
+test('a quote inside a cell that does not start with one is reported once, naming its column and how to write it', async (t) => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'plants.csv')
+  await writeFile(file, 'name,category\nFern,in"do"or\nIvy,\n')
+  const result = await plants(['import', '--create', file, '--data-dir', join(dir, 'data'), '--dry-run'])
+  assert.equal(result.code, 1, result.stderr)
+  assert.deepEqual(reports(result.stderr, file), [
+    '2: not valid CSV: a quote inside the category cell, which does not start with one: put the whole cell in quotes and write each quote in it twice ("")'
+  ])
+  assert.equal(summary(result.stdout, 'rows read'), 2)
+  assert.equal(summary(result.stdout, 'rejected'), 1)
+})
+
 test('--dry-run checks and counts, and writes nothing (no catalogue made, even with --create)', async (t) => {
   const dir = await tempDir(t)
   const file = join(dir, 'plants.csv')

@@ -15,7 +15,8 @@ import { parse } from 'csv-parse'
 // csv-parse alone on random files.
 
 /** A record with the line it starts on, or a record csv-parse refused, with its message and code. */
-export type CsvRecord = { line: number, cells: string[] } | { line: number, error: string, code?: string }
+/** A record's cells, or why csv-parse refused it (`field`: the cell it refused, counted from 0, when it says). */
+export type CsvRecord = { line: number, cells: string[] } | { line: number, error: string, code?: string, field?: number }
 
 const CHUNK = 1 << 20
 const QUOTE = 34
@@ -161,8 +162,11 @@ async function * rest (text: string, chunks: AsyncIterator<string>): AsyncGenera
 async function * slowRecords (source: AsyncIterable<string>, lineOffset: number, skipHeader: boolean): AsyncGenerator<CsvRecord[]> {
   const parser = Readable.from(source).pipe(parse({ bom: true, info: true, skip_empty_lines: true, skip_records_with_error: true }))
   const skipped: CsvRecord[] = []
-  parser.on('skip', (err: Error & { code?: string, lines?: number }) => {
-    skipped.push({ line: (err.lines ?? 0) + lineOffset, error: err.message, code: err.code })
+  parser.on('skip', (err: Error & { code?: string, lines?: number, index?: number }) => {
+    const line = (err.lines ?? 0) + lineOffset
+    // One refusal a record: csv-parse says it again at each further quote of the same cell.
+    if (skipped.at(-1)?.line === line) return
+    skipped.push({ line, error: err.message, code: err.code, field: typeof err.index === 'number' ? err.index : undefined })
   })
   let header = skipHeader
   for await (const { record, info } of parser as AsyncIterable<{ record: string[], info: { lines: number } }>) {

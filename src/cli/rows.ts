@@ -56,6 +56,10 @@ export function identityOf (fields: PlantFields): string {
  */
 const BROKEN_QUOTES = new Set(['CSV_QUOTE_NOT_CLOSED', 'CSV_INVALID_CLOSING_QUOTE'])
 
+/** A quote inside a cell that does not start with one, said with the cell's column and how to write it. */
+const strayQuote = (columns: string[] | undefined, field: number | undefined): string =>
+  `a quote inside ${field === undefined ? 'a cell' : columns?.[field] !== undefined ? `the ${columns[field]} cell` : `cell ${field + 1}`}, which does not start with one: put the whole cell in quotes and write each quote in it twice ("")`
+
 async function * readCsv (file: string, notice: (message: string) => void): AsyncGenerator<Row[]> {
   let columns: string[] | undefined
   /** The columns a row's members come from: the id and the ignored ones left out, the same array for every row. */
@@ -65,7 +69,7 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
     for (const r of records) {
       if ('error' in r) {
         if (r.code !== undefined && BROKEN_QUOTES.has(r.code)) refuseBrokenQuote(file, r.line, notice)
-        rows.push({ line: r.line, ok: false, reason: `not valid CSV: ${r.error.replace(/ (on|at) line \d+.*$/, '')}` })
+        rows.push({ line: r.line, ok: false, reason: `not valid CSV: ${r.code === 'INVALID_OPENING_QUOTE' ? strayQuote(columns, r.field) : r.error.replace(/ (on|at) line \d+.*$/, '')}` })
         continue
       }
       const record = r.cells
