@@ -157,14 +157,19 @@ test('a row is judged by the same rules and words as POST /v3/plant', async (t) 
   }
 })
 
-test('a CSV header with an unknown column is refused before anything is written', async (t) => {
+test('a CSV header with an unknown column is refused before anything is written, naming the columns allowed (and semicolons, when they separate it)', async (t) => {
   const dir = await tempDir(t)
   const file = join(dir, 'plants.csv')
   await writeFile(file, 'name,colour\nFern,green\n')
   const result = await plants(['import', '--create', file, '--data-dir', join(dir, 'data')])
   assert.equal(result.code, 2)
-  assert.match(result.stderr, /unknown column "colour"/)
+  assert.match(result.stderr, /unknown column "colour" \(allowed: id, name, category, tags, status, description, price, sku, barcode\)\n/)
   assert.equal((await plants(['import', '--create', join(dir, 'plants.txt'), '--data-dir', join(dir, 'data')])).code, 2, 'no format for .txt')
+  // Saved by a spreadsheet that separates with semicolons: the whole header is one unknown column.
+  await writeFile(file, 'id;name;price\n1;Fern;2.50\n')
+  const semicolons = await plants(['import', '--create', file, '--data-dir', join(dir, 'data')])
+  assert.equal(semicolons.code, 2)
+  assert.match(semicolons.stderr, /unknown column "id;name;price" \(allowed: [^)]*\); the file looks separated by semicolons: save it as CSV with commas/)
 })
 
 test('import through --url writes through the API; a second run adds nothing', async (t) => {

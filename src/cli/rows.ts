@@ -94,7 +94,7 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
     }
     if (rows.length > 0) yield rows
   }
-  if (!columns) throw new UsageError(`${file} has no header line (expected ${CSV_COLUMNS.join(',')})`)
+  if (!columns) throw new UsageError(`${file} has no header line (expected id,${CSV_COLUMNS.join(',')}, id optional)`)
 }
 
 /** Reports the cell whose quote breaks the file as FILE:LINE: reason, then stops the import before it writes. */
@@ -149,7 +149,11 @@ export function firstBrokenQuote (text: string): { line: number, unclosed: boole
 function header (record: string[], file: string): string[] {
   const columns = record.map((c) => c.trim().toLowerCase())
   const unknown = columns.filter((c) => !CSV_COLUMNS.includes(c) && c !== 'id' && !IGNORED_CSV.includes(c))
-  if (unknown.length > 0) throw new UsageError(`${file}: unknown column ${unknown.map((c) => JSON.stringify(c)).join(', ')} (allowed: ${CSV_COLUMNS.join(', ')})`)
+  if (unknown.length > 0) {
+    // A spreadsheet set to another locale saves "CSV" with semicolons: the whole header is one column then.
+    const separator = columns.length === 1 && /[;\t]/.test(columns[0]) ? `; the file looks separated by ${columns[0].includes(';') ? 'semicolons' : 'tabs'}: save it as CSV with commas` : ''
+    throw new UsageError(`${file}: unknown column ${unknown.map((c) => JSON.stringify(c)).join(', ')} (allowed: id, ${CSV_COLUMNS.join(', ')})${separator}`)
+  }
   const repeated = columns.filter((c, i) => columns.indexOf(c) !== i)
   if (repeated.length > 0) throw new UsageError(`${file}: column ${JSON.stringify(repeated[0])} appears twice`)
   return columns
