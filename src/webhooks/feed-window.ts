@@ -12,8 +12,8 @@ const entry = (c: Change): FeedEntry => ({ seq: c.seq, kind: c.kind, body: Buffe
 /**
  * Up to a page of changes, oldest first: `entries[start]` to `entries[end - 1]`. A view of the
  * window's own array rather than a copy of it: with 50 loops each taking a page every few changes,
- * the copies outlived the young generation (a loop holds its page while it sends it) and were a
- * tenth of what grew the old one (issue 28's memory target).
+ * the copies outlived the young generation (a loop holds its page while it sends it): some 7 %
+ * of what grew the old one (issue 28's memory target).
  */
 export interface FeedPage { readonly entries: readonly FeedEntry[], readonly start: number, readonly end: number }
 
@@ -40,18 +40,18 @@ export class FeedWindow {
   private next: Promise<void> | undefined
 
   /**
-   * `keepChars`: how much of the newest changes' bodies stays (8 MiB by default, some 10,000
+   * `keepBytes`: how much of the newest changes' bodies stays (8 MiB by default, some 10,000
    * changes): wide enough that many webhooks falling behind a burst of writes still read
    * from it, rather than each reading, parsing and serialising pages of its own.
    */
   constructor (
     private readonly store: Pick<PlantStore, 'changes'>,
-    private readonly keepChars = 8 * 1024 * 1024,
+    private readonly keepBytes = 8 * 1024 * 1024,
     private readonly fetchSize = 100,
     /**
      * The oldest place a reader still reads from (its cursor): what is at or before it is let go
      * as the window moves on. The window holds what the slowest loop reading it needs, up to
-     * `keepChars`, not the newest `keepChars` always: with every receiver keeping up, 8 Mi
+     * `keepBytes`, not the newest `keepBytes` always: with every receiver keeping up, 8 Mi
      * characters of bodies no one would read again stayed in the heap, and the heap grew by a
      * multiple of them (issue 28's memory target).
      */
@@ -117,7 +117,7 @@ export class FeedWindow {
     if (items.length > 0) this.to = items[items.length - 1].seq
     const wanted = this.oldestWanted()
     let extra = 0
-    while ((this.size > this.keepChars || this.entries[extra].seq <= wanted) && extra < this.entries.length - 1) this.size -= this.entries[extra++].body.length
+    while ((this.size > this.keepBytes || this.entries[extra].seq <= wanted) && extra < this.entries.length - 1) this.size -= this.entries[extra++].body.length
     if (extra > 0) {
       this.from = this.entries[extra - 1].seq
       this.entries = this.entries.slice(extra)
