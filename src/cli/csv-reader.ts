@@ -163,10 +163,7 @@ async function * slowRecords (source: AsyncIterable<string>, lineOffset: number,
   const parser = Readable.from(source).pipe(parse({ bom: true, info: true, skip_empty_lines: true, skip_records_with_error: true }))
   const skipped: CsvRecord[] = []
   parser.on('skip', (err: Error & { code?: string, lines?: number, index?: number }) => {
-    const line = (err.lines ?? 0) + lineOffset
-    // One refusal a record: csv-parse says it again at each further quote of the same cell.
-    if (skipped.at(-1)?.line === line) return
-    skipped.push({ line, error: err.message, code: err.code, field: typeof err.index === 'number' ? err.index : undefined })
+    skipped.push({ line: (err.lines ?? 0) + lineOffset, error: err.message, code: err.code, field: typeof err.index === 'number' ? err.index : undefined })
   })
   let header = skipHeader
   for await (const { record, info } of parser as AsyncIterable<{ record: string[], info: { lines: number } }>) {

@@ -64,10 +64,14 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
   let columns: string[] | undefined
   /** The columns a row's members come from: the id and the ignored ones left out, the same array for every row. */
   let members: string[] = []
+  /** The line of the last refusal: csv-parse refuses a record again at each further stray quote in it; it is one bad row. */
+  let refusedLine = 0
   for await (const records of csvRecords(file)) {
     const rows: Row[] = []
     for (const r of records) {
       if ('error' in r) {
+        if (r.line === refusedLine) continue
+        refusedLine = r.line
         if (r.code !== undefined && BROKEN_QUOTES.has(r.code)) refuseBrokenQuote(file, r.line, notice)
         rows.push({ line: r.line, ok: false, reason: `not valid CSV: ${r.code === 'INVALID_OPENING_QUOTE' ? strayQuote(columns, r.field) : r.error.replace(/ (on|at) line \d+.*$/, '')}` })
         continue
