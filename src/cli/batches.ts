@@ -15,10 +15,10 @@ export const wireOperation = (o: BatchOperation): WireOperation => o.op === 'cre
     ? { op: 'update', plant: { id: o.id, ...o.fields } }
     : o.op === 'patch' ? { op: 'patch', id: o.id, patch: o.patch } : { op: 'delete', id: o.id }
 
-/** A store's BatchRefused as the outcome of applyAll (anything else is thrown again). */
 /** The refusal of a row naming a plant deleted since the catalogue was read. */
 export const GONE = 'refused: the plant is no longer in the catalogue (deleted since it was read)'
 
+/** A store's BatchRefused as the outcome of applyAll (anything else is thrown again). */
 export function refusedByStore (error: unknown): ApplyOutcome {
   if (!(error instanceof BatchRefused)) throw error
   return {

@@ -14,8 +14,10 @@ import { parse } from 'csv-parse'
 // empty line) leaves the whole file to csv-parse. test/csv-reader.test.ts checks both against
 // csv-parse alone on random files.
 
-/** A record with the line it starts on, or a record csv-parse refused, with its message and code. */
-/** A record's cells, or why csv-parse refused it (`field`: the cell it refused, counted from 0, when it says). */
+/**
+ * A record with the line it starts on, or a record csv-parse refused, with its message, code and
+ * (`field`, counted from 0, when csv-parse says) the cell it refused.
+ */
 export type CsvRecord = { line: number, cells: string[] } | { line: number, error: string, code?: string, field?: number }
 
 const CHUNK = 1 << 20

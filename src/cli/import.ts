@@ -129,13 +129,14 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   const batchSize = given ?? DEFAULT_BATCH[where.kind === 'service' ? 'service' : 'store']
   // A dry run writes nothing, so it may check a file against a folder or a database that has no
   // catalogue yet: it does not make one (not even with --create).
-  const catalogue = dryRun ? await noCatalogueYet(where) ?? await openCatalogue(where, io, {}) : await openCatalogue(where, io, { create: values.create === true })
+  const catalogue = (dryRun ? await noCatalogueYet(where) : undefined) ?? await openCatalogue(where, io, { create: !dryRun && values.create === true })
   const counts: Counts = { rowsRead, matchedById: 0, matchedBySku: 0, added: 0, updated: 0, unchanged: 0, rejected: 0 }
   let finder: PlantFinder | undefined
   try {
     // 2. What the catalogue holds that the file names. Where it can look plants up by key
-    // (PostgreSQL), the plants each slice of rows names are looked up as it is planned, in a snapshot
-    // taken now, while the batches before it are written; elsewhere, one pass through it first.
+    // (PostgreSQL), the plants each slice of rows names are looked up as it is planned, while the
+    // batches before it are written (no snapshot is held: see PostgresPlantFinder); elsewhere, one
+    // pass through it first.
     finder = await catalogue.finder?.()
     const known = finder === undefined ? await wholeCatalogue(catalogue, file, format, ids, skus, wanted) : await newPlantsKnown(finder, file, format, ids, wanted)
     const lookup = finder === undefined ? undefined : new Lookup(finder, known)
