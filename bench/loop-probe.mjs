@@ -1,5 +1,6 @@
 import { appendFileSync } from 'node:fs'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { isMainThread } from 'node:worker_threads'
 
 // Preloaded into a service the bench starts (`node --import ./bench/loop-probe.mjs …`): how long
 // its event loop was held, measured inside the process with monitorEventLoopDelay (issue 27: a
@@ -12,9 +13,15 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 // A 1 ms resolution: the histogram records each interval between the probe's timer firings, so a
 // loop held for H ms shows as a delay between H and H + 1 ms (at 10 ms, prom-client's setting,
 // a figure would be up to 10 ms off). A window held by a long task is written late, with it.
+//
+// The main thread only: `--import` is inherited by every worker thread, and the SQLite writer's
+// thread holds its own loop through each write by design (better-sqlite3 is synchronous). Before
+// this check its windows went to the same file, and a 500-operation batch's write (20–150 ms on
+// this machine) was read as the service's event loop held (found with strace: the main thread
+// polled every 1.2 ms through such a "delay").
 
 const file = process.env.LOOP_PROBE_FILE
-if (file) {
+if (file && isMainThread) {
   const delays = monitorEventLoopDelay({ resolution: 1 })
   delays.enable()
   const ms = (ns) => Math.round(ns / 1e4) / 100
