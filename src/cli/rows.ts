@@ -2,15 +2,13 @@ import { createHash } from 'node:crypto'
 import { createReadStream, readFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { identityFields } from '../catalogue/store-fields.js'
+import { findMembers } from '../http/json-members.js'
 import type { PlantFields } from '../plants/schemas.js'
-import { CommandFailed, UsageError } from './command.js'
+import { CommandFailed, UsageError, type Format } from './command.js'
 import { csvRecords } from './csv-reader.js'
 import { restoreFormula } from './formula-cells.js'
 
 // Reading an import file: one candidate plant per row, each with the line it starts on.
-
-import type { Format } from './command.js'
-import { findMembers } from '../http/json-members.js'
 
 /**
  * A row: `value` the plant's members (an empty CSV cell left out, so it takes the API's default),

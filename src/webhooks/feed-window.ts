@@ -51,8 +51,8 @@ export class FeedWindow {
     /**
      * The oldest place a reader still reads from (its cursor): what is at or before it is let go
      * as the window moves on. The window holds what the slowest loop reading it needs, up to
-     * `keepBytes`, not the newest `keepBytes` always: with every receiver keeping up, 8 Mi
-     * characters of bodies no one would read again stayed in the heap, and the heap grew by a
+     * `keepBytes`, not the newest `keepBytes` always: with every receiver keeping up, 8 MiB
+     * of bodies no one would read again stayed in the heap, and the heap grew by a
      * multiple of them (issue 28's memory target).
      */
     private readonly oldestWanted: () => number = () => -1
