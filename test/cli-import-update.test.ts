@@ -138,8 +138,8 @@ for (const target of TARGETS) {
     assert.deepEqual([count(priced.stdout, 'added'), count(priced.stdout, 'updated')], [1, 1])
     const last = await at.state()
     const plant0 = last.plants.find((p) => p.name === 'Plant 0')!
-    // The columns given change (the SKU's case too: it is the value the row gives); the others keep theirs.
-    assert.deepEqual([plant0.price, plant0.sku, plant0.tags, plant0.status], ['0.50', 'sku-0', [], 'available'])
+    // The columns given change, but not the SKU the row is matched by (its case is the file's spelling); the others keep theirs.
+    assert.deepEqual([plant0.price, plant0.sku, plant0.tags, plant0.status], ['0.50', 'SKU-0', [], 'available'])
     assert.equal(last.plants.length, 22)
   })
 }
@@ -167,6 +167,29 @@ test('a SKU a plant of the catalogue holds, given by id to another: refused the 
   assert.deepEqual([count(result.stdout, 'added'), count(result.stdout, 'updated'), count(result.stdout, 'rejected')], [1, 1, 2])
   const { plants: stored } = await withStore(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 }))
   assert.deepEqual(stored.map((p) => `${p.name} ${p.sku ?? ''}`), ['A S-1', 'B2 ', 'C S-3', 'D '])
+})
+
+test('a row matched by its SKU in another letter case keeps the stored spelling: unchanged when nothing else differs, else only the rest is written', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const dataDir = join(dir, 'data')
+  const seed = join(dir, 'seed.csv')
+  await writeFile(seed, writeCsv([['name', 'price', 'sku'], ['Fern', '3.50', 'FERN-01'], ['Olive', '12', 'Ol-2']]))
+  assert.equal((await plants(['import', seed, '--data-dir', dataDir, '--create'])).code, 0)
+  const before = await withStore(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 }))
+  const file = join(dir, 'prices.csv')
+  // A hand-made price list: SKUs typed in lower case.
+  await writeFile(file, writeCsv([['sku', 'price'], ['fern-01', '3.5'], ['ol-2', '13']]))
+  const dry = await plants(['import', file, '--data-dir', dataDir, '--dry-run'])
+  assert.equal(dry.code, 0, dry.stderr)
+  assert.deepEqual(dry.stdout.split('\n').filter((l) => l.includes(': would ')), [`${file}:3: would update plant 2: price "12.00" → "13.00"`])
+  const result = await plants(['import', file, '--data-dir', dataDir])
+  assert.equal(result.code, 0, result.stderr)
+  assert.deepEqual([count(result.stdout, 'matched by sku'), count(result.stdout, 'updated'), count(result.stdout, 'unchanged')], [2, 1, 1])
+  const after = await withStore(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 }))
+  assert.deepEqual(after.plants.map((p) => `${p.name} ${p.sku ?? ''} ${p.price ?? ''}`), ['Fern FERN-01 3.50', 'Olive Ol-2 13.00'])
+  assert.deepEqual(after.plants[0], before.plants[0], 'the unchanged plant has no new version')
+  assert.equal(after.changes.length - before.changes.length, 1)
 })
 
 test('a row naming an id the catalogue does not have adds a plant once: a second run adds nothing', async (t) => {

@@ -99,11 +99,14 @@ export class Planner {
       // even once this row has moved the SKU and its batch is written (read by key as planned, import.ts).
       if (target.sku !== null && !this.known.bySku.has(skuKey(target.sku))) this.known.bySku.set(skuKey(target.sku), target)
     }
-    return this.update(row, target)
+    return this.update(row, target, byId === undefined)
   }
 
-  /** The columns the row has, merged into the plant: only the members that differ are sent. */
-  private update (row: GoodRow, plant: Plant): Plan {
+  /**
+   * The columns the row has, merged into the plant: only the members that differ are sent. `bySku`:
+   * the row names the plant by its SKU, which is then the plant's own ignoring case.
+   */
+  private update (row: GoodRow, plant: Plant, bySku: boolean): Plan {
     // Checked in place: a CSV row's members are built here, and a JSON Lines row is read for this pass alone.
     const members = row.columns === undefined ? row.value : Object.fromEntries(row.columns.map((c) => [c, row.value[c] ?? EMPTY[c]]))
     const check = checkPatch(members)
@@ -111,6 +114,9 @@ export class Planner {
     const patch: Record<string, unknown> = {}
     let changed = false
     for (const [member, value] of Object.entries(check.patch)) {
+      // The SKU a row is matched by finds the plant, as a till's scan does: its letter case is how the
+      // file happens to spell it (a hand-made price list), not an edit, so the stored spelling stays.
+      if (bySku && member === 'sku') continue
       if (same(member, (plant as unknown as Record<string, unknown>)[member], value)) continue
       patch[member] = value
       changed = true
