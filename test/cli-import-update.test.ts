@@ -21,6 +21,14 @@ interface Target {
   env: Record<string, string>
   /** The catalogue and the feed as they are now. */
   state (): Promise<{ plants: StoredPlant[], changes: unknown[] }>
+  /** The prototype of the store that writes the import's batches (the CLI's own, or the service's): a test may wrap its batch. */
+  storeClass (): Promise<PlantStore>
+}
+
+async function prototypeOf (open: () => Promise<PlantStore> | PlantStore): Promise<PlantStore> {
+  const store = await open()
+  await store.close()
+  return Object.getPrototypeOf(store) as PlantStore
 }
 
 async function stateOf (store: PlantStore): Promise<{ plants: StoredPlant[], changes: unknown[] }> {
@@ -42,7 +50,12 @@ const TARGETS: Array<{ name: string, skip: string | false, make: (t: TestContext
     skip: false,
     make: async (_t, dir) => {
       const dataDir = join(dir, 'data')
-      return { args: ['--data-dir', dataDir], env: {}, state: () => withStore(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 })) }
+      return {
+        args: ['--data-dir', dataDir],
+        env: {},
+        state: () => withStore(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 })),
+        storeClass: () => prototypeOf(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 }))
+      }
     }
   },
   {
@@ -54,7 +67,8 @@ const TARGETS: Array<{ name: string, skip: string | false, make: (t: TestContext
       return {
         args: [],
         env: { DATABASE_URL: scratch.url },
-        state: () => withStore(() => openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 86_400_000 }))
+        state: () => withStore(() => openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 86_400_000 })),
+        storeClass: () => prototypeOf(() => openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 86_400_000 }))
       }
     }
   },
@@ -64,7 +78,7 @@ const TARGETS: Array<{ name: string, skip: string | false, make: (t: TestContext
     make: async (t, dir) => {
       const service = await listenOn(join(dir, 'data'))
       t.after(() => service.close())
-      return { args: ['--url', service.url], env: {}, state: () => stateOf(service.store) }
+      return { args: ['--url', service.url], env: {}, state: () => stateOf(service.store), storeClass: async () => Object.getPrototypeOf(service.store) as PlantStore }
     }
   }
 ]
@@ -213,7 +227,7 @@ test('a row naming an id the catalogue does not have adds a plant once: a second
 })
 
 test('with a batch in flight while the next is read, refusals are still reported in line order', async (t) => {
-  // Batches of 2: the store refuses line 3 (a SKU plant 1 has) while line 5, a bad row, is read during that batch's commit.
+  // Batches of 2: line 3 (a SKU plant 1 has; the plan refuses it) and line 5, a bad row, are read while a batch is with the store.
   const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
   const dataDir = join(dir, 'data')
@@ -400,5 +414,47 @@ for (const target of TARGETS) {
     assert.equal(result.code, 1, result.stderr)
     assert.match(result.stderr, new RegExp(`rows\\.csv:1002: sku s-1 names plant ${a}, which line 2 of the file names already`))
     assert.deepEqual((await at.state()).plants.map((p) => `${p.name} ${p.sku ?? ''}`), ['A2 S-9', 'B S-2'])
+  })
+}
+
+for (const target of TARGETS) {
+  test(`a row the store refuses when its batch is written (a SKU another writer took after the plan) is reported by line, and the rest of its batch is sent again and applied (${target.name})`, { skip: target.skip }, async (t) => {
+    // The plan accepts line 2 (nobody holds NEW-7 when the catalogue is read); another writer then
+    // takes new-7 just before the first batch is written, so the store (or the service) refuses it.
+    const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    const at = await target.make(t, dir)
+    const run = (...args: string[]) => plants([...args, ...at.args], at.env)
+    const seed = join(dir, 'seed.csv')
+    await writeFile(seed, writeCsv([['name', 'sku'], ['A', 'S-1'], ['B', '']]))
+    const seeded = await run('import', seed, ...(at.args.length === 0 || at.args[0] === '--data-dir' ? ['--create'] : []))
+    assert.equal(seeded.code, 0, seeded.stderr)
+    const b = String((await at.state()).plants.find((p) => p.name === 'B')!.id)
+    const file = join(dir, 'rows.csv')
+    await writeFile(file, writeCsv([['id', 'name', 'sku'], [b, 'B', 'NEW-7'], ['', 'C', ''], ['', 'D', '']]))
+
+    const store = await at.storeClass()
+    const batch = store.batch
+    let intruded = false
+    store.batch = async function (this: PlantStore, ...args: Parameters<PlantStore['batch']>) {
+      if (!intruded) {
+        intruded = true
+        await this.create({ name: 'Intruder', category: null, tags: [], status: 'available', sku: 'new-7' })
+      }
+      return await batch.apply(this, args)
+    }
+    t.after(() => { store.batch = batch })
+
+    const result = await run('import', file, '--batch-size', '2')
+    assert.ok(intruded)
+    assert.equal(result.code, 1, 'a refused row makes the exit status 1')
+    const refusals = result.stderr.split('\n').filter((l) => l.startsWith(`${file}:`))
+    assert.equal(refusals.length, 1, result.stderr)
+    const intruder = (await at.state()).plants.find((p) => p.name === 'Intruder')!.id
+    assert.equal(refusals[0], `${file}:2: ${at.args[0] === '--url'
+      ? `refused by the service (409): /patch/sku is taken by plant ${intruder}`
+      : `refused: sku NEW-7 is taken by plant ${intruder} (SKUs are unique ignoring case)`}`)
+    assert.deepEqual([count(result.stdout, 'added'), count(result.stdout, 'updated'), count(result.stdout, 'rejected')], [2, 0, 1])
+    assert.deepEqual((await at.state()).plants.map((p) => `${p.name} ${p.sku ?? ''}`), ['A S-1', 'B ', 'Intruder new-7', 'C ', 'D '])
   })
 }
