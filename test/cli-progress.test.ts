@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PassThrough, Writable } from 'node:stream'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { test } from 'node:test'
+import { main } from '../src/cli/main.js'
+import type { PlantStore } from '../src/store/plant-store.js'
+import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
 
 // Ctrl-C during a long step (an import's bar on a terminal, or plain lines in a log): the terminal
 // gets its cursor and line wrapping back, the operator is told how far it got and what to do, and
@@ -26,3 +34,34 @@ for (const [tty, signal] of [[true, 'SIGINT'], [false, 'SIGTERM']] as const) {
     if (tty) assert.ok(child.stderr.includes('\u001b[?25h') && child.stderr.includes('\u001b[?7h'), JSON.stringify(child.stderr))
   })
 }
+
+test('an import\'s bar on a terminal moves while its batches are written (not in steps of 1,000 rows), with an ETA that is not 0 before the end', async (t) => {
+  // 900 rows in batches of 50, each batch held 100 ms: the bar must show the rows in between, as an
+  // operator watching a slow catalogue sees them, and a time left worked out from the rate so far.
+  const dir = await mkdtemp(join(tmpdir(), 'plants-progress-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const dataDir = join(dir, 'data')
+  const file = join(dir, 'rows.csv')
+  await writeFile(file, 'name\n' + Array.from({ length: 900 }, (_, i) => `Plant ${i}`).join('\n') + '\n')
+  const opened = openSqliteStore({ dataDir: ':memory:', feedRetentionMs: 86_400_000 })
+  await opened.close()
+  const store = Object.getPrototypeOf(opened) as PlantStore
+  const batch = store.batch
+  store.batch = async function (this: PlantStore, ...args: Parameters<PlantStore['batch']>) {
+    await sleep(100)
+    return await batch.apply(this, args)
+  }
+  t.after(() => { store.batch = batch })
+  let text = ''
+  const stderr = Object.assign(new Writable({ write (chunk, _enc, done) { text += String(chunk); done() } }),
+    { isTTY: true, columns: 160, cursorTo () { return true }, clearLine () { return true }, moveCursor () { return true } })
+  const code = await main(['import', file, '--data-dir', dataDir, '--create', '--batch-size', '50'], { stdout: new PassThrough(), stderr, env: {} })
+  assert.equal(code, 0, text)
+  // eslint-disable-next-line no-control-regex
+  const frames = [...text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '\n').matchAll(/\| (\d+)\/900 rows \| [\d,]+ rows\/s \| ETA (.+)/g)]
+    .map((m) => ({ done: Number(m[1]), eta: m[2].trim() }))
+  const between = frames.filter((f) => f.done > 0 && f.done < 900)
+  assert.ok(between.length >= 4, `frames: ${JSON.stringify(frames)}`)
+  for (const frame of between) assert.match(frame.eta, /^[1-9]\d* s$/, JSON.stringify(frame))
+  assert.equal(frames[0].eta, '…', 'before a row is done the time left is unknown, not 0')
+})

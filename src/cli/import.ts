@@ -192,7 +192,8 @@ async function runImport (values: Record<string, any>, positionals: string[], io
       for await (const rows of readRows(file, format, () => {})) {
         for (const [i, row] of rows.entries()) {
           if (lookup !== undefined && i % LOOKUP_ROWS === 0) await lookup.load(rows.slice(i, i + LOOKUP_ROWS))
-          if (++done % 1000 === 0) progress.update(done)
+          // Each row: the bar takes the count as often as it redraws (progress.ts), not in steps of a thousand rows.
+          progress.update(++done)
           if (handed.length > 0 && done % ROWS_A_TURN === 0) await nextTurn()
           if (!row.ok) { report(row.line, row.reason); continue }
           const plan = planner.plan(row)

@@ -8,6 +8,15 @@ export interface Progress {
 }
 
 const PLAIN_EVERY_MS = 5000
+/** How often the bar moves at most: smooth to the eye, and few enough redraws to cost nothing beside an import. */
+export const BAR_EVERY_MS = 100
+
+/** The time left, as a bar shows it: whole seconds (a tenth of a second would flicker), or unknown before any row is done. */
+export function etaText (ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms)) return '…'
+  const s = Math.ceil(ms / 1000)
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`
+}
 
 /**
  * Until `stop`, Ctrl-C (or SIGTERM) puts the terminal back as it was (the bar hides the cursor and
@@ -31,22 +40,29 @@ function onInterrupt (io: Io, label: string, done: () => number, restore: () => 
 export function startProgress (io: Io, label: string, total: number, { quiet = false, afterwards = '' } = {}): Progress {
   const started = Date.now()
   const rate = (done: number): number => done / Math.max((Date.now() - started) / 1000, 0.001)
+  // The rate so far, not cli-progress's own ETA: that one reads 0 until its first update and from
+  // the last few updates only, and a bar whose first update comes late showed "ETA 0s" all along.
+  const left = (done: number): number | undefined => done > 0 ? ((total - done) / rate(done)) * 1000 : undefined
   if (quiet || total === 0) return { update () {}, stop () {} }
   let reached = 0
   if (io.stderr.isTTY) {
     const bar = new cliProgress.SingleBar({
       stream: io.stderr,
-      format: `${label} [{bar}] {percentage}% | {value}/{total} rows | {rate} rows/s | ETA {eta_formatted}`,
-      etaBuffer: 50,
-      fps: 5,
+      format: `${label} [{bar}] {percentage}% | {value}/{total} rows | {rate} rows/s | ETA {left}`,
+      fps: 1000 / BAR_EVERY_MS,
       hideCursor: true
     }, cliProgress.Presets.shades_classic)
-    bar.start(total, 0, { rate: '0' })
+    bar.start(total, 0, { rate: '0', left: etaText(undefined) })
     const unhook = onInterrupt(io, label, () => reached, () => bar.stop(), afterwards)
+    let drawn = started
     return {
+      // Called as often as rows are done: the bar takes the count at most every BAR_EVERY_MS (and the last).
       update: (done) => {
         reached = done
-        bar.update(done, { rate: Math.round(rate(done)).toLocaleString('en') })
+        const now = Date.now()
+        if (now - drawn < BAR_EVERY_MS && done < total) return
+        drawn = now
+        bar.update(done, { rate: Math.round(rate(done)).toLocaleString('en'), left: etaText(left(done)) })
       },
       stop: () => {
         unhook()
