@@ -221,7 +221,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits('event streams', config.feedMaxStreams, config.feedMaxStreamsPerClient) })
   await app.register(photoRoutes, { ...routeOptions, metrics: new PhotoMetrics(registry), trustProxy: config.trustProxy })
   await app.register(photoOrderRoute, routeOptions)
-  const deliverer = new WebhookDeliverer(store, app.log, { leaseMs: config.webhookLeaseMs, ...options.webhooks, allowPrivate: config.webhookAllowPrivate }, new WebhookMetrics(registry))
+  const deliverer = new WebhookDeliverer(store, app.log, { leaseMs: config.webhookLeaseMs, pacing: { lastRequestAt: () => app.readiness.lastRequestAt }, ...options.webhooks, allowPrivate: config.webhookAllowPrivate }, new WebhookMetrics(registry))
   app.decorate('webhookDeliverer', deliverer)
   // Stopped before the store closes; another instance takes over its webhooks at once (leases released).
   app.addHook('onReady', async () => { deliverer.start() })

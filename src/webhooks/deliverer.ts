@@ -7,6 +7,7 @@ import { DELIVERIES_KEPT, type AttemptOutcome, type WebhookLag } from '../store/
 import { WebhookClient, type SendResult } from './client.js'
 import { FeedWindow, type FeedEntry, type FeedPage } from './feed-window.js'
 import type { WebhookMetrics } from './metrics.js'
+import { DeliveryPacer, type PacerSignals } from './pacer.js'
 import { RETRY_FOR_MS, retryDelayMs } from './retry.js'
 import { signedHeaders } from './signing.js'
 import { shownUrl } from './target.js'
@@ -22,6 +23,8 @@ export interface DelivererOptions {
   /** How long a lease lasts (default 20 s: another instance takes over within 30 s of a death). */
   leaseMs?: number
   now?: () => number
+  /** Deliveries yield to requests (pacer.ts): the app gives when the last request arrived; tests may give every signal and tick by hand. */
+  pacing?: Partial<PacerSignals> & { manual?: boolean }
 }
 
 /** Changes read at once per webhook; each is still sent alone, in order. */
@@ -46,7 +49,8 @@ export class WebhookDeliverer {
   private unsubscribe: (() => void) | undefined
   private stopped = false
   private scanning: Promise<void> | undefined
-  readonly settings: Required<Omit<DelivererOptions, 'now'>> & { now: () => number }
+  readonly settings: Required<Omit<DelivererOptions, 'now' | 'pacing'>> & { now: () => number }
+  readonly pacer: DeliveryPacer
 
   constructor (readonly store: PlantStore, readonly log: FastifyBaseLogger, options: DelivererOptions, readonly metrics?: WebhookMetrics) {
     this.settings = {
@@ -59,6 +63,7 @@ export class WebhookDeliverer {
     }
     this.client = new WebhookClient({ allowPrivate: options.allowPrivate, timeoutMs: this.settings.timeoutMs })
     this.feed = new FeedWindow(store, undefined, PAGE, () => this.oldestWanted())
+    this.pacer = new DeliveryPacer(options.pacing)
     metrics?.watch(this)
   }
 
@@ -89,6 +94,8 @@ export class WebhookDeliverer {
     return oldest === Infinity ? -1 : oldest
   }
 
+  heldSends (): number { return this.pacer.held }
+
   /** Every webhook's place against the feed (the metrics), from the store. */
   async lag (): Promise<WebhookLag[]> {
     return await this.store.webhooks.lag()
@@ -98,6 +105,7 @@ export class WebhookDeliverer {
     this.stopped = true
     clearInterval(this.timer)
     this.unsubscribe?.()
+    this.pacer.close() // before the loops are awaited: one held back would wait for a window that never comes
     await Promise.all([...this.loops.values()].map((loop) => loop.stop()))
     this.loops.clear()
     await this.client.close()
@@ -108,6 +116,7 @@ export class WebhookDeliverer {
     this.stopped = true
     clearInterval(this.timer)
     this.unsubscribe?.()
+    this.pacer.close()
     for (const loop of this.loops.values()) loop.abandon()
     this.loops.clear()
     void this.client.close()
@@ -268,6 +277,8 @@ export class DeliveryLoop {
         this.cursor = change.seq
         continue
       }
+      await this.deliverer.pacer.turn()
+      if (this.stopped) { await save(); return 0 }
       const result = await this.send(webhook, change)
       // Stopped meanwhile: this attempt is not recorded; the change is sent again by whoever delivers next.
       if (this.stopped) { await save(); return 0 }

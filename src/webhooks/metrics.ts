@@ -4,6 +4,8 @@ import type { WebhookLag } from '../store/webhook-store.js'
 /** What the webhook gauges read: every webhook's place against the feed, from the store. */
 export interface LagSource {
   lag (): Promise<WebhookLag[]>
+  /** Sends waiting for the pacer (pacer.ts): this instance's. */
+  heldSends (): number
 }
 
 export const DELIVERY_OUTCOMES = ['delivered', 'failed', 'gave-up'] as const
@@ -61,6 +63,14 @@ export class WebhookMetrics {
       async collect () {
         this.set((await rows()).filter((w) => w.status === 'failing').length)
       }
+    })
+    const held = (): number => this.source?.heldSends() ?? 0
+    // eslint-disable-next-line no-new -- registered, and read through collect() when scraped
+    new Gauge({
+      name: 'webhook_sends_held',
+      help: 'Deliveries waiting because requests keep this instance busy (requests come first; they go as the load eases)',
+      registers,
+      collect () { this.set(held()) }
     })
   }
 
