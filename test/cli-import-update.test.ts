@@ -23,6 +23,17 @@ interface Target {
   state (): Promise<{ plants: StoredPlant[], changes: unknown[] }>
   /** The prototype of the store that writes the import's batches (the CLI's own, or the service's): a test may wrap its batch. */
   storeClass (): Promise<PlantStore>
+  /** Runs `fn` on the catalogue's store, as another writer would. */
+  write (fn: (store: PlantStore) => Promise<unknown>): Promise<void>
+}
+
+async function writeWith (open: () => Promise<PlantStore> | PlantStore, fn: (store: PlantStore) => Promise<unknown>): Promise<void> {
+  const store = await open()
+  try {
+    await fn(store)
+  } finally {
+    await store.close()
+  }
 }
 
 async function prototypeOf (open: () => Promise<PlantStore> | PlantStore): Promise<PlantStore> {
@@ -54,7 +65,8 @@ const TARGETS: Array<{ name: string, skip: string | false, make: (t: TestContext
         args: ['--data-dir', dataDir],
         env: {},
         state: () => withStore(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 })),
-        storeClass: () => prototypeOf(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 }))
+        storeClass: () => prototypeOf(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 })),
+        write: (fn) => writeWith(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 }), fn)
       }
     }
   },
@@ -68,7 +80,8 @@ const TARGETS: Array<{ name: string, skip: string | false, make: (t: TestContext
         args: [],
         env: { DATABASE_URL: scratch.url },
         state: () => withStore(() => openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 86_400_000 })),
-        storeClass: () => prototypeOf(() => openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 86_400_000 }))
+        storeClass: () => prototypeOf(() => openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 86_400_000 })),
+        write: (fn) => writeWith(() => openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 86_400_000 }), fn)
       }
     }
   },
@@ -78,7 +91,13 @@ const TARGETS: Array<{ name: string, skip: string | false, make: (t: TestContext
     make: async (t, dir) => {
       const service = await listenOn(join(dir, 'data'))
       t.after(() => service.close())
-      return { args: ['--url', service.url], env: {}, state: () => stateOf(service.store), storeClass: async () => Object.getPrototypeOf(service.store) as PlantStore }
+      return {
+        args: ['--url', service.url],
+        env: {},
+        state: () => stateOf(service.store),
+        storeClass: async () => Object.getPrototypeOf(service.store) as PlantStore,
+        write: async (fn) => { await fn(service.store) }
+      }
     }
   }
 ]
@@ -458,3 +477,51 @@ for (const target of TARGETS) {
     assert.deepEqual((await at.state()).plants.map((p) => `${p.name} ${p.sku ?? ''}`), ['A S-1', 'B ', 'Intruder new-7', 'C ', 'D '])
   })
 }
+
+for (const target of TARGETS) {
+  test(`a row whose id names a plant in the trash is refused, saying how to restore it, the same in the dry run and the import; an id of no plant at all adds one (${target.name})`, { skip: target.skip }, async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    const at = await target.make(t, dir)
+    const run = (...args: string[]) => plants([...args, ...at.args], at.env)
+    const seed = join(dir, 'seed.csv')
+    await writeFile(seed, writeCsv([['name', 'sku'], ['A', 'S-1'], ['B', 'S-2'], ['C', '']]))
+    const seeded = await run('import', seed, ...(at.args.length === 0 || at.args[0] === '--data-dir' ? ['--create'] : []))
+    assert.equal(seeded.code, 0, seeded.stderr)
+    const stored = (await at.state()).plants
+    const [a, b] = ['A', 'B'].map((name) => stored.find((p) => p.name === name)!.id)
+    await at.write((store) => store.remove(b))
+    const file = join(dir, 'rows.csv')
+    // Line 2: B as exported, sold since; line 3: A renamed; line 4: an id no plant ever had.
+    await writeFile(file, writeCsv([['id', 'name', 'sku', 'status'], [String(b), 'B', 'S-2', 'sold'], [String(a), 'A2', 'S-1', 'available'], ['999', 'Z', '', 'available']]))
+    const refusal = `${file}:2: plant ${b} is in the trash: restore it first (POST /v3/trash/${b}/restore, or Restore in the staff page's Trash view), or clear the id to add it as a new plant`
+    const dry = await run('import', file, '--dry-run')
+    const real = await run('import', file)
+    for (const result of [dry, real]) {
+      assert.equal(result.code, 1, result.stderr)
+      assert.deepEqual(result.stderr.split('\n').filter((l) => l.startsWith(`${file}:`)), [refusal])
+    }
+    assert.ok(dry.stdout.includes('rows.csv:4: would add "Z" (no plant 999 in the catalogue: a new plant, with an id of its own)'), dry.stdout)
+    assert.deepEqual([count(real.stdout, 'added'), count(real.stdout, 'updated'), count(real.stdout, 'rejected')], [1, 1, 1])
+    assert.deepEqual((await at.state()).plants.map((p) => `${p.name} ${p.sku ?? ''}`), ['A2 S-1', 'C ', 'Z '])
+    await at.write(async (store) => { assert.equal((await store.trashed(b))?.plant.name, 'B', 'B waits in the trash, to be restored') })
+  })
+}
+
+test('a dry run through --url without a key (reads open, the trash needs a write key) still refuses a row naming a plant in the trash', async (t) => {
+  // The trash cannot be listed without a write key: the plant's history, which reads may see, says it is there.
+  const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const service = await listenOn(join(dir, 'data'), { apiKeys: ['staff-key-0123456789'] })
+  t.after(() => service.close())
+  const { plant: fern } = await service.store.create({ name: 'Fern', category: null, tags: [], status: 'available' })
+  const { plant: ivy } = await service.store.create({ name: 'Ivy', category: null, tags: [], status: 'available' })
+  await service.store.remove(ivy.id)
+  const file = join(dir, 'rows.csv')
+  await writeFile(file, writeCsv([['id', 'name', 'status'], [String(fern.id), 'Fern', 'sold'], [String(ivy.id), 'Ivy', 'sold'], ['999', 'Palm', '']]))
+  const dry = await plants(['import', file, '--url', service.url, '--dry-run'])
+  assert.equal(dry.code, 1, dry.stderr)
+  assert.deepEqual(dry.stderr.split('\n').filter((l) => l.startsWith(`${file}:`)),
+    [`${file}:3: plant ${ivy.id} is in the trash: restore it first (POST /v3/trash/${ivy.id}/restore, or Restore in the staff page's Trash view), or clear the id to add it as a new plant`])
+  assert.deepEqual([count(dry.stdout, 'would be added'), count(dry.stdout, 'would be updated')], [1, 1])
+})

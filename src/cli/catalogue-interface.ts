@@ -21,6 +21,12 @@ export interface Catalogue {
    * fails, this one writes nothing and fails with the same error.
    */
   applyAll (operations: BatchOperation[], key: string, after?: Promise<unknown>): Promise<ApplyOutcome>
+  /**
+   * Which of these ids (of no live plant) name a plant in the trash: a row naming one is refused by
+   * an import rather than adding a new plant beside the one waiting to be restored. Every catalogue
+   * an import writes to has it; a stand-in for a folder with no catalogue yet has no trash.
+   */
+  trashed?: (ids: number[]) => Promise<number[]>
   /** Where the catalogue can look plants up by key (PostgreSQL): a finder, for an import to read only the plants its rows name. */
   finder?: () => Promise<PlantFinder>
   close (): Promise<void>

@@ -9,6 +9,7 @@ import type { BatchOperation } from '../catalogue/batch.js'
 import type { WriteMeta } from '../catalogue/changes.js'
 import { toRecord, type Plant } from '../catalogue/plant.js'
 import { positionOf, type PlantQuery, type Position } from '../catalogue/query.js'
+import { TRASH_PAGE_MAX, type TrashPosition } from '../catalogue/trash.js'
 import { listSql, searchFunctions } from '../store/sqlite/list-query.js'
 import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from '../store/sqlite/plant-rows.js'
 import type { PlantStore } from '../store/plant-store.js'
@@ -153,6 +154,21 @@ export class StoreCatalogue implements Catalogue {
     }
   }
 
+  /** One walk through the trash, newest first: its size is bounded by the retention, not by the file (whose ids may all be unknown). */
+  async trashed (ids: number[]): Promise<number[]> {
+    const wanted = new Set(ids)
+    const found: number[] = []
+    let after: TrashPosition | undefined
+    while (wanted.size > found.length) {
+      const page = await this.store.trash(after, TRASH_PAGE_MAX)
+      for (const { plant } of page) if (wanted.has(plant.id)) found.push(plant.id)
+      if (page.length < TRASH_PAGE_MAX) break
+      const last = page[page.length - 1]
+      after = { trashedAt: last.trashedAt, id: last.plant.id }
+    }
+    return found
+  }
+
   async applyAll (operations: BatchOperation[], _key: string, after?: Promise<unknown>): Promise<ApplyOutcome> {
     // The store's batch, as POST /v3/plant/batch: one transaction (one fsync on a data folder), so a
     // batch lands whole or not at all; busy storage is tried again.
@@ -280,6 +296,47 @@ export class ServiceCatalogue implements Catalogue {
       if (page.nextCursor === null) return
       cursor = page.nextCursor
     }
+  }
+
+  /**
+   * GET /v3/trash, walked once (see StoreCatalogue.trashed). It needs a write key: without one (a
+   * dry run with reads open), each id's history answers instead, which a plant in the trash keeps.
+   */
+  async trashed (ids: number[]): Promise<number[]> {
+    if (ids.length === 0) return []
+    const wanted = new Set(ids)
+    const found: number[] = []
+    let cursor: string | undefined
+    while (wanted.size > found.length) {
+      const page = await withRetries(`reading the trash of ${this.where}`, async () => {
+        const { data, error, response } = await this.client.GET('/v3/trash', { params: { query: { limit: TRASH_PAGE_MAX, cursor } } })
+        this.answered = true
+        if (data) return data
+        if (response.status === 401 || response.status === 403) return undefined
+        throw this.failure(response, error)
+      }, this.retryable)
+      if (page === undefined) return await this.trashedByHistory(ids)
+      for (const { id } of page.items) if (wanted.has(id)) found.push(id)
+      if (page.nextCursor === null) break
+      cursor = page.nextCursor
+    }
+    return found
+  }
+
+  /** The ids (of no live plant) whose history can be read: those of plants in the trash. */
+  private async trashedByHistory (ids: number[]): Promise<number[]> {
+    const found: number[] = []
+    for (const id of ids) {
+      const held = await withRetries(`reading ${this.where}`, async () => {
+        const { data, error, response } = await this.client.GET('/v3/plant/{id}/history', { params: { path: { id }, query: { limit: 1 } } })
+        this.answered = true
+        if (data) return true
+        if (response.status === 404) return false
+        throw this.failure(response, error)
+      }, this.retryable)
+      if (held) found.push(id)
+    }
+    return found
   }
 
   /** POST /v3/plant/batch: refusals (400, 404, 409, 412) name the operations by index; 429, 503 and lost connections are waited out. */

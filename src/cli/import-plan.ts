@@ -20,6 +20,8 @@ export interface Known {
   records: Map<string, number>
   /** Ids the catalogue had when the import began, whose plants were gone when looked up (deleted meanwhile). */
   gone?: Set<number>
+  /** Ids of plants in the trash when the import began (deleted, restorable). */
+  trashed?: Set<number>
 }
 
 export type Plan =
@@ -60,6 +62,14 @@ const same = (member: string, before: unknown, after: unknown): boolean =>
 
 const shown = (value: unknown): string => value === null ? 'null' : typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)
 
+/**
+ * Why a row naming a plant in the trash is refused: adding it as a new plant would leave two, once
+ * the deleted one is restored. What the catalogue offers to restore it: the API and the staff page
+ * (the command line has no restore of a plant).
+ */
+export const inTrash = (id: number): string =>
+  `plant ${id} is in the trash: restore it first (POST /v3/trash/${id}/restore, or Restore in the staff page's Trash view), or clear the id to add it as a new plant`
+
 /** Why a row that would add a plant is refused when the file has no name column. */
 const NO_NAME = 'a new plant needs a name, and the file has no name column (without one, a row can only update the plant its id or sku names)'
 
@@ -83,6 +93,7 @@ export class Planner {
     const id = rowId(row.id)
     if (typeof id === 'object') return { kind: 'refused', reason: id.invalid }
     if (id !== undefined && this.known.gone?.has(id)) return { kind: 'refused', reason: GONE }
+    if (id !== undefined && this.known.trashed?.has(id)) return { kind: 'refused', reason: inTrash(id) }
     const byId = id === undefined ? undefined : this.known.byId.get(id)
     const sku = rowSku(row)
     const target = byId ?? (sku === undefined ? undefined : this.known.bySku.get(sku))

@@ -46,7 +46,8 @@ export const importCommand: Command = {
 
 Adds the plants in FILE to the catalogue, and updates the plants it names: a row with an id updates
 that plant, a row whose sku a plant has updates that plant (only the columns the file has change;
-a column left out keeps its value), any other row adds a plant. Every row is checked by the API's
+a column left out keeps its value), any other row adds a plant; a row whose id names a plant in
+the trash is refused (restore that plant first, or clear the id). Every row is checked by the API's
 own rules; a bad row is reported as FILE:LINE: reason and skipped, the others are written in
 batches, each all or nothing (as POST /v3/plant/batch).
 
@@ -139,6 +140,11 @@ async function runImport (values: Record<string, any>, positionals: string[], io
     // pass through it first.
     finder = await catalogue.finder?.()
     const known = finder === undefined ? await wholeCatalogue(catalogue, file, format, ids, skus, wanted) : await newPlantsKnown(finder, file, format, ids, wanted)
+    // An id of no live plant may name one in the trash: its row is refused (import-plan.ts), not added
+    // as a second plant. Before any lookup, `gone` holds every id of the file the catalogue has.
+    const live = finder === undefined ? known.byId : known.gone!
+    const missing = [...ids].filter((id) => !live.has(id))
+    known.trashed = new Set(missing.length === 0 ? [] : await catalogue.trashed?.(missing) ?? [])
     const lookup = finder === undefined ? undefined : new Lookup(finder, known)
     // 3. The file again, row by row: refused, unchanged, or an operation of the next batch.
     const progress = startProgress(io, `${dryRun ? 'checking' : 'importing'} ${file}`, rowsRead, {
