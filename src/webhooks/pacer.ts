@@ -1,28 +1,41 @@
+import { availableParallelism } from 'node:os'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 
 /** How often the pacer looks at the event loop, and the span its budget of sends covers. */
 export const PACE_WINDOW_MS = 100
-/** The event loop's share of a window spent working (not waiting for I/O) from which it counts as busy. */
+/** The event loop's share of a window spent working (not waiting for I/O), or the process's share of its cores, from which it counts as busy. */
 export const BUSY_UTILIZATION = 0.7
 /** Sends started per window, across every webhook, while requests keep the loop busy: 200 a second. */
 export const BUSY_SENDS = 20
 
 /** What the pacer reads; the defaults are the process's own (tests give their own). */
 export interface PacerSignals {
-  /** The event loop's utilization (0 to 1) since the previous call. */
+  /**
+   * How busy the process was (0 to 1) since the previous call: the larger of its event loop's
+   * utilization and its CPU time over the cores it may use. The loop alone misses a process whose
+   * loop waits for its own SQLite writer thread on a core they share (the loop then counts as idle).
+   */
   utilization: () => number
   /** When the last request arrived (epoch ms). */
   lastRequestAt: () => number
   now: () => number
 }
 
-function loopUtilization (): () => number {
-  let last: EventLoopUtilization = performance.eventLoopUtilization()
+function processUtilization (): () => number {
+  const cores = availableParallelism()
+  let loop: EventLoopUtilization = performance.eventLoopUtilization()
+  let cpu = process.cpuUsage()
+  let at = performance.now()
   return () => {
-    const now = performance.eventLoopUtilization()
-    const delta = performance.eventLoopUtilization(now, last)
-    last = now
-    return delta.utilization
+    const loopNow = performance.eventLoopUtilization()
+    const cpuSince = process.cpuUsage(cpu)
+    const now = performance.now()
+    const share = (cpuSince.user + cpuSince.system) / 1000 / Math.max(1, now - at) / cores
+    const busy = Math.max(performance.eventLoopUtilization(loopNow, loop).utilization, share)
+    loop = loopNow
+    cpu = process.cpuUsage()
+    at = now
+    return busy
   }
 }
 
@@ -43,7 +56,7 @@ export class DeliveryPacer {
 
   /** `manual`: no timer, the caller ticks (tests). Without `lastRequestAt`, no request is ever seen: never held back. */
   constructor (signals: Partial<PacerSignals> & { manual?: boolean } = {}) {
-    this.signals = { utilization: loopUtilization(), lastRequestAt: () => 0, now: Date.now, ...signals }
+    this.signals = { utilization: processUtilization(), lastRequestAt: () => 0, now: Date.now, ...signals }
     if (signals.manual !== true) this.timer = setInterval(() => { this.tick() }, PACE_WINDOW_MS).unref()
   }
 
