@@ -47,6 +47,7 @@ import { openStore } from './store/open-store.js'
 import { WebhookDeliverer, type DelivererOptions } from './webhooks/deliverer.js'
 import { WEBHOOKS_DOCUMENT } from './webhooks/openapi.js'
 import { WebhookMetrics } from './webhooks/metrics.js'
+import { PACE_WINDOW_MS } from './webhooks/pacer.js'
 import { webhookRoutes } from './webhooks/routes.js'
 import type { PlantStore } from './store/plant-store.js'
 
@@ -221,7 +222,14 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits('event streams', config.feedMaxStreams, config.feedMaxStreamsPerClient) })
   await app.register(photoRoutes, { ...routeOptions, metrics: new PhotoMetrics(registry), trustProxy: config.trustProxy })
   await app.register(photoOrderRoute, routeOptions)
-  const deliverer = new WebhookDeliverer(store, app.log, { leaseMs: config.webhookLeaseMs, pacing: { lastRequestAt: () => app.readiness.lastRequestAt }, ...options.webhooks, allowPrivate: config.webhookAllowPrivate }, new WebhookMetrics(registry))
+  // Time spent in requests, for the webhook pacer: requests queueing on a busy process come before deliveries.
+  let requestMs = 0
+  app.addHook('onResponse', (_request, reply, done) => {
+    requestMs += Math.min(reply.elapsedTime, PACE_WINDOW_MS)
+    done()
+  })
+  const spentInRequests = (): number => { const ms = requestMs; requestMs = 0; return ms }
+  const deliverer = new WebhookDeliverer(store, app.log, { leaseMs: config.webhookLeaseMs, pacing: { requestMs: spentInRequests }, ...options.webhooks, allowPrivate: config.webhookAllowPrivate }, new WebhookMetrics(registry))
   app.decorate('webhookDeliverer', deliverer)
   // Stopped before the store closes; another instance takes over its webhooks at once (leases released).
   app.addHook('onReady', async () => { deliverer.start() })

@@ -1,14 +1,16 @@
 import { availableParallelism } from 'node:os'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 
-/** How often the pacer looks at the event loop, and the span its budget of sends covers. */
+/** How often the pacer looks at the process, and the span its budget of sends covers. */
 export const PACE_WINDOW_MS = 100
-/** The event loop's share of a window spent working (not waiting for I/O), or the process's share of its cores, from which it counts as busy. */
+/** The process counts as busy from this share of its time working (see PacerSignals.utilization)… */
 export const BUSY_UTILIZATION = 0.7
-/** Sends started per window, across every webhook, while requests keep the loop busy: 200 a second. */
+/** …with at least this many requests in flight on average over the window: requests are queueing. */
+export const BUSY_REQUESTS = 8
+/** Sends started per window, across every webhook, while requests queue on a busy process: 200 a second. */
 export const BUSY_SENDS = 20
 
-/** What the pacer reads; the defaults are the process's own (tests give their own). */
+/** What the pacer reads at each window; the defaults are the process's own (tests give their own). */
 export interface PacerSignals {
   /**
    * How busy the process was (0 to 1) since the previous call: the larger of its event loop's
@@ -16,9 +18,12 @@ export interface PacerSignals {
    * loop waits for its own SQLite writer thread on a core they share (the loop then counts as idle).
    */
   utilization: () => number
-  /** When the last request arrived (epoch ms). */
-  lastRequestAt: () => number
-  now: () => number
+  /**
+   * Milliseconds spent in requests answered since the previous call, each counted up to a window
+   * (an event stream open for hours is not a queue): over the window's length, how many were in
+   * flight on average (Little's law). None given: no request is ever seen, nothing held back.
+   */
+  requestMs: () => number
 }
 
 function processUtilization (): () => number {
@@ -43,9 +48,11 @@ function processUtilization (): () => number {
  * Requests before deliveries. A delivery costs the event loop about a third of what the write that
  * made it cost (its HTTP request, the signature, the answer read: some 100 µs against some 285 µs
  * a POST, measured on the bench's core), and a receiver that answers at once takes every change as
- * fast as it is sent. So while requests keep the loop busy, deliveries are held to BUSY_SENDS a
- * window; they fall behind, and catch up at full speed once the load eases (the lag metrics show
- * it). A loop busy with deliveries alone, no request arriving, is not held back.
+ * fast as it is sent. So while requests queue on a busy process, deliveries are held to BUSY_SENDS
+ * a window; they fall behind, and catch up at full speed once the load eases (the lag metrics show
+ * it). Busy alone is not enough: at 1,000 writes a second the bench's one core is 50–100 % busy
+ * with one or two requests in flight, and holding deliveries there only made them late. Nor are
+ * queued requests alone (slow uploads on an idle process), nor a process busy with deliveries.
  */
 export class DeliveryPacer {
   private busy = false
@@ -53,18 +60,19 @@ export class DeliveryPacer {
   private readonly waiting: Array<() => void> = []
   private readonly timer: NodeJS.Timeout | undefined
   private readonly signals: PacerSignals
+  private windowStart = performance.now()
 
-  /** `manual`: no timer, the caller ticks (tests). Without `lastRequestAt`, no request is ever seen: never held back. */
+  /** `manual`: no timer, the caller ticks (tests). */
   constructor (signals: Partial<PacerSignals> & { manual?: boolean } = {}) {
-    this.signals = { utilization: processUtilization(), lastRequestAt: () => 0, now: Date.now, ...signals }
+    this.signals = { utilization: processUtilization(), requestMs: () => 0, ...signals }
     if (signals.manual !== true) this.timer = setInterval(() => { this.tick() }, PACE_WINDOW_MS).unref()
   }
 
-  /** Held back sends, waiting for a window with room (metrics and tests). */
+  /** Sends held back, waiting for a window with room (metrics and tests). */
   get held (): number { return this.waiting.length }
   get holding (): boolean { return this.busy }
 
-  /** Resolves when a send may start: at once unless the loop is busy with requests and this window's sends are spent. */
+  /** Resolves when a send may start: at once unless requests queue on a busy process and this window's sends are spent. */
   async turn (): Promise<void> {
     if (!this.busy) return
     if (this.sent < BUSY_SENDS && this.waiting.length === 0) {
@@ -74,11 +82,14 @@ export class DeliveryPacer {
     await new Promise<void>((resolve) => this.waiting.push(resolve))
   }
 
-  /** A window has passed: is the loop busy with requests, and who may send now. */
-  tick (): void {
+  /** A window has passed: were requests queueing on a busy process, and who may send now. */
+  tick (elapsedMs?: number): void {
+    const now = performance.now()
+    const window = Math.max(1, elapsedMs ?? now - this.windowStart)
+    this.windowStart = now
+    const inFlight = this.signals.requestMs() / window
     const utilization = this.signals.utilization()
-    const requested = this.signals.now() - this.signals.lastRequestAt() <= PACE_WINDOW_MS
-    this.busy = requested && utilization >= BUSY_UTILIZATION
+    this.busy = inFlight >= BUSY_REQUESTS && utilization >= BUSY_UTILIZATION
     const released = this.busy ? this.waiting.splice(0, BUSY_SENDS) : this.waiting.splice(0)
     this.sent = released.length
     for (const resolve of released) resolve()
