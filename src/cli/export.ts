@@ -22,7 +22,9 @@ CSV has the header id,name,category,tags,status,description,price,sku,barcode,ph
 by |; price with 2 fraction digits; photos: the URL of each photo's full picture, joined by |);
 JSON Lines has one record per line, as the API returns it, photos with all their URLs and the
 createdAt and updatedAt times. The URLs are paths on the service (/v3/photos/…); the pictures
-themselves travel in backups and migrate, not in an export. Both load back with plants import (the id is then ignored). A tag
+themselves travel in backups and migrate, not in an export. Both load back with plants import,
+which updates the plant each id names (an id the catalogue does not hold adds a new plant, with an
+id of its own; one in its trash is refused). A tag
 that itself holds | cannot be told apart in CSV: such plants are counted in a warning; use jsonl.
 
 With --output, the export is written beside FILE under a temporary name and given its name only
