@@ -24,8 +24,8 @@ JSON Lines has one record per line, as the API returns it, photos with all their
 createdAt and updatedAt times. The URLs are paths on the service (/v3/photos/…); the pictures
 themselves travel in backups and migrate, not in an export. Both load back with plants import,
 which updates the plant each id names (an id the catalogue does not hold adds a new plant, with an
-id of its own; one in its trash is refused). A tag
-that itself holds | cannot be told apart in CSV: such plants are counted in a warning; use jsonl.
+id of its own; one in its trash is refused). A tag that itself holds | cannot be told apart in
+CSV: such plants are counted in a warning; use jsonl.
 
 With --output, the export is written beside FILE under a temporary name and given its name only
 once whole: a failed export leaves no half-written FILE.
