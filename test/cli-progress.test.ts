@@ -65,3 +65,36 @@ test('an import\'s bar on a terminal moves while its batches are written (not in
   for (const frame of between) assert.match(frame.eta, /^[1-9]\d* s$/, JSON.stringify(frame))
   assert.equal(frames[0].eta, '…', 'before a row is done the time left is unknown, not 0')
 })
+
+test('refused rows on a terminal are whole lines above the bar, wrapping if wide, never on the bar\'s line or written over', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'plants-progress-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const file = join(dir, 'rows.csv')
+  // Rows 3 and 12 are refused; batches of 5 held 50 ms each, so the bar is drawn between them.
+  await writeFile(file, 'name,status\n' + Array.from({ length: 20 }, (_, i) => `Plant ${i},${i === 1 || i === 10 ? 'Available' : 'available'}`).join('\n') + '\n')
+  const opened = openSqliteStore({ dataDir: ':memory:', feedRetentionMs: 86_400_000 })
+  await opened.close()
+  const store = Object.getPrototypeOf(opened) as PlantStore
+  const batch = store.batch
+  store.batch = async function (this: PlantStore, ...args: Parameters<PlantStore['batch']>) {
+    await sleep(50)
+    return await batch.apply(this, args)
+  }
+  t.after(() => { store.batch = batch })
+  let text = ''
+  const stderr = Object.assign(new Writable({ write (chunk, _enc, done) { text += String(chunk); done() } }),
+    { isTTY: true, columns: 60, cursorTo () { return true }, clearLine () { return true }, moveCursor () { return true } })
+  const stdout = new PassThrough()
+  const code = await main(['import', file, '--data-dir', join(dir, 'data'), '--create', '--batch-size', '5'], { stdout, stderr, env: {} })
+  assert.equal(code, 1, text)
+  const reason = '/status must be one of available, pending, sold'
+  for (const line of [3, 12]) {
+    const refused = `${file}:${line}: ${reason}`
+    // Whole, with wrapping turned on for it (the bar turns it off), ended by a line break.
+    assert.ok(text.includes(`\u001b[?7h${refused}\n`), JSON.stringify(text))
+    // eslint-disable-next-line no-control-regex
+    const lines = text.split(/\u001b\[[0-9;?]*[A-Za-z]|\u001b[78]|\r|\n/)
+    assert.ok(lines.includes(refused), `a line of its own: ${JSON.stringify(lines)}`)
+  }
+  assert.equal(text.split(`${file}:3:`).length, 2, 'written once')
+})

@@ -151,7 +151,7 @@ async function runImport (values: Record<string, any>, positionals: string[], io
       quiet: values.quiet || dryRun,
       afterwards: 'each batch written is kept whole, none half-written: run the same import again to finish (rows already applied count as unchanged)'
     })
-    const print = (line: number, reason: string): void => { counts.rejected++; io.stderr.write(`${file}:${line}: ${reason}\n`) }
+    const print = (line: number, reason: string): void => { counts.rejected++; progress.log(`${file}:${line}: ${reason}`) }
     const planner = new Planner(known)
     // Batches are written in order, each after the one before it, but handed over to the catalogue
     // before that one is written: on PostgreSQL the next batch's plants are locked and its outcomes

@@ -4,10 +4,14 @@ import { formatDuration, type Io } from './command.js'
 /** Progress of a long step: a bar with rate and ETA on a terminal, a plain line now and then otherwise. */
 export interface Progress {
   update (done: number): void
+  /** A line for the operator (a refused row) while the step runs: above the bar on a terminal, never written over it. */
+  log (line: string): void
   stop (): void
 }
 
 const PLAIN_EVERY_MS = 5000
+const WRAP_ON = '\u001b[?7h'
+const WRAP_OFF = '\u001b[?7l'
 /** How often the bar moves at most: smooth to the eye, and few enough redraws to cost nothing beside an import. */
 export const BAR_EVERY_MS = 100
 
@@ -43,17 +47,21 @@ export function startProgress (io: Io, label: string, total: number, { quiet = f
   // The rate so far, not cli-progress's own ETA: that one reads 0 until its first update and from
   // the last few updates only, and a bar whose first update comes late showed "ETA 0s" all along.
   const left = (done: number): number | undefined => done > 0 ? ((total - done) / rate(done)) * 1000 : undefined
-  if (quiet || total === 0) return { update () {}, stop () {} }
+  const write = (line: string): void => { io.stderr.write(`${line}\n`) }
+  if (quiet || total === 0) return { update () {}, log: write, stop () {} }
   let reached = 0
   if (io.stderr.isTTY) {
-    const bar = new cliProgress.SingleBar({
+    // A MultiBar of one: its log() puts lines above the bar at the next redraw. Written straight to
+    // the terminal they landed on the bar's line with wrapping off, cut at its edge, and the bar's
+    // cursor jumps then drew over them and over the summary after it (an operator found it).
+    const bars = new cliProgress.MultiBar({
       stream: io.stderr,
       format: `${label} [{bar}] {percentage}% | {value}/{total} rows | {rate} rows/s | ETA {left}`,
       fps: 1000 / BAR_EVERY_MS,
       hideCursor: true
     }, cliProgress.Presets.shades_classic)
-    bar.start(total, 0, { rate: '0', left: etaText(undefined) })
-    const unhook = onInterrupt(io, label, () => reached, () => bar.stop(), afterwards)
+    const bar = bars.create(total, 0, { rate: '0', left: etaText(undefined) })
+    const unhook = onInterrupt(io, label, () => reached, () => bars.stop(), afterwards)
     let drawn = started
     return {
       // Called as often as rows are done: the bar takes the count at most every BAR_EVERY_MS (and the last).
@@ -64,9 +72,12 @@ export function startProgress (io: Io, label: string, total: number, { quiet = f
         drawn = now
         bar.update(done, { rate: Math.round(rate(done)).toLocaleString('en'), left: etaText(left(done)) })
       },
+      // Wrapping on for the line (the bar turns it off for itself): a reason wider than the terminal wraps rather than being cut at its edge.
+      log: (line) => { bars.log(`${WRAP_ON}${line}\n${WRAP_OFF}`) },
       stop: () => {
         unhook()
-        bar.stop()
+        bars.update() // a redraw writes the lines logged since the last one: stop() alone drops them
+        bars.stop()
       }
     }
   }
@@ -74,6 +85,7 @@ export function startProgress (io: Io, label: string, total: number, { quiet = f
   let last = started
   const unhook = onInterrupt(io, label, () => reached, () => {}, afterwards)
   return {
+    log: write,
     update (done) {
       reached = done
       const now = Date.now()
