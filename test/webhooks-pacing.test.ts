@@ -102,13 +102,17 @@ for (const engine of ENGINES) {
       // No window passes: nothing more is sent (without the pacer every change would be on its way).
       await sleep(200)
       assert.equal(r.received.length, BUSY_SENDS)
-      assert.match((await api.request({ method: 'GET', url: '/metrics' })).body, /^webhook_sends_held 1$/m)
+      const held = (await api.request({ method: 'GET', url: '/metrics' })).body
+      assert.match(held, /^webhook_deliveries_held 1$/m)
+      assert.match(held, /^webhook_deliveries_held_seconds_total 0\.1$/m) // one busy window of 100 ms so far
       tick(pacer)
       await until('a second window of sends', () => r.received.length === BUSY_SENDS * 2 && pacer.held === 1)
       signals.utilization = 0
       tick(pacer)
       await until('every change', () => r.received.length === changes)
-      assert.match((await api.request({ method: 'GET', url: '/metrics' })).body, /^webhook_sends_held 0$/m)
+      const eased = (await api.request({ method: 'GET', url: '/metrics' })).body
+      assert.match(eased, /^webhook_deliveries_held 0$/m)
+      assert.match(eased, /^webhook_deliveries_held_seconds_total 0\.2$/m) // two busy windows, then one not
       const seqs = r.received.map((x) => JSON.parse(x.body).seq as number)
       assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b))
       assert.equal(new Set(seqs).size, changes)

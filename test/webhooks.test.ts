@@ -125,8 +125,9 @@ for (const engine of ENGINES) {
       assert.equal((await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { url } })).statusCode, 400)
     })
 
-    test('a webhook to a loopback address saved while private receivers were allowed is not sent to once they are not, and says why', async (t) => {
-      const api = await build(t, engine, {}, {}, { webhooks: { retryDelayMs: () => 60_000 } })
+    test('a webhook to a loopback address saved while private receivers were allowed is not sent to once they are not, and says why (its record, and a warning in the log)', async (t) => {
+      const log = logCollector()
+      const api = await build(t, engine, { logLevel: 'info' }, {}, { logStream: log.stream, webhooks: { retryDelayMs: () => 60_000 } })
       const r = await receiver(t)
       // As a webhook made before a restart with WEBHOOK_ALLOW_PRIVATE on: the store takes it as it is.
       const { id } = await api.app.store.webhooks.create({ url: r.url, events: ['created'], secret: 'whsec_' + Buffer.alloc(32).toString('base64') }, Date.now())
@@ -135,6 +136,10 @@ for (const engine of ENGINES) {
       await until('refused', async () => (await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })).json().lastError !== null)
       assert.match((await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })).json().lastError, /^not sent: the URL must not name a loopback.*\(127\.0\.0\.1\) \(WEBHOOK_ALLOW_PRIVATE is off\)$/)
       assert.equal(r.received.length, 0)
+      await api.app.webhookDeliverer.rescan()
+      const warned = log.lines().filter((l) => l.webhook === id && l.level === 'warn' && /is never sent to while WEBHOOK_ALLOW_PRIVATE is off/.test(l.msg))
+      assert.equal(warned.length, 1, 'once, however many scans')
+      assert.match(warned[0].msg, /its URL must not name a loopback.*\(127\.0\.0\.1\); set WEBHOOK_ALLOW_PRIVATE=true, or give it another URL$/)
     })
 
     test('a URL with a user name or password is refused; one saved before that rule is never shown or logged with it', async (t) => {

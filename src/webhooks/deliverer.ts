@@ -10,7 +10,7 @@ import type { WebhookMetrics } from './metrics.js'
 import { DeliveryPacer, type PacerSignals } from './pacer.js'
 import { RETRY_FOR_MS, retryDelayMs } from './retry.js'
 import { signedHeaders } from './signing.js'
-import { shownUrl } from './target.js'
+import { literalProblem, shownUrl } from './target.js'
 
 export interface DelivererOptions {
   allowPrivate: boolean
@@ -41,6 +41,8 @@ const RESCAN_MS = 5_000
  */
 export class WebhookDeliverer {
   private readonly loops = new Map<number, DeliveryLoop>()
+  /** Webhooks already warned of as never sent to while WEBHOOK_ALLOW_PRIVATE is off: once each, not every scan. */
+  private readonly warned = new Set<number>()
   private readonly owner = randomUUID()
   readonly client: WebhookClient
   /** The newest changes, read and serialised once for every loop. */
@@ -94,7 +96,7 @@ export class WebhookDeliverer {
     return oldest === Infinity ? -1 : oldest
   }
 
-  heldSends (): number { return this.pacer.held }
+  pacing (): { holding: boolean, heldMs: number } { return { holding: this.pacer.holding, heldMs: this.pacer.heldMs } }
 
   /** Every webhook's place against the feed (the metrics), from the store. */
   async lag (): Promise<WebhookLag[]> {
@@ -139,6 +141,14 @@ export class WebhookDeliverer {
       }
     }
     for (const webhook of active.values()) {
+      // Saved while private receivers were allowed: it stays active and retries for 3 days, which no
+      // retry can fix, so the operator is told at once (a reviewer restarted without the flag and saw
+      // an active webhook, webhooks_failing 0, and no delivery).
+      const refused = literalProblem(webhook.url, this.settings.allowPrivate)
+      if (refused !== undefined && !this.warned.has(webhook.id)) {
+        this.warned.add(webhook.id)
+        this.log.warn({ webhook: webhook.id, url: shownUrl(webhook.url) }, `webhook ${webhook.id} is never sent to while WEBHOOK_ALLOW_PRIVATE is off: its URL ${refused}; set WEBHOOK_ALLOW_PRIVATE=true, or give it another URL`)
+      }
       let loop = this.loops.get(webhook.id)
       // A loop that stopped by itself (its webhook turned failing or was paused) starts afresh when resumed.
       if (!loop || loop.ended) {

@@ -4,8 +4,8 @@ import type { WebhookLag } from '../store/webhook-store.js'
 /** What the webhook gauges read: every webhook's place against the feed, from the store. */
 export interface LagSource {
   lag (): Promise<WebhookLag[]>
-  /** Sends waiting for the pacer (pacer.ts): this instance's. */
-  heldSends (): number
+  /** This instance's pacer (pacer.ts): whether it holds deliveries back now, and for how long it has in all. */
+  pacing (): { holding: boolean, heldMs: number }
 }
 
 export const DELIVERY_OUTCOMES = ['delivered', 'failed', 'gave-up'] as const
@@ -64,13 +64,23 @@ export class WebhookMetrics {
         this.set((await rows()).filter((w) => w.status === 'failing').length)
       }
     })
-    const held = (): number => this.source?.heldSends() ?? 0
+    const pacing = (): { holding: boolean, heldMs: number } => this.source?.pacing() ?? { holding: false, heldMs: 0 }
     // eslint-disable-next-line no-new -- registered, and read through collect() when scraped
     new Gauge({
-      name: 'webhook_sends_held',
-      help: 'Deliveries waiting because requests keep this instance busy (requests come first; they go as the load eases)',
+      name: 'webhook_deliveries_held',
+      help: '1 while this instance holds deliveries back (requests queueing on it while it is busy: 200 deliveries a second across its webhooks), else 0',
       registers,
-      collect () { this.set(held()) }
+      collect () { this.set(pacing().holding ? 1 : 0) }
+    })
+    // eslint-disable-next-line no-new -- registered, and read through collect() when scraped
+    new Counter({
+      name: 'webhook_deliveries_held_seconds_total',
+      help: 'Time this instance has held deliveries back for requests (its rate: the share of time held)',
+      registers,
+      collect () {
+        this.reset()
+        this.inc(pacing().heldMs / 1000)
+      }
     })
   }
 

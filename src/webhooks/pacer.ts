@@ -68,8 +68,12 @@ export class DeliveryPacer {
     if (signals.manual !== true) this.timer = setInterval(() => { this.tick() }, PACE_WINDOW_MS).unref()
   }
 
-  /** Sends held back, waiting for a window with room (metrics and tests). */
+  /** Time spent holding deliveries back since the start (metrics). */
+  heldMs = 0
+
+  /** Sends held back, waiting for a window with room (tests): one at most per webhook, as each sends one change at a time. */
   get held (): number { return this.waiting.length }
+  /** Whether deliveries are held back now (metrics and tests). */
   get holding (): boolean { return this.busy }
 
   /** Resolves when a send may start: at once unless requests queue on a busy process and this window's sends are spent. */
@@ -90,6 +94,7 @@ export class DeliveryPacer {
     const inFlight = this.signals.requestMs() / window
     const utilization = this.signals.utilization()
     this.busy = inFlight >= BUSY_REQUESTS && utilization >= BUSY_UTILIZATION
+    if (this.busy) this.heldMs += window
     const released = this.busy ? this.waiting.splice(0, BUSY_SENDS) : this.waiting.splice(0)
     this.sent = released.length
     for (const resolve of released) resolve()
