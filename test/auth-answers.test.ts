@@ -119,6 +119,10 @@ for (const engine of ENGINES) {
 
 test('the start-up line says who may read and, with READS=keys, exactly what stays open', () => {
   assert.equal(startupFacts(loadConfig({}), 1).reads, 'open to anyone (READS=public); a key sent with a read is checked')
+  // Stored keys are counted as one source, not by number: the line says where keys come from.
+  assert.equal(startupFacts(loadConfig({}), 2).auth, 'API keys (2) for writes and /metrics')
+  assert.equal(startupFacts(loadConfig({}), 1, true).auth, 'API keys (stored in the catalogue) for writes and /metrics')
+  assert.equal(startupFacts(loadConfig({}), 3, true).auth, 'API keys (2 from the configuration, and those stored in the catalogue) for writes and /metrics')
   assert.match(String(startupFacts(loadConfig({ READS: 'keys' }), 0).reads), /no key exists yet: reads are open until the first key is made/)
   const reads = String(startupFacts(loadConfig({ READS: 'keys' }), 2).reads)
   assert.match(reads, /^need a key of scope read \(READS=keys\), photos included; open without a key: \/healthz, \/readyz, \/v3\/openapi\.json, \/v3\/docs and the staff page's own files/)

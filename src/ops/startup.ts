@@ -15,12 +15,12 @@ export function databaseLocation (url: string): string {
 }
 
 /** What an operator checks first in the start-up line: which storage, which protections. */
-export function startupFacts (config: Config, keyCount: number): Record<string, unknown> {
+export function startupFacts (config: Config, keyCount: number, storedKeys = false): Record<string, unknown> {
   return {
     version: PACKAGE_VERSION,
     engine: config.databaseUrl ? 'postgres' : 'sqlite',
     ...(config.databaseUrl ? { database: databaseLocation(config.databaseUrl) } : { dataDir: config.dataDir === ':memory:' ? ':memory:' : resolve(config.dataDir) }),
-    auth: keyCount > 0 ? `API keys (${keyCount}) for writes and /metrics` : config.allowAnonymousWrites ? 'none: anonymous writes allowed' : 'none: anonymous writes on loopback only',
+    auth: keyCount > 0 ? `API keys (${keySources(keyCount, storedKeys)}) for writes and /metrics` : config.allowAnonymousWrites ? 'none: anonymous writes allowed' : 'none: anonymous writes on loopback only',
     reads: readsFact(config, keyCount),
     rateLimit: config.rateLimit > 0 ? `${config.rateLimit} a minute per client` : 'off',
     trustProxy: config.trustProxy === false ? 'none' : config.trustProxy.join(','),
@@ -30,6 +30,17 @@ export function startupFacts (config: Config, keyCount: number): Record<string, 
 }
 
 /** Who may read, and with READS=keys exactly what stays open without a key. */
+/**
+ * Where the keys come from. `keyCount` counts the stored ones as 1 whatever their number (the
+ * catalogue is asked whether it holds any, not how many): shown as a number it said "API keys (1)"
+ * for a catalogue of three keys (a reviewer read it so).
+ */
+function keySources (keyCount: number, storedKeys: boolean): string {
+  const configured = keyCount - (storedKeys ? 1 : 0)
+  if (!storedKeys) return String(configured)
+  return configured === 0 ? 'stored in the catalogue' : `${configured} from the configuration, and those stored in the catalogue`
+}
+
 function readsFact (config: Config, keyCount: number): string {
   if (!config.readsNeedKey) return 'open to anyone (READS=public); a key sent with a read is checked'
   // Keys may be made later (POST /v3/keys): reads are protected from the first one on.
