@@ -217,6 +217,18 @@ test('import through --url: a key file that is missing, empty or holds the wrong
   assert.equal(right.code, 0, right.stderr)
 })
 
+test('a row with more cells than the header (a decimal comma) is reported in a spreadsheet user\'s words', async (t) => {
+  const dir = await tempDir(t)
+  const file = join(dir, 'plants.csv')
+  await writeFile(file, 'name,price\nFern,12,50\nIvy,3.50\n')
+  const result = await plants(['import', '--create', file, '--data-dir', join(dir, 'data'), '--dry-run'])
+  assert.equal(result.code, 1, result.stderr)
+  assert.deepEqual(reports(result.stderr, file), [
+    '2: not valid CSV: the row has 3 cells and the header 2: a cell holding a comma must be in quotes ("12,50"; a price is written with a point, 12.50)'
+  ])
+  assert.equal(summary(result.stdout, 'rejected'), 1)
+})
+
 test('a quote inside a cell that does not start with one is reported once, naming its column and how to write it', async (t) => {
   const dir = await tempDir(t)
   const file = join(dir, 'plants.csv')

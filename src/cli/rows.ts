@@ -58,6 +58,16 @@ const BROKEN_QUOTES = new Set(['CSV_QUOTE_NOT_CLOSED', 'CSV_INVALID_CLOSING_QUOT
 const strayQuote = (columns: string[] | undefined, field: number | undefined): string =>
   `a quote inside ${field === undefined ? 'a cell' : columns?.[field] !== undefined ? `the ${columns[field]} cell` : `cell ${field + 1}`}, which does not start with one: put the whole cell in quotes and write each quote in it twice ("")`
 
+/**
+ * csv-parse's "Invalid Record Length: expect 7, got 8" in the words of a spreadsheet's user, with
+ * the likeliest cause: a price written with a decimal comma (12,50) splits its cell in two.
+ */
+function cellCount (error: string): string | undefined {
+  const m = /Invalid Record Length: expect (\d+), got (\d+)/.exec(error)
+  if (m === null) return undefined
+  return `the row has ${m[2]} cells and the header ${m[1]}: a cell holding a comma must be in quotes ("12,50"; a price is written with a point, 12.50)`
+}
+
 async function * readCsv (file: string, notice: (message: string) => void): AsyncGenerator<Row[]> {
   let columns: string[] | undefined
   /** The columns a row's members come from: the id and the ignored ones left out, the same array for every row. */
@@ -71,7 +81,7 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
         if (r.line === refusedLine) continue
         refusedLine = r.line
         if (r.code !== undefined && BROKEN_QUOTES.has(r.code)) refuseBrokenQuote(file, r.line, notice)
-        rows.push({ line: r.line, ok: false, reason: `not valid CSV: ${r.code === 'INVALID_OPENING_QUOTE' ? strayQuote(columns, r.field) : r.error.replace(/ (on|at) line \d+.*$/, '')}` })
+        rows.push({ line: r.line, ok: false, reason: `not valid CSV: ${r.code === 'INVALID_OPENING_QUOTE' ? strayQuote(columns, r.field) : cellCount(r.error) ?? r.error.replace(/ (on|at) line \d+.*$/, '')}` })
         continue
       }
       const record = r.cells
