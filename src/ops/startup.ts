@@ -29,7 +29,6 @@ export function startupFacts (config: Config, keyCount: number, storedKeys = fal
   }
 }
 
-/** Who may read, and with READS=keys exactly what stays open without a key. */
 /**
  * Where the keys come from. `keyCount` counts the stored ones as 1 whatever their number (the
  * catalogue is asked whether it holds any, not how many): shown as a number it said "API keys (1)"
@@ -41,6 +40,7 @@ function keySources (keyCount: number, storedKeys: boolean): string {
   return configured === 0 ? 'stored in the catalogue' : `${configured} from the configuration, and those stored in the catalogue`
 }
 
+/** Who may read, and with READS=keys exactly what stays open without a key. */
 function readsFact (config: Config, keyCount: number): string {
   if (!config.readsNeedKey) return 'open to anyone (READS=public); a key sent with a read is checked'
   // Keys may be made later (POST /v3/keys): reads are protected from the first one on.

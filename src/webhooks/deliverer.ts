@@ -23,7 +23,7 @@ export interface DelivererOptions {
   /** How long a lease lasts (default 20 s: another instance takes over within 30 s of a death). */
   leaseMs?: number
   now?: () => number
-  /** Deliveries yield to requests (pacer.ts): the app gives when the last request arrived; tests may give every signal and tick by hand. */
+  /** Deliveries yield to requests (pacer.ts): the app gives the time spent in requests; tests may give every signal and tick by hand. */
   pacing?: Partial<PacerSignals> & { manual?: boolean }
 }
 

@@ -55,6 +55,8 @@ function processUtilization (): () => number {
  * queued requests alone (slow uploads on an idle process), nor a process busy with deliveries.
  */
 export class DeliveryPacer {
+  /** Time spent holding deliveries back since the start (metrics). */
+  heldMs = 0
   private busy = false
   private sent = 0
   private readonly waiting: Array<() => void> = []
@@ -67,9 +69,6 @@ export class DeliveryPacer {
     this.signals = { utilization: processUtilization(), requestMs: () => 0, ...signals }
     if (signals.manual !== true) this.timer = setInterval(() => { this.tick() }, PACE_WINDOW_MS).unref()
   }
-
-  /** Time spent holding deliveries back since the start (metrics). */
-  heldMs = 0
 
   /** Sends held back, waiting for a window with room (tests): one at most per webhook, as each sends one change at a time. */
   get held (): number { return this.waiting.length }
