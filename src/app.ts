@@ -57,6 +57,8 @@ declare module 'fastify' {
     readiness: Readiness
     /** How many API keys may write (0: writes are anonymous): API_KEYS's, and 1 more when the database holds keys. */
     writeKeyCount: number
+    /** Whether the database held keys at start (the 1 more of writeKeyCount; the start-up line says where keys come from). */
+    storedKeys: boolean
     /** Which key a secret names, from memory (src/keys/key-cache.ts). */
     keyCache: KeyCache
     /** The change feed every event stream of this process reads from. */
@@ -140,6 +142,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   // An unreachable database at start (PostgreSQL keeps trying) is taken as no stored keys here; requests ask again.
   const storedKeys = await store.keys.anyKeys().catch(() => false)
   app.decorate('writeKeyCount', keyHashes.length + (storedKeys ? 1 : 0))
+  app.decorate('storedKeys', storedKeys)
 
   registerValidators(app, lazySchemas)
   registerJsonBody(app)

@@ -72,7 +72,7 @@ async function serve (config: Config): Promise<void> {
     await app.close().catch(() => {})
     throw err
   })
-  app.log.info(startupFacts(config, app.writeKeyCount, await app.store.keys.anyKeys().catch(() => false)), 'plant catalogue started')
+  app.log.info(startupFacts(config, app.writeKeyCount, app.storedKeys), 'plant catalogue started')
   // Ready without them (see lazy-schemas.ts); compiled now, before most first requests arrive.
   app.lazySchemas.compileRest().catch((err: unknown) => { app.log.error({ err }, 'a route schema does not compile') })
 }
