@@ -184,6 +184,9 @@ test('import through --url writes through the API; a second run adds nothing', a
   assert.equal(summary(first.stdout, 'added'), 4)
   const second = await plants(['import', file, '--url', service.url])
   assert.equal(summary(second.stdout, 'added'), 0)
+  // A service without keys takes writes without one: a dry run has nothing to warn of.
+  await writeFile(file, csv('Palm,,,'))
+  assert.doesNotMatch((await plants(['import', file, '--url', service.url, '--dry-run'])).stderr, /needs a key/)
   const page = await (await fetch(`${service.url}/v3/plant`)).json() as { items: Array<{ name: string }> }
   assert.deepEqual(page.items.map((p) => p.name), ['Monstera', 'Fern', 'Fern', 'Olive'])
   const changes = await (await fetch(`${service.url}/v3/plant/changes`)).json() as { items: unknown[] }
@@ -215,6 +218,22 @@ test('import through --url: a key file that is missing, empty or holds the wrong
   await writeFile(keyFile, 'till-key-0123456789\n')
   const right = await plants(['import', file, '--url', service.url, '--api-key-file', keyFile])
   assert.equal(right.code, 0, right.stderr)
+})
+
+test('a dry run through --url without a key says, after its summary, that applying it needs a key with write access and how to give one', async (t) => {
+  const dir = await tempDir(t)
+  const service = await listenOn(join(dir, 'data'), { apiKeys: ['till-key-0123456789'] })
+  t.after(() => service.close())
+  const file = join(dir, 'plants.csv')
+  await writeFile(file, csv('Fern,,,'))
+  const note = 'note: applying this import needs a key: service ' + service.url + ' takes writes only with an API key with write access (scope write or admin): pass --api-key-file FILE, a file holding the key\n'
+  const dry = await plants(['import', file, '--url', service.url, '--dry-run'])
+  assert.deepEqual([dry.code, dry.stderr], [0, note])
+  assert.equal(summary(dry.stdout, 'would be added'), 1)
+  const keyFile = join(dir, 'key')
+  await writeFile(keyFile, 'till-key-0123456789\n')
+  const keyed = await plants(['import', file, '--url', service.url, '--dry-run', '--api-key-file', keyFile])
+  assert.deepEqual([keyed.code, keyed.stderr], [0, ''])
 })
 
 test('a row with more cells than the header (a decimal comma) is reported in a spreadsheet user\'s words', async (t) => {

@@ -27,6 +27,11 @@ export interface Catalogue {
    * an import writes to has it; a stand-in for a folder with no catalogue yet has no trash.
    */
   trashed?: (ids: number[]) => Promise<number[]>
+  /**
+   * What writing here needs that this run was not given (a key), said as advice; undefined when
+   * nothing is missing. A dry run reads without a key, and says so before the import is run for real.
+   */
+  writesNeed?: () => Promise<string | undefined>
   /** Where the catalogue can look plants up by key (PostgreSQL): a finder, for an import to read only the plants its rows name. */
   finder?: () => Promise<PlantFinder>
   close (): Promise<void>

@@ -256,6 +256,9 @@ export class SnapshotCatalogue implements Catalogue {
   }
 }
 
+/** How a key is given to a command that writes through a service (--url). */
+const GIVE_KEY = 'pass --api-key-file FILE, a file holding the key'
+
 class Retry extends Error {
   constructor (message: string, readonly waitMs: number) { super(message) }
 }
@@ -339,6 +342,16 @@ export class ServiceCatalogue implements Catalogue {
     return found
   }
 
+  /**
+   * GET /v3/trash needs what a write needs (scope write): without a key it answers 401 exactly when
+   * the service has keys. One request and no retries: a note must not fail a dry run that is done.
+   */
+  async writesNeed (): Promise<string | undefined> {
+    if (this.apiKey !== undefined) return undefined
+    const answer = await this.client.GET('/v3/trash', { params: { query: { limit: 1 } } }).catch(() => undefined)
+    return answer?.response.status === 401 ? `${this.where} takes writes only with an API key with write access (scope write or admin): ${GIVE_KEY}` : undefined
+  }
+
   /** POST /v3/plant/batch: refusals (400, 404, 409, 412) name the operations by index; 429, 503 and lost connections are waited out. */
   async applyAll (operations: BatchOperation[], key: string, after?: Promise<unknown>): Promise<ApplyOutcome> {
     // A request cannot wait for the one before it inside the service: it is sent once that one is answered.
@@ -377,7 +390,7 @@ export class ServiceCatalogue implements Catalogue {
 
   /** A 401 says what to change: give a key, or give the right one (a digest from API_KEYS_FILE is not a key). */
   private unauthorized (message: string): string {
-    if (this.apiKey === undefined) return `${this.where} needs an API key for writes: pass --api-key-file FILE, a file holding the key (${message})`
+    if (this.apiKey === undefined) return `${this.where} needs an API key for writes: ${GIVE_KEY} (${message})`
     const digest = /^(sha256:)?[0-9a-f]{64}$/i.test(this.apiKey.value)
       ? '; it looks like a SHA-256 digest (a line of API_KEYS_FILE), and the file must hold the key itself'
       : ''

@@ -133,6 +133,7 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   const catalogue = (dryRun ? await noCatalogueYet(where) : undefined) ?? await openCatalogue(where, io, { create: !dryRun && values.create === true })
   const counts: Counts = { rowsRead, matchedById: 0, matchedBySku: 0, added: 0, updated: 0, unchanged: 0, rejected: 0 }
   let finder: PlantFinder | undefined
+  let needs: string | undefined
   try {
     // 2. What the catalogue holds that the file names. Where it can look plants up by key
     // (PostgreSQL), the plants each slice of rows names are looked up as it is planned, while the
@@ -224,11 +225,15 @@ async function runImport (values: Record<string, any>, positionals: string[], io
       await Promise.all(handed.map(async ({ done }) => { await done.catch(() => {}) }))
       progress.stop()
     }
+    // Asked only when applying would write: an import with nothing to write sends no request.
+    if (dryRun && counts.added + counts.updated > 0) needs = await catalogue.writesNeed?.()
   } finally {
     await finder?.close()
     await catalogue.close()
   }
   summarise(io, file, catalogue.where, dryRun, counts, Date.now() - started)
+  // Said ahead, as the dry run passed without a key: the import itself would stop at its first batch.
+  if (needs !== undefined) notice(`note: applying this import needs a key: ${needs}`)
   return counts.rejected > 0 ? 1 : 0
 }
 
