@@ -38,7 +38,21 @@ test('usage mistakes exit with 2 and point to --help', async () => {
     const result = await plants(args)
     assert.equal(result.code, 2, args.join(' '))
   }
-  assert.match((await plants(['import', 'a.csv', '--bogus'])).stderr, /Unknown option '--bogus'[^]*plants import --help/)
+  assert.equal((await plants(['import', 'a.csv', '--bogus'])).stderr, 'plants import: unknown option --bogus\nRun plants import --help for usage.\n')
+})
+
+test('an unknown option is named in the tool\'s own words, with the option likely meant, by every command', async () => {
+  const commands = [...(await plants(['--help'])).stdout.matchAll(/^ {2}([a-z-]+) {2,}/gm)].map((m) => m[1])
+  assert.ok(commands.includes('webhooks'), commands.join(' '))
+  for (const name of commands) {
+    const result = await plants([name, '--hepl'])
+    assert.deepEqual([result.code, result.stderr], [2, `plants ${name}: unknown option --hepl: did you mean --help?\nRun plants ${name} --help for usage.\n`])
+  }
+  // The same letters but for dashes, or one typed as a single-dash word: the option meant.
+  for (const typed of ['--dryrun', '-dry-run', '--Dry_Run=yes']) {
+    assert.match((await plants(['import', 'a.csv', typed])).stderr, /^plants import: unknown option -[-\w]+: did you mean --dry-run\?\n/, typed)
+  }
+  assert.match((await plants(['export', '--fromat', 'csv'])).stderr, /unknown option --fromat: did you mean --format\?/)
 })
 
 test('--url on a command that works on the catalogue\'s own files or database is refused saying so, not with the option parser\'s words', async () => {

@@ -44,11 +44,53 @@ export const TARGET_HELP = `${TARGET_READ_HELP}
   --api-key-file FILE  with --url: a file holding an API key for writes (kept out of the process list)`
 
 export function parse (command: Command, args: string[]): { values: Record<string, any>, positionals: string[] } {
+  const options = { ...HELP, ...command.options }
   try {
-    return parseArgs({ args, options: { ...HELP, ...command.options }, allowPositionals: true, strict: true })
+    return parseArgs({ args, options, allowPositionals: true, strict: true })
   } catch (err) {
-    throw new UsageError((err as Error).message)
+    const unknown = (err as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? unknownOption(args, options) : undefined
+    throw new UsageError(unknown ?? (err as Error).message)
   }
+}
+
+/**
+ * The first option the command does not have, as typed, and the one likely meant. Node's own words
+ * offer no guess and end on an unclosed quote. Parsed again leniently, for the argument as written:
+ * "-dry-run" is that, not the "-d" the strict parser names.
+ */
+function unknownOption (args: string[], options: Options): string | undefined {
+  const { tokens } = parseArgs({ args, options, allowPositionals: true, strict: false, tokens: true })
+  const token = tokens.find((t) => t.kind === 'option' && !Object.hasOwn(options, t.name))
+  if (token === undefined) return undefined
+  const typed = args[token.index].replace(/=.*$/s, '')
+  const meant = closest(typed, Object.keys(options))
+  return `unknown option ${typed}${meant === undefined ? '' : `: did you mean --${meant}?`}`
+}
+
+/** A name that differs from `typed` only by dashes and case, else by one or two letters (a short name by one). */
+function closest (typed: string, names: string[]): string | undefined {
+  const letters = (text: string): string => text.toLowerCase().replace(/[^a-z0-9]/g, '')
+  const same = names.find((name) => letters(name) === letters(typed))
+  if (same !== undefined) return same
+  const word = typed.replace(/^-+/, '').toLowerCase()
+  let best: { name: string, distance: number } | undefined
+  for (const name of names) {
+    const distance = editDistance(word, name)
+    if (distance <= (name.length > 5 ? 2 : 1) && (best === undefined || distance < best.distance)) best = { name, distance }
+  }
+  return best?.name
+}
+
+/** Letters added, removed, replaced or two swapped (a typist's slips), each counting one. */
+function editDistance (a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => i === 0 ? j : j === 0 ? i : 0))
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1)
+    }
+  }
+  return d[a.length][b.length]
 }
 
 /** One argument that must be a positive integer. */
