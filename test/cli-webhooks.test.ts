@@ -94,15 +94,17 @@ for (const [where, target] of Object.entries(TARGETS)) {
       assert.match(refused.stderr, /not on a running service \(--url\): over HTTP, use \/v3\/webhooks with an admin key/)
     })
 
-    test('a private target without WEBHOOK_ALLOW_PRIVATE, an unknown kind or a bad id is a usage error', async (t) => {
+    test('a receiver the catalogue refuses (a private address without WEBHOOK_ALLOW_PRIVATE, not http) exits 1, as a refusal; no URL at all, an unknown kind or a bad id is a usage error', async (t) => {
       const { env, args } = await target.make(t)
       const privateRefused = await plants(['webhooks', 'add', 'http://127.0.0.1:9/', ...args], { ...env, WEBHOOK_ALLOW_PRIVATE: 'false' })
-      assert.equal(privateRefused.code, 2)
+      assert.equal(privateRefused.code, 1)
       assert.match(privateRefused.stderr, /must not name a loopback.*WEBHOOK_ALLOW_PRIVATE=true/)
+      assert.doesNotMatch(privateRefused.stderr, /--help/)
       const notHttp = await plants(['webhooks', 'add', 'ftp://shop.example/', ...args], { ...env, WEBHOOK_ALLOW_PRIVATE: 'false' })
-      assert.equal(notHttp.code, 2)
+      assert.equal(notHttp.code, 1)
       assert.match(notHttp.stderr, /must be an http:\/\/ or https:\/\/ URL/)
       assert.doesNotMatch(notHttp.stderr, /WEBHOOK_ALLOW_PRIVATE/)
+      assert.equal((await plants(['webhooks', 'add', 'shop.example/hooks', ...args], env)).code, 2)
       assert.equal((await plants(['webhooks', 'add', 'https://shop.example/', '--events', 'sold', ...args], env)).code, 2)
       assert.equal((await plants(['webhooks', 'pause', 'x', ...args], env)).code, 2)
       assert.equal((await plants(['webhooks', 'frobnicate', ...args], env)).code, 2)

@@ -66,7 +66,9 @@ async function runWebhooks (values: Record<string, any>, positionals: string[], 
     const problem = targetProblem(arg, config.webhookAllowPrivate) ?? await resolvedProblem(arg, config.webhookAllowPrivate)
     // The switch is a way through only for an internal address, not for a URL that is malformed.
     const hint = !config.webhookAllowPrivate && /must not name/.test(problem ?? '') ? ' (WEBHOOK_ALLOW_PRIVATE=true allows internal receivers)' : ''
-    if (problem !== undefined) throw new UsageError(`the URL ${problem}${hint}`)
+    // A receiver the catalogue does not allow is its refusal (exit 1, as a refused import row), not
+    // a mistake in how the command was called; an argument that is no URL at all is one.
+    if (problem !== undefined) throw URL.canParse(arg) ? new CommandFailed(`the URL ${problem}${hint}`) : new UsageError(`the URL ${problem}`)
     return await withCatalogueStore('webhooks', values, io, async (store) => {
       const { newSecret } = await import('../webhooks/signing.js')
       const secret = newSecret()
