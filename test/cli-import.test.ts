@@ -134,6 +134,17 @@ function jsonError (text: string): string {
   return ''
 }
 
+test('the note on columns an import ignores gives the reasons for those the file has: times only when it has createdAt or updatedAt', async (t) => {
+  const dir = await tempDir(t)
+  const photos = join(dir, 'photos.csv')
+  await writeFile(photos, 'name,photos\nFern,http://x/1.jpg\n')
+  const times = join(dir, 'times.jsonl')
+  await writeFile(times, '{"name":"Fern","createdAt":"2026-01-01T00:00:00.000Z"}\n')
+  const noted = async (file: string): Promise<string> => (await plants(['import', file, '--data-dir', join(dir, 'data'), '--dry-run'])).stderr
+  assert.equal(await noted(photos), `note: the photos column of ${photos} is ignored; photos are uploaded to a plant, not imported\n`)
+  assert.equal(await noted(times), `note: createdAt members in ${times} are ignored; the catalogue sets the times\n`)
+})
+
 test('a row is judged by the same rules and words as POST /v3/plant', async (t) => {
   const store = openSqliteStore({ dataDir: ':memory:', feedRetentionMs: 86_400_000 })
   const app = await buildApp(testConfig(), { store })

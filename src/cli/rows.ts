@@ -26,7 +26,11 @@ const CSV_COLUMNS = ['name', 'category', 'tags', 'status', 'description', 'price
  * photos are uploaded pictures, not fields (POST /v3/plant/{id}/photos).
  */
 const IGNORED = ['photos', 'createdAt', 'updatedAt']
-const IGNORED_NOTE = 'the catalogue sets the times; photos are uploaded to a plant, not imported'
+/** Why the ignored columns are ignored, said of those the file has: a file with photos alone is told nothing of times. */
+const ignoredBecause = (ignored: string[]): string => [
+  ...(ignored.some((column) => column !== 'photos') ? ['the catalogue sets the times'] : []),
+  ...(ignored.includes('photos') ? ['photos are uploaded to a plant, not imported'] : [])
+].join('; ')
 /** A CSV header is read in lower case. */
 const IGNORED_CSV = IGNORED.map((column) => column.toLowerCase())
 
@@ -88,7 +92,7 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
       if (!columns) {
         columns = header(record, file)
         const ignored = columns.filter((c) => IGNORED_CSV.includes(c))
-        if (ignored.length > 0) notice(`note: the ${ignored.join(' and ')} column${ignored.length > 1 ? 's' : ''} of ${file} ${ignored.length > 1 ? 'are' : 'is'} ignored; ${IGNORED_NOTE}`)
+        if (ignored.length > 0) notice(`note: the ${ignored.join(' and ')} column${ignored.length > 1 ? 's' : ''} of ${file} ${ignored.length > 1 ? 'are' : 'is'} ignored; ${ignoredBecause(ignored)}`)
         members = columns.filter((c) => c !== 'id' && !IGNORED_CSV.includes(c))
         continue
       }
@@ -211,7 +215,7 @@ async function * jsonLines (file: string, notice: (message: string) => void): As
     const ignored = IGNORED.filter((member) => Object.hasOwn(record, member))
     if (ignored.length > 0) {
       for (const member of ignored) delete record[member]
-      if (!noticed) notice(`note: ${ignored.join(' and ')} members in ${file} are ignored; ${IGNORED_NOTE}`)
+      if (!noticed) notice(`note: ${ignored.join(' and ')} members in ${file} are ignored; ${ignoredBecause(ignored)}`)
       noticed = true
     }
     const { id, ...members } = record
