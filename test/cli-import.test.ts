@@ -120,7 +120,9 @@ test('JSON Lines: each line is an add-plant body; bad JSON, non-objects, unknown
     '7: /__proto__ is not a known field',
     '8: /tags must be an array',
     '9: /name is given more than once',
-    '10: /id is given more than once'
+    '10: /id is given more than once',
+    // Said once its batch is written, as the dry run says it (would add): the id is not the plant's.
+    '6: added "Olive" (no plant 99 in the catalogue: a new plant, with an id of its own)'
   ])
   // An id names the plant a row updates: 99 is none of this catalogue's, so that row adds a plant (with an id of its own).
   assert.deepEqual((await catalogueOf(dataDir)).map(({ id, name, category, tags, status }) => ({ id, name, category, tags, status })), [

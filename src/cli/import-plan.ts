@@ -26,8 +26,12 @@ export interface Known {
 
 export type Plan =
   | { kind: 'refused', reason: string }
-  /** `what` says it for a dry run: built only when asked, since an import of 100,000 updates never shows it. */
-  | { kind: 'add', operation: BatchOperation, what: () => string }
+  /**
+   * `what` says it for a dry run: built only when asked, since an import of 100,000 updates never
+   * shows it. `added`, in the same words, is what the import says once the row is written, for a row
+   * whose id named no plant (the plant does not keep it): the only add an operator would not expect.
+   */
+  | { kind: 'add', operation: BatchOperation, what: () => string, added?: () => string }
   | { kind: 'update', operation: BatchOperation, what: () => string }
   /** Nothing to write: the plant already has what the row says, or (a new plant) the catalogue has its record already. */
   | { kind: 'unchanged' }
@@ -160,8 +164,9 @@ export class Planner {
     this.seen.set(record, occurrence)
     if (occurrence <= (this.known.records.get(record) ?? 0)) return { kind: 'unchanged' }
     if (fields.sku !== null) this.given.set(skuKey(fields.sku), { line: row.line, plant: undefined })
-    const note = row.id === undefined ? '' : ` (no plant ${String(row.id)} in the catalogue: a new plant, with an id of its own)`
-    return { kind: 'add', operation: { op: 'create', fields }, what: () => `add ${JSON.stringify(fields.name)}${note}` }
+    if (row.id === undefined) return { kind: 'add', operation: { op: 'create', fields }, what: () => `add ${JSON.stringify(fields.name)}` }
+    const said = (verb: string): string => `${verb} ${JSON.stringify(fields.name)} (no plant ${String(row.id)} in the catalogue: a new plant, with an id of its own)`
+    return { kind: 'add', operation: { op: 'create', fields }, what: () => said('add'), added: () => said('added') }
   }
 
   /**

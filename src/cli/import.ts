@@ -153,6 +153,7 @@ async function runImport (values: Record<string, any>, positionals: string[], io
       afterwards: 'each batch written is kept whole, none half-written: run the same import again to finish (rows already applied count as unchanged)'
     })
     const print = (line: number, reason: string): void => { counts.rejected++; progress.log(`${file}:${line}: ${reason}`) }
+    const tell = (line: number, what: string): void => { progress.log(`${file}:${line}: ${what}`) }
     const planner = new Planner(known)
     // Batches are written in order, each after the one before it, but handed over to the catalogue
     // before that one is written: on PostgreSQL the next batch's plants are locked and its outcomes
@@ -174,7 +175,7 @@ async function runImport (values: Record<string, any>, positionals: string[], io
         handed.shift()
       }
     }
-    let batch: Array<{ line: number, operation: BatchOperation }> = []
+    let batch: Planned[] = []
     const flush = async (): Promise<void> => {
       const rows = batch
       batch = []
@@ -185,7 +186,7 @@ async function runImport (values: Record<string, any>, positionals: string[], io
       const next: Handed = { ids, refusedAfter: [], done: Promise.resolve() }
       next.done = (async () => {
         try {
-          await applyBatch(catalogue, rows, counts, print, ahead)
+          await applyBatch(catalogue, rows, counts, { refused: print, added: tell }, ahead)
         } finally {
           for (const [line, reason] of next.refusedAfter) print(line, reason)
         }
@@ -210,7 +211,7 @@ async function runImport (values: Record<string, any>, positionals: string[], io
             counts[plan.kind === 'add' ? 'added' : 'updated']++
             io.stdout.write(`${file}:${row.line}: would ${plan.what()}\n`)
           } else {
-            batch.push({ line: row.line, operation: plan.operation })
+            batch.push({ line: row.line, operation: plan.operation, added: plan.kind === 'add' ? plan.added : undefined })
             if (batch.length >= batchSize) await flush()
           }
         }
@@ -384,23 +385,42 @@ async function knownPlants (catalogue: Catalogue, ids: Set<number>, skus: Set<st
   return known
 }
 
+/** A row planned to be written: its line, its operation, and what to say once it is written (Plan's `added`). */
+interface Planned { line: number, operation: BatchOperation, added?: () => string }
+
+/** What a batch says of its rows, each as FILE:LINE: a row refused, and a row added that the dry run spoke of. */
+interface Said { refused (line: number, reason: string): void, added (line: number, what: string): void }
+
 /**
  * Applies one batch all or nothing; when the catalogue refuses some of its rows (a SKU another plant
- * has, a plant deleted meanwhile), those are reported and the rest is sent again without them.
+ * has, a plant deleted meanwhile), those are reported and the rest is sent again without them. What
+ * it says of its rows is said once it settles, in line order: a refused row comes to light before
+ * the rows around it are written.
  */
-async function applyBatch (catalogue: Catalogue, batch: Array<{ line: number, operation: BatchOperation }>, counts: Counts, report: (line: number, reason: string) => void, ahead: Promise<unknown> | undefined): Promise<void> {
+async function applyBatch (catalogue: Catalogue, batch: Planned[], counts: Counts, say: Said, ahead: Promise<unknown> | undefined): Promise<void> {
+  const lines: Array<{ line: number, said: () => void }> = []
   let rows = batch
-  while (rows.length > 0) {
-    const outcome = await catalogue.applyAll(rows.map((r) => r.operation), `${rows[0].line}-${rows[rows.length - 1].line}-${rows.length}`, ahead)
-    if (outcome.ok) {
-      for (const { operation } of rows) counts[operation.op === 'create' ? 'added' : 'updated']++
-      return
+  try {
+    while (rows.length > 0) {
+      const outcome = await catalogue.applyAll(rows.map((r) => r.operation), `${rows[0].line}-${rows[rows.length - 1].line}-${rows.length}`, ahead)
+      if (outcome.ok) {
+        for (const { line, operation, added } of rows) {
+          counts[operation.op === 'create' ? 'added' : 'updated']++
+          if (added !== undefined) lines.push({ line, said: () => { say.added(line, added()) } })
+        }
+        return
+      }
+      const refused = new Map(outcome.refused.map((r) => [r.index, r.reason]))
+      // A refusal the catalogue could not tie to a row would loop for ever: the batch fails instead.
+      if (refused.size === 0) throw new CommandFailed(`the ${catalogue.where} refused a batch without naming a row`)
+      for (const [index, reason] of refused) {
+        const { line } = rows[index]
+        lines.push({ line, said: () => { say.refused(line, reason) } })
+      }
+      rows = rows.filter((_, i) => !refused.has(i))
     }
-    const refused = new Map(outcome.refused.map((r) => [r.index, r.reason]))
-    // A refusal the catalogue could not tie to a row would loop for ever: the batch fails instead.
-    if (refused.size === 0) throw new CommandFailed(`the ${catalogue.where} refused a batch without naming a row`)
-    for (const [index, reason] of [...refused].sort(([a], [b]) => a - b)) report(rows[index].line, reason)
-    rows = rows.filter((_, i) => !refused.has(i))
+  } finally {
+    for (const { said } of lines.sort((a, b) => a.line - b.line)) said()
   }
 }
 
