@@ -6,6 +6,7 @@ import { test, type TestContext } from 'node:test'
 import { parse } from 'csv-parse/sync'
 import type { StoredPlant } from '../src/catalogue/plant.js'
 import type { PlantStore } from '../src/store/plant-store.js'
+import { PostgresPlantFinder } from '../src/cli/postgres-catalogue.js'
 import { openPostgresStore } from '../src/store/postgres/postgres-plant-store.js'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { plants } from '../scripts/lib/cli-harness.js'
@@ -507,6 +508,56 @@ for (const target of TARGETS) {
     await at.write(async (store) => { assert.equal((await store.trashed(b))?.plant.name, 'B', 'B waits in the trash, to be restored') })
   })
 }
+
+for (const target of TARGETS.filter((t) => !t.name.includes('--url'))) {
+  test(`a plant deleted between the plan and its batch is reported in the words the plan uses for a plant in the trash (${target.name})`, { skip: target.skip }, async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    const at = await target.make(t, dir)
+    const seed = join(dir, 'seed.csv')
+    await writeFile(seed, writeCsv([['name'], ['A']]))
+    assert.equal((await plants(['import', seed, '--create', ...at.args], at.env)).code, 0)
+    const a = (await at.state()).plants[0].id
+    const store = await at.storeClass()
+    const batch = store.batch
+    store.batch = async function (this: PlantStore, ...args: Parameters<PlantStore['batch']>) {
+      store.batch = batch
+      await this.remove(a)
+      return await batch.apply(this, args)
+    }
+    t.after(() => { store.batch = batch })
+    const file = join(dir, 'rows.csv')
+    await writeFile(file, writeCsv([['id', 'name', 'status'], [String(a), 'A', 'sold'], ['', 'B', '']]))
+    const result = await plants(['import', file, ...at.args], at.env)
+    assert.equal(result.code, 1, result.stderr)
+    assert.deepEqual(result.stderr.split('\n').filter((l) => l.startsWith(`${file}:`)),
+      [`${file}:2: refused: plant ${a} is in the trash: restore it first (POST /v3/trash/${a}/restore, or Restore in the staff page's Trash view), or clear the id to add it as a new plant`])
+    assert.deepEqual((await at.state()).plants.map((p) => p.name), ['B'])
+  })
+}
+
+test('on PostgreSQL, a plant deleted between the import\'s first look and its lookup by key is refused in the same words', { skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set' }, async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const at = await TARGETS.find((target) => target.name === 'PostgreSQL')!.make(t, dir)
+  const seed = join(dir, 'seed.csv')
+  await writeFile(seed, writeCsv([['name'], ['A']]))
+  assert.equal((await plants(['import', seed, '--create'], at.env)).code, 0)
+  const a = (await at.state()).plants[0].id
+  const byIds = PostgresPlantFinder.prototype.byIds
+  PostgresPlantFinder.prototype.byIds = async function (this: PostgresPlantFinder, ids: number[]) {
+    PostgresPlantFinder.prototype.byIds = byIds
+    await at.write((store) => store.remove(a))
+    return await byIds.call(this, ids)
+  }
+  t.after(() => { PostgresPlantFinder.prototype.byIds = byIds })
+  const file = join(dir, 'rows.csv')
+  await writeFile(file, writeCsv([['id', 'name', 'status'], [String(a), 'A', 'sold']]))
+  const result = await plants(['import', file], at.env)
+  assert.equal(result.code, 1, result.stderr)
+  assert.deepEqual(result.stderr.split('\n').filter((l) => l.startsWith(`${file}:`)),
+    [`${file}:2: plant ${a} is in the trash: restore it first (POST /v3/trash/${a}/restore, or Restore in the staff page's Trash view), or clear the id to add it as a new plant`])
+})
 
 test('a dry run through --url without a key (reads open, the trash needs a write key) still refuses a row naming a plant in the trash', async (t) => {
   // The trash cannot be listed without a write key: the plant's history, which reads may see, says it is there.

@@ -15,22 +15,31 @@ export const wireOperation = (o: BatchOperation): WireOperation => o.op === 'cre
     ? { op: 'update', plant: { id: o.id, ...o.fields } }
     : o.op === 'patch' ? { op: 'patch', id: o.id, patch: o.patch } : { op: 'delete', id: o.id }
 
-/** The refusal of a row naming a plant deleted since the catalogue was read. */
-export const GONE = 'refused: the plant is no longer in the catalogue (deleted since it was read)'
+/**
+ * Why a row naming a plant in the trash is refused: adding it as a new plant would leave two, once
+ * the deleted one is restored. What the catalogue offers to restore it: the API and the staff page
+ * (the command line has no restore of a plant). The words for a plant deleted since the import read
+ * it too, found when planned or when written: a deleted plant goes to the trash.
+ */
+export const inTrash = (id: number): string =>
+  `plant ${id} is in the trash: restore it first (POST /v3/trash/${id}/restore, or Restore in the staff page's Trash view), or clear the id to add it as a new plant`
 
-/** A store's BatchRefused as the outcome of applyAll (anything else is thrown again). */
-export function refusedByStore (error: unknown): ApplyOutcome {
+/** A store's BatchRefused as the outcome of applyAll on these operations (anything else is thrown again). */
+export function refusedByStore (error: unknown, operations: BatchOperation[]): ApplyOutcome {
   if (!(error instanceof BatchRefused)) throw error
   return {
     ok: false,
-    refused: error.refusals.map(({ index, error }) => ({
-      index,
-      reason: error instanceof SkuTaken
-        ? `refused: ${error.message} (SKUs are unique ignoring case)`
-        : error instanceof PlantNotFound
-          ? GONE
-          : error instanceof VersionMismatch ? 'refused: the plant changed while the import ran' : `refused: ${error.message}`
-    }))
+    refused: error.refusals.map(({ index, error }) => {
+      const operation = operations[index]
+      return {
+        index,
+        reason: error instanceof SkuTaken
+          ? `refused: ${error.message} (SKUs are unique ignoring case)`
+          : error instanceof PlantNotFound && operation.op !== 'create'
+            ? `refused: ${inTrash(operation.id)}`
+            : error instanceof VersionMismatch ? 'refused: the plant changed while the import ran' : `refused: ${error.message}`
+      }
+    })
   }
 }
 

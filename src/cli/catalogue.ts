@@ -180,7 +180,7 @@ export class StoreCatalogue implements Catalogue {
         await this.store.batch(operations, undefined, CLI_WRITE, { results: false, after })
         return { ok: true } as const
       } catch (error) {
-        return refusedByStore(error)
+        return refusedByStore(error, operations)
       }
       // The batch before it failed (and fails the import): nothing to try again.
     }, (err) => !aheadFailed && this.busy(err) ? 200 : undefined)

@@ -1,7 +1,7 @@
 import type { BatchOperation } from '../catalogue/batch.js'
 import type { Plant, PlantFields, PlantPatch } from '../catalogue/plant.js'
 import { canonicalPrice, skuKey } from '../catalogue/store-fields.js'
-import { GONE } from './batches.js'
+import { inTrash } from './batches.js'
 import { identityOf, type Row } from './rows.js'
 import { checkPatch, checkPlant } from './validate-row.js'
 
@@ -18,7 +18,7 @@ export interface Known {
   bySku: Map<string, Plant>
   /** How many plants of the catalogue have each record (identityOf) that the file's new plants have. */
   records: Map<string, number>
-  /** Ids the catalogue had when the import began, whose plants were gone when looked up (deleted meanwhile). */
+  /** Ids the catalogue had when the import began, whose plants were gone when looked up (deleted meanwhile: in the trash). */
   gone?: Set<number>
   /** Ids of plants in the trash when the import began (deleted, restorable). */
   trashed?: Set<number>
@@ -66,14 +66,6 @@ const same = (member: string, before: unknown, after: unknown): boolean =>
 
 const shown = (value: unknown): string => value === null ? 'null' : typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)
 
-/**
- * Why a row naming a plant in the trash is refused: adding it as a new plant would leave two, once
- * the deleted one is restored. What the catalogue offers to restore it: the API and the staff page
- * (the command line has no restore of a plant).
- */
-export const inTrash = (id: number): string =>
-  `plant ${id} is in the trash: restore it first (POST /v3/trash/${id}/restore, or Restore in the staff page's Trash view), or clear the id to add it as a new plant`
-
 /** Why a row that would add a plant is refused when the file has no name column. */
 const NO_NAME = 'a new plant needs a name, and the file has no name column (without one, a row can only update the plant its id or sku names)'
 
@@ -96,8 +88,8 @@ export class Planner {
   plan (row: GoodRow): Plan {
     const id = rowId(row.id)
     if (typeof id === 'object') return { kind: 'refused', reason: id.invalid }
-    if (id !== undefined && this.known.gone?.has(id)) return { kind: 'refused', reason: GONE }
-    if (id !== undefined && this.known.trashed?.has(id)) return { kind: 'refused', reason: inTrash(id) }
+    // A plant deleted since the import began is in the trash too, said in the same words.
+    if (id !== undefined && (this.known.trashed?.has(id) || this.known.gone?.has(id))) return { kind: 'refused', reason: inTrash(id) }
     const byId = id === undefined ? undefined : this.known.byId.get(id)
     const sku = rowSku(row)
     const target = byId ?? (sku === undefined ? undefined : this.known.bySku.get(sku))
