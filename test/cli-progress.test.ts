@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { PassThrough, Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import { main } from '../src/cli/main.js'
 import type { PlantStore } from '../src/store/plant-store.js'
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
@@ -35,30 +35,50 @@ for (const [tty, signal] of [[true, 'SIGINT'], [false, 'SIGTERM']] as const) {
   })
 }
 
-test('an import\'s bar on a terminal moves while its batches are written (not in steps of 1,000 rows), with an ETA that is not 0 before the end', async (t) => {
-  // 900 rows in batches of 50, each batch held 100 ms: the bar must show the rows in between, as an
-  // operator watching a slow catalogue sees them, and a time left worked out from the rate so far.
+/** A folder for one test, removed after it. */
+async function tempDir (t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'plants-progress-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
-  const dataDir = join(dir, 'data')
-  const file = join(dir, 'rows.csv')
-  await writeFile(file, 'name\n' + Array.from({ length: 900 }, (_, i) => `Plant ${i}`).join('\n') + '\n')
+  return dir
+}
+
+/** Every SQLite store's batch held `ms` before it writes, for this test: the bar is drawn between batches. */
+async function slowBatches (t: TestContext, ms: number): Promise<void> {
   const opened = openSqliteStore({ dataDir: ':memory:', feedRetentionMs: 86_400_000 })
   await opened.close()
   const store = Object.getPrototypeOf(opened) as PlantStore
   const batch = store.batch
   store.batch = async function (this: PlantStore, ...args: Parameters<PlantStore['batch']>) {
-    await sleep(100)
+    await sleep(ms)
     return await batch.apply(this, args)
   }
   t.after(() => { store.batch = batch })
+}
+
+/** A terminal `columns` wide as the bar's stream (cli-progress moves its cursor), keeping what is written to it. */
+function fakeTerminal (columns: number): { stderr: Writable, text: () => string } {
   let text = ''
   const stderr = Object.assign(new Writable({ write (chunk, _enc, done) { text += String(chunk); done() } }),
-    { isTTY: true, columns: 160, cursorTo () { return true }, clearLine () { return true }, moveCursor () { return true } })
-  const code = await main(['import', file, '--data-dir', dataDir, '--create', '--batch-size', '50'], { stdout: new PassThrough(), stderr, env: {} })
-  assert.equal(code, 0, text)
+    { isTTY: true, columns, cursorTo () { return true }, clearLine () { return true }, moveCursor () { return true } })
+  return { stderr, text: () => text }
+}
+
+/** `plants import FILE` into a new catalogue beside it, in batches of `size`, its progress on `stderr`: the exit code. */
+const importInBatches = async (file: string, size: number, stderr: Writable): Promise<number> =>
+  await main(['import', file, '--data-dir', join(dirname(file), 'data'), '--create', '--batch-size', String(size)], { stdout: new PassThrough(), stderr, env: {} })
+
+test('an import\'s bar on a terminal moves while its batches are written (not in steps of 1,000 rows), with an ETA that is not 0 before the end', async (t) => {
+  // 900 rows in batches of 50, each batch held 100 ms: the bar must show the rows in between, as an
+  // operator watching a slow catalogue sees them, and a time left worked out from the rate so far.
+  const dir = await tempDir(t)
+  const file = join(dir, 'rows.csv')
+  await writeFile(file, 'name\n' + Array.from({ length: 900 }, (_, i) => `Plant ${i}`).join('\n') + '\n')
+  await slowBatches(t, 100)
+  const { stderr, text } = fakeTerminal(160)
+  const code = await importInBatches(file, 50, stderr)
+  assert.equal(code, 0, text())
   // eslint-disable-next-line no-control-regex
-  const frames = [...text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '\n').matchAll(/\| (\d+)\/900 rows \| [\d,]+ rows\/s \| ETA (.+)/g)]
+  const frames = [...text().replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '\n').matchAll(/\| (\d+)\/900 rows \| [\d,]+ rows\/s \| ETA (.+)/g)]
     .map((m) => ({ done: Number(m[1]), eta: m[2].trim() }))
   const between = frames.filter((f) => f.done > 0 && f.done < 900)
   assert.ok(between.length >= 4, `frames: ${JSON.stringify(frames)}`)
@@ -67,25 +87,14 @@ test('an import\'s bar on a terminal moves while its batches are written (not in
 })
 
 test('refused rows on a terminal are whole lines above the bar, wrapping if wide, never on the bar\'s line or written over', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'plants-progress-'))
-  t.after(() => rm(dir, { recursive: true, force: true }))
+  const dir = await tempDir(t)
   const file = join(dir, 'rows.csv')
   // Rows 3 and 12 are refused; batches of 5 held 50 ms each, so the bar is drawn between them.
   await writeFile(file, 'name,status\n' + Array.from({ length: 20 }, (_, i) => `Plant ${i},${i === 1 || i === 10 ? 'Available' : 'available'}`).join('\n') + '\n')
-  const opened = openSqliteStore({ dataDir: ':memory:', feedRetentionMs: 86_400_000 })
-  await opened.close()
-  const store = Object.getPrototypeOf(opened) as PlantStore
-  const batch = store.batch
-  store.batch = async function (this: PlantStore, ...args: Parameters<PlantStore['batch']>) {
-    await sleep(50)
-    return await batch.apply(this, args)
-  }
-  t.after(() => { store.batch = batch })
-  let text = ''
-  const stderr = Object.assign(new Writable({ write (chunk, _enc, done) { text += String(chunk); done() } }),
-    { isTTY: true, columns: 60, cursorTo () { return true }, clearLine () { return true }, moveCursor () { return true } })
-  const stdout = new PassThrough()
-  const code = await main(['import', file, '--data-dir', join(dir, 'data'), '--create', '--batch-size', '5'], { stdout, stderr, env: {} })
+  await slowBatches(t, 50)
+  const { stderr, text: written } = fakeTerminal(60)
+  const code = await importInBatches(file, 5, stderr)
+  const text = written()
   assert.equal(code, 1, text)
   const reason = '/status must be one of available, pending, sold'
   for (const line of [3, 12]) {
