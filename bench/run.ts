@@ -12,6 +12,7 @@ import { plantFor, seedPlantFor } from './plants.js'
 import { measurePhotos, PHOTO_OPS, photoTable, type PhotoFigures } from './photos.js'
 import { BULK_OPS, bulkTable, measureBatches, measureImport, type BulkFigures } from './bulk.js'
 import { loopProbeReader, type PhaseContext } from './phase.js'
+import { cpuMicros, loopMicros } from './process-cpu.js'
 import { measureWebhooks, WEBHOOK_OPS, webhookTable } from './webhooks.js'
 import { HISTORY_OPS, historyTable, measureHistory } from './history.js'
 import { KEY_OPS, keyTable, measureKeys } from './keys.js'
@@ -174,20 +175,6 @@ function memorySampler (): { watch: (child: ChildProcess) => void, read: (child:
     stop: () => { clearInterval(timer) }
   }
 }
-
-/** CPU time the process has used, user and system, all threads, in microseconds. */
-const cpuMicros = (child: ChildProcess): number => statMicros(`/proc/${child.pid}/stat`)
-/**
- * The same for the main thread alone (its task id is the process id): the event loop, where the
- * HTTP work is done. The rest is the other threads': the SQLite writer thread, GC helpers, libuv's pool.
- */
-const loopMicros = (child: ChildProcess): number => statMicros(`/proc/${child.pid}/task/${child.pid}/stat`)
-function statMicros (file: string): number {
-  // Fields 14 and 15 of the stat file, after the parenthesised command name.
-  const fields = readFileSync(file, 'utf8').split(') ')[1].split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS
-}
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
 
 async function stop (child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return
