@@ -65,21 +65,23 @@ export async function measureBatches (ctx: PhaseContext): Promise<BatchRound[]> 
 const STATUSES = ['available', 'pending', 'sold']
 
 /**
- * A catalogue of `rows` plants, exported to CSV once; each round gives every row the next status
- * (as a spreadsheet edit would) and imports the file, so every row updates its plant.
+ * A catalogue of `rows` plants; each round exports it to CSV, gives every row the next status (as a
+ * spreadsheet edit would) and imports the file, so every row updates its plant. (Exported afresh
+ * each round, as an operator must: a row of a plant changed since its export, here by the round
+ * before, is refused rather than written over that change.)
  */
 export async function measureImport (ctx: PhaseContext, rows: number, dir: string): Promise<ImportRound[]> {
   const catalogue = await ctx.catalogue('import', rows)
   const exported = join(dir, 'import-export.csv')
-  const out = await ctx.cli(['export', '--output', exported], catalogue)
-  if (out.code !== 0) throw new Error(`plants export failed (${out.code}): ${out.stderr}`)
-  const header = readFileSync(exported, 'utf8').split('\n', 1)[0].split(',')
-  const table = parse(readFileSync(exported), { from_line: 2 }) as string[][]
-  const status = header.indexOf('status')
-  if (table.length !== rows || status < 0) throw new Error(`the export holds ${table.length} rows (${rows} expected), header ${header.join(',')}`)
   const file = join(dir, 'import.csv')
   const rounds: ImportRound[] = []
   for (let r = 0; r < ctx.rounds; r++) {
+    const out = await ctx.cli(['export', '--output', exported], catalogue)
+    if (out.code !== 0) throw new Error(`plants export failed (${out.code}): ${out.stderr}`)
+    const header = readFileSync(exported, 'utf8').split('\n', 1)[0].split(',')
+    const table = parse(readFileSync(exported), { from_line: 2 }) as string[][]
+    const status = header.indexOf('status')
+    if (table.length !== rows || status < 0) throw new Error(`the export holds ${table.length} rows (${rows} expected), header ${header.join(',')}`)
     for (const row of table) row[status] = STATUSES[(STATUSES.indexOf(row[status]) + 1) % STATUSES.length]
     writeFileSync(file, [header.join(','), ...table.map((row) => row.map(csvCell).join(','))].join('\n') + '\n')
     const run = await ctx.cli(['import', file, '--quiet'], catalogue)

@@ -18,14 +18,16 @@ Writes every plant, in id order, to standard output (or --output FILE). The cata
 keyset page at a time and written as it is read, so memory stays flat whatever its size. From a
 data folder the export is one consistent snapshot, taken while the service keeps running.
 
-CSV has the header id,name,category,tags,status,description,price,sku,barcode,photos (tags joined
-by |; price with 2 fraction digits; photos: the URL of each photo's full picture, joined by |);
-JSON Lines has one record per line, as the API returns it, photos with all their URLs and the
-createdAt and updatedAt times. The URLs are paths on the service (/v3/photos/…); the pictures
-themselves travel in backups and migrate, not in an export. Both load back with plants import,
-which updates the plant each id names (an id the catalogue does not hold adds a new plant, with an
-id of its own; one in its trash is refused). A tag that itself holds | cannot be told apart in
-CSV: such plants are counted in a warning; use jsonl.
+CSV has the header id,name,category,tags,status,description,price,sku,barcode,photos,updatedAt
+(tags joined by |; price with 2 fraction digits; photos: the URL of each photo's full picture,
+joined by |; updatedAt: when the plant last changed); JSON Lines has one record per line, as the
+API returns it, photos with all their URLs and the createdAt and updatedAt times. The URLs are
+paths on the service (/v3/photos/…); the pictures themselves travel in backups and migrate, not in
+an export. Both load back with plants import, which updates the plant each id names (an id the
+catalogue does not hold adds a new plant, with an id of its own; one in its trash is refused),
+unless that plant has changed since the export (its updatedAt then differs: see plants import
+--help). A tag that itself holds | cannot be told apart in CSV: such plants are counted in a
+warning; use jsonl.
 
 With --output, the export is written beside FILE under a temporary name and given its name only
 once whole: a failed export leaves no half-written FILE.
@@ -67,7 +69,7 @@ async function runExport (values: Record<string, any>, positionals: string[], io
   let pipeTags = 0
   try {
     // The header goes with the first page: a catalogue that cannot be read writes nothing at all.
-    let header = format === 'csv' ? 'id,name,category,tags,status,description,price,sku,barcode,photos\n' : ''
+    let header = format === 'csv' ? 'id,name,category,tags,status,description,price,sku,barcode,photos,updatedAt\n' : ''
     for await (const page of catalogue.pages(PAGE, query)) {
       if (failed) break
       let chunk = header
@@ -125,7 +127,7 @@ async function write (out: NodeJS.WritableStream, chunk: string): Promise<void> 
 
 function csvLine (p: Plant): string {
   const fields = [p.name, p.category ?? '', p.tags.join('|'), p.status, p.description ?? '', p.price ?? '', p.sku ?? '', p.barcode ?? '']
-  return `${p.id},${fields.map(cell).join(',')},${p.photos.map((photo) => photo.urls.full).join('|')}\n`
+  return `${p.id},${fields.map(cell).join(',')},${p.photos.map((photo) => photo.urls.full).join('|')},${p.updatedAt}\n`
 }
 
 // Quoted when it holds a delimiter or quote, or begins or ends with white space a reader might trim.

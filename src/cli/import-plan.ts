@@ -8,7 +8,8 @@ import { checkPatch, checkPlant } from './validate-row.js'
 // What one row of an import does: update the plant its id names (else the plant its SKU names),
 // merging the columns it has; or add a plant, unless the catalogue holds as many plants with that
 // very record as the file has rows with it (so a re-run adds nothing); or nothing, when the plant
-// already has what the row says.
+// already has what the row says. A row with the updatedAt an export wrote does not update a plant
+// changed since: its other columns hold what the plant was then, and would undo that change.
 
 type GoodRow = Extract<Row, { ok: true }>
 
@@ -66,6 +67,22 @@ const same = (member: string, before: unknown, after: unknown): boolean =>
 
 const shown = (value: unknown): string => value === null ? 'null' : typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)
 
+/**
+ * Why a row exported with `updatedAt` may not update `plant`: the plant has changed since (a till's
+ * sale, a colleague's edit), and the row's other columns still hold what it was, so writing them
+ * would undo that change unnoticed. Undefined when the row has no updatedAt, or the plant has not changed.
+ */
+function changedSince (updatedAt: unknown, plant: Plant): string | undefined {
+  if (updatedAt === undefined || updatedAt === null) return undefined
+  const exported = typeof updatedAt === 'string' && TIMESTAMP.test(updatedAt) ? Date.parse(updatedAt) : NaN
+  if (Number.isNaN(exported)) return `/updatedAt must be the time plants export wrote (like ${plant.updatedAt}), not ${JSON.stringify(updatedAt)}; clear the cell to update the plant whatever it holds now`
+  if (exported === Date.parse(plant.updatedAt)) return undefined
+  return `plant ${plant.id} has changed since the file was exported (updatedAt ${updatedAt} in the file, ${plant.updatedAt} in the catalogue): ` +
+    'export again and redo the edit, or run the import with --overwrite to write the row over that change'
+}
+/** An RFC 3339 time with its offset, as the export writes it (Date.parse alone takes many other shapes, and local times). */
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/
+
 /** Why a row that would add a plant is refused when the file has no name column. */
 const NO_NAME = 'a new plant needs a name, and the file has no name column (without one, a row can only update the plant its id or sku names)'
 
@@ -83,7 +100,8 @@ export class Planner {
   /** How many rows named a plant of the catalogue, by id and by sku (the summary shows both). */
   readonly matched = { id: 0, sku: 0 }
 
-  constructor (private readonly known: Known) {}
+  /** `overwrite`: rows update plants changed since the export too (--overwrite). */
+  constructor (private readonly known: Known, private readonly overwrite = false) {}
 
   plan (row: GoodRow): Plan {
     const id = rowId(row.id)
@@ -129,6 +147,8 @@ export class Planner {
       changed = true
     }
     if (!changed) return { kind: 'unchanged' }
+    const since = this.overwrite ? undefined : changedSince(row.updatedAt, plant)
+    if (since !== undefined) return { kind: 'refused', reason: since }
     if (typeof patch.sku === 'string') {
       const taken = this.takenBy(patch.sku, plant.id)
       if (taken !== undefined) return { kind: 'refused', reason: taken }

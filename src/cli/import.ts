@@ -77,8 +77,16 @@ ${TARGET_HELP}
                        each batch is one transaction)
   --dry-run            print what would be added and updated (FILE:LINE: what), count what would be
                        left unchanged, report the bad rows (the same as the import would); change nothing
+  --overwrite          write rows over plants changed since the file was exported (see below)
   --quiet              no progress output
   -h, --help           this help
+
+A file plants export wrote has an updatedAt column (member, in JSON Lines): when each plant last
+changed before the export. A row that would update a plant changed since then (a sale at a till, a
+colleague's edit) is refused, as FILE:LINE: plant N has changed since the file was exported: its
+other cells still hold what the plant was, and writing them would undo that change. Export again
+and redo the edit, or pass --overwrite to write such rows anyway. A row that changes nothing is
+left alone either way; a file without updatedAt (a hand-made price list) updates plants as they are.
 
 Exit status: 0 when every row is in the catalogue, 1 when some rows were rejected or the import
 failed, 2 for a usage mistake.`,
@@ -87,6 +95,7 @@ failed, 2 for a usage mistake.`,
     format: { type: 'string' },
     'batch-size': { type: 'string' },
     'dry-run': { type: 'boolean' },
+    overwrite: { type: 'boolean' },
     create: { type: 'boolean' },
     quiet: { type: 'boolean' }
   },
@@ -154,7 +163,7 @@ async function runImport (values: Record<string, any>, positionals: string[], io
     })
     const print = (line: number, reason: string): void => { counts.rejected++; progress.log(`${file}:${line}: ${reason}`) }
     const tell = (line: number, what: string): void => { progress.log(`${file}:${line}: ${what}`) }
-    const planner = new Planner(known)
+    const planner = new Planner(known, values.overwrite === true)
     // Batches are written in order, each after the one before it, but handed over to the catalogue
     // before that one is written: on PostgreSQL the next batch's plants are locked and its outcomes
     // worked out while the one ahead is written (the store waits for it before writing). At most two

@@ -12,20 +12,23 @@ import { restoreFormula } from './formula-cells.js'
 
 /**
  * A row: `value` the plant's members (an empty CSV cell left out, so it takes the API's default),
- * `id` the plant it names (as written: checked by the import), `columns` the CSV's columns (a JSON
- * Lines row's are its members): what an update of an existing plant changes.
+ * `id` the plant it names (as written: checked by the import), `updatedAt` the plant's time of
+ * change when it was exported (as written: checked by the import against the catalogue's),
+ * `columns` the CSV's columns (a JSON Lines row's are its members): what an update of an existing
+ * plant changes.
  */
 export type Row =
-  | { line: number, ok: true, value: Record<string, unknown>, id?: unknown, columns?: string[] }
+  | { line: number, ok: true, value: Record<string, unknown>, id?: unknown, updatedAt?: unknown, columns?: string[] }
   | { line: number, ok: false, reason: string }
 
 const CSV_COLUMNS = ['name', 'category', 'tags', 'status', 'description', 'price', 'sku', 'barcode']
 /**
- * Export writes ids, photo URLs and (in JSON Lines) the record's times; import accepts them so an
- * export loads back. An id names the plant a row updates; times are the catalogue's to set, and
- * photos are uploaded pictures, not fields (POST /v3/plant/{id}/photos).
+ * Export writes ids, photo URLs and the record's times; import accepts them so an export loads
+ * back. An id names the plant a row updates, and updatedAt when that plant last changed before the
+ * export (a plant changed since is not overwritten: import-plan.ts). The times are the catalogue's
+ * to set, and photos are uploaded pictures, not fields (POST /v3/plant/{id}/photos).
  */
-const IGNORED = ['photos', 'createdAt', 'updatedAt']
+const IGNORED = ['photos', 'createdAt']
 /** Why the ignored columns are ignored, said of those the file has: a file with photos alone is told nothing of times. */
 const ignoredBecause = (ignored: string[]): string => [
   ...(ignored.some((column) => column !== 'photos') ? ['the catalogue sets the times'] : []),
@@ -33,6 +36,7 @@ const ignoredBecause = (ignored: string[]): string => [
 ].join('; ')
 /** A CSV header is read in lower case. */
 const IGNORED_CSV = IGNORED.map((column) => column.toLowerCase())
+const UPDATED_AT_CSV = 'updatedat'
 
 export function formatOf (file: string, explicit: Format | undefined): Format {
   if (explicit) return explicit
@@ -93,20 +97,22 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
         columns = header(record, file)
         const ignored = columns.filter((c) => IGNORED_CSV.includes(c))
         if (ignored.length > 0) notice(`note: the ${ignored.join(' and ')} column${ignored.length > 1 ? 's' : ''} of ${file} ${ignored.length > 1 ? 'are' : 'is'} ignored; ${ignoredBecause(ignored)}`)
-        members = columns.filter((c) => c !== 'id' && !IGNORED_CSV.includes(c))
+        members = columns.filter((c) => c !== 'id' && c !== UPDATED_AT_CSV && !IGNORED_CSV.includes(c))
         continue
       }
       const value: Record<string, unknown> = {}
       let id: string | undefined
+      let updatedAt: string | undefined
       for (let i = 0; i < columns.length; i++) {
         const column = columns[i]
         const cell = restoreFormula(record[i])
         if (column === 'name') value.name = cell
         else if (column === 'id') id = cell === '' ? undefined : cell
+        else if (column === UPDATED_AT_CSV) updatedAt = cell === '' ? undefined : cell
         // A spreadsheet cannot tell an empty cell from a missing one: empty takes the API's default.
         else if (cell !== '' && !IGNORED_CSV.includes(column)) value[column] = column === 'tags' ? cell.split('|') : cell
       }
-      rows.push({ line: r.line, ok: true, value, id, columns: members })
+      rows.push({ line: r.line, ok: true, value, id, updatedAt, columns: members })
     }
     if (rows.length > 0) yield rows
   }
@@ -164,11 +170,11 @@ export function firstBrokenQuote (text: string): { line: number, unclosed: boole
 
 function header (record: string[], file: string): string[] {
   const columns = record.map((c) => c.trim().toLowerCase())
-  const unknown = columns.filter((c) => !CSV_COLUMNS.includes(c) && c !== 'id' && !IGNORED_CSV.includes(c))
+  const unknown = columns.filter((c) => !CSV_COLUMNS.includes(c) && c !== 'id' && c !== UPDATED_AT_CSV && !IGNORED_CSV.includes(c))
   if (unknown.length > 0) {
     // A spreadsheet set to another locale saves "CSV" with semicolons: the whole header is one column then.
     const separator = columns.length === 1 && /[;\t]/.test(columns[0]) ? `; the file looks separated by ${columns[0].includes(';') ? 'semicolons' : 'tabs'}: save it as CSV with commas` : ''
-    throw new UsageError(`${file}: unknown column ${unknown.map((c) => JSON.stringify(c)).join(', ')} (allowed: id, ${CSV_COLUMNS.join(', ')})${separator}`)
+    throw new UsageError(`${file}: unknown column ${unknown.map((c) => JSON.stringify(c)).join(', ')} (allowed: id, ${CSV_COLUMNS.join(', ')}, updatedAt)${separator}`)
   }
   const repeated = columns.filter((c, i) => columns.indexOf(c) !== i)
   if (repeated.length > 0) throw new UsageError(`${file}: column ${JSON.stringify(repeated[0])} appears twice`)
@@ -218,7 +224,7 @@ async function * jsonLines (file: string, notice: (message: string) => void): As
       if (!noticed) notice(`note: ${ignored.join(' and ')} members in ${file} are ignored; ${ignoredBecause(ignored)}`)
       noticed = true
     }
-    const { id, ...members } = record
-    yield { line, ok: true, value: members, id }
+    const { id, updatedAt, ...members } = record
+    yield { line, ok: true, value: members, id, updatedAt }
   }
 }
