@@ -510,7 +510,7 @@ for (const target of TARGETS) {
 }
 
 for (const target of TARGETS) {
-  test(`a row of an exported file does not update a plant changed since the export (its updatedAt differs), in the dry run too; --overwrite writes it (${target.name})`, { skip: target.skip }, async (t) => {
+  test(`a row of a plant changed since the export writes only the cells edited in the file: the changes since stand, one changed both ways is refused (dry run too); --overwrite writes every cell (${target.name})`, { skip: target.skip }, async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
     t.after(() => rm(dir, { recursive: true, force: true }))
     const at = await target.make(t, dir)
@@ -521,49 +521,61 @@ for (const target of TARGETS) {
     const exported = join(dir, 'catalogue.csv')
     assert.equal((await run('export', '--output', exported)).code, 0)
     const [a, b, c, d] = (await at.state()).plants.map((p) => p.id)
-    // After the export a till sells B and C, then in the spreadsheet A is repriced and B renamed (C's and D's rows untouched).
+    // After the export a till sells B and C and a colleague reprices A; in the spreadsheet A is
+    // repriced too, B renamed and D repriced (C's row untouched).
     await at.write(async (store) => {
       await store.patch(b, { status: 'sold' })
       await store.patch(c, { status: 'sold' })
+      await store.patch(a, { price: '1.25' })
     })
     const rows = parse(await readFile(exported, 'utf8')) as string[][]
     const col = (name: string): number => rows[0].indexOf(name)
     rows[1][col('price')] = '1.50'
     rows[2][col('name')] = 'B renamed'
+    rows[4][col('price')] = '4.50'
     await writeFile(exported, writeCsv(rows))
-    const changed = (line: number, id: number, stored: StoredPlant[]): string =>
-      `${exported}:${line}: plant ${id} has changed since the file was exported (updatedAt ${rows[line - 1][col('updatedAt')]} in the file, ${stored.find((p) => p.id === id)!.updatedAt} in the catalogue): ` +
-      'export again and redo the edit, or run the import with --overwrite to write the row over that change'
     const said = (stderr: string): string[] => stderr.split('\n').filter((l) => l.startsWith(`${exported}:`))
-    const sold = (await at.state()).plants
-    const refusals = [changed(3, b, sold), changed(4, c, sold)]
+    const conflict = `${exported}:2: plant ${a} has changed since the file was exported where the row changes it too (price "1.00" then, "1.25" now, "1.50" in the file): ` +
+      'export again and redo the edit, or run the import with --overwrite to write every cell of the row as it is'
+    const shown = async (): Promise<string[]> => (await at.state()).plants.map((p) => `${p.name} ${p.status} ${p.price}`)
 
     const dry = await run('import', exported, '--dry-run')
-    assert.deepEqual([dry.code, said(dry.stderr)], [1, refusals], dry.stderr)
-    assert.match(dry.stdout, new RegExp(`:2: would update plant ${a}: price "1.00" → "1.50"`))
+    assert.deepEqual([dry.code, said(dry.stderr)], [1, [conflict]], dry.stderr)
+    assert.deepEqual([...dry.stdout.matchAll(/:(\d+): would (.*)/g)].map((m) => `${m[1]} ${m[2]}`),
+      [`3 update plant ${b}: name "B" → "B renamed"`, `5 update plant ${d}: price "4.00" → "4.50"`], 'the sales since are not undone')
     const real = await run('import', exported)
-    assert.deepEqual([real.code, said(real.stderr)], [1, refusals], real.stderr)
-    assert.deepEqual([count(real.stdout, 'updated'), count(real.stdout, 'unchanged'), count(real.stdout, 'rejected')], [1, 1, 2])
-    const kept = (await at.state()).plants
-    assert.deepEqual(kept.map((p) => `${p.name} ${p.status} ${p.price}`), ['A available 1.50', 'B sold 2.00', 'C sold 3.00', 'D available 4.00'],
-      'the sales made after the export stand; the row not changed since is written')
+    assert.deepEqual([real.code, said(real.stderr)], [1, [conflict]], real.stderr)
+    assert.deepEqual([count(real.stdout, 'updated'), count(real.stdout, 'unchanged'), count(real.stdout, 'rejected')], [2, 1, 1])
+    assert.deepEqual(await shown(), ['A available 1.25', 'B renamed sold 2.00', 'C sold 3.00', 'D available 4.50'])
 
+    assert.match(real.stderr, new RegExp(`note: ${exported} is now older than the plants it updated: export again before editing it further\n`))
+
+    // The same file edited once more: the first import's writes are changes since its export like any other.
+    rows[4][col('price')] = '4.75'
+    await writeFile(exported, writeCsv(rows))
+    const again = await run('import', exported)
+    assert.deepEqual([again.code, said(again.stderr).length, count(again.stdout, 'updated'), count(again.stdout, 'unchanged')], [1, 2, 0, 2])
+    assert.match(said(again.stderr)[1], /:5: plant \d+ has changed since the file was exported where the row changes it too \(price "4.00" then, "4.50" now, "4.75" in the file\)/)
+    assert.deepEqual(await shown(), ['A available 1.25', 'B renamed sold 2.00', 'C sold 3.00', 'D available 4.50'])
+
+    // --overwrite: every cell of each row as the file has it, the sales since undone with the rest.
     const overwritten = await run('import', exported, '--overwrite')
     assert.equal(overwritten.code, 0, overwritten.stderr)
-    assert.deepEqual((await at.state()).plants.map((p) => `${p.name} ${p.status}`), ['A available', 'B renamed available', 'C available', 'D available'])
+    assert.deepEqual(await shown(), ['A available 1.50', 'B renamed available 2.00', 'C available 3.00', 'D available 4.75'])
 
     // A time the export did not write (a spreadsheet's own date format) is refused, saying how to go on.
     rows[4][col('updatedAt')] = '27/11/2026 10:00'
-    rows[4][col('price')] = '4.50'
+    rows[4][col('price')] = '5.00'
     await writeFile(exported, writeCsv(rows))
     const reformatted = await run('import', exported)
     assert.equal(reformatted.code, 1)
-    assert.match(said(reformatted.stderr).join('\n'), new RegExp(`:5: /updatedAt must be the time plants export wrote \\(like .*\\), not "27/11/2026 10:00"; clear the cell to update the plant whatever it holds now$`))
-    assert.equal((await at.state()).plants.find((p) => p.id === d)!.price, '4.00')
+    assert.deepEqual(said(reformatted.stderr), [`${exported}:5: /updatedAt must be the time plants export wrote (like ${(await at.state()).plants[3].updatedAt}), not "27/11/2026 10:00"; ` +
+      'an empty cell updates the plant as it is now, with no check of what changed since the export'])
+    assert.equal((await at.state()).plants.find((p) => p.id === d)!.price, '4.75')
   })
 }
 
-test('JSON Lines: an exported record of a plant changed since (its updatedAt member differs) is refused the same way', async (t) => {
+test('JSON Lines: an exported record of a plant changed since where the row changes it too is refused the same way', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
   const at = await TARGETS[0].make(t, dir)
@@ -574,14 +586,14 @@ test('JSON Lines: an exported record of a plant changed since (its updatedAt mem
   const exported = join(dir, 'catalogue.jsonl')
   assert.equal((await run('export', '--output', exported)).code, 0)
   const [a, b] = (await at.state()).plants.map((p) => p.id)
-  await at.write((store) => store.patch(b, { status: 'sold' }))
+  await at.write((store) => store.patch(b, { category: 'outdoor', status: 'sold' }))
   const records = (await readFile(exported, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
   for (const r of records) r.category = 'indoor'
   await writeFile(exported, records.map((r) => JSON.stringify(r)).join('\n') + '\n')
   const result = await run('import', exported)
   assert.equal(result.code, 1)
-  assert.match(result.stderr, new RegExp(`catalogue.jsonl:2: plant ${b} has changed since the file was exported`))
-  assert.deepEqual((await at.state()).plants.map((p) => `${p.id} ${p.category} ${p.status}`), [`${a} indoor available`, `${b} null sold`])
+  assert.match(result.stderr, new RegExp(`catalogue.jsonl:2: plant ${b} has changed since the file was exported where the row changes it too \\(category null then, "outdoor" now, "indoor" in the file\\)`))
+  assert.deepEqual((await at.state()).plants.map((p) => `${p.id} ${p.category} ${p.status}`), [`${a} indoor available`, `${b} outdoor sold`])
 })
 
 for (const target of TARGETS.filter((t) => !t.name.includes('--url'))) {

@@ -142,7 +142,8 @@ test('the note on columns an import ignores gives the reasons for those the file
   await writeFile(photos, 'name,photos\nFern,http://x/1.jpg\n')
   const times = join(dir, 'times.jsonl')
   await writeFile(times, '{"name":"Fern","createdAt":"2026-01-01T00:00:00.000Z"}\n')
-  const noted = async (file: string): Promise<string> => (await plants(['import', file, '--data-dir', join(dir, 'data'), '--dry-run'])).stderr
+  // (Without the note that the folder holds no catalogue yet, which comes after it.)
+  const noted = async (file: string): Promise<string> => (await plants(['import', file, '--data-dir', join(dir, 'data'), '--dry-run'])).stderr.replace(/note: .* holds no catalogue yet: .*\n/, '')
   assert.equal(await noted(photos), `note: the photos column of ${photos} is ignored; photos are uploaded to a plant, not imported\n`)
   assert.equal(await noted(times), `note: createdAt members in ${times} are ignored; the catalogue sets the times\n`)
 })
@@ -218,7 +219,7 @@ test('import through --url: a key file that is missing, empty or holds the wrong
     assert.equal(result.code, 1, result.stderr)
     return result.stderr
   }
-  assert.match(await run(), /needs an API key for writes: pass --api-key-file FILE/)
+  assert.match(await run(), /needs an API key \(scope write to write; to read, scope read, where the service has READS=keys\): pass --api-key-file FILE/)
   assert.match(await run('--api-key-file', join(dir, 'missing')), /--api-key-file .*missing cannot be read \(ENOENT\)/)
   await writeFile(keyFile, '\n  \n')
   assert.match(await run('--api-key-file', keyFile), /--api-key-file .*key holds no key \(it is empty\)/)
@@ -282,6 +283,7 @@ test('--dry-run checks and counts, and writes nothing (no catalogue made, even w
   assert.equal(summary(result.stdout, 'would be added'), 1)
   assert.equal(summary(result.stdout, 'rejected'), 1)
   assert.ok(!existsSync(databaseFile(join(dir, 'data'))))
+  assert.ok(result.stderr.startsWith(`note: the data folder ${join(dir, 'data')} holds no catalogue yet: every row is checked as a new plant, and the import itself needs --create to start one\n`), result.stderr)
 })
 
 test('--dry-run --create on a PostgreSQL database with no catalogue makes none', { skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set' }, async (t) => {
@@ -294,6 +296,7 @@ test('--dry-run --create on a PostgreSQL database with no catalogue makes none',
   assert.equal(result.code, 0, result.stderr)
   assert.equal(summary(result.stdout, 'would be added'), 1)
   assert.match(result.stdout, /no catalogue yet/)
+  assert.match(result.stderr, /^note: the PostgreSQL database .* holds no catalogue yet: every row is checked as a new plant/)
   assert.deepEqual(await adminQuery('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [scratch.name]), [])
   // Without --dry-run, --create makes it.
   assert.equal((await plants(['import', '--create', file], { DATABASE_URL: scratch.url })).code, 0)

@@ -1,4 +1,5 @@
 import type { BatchOperation } from '../catalogue/batch.js'
+import type { HistoryEntry } from '../catalogue/history.js'
 import type { Plant } from '../catalogue/plant.js'
 import type { PlantQuery } from '../catalogue/query.js'
 
@@ -32,6 +33,12 @@ export interface Catalogue {
    * nothing is missing. A dry run reads without a key, and says so before the import is run for real.
    */
   writesNeed?: () => Promise<string | undefined>
+  /**
+   * A plant's history, newest first, a page at a time (GET /v3/plant/{id}/history): what an import
+   * reads of a plant changed since its file was exported, to tell the file's edits from the changes
+   * made since (import-base.ts). Every catalogue an import writes to has it.
+   */
+  history?: (id: number) => AsyncGenerator<HistoryEntry[]>
   /** Where the catalogue can look plants up by key (PostgreSQL): a finder, for an import to read only the plants its rows name. */
   finder?: () => Promise<PlantFinder>
   close (): Promise<void>

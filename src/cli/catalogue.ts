@@ -7,6 +7,7 @@ type ClientModule = typeof import('../client/plant-client.js')
 import type { Config } from '../config.js'
 import type { BatchOperation } from '../catalogue/batch.js'
 import type { WriteMeta } from '../catalogue/changes.js'
+import { HISTORY_PAGE_MAX, type HistoryEntry } from '../catalogue/history.js'
 import { toRecord, type Plant } from '../catalogue/plant.js'
 import { positionOf, type PlantQuery, type Position } from '../catalogue/query.js'
 import { TRASH_PAGE_MAX, type TrashPosition } from '../catalogue/trash.js'
@@ -169,6 +170,17 @@ export class StoreCatalogue implements Catalogue {
     return found
   }
 
+  async * history (id: number): AsyncGenerator<HistoryEntry[]> {
+    let before: number | undefined
+    for (;;) {
+      const page = await this.store.history(id, before, HISTORY_PAGE_MAX)
+      if (page === undefined || page.length === 0) return
+      yield page
+      if (page.length < HISTORY_PAGE_MAX) return
+      before = page[page.length - 1].version
+    }
+  }
+
   async applyAll (operations: BatchOperation[], _key: string, after?: Promise<unknown>): Promise<ApplyOutcome> {
     // The store's batch, as POST /v3/plant/batch: one transaction (one fsync on a data folder), so a
     // batch lands whole or not at all; busy storage is tried again.
@@ -326,6 +338,23 @@ export class ServiceCatalogue implements Catalogue {
     return found
   }
 
+  async * history (id: number): AsyncGenerator<HistoryEntry[]> {
+    let cursor: string | undefined
+    for (;;) {
+      const page = await withRetries(`reading ${this.where}`, async () => {
+        const { data, error, response } = await this.client.GET('/v3/plant/{id}/history', { params: { path: { id }, query: { limit: HISTORY_PAGE_MAX, cursor } } })
+        this.answered = true
+        if (data) return data
+        if (response.status === 404) return undefined
+        throw this.failure(response, error)
+      }, this.retryable)
+      if (page === undefined) return
+      yield page.items as HistoryEntry[]
+      if (page.nextCursor === null) return
+      cursor = page.nextCursor
+    }
+  }
+
   /** The ids (of no live plant) whose history can be read: those of plants in the trash. */
   private async trashedByHistory (ids: number[]): Promise<number[]> {
     const found: number[] = []
@@ -390,7 +419,7 @@ export class ServiceCatalogue implements Catalogue {
 
   /** A 401 says what to change: give a key, or give the right one (a digest from API_KEYS_FILE is not a key). */
   private unauthorized (message: string): string {
-    if (this.apiKey === undefined) return `${this.where} needs an API key for writes: ${GIVE_KEY} (${message})`
+    if (this.apiKey === undefined) return `${this.where} needs an API key (scope write to write; to read, scope read, where the service has READS=keys): ${GIVE_KEY} (${message})`
     const digest = /^(sha256:)?[0-9a-f]{64}$/i.test(this.apiKey.value)
       ? '; it looks like a SHA-256 digest (a line of API_KEYS_FILE), and the file must hold the key itself'
       : ''

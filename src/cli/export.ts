@@ -14,7 +14,8 @@ export const exportCommand: Command = {
   name: 'export',
   usage: `Usage: plants export [options]
 
-Writes every plant, in id order, to standard output (or --output FILE). The catalogue is read one
+Writes every plant, in id order, to standard output (or --output FILE); with --q or --status, the
+plants they find, and with --sort, in its order. The catalogue is read one
 keyset page at a time and written as it is read, so memory stays flat whatever its size. From a
 data folder the export is one consistent snapshot, taken while the service keeps running.
 
@@ -39,6 +40,7 @@ Options:
   --format csv|jsonl   default: from --output's extension (.csv, .jsonl/.ndjson), else csv
   --output FILE        write to FILE instead of standard output
 ${TARGET_READ_HELP}
+  --api-key-file FILE  with --url: a file holding an API key, for a service whose reads need one (READS=keys)
   -h, --help           this help`,
   options: {
     ...TARGET_OPTIONS,
@@ -53,7 +55,6 @@ ${TARGET_READ_HELP}
 
 async function runExport (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`export takes no FILE argument (use --output ${positionals[0]})`)
-  if (values['api-key-file'] !== undefined) throw new UsageError('export only reads: it needs no API key')
   // As import does: the file's extension names its format unless --format says otherwise.
   const explicit = oneOf('format', values.format, FORMATS, undefined)
   const format: Format = values.output === undefined ? explicit ?? 'csv' : formatOf(values.output, explicit)

@@ -2,14 +2,16 @@ import type { BatchOperation } from '../catalogue/batch.js'
 import type { Plant, PlantFields, PlantPatch } from '../catalogue/plant.js'
 import { canonicalPrice, skuKey } from '../catalogue/store-fields.js'
 import { inTrash } from './batches.js'
+import { after, exportedAt } from './import-base.js'
 import { identityOf, type Row } from './rows.js'
 import { checkPatch, checkPlant } from './validate-row.js'
 
 // What one row of an import does: update the plant its id names (else the plant its SKU names),
 // merging the columns it has; or add a plant, unless the catalogue holds as many plants with that
 // very record as the file has rows with it (so a re-run adds nothing); or nothing, when the plant
-// already has what the row says. A row with the updatedAt an export wrote does not update a plant
-// changed since: its other columns hold what the plant was then, and would undo that change.
+// already has what the row says. A row with the updatedAt an export wrote, naming a plant changed
+// since, is compared with what the plant was at the export (import-base.ts): only the cells edited
+// in the file are written, and the changes made since stand.
 
 type GoodRow = Extract<Row, { ok: true }>
 
@@ -23,6 +25,11 @@ export interface Known {
   gone?: Set<number>
   /** Ids of plants in the trash when the import began (deleted, restorable). */
   trashed?: Set<number>
+  /**
+   * What each plant changed since the file's export was at the export (loadBases), by id; null
+   * when its history no longer reaches back to it.
+   */
+  bases?: Map<number, Plant | null>
 }
 
 export type Plan =
@@ -65,23 +72,9 @@ const same = (member: string, before: unknown, after: unknown): boolean =>
     ? canonicalPrice(before as string | null) === canonicalPrice(after as string | null)
     : before === after || (typeof after === 'object' && after !== null && JSON.stringify(before) === JSON.stringify(after))
 
-const shown = (value: unknown): string => value === null ? 'null' : typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)
+const valueIn = (plant: Plant, member: string): unknown => (plant as unknown as Record<string, unknown>)[member]
 
-/**
- * Why a row exported with `updatedAt` may not update `plant`: the plant has changed since (a till's
- * sale, a colleague's edit), and the row's other columns still hold what it was, so writing them
- * would undo that change unnoticed. Undefined when the row has no updatedAt, or the plant has not changed.
- */
-function changedSince (updatedAt: unknown, plant: Plant): string | undefined {
-  if (updatedAt === undefined || updatedAt === null) return undefined
-  const exported = typeof updatedAt === 'string' && TIMESTAMP.test(updatedAt) ? Date.parse(updatedAt) : NaN
-  if (Number.isNaN(exported)) return `/updatedAt must be the time plants export wrote (like ${plant.updatedAt}), not ${JSON.stringify(updatedAt)}; clear the cell to update the plant whatever it holds now`
-  if (exported === Date.parse(plant.updatedAt)) return undefined
-  return `plant ${plant.id} has changed since the file was exported (updatedAt ${updatedAt} in the file, ${plant.updatedAt} in the catalogue): ` +
-    'export again and redo the edit, or run the import with --overwrite to write the row over that change'
-}
-/** An RFC 3339 time with its offset, as the export writes it (Date.parse alone takes many other shapes, and local times). */
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/
+const shown = (value: unknown): string => value === null ? 'null' : typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)
 
 /** Why a row that would add a plant is refused when the file has no name column. */
 const NO_NAME = 'a new plant needs a name, and the file has no name column (without one, a row can only update the plant its id or sku names)'
@@ -99,6 +92,8 @@ export class Planner {
   private readonly given = new Map<string, { line: number, plant: number | undefined }>()
   /** How many rows named a plant of the catalogue, by id and by sku (the summary shows both). */
   readonly matched = { id: 0, sku: 0 }
+  /** Whether a row that updates a plant had the updatedAt of an export (the summary then says the file is out of date). */
+  exported = false
 
   /** `overwrite`: rows update plants changed since the export too (--overwrite). */
   constructor (private readonly known: Known, private readonly overwrite = false) {}
@@ -136,19 +131,30 @@ export class Planner {
     const members = row.columns === undefined ? row.value : Object.fromEntries(row.columns.map((c) => [c, row.value[c] ?? EMPTY[c]]))
     const check = checkPatch(members)
     if (!check.ok) return { kind: 'refused', reason: check.reason }
+    // The SKU a row is matched by finds the plant, as a till's scan does: its letter case is how the
+    // file happens to spell it (a hand-made price list), not an edit, so the stored spelling stays.
+    const differ = Object.entries(check.patch).filter(([member, value]) => !(bySku && member === 'sku') && !same(member, valueIn(plant, member), value))
+    if (differ.length === 0) return { kind: 'unchanged' }
+    const since = this.sinceExport(row, plant)
+    if ('refused' in since) return { kind: 'refused', reason: since.refused }
     const patch: Record<string, unknown> = {}
-    let changed = false
-    for (const [member, value] of Object.entries(check.patch)) {
-      // The SKU a row is matched by finds the plant, as a till's scan does: its letter case is how the
-      // file happens to spell it (a hand-made price list), not an edit, so the stored spelling stays.
-      if (bySku && member === 'sku') continue
-      if (same(member, (plant as unknown as Record<string, unknown>)[member], value)) continue
+    const conflicts: string[] = []
+    for (const [member, value] of differ) {
+      if (since.base !== plant) {
+        const then = valueIn(since.base, member)
+        // The cell as it was exported: what the plant has now came since, and stands.
+        if (same(member, then, value)) continue
+        if (!same(member, then, valueIn(plant, member))) {
+          conflicts.push(`${member} ${shown(then)} then, ${shown(valueIn(plant, member))} now, ${shown(value)} in the file`)
+          continue
+        }
+      }
       patch[member] = value
-      changed = true
     }
-    if (!changed) return { kind: 'unchanged' }
-    const since = this.overwrite ? undefined : changedSince(row.updatedAt, plant)
-    if (since !== undefined) return { kind: 'refused', reason: since }
+    if (conflicts.length > 0) {
+      return { kind: 'refused', reason: `plant ${plant.id} has changed since the file was exported where the row changes it too (${conflicts.join('; ')}): export again and redo the edit, or run the import with --overwrite to write every cell of the row as it is` }
+    }
+    if (Object.keys(patch).length === 0) return { kind: 'unchanged' }
     if (typeof patch.sku === 'string') {
       const taken = this.takenBy(patch.sku, plant.id)
       if (taken !== undefined) return { kind: 'refused', reason: taken }
@@ -158,8 +164,28 @@ export class Planner {
     const after = { ...plant, ...patch, ...(patch.price === undefined ? {} : { price: canonicalPrice(patch.price as string | null) }) } as Plant
     this.known.byId.set(plant.id, after)
     const what = (): string => `update plant ${plant.id}: ${Object.entries(patch).map(([member, value]) =>
-      `${member} ${shown((plant as unknown as Record<string, unknown>)[member])} → ${shown(member === 'price' ? canonicalPrice(value as string | null) : value)}`).join('; ')}`
+      `${member} ${shown(valueIn(plant, member))} → ${shown(member === 'price' ? canonicalPrice(value as string | null) : value)}`).join('; ')}`
     return { kind: 'update', operation: { op: 'patch', id: plant.id, patch: patch as PlantPatch }, what }
+  }
+
+  /**
+   * What the row's cells are compared with: the plant as it is, unless the row was exported before
+   * the plant's last change (its updatedAt says when), then the plant as it was at the export. With
+   * --overwrite, or no updatedAt, the plant as it is: every cell that differs is written.
+   */
+  private sinceExport (row: GoodRow, plant: Plant): { base: Plant } | { refused: string } {
+    const exported = exportedAt(row.updatedAt, plant.updatedAt)
+    if (exported === undefined) return { base: plant }
+    if ('invalid' in exported) return { refused: exported.invalid }
+    this.exported = true
+    if (this.overwrite) return { base: plant }
+    if (!after(Date.parse(plant.updatedAt), exported)) return { base: plant }
+    const base = this.known.bases?.get(plant.id)
+    if (base !== undefined && base !== null) return { base }
+    return {
+      refused: `plant ${plant.id} has changed since the file was exported (updatedAt ${String(row.updatedAt)} in the file, ${plant.updatedAt} in the catalogue), and its ` +
+        'history no longer goes back to the export, so the edits in the row cannot be told from those changes: export again and redo the edit, or run the import with --overwrite to write every cell of the row as it is'
+    }
   }
 
   private add (row: GoodRow): Plan {

@@ -8,6 +8,7 @@ import type { Catalogue, PlantFinder } from './catalogue-interface.js'
 import {
   CommandFailed, FORMATS, formatDuration, oneOf, plural, positiveInteger, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io
 } from './command.js'
+import { after, exportedAt, recordAt, type ExportedAt } from './import-base.js'
 import { Planner, rowId, rowRecord, rowSku, type Known } from './import-plan.js'
 import { startProgress } from './progress.js'
 import { formatOf, identityOf, readRows, type Row } from './rows.js'
@@ -77,16 +78,19 @@ ${TARGET_HELP}
                        each batch is one transaction)
   --dry-run            print what would be added and updated (FILE:LINE: what), count what would be
                        left unchanged, report the bad rows (the same as the import would); change nothing
-  --overwrite          write rows over plants changed since the file was exported (see below)
+  --overwrite          write every cell of every row, over changes made since the export (see below)
   --quiet              no progress output
   -h, --help           this help
 
 A file plants export wrote has an updatedAt column (member, in JSON Lines): when each plant last
-changed before the export. A row that would update a plant changed since then (a sale at a till, a
-colleague's edit) is refused, as FILE:LINE: plant N has changed since the file was exported: its
-other cells still hold what the plant was, and writing them would undo that change. Export again
-and redo the edit, or pass --overwrite to write such rows anyway. A row that changes nothing is
-left alone either way; a file without updatedAt (a hand-made price list) updates plants as they are.
+changed before the export. For a plant changed since (a sale at a till, a colleague's edit), a row
+is compared with what the plant was at the export (read from its history): only the cells edited
+in the file are written, and the changes made since stand. A row that edits a value that has also
+changed since is refused, naming it (price "4.00" then, "4.50" now, "4.75" in the file): export
+again and redo the edit, or pass --overwrite, which writes every cell of every row as the file has
+it, putting back what the plants were at the export where they have changed since. Once imported,
+the file is older than the plants it updated: export again before editing it further. A row
+without updatedAt (an empty cell; a hand-made price list) updates the plant as it is now.
 
 Exit status: 0 when every row is in the catalogue, 1 when some rows were rejected or the import
 failed, 2 for a usage mistake.`,
@@ -139,10 +143,15 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   const batchSize = given ?? DEFAULT_BATCH[where.kind === 'service' ? 'service' : 'store']
   // A dry run writes nothing, so it may check a file against a folder or a database that has no
   // catalogue yet: it does not make one (not even with --create).
-  const catalogue = (dryRun ? await noCatalogueYet(where) : undefined) ?? await openCatalogue(where, io, { create: !dryRun && values.create === true })
+  const standIn = dryRun ? await noCatalogueYet(where) : undefined
+  const catalogue = standIn ?? await openCatalogue(where, io, { create: !dryRun && values.create === true })
+  // Said first: every row then reads as a new plant, and the import itself would stop at once.
+  if (standIn !== undefined) notice(`note: the ${standIn.where.replace(' (no catalogue yet)', '')} holds no catalogue yet: every row is checked as a new plant, and the import itself needs --create to start one`)
   const counts: Counts = { rowsRead, matchedById: 0, matchedBySku: 0, added: 0, updated: 0, unchanged: 0, rejected: 0 }
   let finder: PlantFinder | undefined
   let needs: string | undefined
+  /** Whether rows that update plants had an export's updatedAt. */
+  let fromExport = false
   try {
     // 2. What the catalogue holds that the file names. Where it can look plants up by key
     // (PostgreSQL), the plants each slice of rows names are looked up as it is planned, while the
@@ -208,7 +217,11 @@ async function runImport (values: Record<string, any>, positionals: string[], io
     try {
       for await (const rows of readRows(file, format, () => {})) {
         for (const [i, row] of rows.entries()) {
-          if (lookup !== undefined && i % LOOKUP_ROWS === 0) await lookup.load(rows.slice(i, i + LOOKUP_ROWS))
+          if (i % LOOKUP_ROWS === 0) {
+            const slice = rows.slice(i, i + LOOKUP_ROWS)
+            if (lookup !== undefined) await lookup.load(slice)
+            if (values.overwrite !== true) await loadBases(slice, known, catalogue)
+          }
           // Each row: the bar takes the count as often as it redraws (progress.ts), not in steps of a thousand rows.
           progress.update(++done)
           if (handed.length > 0 && done % ROWS_A_TURN === 0) await nextTurn()
@@ -230,6 +243,7 @@ async function runImport (values: Record<string, any>, positionals: string[], io
       progress.update(done)
       counts.matchedById = planner.matched.id
       counts.matchedBySku = planner.matched.sku
+      fromExport = planner.exported
     } finally {
       // Batches still with the catalogue (the file failed to read, or one failed) are seen to their end before it closes.
       await Promise.all(handed.map(async ({ done }) => { await done.catch(() => {}) }))
@@ -242,9 +256,43 @@ async function runImport (values: Record<string, any>, positionals: string[], io
     await catalogue.close()
   }
   summarise(io, file, catalogue.where, dryRun, counts, Date.now() - started)
+  // Its updatedAt cells now name the times before this import's own writes: a further edit of those
+  // cells would be taken for a change over one made since (import-plan.ts).
+  if (!dryRun && counts.updated > 0 && fromExport) notice(`note: ${file} is now older than the plants it updated: export again before editing it further`)
   // Said ahead, as the dry run passed without a key: the import itself would stop at its first batch.
   if (needs !== undefined) notice(`note: applying this import needs a key: ${needs}`)
   return counts.rejected > 0 ? 1 : 0
+}
+
+/** Plants whose history is read at once, for rows naming plants changed since their export (loadBases). */
+const HISTORIES_AT_ONCE = 8
+
+/**
+ * For each row naming a plant that has changed since the row was exported, what the plant was at
+ * the export (Known.bases, import-base.ts), read once per plant before its first row is planned:
+ * the planner then writes only the cells edited in the file. Rows of plants unchanged since need
+ * no read, which is every row of a file exported just before it is imported.
+ */
+async function loadBases (rows: Row[], known: Known, catalogue: Catalogue): Promise<void> {
+  const bases = known.bases ??= new Map()
+  const wanted = new Map<number, { plant: Plant, exported: ExportedAt }>()
+  for (const row of rows) {
+    if (!row.ok) continue
+    const id = rowId(row.id)
+    const sku = rowSku(row)
+    const plant = (typeof id === 'number' ? known.byId.get(id) : undefined) ?? (sku === undefined ? undefined : known.bySku.get(sku))
+    if (plant === undefined || bases.has(plant.id) || wanted.has(plant.id)) continue
+    const exported = exportedAt(row.updatedAt, plant.updatedAt)
+    if (exported !== undefined && !('invalid' in exported) && after(Date.parse(plant.updatedAt), exported)) wanted.set(plant.id, { plant, exported })
+  }
+  const queue = [...wanted.values()]
+  const read = async (): Promise<void> => {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      const { plant, exported } = next
+      bases.set(plant.id, catalogue.history === undefined ? null : await recordAt(plant, exported, catalogue.history(plant.id)) ?? null)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(HISTORIES_AT_ONCE, queue.length) }, read))
 }
 
 /** A batch handed over to the catalogue: the plants it names, the rows refused after it (reported once it settles), and its end. */

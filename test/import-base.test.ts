@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import type { HistoryEntry } from '../src/catalogue/history.js'
+import type { Plant } from '../src/catalogue/plant.js'
+import { exportedAt, recordAt, type ExportedAt } from '../src/cli/import-base.js'
+
+// What a plant was when its file was exported, from its history: the changes after the export's
+// updatedAt undone, newest first (the import writes only the cells edited in the file).
+
+const plant: Plant = {
+  id: 7, name: 'Fern', category: 'indoor', tags: ['green'], status: 'sold', description: null, price: '4.50', sku: null, barcode: null,
+  photos: [], createdAt: '2026-11-01T09:00:00.000Z', updatedAt: '2026-11-27T12:00:02.500Z'
+}
+const entry = (version: number, at: string, changes: HistoryEntry['changes'], kind: HistoryEntry['kind'] = 'updated'): HistoryEntry => ({ version, at, actor: 'till', kind, changes })
+const HISTORY: HistoryEntry[] = [
+  entry(4, '2026-11-27T12:00:02.500Z', { status: ['available', 'sold'] }),
+  entry(3, '2026-11-27T12:00:01.200Z', { price: ['4.00', '4.50'], tags: [[], ['green']] }),
+  entry(2, '2026-11-27T11:00:00.000Z', { category: [null, 'indoor'] }),
+  entry(1, '2026-11-01T09:00:00.000Z', { name: [null, 'Fern'] }, 'created')
+]
+async function * pages (entries: HistoryEntry[], size = 2): AsyncGenerator<HistoryEntry[]> {
+  for (let i = 0; i < entries.length; i += size) yield entries.slice(i, i + size)
+}
+const at = (text: string): ExportedAt => exportedAt(text, plant.updatedAt) as ExportedAt
+
+test('the plant at the export: every change after it undone, across pages, and nothing before it', async () => {
+  assert.deepEqual(await recordAt(plant, at('2026-11-27T11:30:00.000Z'), pages(HISTORY)),
+    { ...plant, status: 'available', price: '4.00', tags: [] })
+  assert.deepEqual(await recordAt(plant, at('2026-11-27T12:00:01.200Z'), pages(HISTORY)), { ...plant, status: 'available' }, 'exported at the version itself')
+  assert.deepEqual(await recordAt(plant, at('2026-11-27T12:00:05.000Z'), pages(HISTORY)), plant, 'nothing since')
+})
+
+test('a time kept to the second (a spreadsheet dropped the milliseconds) counts a change within that second as before it', async () => {
+  assert.deepEqual(await recordAt(plant, at('2026-11-27T12:00:01Z'), pages(HISTORY)), { ...plant, status: 'available' })
+  assert.deepEqual(await recordAt(plant, at('2026-11-27T13:00:01+01:00'), pages(HISTORY)), { ...plant, status: 'available' }, 'an offset is a time like any other')
+})
+
+test('undefined when the history no longer reaches the export, or the plant was made since', async () => {
+  assert.equal(await recordAt(plant, at('2026-11-27T11:30:00.000Z'), pages(HISTORY.slice(0, 2))), undefined, 'older versions forgotten')
+  assert.equal(await recordAt(plant, at('2026-10-01T00:00:00.000Z'), pages(HISTORY)), undefined, 'exported before the plant was made')
+})
+
+test('an updatedAt that is not a time the export writes is refused, saying what an empty cell does', () => {
+  for (const bad of ['27/11/2026 10:00', '2026-11-27 10:00:00', '2026-11-27T10:00:00', 'yesterday', 1732700000000]) {
+    const refused = exportedAt(bad, plant.updatedAt)
+    assert.ok(refused !== undefined && 'invalid' in refused, String(bad))
+    assert.match(refused.invalid, /^\/updatedAt must be the time plants export wrote \(like 2026-11-27T12:00:02.500Z\), not .*; an empty cell updates the plant as it is now/)
+  }
+  assert.equal(exportedAt(undefined, plant.updatedAt), undefined)
+  assert.deepEqual(exportedAt('2026-11-27T12:00:02.500Z', plant.updatedAt), { ms: Date.parse(plant.updatedAt), second: false })
+})
