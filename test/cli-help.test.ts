@@ -79,3 +79,10 @@ test('the package installs plants as a bin: dist/src/cli/plants.js, built from a
   const { stdout } = await run(process.execPath, ['--import', 'tsx', new URL('src/cli/plants.ts', root).pathname, 'backup', '--help'])
   assert.match(stdout, /^Usage: plants backup FILE/)
 })
+
+test('an unknown command names the one likely meant', async () => {
+  const result = await plants(['imprt', 'x.csv'])
+  assert.equal(result.code, 2)
+  assert.match(result.stderr, /^plants: unknown command "imprt": did you mean import\?\n/)
+  assert.match((await plants(['frobnicate'])).stderr, /^plants: unknown command "frobnicate"\n/)
+})

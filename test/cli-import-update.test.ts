@@ -305,7 +305,7 @@ for (const target of TARGETS) {
     assert.equal(priced.real.code, 1)
     const noName = 'a new plant needs a name, and the file has no name column (without one, a row can only update the plant its id or sku names)'
     assert.deepEqual(priced.real.stderr.split('\n').filter((l) => l.startsWith(`${prices}:`)), [
-      `${prices}:4: ${noName}`,
+      `${prices}:4: no plant has sku NOPE-9, and as a new plant: ${noName}`,
       `${prices}:5: no plant 999999 in the catalogue, and as a new plant: ${noName}`
     ])
     for (const out of [priced.dry.stdout, priced.real.stdout]) {
@@ -570,7 +570,7 @@ for (const target of TARGETS) {
     const reformatted = await run('import', exported)
     assert.equal(reformatted.code, 1)
     assert.deepEqual(said(reformatted.stderr), [`${exported}:5: /updatedAt must be the time plants export wrote (like ${(await at.state()).plants[3].updatedAt}), not "27/11/2026 10:00"; ` +
-      'an empty cell updates the plant as it is now, with no check of what changed since the export'])
+      'an empty cell (or no updatedAt member) updates the plant as it is now, with no check of what changed since the export'])
     assert.equal((await at.state()).plants.find((p) => p.id === d)!.price, '4.75')
   })
 }

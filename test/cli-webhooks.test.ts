@@ -43,6 +43,8 @@ for (const [where, target] of Object.entries(TARGETS)) {
       const secret = added.stdout.trim()
       assert.match(secret, /^whsec_/)
       assert.match(added.stderr, /added webhook 1 .*created, deleted/)
+      // The receiver is on loopback, allowed by this command's WEBHOOK_ALLOW_PRIVATE: the service needs its own.
+      assert.match(added.stderr, /\nnote: an internal address: the service sends to it only while it runs with WEBHOOK_ALLOW_PRIVATE=true too\n$/)
       const listed = await plants(['webhooks', 'list', ...args], env)
       assert.match(listed.stdout, /^1 +active +created,deleted +0 +http:\/\/127\.0\.0\.1:\d+\/hook +-$/m)
       assert.ok(!listed.stdout.includes(secret))

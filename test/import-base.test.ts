@@ -44,7 +44,7 @@ test('an updatedAt that is not a time the export writes is refused, saying what 
   for (const bad of ['27/11/2026 10:00', '2026-11-27 10:00:00', '2026-11-27T10:00:00', 'yesterday', 1732700000000]) {
     const refused = exportedAt(bad, plant.updatedAt)
     assert.ok(refused !== undefined && 'invalid' in refused, String(bad))
-    assert.match(refused.invalid, /^\/updatedAt must be the time plants export wrote \(like 2026-11-27T12:00:02.500Z\), not .*; an empty cell updates the plant as it is now/)
+    assert.match(refused.invalid, /^\/updatedAt must be the time plants export wrote \(like 2026-11-27T12:00:02.500Z\), not .*; an empty cell \(or no updatedAt member\) updates the plant as it is now/)
   }
   assert.equal(exportedAt(undefined, plant.updatedAt), undefined)
   assert.deepEqual(exportedAt('2026-11-27T12:00:02.500Z', plant.updatedAt), { ms: Date.parse(plant.updatedAt), second: false })

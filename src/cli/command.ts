@@ -68,7 +68,7 @@ function unknownOption (args: string[], options: Options): string | undefined {
 }
 
 /** A name that differs from `typed` only by dashes and case, else by one or two letters (a short name by one). */
-function closest (typed: string, names: string[]): string | undefined {
+export function closest (typed: string, names: string[]): string | undefined {
   const letters = (text: string): string => text.toLowerCase().replace(/[^a-z0-9]/g, '')
   const same = names.find((name) => letters(name) === letters(typed))
   if (same !== undefined) return same

@@ -18,7 +18,7 @@ export function exportedAt (updatedAt: unknown, example: string): ExportedAt | u
   const match = typeof updatedAt === 'string' ? TIMESTAMP.exec(updatedAt) : null
   const ms = match === null ? NaN : Date.parse(updatedAt as string)
   if (Number.isNaN(ms)) {
-    return { invalid: `/updatedAt must be the time plants export wrote (like ${example}), not ${JSON.stringify(updatedAt)}; an empty cell updates the plant as it is now, with no check of what changed since the export` }
+    return { invalid: `/updatedAt must be the time plants export wrote (like ${example}), not ${JSON.stringify(updatedAt)}; an empty cell (or no updatedAt member) updates the plant as it is now, with no check of what changed since the export` }
   }
   return { ms, second: match![1] === undefined }
 }

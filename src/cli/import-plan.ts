@@ -191,8 +191,11 @@ export class Planner {
   private add (row: GoodRow): Plan {
     const check = row.columns !== undefined && !row.columns.includes('name') ? { ok: false as const, reason: NO_NAME } : checkPlant(row.value)
     if (!check.ok) {
+      // Said first: the row meant a plant of the catalogue, most likely (a price list naming a SKU mistyped, or one no plant has).
       const id = rowId(row.id)
-      return { kind: 'refused', reason: id === undefined ? check.reason : `no plant ${String(id)} in the catalogue, and as a new plant: ${check.reason}` }
+      const sku = typeof row.value.sku === 'string' && row.value.sku !== '' ? row.value.sku : undefined
+      const meant = id !== undefined ? `no plant ${String(id)} in the catalogue` : sku !== undefined ? `no plant has sku ${sku}` : undefined
+      return { kind: 'refused', reason: meant === undefined ? check.reason : `${meant}, and as a new plant: ${check.reason}` }
     }
     const fields: PlantFields = check.fields
     const taken = fields.sku === null ? undefined : this.takenBy(fields.sku, undefined)

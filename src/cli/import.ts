@@ -503,5 +503,5 @@ function summarise (io: Io, file: string, where: string, dryRun: boolean, counts
     `  ${dryRun ? 'would be added  ' : 'added           '} ${n(added)}\n` +
     `  ${dryRun ? 'would be updated' : 'updated         '} ${n(updated)}\n` +
     `  unchanged        ${n(unchanged)}\n` +
-    `  rejected         ${n(rejected)}${rejected > 0 ? `  (${plural(rejected, 'line')} listed above as ${file}:LINE: reason)` : ''}\n`)
+    `  rejected         ${n(rejected)}${rejected > 0 ? `  (${plural(rejected, 'line')} listed on standard error as ${file}:LINE: reason)` : ''}\n`)
 }

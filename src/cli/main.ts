@@ -1,4 +1,4 @@
-import { CommandFailed, parse, UsageError, type Command, type Io } from './command.js'
+import { closest, CommandFailed, parse, UsageError, type Command, type Io } from './command.js'
 
 // `plants`: the catalogue's command-line tool. Each command lives in its own module; this file
 // only dispatches, prints help, and turns failures into messages and exit codes. plants.ts runs it.
@@ -43,7 +43,8 @@ export async function main (argv: string[], io: Io): Promise<number> {
   }
   const entry = COMMANDS.find((c) => c.name === name)
   if (!entry) {
-    io.stderr.write(`plants: unknown command ${JSON.stringify(name)}\n\n${overview()}\n`)
+    const meant = closest(name, COMMANDS.map((c) => c.name))
+    io.stderr.write(`plants: unknown command ${JSON.stringify(name)}${meant === undefined ? '' : `: did you mean ${meant}?`}\n\n${overview()}\n`)
     return 2
   }
   const command = await entry.load()

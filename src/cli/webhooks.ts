@@ -75,6 +75,9 @@ async function runWebhooks (values: Record<string, any>, positionals: string[], 
       const webhook = await store.webhooks.create({ url: arg, events, secret }, Date.now())
       io.stdout.write(`${secret}\n`)
       io.stderr.write(`added webhook ${webhook.id} for ${webhook.url} (${webhook.events.join(', ')}): the line above is its signing secret, shown this once\n`)
+      // Allowed here by this command's own setting: the service decides when it sends, by its own.
+      const internal = config.webhookAllowPrivate && (targetProblem(arg, false) ?? await resolvedProblem(arg, false)) !== undefined
+      if (internal) io.stderr.write('note: an internal address: the service sends to it only while it runs with WEBHOOK_ALLOW_PRIVATE=true too\n')
       return 0
     })
   }
