@@ -596,6 +596,27 @@ test('JSON Lines: an exported record of a plant changed since where the row chan
   assert.deepEqual((await at.state()).plants.map((p) => `${p.id} ${p.category} ${p.status}`), [`${a} indoor available`, `${b} outdoor sold`])
 })
 
+test('a plant deleted and restored since the export: what it was then cannot be told from its history, so an edit of its row is refused, saying why', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const at = await TARGETS[0].make(t, dir)
+  const run = (...args: string[]) => plants([...args, ...at.args], at.env)
+  const seed = join(dir, 'seed.csv')
+  await writeFile(seed, writeCsv([['name', 'price'], ['A', '1']]))
+  assert.equal((await run('import', seed, '--create')).code, 0)
+  const exported = join(dir, 'catalogue.csv')
+  assert.equal((await run('export', '--output', exported)).code, 0)
+  const [a] = (await at.state()).plants.map((p) => p.id)
+  await at.write(async (store) => { await store.remove(a); await store.restoreTrashed(a) })
+  const rows = parse(await readFile(exported, 'utf8')) as string[][]
+  rows[1][rows[0].indexOf('price')] = '2'
+  await writeFile(exported, writeCsv(rows))
+  const result = await run('import', exported)
+  assert.equal(result.code, 1)
+  assert.match(result.stderr, new RegExp(`catalogue.csv:2: plant ${a} has changed since the file was exported \\(updatedAt .* in the file, .* in the catalogue\\), and its history does not show what it was then \\(versions older than HISTORY_RETENTION_DAYS are forgotten, and a plant restored from the trash since starts afresh\\)`))
+  assert.equal((await at.state()).plants[0].price, '1.00')
+})
+
 for (const target of TARGETS.filter((t) => !t.name.includes('--url'))) {
   test(`a plant deleted between the plan and its batch is reported in the words the plan uses for a plant in the trash (${target.name})`, { skip: target.skip }, async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))

@@ -184,7 +184,8 @@ export class Planner {
     if (base !== undefined && base !== null) return { base }
     return {
       refused: `plant ${plant.id} has changed since the file was exported (updatedAt ${String(row.updatedAt)} in the file, ${plant.updatedAt} in the catalogue), and its ` +
-        'history no longer goes back to the export, so the edits in the row cannot be told from those changes: export again and redo the edit, or run the import with --overwrite to write every cell of the row as it is'
+        'history does not show what it was then (versions older than HISTORY_RETENTION_DAYS are forgotten, and a plant restored from the trash since starts afresh), so the edits in the row cannot be told from those changes: ' +
+        'export again and redo the edit, or run the import with --overwrite to write every cell of the row as it is'
     }
   }
 
