@@ -8,8 +8,18 @@ import { exportedAt, recordAt, type ExportedAt } from '../src/cli/import-base.js
 // updatedAt undone, newest first (the import writes only the cells edited in the file).
 
 const plant: Plant = {
-  id: 7, name: 'Fern', category: 'indoor', tags: ['green'], status: 'sold', description: null, price: '4.50', sku: null, barcode: null,
-  photos: [], createdAt: '2026-11-01T09:00:00.000Z', updatedAt: '2026-11-27T12:00:02.500Z'
+  id: 7,
+  name: 'Fern',
+  category: 'indoor',
+  tags: ['green'],
+  status: 'sold',
+  description: null,
+  price: '4.50',
+  sku: null,
+  barcode: null,
+  photos: [],
+  createdAt: '2026-11-01T09:00:00.000Z',
+  updatedAt: '2026-11-27T12:00:02.500Z'
 }
 const entry = (version: number, at: string, changes: HistoryEntry['changes'], kind: HistoryEntry['kind'] = 'updated'): HistoryEntry => ({ version, at, actor: 'till', kind, changes })
 const HISTORY: HistoryEntry[] = [
