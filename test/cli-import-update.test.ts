@@ -196,7 +196,7 @@ test('a SKU a plant of the catalogue holds, given by id to another: refused the 
   const result = await plants(['import', file, '--data-dir', dataDir])
   for (const run of [dry, result]) {
     assert.equal(run.code, 1, run.stderr)
-    assert.deepEqual(run.stderr.split('\n').filter((l) => l.includes('rows.csv:')).map((l) => l.slice(l.indexOf('rows.csv:'))), REFUSED)
+    assert.deepEqual(run.stderr.split('\n').filter((l) => l.includes('rows.csv:') && !l.startsWith('note:')).map((l) => l.slice(l.indexOf('rows.csv:'))), REFUSED)
   }
   assert.deepEqual([count(result.stdout, 'added'), count(result.stdout, 'updated'), count(result.stdout, 'rejected')], [1, 1, 2])
   const { plants: stored } = await withStore(() => openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 }))
@@ -510,7 +510,7 @@ for (const target of TARGETS) {
 }
 
 for (const target of TARGETS) {
-  test(`a row of a plant changed since the export writes only the cells edited in the file: the changes since stand, one changed both ways is refused (dry run too); --overwrite writes every cell (${target.name})`, { skip: target.skip }, async (t) => {
+  test(`a row of a plant changed since the export writes only the cells edited in the file: the changes since stand, one changed both ways is refused (dry run too), or written with --overwrite (${target.name})`, { skip: target.skip }, async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
     t.after(() => rm(dir, { recursive: true, force: true }))
     const at = await target.make(t, dir)
@@ -536,7 +536,7 @@ for (const target of TARGETS) {
     await writeFile(exported, writeCsv(rows))
     const said = (stderr: string): string[] => stderr.split('\n').filter((l) => l.startsWith(`${exported}:`))
     const conflict = `${exported}:2: plant ${a} has changed since the file was exported where the row changes it too (price "1.00" then, "1.25" now, "1.50" in the file): ` +
-      'export again and redo the edit, or run the import with --overwrite to write every cell of the row as it is'
+      'export again and redo the edit, or run the import with --overwrite to write the file\'s value where both changed'
     const shown = async (): Promise<string[]> => (await at.state()).plants.map((p) => `${p.name} ${p.status} ${p.price}`)
 
     const dry = await run('import', exported, '--dry-run')
@@ -558,10 +558,10 @@ for (const target of TARGETS) {
     assert.match(said(again.stderr)[1], /:5: plant \d+ has changed since the file was exported where the row changes it too \(price "4.00" then, "4.50" now, "4.75" in the file\)/)
     assert.deepEqual(await shown(), ['A available 1.25', 'B renamed sold 2.00', 'C sold 3.00', 'D available 4.50'])
 
-    // --overwrite: every cell of each row as the file has it, the sales since undone with the rest.
+    // --overwrite: the file's value where both changed; the sales since still stand.
     const overwritten = await run('import', exported, '--overwrite')
     assert.equal(overwritten.code, 0, overwritten.stderr)
-    assert.deepEqual(await shown(), ['A available 1.50', 'B renamed available 2.00', 'C available 3.00', 'D available 4.75'])
+    assert.deepEqual(await shown(), ['A available 1.50', 'B renamed sold 2.00', 'C sold 3.00', 'D available 4.75'])
 
     // A time the export did not write (a spreadsheet's own date format) is refused, saying how to go on.
     rows[4][col('updatedAt')] = '27/11/2026 10:00'
@@ -569,8 +569,8 @@ for (const target of TARGETS) {
     await writeFile(exported, writeCsv(rows))
     const reformatted = await run('import', exported)
     assert.equal(reformatted.code, 1)
-    assert.deepEqual(said(reformatted.stderr), [`${exported}:5: /updatedAt must be the time plants export wrote (like ${(await at.state()).plants[3].updatedAt}), not "27/11/2026 10:00"; ` +
-      'an empty cell (or no updatedAt member) updates the plant as it is now, with no check of what changed since the export'])
+    assert.deepEqual(said(reformatted.stderr), [`${exported}:5: /updatedAt must be the time plants export wrote (like 2026-11-27T16:38:19.223Z), not "27/11/2026 10:00": ` +
+      'export again, and keep that column as text if a spreadsheet opens the file'])
     assert.equal((await at.state()).plants.find((p) => p.id === d)!.price, '4.75')
   })
 }
@@ -596,25 +596,58 @@ test('JSON Lines: an exported record of a plant changed since where the row chan
   assert.deepEqual((await at.state()).plants.map((p) => `${p.id} ${p.category} ${p.status}`), [`${a} indoor available`, `${b} outdoor sold`])
 })
 
-test('a plant deleted and restored since the export: what it was then cannot be told from its history, so an edit of its row is refused, saying why', async (t) => {
+test('a move to the trash and back since the export changes nothing to tell apart; a file older than the plant, or newer than its last change, is refused saying why', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
   const at = await TARGETS[0].make(t, dir)
   const run = (...args: string[]) => plants([...args, ...at.args], at.env)
   const seed = join(dir, 'seed.csv')
-  await writeFile(seed, writeCsv([['name', 'price'], ['A', '1']]))
+  await writeFile(seed, writeCsv([['name', 'price'], ['A', '1'], ['B', '2'], ['C', '3']]))
   assert.equal((await run('import', seed, '--create')).code, 0)
   const exported = join(dir, 'catalogue.csv')
   assert.equal((await run('export', '--output', exported)).code, 0)
-  const [a] = (await at.state()).plants.map((p) => p.id)
-  await at.write(async (store) => { await store.remove(a); await store.restoreTrashed(a) })
+  const [a, b, c] = (await at.state()).plants.map((p) => p.id)
+  await at.write(async (store) => {
+    await store.remove(a)
+    await store.restoreTrashed(a)
+    await store.patch(b, { status: 'sold' })
+  })
   const rows = parse(await readFile(exported, 'utf8')) as string[][]
-  rows[1][rows[0].indexOf('price')] = '2'
+  const col = (name: string): number => rows[0].indexOf(name)
+  for (const row of rows.slice(1)) row[col('price')] = '9'
+  rows[2][col('updatedAt')] = '2020-01-01T00:00:00.000Z' // B: before the plant was made
+  rows[3][col('updatedAt')] = '2099-01-01T00:00:00.000Z' // C: after its last change here
   await writeFile(exported, writeCsv(rows))
   const result = await run('import', exported)
   assert.equal(result.code, 1)
-  assert.match(result.stderr, new RegExp(`catalogue.csv:2: plant ${a} has changed since the file was exported \\(updatedAt .* in the file, .* in the catalogue\\), and its history does not show what it was then \\(versions older than HISTORY_RETENTION_DAYS are forgotten, and a plant restored from the trash since starts afresh\\)`))
-  assert.equal((await at.state()).plants[0].price, '1.00')
+  assert.deepEqual(result.stderr.split('\n').filter((l) => l.startsWith(`${exported}:`)), [
+    `${exported}:3: plant ${b} has changed since the file was exported (updatedAt 2020-01-01T00:00:00.000Z in the file, ${(await at.state()).plants[1].updatedAt} in the catalogue), and its history does not show what it was then ` +
+      '(versions older than HISTORY_RETENTION_DAYS are forgotten; a plant made since, or two versions in the second a time without milliseconds names, cannot be told apart), ' +
+      'so the edits in the row cannot be told from those changes: export again and redo the edit, or run the import with --overwrite to write every cell of the row as it is',
+    `${exported}:4: the file says plant ${c} last changed at 2099-01-01T00:00:00.000Z, after its last change here (${(await at.state()).plants[2].updatedAt}): the file comes from another catalogue, ` +
+      'where this id names another plant; clear the id column to add its rows as new plants, or run the import with --overwrite to write them over the plants their ids name here'
+  ])
+  assert.deepEqual((await at.state()).plants.map((p) => `${p.name} ${p.status} ${p.price}`), ['A available 9.00', 'B sold 2.00', 'C available 3.00'])
+})
+
+test('rows that update plants by id with no updatedAt are noted: their cells are written over the plants as they are now', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const at = await TARGETS[0].make(t, dir)
+  const run = (...args: string[]) => plants([...args, ...at.args], at.env)
+  const seed = join(dir, 'seed.csv')
+  await writeFile(seed, writeCsv([['name', 'price'], ['A', '1'], ['B', '2']]))
+  assert.equal((await run('import', seed, '--create')).code, 0)
+  const [a, b] = (await at.state()).plants.map((p) => p.id)
+  const file = join(dir, 'prices.csv')
+  await writeFile(file, writeCsv([['id', 'price', 'updatedAt'], [String(a), '1', ''], [String(b), '5', '']]))
+  const note = (verb: string): string => `note: rows update plants by id with no updatedAt (the first: ${file}:3): their cells ${verb} written over the plants as they are now, ` +
+    'including any change made since the file was written (a sale); a file from plants export has the updatedAt column that keeps such changes\n'
+  assert.ok((await run('import', file, '--dry-run')).stderr.endsWith(note('would be')))
+  assert.ok((await run('import', file)).stderr.endsWith(note('were')))
+  // By SKU, as a hand-made price list names plants, no note: the file was never an export.
+  await writeFile(file, writeCsv([['name', 'price'], ['A', '7']]))
+  assert.doesNotMatch((await run('import', file)).stderr, /no updatedAt/)
 })
 
 for (const target of TARGETS.filter((t) => !t.name.includes('--url'))) {

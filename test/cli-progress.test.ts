@@ -107,3 +107,22 @@ test('refused rows on a terminal are whole lines above the bar, wrapping if wide
   }
   assert.equal(text.split(`${file}:3:`).length, 2, 'written once')
 })
+
+test('every refused row is said, also those refused once the batch before them is written and before the next is handed over', async (t) => {
+  // A batch the store answers at once settles at the planner's next turn of the event loop (every
+  // 20 rows); the rows refused after that were given to it, already said and done, and were lost:
+  // four lines of twenty went missing so on a loaded machine (the "1% bad rows" test).
+  const dir = await tempDir(t)
+  const file = join(dir, 'rows.csv')
+  await writeFile(file, 'name,status\nFern,\n' + Array.from({ length: 100 }, () => 'X,gone').join('\n') + '\n')
+  const opened = openSqliteStore({ dataDir: ':memory:', feedRetentionMs: 86_400_000 })
+  await opened.close()
+  const store = Object.getPrototypeOf(opened) as PlantStore
+  const batch = store.batch
+  store.batch = async () => ({ plants: [], replayed: false })
+  t.after(() => { store.batch = batch })
+  let said = ''
+  const stderr = new Writable({ write (chunk, _enc, done) { said += String(chunk); done() } })
+  assert.equal(await importInBatches(file, 1, stderr), 1)
+  assert.deepEqual([...said.matchAll(/rows\.csv:(\d+): /g)].map((m) => Number(m[1])), Array.from({ length: 100 }, (_, i) => i + 3))
+})

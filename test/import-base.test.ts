@@ -31,7 +31,7 @@ const HISTORY: HistoryEntry[] = [
 async function * pages (entries: HistoryEntry[], size = 2): AsyncGenerator<HistoryEntry[]> {
   for (let i = 0; i < entries.length; i += size) yield entries.slice(i, i + size)
 }
-const at = (text: string): ExportedAt => exportedAt(text, plant.updatedAt) as ExportedAt
+const at = (text: string): ExportedAt => exportedAt(text) as ExportedAt
 
 test('the plant at the export: every change after it undone, across pages, and nothing before it', async () => {
   assert.deepEqual(await recordAt(plant, at('2026-11-27T11:30:00.000Z'), pages(HISTORY)),
@@ -50,12 +50,27 @@ test('undefined when the history no longer reaches the export, or the plant was 
   assert.equal(await recordAt(plant, at('2026-10-01T00:00:00.000Z'), pages(HISTORY)), undefined, 'exported before the plant was made')
 })
 
-test('an updatedAt that is not a time the export writes is refused, saying what an empty cell does', () => {
+test('a history that ends after the export is whole when the catalogue keeps every version since before the export', async () => {
+  const kept = Date.parse('2026-11-27T00:00:00.000Z')
+  assert.deepEqual(await recordAt(plant, at('2026-11-27T11:30:00.000Z'), pages(HISTORY.slice(0, 2)), kept), { ...plant, status: 'available', price: '4.00', tags: [] })
+  assert.equal(await recordAt(plant, at('2026-11-26T23:00:00.000Z'), pages(HISTORY.slice(0, 2)), kept), undefined, 'exported before what is kept for sure')
+})
+
+test('a move to the trash and back changes no field and is stepped over; two versions in the second of a time without milliseconds cannot be told apart', async () => {
+  const restored = [entry(6, '2026-11-27T12:10:00.000Z', {}, 'created'), entry(5, '2026-11-27T12:05:00.000Z', {}, 'deleted'), ...HISTORY]
+  assert.deepEqual(await recordAt(plant, at('2026-11-27T12:00:02.500Z'), pages(restored)), plant)
+  assert.deepEqual(await recordAt(plant, at('2026-11-27T11:30:00.000Z'), pages(restored)), { ...plant, status: 'available', price: '4.00', tags: [] })
+  const sameSecond = [entry(5, '2026-11-27T12:00:02.900Z', { status: ['pending', 'sold'] }), entry(4, '2026-11-27T12:00:02.100Z', { status: ['available', 'pending'] }), ...HISTORY.slice(1)]
+  assert.equal(await recordAt(plant, at('2026-11-27T12:00:02Z'), pages(sameSecond)), undefined)
+  assert.deepEqual(await recordAt(plant, at('2026-11-27T12:00:02.100Z'), pages(sameSecond)), { ...plant, status: 'pending' }, 'with milliseconds it can')
+})
+
+test('an updatedAt that is not a time the export writes is refused, saying to export again', () => {
   for (const bad of ['27/11/2026 10:00', '2026-11-27 10:00:00', '2026-11-27T10:00:00', 'yesterday', 1732700000000]) {
-    const refused = exportedAt(bad, plant.updatedAt)
+    const refused = exportedAt(bad)
     assert.ok(refused !== undefined && 'invalid' in refused, String(bad))
-    assert.match(refused.invalid, /^\/updatedAt must be the time plants export wrote \(like 2026-11-27T12:00:02.500Z\), not .*; an empty cell \(or no updatedAt member\) updates the plant as it is now/)
+    assert.match(refused.invalid, /^\/updatedAt must be the time plants export wrote \(like 2026-11-27T16:38:19.223Z\), not .*: export again, and keep that column as text if a spreadsheet opens the file$/)
   }
-  assert.equal(exportedAt(undefined, plant.updatedAt), undefined)
-  assert.deepEqual(exportedAt('2026-11-27T12:00:02.500Z', plant.updatedAt), { ms: Date.parse(plant.updatedAt), second: false })
+  assert.equal(exportedAt(undefined), undefined)
+  assert.deepEqual(exportedAt('2026-11-27T12:00:02.500Z'), { ms: Date.parse(plant.updatedAt), second: false })
 })

@@ -39,6 +39,8 @@ export interface Catalogue {
    * made since (import-base.ts). Every catalogue an import writes to has it.
    */
   history?: (id: number) => AsyncGenerator<HistoryEntry[]>
+  /** How long the catalogue keeps every version, where this run knows it (its own store's setting): a history that ends is then whole back to that far. */
+  readonly historyRetentionMs?: number
   /** Where the catalogue can look plants up by key (PostgreSQL): a finder, for an import to read only the plants its rows name. */
   finder?: () => Promise<PlantFinder>
   close (): Promise<void>

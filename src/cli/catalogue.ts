@@ -102,7 +102,7 @@ export async function openCatalogue (where: Location, io: Io, { create = false, 
     const { feedRetentionMs, trashRetentionMs, historyRetentionMs } = await serviceConfig(io)
     const store = await openPostgresStore({ connectionString: where.databaseUrl, feedRetentionMs, trashRetentionMs, historyRetentionMs })
     const { PostgresPlantFinder } = await import('./postgres-catalogue.js')
-    return new StoreCatalogue(store, label, (err) => err instanceof StorageUnavailable, () => PostgresPlantFinder.open(where.databaseUrl))
+    return new StoreCatalogue(store, label, (err) => err instanceof StorageUnavailable, historyRetentionMs, () => PostgresPlantFinder.open(where.databaseUrl))
   }
   const { dataDir } = where
   if (!existsSync(databaseFile(dataDir))) {
@@ -112,7 +112,7 @@ export async function openCatalogue (where: Location, io: Io, { create = false, 
   const { openSqliteStore } = await import('../store/sqlite/sqlite-plant-store.js')
   const { feedRetentionMs, trashRetentionMs, historyRetentionMs } = await serviceConfig(io)
   const store = openSqliteStore({ dataDir, feedRetentionMs, trashRetentionMs, historyRetentionMs })
-  return new StoreCatalogue(store, `data folder ${dataDir}`, (err) => err instanceof StorageUnavailable)
+  return new StoreCatalogue(store, `data folder ${dataDir}`, (err) => err instanceof StorageUnavailable, historyRetentionMs)
 }
 
 /** The actor of the changes the command line writes to a catalogue it opens itself (through a service: the key's name). */
@@ -143,7 +143,8 @@ export const emptyCatalogue = (where: string): Catalogue => ({
 })
 
 export class StoreCatalogue implements Catalogue {
-  constructor (readonly store: PlantStore, readonly where: string, private readonly busy: (err: unknown) => boolean, readonly finder?: () => Promise<PlantFinder>) {}
+  /** `historyRetentionMs`: how long the store keeps a version (this run's HISTORY_RETENTION_DAYS, as the service's, reading the same settings). */
+  constructor (readonly store: PlantStore, readonly where: string, private readonly busy: (err: unknown) => boolean, readonly historyRetentionMs: number, readonly finder?: () => Promise<PlantFinder>) {}
 
   async * pages (pageSize: number, query?: PlantQuery): AsyncGenerator<Plant[]> {
     let after: Position = { id: 0 }

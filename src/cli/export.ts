@@ -26,8 +26,8 @@ API returns it, photos with all their URLs and the createdAt and updatedAt times
 paths on the service (/v3/photos/…); the pictures themselves travel in backups and migrate, not in
 an export. Both load back with plants import, which updates the plant each id names (an id the
 catalogue does not hold adds a new plant, with an id of its own; one in its trash is refused),
-unless that plant has changed since the export (its updatedAt then differs: see plants import
---help). A tag that itself holds | cannot be told apart in CSV: such plants are counted in a
+writing only the cells edited in the file where a plant has changed since the export (its
+updatedAt is then later: see plants import --help). A tag that itself holds | cannot be told apart in CSV: such plants are counted in a
 warning; use jsonl.
 
 With --output, the export is written beside FILE under a temporary name and given its name only

@@ -12,13 +12,16 @@ export interface ExportedAt { ms: number, second: boolean }
 /** An RFC 3339 time with its offset, as the export writes it (Date.parse alone takes many other shapes, and local times). */
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/
 
-/** A row's updatedAt: undefined for none (an empty cell), a reason when it is not a time the export wrote. */
-export function exportedAt (updatedAt: unknown, example: string): ExportedAt | undefined | { invalid: string } {
+/** How the export writes a time, for messages. */
+const EXAMPLE = '2026-11-27T16:38:19.223Z'
+
+/** A row's updatedAt: undefined for none (no column, an empty cell), a reason when it is not a time the export wrote. */
+export function exportedAt (updatedAt: unknown): ExportedAt | undefined | { invalid: string } {
   if (updatedAt === undefined || updatedAt === null) return undefined
   const match = typeof updatedAt === 'string' ? TIMESTAMP.exec(updatedAt) : null
   const ms = match === null ? NaN : Date.parse(updatedAt as string)
   if (Number.isNaN(ms)) {
-    return { invalid: `/updatedAt must be the time plants export wrote (like ${example}), not ${JSON.stringify(updatedAt)}; an empty cell (or no updatedAt member) updates the plant as it is now, with no check of what changed since the export` }
+    return { invalid: `/updatedAt must be the time plants export wrote (like ${EXAMPLE}), not ${JSON.stringify(updatedAt)}: export again, and keep that column as text if a spreadsheet opens the file` }
   }
   return { ms, second: match![1] === undefined }
 }
@@ -29,17 +32,29 @@ export const after = (at: number, exported: ExportedAt): boolean =>
 
 /**
  * The fields `plant` had at the export: the changes after it undone, newest first. Undefined when
- * its history no longer reaches back that far (HISTORY_RETENTION_DAYS), or the plant was made
- * (or restored from the trash) since.
+ * that cannot be told: the plant was made since (the file comes from another catalogue), two
+ * versions share the second a time without milliseconds names, or its history ends before the
+ * export and `keptSince` (the oldest time the catalogue keeps every version from, when known) does
+ * not vouch that nothing between was forgotten.
  */
-export async function recordAt (plant: Plant, exported: ExportedAt, history: AsyncIterable<HistoryEntry[]>): Promise<Plant | undefined> {
+export async function recordAt (plant: Plant, exported: ExportedAt, history: AsyncIterable<HistoryEntry[]>, keptSince?: number): Promise<Plant | undefined> {
   const record: Record<string, unknown> = { ...plant }
+  let found = false
   for await (const page of history) {
     for (const entry of page) {
-      if (!after(Date.parse(entry.at), exported)) return record as unknown as Plant
+      const at = Date.parse(entry.at)
+      // The version the export wrote: unless, kept to the second, the one before it is in that second too.
+      if (found) return exported.second && Math.floor(at / 1000) === Math.floor(exported.ms / 1000) ? undefined : record as unknown as Plant
+      if (!after(at, exported)) {
+        if (!exported.second) return record as unknown as Plant
+        found = true
+        continue
+      }
+      // To the trash and back again changes no field.
+      if (entry.kind === 'deleted' || (entry.kind === 'created' && Object.keys(entry.changes).length === 0)) continue
       if (entry.kind !== 'updated') return undefined
       for (const [field, [before]] of Object.entries(entry.changes)) if (field !== 'photos') record[field] = before
     }
   }
-  return undefined
+  return found || (keptSince !== undefined && exported.ms >= keptSince) ? record as unknown as Plant : undefined
 }

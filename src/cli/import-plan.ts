@@ -94,6 +94,8 @@ export class Planner {
   readonly matched = { id: 0, sku: 0 }
   /** Whether a row that updates a plant had the updatedAt of an export (the summary then says the file is out of date). */
   exported = false
+  /** The first line that updates a plant it names by id with no updatedAt to check it against: the summary warns of it. */
+  unchecked: number | undefined
 
   /** `overwrite`: rows update plants changed since the export too (--overwrite). */
   constructor (private readonly known: Known, private readonly overwrite = false) {}
@@ -144,15 +146,18 @@ export class Planner {
         const then = valueIn(since.base, member)
         // The cell as it was exported: what the plant has now came since, and stands.
         if (same(member, then, value)) continue
-        if (!same(member, then, valueIn(plant, member))) {
+        // Edited in the file and changed since: the file's value only with --overwrite.
+        if (!same(member, then, valueIn(plant, member)) && !this.overwrite) {
           conflicts.push(`${member} ${shown(then)} then, ${shown(valueIn(plant, member))} now, ${shown(value)} in the file`)
           continue
         }
+      } else if (row.updatedAt === undefined && rowId(row.id) !== undefined) {
+        this.unchecked ??= row.line
       }
       patch[member] = value
     }
     if (conflicts.length > 0) {
-      return { kind: 'refused', reason: `plant ${plant.id} has changed since the file was exported where the row changes it too (${conflicts.join('; ')}): export again and redo the edit, or run the import with --overwrite to write every cell of the row as it is` }
+      return { kind: 'refused', reason: `plant ${plant.id} has changed since the file was exported where the row changes it too (${conflicts.join('; ')}): export again and redo the edit, or run the import with --overwrite to write the file's value where both changed` }
     }
     if (Object.keys(patch).length === 0) return { kind: 'unchanged' }
     if (typeof patch.sku === 'string') {
@@ -171,21 +176,32 @@ export class Planner {
   /**
    * What the row's cells are compared with: the plant as it is, unless the row was exported before
    * the plant's last change (its updatedAt says when), then the plant as it was at the export. With
-   * --overwrite, or no updatedAt, the plant as it is: every cell that differs is written.
+   * no updatedAt, the plant as it is: every cell that differs is written.
    */
   private sinceExport (row: GoodRow, plant: Plant): { base: Plant } | { refused: string } {
-    const exported = exportedAt(row.updatedAt, plant.updatedAt)
+    const exported = exportedAt(row.updatedAt)
     if (exported === undefined) return { base: plant }
     if ('invalid' in exported) return { refused: exported.invalid }
     this.exported = true
-    if (this.overwrite) return { base: plant }
-    if (!after(Date.parse(plant.updatedAt), exported)) return { base: plant }
+    const changed = Date.parse(plant.updatedAt)
+    if (!after(changed, exported)) {
+      // A plant never changes before its last change: a file that says it did was exported elsewhere.
+      if (after(exported.ms, { ms: changed, second: exported.second }) && !this.overwrite) {
+        return {
+          refused: `the file says plant ${plant.id} last changed at ${String(row.updatedAt)}, after its last change here (${plant.updatedAt}): the file comes from another catalogue, ` +
+            'where this id names another plant; clear the id column to add its rows as new plants, or run the import with --overwrite to write them over the plants their ids name here'
+        }
+      }
+      return { base: plant }
+    }
     const base = this.known.bases?.get(plant.id)
     if (base !== undefined && base !== null) return { base }
+    // Nothing to tell the edits from: with --overwrite, every cell that differs.
+    if (this.overwrite) return { base: plant }
     return {
       refused: `plant ${plant.id} has changed since the file was exported (updatedAt ${String(row.updatedAt)} in the file, ${plant.updatedAt} in the catalogue), and its ` +
-        'history does not show what it was then (versions older than HISTORY_RETENTION_DAYS are forgotten, and a plant restored from the trash since starts afresh), so the edits in the row cannot be told from those changes: ' +
-        'export again and redo the edit, or run the import with --overwrite to write every cell of the row as it is'
+        'history does not show what it was then (versions older than HISTORY_RETENTION_DAYS are forgotten; a plant made since, or two versions in the second a time without milliseconds names, cannot be told apart), ' +
+        'so the edits in the row cannot be told from those changes: export again and redo the edit, or run the import with --overwrite to write every cell of the row as it is'
     }
   }
 

@@ -78,7 +78,7 @@ ${TARGET_HELP}
                        each batch is one transaction)
   --dry-run            print what would be added and updated (FILE:LINE: what), count what would be
                        left unchanged, report the bad rows (the same as the import would); change nothing
-  --overwrite          write every cell of every row, over changes made since the export (see below)
+  --overwrite          where a cell edited in the file has also changed since the export, write the file's value (see below)
   --quiet              no progress output
   -h, --help           this help
 
@@ -87,10 +87,10 @@ changed before the export. For a plant changed since (a sale at a till, a collea
 is compared with what the plant was at the export (read from its history): only the cells edited
 in the file are written, and the changes made since stand. A row that edits a value that has also
 changed since is refused, naming it (price "4.00" then, "4.50" now, "4.75" in the file): export
-again and redo the edit, or pass --overwrite, which writes every cell of every row as the file has
-it, putting back what the plants were at the export where they have changed since. Once imported,
-the file is older than the plants it updated: export again before editing it further. A row
-without updatedAt (an empty cell; a hand-made price list) updates the plant as it is now.
+again and redo the edit, or pass --overwrite to write the file's value there (the cells not edited
+still keep the changes made since). Once imported, the file is older than the plants it updated:
+export again before editing it further. A row without updatedAt (an empty cell; a hand-made price
+list) updates the plant as it is now: every cell that differs is written, and the import says so.
 
 Exit status: 0 when every row is in the catalogue, 1 when some rows were rejected or the import
 failed, 2 for a usage mistake.`,
@@ -152,6 +152,8 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   let needs: string | undefined
   /** Whether rows that update plants had an export's updatedAt. */
   let fromExport = false
+  /** The first line that updates a plant by id with nothing to check it against (no updatedAt). */
+  let unchecked: number | undefined
   try {
     // 2. What the catalogue holds that the file names. Where it can look plants up by key
     // (PostgreSQL), the plants each slice of rows names are looked up as it is planned, while the
@@ -183,7 +185,9 @@ async function runImport (values: Record<string, any>, positionals: string[], io
     const handed: Handed[] = []
     const report = (line: number, reason: string): void => {
       const latest = handed[handed.length - 1]
-      if (latest === undefined) print(line, reason)
+      // A batch that has settled (and said its lines) stays in `handed` until the next flush takes
+      // it out: a line given to it then was never said (four of twenty, on a loaded machine).
+      if (latest === undefined || latest.settled) print(line, reason)
       else latest.refusedAfter.push([line, reason])
     }
     const settleOldest = async (): Promise<void> => {
@@ -201,12 +205,13 @@ async function runImport (values: Record<string, any>, positionals: string[], io
       for (const { operation } of rows) if (operation.op !== 'create') ids.add(operation.id)
       while (handed.length >= 2 || (handed.length === 1 && names(handed[0].ids, ids))) await settleOldest()
       const ahead = handed[handed.length - 1]?.done
-      const next: Handed = { ids, refusedAfter: [], done: Promise.resolve() }
+      const next: Handed = { ids, refusedAfter: [], done: Promise.resolve(), settled: false }
       next.done = (async () => {
         try {
           await applyBatch(catalogue, rows, counts, { refused: print, added: tell }, ahead)
         } finally {
           for (const [line, reason] of next.refusedAfter) print(line, reason)
+          next.settled = true
         }
       })()
       // Awaited by settleOldest(); until then a failure must not count as unhandled.
@@ -220,7 +225,7 @@ async function runImport (values: Record<string, any>, positionals: string[], io
           if (i % LOOKUP_ROWS === 0) {
             const slice = rows.slice(i, i + LOOKUP_ROWS)
             if (lookup !== undefined) await lookup.load(slice)
-            if (values.overwrite !== true) await loadBases(slice, known, catalogue)
+            await loadBases(slice, known, catalogue)
           }
           // Each row: the bar takes the count as often as it redraws (progress.ts), not in steps of a thousand rows.
           progress.update(++done)
@@ -244,6 +249,7 @@ async function runImport (values: Record<string, any>, positionals: string[], io
       counts.matchedById = planner.matched.id
       counts.matchedBySku = planner.matched.sku
       fromExport = planner.exported
+      unchecked = planner.unchecked
     } finally {
       // Batches still with the catalogue (the file failed to read, or one failed) are seen to their end before it closes.
       await Promise.all(handed.map(async ({ done }) => { await done.catch(() => {}) }))
@@ -258,6 +264,10 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   summarise(io, file, catalogue.where, dryRun, counts, Date.now() - started)
   // Its updatedAt cells now name the times before this import's own writes: a further edit of those
   // cells would be taken for a change over one made since (import-plan.ts).
+  if (unchecked !== undefined) {
+    notice(`note: rows update plants by id with no updatedAt (the first: ${file}:${unchecked}): their cells ${dryRun ? 'would be' : 'were'} written over the plants as they are now, ` +
+      'including any change made since the file was written (a sale); a file from plants export has the updatedAt column that keeps such changes')
+  }
   if (!dryRun && counts.updated > 0 && fromExport) notice(`note: ${file} is now older than the plants it updated: export again before editing it further`)
   // Said ahead, as the dry run passed without a key: the import itself would stop at its first batch.
   if (needs !== undefined) notice(`note: applying this import needs a key: ${needs}`)
@@ -282,21 +292,22 @@ async function loadBases (rows: Row[], known: Known, catalogue: Catalogue): Prom
     const sku = rowSku(row)
     const plant = (typeof id === 'number' ? known.byId.get(id) : undefined) ?? (sku === undefined ? undefined : known.bySku.get(sku))
     if (plant === undefined || bases.has(plant.id) || wanted.has(plant.id)) continue
-    const exported = exportedAt(row.updatedAt, plant.updatedAt)
+    const exported = exportedAt(row.updatedAt)
     if (exported !== undefined && !('invalid' in exported) && after(Date.parse(plant.updatedAt), exported)) wanted.set(plant.id, { plant, exported })
   }
   const queue = [...wanted.values()]
   const read = async (): Promise<void> => {
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
       const { plant, exported } = next
-      bases.set(plant.id, catalogue.history === undefined ? null : await recordAt(plant, exported, catalogue.history(plant.id)) ?? null)
+      const keptSince = catalogue.historyRetentionMs === undefined ? undefined : Date.now() - catalogue.historyRetentionMs
+      bases.set(plant.id, catalogue.history === undefined ? null : await recordAt(plant, exported, catalogue.history(plant.id), keptSince) ?? null)
     }
   }
   await Promise.all(Array.from({ length: Math.min(HISTORIES_AT_ONCE, queue.length) }, read))
 }
 
-/** A batch handed over to the catalogue: the plants it names, the rows refused after it (reported once it settles), and its end. */
-interface Handed { ids: Set<number>, refusedAfter: Array<[number, string]>, done: Promise<void> }
+/** A batch handed over to the catalogue: the plants it names, the rows refused after it (reported once it settles), its end, and whether it has come. */
+interface Handed { ids: Set<number>, refusedAfter: Array<[number, string]>, done: Promise<void>, settled: boolean }
 
 const names = (a: Set<number>, b: Set<number>): boolean => {
   for (const id of b) if (a.has(id)) return true
