@@ -47,10 +47,10 @@ describe('plants, operator mistakes', () => {
 })
 
 describe('plants --help, operator reading', () => {
-  test('export offers no --api-key-file (it refuses one), and --data-dir says DATABASE_URL comes first', async () => {
+  test('export offers --api-key-file for a service whose reads need a key, and --data-dir says DATABASE_URL comes first', async () => {
     const { plants } = await import('../scripts/lib/cli-harness.js')
     const exportHelp = (await plants(['export', '--help'])).stdout
-    assert.doesNotMatch(exportHelp, /--api-key-file/)
+    assert.match(exportHelp, /--api-key-file FILE {2}with --url: a file holding an API key, for a service whose reads need one \(READS=keys\)/)
     assert.match(exportHelp, /\$DATABASE_URL when set/)
     assert.match((await plants(['import', '--help'])).stdout, /--api-key-file FILE/)
   })

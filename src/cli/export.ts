@@ -15,9 +15,9 @@ export const exportCommand: Command = {
   usage: `Usage: plants export [options]
 
 Writes every plant, in id order, to standard output (or --output FILE); with --q or --status, the
-plants they find, and with --sort, in its order. The catalogue is read one
-keyset page at a time and written as it is read, so memory stays flat whatever its size. From a
-data folder the export is one consistent snapshot, taken while the service keeps running.
+plants they find, and with --sort, in its order. The catalogue is read one keyset page at a time
+and written as it is read, so memory stays flat whatever its size. From a data folder the export
+is one consistent snapshot, taken while the service keeps running.
 
 CSV has the header id,name,category,tags,status,description,price,sku,barcode,photos,updatedAt
 (tags joined by |; price with 2 fraction digits; photos: the URL of each photo's full picture,
