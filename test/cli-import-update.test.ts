@@ -535,7 +535,8 @@ for (const target of TARGETS) {
     rows[4][col('price')] = '4.50'
     await writeFile(exported, writeCsv(rows))
     const said = (stderr: string): string[] => stderr.split('\n').filter((l) => l.startsWith(`${exported}:`))
-    const conflict = `${exported}:2: plant ${a} has changed since the file was exported where the row changes it too (price "1.00" then, "1.25" now, "1.50" in the file): ` +
+    const repriced = (await at.state()).plants.find((p) => p.id === a)!.updatedAt
+    const conflict = `${exported}:2: plant ${a} has changed since the file was exported where the row changes it too (price "1.00" then, "1.25" now (by anonymous, ${repriced}), "1.50" in the file): ` +
       'export again and redo the edit, or run the import with --overwrite to write the file\'s value where both changed'
     const shown = async (): Promise<string[]> => (await at.state()).plants.map((p) => `${p.name} ${p.status} ${p.price}`)
 
@@ -555,7 +556,7 @@ for (const target of TARGETS) {
     await writeFile(exported, writeCsv(rows))
     const again = await run('import', exported)
     assert.deepEqual([again.code, said(again.stderr).length, count(again.stdout, 'updated'), count(again.stdout, 'unchanged')], [1, 2, 0, 2])
-    assert.match(said(again.stderr)[1], /:5: plant \d+ has changed since the file was exported where the row changes it too \(price "4.00" then, "4.50" now, "4.75" in the file\)/)
+    assert.match(said(again.stderr)[1], /:5: plant \d+ has changed since the file was exported where the row changes it too \(price "4.00" then, "4.50" now \(by [^,]+, [^)]+\), "4.75" in the file\)/)
     assert.deepEqual(await shown(), ['A available 1.25', 'B renamed sold 2.00', 'C sold 3.00', 'D available 4.50'])
 
     // --overwrite: the file's value where both changed; the sales since still stand.
@@ -592,7 +593,7 @@ test('JSON Lines: an exported record of a plant changed since where the row chan
   await writeFile(exported, records.map((r) => JSON.stringify(r)).join('\n') + '\n')
   const result = await run('import', exported)
   assert.equal(result.code, 1)
-  assert.match(result.stderr, new RegExp(`catalogue.jsonl:2: plant ${b} has changed since the file was exported where the row changes it too \\(category null then, "outdoor" now, "indoor" in the file\\)`))
+  assert.match(result.stderr, new RegExp(`catalogue.jsonl:2: plant ${b} has changed since the file was exported where the row changes it too \\(category null then, "outdoor" now \\(by anonymous, [^)]+\\), "indoor" in the file\\)`))
   assert.deepEqual((await at.state()).plants.map((p) => `${p.id} ${p.category} ${p.status}`), [`${a} indoor available`, `${b} outdoor sold`])
 })
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { HistoryEntry } from '../src/catalogue/history.js'
 import type { Plant } from '../src/catalogue/plant.js'
-import { exportedAt, recordAt, type ExportedAt } from '../src/cli/import-base.js'
+import { exportedAt, recordAt as baseAt, type ExportedAt } from '../src/cli/import-base.js'
 
 // What a plant was when its file was exported, from its history: the changes after the export's
 // updatedAt undone, newest first (the import writes only the cells edited in the file).
@@ -32,6 +32,7 @@ async function * pages (entries: HistoryEntry[], size = 2): AsyncGenerator<Histo
   for (let i = 0; i < entries.length; i += size) yield entries.slice(i, i + size)
 }
 const at = (text: string): ExportedAt => exportedAt(text) as ExportedAt
+const recordAt = async (...args: Parameters<typeof baseAt>): Promise<Plant | undefined> => (await baseAt(...args))?.fields
 
 test('the plant at the export: every change after it undone, across pages, and nothing before it', async () => {
   assert.deepEqual(await recordAt(plant, at('2026-11-27T11:30:00.000Z'), pages(HISTORY)),
@@ -48,6 +49,11 @@ test('a time kept to the second (a spreadsheet dropped the milliseconds) counts 
 test('undefined when the history no longer reaches the export, or the plant was made since', async () => {
   assert.equal(await recordAt(plant, at('2026-11-27T11:30:00.000Z'), pages(HISTORY.slice(0, 2))), undefined, 'older versions forgotten')
   assert.equal(await recordAt(plant, at('2026-10-01T00:00:00.000Z'), pages(HISTORY)), undefined, 'exported before the plant was made')
+})
+
+test('who changed each field since, and when: the newest change of it', async () => {
+  assert.deepEqual([...(await baseAt(plant, at('2026-11-27T11:30:00.000Z'), pages(HISTORY)))!.changedBy],
+    [['status', 'by till, 2026-11-27T12:00:02.500Z'], ['price', 'by till, 2026-11-27T12:00:01.200Z'], ['tags', 'by till, 2026-11-27T12:00:01.200Z']])
 })
 
 test('a history that ends after the export is whole when the catalogue keeps every version since before the export', async () => {

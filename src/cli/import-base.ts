@@ -37,24 +37,34 @@ export const after = (at: number, exported: ExportedAt): boolean =>
  * export and `keptSince` (the oldest time the catalogue keeps every version from, when known) does
  * not vouch that nothing between was forgotten.
  */
-export async function recordAt (plant: Plant, exported: ExportedAt, history: AsyncIterable<HistoryEntry[]>, keptSince?: number): Promise<Plant | undefined> {
+export async function recordAt (plant: Plant, exported: ExportedAt, history: AsyncIterable<HistoryEntry[]>, keptSince?: number): Promise<ExportBase | undefined> {
   const record: Record<string, unknown> = { ...plant }
+  const changedBy = new Map<string, string>()
+  const base = (): ExportBase => ({ fields: record as unknown as Plant, changedBy })
   let found = false
   for await (const page of history) {
     for (const entry of page) {
       const at = Date.parse(entry.at)
       // The version the export wrote: unless, kept to the second, the one before it is in that second too.
-      if (found) return exported.second && Math.floor(at / 1000) === Math.floor(exported.ms / 1000) ? undefined : record as unknown as Plant
+      if (found) return exported.second && Math.floor(at / 1000) === Math.floor(exported.ms / 1000) ? undefined : base()
       if (!after(at, exported)) {
-        if (!exported.second) return record as unknown as Plant
+        if (!exported.second) return base()
         found = true
         continue
       }
       // To the trash and back again changes no field.
       if (entry.kind === 'deleted' || (entry.kind === 'created' && Object.keys(entry.changes).length === 0)) continue
       if (entry.kind !== 'updated') return undefined
-      for (const [field, [before]] of Object.entries(entry.changes)) if (field !== 'photos') record[field] = before
+      for (const [field, [before]] of Object.entries(entry.changes)) {
+        if (field === 'photos') continue
+        record[field] = before
+        // Newest first: the first change of a field met is the one that gave it its value now.
+        if (!changedBy.has(field)) changedBy.set(field, `by ${entry.actor}, ${entry.at}`)
+      }
     }
   }
-  return found || (keptSince !== undefined && exported.ms >= keptSince) ? record as unknown as Plant : undefined
+  return found || (keptSince !== undefined && exported.ms >= keptSince) ? base() : undefined
 }
+
+/** What a plant was at the export, and who last changed each field changed since, and when (for a conflict's message). */
+export interface ExportBase { fields: Plant, changedBy: Map<string, string> }

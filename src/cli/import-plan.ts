@@ -2,7 +2,7 @@ import type { BatchOperation } from '../catalogue/batch.js'
 import type { Plant, PlantFields, PlantPatch } from '../catalogue/plant.js'
 import { canonicalPrice, skuKey } from '../catalogue/store-fields.js'
 import { inTrash } from './batches.js'
-import { after, exportedAt } from './import-base.js'
+import { after, exportedAt, type ExportBase } from './import-base.js'
 import { identityOf, type Row } from './rows.js'
 import { checkPatch, checkPlant } from './validate-row.js'
 
@@ -29,7 +29,7 @@ export interface Known {
    * What each plant changed since the file's export was at the export (loadBases), by id; null
    * when its history no longer reaches back to it.
    */
-  bases?: Map<number, Plant | null>
+  bases?: Map<number, ExportBase | null>
 }
 
 export type Plan =
@@ -142,13 +142,13 @@ export class Planner {
     const patch: Record<string, unknown> = {}
     const conflicts: string[] = []
     for (const [member, value] of differ) {
-      if (since.base !== plant) {
-        const then = valueIn(since.base, member)
+      if (since.base !== undefined) {
+        const then = valueIn(since.base.fields, member)
         // The cell as it was exported: what the plant has now came since, and stands.
         if (same(member, then, value)) continue
         // Edited in the file and changed since: the file's value only with --overwrite.
         if (!same(member, then, valueIn(plant, member)) && !this.overwrite) {
-          conflicts.push(`${member} ${shown(then)} then, ${shown(valueIn(plant, member))} now, ${shown(value)} in the file`)
+          conflicts.push(`${member} ${shown(then)} then, ${shown(valueIn(plant, member))} now (${since.base.changedBy.get(member) ?? 'since'}), ${shown(value)} in the file`)
           continue
         }
       } else if (row.updatedAt === undefined && rowId(row.id) !== undefined) {
@@ -174,13 +174,13 @@ export class Planner {
   }
 
   /**
-   * What the row's cells are compared with: the plant as it is, unless the row was exported before
-   * the plant's last change (its updatedAt says when), then the plant as it was at the export. With
-   * no updatedAt, the plant as it is: every cell that differs is written.
+   * What the row's cells are compared with besides the plant as it is: when the row was exported
+   * before the plant's last change (its updatedAt says when), the plant as it was at the export.
+   * None with no updatedAt: every cell that differs is written.
    */
-  private sinceExport (row: GoodRow, plant: Plant): { base: Plant } | { refused: string } {
+  private sinceExport (row: GoodRow, plant: Plant): { base?: ExportBase } | { refused: string } {
     const exported = exportedAt(row.updatedAt)
-    if (exported === undefined) return { base: plant }
+    if (exported === undefined) return {}
     if ('invalid' in exported) return { refused: exported.invalid }
     this.exported = true
     const changed = Date.parse(plant.updatedAt)
@@ -192,12 +192,12 @@ export class Planner {
             'where this id names another plant; clear the id column to add its rows as new plants, or run the import with --overwrite to write them over the plants their ids name here'
         }
       }
-      return { base: plant }
+      return {}
     }
     const base = this.known.bases?.get(plant.id)
     if (base !== undefined && base !== null) return { base }
     // Nothing to tell the edits from: with --overwrite, every cell that differs.
-    if (this.overwrite) return { base: plant }
+    if (this.overwrite) return {}
     return {
       refused: `plant ${plant.id} has changed since the file was exported (updatedAt ${String(row.updatedAt)} in the file, ${plant.updatedAt} in the catalogue), and its ` +
         'history does not show what it was then (versions older than HISTORY_RETENTION_DAYS are forgotten; a plant made since, or two versions in the second a time without milliseconds names, cannot be told apart), ' +

@@ -86,11 +86,12 @@ A file plants export wrote has an updatedAt column (member, in JSON Lines): when
 changed before the export. For a plant changed since (a sale at a till, a colleague's edit), a row
 is compared with what the plant was at the export (read from its history): only the cells edited
 in the file are written, and the changes made since stand. A row that edits a value that has also
-changed since is refused, naming it (price "4.00" then, "4.50" now, "4.75" in the file): export
-again and redo the edit, or pass --overwrite to write the file's value there (the cells not edited
-still keep the changes made since). Once imported, the file is older than the plants it updated:
-export again before editing it further. A row without updatedAt (an empty cell; a hand-made price
-list) updates the plant as it is now: every cell that differs is written, and the import says so.
+changed since is refused, naming it (price "4.00" then, "4.50" now (by till-3, 2026-11-27T…),
+"4.75" in the file): export again and redo the edit, or pass --overwrite to write the file's
+value there (the cells not edited still keep the changes made since). Once imported, the file is
+older than the plants it updated: export again before editing it further. A row without updatedAt
+(an empty cell; a hand-made price list) updates the plant as it is now: every cell that differs is
+written, and the import says so.
 
 Exit status: 0 when every row is in the catalogue, 1 when some rows were rejected or the import
 failed, 2 for a usage mistake.`,
