@@ -550,6 +550,7 @@ for (const target of TARGETS) {
     assert.deepEqual(await shown(), ['A available 1.25', 'B renamed sold 2.00', 'C sold 3.00', 'D available 4.50'])
 
     assert.match(real.stderr, new RegExp(`note: ${exported} is now older than the plants it updated: export again before editing it further\n`))
+    assert.doesNotMatch(real.stderr, /photos column/, 'an export\'s own photos column goes without saying')
 
     // The same file edited once more: the first import's writes are changes since its export like any other.
     rows[4][col('price')] = '4.75'

@@ -95,7 +95,8 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
       const record = r.cells
       if (!columns) {
         columns = header(record, file)
-        const ignored = columns.filter((c) => IGNORED_CSV.includes(c))
+        // An export's own photos column (beside its updatedAt) goes without saying on every round trip.
+        const ignored = columns.filter((c) => IGNORED_CSV.includes(c) && !(c === 'photos' && columns!.includes(UPDATED_AT_CSV)))
         if (ignored.length > 0) notice(`note: the ${ignored.join(' and ')} column${ignored.length > 1 ? 's' : ''} of ${file} ${ignored.length > 1 ? 'are' : 'is'} ignored; ${ignoredBecause(ignored)}`)
         members = columns.filter((c) => c !== 'id' && c !== UPDATED_AT_CSV && !IGNORED_CSV.includes(c))
         continue
@@ -221,8 +222,12 @@ async function * jsonLines (file: string, notice: (message: string) => void): As
     const ignored = IGNORED.filter((member) => Object.hasOwn(record, member))
     if (ignored.length > 0) {
       for (const member of ignored) delete record[member]
-      if (!noticed) notice(`note: ${ignored.join(' and ')} members in ${file} are ignored; ${ignoredBecause(ignored)}`)
-      noticed = true
+      // As for CSV: an exported record's photos go without saying.
+      const said = ignored.filter((member) => !(member === 'photos' && Object.hasOwn(record, 'updatedAt')))
+      if (!noticed && said.length > 0) {
+        notice(`note: ${said.join(' and ')} members in ${file} are ignored; ${ignoredBecause(said)}`)
+        noticed = true
+      }
     }
     const { id, updatedAt, ...members } = record
     yield { line, ok: true, value: members, id, updatedAt }
