@@ -598,21 +598,22 @@ test('JSON Lines: an exported record of a plant changed since where the row chan
   assert.deepEqual((await at.state()).plants.map((p) => `${p.id} ${p.category} ${p.status}`), [`${a} indoor available`, `${b} outdoor sold`])
 })
 
-test('a move to the trash and back since the export changes nothing to tell apart; a file older than the plant, or newer than its last change, is refused saying why', async (t) => {
+test('a move to the trash and back since the export changes nothing to tell apart; a file older than the plant, or newer than its last change, and a plant deleted since, are refused saying why', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
   const at = await TARGETS[0].make(t, dir)
   const run = (...args: string[]) => plants([...args, ...at.args], at.env)
   const seed = join(dir, 'seed.csv')
-  await writeFile(seed, writeCsv([['name', 'price'], ['A', '1'], ['B', '2'], ['C', '3']]))
+  await writeFile(seed, writeCsv([['name', 'price'], ['A', '1'], ['B', '2'], ['C', '3'], ['D', '4']]))
   assert.equal((await run('import', seed, '--create')).code, 0)
   const exported = join(dir, 'catalogue.csv')
   assert.equal((await run('export', '--output', exported)).code, 0)
-  const [a, b, c] = (await at.state()).plants.map((p) => p.id)
+  const [a, b, c, d] = (await at.state()).plants.map((p) => p.id)
   await at.write(async (store) => {
     await store.remove(a)
     await store.restoreTrashed(a)
     await store.patch(b, { status: 'sold' })
+    await store.remove(d)
   })
   const rows = parse(await readFile(exported, 'utf8')) as string[][]
   const col = (name: string): number => rows[0].indexOf(name)
@@ -627,7 +628,8 @@ test('a move to the trash and back since the export changes nothing to tell apar
       '(versions older than HISTORY_RETENTION_DAYS are forgotten; a plant made since, or two versions in the second a time without milliseconds names, cannot be told apart), ' +
       'so the edits in the row cannot be told from those changes: export again and redo the edit, or run the import with --overwrite to write every cell of the row as it is',
     `${exported}:4: the file says plant ${c} last changed at 2099-01-01T00:00:00.000Z, after its last change here (${(await at.state()).plants[2].updatedAt}): the file comes from another catalogue, ` +
-      'where this id names another plant; clear the id column to add its rows as new plants, or run the import with --overwrite to write them over the plants their ids name here'
+      'where this id names another plant; clear the id column to add its rows as new plants, or run the import with --overwrite to write them over the plants their ids name here',
+    `${exported}:5: plant ${d} was deleted after the file was exported, and is in the trash: leave the row out; or, to keep the plant after all, restore it (POST /v3/trash/${d}/restore, or Restore in the staff page's Trash view) and import again`
   ])
   assert.deepEqual((await at.state()).plants.map((p) => `${p.name} ${p.status} ${p.price}`), ['A available 9.00', 'B sold 2.00', 'C available 3.00'])
 })

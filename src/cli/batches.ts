@@ -24,6 +24,13 @@ export const wireOperation = (o: BatchOperation): WireOperation => o.op === 'cre
 export const inTrash = (id: number): string =>
   `plant ${id} is in the trash: restore it first (POST /v3/trash/${id}/restore, or Restore in the staff page's Trash view), or clear the id to add it as a new plant`
 
+/**
+ * The same of a row an export wrote (it has updatedAt): the plant was there then, and someone has
+ * deleted it since, most likely on purpose; a new plant in its place would undo that.
+ */
+export const deletedSinceExport = (id: number): string =>
+  `plant ${id} was deleted after the file was exported, and is in the trash: leave the row out; or, to keep the plant after all, restore it (POST /v3/trash/${id}/restore, or Restore in the staff page's Trash view) and import again`
+
 /** A store's BatchRefused as the outcome of applyAll on these operations (anything else is thrown again). */
 export function refusedByStore (error: unknown, operations: BatchOperation[]): ApplyOutcome {
   if (!(error instanceof BatchRefused)) throw error

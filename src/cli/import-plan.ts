@@ -1,7 +1,7 @@
 import type { BatchOperation } from '../catalogue/batch.js'
 import type { Plant, PlantFields, PlantPatch } from '../catalogue/plant.js'
 import { canonicalPrice, skuKey } from '../catalogue/store-fields.js'
-import { inTrash } from './batches.js'
+import { deletedSinceExport, inTrash } from './batches.js'
 import { after, exportedAt, type ExportBase } from './import-base.js'
 import { identityOf, type Row } from './rows.js'
 import { checkPatch, checkPlant } from './validate-row.js'
@@ -104,7 +104,10 @@ export class Planner {
     const id = rowId(row.id)
     if (typeof id === 'object') return { kind: 'refused', reason: id.invalid }
     // A plant deleted since the import began is in the trash too, said in the same words.
-    if (id !== undefined && (this.known.trashed?.has(id) || this.known.gone?.has(id))) return { kind: 'refused', reason: inTrash(id) }
+    if (id !== undefined && (this.known.trashed?.has(id) || this.known.gone?.has(id))) {
+      const exported = exportedAt(row.updatedAt)
+      return { kind: 'refused', reason: exported !== undefined && !('invalid' in exported) ? deletedSinceExport(id) : inTrash(id) }
+    }
     const byId = id === undefined ? undefined : this.known.byId.get(id)
     const sku = rowSku(row)
     const target = byId ?? (sku === undefined ? undefined : this.known.bySku.get(sku))
