@@ -1,5 +1,6 @@
 import { spawnSync, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import type { Figures } from './load.js'
 
 // A service's CPU time from /proc: how a round's requests are charged to it (run.ts's service
 // rounds, the webhooks phase's).
@@ -17,3 +18,15 @@ function statMicros (file: string): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS
 }
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
+
+/**
+ * A round's figures with the service's CPU per answer, all threads and the event loop's: CPU per
+ * answer hardly moves with what else runs on the machine, unlike req/s, the steadier efficiency figure.
+ */
+export async function charged (child: ChildProcess, round: () => Promise<Figures>): Promise<Figures> {
+  const [cpu, loop] = [cpuMicros(child), loopMicros(child)]
+  const f = await round()
+  f.cpuUs = Math.round((cpuMicros(child) - cpu) / Math.max(1, f.requests))
+  f.loopCpuUs = Math.round((loopMicros(child) - loop) / Math.max(1, f.requests))
+  return f
+}

@@ -12,7 +12,7 @@ import { plantFor, seedPlantFor } from './plants.js'
 import { measurePhotos, PHOTO_OPS, photoTable, type PhotoFigures } from './photos.js'
 import { BULK_OPS, bulkTable, measureBatches, measureImport, type BulkFigures } from './bulk.js'
 import { loopProbeReader, type PhaseContext } from './phase.js'
-import { cpuMicros, loopMicros } from './process-cpu.js'
+import { charged, cpuMicros } from './process-cpu.js'
 import { measureWebhooks, WEBHOOK_OPS, webhookTable } from './webhooks.js'
 import { HISTORY_OPS, historyTable, measureHistory } from './history.js'
 import { KEY_OPS, keyTable, measureKeys } from './keys.js'
@@ -549,11 +549,7 @@ async function measureTargets (tmp: string, load: ReturnType<typeof startLoad>, 
     }
     for (let r = 0; r < settings.rounds; r++) {
       for (const t of measured) {
-        const [cpuBefore, loopBefore] = [cpuMicros(t.child), loopMicros(t.child)]
-        const f = await load.run({ url: t.url, op, seconds: settings.seconds, connections: settings.connections, idMax: t.idMax, seedOnly: settings.seedOnly || t.seedOnly })
-        // CPU per answer hardly moves with what else runs on the machine, unlike req/s: the steadier efficiency figure.
-        f.cpuUs = Math.round((cpuMicros(t.child) - cpuBefore) / Math.max(1, f.requests))
-        f.loopCpuUs = Math.round((loopMicros(t.child) - loopBefore) / Math.max(1, f.requests))
+        const f = await charged(t.child, () => load.run({ url: t.url, op, seconds: settings.seconds, connections: settings.connections, idMax: t.idMax, seedOnly: settings.seedOnly || t.seedOnly }))
         figures[op][t.name].push(f)
         log(`${op.padEnd(4)} round ${r + 1} ${t.name.padEnd(16)} ${String(f.rps).padStart(6)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  cpu ${f.cpuUs} µs/req` +
           (op === 'batch' ? `  (${f.rps * BATCH_PLANTS} plants/s)` : '') +

@@ -6,7 +6,7 @@ import { BATCH_PLANTS, type Figures } from './load.js'
 import type { PhaseContext, PhaseService } from './phase.js'
 import { plantFor } from './plants.js'
 import { median, r2 } from './figures.js'
-import { cpuMicros, loopMicros } from './process-cpu.js'
+import { charged } from './process-cpu.js'
 
 // Issue 28's measured targets, the `webhooks` phase of `npm run bench`, on services of their own
 // with WEBHOOK_ALLOW_PRIVATE=true; every receiver is a node:http server on loopback in the bench's
@@ -59,14 +59,6 @@ async function receiver (kind: Kind, onChange?: (change: { seq: number, plant: {
   return r
 }
 
-/** A round's figures with the service's CPU per answer (all threads, and the event loop's), as run.ts's rounds have them. */
-async function charged (service: PhaseService, round: () => Promise<Figures>): Promise<Figures> {
-  const [cpu, loop] = [cpuMicros(service.child), loopMicros(service.child)]
-  const f = await round()
-  f.cpuUs = Math.round((cpuMicros(service.child) - cpu) / Math.max(1, f.requests))
-  f.loopCpuUs = Math.round((loopMicros(service.child) - loop) / Math.max(1, f.requests))
-  return f
-}
 const cpuShown = (f: Figures): string => `(CPU ${f.cpuUs} µs a POST, ${f.loopCpuUs} on the event loop)`
 
 async function call (service: PhaseService, method: string, path: string, body?: unknown): Promise<any> {
@@ -124,7 +116,7 @@ export async function measureWebhooks (ctx: PhaseContext): Promise<WebhookFigure
       const withThreeRound = async (): Promise<Figures> => {
         const ids = []
         for (const x of three) ids.push(await subscribe(service, x.url))
-        const f = await charged(service, () => ctx.runLoad(job))
+        const f = await charged(service.child, () => ctx.runLoad(job))
         for (const id of ids) await unsubscribe(service, id)
         return f
       }
@@ -132,9 +124,9 @@ export async function measureWebhooks (ctx: PhaseContext): Promise<WebhookFigure
         // In turn first and second: each round adds to the catalogue and the feed, and a round
         // run always second would always meet the larger one.
         const noneFirst = r % 2 === 0
-        const none = noneFirst ? await charged(service, () => ctx.runLoad(job)) : undefined
+        const none = noneFirst ? await charged(service.child, () => ctx.runLoad(job)) : undefined
         const withThree = await withThreeRound()
-        const nonePair = none ?? await charged(service, () => ctx.runLoad(job))
+        const nonePair = none ?? await charged(service.child, () => ctx.runLoad(job))
         overhead.push({ none: nonePair, three: withThree })
         ctx.log(`webhooks round ${r + 1}${noneFirst ? '' : ' (subscriptions first)'}: POST ${nonePair.rps} req/s p99 ${nonePair.p99} ms ${cpuShown(nonePair)} with no subscriptions, ` +
           `${withThree.rps} req/s p99 ${withThree.p99} ms ${cpuShown(withThree)} with fast, slow and dead ` +

@@ -577,14 +577,20 @@ for (const target of TARGETS) {
   })
 }
 
-test('JSON Lines: an exported record of a plant changed since where the row changes it too is refused the same way', async (t) => {
+/** A data folder of its own holding the plants of `rows` (a CSV's, header first), and the CLI run on it. */
+async function seededFolder (t: TestContext, rows: string[][]): Promise<{ dir: string, at: Target, run: (...args: string[]) => ReturnType<typeof plants> }> {
   const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
   const at = await TARGETS[0].make(t, dir)
-  const run = (...args: string[]) => plants([...args, ...at.args], at.env)
+  const run = (...args: string[]): ReturnType<typeof plants> => plants([...args, ...at.args], at.env)
   const seed = join(dir, 'seed.csv')
-  await writeFile(seed, writeCsv([['name'], ['A'], ['B']]))
+  await writeFile(seed, writeCsv(rows))
   assert.equal((await run('import', seed, '--create')).code, 0)
+  return { dir, at, run }
+}
+
+test('JSON Lines: an exported record of a plant changed since where the row changes it too is refused the same way', async (t) => {
+  const { dir, at, run } = await seededFolder(t, [['name'], ['A'], ['B']])
   const exported = join(dir, 'catalogue.jsonl')
   assert.equal((await run('export', '--output', exported)).code, 0)
   const [a, b] = (await at.state()).plants.map((p) => p.id)
@@ -599,13 +605,7 @@ test('JSON Lines: an exported record of a plant changed since where the row chan
 })
 
 test('a move to the trash and back since the export changes nothing to tell apart; a file older than the plant, or newer than its last change, and a plant deleted since, are refused saying why', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
-  t.after(() => rm(dir, { recursive: true, force: true }))
-  const at = await TARGETS[0].make(t, dir)
-  const run = (...args: string[]) => plants([...args, ...at.args], at.env)
-  const seed = join(dir, 'seed.csv')
-  await writeFile(seed, writeCsv([['name', 'price'], ['A', '1'], ['B', '2'], ['C', '3'], ['D', '4']]))
-  assert.equal((await run('import', seed, '--create')).code, 0)
+  const { dir, at, run } = await seededFolder(t, [['name', 'price'], ['A', '1'], ['B', '2'], ['C', '3'], ['D', '4']])
   const exported = join(dir, 'catalogue.csv')
   assert.equal((await run('export', '--output', exported)).code, 0)
   const [a, b, c, d] = (await at.state()).plants.map((p) => p.id)
@@ -635,13 +635,7 @@ test('a move to the trash and back since the export changes nothing to tell apar
 })
 
 test('rows that update plants by id with no updatedAt are noted: their cells are written over the plants as they are now', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'plants-import-update-'))
-  t.after(() => rm(dir, { recursive: true, force: true }))
-  const at = await TARGETS[0].make(t, dir)
-  const run = (...args: string[]) => plants([...args, ...at.args], at.env)
-  const seed = join(dir, 'seed.csv')
-  await writeFile(seed, writeCsv([['name', 'price'], ['A', '1'], ['B', '2']]))
-  assert.equal((await run('import', seed, '--create')).code, 0)
+  const { dir, at, run } = await seededFolder(t, [['name', 'price'], ['A', '1'], ['B', '2']])
   const [a, b] = (await at.state()).plants.map((p) => p.id)
   const file = join(dir, 'prices.csv')
   await writeFile(file, writeCsv([['id', 'price', 'updatedAt'], [String(a), '1', ''], [String(b), '5', '']]))

@@ -250,11 +250,16 @@ test('a dry run through --url without a key says, after its summary, that applyi
   assert.deepEqual([keyed.code, keyed.stderr], [0, ''])
 })
 
-test('a row with more cells than the header (a decimal comma) is reported in a spreadsheet user\'s words', async (t) => {
+/** A dry run of a CSV file of `text` against a folder of its own: what it said, and the file's path. */
+async function dryRunOf (t: TestContext, text: string): Promise<{ file: string, result: Awaited<ReturnType<typeof plants>> }> {
   const dir = await tempDir(t)
   const file = join(dir, 'plants.csv')
-  await writeFile(file, 'name,price\nFern,12,50\nIvy,3.50\n')
-  const result = await plants(['import', '--create', file, '--data-dir', join(dir, 'data'), '--dry-run'])
+  await writeFile(file, text)
+  return { file, result: await plants(['import', '--create', file, '--data-dir', join(dir, 'data'), '--dry-run']) }
+}
+
+test('a row with more cells than the header (a decimal comma) is reported in a spreadsheet user\'s words', async (t) => {
+  const { file, result } = await dryRunOf(t, 'name,price\nFern,12,50\nIvy,3.50\n')
   assert.equal(result.code, 1, result.stderr)
   assert.deepEqual(reports(result.stderr, file), [
     '2: not valid CSV: the row has 3 cells and the header 2: a cell holding a comma must be in quotes ("12,50"; a price is written with a point, 12.50)'
@@ -263,10 +268,7 @@ test('a row with more cells than the header (a decimal comma) is reported in a s
 })
 
 test('a quote inside a cell that does not start with one is reported once, naming its column and how to write it', async (t) => {
-  const dir = await tempDir(t)
-  const file = join(dir, 'plants.csv')
-  await writeFile(file, 'name,category\nFern,in"do"or\nIvy,\n')
-  const result = await plants(['import', '--create', file, '--data-dir', join(dir, 'data'), '--dry-run'])
+  const { file, result } = await dryRunOf(t, 'name,category\nFern,in"do"or\nIvy,\n')
   assert.equal(result.code, 1, result.stderr)
   assert.deepEqual(reports(result.stderr, file), [
     '2: not valid CSV: a quote inside the category cell, which does not start with one: put the whole cell in quotes and write each quote in it twice ("")'

@@ -26,6 +26,12 @@ export function exportedAt (updatedAt: unknown): ExportedAt | undefined | { inva
   return { ms, second: match![1] === undefined }
 }
 
+/** A row's updatedAt when it is a time the export wrote; undefined for none and for one that is not (the planner refuses that). */
+export function exportTimeOf (updatedAt: unknown): ExportedAt | undefined {
+  const exported = exportedAt(updatedAt)
+  return exported === undefined || 'invalid' in exported ? undefined : exported
+}
+
 /** Whether a change at `at` (ms) came after the export: within the same second, for a time kept to the second. */
 export const after = (at: number, exported: ExportedAt): boolean =>
   exported.second ? Math.floor(at / 1000) > Math.floor(exported.ms / 1000) : at > exported.ms

@@ -2,7 +2,7 @@ import type { BatchOperation } from '../catalogue/batch.js'
 import type { Plant, PlantFields, PlantPatch } from '../catalogue/plant.js'
 import { canonicalPrice, skuKey } from '../catalogue/store-fields.js'
 import { deletedSinceExport, inTrash } from './batches.js'
-import { after, exportedAt, type ExportBase } from './import-base.js'
+import { after, exportedAt, exportTimeOf, type ExportBase } from './import-base.js'
 import { identityOf, type Row } from './rows.js'
 import { checkPatch, checkPlant } from './validate-row.js'
 
@@ -54,6 +54,16 @@ export function rowId (raw: unknown): number | undefined | { invalid: string } {
   return typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? id : { invalid: `/id must be a positive integer (the id of a plant to update), not ${JSON.stringify(raw)}` }
 }
 
+/** The plant of the catalogue a row names, as the rows before it leave it: by its id, else by its SKU (`bySku`). */
+export function targetOf (row: GoodRow, known: Known): { plant: Plant, bySku: boolean } | undefined {
+  const id = rowId(row.id)
+  const byId = typeof id === 'number' ? known.byId.get(id) : undefined
+  if (byId !== undefined) return { plant: byId, bySku: false }
+  const sku = rowSku(row)
+  const bySku = sku === undefined ? undefined : known.bySku.get(sku)
+  return bySku === undefined ? undefined : { plant: bySku, bySku: true }
+}
+
 /** The SKU a row's new plant would have, as SKUs are compared (ignoring case). */
 export const rowSku = (row: GoodRow): string | undefined => typeof row.value.sku === 'string' ? skuKey(row.value.sku) : undefined
 
@@ -74,7 +84,7 @@ const same = (member: string, before: unknown, after: unknown): boolean =>
 
 const valueIn = (plant: Plant, member: string): unknown => (plant as unknown as Record<string, unknown>)[member]
 
-const shown = (value: unknown): string => value === null ? 'null' : typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)
+const shown = (value: unknown): string => JSON.stringify(value)
 
 /** Why a row that would add a plant is refused when the file has no name column. */
 const NO_NAME = 'a new plant needs a name, and the file has no name column (without one, a row can only update the plant its id or sku names)'
@@ -105,17 +115,15 @@ export class Planner {
     if (typeof id === 'object') return { kind: 'refused', reason: id.invalid }
     // A plant deleted since the import began is in the trash too, said in the same words.
     if (id !== undefined && (this.known.trashed?.has(id) || this.known.gone?.has(id))) {
-      const exported = exportedAt(row.updatedAt)
-      return { kind: 'refused', reason: exported !== undefined && !('invalid' in exported) ? deletedSinceExport(id) : inTrash(id) }
+      return { kind: 'refused', reason: exportTimeOf(row.updatedAt) !== undefined ? deletedSinceExport(id) : inTrash(id) }
     }
-    const byId = id === undefined ? undefined : this.known.byId.get(id)
-    const sku = rowSku(row)
-    const target = byId ?? (sku === undefined ? undefined : this.known.bySku.get(sku))
-    if (target === undefined) return this.add(row)
-    this.matched[byId === undefined ? 'sku' : 'id']++
+    const named = targetOf(row, this.known)
+    if (named === undefined) return this.add(row)
+    const { plant: target, bySku } = named
+    this.matched[bySku ? 'sku' : 'id']++
     const earlier = this.named.get(target.id)
     // Two rows with one SKU are two plants' worth of data for one plant: the second is refused, not merged over the first.
-    if (byId === undefined && earlier !== undefined) {
+    if (bySku && earlier !== undefined) {
       return { kind: 'refused', reason: `sku ${String(row.value.sku)} names plant ${target.id}, which line ${earlier} of the file names already (SKUs are unique ignoring case)` }
     }
     if (earlier === undefined) {
@@ -124,7 +132,7 @@ export class Planner {
       // even once this row has moved the SKU and its batch is written (read by key as planned, import.ts).
       if (target.sku !== null && !this.known.bySku.has(skuKey(target.sku))) this.known.bySku.set(skuKey(target.sku), target)
     }
-    return this.update(row, target, byId === undefined)
+    return this.update(row, target, bySku)
   }
 
   /**
@@ -154,11 +162,11 @@ export class Planner {
           conflicts.push(`${member} ${shown(then)} then, ${shown(valueIn(plant, member))} now (${since.base.changedBy.get(member) ?? 'since'}), ${shown(value)} in the file`)
           continue
         }
-      } else if (row.updatedAt === undefined && rowId(row.id) !== undefined) {
-        this.unchecked ??= row.line
       }
       patch[member] = value
     }
+    // Named by id with nothing to check against: the summary warns of it.
+    if (since.base === undefined && row.updatedAt === undefined && !bySku && Object.keys(patch).length > 0) this.unchecked ??= row.line
     if (conflicts.length > 0) {
       return { kind: 'refused', reason: `plant ${plant.id} has changed since the file was exported where the row changes it too (${conflicts.join('; ')}): export again and redo the edit, or run the import with --overwrite to write the file's value where both changed` }
     }

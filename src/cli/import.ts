@@ -8,8 +8,8 @@ import type { Catalogue, PlantFinder } from './catalogue-interface.js'
 import {
   CommandFailed, FORMATS, formatDuration, oneOf, plural, positiveInteger, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io
 } from './command.js'
-import { after, exportedAt, recordAt, type ExportedAt } from './import-base.js'
-import { Planner, rowId, rowRecord, rowSku, type Known } from './import-plan.js'
+import { after, exportTimeOf, recordAt, type ExportedAt } from './import-base.js'
+import { Planner, rowId, rowRecord, rowSku, targetOf, type Known } from './import-plan.js'
 import { startProgress } from './progress.js'
 import { formatOf, identityOf, readRows, type Row } from './rows.js'
 
@@ -144,10 +144,10 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   const batchSize = given ?? DEFAULT_BATCH[where.kind === 'service' ? 'service' : 'store']
   // A dry run writes nothing, so it may check a file against a folder or a database that has no
   // catalogue yet: it does not make one (not even with --create).
-  const standIn = dryRun ? await noCatalogueYet(where) : undefined
-  const catalogue = standIn ?? await openCatalogue(where, io, { create: !dryRun && values.create === true })
+  const empty = dryRun ? await withoutCatalogue(where) : undefined
+  const catalogue = empty === undefined ? await openCatalogue(where, io, { create: !dryRun && values.create === true }) : emptyCatalogue(`${empty} (no catalogue yet)`)
   // Said first: every row then reads as a new plant, and the import itself would stop at once.
-  if (standIn !== undefined) notice(`note: the ${standIn.where.replace(' (no catalogue yet)', '')} holds no catalogue yet: every row is checked as a new plant, and the import itself needs --create to start one`)
+  if (empty !== undefined) notice(`note: the ${empty} holds no catalogue yet: every row is checked as a new plant, and the import itself needs --create to start one`)
   const counts: Counts = { rowsRead, matchedById: 0, matchedBySku: 0, added: 0, updated: 0, unchanged: 0, rejected: 0 }
   let finder: PlantFinder | undefined
   let needs: string | undefined
@@ -289,18 +289,16 @@ async function loadBases (rows: Row[], known: Known, catalogue: Catalogue): Prom
   const wanted = new Map<number, { plant: Plant, exported: ExportedAt }>()
   for (const row of rows) {
     if (!row.ok) continue
-    const id = rowId(row.id)
-    const sku = rowSku(row)
-    const plant = (typeof id === 'number' ? known.byId.get(id) : undefined) ?? (sku === undefined ? undefined : known.bySku.get(sku))
+    const plant = targetOf(row, known)?.plant
     if (plant === undefined || bases.has(plant.id) || wanted.has(plant.id)) continue
-    const exported = exportedAt(row.updatedAt)
-    if (exported !== undefined && !('invalid' in exported) && after(Date.parse(plant.updatedAt), exported)) wanted.set(plant.id, { plant, exported })
+    const exported = exportTimeOf(row.updatedAt)
+    if (exported !== undefined && after(Date.parse(plant.updatedAt), exported)) wanted.set(plant.id, { plant, exported })
   }
   const queue = [...wanted.values()]
+  const keptSince = catalogue.historyRetentionMs === undefined ? undefined : Date.now() - catalogue.historyRetentionMs
   const read = async (): Promise<void> => {
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
       const { plant, exported } = next
-      const keptSince = catalogue.historyRetentionMs === undefined ? undefined : Date.now() - catalogue.historyRetentionMs
       bases.set(plant.id, catalogue.history === undefined ? null : await recordAt(plant, exported, catalogue.history(plant.id), keptSince) ?? null)
     }
   }
@@ -493,12 +491,12 @@ async function applyBatch (catalogue: Catalogue, batch: Planned[], counts: Count
   }
 }
 
-/** An empty catalogue standing for a folder or database that has none yet (a dry run's), else undefined. */
-async function noCatalogueYet (where: Location): Promise<Catalogue | undefined> {
-  if (where.kind === 'folder') return existsSync(databaseFile(where.dataDir)) ? undefined : emptyCatalogue(`data folder ${where.dataDir} (no catalogue yet)`)
+/** The folder or database that has no catalogue yet, named (a dry run then checks against an empty one), else undefined. */
+async function withoutCatalogue (where: Location): Promise<string | undefined> {
+  if (where.kind === 'folder') return existsSync(databaseFile(where.dataDir)) ? undefined : `data folder ${where.dataDir}`
   if (where.kind !== 'postgres') return undefined
   const { postgresHasCatalogue, redactUrl } = await import('./postgres-catalogue.js')
-  return await postgresHasCatalogue(where.databaseUrl) ? undefined : emptyCatalogue(`PostgreSQL database ${redactUrl(where.databaseUrl)} (no catalogue yet)`)
+  return await postgresHasCatalogue(where.databaseUrl) ? undefined : `PostgreSQL database ${redactUrl(where.databaseUrl)}`
 }
 
 function summarise (io: Io, file: string, where: string, dryRun: boolean, counts: Counts, ms: number): void {
