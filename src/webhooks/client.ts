@@ -1,5 +1,6 @@
 import { Agent } from 'undici'
 import { PACKAGE_VERSION } from '../version.js'
+import { connectionPools, type WebhookConnection } from './connection.js'
 import { literalProblem, safeLookup } from './target.js'
 
 // The one way out to a receiver: every name checked after resolution (target.ts), no redirect
@@ -15,7 +16,12 @@ export interface SendResult {
   durationMs: number
 }
 
-export interface ClientOptions { allowPrivate: boolean, timeoutMs: number }
+export interface ClientOptions {
+  allowPrivate: boolean
+  timeoutMs: number
+  /** Given each connection as it is made (tests look at what it holds). */
+  onConnection?: (c: WebhookConnection) => void
+}
 
 export class WebhookClient {
   private readonly agent: Agent
@@ -23,6 +29,8 @@ export class WebhookClient {
 
   constructor (private readonly options: ClientOptions) {
     this.agent = new Agent({
+      // Connections that let go of their finished requests at once (connection.ts).
+      factory: connectionPools(options.onConnection),
       connect: { lookup: safeLookup(options.allowPrivate), timeout: options.timeoutMs },
       // Off: the attempt's own timer below limits the whole exchange. undici's made two timer
       // objects an attempt that lived until its timer list was next swept, long enough to be
