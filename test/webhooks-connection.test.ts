@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import { WebhookClient } from '../src/webhooks/client.js'
 import { heldRequests, type WebhookConnection } from '../src/webhooks/connection.js'
 import { receiver } from './helpers/receiver.js'
@@ -7,11 +7,17 @@ import { receiver } from './helpers/receiver.js'
 // undici keeps finished requests in a connection's array until 256 have piled up; a webhook's
 // connection lets go of them before each request (connection.ts, issue 28's memory target).
 
-test('a connection to a receiver holds no finished requests: 300 deliveries in turn, at most the one in flight', async (t) => {
-  const r = await receiver(t)
+/** A client whose connections the test can look into. */
+function watched (t: TestContext): { client: WebhookClient, connections: WebhookConnection[] } {
   const connections: WebhookConnection[] = []
   const client = new WebhookClient({ allowPrivate: true, timeoutMs: 10_000, onConnection: (c) => connections.push(c) })
   t.after(() => client.close())
+  return { client, connections }
+}
+
+test('a connection to a receiver holds no finished requests: 300 deliveries in turn, at most the one in flight', async (t) => {
+  const r = await receiver(t)
+  const { client, connections } = watched(t)
   let most = 0
   for (let i = 0; i < 300; i++) {
     const sent = await client.post(r.url, Buffer.from(`{"seq":${i}}`), ['webhook-id', `1-${i}`])
@@ -31,9 +37,7 @@ test('a connection to a receiver holds no finished requests: 300 deliveries in t
 
 test('requests sent at once to one receiver are all answered, and the array starts afresh after them', async (t) => {
   const r = await receiver(t)
-  const connections: WebhookConnection[] = []
-  const client = new WebhookClient({ allowPrivate: true, timeoutMs: 10_000, onConnection: (c) => connections.push(c) })
-  t.after(() => client.close())
+  const { client, connections } = watched(t)
   for (let round = 0; round < 3; round++) {
     const sent = await Promise.all(Array.from({ length: 40 }, async (_, i) => await client.post(r.url, Buffer.from('{}'), ['webhook-id', `${round}-${i}`])))
     assert.deepEqual(sent.map((s) => s.statusCode), sent.map(() => 204))
