@@ -348,6 +348,48 @@ for (const engine of ENGINES) {
       new Verifier(secret).verify(body, headers as Record<string, string>)
     })
 
+    test('a webhook PATCH sent as a merge patch is told to send application/json, not the type it sent', async (t) => {
+      const api = await service(t, engine)
+      const { id } = await subscribe(api, (await receiver(t)).url)
+      const res = await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: '{"status":"paused"}', headers: { 'content-type': 'application/merge-patch+json' } })
+      assert.equal(res.statusCode, 400)
+      assert.equal(res.json().detail, 'The body must be sent as Content-Type: application/json')
+    })
+
+    test('a URL changed while an attempt to the old one is out: that attempt is not held against the new one, which is tried at once', async (t) => {
+      const api = await build(t, engine, { webhookAllowPrivate: true }, {}, { webhooks: { retryDelayMs: () => 600_000, timeoutMs: 1_500 } })
+      const old = await receiver(t, 'hang')
+      const fixed = await receiver(t)
+      const { id } = await subscribe(api, old.url)
+      await api.add({ name: 'Fern' })
+      await until('the old address has the attempt', () => old.received.length === 1)
+      const patched = await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { url: fixed.url } })
+      assert.equal(patched.statusCode, 200)
+      await until('the new address has the change', () => fixed.received.length === 1)
+      assert.equal(bodies(fixed)[0].plant.name, 'Fern')
+      const hook = (await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })).json()
+      assert.deepEqual([hook.attempts, hook.lastError, hook.nextAttemptAt, hook.failingSince], [0, null, null, null])
+      const log = (await api.request({ method: 'GET', url: `/v3/webhooks/${id}/deliveries` })).json().items
+      assert.deepEqual(log.map((a: any) => [a.statusCode, a.error]), [[204, null]], 'the old address\'s timeout is not in its deliveries')
+    })
+
+    test('rotated twice within the overlap: the first secret keeps signing until its own end, the one in between stops', async (t) => {
+      const api = await service(t, engine)
+      const r = await receiver(t)
+      const { id, secret: first } = await subscribe(api, r.url)
+      const once = (await api.request({ method: 'POST', url: `/v3/webhooks/${id}/secret` })).json()
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      const twice = (await api.request({ method: 'POST', url: `/v3/webhooks/${id}/secret` })).json()
+      assert.equal(twice.previousSecretExpiresAt, once.previousSecretExpiresAt, 'the overlap is not extended')
+      await api.add()
+      await until('delivered', () => r.received.length === 1)
+      const [{ body, headers }] = r.received
+      assert.equal(String(headers['webhook-signature']).split(' ').length, 2)
+      new Verifier(first).verify(body, headers as Record<string, string>)
+      new Verifier(twice.secret).verify(body, headers as Record<string, string>)
+      assert.throws(() => new Verifier(once.secret).verify(body, headers as Record<string, string>))
+    })
+
     test('a test send answers how the receiver took it and is listed with seq 0', async (t) => {
       const api = await service(t, engine)
       const r = await receiver(t)

@@ -129,10 +129,14 @@ async function testSend (store: PlantStore, config: Config, id: number, io: Io):
 async function rotate (store: PlantStore, id: number, io: Io): Promise<number> {
   const { newSecret } = await import('../webhooks/signing.js')
   const secret = newSecret()
-  const until = Date.now() + SECRET_OVERLAP_MS
-  if (!await store.webhooks.rotateSecret(id, secret, until)) throw notFound(id)
+  const at = Date.now()
+  const webhook = await store.webhooks.rotateSecret(id, secret, at, at + SECRET_OVERLAP_MS)
+  if (!webhook) throw notFound(id)
   io.stdout.write(`${secret}\n`)
-  io.stderr.write(`rotated webhook ${id}'s secret: the line above is the new one, shown this once; the previous one keeps signing beside it until ${iso(until)}\n`)
+  const until = webhook.previousSecretUntil!
+  io.stderr.write(until < at + SECRET_OVERLAP_MS
+    ? `rotated webhook ${id}'s secret again within a rotation's overlap: the line above is the new one, shown this once; the secret from before the first rotation keeps signing beside it until ${iso(until)}, the one in between no longer signs\n`
+    : `rotated webhook ${id}'s secret: the line above is the new one, shown this once; the previous one keeps signing beside it until ${iso(until)}\n`)
   return 0
 }
 

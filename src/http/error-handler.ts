@@ -137,10 +137,10 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   // A route that documents 415 answers it (a photo upload: the contract's 415 for a picture's type);
   // every JSON body keeps the contract's invalid input for a wrong or missing Content-Type.
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' && request.routeOptions.schema?.response !== undefined && 415 in (request.routeOptions.schema.response as object)) {
-    return new HttpProblem(415, 'unsupported-media-type', bodyMessage(code, error.message, request.method === 'PATCH'))
+    return new HttpProblem(415, 'unsupported-media-type', bodyMessage(code, error.message, mergePatch(request)))
   }
   if (code.startsWith('FST_ERR_CTP_') || (error instanceof SyntaxError && error.statusCode === 400)) {
-    return new HttpProblem(invalidStatus, 'invalid-input', bodyMessage(code, error.message, request.method === 'PATCH'))
+    return new HttpProblem(invalidStatus, 'invalid-input', bodyMessage(code, error.message, mergePatch(request)))
   }
   const status = error.statusCode ?? 500
   if (status >= 400 && status < 500) return new HttpProblem(status, status === 429 ? 'too-many-requests' : 'invalid-input', error.message)
@@ -166,6 +166,10 @@ export function frameworkErrors (error: FastifyError, request: FastifyRequest, r
     sendProblem(reply, new HttpProblem(500, 'internal'))
   }
 }
+
+/** The route takes a JSON merge patch (a plant's PATCH; a webhook's takes plain JSON, and is told so). */
+const mergePatch = (request: FastifyRequest): boolean =>
+  ((request.routeOptions.schema as { consumes?: string[] } | undefined)?.consumes ?? []).includes('application/merge-patch+json')
 
 function bodyMessage (code: string, message: string, patch: boolean): string {
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {

@@ -51,5 +51,6 @@ export const toAttempt = (r: DeliveryRow): DeliveryAttempt =>
 export function retryAfresh (changes: WebhookChanges): string[] {
   const resumed = changes.status === 'active'
   if (!resumed && changes.url === undefined) return []
-  return ['attempts = 0', 'next_attempt_at = NULL', ...resumed ? ['failing_since = NULL'] : []]
+  // A new address starts its 3 days afresh too, unless the webhook stays failing (its status says since when).
+  return ['attempts = 0', 'next_attempt_at = NULL', resumed ? 'failing_since = NULL' : "failing_since = CASE WHEN status = 'failing' THEN failing_since ELSE NULL END"]
 }

@@ -43,8 +43,13 @@ export interface WebhookStore {
   /** Undefined when there is no such webhook. Resuming (status active) clears the attempt state, keeping the cursor. */
   update (id: number, changes: WebhookChanges): Promise<Webhook | undefined>
   remove (id: number): Promise<boolean>
-  /** A new secret; the current one signs beside it until `previousUntil`. */
-  rotateSecret (id: number, secret: string, previousUntil: number): Promise<Webhook | undefined>
+  /**
+   * A new secret; the current one signs beside it until `previousUntil`. Rotated again while an
+   * earlier rotation's overlap runs (after `now`), the secret from before that overlap keeps
+   * signing until its own end and the one in between goes: a receiver still holding the first
+   * secret (its operator lost the new one, or it leaked) is not cut off at once.
+   */
+  rotateSecret (id: number, secret: string, now: number, previousUntil: number): Promise<Webhook | undefined>
   /** Records attempts, oldest first, and what they leave behind (pruning the log to DELIVERIES_KEPT), in one transaction. */
   recordAttempts (id: number, attempts: DeliveryAttempt[], outcome?: AttemptOutcome): Promise<void>
   /** The most recent attempts, newest first. */

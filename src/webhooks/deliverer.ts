@@ -302,6 +302,10 @@ export class DeliveryLoop {
         failingSince = null
         continue
       }
+      // Its URL changed while this attempt was out: the failure was the old address's. Not recorded
+      // against the new one (a reviewer saw a new receiver blamed for the old one's timeout, and not
+      // tried for the retry's delay); the new address is tried at once.
+      if ((await webhooks.get(this.id))?.url !== webhook.url) { await save(); return 0 }
       failingSince ??= tried
       const failing = tried - failingSince >= settings.retryForMs
       const outcome: AttemptOutcome = {

@@ -135,17 +135,18 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       ...common,
       operationId: 'rotate-webhook-secret',
       summary: 'Rotate a webhook\'s secret',
-      description: 'A new secret, shown once; the previous one keeps signing beside it (two signatures in webhook-signature) for 24 hours.',
+      description: 'A new secret, shown once; the previous one keeps signing beside it (two signatures in webhook-signature) for 24 hours. ' +
+        'Rotated again within those 24 hours, the secret from before the first rotation keeps signing until its 24 hours end (previousSecretExpiresAt says when) and the one shown in between stops at once.',
       params: WebhookParams,
       response: { 200: { ...ref(WebhookSecret), description: 'The new secret (shown once)', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 429, 503) }
     }
   }, async (request, reply) => {
     const secret = newSecret()
-    const until = now() + SECRET_OVERLAP_MS
-    const webhook = await webhooks.rotateSecret(request.params.id, secret, until)
+    const at = now()
+    const webhook = await webhooks.rotateSecret(request.params.id, secret, at, at + SECRET_OVERLAP_MS)
     if (!webhook) throw notFound(request.params.id)
     reply.header('cache-control', 'no-store')
-    return { id: webhook.id, secret, previousSecretExpiresAt: new Date(until).toISOString() }
+    return { id: webhook.id, secret, previousSecretExpiresAt: new Date(webhook.previousSecretUntil!).toISOString() }
   })
 
   app.get('/v3/webhooks/:id/deliveries', {

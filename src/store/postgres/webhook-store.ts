@@ -45,10 +45,13 @@ export class PostgresWebhookStore implements WebhookStore {
     })
   }
 
-  async rotateSecret (id: number, secret: string, previousUntil: number): Promise<Webhook | undefined> {
+  async rotateSecret (id: number, secret: string, now: number, previousUntil: number): Promise<Webhook | undefined> {
     const { rows } = await this.session.run((c) => c.query(
-      `UPDATE webhooks SET previous_secret = secret, secret = $2, previous_secret_until = $3 WHERE id = $1 RETURNING ${COLUMNS}`,
-      [id, secret, previousUntil]))
+      `UPDATE webhooks SET secret = $2,
+         previous_secret = CASE WHEN previous_secret_until > $3 THEN previous_secret ELSE secret END,
+         previous_secret_until = CASE WHEN previous_secret_until > $3 THEN previous_secret_until ELSE $4 END
+       WHERE id = $1 RETURNING ${COLUMNS}`,
+      [id, secret, now, previousUntil]))
     return rows[0] && toWebhook(rows[0])
   }
 

@@ -57,8 +57,11 @@ export class SqliteWebhookStore implements WebhookStore {
       get: db.prepare<[number], Row>(`SELECT ${COLUMNS} FROM webhooks WHERE id = ?`),
       remove: db.prepare<[number]>('DELETE FROM webhooks WHERE id = ?'),
       removeLog: db.prepare<[number]>('DELETE FROM webhook_deliveries WHERE webhook_id = ?'),
-      rotate: db.prepare<[string, number, number], Row>(
-        `UPDATE webhooks SET previous_secret = secret, secret = ?, previous_secret_until = ? WHERE id = ? RETURNING ${COLUMNS}`),
+      rotate: db.prepare<[{ secret: string, now: number, until: number, id: number }], Row>(
+        `UPDATE webhooks SET secret = @secret,
+          previous_secret = CASE WHEN previous_secret_until > @now THEN previous_secret ELSE secret END,
+          previous_secret_until = CASE WHEN previous_secret_until > @now THEN previous_secret_until ELSE @until END
+        WHERE id = @id RETURNING ${COLUMNS}`),
       lag: db.prepare<[], WebhookLag>(
         `SELECT w.id, w.status, w.cursor, ${HEAD} AS head, w.attempts,
          (SELECT c.at FROM changes c WHERE c.seq > w.cursor ORDER BY c.seq LIMIT 1) AS oldestWaitingAt
@@ -102,9 +105,9 @@ export class SqliteWebhookStore implements WebhookStore {
     })
   }
 
-  async rotateSecret (id: number, secret: string, previousUntil: number): Promise<Webhook | undefined> {
+  async rotateSecret (id: number, secret: string, now: number, previousUntil: number): Promise<Webhook | undefined> {
     return this.write(() => {
-      const row = this.s.rotate.get(secret, previousUntil, id)
+      const row = this.s.rotate.get({ secret, now, until: previousUntil, id })
       return row && toWebhook(row)
     })
   }
