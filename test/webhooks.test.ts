@@ -227,6 +227,8 @@ for (const engine of ENGINES) {
       const failed = log.lines().filter((l) => l.msg === 'webhook delivery failed; will retry')
       assert.deepEqual(failed.map((l) => [l.level, l.webhook, l.url, l.attempt, l.statusCode, l.error]), [['warn', id, r.url, 1, 500, 'answered 500'], ['warn', id, r.url, 2, 500, 'answered 500']])
       assert.ok(failed.every((l) => l.seq === JSON.parse(r.received[0].body).seq && JSON.parse(r.received[0].body).id === plant.id))
+      // When the next attempt goes: a retry's time, a few ms after the line (retries here wait 10 ms).
+      assert.ok(failed.every((l) => Math.abs(Date.parse(l.nextAttemptAt) - Date.parse(l.time)) < 5_000), JSON.stringify(failed.map((l) => [l.time, l.nextAttemptAt])))
       const everything = log.lines().map((l) => JSON.stringify(l)).join('\n')
       assert.ok(!everything.includes(secret.slice('whsec_'.length)), 'no secret in the log')
     })

@@ -320,7 +320,8 @@ export class DeliveryLoop {
       this.retrying = !failing
       await save({ attempt: { seq: change.seq, attempt: attempts + 1, at: tried, ...result }, outcome })
       // One line per failed attempt: the URL and why, never the secret.
-      const log = { webhook: this.id, url: shownUrl(webhook.url), seq: change.seq, attempt: attempts + 1, statusCode: result.statusCode, error: result.error }
+      const next = outcome.nextAttemptAt === null ? null : new Date(outcome.nextAttemptAt).toISOString()
+      const log = { webhook: this.id, url: shownUrl(webhook.url), seq: change.seq, attempt: attempts + 1, statusCode: result.statusCode, error: result.error, nextAttemptAt: next }
       if (failing) {
         this.deliverer.log.error(log, 'webhook failing: retries ran out; it keeps its place until resumed')
         this.stopped = true
