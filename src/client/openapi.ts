@@ -496,7 +496,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a webhook's secret
-         * @description A new secret, shown once; the previous one keeps signing beside it (two signatures in webhook-signature) for 24 hours.
+         * @description A new secret, shown once; the previous one keeps signing beside it (two signatures in webhook-signature) for 24 hours. Rotated again within those 24 hours, the secret from before the first rotation keeps signing until its 24 hours end (previousSecretExpiresAt says when) and the one shown in between stops at once.
          */
         post: operations["rotate-webhook-secret"];
         delete?: never;
