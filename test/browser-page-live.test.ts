@@ -28,6 +28,9 @@ staffPageTest('changes made through the API appear without a reload, the counts 
   await page.getByText('Live', { exact: true }).waitFor()
   while (streams.length === 0) await new Promise((resolve) => setTimeout(resolve, 20))
   assert.equal(new URL(streams[0].url).searchParams.get('after'), position)
+  // The counts come from a request of their own, which may land after the list and the stream (a
+  // loaded CI machine read '– – –' here once): what they say is checked once they have come.
+  await page.waitForFunction(() => ['available', 'pending', 'sold'].every((s) => /^\d+$/.test(document.getElementById(`count-${s}`)?.textContent ?? '')))
   assert.equal(await counts(page), '1 0 0')
 
   // Another till adds a plant and sells one: both show here, and the counts follow.
