@@ -371,8 +371,10 @@ for (const engine of ENGINES) {
       assert.equal(bodies(fixed)[0].plant.name, 'Fern')
       const hook = (await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })).json()
       assert.deepEqual([hook.attempts, hook.lastError, hook.nextAttemptAt, hook.failingSince], [0, null, null, null])
-      const log = (await api.request({ method: 'GET', url: `/v3/webhooks/${id}/deliveries` })).json().items
-      assert.deepEqual(log.map((a: any) => [a.statusCode, a.error]), [[204, null]], 'the old address\'s timeout is not in its deliveries')
+      // Deliveries are recorded together a little after they are made (FLUSH_MS).
+      const deliveries = async (): Promise<any[]> => (await api.request({ method: 'GET', url: `/v3/webhooks/${id}/deliveries` })).json().items
+      await until('the delivery recorded', async () => (await deliveries()).length > 0)
+      assert.deepEqual((await deliveries()).map((a: any) => [a.statusCode, a.error]), [[204, null]], 'the old address\'s timeout is not in its deliveries')
     })
 
     test('rotated twice within the overlap: the first secret keeps signing until its own end, the one in between stops', async (t) => {
