@@ -1063,7 +1063,7 @@ export interface components {
             items: components["schemas"]["WebhookDelivery"][];
         };
         WebhookDelivery: {
-            /** @description RFC 3339, UTC, with milliseconds. */
+            /** @description When the attempt ended (its answer came, or it failed), RFC 3339, UTC, with milliseconds; it began durationMs before. */
             at: string;
             attempt: number;
             durationMs: number;

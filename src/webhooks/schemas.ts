@@ -68,7 +68,7 @@ export const WebhookList = component('WebhookList', Type.Object({ items: Type.Ar
 export const WebhookDelivery = component('WebhookDelivery', Type.Object({
   seq: Type.Integer({ minimum: 0, description: 'The change attempted (0: a test send).' }),
   attempt: Type.Integer({ minimum: 1 }),
-  at: Time,
+  at: Type.String({ description: 'When the attempt ended (its answer came, or it failed), RFC 3339, UTC, with milliseconds; it began durationMs before.' }),
   statusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'The receiver\'s answer, or null when none came.' }),
   error: Type.Union([Type.String(), Type.Null()], { description: 'Why the attempt failed; null when delivered.' }),
   durationMs: Type.Integer({ minimum: 0 })
