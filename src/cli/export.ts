@@ -100,7 +100,11 @@ async function runExport (values: Record<string, any>, positionals: string[], io
     }
   } catch (err) {
     if (partial !== undefined) {
-      (out as WriteStream).destroy()
+      // A stream destroyed before its file is open still opens (creates) it, then closes it: the
+      // file is removed once that is done (a service that refused at once left a .partial behind).
+      const stream = out as WriteStream
+      stream.destroy()
+      if (!stream.closed) await new Promise((resolve) => stream.once('close', resolve))
       rmSync(partial, { force: true })
     }
     throw err
