@@ -1,3 +1,4 @@
+import { once } from 'node:events'
 import { finished } from 'node:stream/promises'
 import { createWriteStream, renameSync, rmSync, type WriteStream } from 'node:fs'
 import { STATUSES, type Plant } from '../catalogue/plant.js'
@@ -104,7 +105,7 @@ async function runExport (values: Record<string, any>, positionals: string[], io
       // file is removed once that is done (a service that refused at once left a .partial behind).
       const stream = out as WriteStream
       stream.destroy()
-      if (!stream.closed) await new Promise((resolve) => stream.once('close', resolve))
+      if (!stream.closed) await once(stream, 'close')
       rmSync(partial, { force: true })
     }
     throw err
