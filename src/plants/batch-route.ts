@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { BatchRefused, type BatchOperation, type BatchRefusal } from '../catalogue/batch.js'
+import type { FastifyRequest } from 'fastify'
+import { BatchRefused, type BatchOperation, type BatchRefusal, type BatchResult } from '../catalogue/batch.js'
 import { PlantNotFound, SkuTaken, VersionMismatch } from '../catalogue/errors.js'
 import { toRecord } from '../catalogue/plant.js'
 import { identityFields, skuKey } from '../catalogue/store-fields.js'
@@ -96,30 +97,38 @@ function skuSetBy (o: Operation): string | undefined {
 }
 
 /**
+ * What a refusal's message needs of an operation. The route keeps this while the store writes, not
+ * the operation: a batch's parsed plants kept through its write were copied by each scavenge of the
+ * event loop's heap and promoted, the pauses that held the loop longest beside single writes.
+ */
+interface Named { op: Operation['op'], id?: number, sku?: string, ifMatch?: string }
+const namedOf = (o: Operation): Named => ({ op: o.op, id: idOf(o), sku: skuSetBy(o), ifMatch: ifMatchOf(o) })
+
+/**
  * The earlier operation of the batch that holds the SKU operation `index` was refused: the last one
  * before it (and not refused itself) that gave its plant this SKU, when that plant is the holder or a
  * plant the batch created (whose id was rolled back with it, so naming it would name no plant).
  */
-function holdingOperation (operations: Operation[], index: number, sku: string, holder: number, refused: Set<number>): number | undefined {
+function holdingOperation (named: Named[], index: number, sku: string, holder: number, refused: Set<number>): number | undefined {
   for (let j = index - 1; j >= 0; j--) {
-    if (refused.has(j) || skuSetBy(operations[j]) !== skuKey(sku)) continue
-    const id = idOf(operations[j])
+    if (refused.has(j) || named[j].sku !== skuKey(sku)) continue
+    const id = named[j].id
     return id === undefined || id === holder ? j : undefined
   }
   return undefined
 }
 
 /** A refused operation as the contract names it: its status, code and the member at fault. */
-function refusalOf (operations: Operation[], { index, error }: BatchRefusal, refused: Set<number>): Refusal {
-  const operation = operations[index]
+function refusalOf (named: Named[], { index, error }: BatchRefusal, refused: Set<number>): Refusal {
+  const operation = named[index]
   const at = `/operations/${index}`
   const body = operation.op === 'create' || operation.op === 'update' ? `${at}/plant` : `${at}/patch`
   if (error instanceof PlantNotFound) return { status: 404, code: 'not-found', field: { path: operation.op === 'update' ? `${at}/plant/id` : `${at}/id`, message: 'plant not found' } }
   if (error instanceof VersionMismatch) {
-    return { status: 412, code: 'precondition-failed', field: { path: `${at}/ifMatch`, message: 'does not match the current ETag of the plant' }, id: idOf(operation) }
+    return { status: 412, code: 'precondition-failed', field: { path: `${at}/ifMatch`, message: 'does not match the current ETag of the plant' }, id: operation.id }
   }
   if (error instanceof SkuTaken) {
-    const j = holdingOperation(operations, index, error.sku, error.holder, refused)
+    const j = holdingOperation(named, index, error.sku, error.holder, refused)
     if (j !== undefined) return { status: 409, code: 'sku-taken', field: { path: `${body}/sku`, message: `is taken by /operations/${j} (an earlier operation of this batch)` } }
     return { status: 409, code: 'sku-taken', field: { path: `${body}/sku`, message: `is taken by plant ${error.holder}` }, holder: error.holder }
   }
@@ -144,6 +153,22 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
   // A 412 here names operations, not one plant: no ETag header, no `current`; each error's message names its plant's current ETag.
   const refusals = {
     412: { ...problemResponses([412, 'An operation\'s ifMatch is not the plant\'s current ETag: nothing applied; each error names its plant\'s current ETag'])[412], headers: { ...HEADERS.requestId } }
+  }
+  /**
+   * Hands the batch to the store and lets go of its parsed body (the request's too): the store has
+   * its own operations, and a refusal's messages need only each operation's names. A function of its
+   * own so that nothing of the body stays in the handler's frame while it awaits the write.
+   */
+  const submit = (request: FastifyRequest): { named: Named[], written: Promise<BatchResult> } => {
+    const { operations } = request.body as BatchBody
+    // A single string: WriteHeaders validated it.
+    const key = request.headers['idempotency-key'] as string | undefined
+    const claim = key === undefined
+      ? undefined
+      : { key: idempotencyClaimKey(request, key), requestHash: createHash('sha256').update(identityOf(operations)).digest('base64url') }
+    const written = store.batch(operations.map(toOperation), claim, writeMetaOf(request))
+    request.body = undefined
+    return { named: operations.map(namedOf), written }
   }
   // A static path: the router prefers it to /v3/plant/:id (whose POST is a 405) whatever the order of registration.
   app.post('/v3/plant/batch', {
@@ -175,19 +200,15 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
     config: { scopeOfBody: scopeOfBatch },
     validatorCompiler: (route) => route.httpPart === 'body' ? app.lazySchemas.lazy(batchBodyValidator) : app.validatorCompiler!(route)
   }, async (request, reply) => {
-    const { operations } = request.body as BatchBody
-    const key = request.headers['idempotency-key']
-    const claim = key === undefined
-      ? undefined
-      : { key: idempotencyClaimKey(request, key), requestHash: createHash('sha256').update(identityOf(operations)).digest('base64url') }
+    const { named, written } = submit(request)
     let plants
     let replayed
     try {
-      ({ plants, replayed } = await store.batch(operations.map(toOperation), claim, writeMetaOf(request)))
+      ({ plants, replayed } = await written)
     } catch (error) {
       if (!(error instanceof BatchRefused)) throw error
       const refused = new Set(error.refusals.map((r) => r.index))
-      const refusals = error.refusals.map((r) => refusalOf(operations, r, refused))
+      const refusals = error.refusals.map((r) => refusalOf(named, r, refused))
       // Each stale operation's message names its plant's current ETag, read after the refusal, so a
       // client merges and retries without reading each plant first (a single PATCH's 412 hands it back too).
       for (const [n, r] of refusals.entries()) {
@@ -196,7 +217,7 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
         if (plant === undefined) continue
         const etag = etagOf(plant)
         // The tag sent may be current outside the batch and stale only after an earlier operation of it.
-        r.field.message += ifMatchVersions(ifMatchOf(operations[error.refusals[n].index]), r.id)?.includes(plant.version) === true
+        r.field.message += ifMatchVersions(named[error.refusals[n].index].ifMatch, r.id)?.includes(plant.version) === true
           ? ` as an earlier operation of this batch leaves it (${etag} is its ETag before the batch)`
           : ` (its current ETag is ${etag})`
       }

@@ -12,7 +12,8 @@ export interface Committer {
   close (): Promise<void>
 }
 
-interface Pending { op: WriteOp, resolve: (v: any) => void, reject: (e: unknown) => void }
+/** A write waiting for its commit; `feed`: it is a change of the feed (not the webhook deliverer's own). */
+interface Pending { op: WriteOp | undefined, feed: boolean, resolve: (v: any) => void, reject: (e: unknown) => void }
 export interface Failure { code?: string, message: string }
 
 const REFUSALS: Record<Exclude<Refusal, 'sku-taken' | 'batch' | 'idempotency-key-reused'>, new () => Error> = {
@@ -50,7 +51,7 @@ export class GroupCommit {
 
   run<T> (op: WriteOp): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ op, resolve, reject })
+      this.queue.push({ op, feed: !isWebhookWrite(op), resolve, reject })
       this.schedule()
     })
   }
@@ -75,7 +76,13 @@ export class GroupCommit {
     const batch = this.queue
     this.queue = []
     recordCommit('sqlite', batch.length)
-    this.inFlight = this.committer.commit(batch.map((p) => p.op))
+    const committed = this.committer.commit(batch.map((p) => p.op!))
+    // The committer has what it needs (the writer thread its copy: postMessage copies at once), so
+    // the writes are let go here rather than kept until their commit lands. A 500-plant batch kept
+    // through its write was copied by each scavenge of the event loop's heap and then promoted: the
+    // scavenges that held the loop 16–20 ms beside POSTs (bench/results/issue-27-import-batches.md).
+    for (const p of batch) p.op = undefined
+    this.inFlight = committed
       .catch((err: Error & { code?: string }): GroupResult => ({ failure: { code: err.code, message: err.message } }))
       .then((result) => {
         this.inFlight = undefined
@@ -94,7 +101,7 @@ export class GroupCommit {
       if (outcome.ok) batch[i].resolve(outcome.value)
       else batch[i].reject(refused(outcome))
     })
-    if (result.outcomes.some((o) => o.ok)) this.afterCommit(result.outcomes.some((o, i) => o.ok && !isWebhookWrite(batch[i].op)))
+    if (result.outcomes.some((o) => o.ok)) this.afterCommit(result.outcomes.some((o, i) => o.ok && batch[i].feed))
   }
 }
 
