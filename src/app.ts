@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
-import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
@@ -10,7 +9,7 @@ import type { Config } from './config.js'
 import { FeedHub } from './feed/hub.js'
 import { changeRoutes } from './feed/routes.js'
 import { StreamLimits } from './http/stream-limits.js'
-import { envKeyNames, loadKeyHashes, registerAuth, securitySchemes } from './http/auth.js'
+import { envKeyNames, loadKeyHashes, registerAuth } from './http/auth.js'
 import { registerComponents } from './http/components.js'
 import { apiIndexRoutes } from './http/api-index.js'
 import { corsOptions } from './http/cors.js'
@@ -19,6 +18,7 @@ import { capConnectionsPerClient } from './http/client-connections.js'
 import { LazySchemas } from './http/lazy-schemas.js'
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
+import { registerOpenApi } from './http/openapi-document.js'
 import { refuseUnexpectedBodies } from './http/no-body.js'
 import { answerUnknownPathsEarly } from './http/unrouted.js'
 import { redactedRequest, redactUrl } from './http/redact-url.js'
@@ -188,26 +188,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     }
   })
   refuseUnexpectedBodies(app)
-  await app.register(swagger, {
-    // Components keep their names (Plant, Problem, …) instead of def-0, def-1.
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` },
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Plant catalogue',
-        version: '1.0.0',
-        description: 'A plant catalogue for stores. Errors are problem details (RFC 9457) served as application/json; ' +
-          'every response carries X-Request-Id. The README that comes with the package explains every behaviour in detail.'
-      },
-      servers: [{ url: '/' }],
-      components: { securitySchemes },
-      // What the service sends to a subscribed URL (OpenAPI 3.1 top-level webhooks).
-      webhooks: WEBHOOKS_DOCUMENT,
-      tags: [{ name: 'plant', description: 'The plant catalogue' }, { name: 'operations', description: 'Health and readiness' }, { name: 'webhooks', description: 'Changes pushed to other systems, signed (Standard Webhooks)' }, { name: 'keys', description: 'API keys and their scopes (admin)' }, { name: 'trash', description: 'Deleted plants, kept TRASH_RETENTION_DAYS: restore or purge' }]
-    }
-  })
+  await registerOpenApi(app, WEBHOOKS_DOCUMENT)
   await app.register(docsPage)
-  app.get('/v3/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   const registry = registerMetrics(app)
   const routeOptions = { store }

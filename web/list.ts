@@ -44,6 +44,12 @@ let cursors: Array<string | null> = [null]
 let page = 0
 let nextCursor: string | null = null
 let controller: AbortController | undefined
+/**
+ * A load from scratch is asked and its rows not yet shown: a change arriving meanwhile (which asks
+ * to keep the rows on screen) aborts it, and must still load from scratch, or the rows of the query
+ * before it would stay.
+ */
+let fromScratch = false
 let events: ListEvents
 /** A page was turned: once it shows, focus (and the view) go to the top of the list. */
 let turned = false
@@ -128,6 +134,8 @@ function changed (how: 'push' | 'replace'): void {
 export async function load (keep = false): Promise<void> {
   const params = query()
   controller?.abort()
+  if (!keep) fromScratch = true
+  keep &&= !fromScratch
   if (params === 'refused') {
     // The hint says why; what an earlier search found ("No plant matches…") would contradict it.
     clearResults()
@@ -164,6 +172,7 @@ export async function load (keep = false): Promise<void> {
     nextCursor = body.nextCursor
     render(keep && params.toString() === shownFor ? merge(list, body.items) : body.items.map((p) => row(p, 'listed')))
     shownFor = params.toString()
+    fromScratch = false
     summarise(body.items.length, undefined)
     if (!keep) mark('list-shown', params)
     // The address keeps the cursors met so far: Previous works after a reload too.

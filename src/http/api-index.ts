@@ -44,7 +44,7 @@ export const apiIndexRoutes: FastifyPluginAsyncTypebox<{ currency: string }> = a
   }, async () => {
     // Title and version as the document states them (built once, on the first call).
     if (!index) {
-      const { title, version } = app.swagger().info
+      const { title, version } = app.openapiDocument().info
       index = { title, version, ...LINKS, currency: options.currency }
     }
     return index

@@ -9,6 +9,12 @@ import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-s
 
 type Compiled = (...args: any[]) => any
 
+/**
+ * Serialisers by response shape, for every app of the process (the components and options are the
+ * same for all): a second app compiles only the shapes no app before it did.
+ */
+const serializersByShape = new Map<string, Compiled>()
+
 export class LazySchemas {
   readonly #pending = new Set<() => Compiled>()
 
@@ -52,7 +58,11 @@ export class LazySchemas {
         const key = JSON.stringify(shape)
         let serializer = byShape.get(key)
         if (serializer === undefined) {
-          serializer = this.lazy(() => eager(reachedFrom(route.schema, external), options)(route))
+          serializer = serializersByShape.get(key) ?? this.lazy(() => {
+            const compiled = eager(reachedFrom(route.schema, external), options)(route)
+            serializersByShape.set(key, compiled)
+            return compiled
+          })
           byShape.set(key, serializer)
         }
         return serializer

@@ -42,12 +42,28 @@ function withKeywords (ajv: Ajv): Ajv {
 /** The validator for JSON bodies; the CLI checks imported rows with the same one. */
 export const bodyValidator = (): Ajv => withComponents(withKeywords(new Ajv({ ...common, coerceTypes: false })))
 
+// Made with the first validator compiled (adding the components compiles Ajv's meta-schema), and
+// shared by every app of the process, as the compiled validators are: a second app (the tests build
+// hundreds; a cluster's worker builds one) compiles only what no app before it did.
+let body: Ajv | undefined
+let text: Ajv | undefined
+const compiled = new Map<string, Compiled>()
+type Compiled = ReturnType<Ajv['compile']>
+
+/** The validator of `schema` for a body (strict) or for text (path, query, headers: coerced), compiled once a process. */
+function validatorOf (schema: object, part: 'body' | 'text'): Compiled {
+  const key = `${part} ${JSON.stringify(schema)}`
+  let validate = compiled.get(key)
+  if (validate === undefined) {
+    validate = part === 'body'
+      ? withComponents(body ??= bodyValidator()).compile(schema)
+      : withPrecheck(schema, withComponents(text ??= withKeywords(new Ajv({ ...common, coerceTypes: 'array' }))).compile(schema))
+    compiled.set(key, validate)
+  }
+  return validate
+}
+
 export function registerValidators (app: FastifyInstance, schemas: LazySchemas): void {
-  // Made with the first validator compiled: adding the components compiles Ajv's meta-schema.
-  let body: Ajv | undefined
-  let text: Ajv | undefined
   // Compiled when first used (or after listening: see lazy-schemas.ts); every component is declared by then.
-  app.setValidatorCompiler(({ schema, httpPart }) => schemas.lazy(() => httpPart === 'body'
-    ? withComponents(body ??= bodyValidator()).compile(schema)
-    : withPrecheck(schema, withComponents(text ??= withKeywords(new Ajv({ ...common, coerceTypes: 'array' }))).compile(schema))))
+  app.setValidatorCompiler(({ schema, httpPart }) => schemas.lazy(() => validatorOf(schema, httpPart === 'body' ? 'body' : 'text')))
 }

@@ -49,7 +49,7 @@ function lastKnown (read: () => Promise<number>): { get: () => number | null, pr
 export const versionRoutes: FastifyPluginAsyncTypebox<{ store: PlantStore, registry: Registry }> = async (app, { store, registry }) => {
   let apiVersion: string | undefined
   // The document is generated once by @fastify/swagger; its info.version is the API's version.
-  const api = (): string => (apiVersion ??= app.swagger().info.version)
+  const api = (): string => (apiVersion ??= app.openapiDocument().info.version)
   const schema = lastKnown(() => store.schemaVersion())
   app.addHook('onReady', schema.prime)
   const current = async (): Promise<{ version: string, apiVersion: string, engine: 'sqlite' | 'postgres', schemaVersion: number | null }> =>

@@ -10,7 +10,7 @@ import { adminQuery, freshDatabase, TEST_DATABASE_URL } from '../helpers/postgre
 import { createHash, randomBytes } from 'node:crypto'
 import { FILES_PATH } from '../../src/catalogue/photo.js'
 import { wholeFile } from '../helpers/photo-files.js'
-import { freePort, ROOT, serviceEnv, tempDir } from '../helpers/process.js'
+import { freePort, ROOT, serviceCommand, serviceEnv, tempDir } from '../helpers/process.js'
 
 // kill -9 while the periodic purge empties the trash (it runs at start-up, then hourly): round
 // after round the service starts with a retention shorter than the entries' age and is killed at a
@@ -127,7 +127,7 @@ for (const engine of ENGINES) {
 
       let killedWith = 0
       for (let round = 0; round < ROUNDS; round++) {
-        const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+        const child = spawn(...serviceCommand(), {
           cwd: ROOT,
           env: serviceEnv({ HOST: '127.0.0.1', PORT: String(await freePort()), LOG_LEVEL: 'warn', TRASH_RETENTION_DAYS: '0.0000001', ...target.env }),
           stdio: 'ignore'

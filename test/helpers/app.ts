@@ -21,8 +21,8 @@ export async function build (t: TestContext, engine: Engine, config: Partial<Con
     await app.close()
     await store.close()
   })
-  const doc = (await app.inject({ method: 'GET', url: '/v3/openapi.json' })).json()
-  const openapi = new OpenApiCheck(doc)
+  await app.ready()
+  const openapi = OpenApiCheck.of(app.openapiDocument())
   const request = async (options: InjectOptions): Promise<LightMyRequestResponse> => {
     const res = await app.inject(options)
     openapi.check(options.method ?? 'GET', String(options.url), res.statusCode, res.headers, res.body)

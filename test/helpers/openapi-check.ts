@@ -10,6 +10,14 @@ interface Doc { paths: Record<string, Record<string, { responses: Record<string,
  * operation and a JSON body must validate against its schema, so the document cannot drift.
  */
 export class OpenApiCheck {
+  private static readonly checks = new WeakMap<object, OpenApiCheck>()
+  /** The check of `doc`, made once a process (its validators compiled once, for every app serving the same document). */
+  static of (doc: object): OpenApiCheck {
+    let check = OpenApiCheck.checks.get(doc)
+    if (check === undefined) OpenApiCheck.checks.set(doc, check = new OpenApiCheck(doc as Doc))
+    return check
+  }
+
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true })
   private readonly validators = new Map<string, ValidateFunction>()
   private readonly routes: Array<{ template: string, pattern: RegExp }>

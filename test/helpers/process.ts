@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
@@ -7,9 +7,39 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 
-// Runs the real service process (src/server.ts) for tests that need signals, crashes or sockets.
+// Runs the real service process for tests that need signals, crashes or sockets: the build that
+// `npm test` makes once before the tests (its pretest), as `npm start` and the package run it.
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+
+/** The newest modification time under `path`. */
+function newest (path: string): number {
+  const stat = statSync(path)
+  if (!stat.isDirectory()) return stat.mtimeMs
+  return readdirSync(path).reduce((m, name) => Math.max(m, newest(join(path, name))), stat.mtimeMs)
+}
+
+let checked = false
+/**
+ * `path` in the build (dist/), once the build is known to be there and newer than the sources: a
+ * test of a process must not pass or fail on code older than what it reads.
+ */
+export function built (path: string): string {
+  if (!checked) {
+    const stamp = join(ROOT, 'dist/.build-stamp')
+    if (!existsSync(stamp)) throw new Error('dist/ is not built: run `npm run build` (npm test builds before the tests)')
+    const stale = ['src', 'web'].filter((dir) => newest(join(ROOT, dir)) > statSync(stamp).mtimeMs)
+    if (stale.length > 0) throw new Error(`dist/ is older than ${stale.join(' and ')}/: run \`npm run build\` (npm test builds before the tests)`)
+    checked = true
+  }
+  return join(ROOT, path)
+}
+
+/** The command and arguments that run the service: the bundle `npm start` and the package's `plant-catalogue` run. */
+export const serviceCommand = (): [string, string[]] => [process.execPath, [built('dist/bundle/server.js')]]
+
+/** The command and arguments that run the CLI: the package's `plants`. */
+export const cliCommand = (...args: string[]): [string, string[]] => [process.execPath, [built('dist/src/cli/plants.js'), ...args]]
 
 /** A port that was free a moment ago (the service binds it next; a clash shows as a start-up failure). */
 export async function freePort (): Promise<number> {
@@ -81,12 +111,12 @@ export function serviceEnv (env: Record<string, string> = {}): NodeJS.ProcessEnv
   return Object.assign(base, env)
 }
 
-/** Starts `node --import tsx src/server.ts` on a free loopback port and waits until it answers. */
+/** Starts the built service on a free loopback port and waits until it answers. */
 export async function startService (options: ServiceOptions): Promise<ServiceProcess> {
   const port = options.port ?? await freePort()
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'plants-service-'))
   const env = serviceEnv({ HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...options.env })
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(...serviceCommand(), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout!.on('data', (b: Buffer) => { output += b.toString() })
   child.stderr!.on('data', (b: Buffer) => { output += b.toString() })

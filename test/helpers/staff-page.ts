@@ -12,6 +12,7 @@ import { buildApp, type AppOptions } from '../../src/app.js'
 import { testConfig, type Config } from '../../src/config.js'
 import { ENGINES, type Engine, type StoreOptions } from './engines.js'
 import { pngOf } from './pictures.js'
+import { built, ROOT } from './process.js'
 
 // What the staff page's browser tests share: a built page, a service on an engine with API keys
 // on, a Chromium page that records console errors and requests, and an API client for the
@@ -22,9 +23,16 @@ export const NO_CHROMIUM = existsSync(CHROMIUM) ? false : `${CHROMIUM} is not in
 export const OUTPUT = new URL('../../test-output/', import.meta.url).pathname
 export const KEY = 'staff-key-for-tests'
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run']
-const ROOT = new URL('../../', import.meta.url).pathname
 
-/** Compiles web/ into dist/web, as `npm run build` does, so tests run from sources see the current page. */
+/**
+ * Fails unless dist/web holds the page built from the current sources: `npm test` builds once
+ * before the tests, and no test builds (a build in place would break the files running beside it).
+ */
+export function pageBuilt (): void {
+  built('dist/web/index.html')
+}
+
+/** Compiles web/ into dist/web, for the page's benchmarks (bench/page-*.ts), which run alone. */
 export function buildPage (): void {
   execFileSync('npm', ['run', '--silent', 'build:web'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
 }
@@ -41,7 +49,7 @@ export function sharedBrowser (): () => Browser {
   let browser: Browser | undefined
   before(async () => {
     if (NO_CHROMIUM) return
-    buildPage()
+    pageBuilt()
     browser = await launchBrowser()
   })
   after(async () => { await browser?.close() })

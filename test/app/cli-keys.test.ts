@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, test, type TestContext } from 'node:test'
+import { plants } from '../../scripts/lib/cli-harness.js'
+import { buildApp } from '../../src/app.js'
+import { testConfig } from '../../src/config.js'
+import { openStore } from '../../src/store/open-store.js'
+import { freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
+
+// `plants keys create|list|revoke` on the catalogue's own database, and the service honouring them.
+
+interface Target { env: NodeJS.ProcessEnv, args: string[], open: () => ReturnType<typeof openStore> }
+
+const TARGETS: Record<string, { skip: string | false, make (t: TestContext): Promise<Target> }> = {
+  'data folder': {
+    skip: false,
+    make: async (t) => {
+      const dir = await mkdtemp(join(tmpdir(), 'plants-keys-'))
+      t.after(() => rm(dir, { recursive: true, force: true }))
+      const dataDir = join(dir, 'data')
+      return { env: {}, args: ['--data-dir', dataDir], open: () => openStore({ dataDir, feedRetentionMs: 86_400_000 }) }
+    }
+  },
+  postgres: {
+    skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set',
+    make: async (t) => {
+      const scratch = await freshSchema()
+      t.after(() => scratch.drop())
+      return { env: { DATABASE_URL: scratch.url }, args: [], open: () => openStore({ databaseUrl: scratch.url, dataDir: '', feedRetentionMs: 86_400_000 }) }
+    }
+  }
+}
+
+for (const [where, target] of Object.entries(TARGETS)) {
+  describe(`plants keys (${where})`, { skip: target.skip }, () => {
+    test('create prints the secret once, list shows name, scope, dates and never a secret, revoke ends it', async (t) => {
+      const { env, args, open } = await target.make(t)
+      const made = await plants(['keys', 'create', 'till-3', '--scope', 'sell', '--expires', '2099-01-31', '--create', ...args], env)
+      assert.equal(made.code, 0, made.stderr)
+      const secret = made.stdout.trim()
+      assert.match(secret, /^pcat_[A-Za-z0-9_-]{43}$/)
+      // A date alone: the key works through that day (UTC), so it expires as the next one starts.
+      assert.match(made.stderr, /created till-3 \(scope sell, expires 2099-02-01T00:00:00\.000Z\)/)
+      assert.equal((await plants(['keys', 'create', 'shop', '--scope', 'read', ...args], env)).code, 0)
+
+      const listed = await plants(['keys', 'list', ...args], env)
+      assert.equal(listed.code, 0, listed.stderr)
+      const lines = listed.stdout.trim().split('\n')
+      assert.match(lines[0], /^NAME +SCOPE +STATUS +CREATED +EXPIRES +LAST USED +REVOKED$/)
+      // Every time in the API's one form: RFC 3339, UTC, with milliseconds.
+      assert.match(lines[1], /^till-3 +sell +active +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z +2099-02-01T00:00:00\.000Z +- +-$/)
+      assert.match(lines[2], /^shop +read /)
+      assert.equal(listed.stdout.includes(secret), false)
+      assert.equal(listed.stdout.includes(secret.slice(5, 20)), false)
+
+      // The service on the same catalogue takes the key, as a till.
+      const store = await open()
+      const app = await buildApp(testConfig({}), { store })
+      t.after(async () => { await app.close(); await store.close() })
+      const plant = await app.inject({ method: 'POST', url: '/v3/plant', payload: { name: 'Monstera' }, headers: { authorization: `Bearer ${secret}` } })
+      assert.equal(plant.statusCode, 403, 'a till key cannot add plants')
+      assert.equal((await app.inject({ method: 'POST', url: '/v3/plant', payload: { name: 'Monstera' } })).statusCode, 401, 'stored keys make keys required')
+
+      const revoked = await plants(['keys', 'revoke', 'till-3', ...args], env)
+      assert.equal(revoked.code, 0, revoked.stderr)
+      assert.match(revoked.stdout, /revoked till-3/)
+      assert.match((await plants(['keys', 'list', ...args], env)).stdout, /^till-3 +sell +revoked .* \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/m)
+      const again = await plants(['keys', 'revoke', 'till-3', ...args], env)
+      assert.deepEqual([again.code, again.stdout.replace(/at \S+/, 'at T')], [0, 'till-3 was revoked already, at T\n'])
+      app.keyCache.forget() // the service's cached answer would otherwise last up to a second
+      assert.equal((await app.inject({ method: 'PATCH', url: '/v3/plant/1', payload: { status: 'sold' }, headers: { authorization: `Bearer ${secret}` } })).statusCode, 401)
+    })
+
+    test('refusals: a taken name, an unknown scope, a bad date, revoking what is not there', async (t) => {
+      const { env, args } = await target.make(t)
+      assert.equal((await plants(['keys', 'create', 'pos', '--scope', 'sell', '--create', ...args], env)).code, 0)
+      const taken = await plants(['keys', 'create', 'pos', '--scope', 'sell', ...args], env)
+      assert.equal(taken.code, 1)
+      assert.match(taken.stderr, /a key named pos exists/)
+      const scope = await plants(['keys', 'create', 'x', '--scope', 'root', ...args], env)
+      assert.equal(scope.code, 2)
+      assert.match(scope.stderr, /--scope must be one of read, sell, write, admin/)
+      assert.equal((await plants(['keys', 'create', 'x', ...args], env)).code, 2)
+      const date = await plants(['keys', 'create', 'x', '--scope', 'read', '--expires', 'next week', ...args], env)
+      assert.equal(date.code, 2)
+      assert.match(date.stderr, /--expires must be a date/)
+      assert.equal((await plants(['keys', 'create', 'env-1', '--scope', 'read', ...args], env)).code, 2)
+      // Dates that do not exist are refused, never rolled over into the next month.
+      const impossible = await plants(['keys', 'create', 'x', '--scope', 'read', '--expires', '2027-02-30', ...args], env)
+      assert.deepEqual([impossible.code, impossible.stderr.split('\n')[0]], [2, 'plants keys: --expires "2027-02-30" is not a date: February 2027 has 28 days'])
+      assert.equal((await plants(['keys', 'create', 'x', '--scope', 'read', '--expires', '2027-01-31T24:00:00Z', ...args], env)).code, 2)
+      const past = await plants(['keys', 'create', 'x', '--scope', 'read', '--expires', '2001-01-01', ...args], env)
+      assert.deepEqual([past.code, past.stderr.split('\n')[0]], [2, 'plants keys: --expires must be in the future (2001-01-02T00:00:00.000Z has passed)'])
+      const missing = await plants(['keys', 'revoke', 'nobody', ...args], env)
+      assert.equal(missing.code, 1)
+      assert.match(missing.stderr, /no key named nobody/)
+      const env1 = await plants(['keys', 'revoke', 'env-1', ...args], env)
+      assert.equal(env1.code, 2)
+      assert.match(env1.stderr, /env-1 is a key of API_KEYS or API_KEYS_FILE, not a stored one: remove it there and restart/)
+      assert.equal((await plants(['keys', 'rotate', ...args], env)).code, 2)
+    })
+
+    test('a folder or database with no catalogue is refused, and left without one, unless create has --create', async (t) => {
+      const { env, args, open } = await target.make(t)
+      const wheres = where === 'postgres' ? /no catalogue in the PostgreSQL database .* \(it has no plants table\)/ : /no catalogue in \S+data \(\S+catalogue\.db does not exist\)/
+      for (const command of [['keys', 'create', 'ghost', '--scope', 'admin'], ['keys', 'list'], ['keys', 'revoke', 'ghost'], ['webhooks', 'list'], ['webhooks', 'pause', '1']]) {
+        const refused = await plants([...command, ...args], env)
+        assert.equal(refused.code, 1, command.join(' '))
+        assert.equal(refused.stdout, '', 'no secret is printed')
+        assert.match(refused.stderr, wheres)
+      }
+      assert.match((await plants(['keys', 'create', 'ghost', '--scope', 'admin', ...args], env)).stderr, /pass --create to start a new catalogue there/)
+      if (where === 'postgres') {
+        const { default: pg } = await import('pg')
+        const client = new pg.Client({ connectionString: env.DATABASE_URL })
+        await client.connect()
+        try {
+          const { rows } = await client.query("SELECT to_regclass('plants') AS plants, to_regclass('api_keys') AS keys")
+          assert.deepEqual(rows[0], { plants: null, keys: null }, 'nothing was created')
+        } finally { await client.end() }
+      } else {
+        assert.equal(existsSync(args[1]), false, 'the folder was not made')
+      }
+      assert.equal((await plants(['keys', 'list', '--create', ...args], env)).code, 2, '--create goes with create only')
+      const made = await plants(['keys', 'create', 'first', '--scope', 'admin', '--create', ...args], env)
+      assert.equal(made.code, 0, made.stderr)
+      const store = await open()
+      t.after(() => store.close())
+      assert.deepEqual((await store.keys.list()).map((k) => k.name), ['first'])
+    })
+  })
+}

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, test, type TestContext } from 'node:test'
+import { Webhook as Verifier } from 'standardwebhooks'
+import { plants } from '../../scripts/lib/cli-harness.js'
+import { openStore } from '../../src/store/open-store.js'
+import { freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
+import { receiver } from '../helpers/receiver.js'
+
+// `plants webhooks add|list|pause|resume|remove|test` on the catalogue's own database.
+
+const TARGETS: Record<string, { skip: string | false, make (t: TestContext): Promise<{ env: NodeJS.ProcessEnv, args: string[] }> }> = {
+  'data folder': {
+    skip: false,
+    make: async (t) => {
+      const dir = await mkdtemp(join(tmpdir(), 'plants-webhooks-'))
+      t.after(() => rm(dir, { recursive: true, force: true }))
+      const dataDir = join(dir, 'data')
+      await (await openStore({ dataDir, feedRetentionMs: 86_400_000 })).close() // webhooks are added to a catalogue that exists
+      return { env: { WEBHOOK_ALLOW_PRIVATE: 'true' }, args: ['--data-dir', dataDir] }
+    }
+  },
+  postgres: {
+    skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set',
+    make: async (t) => {
+      const scratch = await freshSchema()
+      t.after(() => scratch.drop())
+      await (await openStore({ databaseUrl: scratch.url, dataDir: '', feedRetentionMs: 86_400_000 })).close()
+      return { env: { DATABASE_URL: scratch.url, WEBHOOK_ALLOW_PRIVATE: 'true' }, args: [] }
+    }
+  }
+}
+
+for (const [where, target] of Object.entries(TARGETS)) {
+  describe(`plants webhooks (${where})`, { skip: target.skip }, () => {
+    test('add prints the secret once; list, pause, resume, test and remove act on the stored webhook', async (t) => {
+      const { env, args } = await target.make(t)
+      const r = await receiver(t)
+      const added = await plants(['webhooks', 'add', r.url, '--events', 'created,deleted', ...args], env)
+      assert.equal(added.code, 0, added.stderr)
+      const secret = added.stdout.trim()
+      assert.match(secret, /^whsec_/)
+      assert.match(added.stderr, /added webhook 1 .*created, deleted/)
+      // The receiver is on loopback, allowed by this command's WEBHOOK_ALLOW_PRIVATE: the service needs its own.
+      assert.match(added.stderr, /\nnote: an internal address: the service sends to it only while it runs with WEBHOOK_ALLOW_PRIVATE=true too\n$/)
+      const listed = await plants(['webhooks', 'list', ...args], env)
+      assert.match(listed.stdout, /^1 +active +created,deleted +0 +http:\/\/127\.0\.0\.1:\d+\/hook +-$/m)
+      assert.ok(!listed.stdout.includes(secret))
+      assert.equal((await plants(['webhooks', 'pause', '1', ...args], env)).code, 0)
+      assert.match((await plants(['webhooks', 'list', ...args], env)).stdout, /^1 +paused/m)
+      assert.equal((await plants(['webhooks', 'resume', '1', ...args], env)).code, 0)
+      const tested = await plants(['webhooks', 'test', '1', ...args], env)
+      assert.equal(tested.code, 0, tested.stderr)
+      assert.match(tested.stdout, /answered 204/)
+      assert.deepEqual(new Verifier(secret).verify(r.received[0].body, r.received[0].headers as Record<string, string>), { kind: 'test', webhook: 1 })
+      assert.equal((await plants(['webhooks', 'remove', '1', ...args], env)).code, 0)
+      assert.equal((await plants(['webhooks', 'list', ...args], env)).stdout, 'no webhooks\n')
+      const missing = await plants(['webhooks', 'pause', '1', ...args], env)
+      assert.deepEqual([missing.code, missing.stderr], [1, 'plants webhooks: no webhook 1 (plants webhooks list shows them)\n'])
+    })
+
+    test('rotate prints a new secret that signs beside the old one; deliveries lists the attempts; list shows why a webhook fails', async (t) => {
+      const { env, args } = await target.make(t)
+      const r = await receiver(t)
+      const old = (await plants(['webhooks', 'add', r.url, ...args], env)).stdout.trim()
+      const rotated = await plants(['webhooks', 'rotate', '1', ...args], env)
+      assert.equal(rotated.code, 0, rotated.stderr)
+      const secret = rotated.stdout.trim()
+      assert.match(secret, /^whsec_/)
+      assert.notEqual(secret, old)
+      assert.match(rotated.stderr, /^rotated webhook 1's secret: .*keeps signing beside it until \d{4}-\d\d-\d\dT/)
+      assert.equal((await plants(['webhooks', 'test', '1', ...args], env)).code, 0)
+      const [{ body, headers }] = r.received
+      assert.equal(String(headers['webhook-signature']).split(' ').length, 2)
+      new Verifier(old).verify(body, headers as Record<string, string>)
+      new Verifier(secret).verify(body, headers as Record<string, string>)
+      const deliveries = await plants(['webhooks', 'deliveries', '1', ...args], env)
+      assert.equal(deliveries.code, 0, deliveries.stderr)
+      assert.match(deliveries.stdout, /^SEQ +ATTEMPT +AT +STATUS +MS +ERROR\ntest +1 +\d{4}-\S+Z +204 +\d+ +-\n$/)
+      assert.deepEqual([(await plants(['webhooks', 'rotate', '9', ...args], env)).code, (await plants(['webhooks', 'deliveries', '9', ...args], env)).code], [1, 1])
+      // Retries ran out at change 3: list says so, with since when and the last error.
+      const store = await openStore(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL, dataDir: '', feedRetentionMs: 86_400_000 } : { dataDir: args[1], feedRetentionMs: 86_400_000 })
+      await store.webhooks.recordAttempts(1, [{ seq: 3, attempt: 9, at: Date.UTC(2026, 0, 2), statusCode: 500, error: 'answered 500', durationMs: 3 }],
+        { cursor: 2, attempts: 9, nextAttemptAt: null, failingSince: Date.UTC(2026, 0, 1), lastError: 'answered 500', failing: true })
+      await store.close()
+      const listed = await plants(['webhooks', 'list', ...args], env)
+      assert.match(listed.stdout, /^1 +failing +created,updated,deleted +2 +\S+ +9 failed since 2026-01-01T00:00:00\.000Z, retries ran out \(resume to try again\): answered 500$/m)
+    })
+
+    test('--url is refused with where webhooks are managed instead', async (t) => {
+      const { env, args } = await target.make(t)
+      const refused = await plants(['webhooks', 'list', '--url', 'http://127.0.0.1:8080', ...args], env)
+      assert.equal(refused.code, 2)
+      assert.match(refused.stderr, /not on a running service \(--url\): over HTTP, use \/v3\/webhooks with an admin key/)
+    })
+
+    test('a receiver the catalogue refuses (a private address without WEBHOOK_ALLOW_PRIVATE, not http) exits 1, as a refusal; no URL at all, an unknown kind or a bad id is a usage error', async (t) => {
+      const { env, args } = await target.make(t)
+      const privateRefused = await plants(['webhooks', 'add', 'http://127.0.0.1:9/', ...args], { ...env, WEBHOOK_ALLOW_PRIVATE: 'false' })
+      assert.equal(privateRefused.code, 1)
+      assert.match(privateRefused.stderr, /must not name a loopback.*WEBHOOK_ALLOW_PRIVATE=true/)
+      assert.doesNotMatch(privateRefused.stderr, /--help/)
+      const notHttp = await plants(['webhooks', 'add', 'ftp://shop.example/', ...args], { ...env, WEBHOOK_ALLOW_PRIVATE: 'false' })
+      assert.equal(notHttp.code, 1)
+      assert.match(notHttp.stderr, /must be an http:\/\/ or https:\/\/ URL/)
+      assert.doesNotMatch(notHttp.stderr, /WEBHOOK_ALLOW_PRIVATE/)
+      assert.equal((await plants(['webhooks', 'add', 'shop.example/hooks', ...args], env)).code, 2)
+      assert.equal((await plants(['webhooks', 'add', 'https://shop.example/', '--events', 'sold', ...args], env)).code, 2)
+      assert.equal((await plants(['webhooks', 'pause', 'x', ...args], env)).code, 2)
+      assert.equal((await plants(['webhooks', 'frobnicate', ...args], env)).code, 2)
+    })
+  })
+}

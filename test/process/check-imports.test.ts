@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { after, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { checkImports, FLOORS } from '../../scripts/check-imports.js'
+
+// The import check on small trees of its own: each tree breaks (or keeps) one rule.
+
+const scratch = mkdtempSync(join(tmpdir(), 'check-imports-'))
+after(() => rmSync(scratch, { recursive: true, force: true }))
+
+let trees = 0
+/** A fake src/: file path -> source text. */
+function tree (files: Record<string, string>): string {
+  const root = join(scratch, `src-${trees++}`)
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true })
+    writeFileSync(join(root, path), text)
+  }
+  return root
+}
+
+const layered = {
+  'catalogue/plant.ts': 'export interface Plant { id: number }\n',
+  'store/plant-store.ts': "import type { Plant } from '../catalogue/plant.js'\nexport const get = (): Plant => ({ id: 1 })\n",
+  'plants/routes.ts': "import { get } from '../store/plant-store.js'\nexport const route = () => get()\n",
+  'app.ts': "import { route } from './plants/routes.js'\nroute()\n"
+}
+
+test('a tree whose imports only run down (or along) a floor has no problem', () => {
+  const report = checkImports(tree(layered))
+  assert.deepEqual(report.problems, [])
+  assert.equal(report.edges.length, 3)
+})
+
+test('a circle of imports is a problem naming its files, also through a type-only import', () => {
+  const report = checkImports(tree({
+    ...layered,
+    'plants/a.ts': "import { b } from './b.js'\nexport const a = () => b\n",
+    'plants/b.ts': "import type { C } from '../photos/c.js'\nexport const b = 1\nexport type B = C\n",
+    'photos/c.ts': "import { a } from '../plants/a.js'\nexport type C = typeof a\n"
+  }))
+  assert.deepEqual(report.circles, [['photos/c.ts', 'plants/a.ts', 'plants/b.ts']])
+  assert.equal(report.problems.length, 1)
+  // The message walks the circle, so the imports that close it can be found without a hunt.
+  assert.match(report.problems[0], /import circle: photos\/c\.ts -> plants\/a\.ts -> plants\/b\.ts -> photos\/c\.ts; break one of these imports/)
+})
+
+test('an import from a lower floor to a higher one is a problem, a dynamic import() and `typeof import()` too', () => {
+  const report = checkImports(tree({
+    ...layered,
+    'store/sqlite.ts': "export const open = async () => (await import('../plants/routes.js')).route\n",
+    'catalogue/query.ts': "export type Store = typeof import('../store/plant-store.js')\n"
+  }))
+  assert.deepEqual(report.problems.map((p) => p.split(': ')[0]), [
+    'store/sqlite.ts (floor 1) imports plants/routes.ts (floor 3)',
+    'catalogue/query.ts (floor 0) imports store/plant-store.ts (floor 1) (type only, not in ALLOWED_UPWARD)'
+  ].sort((a, b) => a.localeCompare(b)))
+  // Each says what to do about it.
+  for (const problem of report.problems) assert.match(problem, /move what both need down .* or, for a type with no better home, list it in ALLOWED_UPWARD/)
+})
+
+test('a type-only upward import passes only when it is listed, and at most two may be', () => {
+  const files = {
+    ...layered,
+    'store/plant-store.ts': "import type { Route } from '../plants/routes.js'\nexport const get = () => ({ id: 1 })\nexport type R = Route\n",
+    'plants/routes.ts': "import { get } from '../store/plant-store.js'\nexport const route = () => get()\nexport type Route = typeof route\n"
+  }
+  const root = tree(files)
+  assert.match(checkImports(root).problems.join('\n'), /store\/plant-store\.ts \(floor 1\) imports plants\/routes\.ts \(floor 3\) \(type only/)
+  const allowed = [{ from: 'store/plant-store.ts', to: 'plants/routes.ts', why: 'a test' }]
+  // Listed, it is neither an upward problem nor half of a circle.
+  assert.deepEqual(checkImports(root, FLOORS, allowed).problems, [])
+  // A value import is never allowed, listed or not.
+  const valued = tree({ ...files, 'store/plant-store.ts': "import { route } from '../plants/routes.js'\nexport const get = () => ({ id: 1 })\nexport const r = route\n" })
+  assert.equal(checkImports(valued, FLOORS, allowed).problems.length, 2) // the upward import and the circle it closes
+  const tooMany = [...allowed, ...allowed, ...allowed]
+  assert.match(checkImports(root, FLOORS, tooMany).problems.join('\n'), /3 upward imports allowed; at most 2/)
+})
+
+test('`import { type A }` counts as type-only; a room with no floor and a missing file are problems', () => {
+  const report = checkImports(tree({
+    ...layered,
+    'store/named.ts': "import { type Route } from '../plants/routes.js'\nexport type R = Route\n",
+    'trash/bin.ts': "import { gone } from './gone.js'\nexport const s = gone\n"
+  }))
+  assert.deepEqual(report.upward.map((edge) => [edge.from, edge.typeOnly]), [['store/named.ts', true]])
+  assert.ok(report.problems.includes('trash: has no floor; give it one in FLOORS (scripts/check-imports.ts)'))
+  assert.ok(report.problems.includes('trash/bin.ts: imports ./gone.js, which is no .ts file under src/'))
+})
+
+test('the command exits 1 on a problem and 0 on a clean tree (npm run lint runs it)', () => {
+  const script = fileURLToPath(new URL('../../scripts/check-imports.ts', import.meta.url))
+  const run = (root: string) => spawnSync(process.execPath, ['--import', 'tsx', script, root], { encoding: 'utf8' })
+  const clean = run(tree(layered))
+  assert.equal(clean.status, 0, clean.stderr)
+  assert.match(clean.stdout, /4 files, 3 imports, no circle/)
+  const broken = run(tree({ ...layered, 'catalogue/plant.ts': "import '../app.js'\nexport interface Plant { id: number }\n" }))
+  assert.equal(broken.status, 1)
+  assert.match(broken.stderr, /catalogue\/plant\.ts \(floor 0\) imports app\.ts \(floor 4\)/)
+  assert.match(broken.stderr, /import circle: app\.ts -> plants\/routes\.ts -> store\/plant-store\.ts -> catalogue\/plant\.ts -> app\.ts/)
+})
+
+test('the ground floor imports no framework or engine, and the store no HTTP package: a package import there is a problem', () => {
+  const report = checkImports(tree({
+    ...layered,
+    'catalogue/errors.ts': "import type { FastifyInstance } from 'fastify'\nimport { Type } from '@sinclair/typebox'\nimport { randomUUID } from 'node:crypto'\nexport type F = FastifyInstance\nexport const t = Type.String()\nexport const id = randomUUID\n",
+    'store/sqlite.ts': "import Database from 'better-sqlite3'\nimport type { FastifyReply } from 'fastify'\nexport const d = Database\nexport type R = FastifyReply\n"
+  }))
+  assert.deepEqual(report.problems.map((p) => p.split(';')[0]), [
+    'catalogue/errors.ts: imports the package fastify',
+    'catalogue/errors.ts: imports the package @sinclair/typebox',
+    'store/sqlite.ts: imports the package fastify'
+  ])
+})
