@@ -8,7 +8,7 @@ export const CLIENT_TYPES_FILE = new URL('../src/client/openapi.ts', import.meta
 
 /**
  * The OpenAPI document exactly as the service serves it, taken through inject: no server, no files.
- * Served with API keys and a rate limit; the document is the same without them (test/openapi-document.test.ts).
+ * Served with API keys and a rate limit; the document is the same without them (test/app/openapi-document.test.ts).
  */
 export async function servedDocument (): Promise<OpenAPI3> {
   const store = openSqliteStore({ dataDir: ':memory:', feedRetentionMs: 86_400_000 })

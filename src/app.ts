@@ -77,7 +77,12 @@ export interface AppOptions {
   logStream?: NodeJS.WritableStream
   /** Webhook delivery settings beyond the config's (tests shrink the retry delays and time limit). */
   webhooks?: Omit<DelivererOptions, 'allowPrivate'>
+  /** How long a client may take to send its headers, and how often that is checked (tests shorten both). */
+  headersTimeout?: { ms: number, checkEveryMs: number }
 }
+
+/** A slowloris client trickling headers is cut off after 10 s (checked every 2 s), without holding others up. */
+const HEADERS_TIMEOUT = { ms: 10_000, checkEveryMs: 2_000 }
 
 const OPERATIONS_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
 const SANE_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
@@ -114,8 +119,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     connectionTimeout: 60_000,
     requestTimeout: 30_000,
     keepAliveTimeout: 5_000,
-    // A slowloris client trickling headers is cut off after 10 s (checked every 2 s), without holding others up.
-    http: { headersTimeout: 10_000, connectionsCheckingInterval: 2_000 },
+    http: { headersTimeout: (options.headersTimeout ?? HEADERS_TIMEOUT).ms, connectionsCheckingInterval: (options.headersTimeout ?? HEADERS_TIMEOUT).checkEveryMs },
     return503OnClosing: false,
     trustProxy: config.trustProxy,
     clientErrorHandler: observedClientErrors(clientErrorHandler),

@@ -11,7 +11,7 @@ import { parse } from 'csv-parse'
 // first record of any other shape, csv-parse takes over from that record to the end of the file,
 // given the header line again first, so a malformed record, and everything after it, is read (and
 // refused, in csv-parse's words) exactly as before. A header that is not plain (quoted, or after an
-// empty line) leaves the whole file to csv-parse. test/csv-reader.test.ts checks both against
+// empty line) leaves the whole file to csv-parse. test/app/csv-reader.test.ts checks both against
 // csv-parse alone on random files.
 
 /**

@@ -5,7 +5,7 @@ import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-s
 // start, for a first request that needs two of them. Here each is compiled when first used
 // instead, and `compileRest` compiles the others once the service is listening (server.ts), so
 // neither readiness nor, a moment later, a first request waits for them, and a schema that does
-// not compile is still found at start (test/start-up.test.ts compiles them all).
+// not compile is still found at start (test/process/start-up.test.ts compiles them all).
 
 type Compiled = (...args: any[]) => any
 

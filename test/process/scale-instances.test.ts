@@ -108,7 +108,7 @@ describe('service instances sharing one PostgreSQL database', { skip: postgresEn
   })
 
   // How soon is the PostgreSQL store's business (its notification, tested without a clock in
-  // test/postgres-store.test.ts); here, that it arrives at all, through two real processes. The
+  // test/process/postgres-store.test.ts); here, that it arrives at all, through two real processes. The
   // delay is reported, not judged: a loaded machine would make any bound a coin toss.
   it('a change written through one instance reaches an event-stream subscriber of the other', async (t) => {
     const [a, b] = instances
