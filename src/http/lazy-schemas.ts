@@ -15,6 +15,9 @@ type Compiled = (...args: any[]) => any
  */
 const serializersByShape = new Map<string, Compiled>()
 
+/** How many serialisers this process has compiled. */
+export const serializersCompiled = (): number => serializersByShape.size
+
 export class LazySchemas {
   readonly #pending = new Set<() => Compiled>()
 

@@ -63,6 +63,9 @@ function validatorOf (schema: object, part: 'body' | 'text'): Compiled {
   return validate
 }
 
+/** How many validators this process has compiled. */
+export const validatorsCompiled = (): number => compiled.size
+
 export function registerValidators (app: FastifyInstance, schemas: LazySchemas): void {
   // Compiled when first used (or after listening: see lazy-schemas.ts); every component is declared by then.
   app.setValidatorCompiler(({ schema, httpPart }) => schemas.lazy(() => validatorOf(schema, httpPart === 'body' ? 'body' : 'text')))

@@ -73,6 +73,43 @@ staffPageTest('under "For sale", two clicks on Mark sold sell one plant, another
   for (const status of await staff.refusedStatuses()) assert.equal(status, 412)
 })
 
+staffPageTest('a change from elsewhere while the list loads from scratch does not keep the rows of the list before', async (staff) => {
+  const { page } = staff
+  const fern = await staff.add({ name: 'Fern' })
+  const ivy = await staff.add({ name: 'Ivy' })
+  const palm = await staff.add({ name: 'Palm' })
+  await page.goto(staff.url + '/')
+  await page.getByRole('combobox', { name: 'Status', exact: true }).selectOption({ label: 'For sale' })
+  await plantButton(page, 'Ivy').waitFor()
+  // Sold elsewhere: the row stays in place, marked sold, until the list loads from scratch.
+  assert.equal((await staff.call('PATCH', `/v3/plant/${ivy.id}`, { status: 'sold' })).status, 200)
+  await page.locator(`#plants li[data-id="${ivy.id}"]`).getByText('Sold', { exact: true }).waitFor()
+
+  // The loads from scratch (another filter, then this one again) are held on the way, so none
+  // shows; a change made elsewhere meanwhile loads the list again and overtakes them. That load must
+  // still be from scratch: the rows on screen answer an older question.
+  let release!: () => void
+  const held = new Promise<void>((resolve) => { release = resolve })
+  let holding = true
+  await page.route((url) => url.pathname === '/v3/plant', async (route) => {
+    if (!holding) return route.continue()
+    await held
+    await route.continue().catch(() => {}) // aborted by the page meanwhile
+  })
+  const status = page.getByRole('combobox', { name: 'Status', exact: true })
+  await status.selectOption({ label: 'Any status' })
+  await status.selectOption({ label: 'For sale' })
+  await page.waitForFunction(() => document.querySelector('#plants')?.getAttribute('aria-busy') === 'true')
+  const overtaking = page.waitForResponse((r) => new URL(r.url()).pathname === '/v3/plant')
+  holding = false
+  assert.equal((await staff.call('PATCH', `/v3/plant/${palm.id}`, { category: 'outdoor' })).status, 200)
+  await overtaking
+  release()
+  await plantButton(page, 'Ivy').waitFor({ state: 'detached' })
+  assert.deepEqual(await rowIds(page), [fern.id, palm.id])
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})
+
 staffPageTest('a save offers Undo, which writes the fields back; closing with unsaved typing asks first (Esc, Close, leaving the page)', async (staff) => {
   const { page } = staff
   const fern = await staff.add({ name: 'Fern', category: 'indoor', tags: ['shade'] })
