@@ -43,8 +43,9 @@ test('the deliverer\'s own writes do not wake the feed\'s listeners: only a chan
   const webhook = await store.webhooks.create({ url: 'http://127.0.0.1:9/hook', events: ['created'], secret }, Date.now())
   let heard = 0
   store.onCommit(() => { heard++ })
-  assert.equal(await store.webhooks.lease(webhook.id, 'me', Date.now() + 1000, Date.now()), true)
-  assert.equal(await store.webhooks.lease(webhook.id, 'another', Date.now() + 1000, Date.now()), false, 'held by me')
+  // A lease far longer than the test: under load, a second between two calls must not end it.
+  assert.equal(await store.webhooks.lease(webhook.id, 'me', Date.now() + 60_000, Date.now()), true)
+  assert.equal(await store.webhooks.lease(webhook.id, 'another', Date.now() + 60_000, Date.now()), false, 'held by me')
   await store.webhooks.recordAttempts(webhook.id, [{ seq: 1, attempt: 1, at: Date.now(), statusCode: 500, error: 'answered 500', durationMs: 1 }],
     { cursor: 0, attempts: 1, nextAttemptAt: Date.now() + 5_000, failingSince: Date.now(), lastError: 'answered 500', failing: false })
   await store.webhooks.release(webhook.id, 'me')

@@ -94,6 +94,8 @@ export interface ServiceOptions {
   readyTimeoutMs?: number
   /** A given port (a restart in place, behind a load balancer); a free one when absent. */
   port?: number
+  /** What runs the service: the build's bundle when absent. */
+  command?: [string, string[]]
 }
 
 // Variables of the service: cleared so that the developer's shell cannot change what a test runs.
@@ -116,7 +118,7 @@ export async function startService (options: ServiceOptions): Promise<ServicePro
   const port = options.port ?? await freePort()
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'plants-service-'))
   const env = serviceEnv({ HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...options.env })
-  const child = spawn(...serviceCommand(), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(...(options.command ?? serviceCommand()), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout!.on('data', (b: Buffer) => { output += b.toString() })
   child.stderr!.on('data', (b: Buffer) => { output += b.toString() })

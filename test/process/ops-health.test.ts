@@ -23,7 +23,8 @@ async function waitFor (what: string, check: () => boolean, ms = 30_000): Promis
 
 describe('shutdown', () => {
   test('SIGTERM on an idle service still answers /readyz 503 before closing, logs it once at info, and ends with "stopped" and the drain time', async () => {
-    const service = await startService({ env: { LOG_LEVEL: 'info' } })
+    // A grace of 1.5 s, not the 5 s default: the probes below answer 503 all through it.
+    const service = await startService({ env: { LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '1500' } })
     await sleep(500) // idle: no request for longer than the 300 ms that cuts the grace short
     service.child.kill('SIGTERM')
     await waitFor('the shutdown line', () => service.output().includes('"shutting down"'))
