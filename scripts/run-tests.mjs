@@ -64,6 +64,8 @@ for (const tier of tiers) {
   rmSync(dir, { recursive: true, force: true })
   results.push({ tier, files: files.length, processes: entries.length, seconds: (Date.now() - started) / 1000, code })
 }
+// The tiers run one after the other: run at once, the process and browser tiers took longer than
+// in turn (both need the CPU more than they wait), and timing-bound tests failed.
 process.stdout.write('\n# tiers\n')
 for (const r of results) {
   process.stdout.write(`# ${r.tier}: ${r.files} files in ${r.processes} processes, ${r.seconds.toFixed(1)} s, ${r.code === 0 ? 'passed' : `FAILED (${r.code})`}\n`)
