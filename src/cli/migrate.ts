@@ -66,11 +66,15 @@ interface PlantRow {
 const STORE_COLUMNS = 'description, price, sku, barcode, created_at, updated_at'
 const storeValues = (r: { description: string | null, price: number | null, sku: string | null, barcode: string | null, created_at: number, updated_at: number }): unknown[] =>
   [r.description, r.price, r.sku, r.barcode, r.created_at, r.updated_at]
-interface Counts { plants: number, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string, photoFiles: number, fileDigest: string, apiKeys: number, apiKeyDigest: string, trash: number, trashDigest: string, history: number, historyDigest: string }
+interface Counts { plants: number, inventory: string, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string, photoFiles: number, fileDigest: string, apiKeys: number, apiKeyDigest: string, trash: number, trashDigest: string, history: number, historyDigest: string }
 
 /** A trashed plant as both engines keep it: its record as JSON text, copied as it is. */
 interface TrashRow { id: number, plant: string, version: number, trashed_at: number, trashed_by: string | null }
 const TRASH_COLUMNS = 'id, plant, version, trashed_at, trashed_by'
+
+/** How many plants of each status, as GET /v3/store/inventory answers: "available 2, pending 0, sold 1". */
+const inventoryOf = (counts: Array<{ status: string, n: number | string }>): string =>
+  ['available', 'pending', 'sold'].map((status) => `${status} ${Number(counts.find((c) => c.status === status)?.n ?? 0)}`).join(', ')
 
 /** The trash's count and a digest of every entry, in id order. */
 function trashDigest (rows: TrashRow[]): Pick<Counts, 'trash' | 'trashDigest'> {
@@ -202,7 +206,7 @@ async function runMigrate (values: Record<string, any>, positionals: string[], i
     // Writes the service took while we copied are not in PostgreSQL: say so rather than lose them quietly.
     const after = (sqlite.prepare('SELECT coalesce(max(seq), 0) AS seq FROM changes').get() as { seq: number }).seq
     io.stdout.write(`migrated the data folder ${dataDir} to ${target} in ${formatDuration(Date.now() - started)}\n` +
-      `  plants          ${expected.plants.toLocaleString('en')} (last id handed out ${expected.lastId})\n` +
+      `  plants          ${expected.plants.toLocaleString('en')} (last id handed out ${expected.lastId}; ${expected.inventory})\n` +
       `  tags            ${expected.tags.toLocaleString('en')}\n` +
       `  changes         ${expected.changes.toLocaleString('en')} (feed head ${expected.feedHead}, floor ${expected.feedFloor})\n` +
       `  idempotency keys ${expected.keys.toLocaleString('en')}\n` +
@@ -210,7 +214,7 @@ async function runMigrate (values: Record<string, any>, positionals: string[], i
       `  API keys        ${expected.apiKeys.toLocaleString('en')}\n` +
       `  in the trash    ${expected.trash.toLocaleString('en')}\n` +
       `  history         ${expected.history.toLocaleString('en')} versions\n` +
-      '  verified: counts, sequences, a digest of every plant, of every photo file, of every API key, of the trash and of the history match the source\n')
+      '  verified: counts, the inventory, sequences, a digest of every plant, of every photo file, of every API key, of the trash and of the history match the source\n')
     if (after > expected.feedHead) {
       io.stderr.write(`warning: ${plural(after - expected.feedHead, 'change')} reached the data folder after the snapshot and ${after - expected.feedHead === 1 ? 'is' : 'are'} not in PostgreSQL; stop the service's writes and migrate into an empty database again\n`)
       return 1
@@ -237,6 +241,7 @@ function sourceCounts (db: Database.Database): Counts {
   const { changes, maxSeq } = one<{ changes: number, maxSeq: number }>('SELECT count(*) AS changes, coalesce(max(seq), 0) AS maxSeq FROM changes')
   return {
     plants,
+    inventory: inventoryOf(db.prepare('SELECT status, count(*) AS n FROM plants GROUP BY status').all() as Array<{ status: string, n: number }>),
     tags,
     changes,
     keys: one<{ n: number }>('SELECT count(*) AS n FROM idempotency_keys').n,
@@ -335,6 +340,8 @@ async function copy (db: Database.Database, client: pg.Client, expected: Counts,
   }
 
   if (expected.lastId > 0) await client.query("SELECT setval(pg_get_serial_sequence('plants', 'id'), $1, true)", [expected.lastId])
+  // The inventory's counts were made by the migrations while plants was empty: count what was copied.
+  await client.query("UPDATE meta SET value = (SELECT count(*) FROM plants WHERE status = substr(meta.key, 7)) WHERE key IN ('count_available', 'count_pending', 'count_sold')")
   await client.query("UPDATE meta SET value = $1 WHERE key = 'feed_head'", [expected.feedHead])
   await client.query("UPDATE meta SET value = $1 WHERE key = 'feed_floor'", [expected.feedFloor])
 }
@@ -384,6 +391,9 @@ async function targetCounts (client: pg.Client): Promise<Counts> {
   }
   return {
     plants: Number(c.plants),
+    // The counts the service reads for its inventory, kept by every write (recounted by the copy).
+    inventory: inventoryOf((await client.query<{ status: string, n: string }>(
+      "SELECT substr(key, 7) AS status, value AS n FROM meta WHERE key IN ('count_available', 'count_pending', 'count_sold')")).rows),
     // plant_tags holds one row per distinct tag of a plant; SQLite's lists are distinct already.
     tags: Number(c.tags),
     changes: Number(c.changes),

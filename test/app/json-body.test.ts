@@ -20,13 +20,12 @@ test('findMembers names the first duplicate member and every number written with
 const bracketBomb = (depth: number, count: number): string =>
   '['.repeat(depth) + Array(count).fill('1.0').join(',') + ']'.repeat(depth)
 
-test(`findMembers stops at ${MAX_DEPTH} levels of nesting, so its cost is linear in the text (a 4x body costs at most 8x)`, () => {
+test(`findMembers stops at ${MAX_DEPTH} levels of nesting, so its cost is linear in the text (a 4x body costs at most 12x, not 16x)`, () => {
   assert.deepEqual(findMembers('['.repeat(MAX_DEPTH) + '1.5' + ']'.repeat(MAX_DEPTH)), { fractional: ['/0'.repeat(MAX_DEPTH)] })
   assert.equal(findMembers('['.repeat(MAX_DEPTH + 1) + ']'.repeat(MAX_DEPTH + 1)).tooDeep, true)
   assert.equal(findMembers('{"a":'.repeat(MAX_DEPTH + 1) + '1' + '}'.repeat(MAX_DEPTH + 1)).tooDeep, true)
   // Before the bound, pointers cost depth x count: the 2x body took 4-5x as long (15 s for 64 KB), so
-  // a 4x body would take 16x or more. Linear is 4x: the bound of 8x leaves room for a busy machine
-  // (a 2x body against a bound of 3x failed once under load at 3.15x).
+  // a 4x body would take 16x or more.
   // Numbers just inside the bound as well, so the walk does real work at both sizes.
   const inside = (n: number): string => '['.repeat(MAX_DEPTH - 1) + Array(n).fill('[1.0]').join(',') + ']'.repeat(MAX_DEPTH - 1)
   // The fastest of 11 runs: a busy machine (the suite runs files side by side) only ever adds time,
@@ -43,7 +42,9 @@ test(`findMembers stops at ${MAX_DEPTH} levels of nesting, so its cost is linear
   for (const make of [(k: number) => bracketBomb(1000 * k, 1500 * k), (k: number) => inside(3000 * k)]) {
     cost(make(4)) // warm up
     const ratio = cost(make(4)) / cost(make(1))
-    assert.ok(ratio <= 8, `a body four times as long cost ${ratio.toFixed(2)}x`)
+    // Quadratic is 16x; linear is 4x, measured up to 9.2x in a shard beside other files (its larger
+    // heap makes the 4x body's collections dearer): 12x tells the two apart with room for that.
+    assert.ok(ratio <= 12, `a body four times as long cost ${ratio.toFixed(2)}x`)
   }
 })
 
