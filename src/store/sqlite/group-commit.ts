@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
 import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid, PlantNotFound, SkuTaken, TrashedNotFound, VersionMismatch, VersionNotKept } from '../../catalogue/errors.js'
@@ -112,11 +113,13 @@ export function inThreadCommitter (db: Database.Database, idempotencyTtlMs: numb
 }
 
 // Run from source (tests, tools under tsx), the thread's module is the .ts file next to this one,
-// and a worker on Node 20 does not inherit tsx's loader: it registers it before the import.
+// loaded through tsx's require hook, which compiles in the thread itself. Its import hook (the
+// --import tsx a worker inherits) starts a loader thread of its own for every writer thread:
+// three times the CPU, and the tests open a store, so a writer thread, hundreds of times.
 const FROM_SOURCE = import.meta.url.endsWith('.ts')
 const WRITER_THREAD = new URL(FROM_SOURCE ? './writer-thread.ts' : './writer-thread.js', import.meta.url)
 const newWriterThread = (workerData: unknown): Worker => FROM_SOURCE
-  ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(WRITER_THREAD.href)}) })`, { eval: true, workerData })
+  ? new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(fileURLToPath(WRITER_THREAD))})`, { eval: true, workerData, execArgv: [] })
   : new Worker(WRITER_THREAD, { workerData })
 
 /**
