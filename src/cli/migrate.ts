@@ -9,6 +9,7 @@ import { CommandFailed, formatDuration, plural, positiveInteger, UsageError, typ
 import { fromPostgresText, toPostgresText } from '../store/postgres/text-escape.js'
 import { storedPhotoFiles } from '../store/sqlite/photo-writes.js'
 import { redactUrl } from './postgres-catalogue.js'
+import { copyWebhooks, sourceWebhookCounts, targetWebhookCounts, type WebhookCounts } from './migrate-webhooks.js'
 
 export const migrateCommand: Command = {
   name: 'migrate',
@@ -18,14 +19,16 @@ Copies the embedded catalogue of a data folder into PostgreSQL, as the PostgreSQ
 plants with their ids and versions (so ETags stay valid), the id sequence (an id handed out on
 SQLite, even one since deleted, is never handed out again), the change feed with its sequence
 numbers (clients resume where they were), the Idempotency-Keys still remembered, the trash, the
-plants' history, and the photos: each plant's list and every photo file (BLOB rows become bytea rows,
-so every instance serves them).
+plants' history, the API keys, the webhooks (with their secrets, their place in the feed and their
+recent attempts), and the photos: each plant's list and every photo file (BLOB rows become bytea
+rows, so every instance serves them).
 
 The target's schema is created (or brought up to date) by the store's own migrations; the target
 must hold no catalogue yet. Everything is copied in one transaction, and before it commits the
-copy is verified: the number of plants, tags, changes, keys, photo files and history versions, the id
-and feed sequences, a digest of every photo file (name, references, bytes), and a
-digest of every plant read back from PostgreSQL must equal the source's. A failed check commits
+copy is verified: the number of plants, tags, changes, keys, photo files, history versions and
+webhooks, the inventory's counts, the id and feed sequences, a digest of every photo file (name,
+references, bytes), of every webhook and of every plant read back from PostgreSQL must equal the
+source's. A failed check commits
 nothing.
 
 The copy is a snapshot of the data folder when the command starts: stop the service's writes first
@@ -66,7 +69,7 @@ interface PlantRow {
 const STORE_COLUMNS = 'description, price, sku, barcode, created_at, updated_at'
 const storeValues = (r: { description: string | null, price: number | null, sku: string | null, barcode: string | null, created_at: number, updated_at: number }): unknown[] =>
   [r.description, r.price, r.sku, r.barcode, r.created_at, r.updated_at]
-interface Counts { plants: number, inventory: string, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string, photoFiles: number, fileDigest: string, apiKeys: number, apiKeyDigest: string, trash: number, trashDigest: string, history: number, historyDigest: string }
+type Counts = WebhookCounts & { plants: number, inventory: string, tags: number, changes: number, keys: number, lastId: number, feedHead: number, feedFloor: number, digest: string, photoFiles: number, fileDigest: string, apiKeys: number, apiKeyDigest: string, trash: number, trashDigest: string, history: number, historyDigest: string }
 
 /** A trashed plant as both engines keep it: its record as JSON text, copied as it is. */
 interface TrashRow { id: number, plant: string, version: number, trashed_at: number, trashed_by: string | null }
@@ -184,7 +187,7 @@ async function runMigrate (values: Record<string, any>, positionals: string[], i
       throw new CommandFailed(`cannot prepare ${target}: ${(err as Error).message}`)
     }
     const { rows: [existing] } = await client.query<{ n: string }>(
-      "SELECT (SELECT count(*) FROM plants) + (SELECT count(*) FROM changes) + (SELECT value FROM meta WHERE key = 'feed_head') AS n")
+      "SELECT (SELECT count(*) FROM plants) + (SELECT count(*) FROM changes) + (SELECT count(*) FROM webhooks) + (SELECT value FROM meta WHERE key = 'feed_head') AS n")
     if (Number(existing.n) > 0) throw new CommandFailed(`${target} already holds a catalogue; migrate only into an empty one`)
 
     await client.query('BEGIN')
@@ -214,7 +217,8 @@ async function runMigrate (values: Record<string, any>, positionals: string[], i
       `  API keys        ${expected.apiKeys.toLocaleString('en')}\n` +
       `  in the trash    ${expected.trash.toLocaleString('en')}\n` +
       `  history         ${expected.history.toLocaleString('en')} versions\n` +
-      '  verified: counts, the inventory, sequences, a digest of every plant, of every photo file, of every API key, of the trash and of the history match the source\n')
+      `  webhooks        ${expected.webhooks.toLocaleString('en')} (with their secrets and places in the feed; ${plural(expected.webhookDeliveries, 'attempt')} in their logs)\n` +
+      '  verified: counts, the inventory, sequences, a digest of every plant, of every photo file, of every API key, of the trash, of the history and of the webhooks match the source\n')
     if (after > expected.feedHead) {
       io.stderr.write(`warning: ${plural(after - expected.feedHead, 'change')} reached the data folder after the snapshot and ${after - expected.feedHead === 1 ? 'is' : 'are'} not in PostgreSQL; stop the service's writes and migrate into an empty database again\n`)
       return 1
@@ -253,7 +257,8 @@ function sourceCounts (db: Database.Database): Counts {
     ...sourceFiles(db),
     ...apiKeyDigest(db.prepare(`SELECT ${API_KEY_COLUMNS} FROM api_keys`).all() as ApiKeyRow[]),
     ...trashDigest(sourceTrash(db)),
-    ...historyCounts(sourceHistory(db))
+    ...historyCounts(sourceHistory(db)),
+    ...sourceWebhookCounts(db)
   }
 }
 
@@ -339,6 +344,8 @@ async function copy (db: Database.Database, client: pg.Client, expected: Counts,
     }
   }
 
+  await copyWebhooks(db, client)
+
   if (expected.lastId > 0) await client.query("SELECT setval(pg_get_serial_sequence('plants', 'id'), $1, true)", [expected.lastId])
   // The inventory's counts were made by the migrations while plants was empty: count what was copied.
   await client.query("UPDATE meta SET value = (SELECT count(*) FROM plants WHERE status = substr(meta.key, 7)) WHERE key IN ('count_available', 'count_pending', 'count_sold')")
@@ -405,7 +412,8 @@ async function targetCounts (client: pg.Client): Promise<Counts> {
     ...await targetFiles(client),
     ...apiKeyDigest(await targetApiKeys(client)),
     ...trashDigest((await client.query<TrashRow>(`SELECT ${TRASH_COLUMNS} FROM trash ORDER BY id`)).rows),
-    ...await targetHistory(client)
+    ...await targetHistory(client),
+    ...await targetWebhookCounts(client)
   }
 }
 

@@ -148,3 +148,52 @@ test('migrate copies the API keys by their hash, with scope, times and revocatio
   assert.deepEqual(await pg.keys.byHash(hashOf(till.secret)), { name: 'till-3', scope: 'sell', expiresAt: now + 30 * DAY + 123, revoked: false })
   assert.equal((await pg.keys.byHash(hashOf(old.secret)))?.revoked, true)
 })
+
+test('migrate copies the webhooks with their ids, secrets, place in the feed, attempt state and log: each resumes at its place in the feed, signing with the same secrets', {
+  skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set (.ci/run sets it when PostgreSQL is installed)'
+}, async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'plants-migrate-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const dataDir = join(dir, 'data')
+  const sqlite = openSqliteStore({ dataDir, feedRetentionMs: 7 * DAY })
+  const now = Date.now()
+  const shop = await sqlite.webhooks.create({ url: 'https://shop.example/hooks', events: ['created', 'updated'], secret: 'whsec_c2hvcC1zZWNyZXQtb25lLXNob3Atc2VjcmV0' }, now)
+  const till = await sqlite.webhooks.create({ url: 'https://till.example/in', events: ['deleted'], secret: 'whsec_dGlsbC1zZWNyZXQtb25lLXRpbGwtc2VjcmV0' }, now)
+  const gone = await sqlite.webhooks.create({ url: 'https://gone.example/', events: ['created'], secret: 'whsec_Z29uZS1zZWNyZXQtZ29uZS1zZWNyZXQtZ29uZQ' }, now)
+  await sqlite.webhooks.remove(gone.id) // its id must never be handed out again
+  for (let i = 0; i < 3; i++) await sqlite.create({ name: `Plant ${i}`, category: null, tags: [], status: 'available' })
+  // The shop's receiver had the first two changes; its secret was rotated, the old one still signing.
+  await sqlite.webhooks.rotateSecret(shop.id, 'whsec_c2hvcC1zZWNyZXQtdHdvLXNob3Atc2VjcmV0LXR3', now + 1, now + DAY)
+  await sqlite.webhooks.recordAttempts(shop.id, [
+    { seq: 1, attempt: 1, at: now + 2, statusCode: 200, error: null, durationMs: 12 },
+    { seq: 2, attempt: 1, at: now + 3, statusCode: 200, error: null, durationMs: 9 }
+  ], { cursor: 2, attempts: 0, nextAttemptAt: null, failingSince: null, lastError: null, failing: false })
+  // The till's receiver is failing at the next change, and paused.
+  await sqlite.webhooks.recordAttempts(till.id, [{ seq: 1, attempt: 1, at: now + 4, statusCode: 503, error: 'HTTP 503', durationMs: 30 }],
+    { cursor: 0, attempts: 1, nextAttemptAt: now + 60_000, failingSince: now + 4, lastError: 'HTTP 503', failing: false })
+  await sqlite.webhooks.update(till.id, { status: 'paused' })
+  const before = await sqlite.webhooks.list()
+  const logs = [await sqlite.webhooks.deliveries(shop.id, 100), await sqlite.webhooks.deliveries(till.id, 100)]
+  assert.equal(before.length, 2)
+  assert.equal(before[0].previousSecret, shop.secret)
+  await sqlite.close()
+
+  const scratch = await freshSchema()
+  t.after(() => scratch.drop())
+  const result = await plants(['migrate', '--to', scratch.url, '--data-dir', dataDir])
+  assert.equal(result.code, 0, result.stderr)
+  assert.match(result.stdout, /webhooks +2 \(with their secrets and places in the feed; 3 attempts in their logs\)\n/)
+  assert.match(result.stdout, /of the webhooks match the source/)
+  const pg = await openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 7 * DAY })
+  t.after(() => pg.close())
+  assert.deepEqual(await pg.webhooks.list(), before, 'every webhook, with its id, secrets, events, status, cursor and attempt state')
+  assert.deepEqual([await pg.webhooks.deliveries(shop.id, 100), await pg.webhooks.deliveries(till.id, 100)], logs)
+  const lag = await pg.webhooks.lag()
+  assert.deepEqual(lag.map((l) => [l.id, l.cursor, l.head]), [[shop.id, 2, 3], [till.id, 0, 3]], 'each resumes at its place in the feed')
+  assert.equal(await pg.webhooks.lease(shop.id, 'first-instance', Date.now() + 10_000, Date.now()), true, 'no lease came along: the first instance takes it')
+  const made = await pg.webhooks.create({ url: 'https://new.example/', events: ['created'], secret: 'whsec_bmV3LXNlY3JldC1uZXctc2VjcmV0LW5ldy1zZWNy' }, Date.now())
+  assert.equal(made.id, gone.id + 1, 'a webhook made after the move gets an id never handed out')
+  await pg.webhooks.recordAttempts(shop.id, [{ seq: 3, attempt: 1, at: Date.now(), statusCode: 200, error: null, durationMs: 5 }],
+    { cursor: 3, attempts: 0, nextAttemptAt: null, failingSince: null, lastError: null, failing: false })
+  assert.equal((await pg.webhooks.deliveries(shop.id, 1))[0].seq, 3, 'the log carries on after the copied attempts')
+})
