@@ -18,15 +18,21 @@ for (const [net, bits] of [
   // Unspecified, loopback and the IPv4-compatible and IPv4-mapped forms (::ffff:127.0.0.1 and the like).
   ['::', 96], ['::ffff:0:0', 96],
   // Unique local (fd00:ec2::254, a cloud's metadata service, is one), link-local, site-local, multicast, discard, documentation.
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['100::', 64], ['2001:db8::', 32]
+  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['100::', 64], ['2001:db8::', 32],
+  // The local-use NAT64 prefix (RFC 8215): a network's own translator, to wherever it chooses.
+  ['64:ff9b:1::', 48]
 ] as const) PRIVATE_V6.addSubnet(net, bits, 'ipv6')
 
-/** An IPv4 address inside a NAT64 (64:ff9b::/96) or 6to4 (2002::/16) address, which reaches it. */
+/**
+ * An IPv4 address inside a NAT64 (64:ff9b::/96), IPv4-translated (::ffff:0:a.b.c.d, SIIT) or
+ * 6to4 (2002::/16) address, which reaches it.
+ */
 function embeddedIpv4 (address: string): string | undefined {
   const groups = expandIpv6(address)
   if (groups === undefined) return undefined
   const v4 = (hi: number, lo: number): string => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
   if (groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0)) return v4(groups[6], groups[7])
+  if (groups.slice(0, 4).every((g) => g === 0) && groups[4] === 0xffff && groups[5] === 0) return v4(groups[6], groups[7])
   if (groups[0] === 0x2002) return v4(groups[1], groups[2])
   return undefined
 }

@@ -15,6 +15,7 @@ const REFUSED = [
   'http://169.254.169.254/', 'http://2852039166/', 'http://100.64.0.1/',
   'http://[::1]/', 'http://[::]/', 'http://[0:0:0:0:0:0:0:1]/', 'http://[::ffff:127.0.0.1]/', 'http://[::ffff:7f00:1]/', 'http://[::ffff:10.0.0.1]/',
   'http://[::ffff:169.254.169.254]/', 'http://[fd00:ec2::254]/', 'http://[fc00::1]/', 'http://[fe80::1]/', 'http://[64:ff9b::127.0.0.1]/', 'http://[2002:7f00:1::]/',
+  'http://[::ffff:0:7f00:1]/', 'http://[::ffff:0:127.0.0.1]/', 'http://[0:0:0:0:ffff:0:a9fe:a9fe]/', 'http://[64:ff9b:1::808:808]/', 'http://[64:ff9b:1:abcd::1]/',
   'http://localhost/', 'https://LOCALHOST./', 'http://shop.localhost/'
 ]
 const ALLOWED = ['https://shop.example/hooks', 'http://93.184.216.34/', 'http://[2606:4700::1111]/', 'http://[64:ff9b::808:808]/', 'http://1.1.1.1:8443/x']
@@ -30,9 +31,9 @@ test('WEBHOOK_ALLOW_PRIVATE lets private targets through, but never another sche
   assert.match(targetProblem('ftp://127.0.0.1/', true)!, /http/)
 })
 
-test('resolved addresses are checked: IPv4, IPv6 and IPv4-mapped forms', () => {
-  for (const a of ['127.0.0.1', '10.1.1.1', '169.254.169.254', '::1', 'fe80::1', 'fd00:ec2::254', '::ffff:127.0.0.1', '::ffff:192.168.0.1']) assert.ok(isPrivateAddress(a), a)
-  for (const a of ['93.184.216.34', '2606:4700::1111']) assert.ok(!isPrivateAddress(a), a)
+test('resolved addresses are checked: IPv4, IPv6, IPv4-mapped and -translated forms, and the local-use NAT64 prefix', () => {
+  for (const a of ['127.0.0.1', '10.1.1.1', '169.254.169.254', '::1', 'fe80::1', 'fd00:ec2::254', '::ffff:127.0.0.1', '::ffff:192.168.0.1', '::ffff:0:7f00:1', '64:ff9b:1::a00:1']) assert.ok(isPrivateAddress(a), a)
+  for (const a of ['93.184.216.34', '2606:4700::1111', '::ffff:0:808:808', '64:ff9b::808:808']) assert.ok(!isPrivateAddress(a), a)
 })
 
 test('a name resolving to 127.0.0.1 is refused after resolution, without a request reaching it', async (t) => {
