@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -77,12 +78,21 @@ export interface AppOptions {
   logStream?: NodeJS.WritableStream
   /** Webhook delivery settings beyond the config's (tests shrink the retry delays and time limit). */
   webhooks?: Omit<DelivererOptions, 'allowPrivate'>
-  /** How long a client may take to send its headers, and how often that is checked (tests shorten both). */
-  headersTimeout?: { ms: number, checkEveryMs: number }
+  /** How long a client may take to send its headers and its whole request, and how often that is checked (tests shorten them). */
+  timeouts?: Partial<Timeouts>
+  /** How long a picture may take to process before the upload is given up with 503 (default 20 s). */
+  pictureDeadlineMs?: number
 }
 
-/** A slowloris client trickling headers is cut off after 10 s (checked every 2 s), without holding others up. */
-const HEADERS_TIMEOUT = { ms: 10_000, checkEveryMs: 2_000 }
+interface Timeouts { headersMs: number, requestMs: number, checkEveryMs: number }
+/**
+ * A slowloris client trickling headers is cut off after 10 s, one trickling a body after 30 s
+ * (checked every 2 s), without holding others up.
+ */
+const TIMEOUTS: Timeouts = { headersMs: 10_000, requestMs: 30_000, checkEveryMs: 2_000 }
+
+const hasBody = (headers: IncomingHttpHeaders): boolean =>
+  headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0')
 
 const OPERATIONS_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
 const SANE_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
@@ -105,6 +115,7 @@ export function loggerOptions (config: Config, stream?: NodeJS.WritableStream): 
 /** Builds the configured service without listening: tests use it through inject, server.ts runs it. */
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const lazySchemas = new LazySchemas()
+  const timeouts = { ...TIMEOUTS, ...options.timeouts }
   const app = Fastify({
     logger: loggerOptions(config, options.logStream),
     bodyLimit: 64 * 1024,
@@ -117,9 +128,9 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     logController: new LogController({ disableRequestLogging: true }),
     ...(config.logLevel === 'silent' ? {} : { childLoggerFactory: lazyRequestLoggers }),
     connectionTimeout: 60_000,
-    requestTimeout: 30_000,
+    requestTimeout: timeouts.requestMs,
     keepAliveTimeout: 5_000,
-    http: { headersTimeout: (options.headersTimeout ?? HEADERS_TIMEOUT).ms, connectionsCheckingInterval: (options.headersTimeout ?? HEADERS_TIMEOUT).checkEveryMs },
+    http: { headersTimeout: timeouts.headersMs, connectionsCheckingInterval: timeouts.checkEveryMs },
     return503OnClosing: false,
     trustProxy: config.trustProxy,
     clientErrorHandler: observedClientErrors(clientErrorHandler),
@@ -155,6 +166,13 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     app.readiness.lastRequestAt = Date.now()
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
     done()
+  })
+  // An answer given before the request's body has all arrived (an unknown path, a refused key)
+  // ends the connection: node would wait for the rest of the body, and once the request timeout
+  // passed answer the same request a second time (408), which the client never asked for.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.raw.complete === false && hasBody(request.raw.headers)) reply.header('connection', 'close')
+    done(null, payload)
   })
   if (config.corsOrigins.length > 0) {
     await app.register(cors, corsOptions(config.corsOrigins))
@@ -209,7 +227,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(inventoryRoute, routeOptions)
   await app.register(countRoute, routeOptions)
   await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits('event streams', config.feedMaxStreams, config.feedMaxStreamsPerClient) })
-  await app.register(photoRoutes, { ...routeOptions, metrics: new PhotoMetrics(registry), trustProxy: config.trustProxy })
+  await app.register(photoRoutes, { ...routeOptions, metrics: new PhotoMetrics(registry), trustProxy: config.trustProxy, pictureDeadlineMs: options.pictureDeadlineMs })
   await app.register(photoOrderRoute, routeOptions)
   // Time spent in requests, for the webhook pacer: requests queueing on a busy process come before deliveries.
   let requestMs = 0

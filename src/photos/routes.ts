@@ -33,6 +33,8 @@ export interface PhotoRouteOptions extends RouteOptions {
   fileStreamsPerClient?: number
   /** TRUST_PROXY's proxies: they read answers as they come, and carry many clients, so no cap applies to them. */
   trustProxy?: string[] | false
+  /** How long a picture may take to process (default PICTURE_DEADLINE_MS). */
+  pictureDeadlineMs?: number
 }
 
 const kFileSlot = Symbol('the connection holds a large-file slot')
@@ -53,7 +55,7 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
   const queue = new ImageQueue(options.imagesActive ?? 1, options.imagesWaiting ?? 8)
   const metrics = options.metrics ?? new PhotoMetrics()
   metrics.watch(queue)
-  const images = new ImageWorker()
+  const images = new ImageWorker(options.pictureDeadlineMs)
   // A client that does not read holds a chunk in the service but up to 4 MiB in its socket's kernel
   // buffer, even once the answer is "finished" (the kernel took it): so a connection that has sent
   // a large file holds a slot until it closes (a browser's idle keep-alive closes within 5 s), and

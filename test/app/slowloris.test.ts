@@ -7,7 +7,7 @@ import { sqliteEngine } from '../helpers/engines.js'
 
 test('a slowloris client that never finishes its headers is cut off with a 408 in the contract shape', async (t) => {
   const store = await sqliteEngine.open()
-  const app = await buildApp(testConfig(), { store, headersTimeout: { ms: 1_000, checkEveryMs: 200 } })
+  const app = await buildApp(testConfig(), { store, timeouts: { headersMs: 1_000, checkEveryMs: 200 } })
   await app.listen({ port: 0, host: '127.0.0.1' })
   t.after(async () => { await app.close(); await store.close() })
   const socket = net.connect((app.server.address() as AddressInfo).port, '127.0.0.1')
@@ -38,5 +38,32 @@ test('the service cuts off a client that has not sent its headers after 10 s, ch
   const app = await buildApp(testConfig(), { store })
   t.after(async () => { await app.close(); await store.close() })
   assert.equal(app.server.headersTimeout, 10_000)
+  assert.equal(app.server.requestTimeout, 30_000)
   assert.equal((app.server as unknown as { connectionsCheckingInterval: number }).connectionsCheckingInterval, 2_000)
 })
+
+for (const [refusal, path, status] of [['an unknown path', '/v3/nothing-here', 404], ['a write without a key', '/v3/plant', 401]] as const) {
+  test(`${refusal} answered while the body still arrives ends the connection: no second, unasked 408 once the request timeout passes`, async (t) => {
+    const store = await sqliteEngine.open()
+    const app = await buildApp(testConfig({ apiKeys: ['a-key-for-this-test'] }), { store, timeouts: { headersMs: 400, requestMs: 500, checkEveryMs: 100 } })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    t.after(async () => { await app.close(); await store.close() })
+    const socket = net.connect((app.server.address() as AddressInfo).port, '127.0.0.1')
+    socket.on('error', () => {})
+    let answer = ''
+    socket.on('data', (chunk) => { answer += String(chunk) })
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
+    await new Promise((resolve) => socket.once('connect', resolve))
+    // 10 bytes of the 1,000 announced; the rest never comes.
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"name":"M`)
+    // Far past the request timeout (500 ms, checked every 100 ms; node checks it only once past the
+    // headers timeout, 400 ms here), unless the server closes first.
+    const gaveUp = new Promise<void>((resolve) => setTimeout(resolve, 3_000).unref())
+    await Promise.race([closed, gaveUp])
+    socket.destroy()
+    // A second answer follows the first's body on the same line: counted wherever it starts.
+    const statusLines = answer.match(/HTTP\/1\.1 \d{3}/g) ?? []
+    assert.deepEqual(statusLines, [`HTTP/1.1 ${status}`], 'one answer, the refusal')
+    assert.match(answer, /\r\nconnection: close\r\n/i)
+  })
+}

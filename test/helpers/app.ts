@@ -16,7 +16,8 @@ export interface TestApp {
 /** A service on a fresh, empty store of `engine`, closed when the test ends. */
 export async function build (t: TestContext, engine: Engine, config: Partial<Config> = {}, storeOptions: StoreOptions = {}, appOptions: Omit<AppOptions, 'store'> = {}): Promise<TestApp> {
   const store = await engine.open(storeOptions)
-  const app = await buildApp(testConfig(config), { ...appOptions, store })
+  // Pictures are processed beside other test processes: given longer than the service's 20 s (photos-worker tests that limit).
+  const app = await buildApp(testConfig(config), { pictureDeadlineMs: 120_000, ...appOptions, store })
   t.after(async () => {
     await app.close()
     await store.close()
