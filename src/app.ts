@@ -226,7 +226,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(batchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)
   await app.register(countRoute, routeOptions)
-  await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits('event streams', config.feedMaxStreams, config.feedMaxStreamsPerClient) })
+  await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits('event streams', config.feedMaxStreams, config.feedMaxStreamsPerClient, Math.max(1, Math.floor(config.feedMaxStreams / 2))) })
   await app.register(photoRoutes, { ...routeOptions, metrics: new PhotoMetrics(registry), trustProxy: config.trustProxy, pictureDeadlineMs: options.pictureDeadlineMs })
   await app.register(photoOrderRoute, routeOptions)
   // Time spent in requests, for the webhook pacer: requests queueing on a busy process come before deliveries.

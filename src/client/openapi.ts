@@ -323,7 +323,7 @@ export interface paths {
         };
         /**
          * The change feed as Server-Sent Events: `id` is the sequence, `event` the kind, `data` the change
-         * @description Resumes after `Last-Event-ID` (or `?after=`); with neither it starts at the head and sends live changes only (never 410). The first message is a bare `id:` naming where the stream starts, so a browser that reconnects before any change resumes there. 410 when the position is older than the retention or beyond the head. Streams are capped per instance (503) and per client address (429), both with Retry-After; a client that reads nothing for 30 s is cut off.
+         * @description Resumes after `Last-Event-ID` (or `?after=`); with neither it starts at the head and sends live changes only (never 410). The first message is a bare `id:` naming where the stream starts, so a browser that reconnects before any change resumes there. 410 when the position is older than the retention or beyond the head. Streams are capped per instance (503; where API keys exist, streams without one take at most half the places) and per client address (429), both with Retry-After; a client that reads nothing for 30 s is cut off.
          */
         get: operations["stream-plant-events"];
         put?: never;
@@ -3605,7 +3605,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many event streams on this instance, or storage unavailable (see Retry-After) */
+            /** @description Too many event streams on this instance (or, without a key, too many streams without one), or storage unavailable (see Retry-After) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */

@@ -84,17 +84,19 @@ export const changeRoutes: FastifyPluginAsyncTypebox<FeedRouteOptions> = async (
       description: 'Resumes after `Last-Event-ID` (or `?after=`); with neither it starts at the head and sends live changes ' +
         'only (never 410). The first message is a bare `id:` naming where the stream starts, so a browser that reconnects ' +
         'before any change resumes there. 410 when the position is older than the retention or beyond the head. Streams are ' +
-        'capped per instance (503) and per client address (429), both with Retry-After; a client that reads nothing for 30 s is cut off.',
+        'capped per instance (503; where API keys exist, streams without one take at most half the places) and per client address (429), both with Retry-After; a client that reads nothing for 30 s is cut off.',
       ...eventsSchema,
       response: {
         200: { description: 'An endless text/event-stream', headers: HEADERS.requestId, content: { 'text/event-stream': { schema: { type: 'string' } } } },
         ...problemResponses(...guards, 400, [410, 'That point is older than the retention, or beyond the head'],
           [429, 'Too many event streams from this client address (see Retry-After)'],
-          [503, 'Too many event streams on this instance, or storage unavailable (see Retry-After)'])
+          [503, 'Too many event streams on this instance (or, without a key, too many streams without one), or storage unavailable (see Retry-After)'])
       }
     }
   }, async (request, reply) => {
-    const release = limits.acquire(request.ip)
+    // Where keys exist, streams without one take at most half the places: a keyed client always finds one.
+    const anonymous = request.writer === '' && await app.keyCache.keysRequired()
+    const release = limits.acquire(request.ip, anonymous)
     let after: number
     try {
       after = await startOf(request, store)

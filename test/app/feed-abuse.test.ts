@@ -180,6 +180,34 @@ for (const engine of ENGINES) {
       assert.equal(app.feedHub.serialised, 200)
     })
 
+    test('where API keys exist, streams without a key take at most half the places (503 saying to send a key): a client with a key still finds one', async (t) => {
+      const store = await engine.open()
+      t.after(() => store.close())
+      const key = 'a-key-for-this-test'
+      const { base } = await listen(t, store, { apiKeys: [key], feedMaxStreams: 4, feedMaxStreamsPerClient: 10 })
+      const open = [await stalledSubscriber(`${base}/v3/plant/events`), await stalledSubscriber(`${base}/v3/plant/events`)]
+      t.after(() => { for (const s of open) s.close() })
+      assert.deepEqual(open.map((s) => s.status), [200, 200])
+      const third = await fetch(`${base}/v3/plant/events`)
+      assert.equal(third.status, 503)
+      assert.ok(Number(third.headers.get('retry-after')) > 0)
+      assert.match((await third.json() as { detail: string }).detail, /at most 2 event streams without an API key .*send a key/)
+      const keyed = { authorization: `Bearer ${key}` }
+      open.push(await stalledSubscriber(`${base}/v3/plant/events`, keyed), await stalledSubscriber(`${base}/v3/plant/events`, keyed))
+      assert.deepEqual(open.map((s) => s.status), [200, 200, 200, 200], 'the keyed clients found the places left')
+      assert.equal((await fetch(`${base}/v3/plant/events`, { headers: keyed })).status, 503, 'and the instance\'s cap still holds')
+      // A stream without a key that ends gives its place back to another without a key.
+      open.shift()!.close()
+      let status = 0
+      for (let i = 0; i < 100 && status !== 200; i++) {
+        const again = await stalledSubscriber(`${base}/v3/plant/events`)
+        status = again.status
+        if (status === 200) open.push(again)
+        else { again.close(); await new Promise((resolve) => setTimeout(resolve, 20)) }
+      }
+      assert.equal(status, 200)
+    })
+
     test('event streams are capped per client address (429) and in all (503), both with Retry-After; a refused or failed request holds no slot', async (t) => {
       const store = await engine.open()
       t.after(() => store.close())
