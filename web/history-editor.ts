@@ -39,11 +39,14 @@ let undo: (() => Promise<void>) | undefined
 
 const versions = new VersionList(listParts('history'), goBackButton)
 
-/** What the plant's fields would become at `entry`'s version; undefined when the versions shown do not reach the plant as last read. */
+/**
+ * What the plant's fields would become at `entry`'s version (its status stays, as a revert keeps
+ * it: a sale happened in the world); undefined when the versions shown do not reach the plant as last read.
+ */
 function changesAt (entry: HistoryEntry): string[] | undefined {
   if (head === undefined || versions.entries[0]?.version !== versionOf(head.etag)) return undefined
   const now = fieldsOf(head.plant)
-  return differences(now, fieldsAt(now, versions.entries, entry.version))
+  return differences(now, { ...fieldsAt(now, versions.entries, entry.version), status: now.status })
 }
 
 /** "Go back to this version" on each older version that changed a field and whose fields differ from now. */
@@ -122,7 +125,7 @@ async function goBack (entry: HistoryEntry, button: HTMLButtonElement): Promise<
     return
   }
   const what = changes === undefined ? 'Its fields become what they were then.' : `${changes.join('; ')}.`
-  const text = `“${plant.name}” will be as it was on ${when}. ${what} Its photos stay as they are. You can undo this while the plant is open.`
+  const text = `“${plant.name}” will be as it was on ${when}. ${what} Its status and photos stay as they are. You can undo this while the plant is open.`
   if (!await confirmFirst('Go back to this version?', text, 'Go back')) {
     refocus(button, entry.version)
     return

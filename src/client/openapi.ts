@@ -244,8 +244,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Give a plant back the fields of one of its versions, as a new version (photos stay as they are)
-         * @description One `updated` change in the feed, by the key that sent it. Checks in this order: the path id and the body (400), the plant (404), If-Match (412), the version (404 version-not-kept), the SKU (409 sku-taken: another plant has taken it since). A revert to the fields the plant has already answers the plant as it is: no new version, no change.
+         * Give a plant back the fields of one of its versions, as a new version (photos, and unless asked the status, stay as they are)
+         * @description One `updated` change in the feed, by the key that sent it. The status stays as it is (a sale or a hold happened in the world) unless the body says `"status": true`. Checks in this order: the path id and the body (400), the plant (404), If-Match (412), the version (404 version-not-kept), the SKU (409 sku-taken: another plant has taken it since). A revert to the fields the plant has already answers the plant as it is: no new version, no change.
          */
         post: operations["revert-plant"];
         delete?: never;
@@ -958,8 +958,10 @@ export interface components {
             /** @description A URI reference naming the kind of problem; its last segment is the stable code, one of invalid-input, invalid-id, not-found, route-not-found, method-not-allowed, precondition-failed, version-not-kept, sku-taken, idempotency-key-reused, payload-too-large, headers-too-large, request-timeout, unauthorized, insufficient-scope, key-not-found, key-name-taken, key-from-environment, too-many-requests, gone, storage-unavailable, unsupported-media-type, photo-not-found, webhook-not-found, too-many-photos, images-busy, service-busy, query-too-slow, shutting-down, internal. */
             type: string;
         };
-        /** @description The version to go back to. */
+        /** @description The version to go back to, and whether its status comes back too. */
         RevertBody: {
+            /** @description true: the status goes back to that version's too. Without it (or false) the status stays as it is: a sale or a hold happened in the world. */
+            status?: boolean;
             /** @description The version whose fields the plant gets back (GET /v3/plant/{id}/history lists them). */
             version: number;
         };

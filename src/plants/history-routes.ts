@@ -57,13 +57,14 @@ export const historyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
 
   app.post('/v3/plant/:id/revert', {
     preValidation: canonicalId,
-    config: { bodyTakes: 'a revert takes only version' },
+    config: { bodyTakes: 'a revert takes only version and status' },
     schema: {
       operationId: 'revert-plant',
       tags,
       security: writeSecurity,
-      summary: 'Give a plant back the fields of one of its versions, as a new version (photos stay as they are)',
-      description: 'One `updated` change in the feed, by the key that sent it. Checks in this order: the path id and the body (400), the plant (404), ' +
+      summary: 'Give a plant back the fields of one of its versions, as a new version (photos, and unless asked the status, stay as they are)',
+      description: 'One `updated` change in the feed, by the key that sent it. The status stays as it is (a sale or a hold happened in the world) ' +
+        'unless the body says `"status": true`. Checks in this order: the path id and the body (400), the plant (404), ' +
         'If-Match (412), the version (404 version-not-kept), the SKU (409 sku-taken: another plant has taken it since). A revert to the fields the ' +
         'plant has already answers the plant as it is: no new version, no change.',
       params: IdParams,
@@ -76,10 +77,10 @@ export const historyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     }
   }, async (request, reply) => {
     const { id } = request.params
-    const { version } = request.body
+    const { version, status } = request.body
     let plant
     try {
-      plant = await store.revert(id, version, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request))
+      plant = await store.revert(id, version, { expectedVersions: ifMatchVersions(request.headers['if-match'], id), status }, writeMetaOf(request))
     } catch (err) {
       // A version the plant never reached is not one the retention dropped: say so, with the newest.
       if (err instanceof VersionNotKept) {

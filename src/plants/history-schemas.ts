@@ -45,6 +45,7 @@ export const HistoryQuery = Type.Object({
 }, { additionalProperties: false })
 
 export const RevertBody = component('RevertBody', Type.Object({
-  version: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'The version whose fields the plant gets back (GET /v3/plant/{id}/history lists them).' })
-}, { additionalProperties: false, description: 'The version to go back to.' }))
+  version: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'The version whose fields the plant gets back (GET /v3/plant/{id}/history lists them).' }),
+  status: Type.Optional(Type.Boolean({ description: 'true: the status goes back to that version\'s too. Without it (or false) the status stays as it is: a sale or a hold happened in the world.' }))
+}, { additionalProperties: false, description: 'The version to go back to, and whether its status comes back too.' }))
 export type RevertBody = Static<typeof RevertBody>

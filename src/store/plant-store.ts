@@ -57,6 +57,9 @@ export type CountFilter = Omit<ListFilter, 'sort' | 'afterId' | 'afterKey' | 'af
  * Every write takes a last, optional `meta` (catalogue/changes.ts WriteMeta): who makes it, recorded
  * on its change in the same transaction. Absent: `anonymous`.
  */
+/** How a revert is asked for: If-Match's versions, and whether the status goes back too. */
+export interface RevertOptions { expectedVersions?: number[], status?: boolean }
+
 export interface PlantStore {
   readonly engine: 'sqlite' | 'postgres'
   /** The API keys, in the same database (so shared by every instance using it). */
@@ -93,10 +96,11 @@ export interface PlantStore {
   history (id: number, before: number | undefined, limit: number): Promise<HistoryEntry[] | undefined>
   /**
    * Gives the plant the fields (not the photos) it had at `version`, as a new version: an 'updated'
-   * change, as an update would. Fields already those: the plant as it is (no version, no change).
+   * change, as an update would. The status stays as it is (a sale or a hold happened in the world)
+   * unless `options.status`. Fields already those: the plant as it is (no version, no change).
    * Refused: PlantNotFound, VersionMismatch, VersionNotKept, SkuTaken (another plant has its old SKU).
    */
-  revert (id: number, version: number, expectedVersions?: number[], meta?: WriteMeta): Promise<StoredPlant>
+  revert (id: number, version: number, options?: RevertOptions, meta?: WriteMeta): Promise<StoredPlant>
   /**
    * Applies the operations in order, all or nothing, in one transaction, through the same writes as
    * create, update, patch and remove (one feed change each, consecutive). Refused as a whole with

@@ -31,7 +31,7 @@ type Op =
   | { op: 'patch', plant: number, patch: Partial<Fields> }
   | { op: 'delete', plant: number }
   | { op: 'restore', plant: number }
-  | { op: 'revert', plant: number, back: number }
+  | { op: 'revert', plant: number, back: number, status: boolean }
 
 const which = fc.nat(1)
 // A drawn SKU is a letter, made the plant's own (`<id>-A`) when sent, so no write is refused for
@@ -50,7 +50,7 @@ const op: fc.Arbitrary<Op> = which.chain((plant) => fc.oneof(
   { weight: 4, arbitrary: drawnFields.map((patch) => ({ op: 'patch' as const, plant, patch })) },
   { weight: 1, arbitrary: fc.constant({ op: 'delete' as const, plant }) },
   { weight: 1, arbitrary: fc.constant({ op: 'restore' as const, plant }) },
-  { weight: 3, arbitrary: fc.nat(12).map((back) => ({ op: 'revert' as const, plant, back })) }
+  { weight: 3, arbitrary: fc.tuple(fc.nat(12), fc.boolean()).map(([back, status]) => ({ op: 'revert' as const, plant, back, status })) }
 ))
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
@@ -107,9 +107,11 @@ async function apply (app: TestApp, plants: ModelPlant[], o: Op): Promise<void> 
   } else {
     // Back to a version there is (most draws), or to one beyond the newest (never kept).
     const target = o.back <= 10 ? 1 + (o.back % p.version) : p.version + o.back
-    const res = await app.request({ method: 'POST', url: `/v3/plant/${p.id}/revert`, payload: { version: target } })
+    const res = await app.request({ method: 'POST', url: `/v3/plant/${p.id}/revert`, payload: { version: target, ...(o.status ? { status: true } : {}) } })
     if (!p.live) return assert.equal(res.statusCode, 404, what)
-    const fields = p.at.get(target)
+    const then = p.at.get(target)
+    // The status goes back only when asked: otherwise it stays as it is now.
+    const fields = then === undefined || o.status ? then : { ...then, status: p.fields.status }
     if (fields === undefined) {
       assert.equal(res.statusCode, 404, what)
       return assert.match(res.json().type, /\/version-not-kept$/, what)

@@ -230,8 +230,8 @@ staffPageTest('from the keyboard alone: History is reached and opened, an older 
   const sure = page.getByRole('alertdialog', { name: 'Go back to this version?' })
   await sure.waitFor()
   assert.equal(await sure.locator('#confirm-text').innerText(),
-    `“Boston fern” will be as it was on ${await when(page, at.get(1))}. Name: Boston fern → Fern; Status: Pending → Available; ` +
-    `Price: ${await euros(page, 7.5)} → ${await euros(page, 5)}. Its photos stay as they are. You can undo this while the plant is open.`)
+    `“Boston fern” will be as it was on ${await when(page, at.get(1))}. Name: Boston fern → Fern; ` +
+    `Price: ${await euros(page, 7.5)} → ${await euros(page, 5)}. Its status and photos stay as they are. You can undo this while the plant is open.`)
   assert.deepEqual(await axe(page), [], 'axe-core: the confirmation over the history')
   // Cancel has the focus (Enter does no harm); Shift+Tab reaches Go back.
   await page.keyboard.press('Shift+Tab')
@@ -243,15 +243,15 @@ staffPageTest('from the keyboard alone: History is reached and opened, an older 
   assert.equal(await focused(page), 'history-undo')
   assert.equal(await editor.getByRole('textbox', { name: 'Name', exact: true }).inputValue(), 'Fern')
   assert.equal(await editor.getByRole('textbox', { name: /^Price/ }).inputValue(), '5.00')
-  assert.equal(await editor.getByRole('combobox', { name: 'Status' }).inputValue(), 'available')
+  assert.equal(await editor.getByRole('combobox', { name: 'Status' }).inputValue(), 'pending', 'the status stays (a hold happened in the world)')
   const now = await staff.call('GET', `/v3/plant/${id}`)
   assert.equal(now.headers.etag, `"${id}.5"`)
-  assert.deepEqual([now.body.name, now.body.price, now.body.status, now.body.tags, now.body.photos.length], ['Fern', '5.00', 'available', ['shade'], 1], 'photos stay')
+  assert.deepEqual([now.body.name, now.body.price, now.body.status, now.body.tags, now.body.photos.length], ['Fern', '5.00', 'pending', ['shade'], 1], 'photos stay')
   await page.locator(`#plants li[data-id="${id}"] [data-role="open"]`).filter({ hasText: /^Fern$/ }).waitFor()
   await list.locator('li[data-version="5"]').waitFor()
   const top = (await shown(list))[0]
   assert.deepEqual([top.line, top.changes], [`Changed ${await when(page, (await timesOf(staff, id)).get(5))} by env-1`,
-    ['Name: Boston fern → Fern', 'Status: Pending → Available', `Price: ${await euros(page, 7.5)} → ${await euros(page, 5)}`]])
+    ['Name: Boston fern → Fern', `Price: ${await euros(page, 7.5)} → ${await euros(page, 5)}`]])
   await screenshots(page, editor.locator('#history-undo'), 'history-gone-back', engine.name)
 
   // Undo (Enter on it): back to version 4's fields, as a new version.

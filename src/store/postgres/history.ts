@@ -2,6 +2,7 @@ import type pg from 'pg'
 import { PlantNotFound, VersionMismatch, VersionNotKept } from '../../catalogue/errors.js'
 import { fieldsAt, kindOfCode, plantFieldsOf, sameFields, type FieldChanges, type HistoryEntry } from '../../catalogue/history.js'
 import type { StoredPlant } from '../../catalogue/plant.js'
+import type { RevertOptions } from '../plant-store.js'
 import { timestamp } from '../../catalogue/store-fields.js'
 import type { Tx } from './group-commit.js'
 import { ROW_COLUMNS, toPlant, writeGroup, type PlantRow } from './group-writes.js'
@@ -34,10 +35,10 @@ export async function readHistory (client: Pick<pg.PoolClient, 'query'>, id: num
 
 /**
  * A revert, as a unit of work of the group commit: the plant locked, its history walked back to
- * `version`, and the fields written through the plants' own set-based write (an 'updated' change,
+ * `version` (the status kept unless asked for), and the fields written through the plants' own set-based write (an 'updated' change,
  * its SKU claimed as any update's); nothing at all when they are the fields already.
  */
-export async function revertPlant (tx: Tx, id: number, version: number, expectedVersions: number[] | undefined, actor: string, now: number, idempotencyTtlMs: number): Promise<StoredPlant> {
+export async function revertPlant (tx: Tx, id: number, version: number, { expectedVersions, status = false }: RevertOptions, actor: string, now: number, idempotencyTtlMs: number): Promise<StoredPlant> {
   const { rows: [row] } = await tx.query<PlantRow>(`SELECT ${ROW_COLUMNS} FROM plants WHERE id = $1 FOR UPDATE`, [id])
   if (!row) throw new PlantNotFound()
   const current = toPlant(row)
@@ -45,8 +46,9 @@ export async function revertPlant (tx: Tx, id: number, version: number, expected
   const { rows } = await tx.query<{ version: number, changes: string }>(
     'SELECT version, changes FROM history WHERE plant_id = $1 AND version >= $2 ORDER BY version DESC', [id, version])
   const fieldsNow = plantFieldsOf(current)
-  const fields = fieldsAt(fieldsNow, current.version, version, rows.map((r) => ({ version: r.version, changes: JSON.parse(r.changes) as FieldChanges })))
-  if (fields === undefined) throw new VersionNotKept()
+  const then = fieldsAt(fieldsNow, current.version, version, rows.map((r) => ({ version: r.version, changes: JSON.parse(r.changes) as FieldChanges })))
+  if (then === undefined) throw new VersionNotKept()
+  const fields = status ? then : { ...then, status: fieldsNow.status }
   if (sameFields(fields, fieldsNow)) return current
   const [[outcome], head] = await writeGroup(tx, [{ kind: 'update', id, fields, expectedVersions: [current.version], actor }], now, idempotencyTtlMs)
   if (outcome === undefined) throw new Error('a revert was put off')

@@ -7,7 +7,7 @@ import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import { completeFields, toRecord, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/store-fields.js'
 import type { KeyStore } from '../key-store.js'
-import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
+import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore, RevertOptions } from '../plant-store.js'
 import { toWriteOp, writeBatch } from './batch-writes.js'
 import { purgeExpiredHistory, readHistory, revertPlant } from './history.js'
 import { ChangeWatcher } from './change-watcher.js'
@@ -225,8 +225,8 @@ class PostgresPlantStore implements PlantStore {
     return this.session.run((c) => readHistory(c, id, before, limit))
   }
 
-  revert (id: number, version: number, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
-    return this.work((tx) => revertPlant(tx, id, version, expectedVersions, actor, this.now(), this.idempotencyTtlMs))
+  revert (id: number, version: number, options: RevertOptions = {}, { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
+    return this.work((tx) => revertPlant(tx, id, version, options, actor, this.now(), this.idempotencyTtlMs))
   }
 
   async batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE, { results = true, after }: BatchOptions = {}): Promise<BatchResult> {

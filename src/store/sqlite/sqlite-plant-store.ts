@@ -9,7 +9,7 @@ import { sortKeyOf } from '../../catalogue/query.js'
 import { timestamp } from '../../catalogue/store-fields.js'
 import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
 import type { KeyStore } from '../key-store.js'
-import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore } from '../plant-store.js'
+import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore, RevertOptions } from '../plant-store.js'
 import { prepareDataDir } from './data-dir.js'
 import { historyReader, purgeExpiredHistory } from './history.js'
 import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
@@ -188,8 +188,8 @@ class SqlitePlantStore implements PlantStore {
     return this.read(() => this.readHistory(id, before, limit))
   }
 
-  revert (id: number, version: number, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
-    return this.commits.run({ kind: 'revert', id, version, expectedVersions, now: this.now(), actor })
+  revert (id: number, version: number, { expectedVersions, status = false }: RevertOptions = {}, { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
+    return this.commits.run({ kind: 'revert', id, version, expectedVersions, status, now: this.now(), actor })
   }
 
   async batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE, { results = true, after }: BatchOptions = {}): Promise<BatchResult> {

@@ -37,7 +37,7 @@ export type WriteOp =
   /** The webhook deliverer's attempts, cursor and leases (webhook-writes.ts): no change, no plant. */
   | WebhookWriteOp
   /** Gives a plant the fields it had at `version` (its history walked back), as an update would. */
-  | { kind: 'revert', id: number, version: number, expectedVersions?: number[], now: number, actor: string }
+  | { kind: 'revert', id: number, version: number, expectedVersions?: number[], status: boolean, now: number, actor: string }
 
 export type Refusal = 'not-found' | 'trashed-not-found' | 'version-mismatch' | 'version-not-kept' | 'idempotency-key-reused' | 'sku-taken' | 'batch' | PhotoRefusal
 /** A refused write of a batch, by its index in the batch. */
@@ -313,16 +313,18 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   }
 
   /**
-   * A revert: the fields at `version`, from the history walked back from now; written as an update
-   * (its SKU claimed as any update's), or nothing at all when they are the fields already.
+   * A revert: the fields at `version`, from the history walked back from now (the status kept unless
+   * `op.status`); written as an update (its SKU claimed as any update's), or nothing at all when
+   * they are the fields already.
    */
   function revert (op: Extract<WriteOp, { kind: 'revert' }>): StoredPlant {
     const current = s.current.get(op.id)
     if (!current) throw new Refused('not-found')
     if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
     const now = fieldsOf(current)
-    const fields = fieldsAt(now, current.version, op.version, since(op.id, current.history_seq, op.version))
-    if (fields === undefined) throw new Refused('version-not-kept')
+    const then = fieldsAt(now, current.version, op.version, since(op.id, current.history_seq, op.version))
+    if (then === undefined) throw new Refused('version-not-kept')
+    const fields = op.status ? then : { ...then, status: now.status }
     if (sameFields(fields, now)) return storedPlant(op.id, now, JSON.parse(current.photos) as Photo[], current.version, current.created_at, current.updated_at)
     return apply({ kind: 'update', id: op.id, fields, now: op.now, actor: op.actor }) as StoredPlant
   }
