@@ -164,7 +164,7 @@ for (const engine of ENGINES) {
       const withStatus = await app.request({ method: 'POST', url: `/v3/plant/${id}/revert`, payload: { version: 1, status: true } })
       assert.equal(withStatus.statusCode, 200, withStatus.body)
       assert.equal(withStatus.headers.etag, `"${id}.6"`)
-      assert.deepEqual({ ...withStatus.json(), updatedAt: undefined }, { ...reverted, status: 'available', updatedAt: undefined })
+      assert.deepEqual({ ...(withStatus.json() as Record<string, unknown>), updatedAt: undefined }, { ...reverted, status: 'available', updatedAt: undefined })
       assert.deepEqual((await historyOf(app, id))[0].changes, { status: ['sold', 'available'] })
       // false is the same as leaving it out: back to version 4's fields, the status kept.
       const without = await app.request({ method: 'POST', url: `/v3/plant/${id}/revert`, payload: { version: 4, status: false } })
