@@ -761,7 +761,7 @@ export interface components {
              */
             barcode?: string | null;
             /**
-             * @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null.
+             * @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed), no control character (a tab, a line break, U+0000–U+001F, U+007F); or null.
              * @default null
              */
             category?: string | null;
@@ -875,7 +875,7 @@ export interface components {
         PlantPatch: {
             /** @description GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Kept as written; barcode= finds it at any length (zeros on the left). Not unique: identical plants may share one. */
             barcode?: string | null;
-            /** @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null. */
+            /** @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed), no control character (a tab, a line break, U+0000–U+001F, U+007F); or null. */
             category?: string | null;
             /** @description Text for a shop front, 1–2,000 characters, stored exactly as sent (white space at either end included; white space alone is refused); or null. */
             description?: string | null;
@@ -901,7 +901,7 @@ export interface components {
              */
             barcode?: string | null;
             /**
-             * @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed); or null.
+             * @description Free-form category, 1–100 characters, no white space at either end (refused, not trimmed), no control character (a tab, a line break, U+0000–U+001F, U+007F); or null.
              * @default null
              */
             category?: string | null;

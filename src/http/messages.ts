@@ -18,6 +18,14 @@ export const TEXT_PATTERN = '^(?!\\s)(?![\\s\\S]*\\s$)[^\\uD800-\\uDFFF]*$'
 export const TEXT_RULE = 'no white space at either end (refused, not trimmed)'
 
 /**
+ * The rule for labels (a category, a tag): the text rule, and no control character either (a tab,
+ * a line break, U+0000): a label is one line that filters, shows in a list and goes into a CSV cell,
+ * where such a character is invisible or breaks the line.
+ */
+export const LABEL_PATTERN = '^(?!\\s)(?![\\s\\S]*\\s$)[^\\uD800-\\uDFFF\\u0000-\\u001F\\u007F]*$'
+export const LABEL_RULE = `${TEXT_RULE}, no control character (a tab, a line break, U+0000–U+001F, U+007F)`
+
+/**
  * Free text (a plant's description): stored exactly as sent, white space at either end included (a
  * paragraph may well end in a line break, and no two descriptions are told apart by eye); still not
  * white space alone, nor a lone UTF-16 surrogate.
@@ -25,10 +33,12 @@ export const TEXT_RULE = 'no white space at either end (refused, not trimmed)'
 export const FREE_TEXT_PATTERN = '^(?=[\\s\\S]*\\S)[^\\uD800-\\uDFFF]*$'
 
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u
+const CONTROL = /[\u0000-\u001F\u007F]/u
 
-/** Why a string breaks TEXT_PATTERN, in the words of the rule it breaks. */
-export function textRuleBroken (value: string): string {
+/** Why a string breaks TEXT_PATTERN (or LABEL_PATTERN: `label`), in the words of the rule it breaks. */
+export function textRuleBroken (value: string, label = false): string {
   if (LONE_SURROGATE.test(value)) return 'must not hold a lone UTF-16 surrogate'
+  if (label && CONTROL.test(value.trim())) return 'must not hold a control character (a tab, a line break, U+0000–U+001F, U+007F): a label is one line of text'
   if (value.trim() === '') return 'must not be only white space'
   return 'must not begin or end with white space'
 }
@@ -64,7 +74,7 @@ export function messageOf (e: AjvError): string {
     case 'uniqueItems':
       return `must not repeat a value (items ${String(Math.min(Number(p.i), Number(p.j)))} and ${String(Math.max(Number(p.i), Number(p.j)))} are equal)`
     case 'pattern': {
-      if ((e.schema === TEXT_PATTERN || e.schema === FREE_TEXT_PATTERN) && typeof e.data === 'string') return textRuleBroken(e.data)
+      if ((e.schema === TEXT_PATTERN || e.schema === FREE_TEXT_PATTERN || e.schema === LABEL_PATTERN) && typeof e.data === 'string') return textRuleBroken(e.data, e.schema === LABEL_PATTERN)
       const explained = e.parentSchema?.['x-pattern-message']
       return typeof explained === 'string' ? explained : e.message ?? 'is invalid'
     }

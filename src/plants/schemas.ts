@@ -3,7 +3,7 @@ import { STATUSES, type PlantStatus } from '../catalogue/plant.js'
 import { SORTS, type Sort } from '../catalogue/query.js'
 import { GTIN_PATTERN, PRICE_PATTERN, SKU_PATTERN } from '../catalogue/store-fields.js'
 import { component, ref } from '../http/components.js'
-import { FREE_TEXT_PATTERN, TEXT_PATTERN, TEXT_RULE } from '../http/messages.js'
+import { FREE_TEXT_PATTERN, LABEL_PATTERN, LABEL_RULE, TEXT_PATTERN, TEXT_RULE } from '../http/messages.js'
 import { Photos } from '../photos/schemas.js'
 
 // The plant resource on the wire: these schemas validate requests, serialise responses and
@@ -22,9 +22,9 @@ const Name = Type.String({
   description: `Name of the plant: 1–200 characters, ${TEXT_RULE}.`
 })
 const Category = Type.Unsafe<string | null>({
-  type: ['string', 'null'], minLength: 1, maxLength: 100, pattern: TEXT_PATTERN, description: `Free-form category, 1–100 characters, ${TEXT_RULE}; or null.`
+  type: ['string', 'null'], minLength: 1, maxLength: 100, pattern: LABEL_PATTERN, description: `Free-form category, 1–100 characters, ${LABEL_RULE}; or null.`
 })
-const Tag = Type.String({ minLength: 1, maxLength: 50, pattern: TEXT_PATTERN, description: `A label, 1–50 characters, ${TEXT_RULE}.` })
+const Tag = Type.String({ minLength: 1, maxLength: 50, pattern: LABEL_PATTERN, description: `A label, 1–50 characters, ${LABEL_RULE}.` })
 const Tags = Type.Array(Tag, {
   maxItems: 20,
   uniqueItems: true,

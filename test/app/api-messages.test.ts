@@ -99,6 +99,32 @@ for (const engine of ENGINES) {
       const stored = await request({ method: 'GET', url: `/v3/plant/${plant.id}` })
       assert.deepEqual(stored.json(), plant, 'the refused writes changed nothing')
     })
+
+    test('a control character (a tab, a line break, U+0000) in a category or tag is refused saying so; a name keeps any text', async (t) => {
+      const { request, add } = await build(t, engine)
+      const plant = await add({ name: 'Fern', category: 'indoor', tags: ['green'] })
+      const control = 'must not hold a control character (a tab, a line break, U+0000–U+001F, U+007F): a label is one line of text'
+      const bodies: Array<[Record<string, unknown>, string]> = [
+        [{ name: 'Fern', category: 'in\tdoor' }, '/category'],
+        [{ name: 'Fern', category: 'in\u0000door' }, '/category'],
+        [{ name: 'Fern', tags: ['ok', 'two\nlines'] }, '/tags/1'],
+        [{ name: 'Fern', tags: ['bell\u0007'] }, '/tags/0'],
+        [{ name: 'Fern', tags: ['del\u007f'] }, '/tags/0']
+      ]
+      for (const [body, path] of bodies) {
+        const post = await request({ method: 'POST', url: '/v3/plant', payload: body })
+        assert.equal(post.statusCode, 405)
+        assert.deepEqual(post.json().errors, [{ path, message: control }], JSON.stringify(body))
+        const patch = await request({ method: 'PATCH', url: `/v3/plant/${plant.id}`, payload: body, headers: { 'content-type': 'application/merge-patch+json' } })
+        assert.equal(patch.statusCode, 400)
+        assert.deepEqual(patch.json().errors, [{ path, message: control }], JSON.stringify(body))
+      }
+      // White space at an end is said as before, whatever else the label holds.
+      const edge = await request({ method: 'POST', url: '/v3/plant', payload: { name: 'Fern', category: 'indoor\t' } })
+      assert.deepEqual(edge.json().errors, [{ path: '/category', message: 'must not begin or end with white space' }])
+      assert.equal((await add({ name: 'Fern\tline' })).name, 'Fern\tline', 'a name is stored exactly as sent')
+      assert.deepEqual((await request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json(), plant, 'the refused writes changed nothing')
+    })
   })
 }
 

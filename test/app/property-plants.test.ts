@@ -5,7 +5,7 @@ import fc from 'fast-check'
 import type { TSchema } from '@sinclair/typebox'
 import type { LightMyRequestResponse } from 'fastify'
 import { canonicalPrice, isGtin } from '../../src/catalogue/store-fields.js'
-import { FREE_TEXT_PATTERN, TEXT_PATTERN } from '../../src/http/messages.js'
+import { FREE_TEXT_PATTERN, LABEL_PATTERN, TEXT_PATTERN } from '../../src/http/messages.js'
 import { ListQuery, NewPlant, PlantUpdate } from '../../src/plants/schemas.js'
 import { build, type TestApp } from '../helpers/app.js'
 import { ENGINES } from '../helpers/engines.js'
@@ -27,7 +27,7 @@ export function arbitraryOf (schema: JsonSchema): fc.Arbitrary<unknown> {
     case 'string': {
       if (schema['x-gtin'] === true) return gtin
       // A pattern of its own (a price, a SKU): drawn from it, as random text would almost never match.
-      if (schema.pattern !== undefined && schema.pattern !== TEXT_PATTERN && schema.pattern !== FREE_TEXT_PATTERN) return fc.stringMatching(new RegExp(schema.pattern))
+      if (schema.pattern !== undefined && ![TEXT_PATTERN, FREE_TEXT_PATTERN, LABEL_PATTERN].includes(schema.pattern)) return fc.stringMatching(new RegExp(schema.pattern))
       // Code points, as the validator counts them ('binary' also reaches the astral planes).
       const text = fc.string({ unit: 'binary', minLength: schema.minLength ?? 0, maxLength: schema.maxLength ?? 40 })
       if (schema.pattern === undefined) return text
