@@ -33,6 +33,7 @@ export const LABEL_RULE = `${TEXT_RULE}, no control character (a tab, a line bre
 export const FREE_TEXT_PATTERN = '^(?=[\\s\\S]*\\S)[^\\uD800-\\uDFFF]*$'
 
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
 const CONTROL = /[\u0000-\u001F\u007F]/u
 
 /** Why a string breaks TEXT_PATTERN (or LABEL_PATTERN: `label`), in the words of the rule it breaks. */
