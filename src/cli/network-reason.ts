@@ -30,5 +30,9 @@ export function reasonOf (err: unknown): string {
   let inner = err
   for (let i = 0; i < 5 && inner instanceof Error && inner.cause instanceof Error; i++) inner = inner.cause
   const message = err instanceof Error ? err.message : String(err)
+  // fetch refuses ports browsers block (1, 9, 6000, 10080…) before it connects: say it is the client's refusal.
+  if (inner instanceof Error && inner.message === 'bad port') {
+    return `${message}: bad port (fetch, as browsers do, never connects to this port: run the service on another one)`
+  }
   return inner !== err && inner instanceof Error ? `${message}: ${inner.message}` : message
 }
