@@ -62,7 +62,7 @@ async function runWebhooks (values: Record<string, any>, positionals: string[], 
     if (arg === undefined) throw new UsageError('add takes the URL to send changes to')
     const events = eventsOf(values.events)
     const config = await serviceConfig(io)
-    const { resolvedProblem, targetProblem } = await import('../webhooks/target.js')
+    const { resolvedProblem, targetProblem, webhookSendingTo } = await import('../webhooks/target.js')
     const problem = targetProblem(arg, config.webhookAllowPrivate) ?? await resolvedProblem(arg, config.webhookAllowPrivate)
     // The switch is a way through only for an internal address, not for a URL that is malformed.
     const hint = !config.webhookAllowPrivate && /must not name/.test(problem ?? '') ? ' (WEBHOOK_ALLOW_PRIVATE=true allows internal receivers)' : ''
@@ -71,6 +71,8 @@ async function runWebhooks (values: Record<string, any>, positionals: string[], 
     if (problem !== undefined) throw URL.canParse(arg) ? new CommandFailed(`the URL ${problem}${hint}`) : new UsageError(`the URL ${problem}`)
     return await withCatalogueStore('webhooks', values, io, async (store) => {
       const { newSecret } = await import('../webhooks/signing.js')
+      const holder = webhookSendingTo(await store.webhooks.list(), arg)
+      if (holder !== undefined) throw new CommandFailed(`webhook ${holder.id} already sends to ${arg}: each change would be sent twice. Remove it first (plants webhooks remove ${holder.id}), or change its events over HTTP (PATCH /v3/webhooks/${holder.id})`)
       const secret = newSecret()
       const webhook = await store.webhooks.create({ url: arg, events, secret }, Date.now())
       io.stdout.write(`${secret}\n`)

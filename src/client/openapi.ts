@@ -955,7 +955,7 @@ export interface components {
             scope?: "read" | "sell" | "write" | "admin";
             status: number;
             title: string;
-            /** @description A URI reference naming the kind of problem; its last segment is the stable code, one of invalid-input, invalid-id, not-found, route-not-found, method-not-allowed, precondition-failed, version-not-kept, sku-taken, idempotency-key-reused, payload-too-large, headers-too-large, request-timeout, unauthorized, insufficient-scope, key-not-found, key-name-taken, key-from-environment, too-many-requests, gone, storage-unavailable, unsupported-media-type, photo-not-found, webhook-not-found, too-many-photos, images-busy, service-busy, query-too-slow, shutting-down, internal. */
+            /** @description A URI reference naming the kind of problem; its last segment is the stable code, one of invalid-input, invalid-id, not-found, route-not-found, method-not-allowed, precondition-failed, version-not-kept, sku-taken, idempotency-key-reused, payload-too-large, headers-too-large, request-timeout, unauthorized, insufficient-scope, key-not-found, key-name-taken, key-from-environment, too-many-requests, gone, storage-unavailable, unsupported-media-type, photo-not-found, webhook-not-found, webhook-url-taken, too-many-photos, images-busy, service-busy, query-too-slow, shutting-down, internal. */
             type: string;
         };
         /** @description The version to go back to, and whether its status comes back too. */
@@ -4255,6 +4255,17 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Another webhook already sends to this URL (webhook-url-taken) */
+            409: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Body larger than 64 KiB */
             413: {
                 headers: {
@@ -4553,6 +4564,17 @@ export interface operations {
             };
             /** @description No webhook with this id */
             404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Another webhook already sends to this URL (webhook-url-taken) */
+            409: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;

@@ -26,6 +26,7 @@ const TITLES = {
   'unsupported-media-type': 'Unsupported media type',
   'photo-not-found': 'Photo not found',
   'webhook-not-found': 'Webhook not found',
+  'webhook-url-taken': 'Webhook URL taken',
   'too-many-photos': 'Too many photos',
   'images-busy': 'Too many pictures in progress',
   'service-busy': 'Service busy',

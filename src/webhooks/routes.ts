@@ -8,7 +8,7 @@ import type { PlantStore } from '../store/plant-store.js'
 import type { WebhookDeliverer } from './deliverer.js'
 import { NewWebhook, Webhook, WebhookChanges, WebhookCreated, WebhookDeliveries, WebhookDelivery, WebhookList, WebhookParams, WebhookSecret } from './schemas.js'
 import { newSecret, signedHeaders } from './signing.js'
-import { resolvedProblem, shownUrl, targetProblem } from './target.js'
+import { resolvedProblem, shownUrl, targetProblem, webhookSendingTo } from './target.js'
 
 export interface WebhookRouteOptions { store: PlantStore, deliverer: WebhookDeliverer, allowPrivate: boolean }
 
@@ -37,6 +37,8 @@ const publicAttempt = (a: DeliveryAttempt): WebhookDelivery =>
 
 const notFound = (id: number): HttpProblem => new HttpProblem(404, 'webhook-not-found', `No webhook ${id}`)
 
+const URL_TAKEN: [number, string] = [409, 'Another webhook already sends to this URL (webhook-url-taken)']
+
 /** /v3/webhooks: subscriptions to the change feed, with an admin key. */
 export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (app, options) => {
   const { store, deliverer, allowPrivate } = options
@@ -49,6 +51,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
     const hint = !allowPrivate && /must not name/.test(problem) ? ' (the operator may allow internal receivers with WEBHOOK_ALLOW_PRIVATE=true)' : ''
     // Named as the schema's own checks name a field (/events/1, /status), so a client reads one form.
     throw new HttpProblem(400, 'invalid-input', `/url ${problem}${hint}`, [{ path: '/url', message: `${problem}${hint}` }])
+  }
+  const notTaken = async (url: string, except?: number): Promise<void> => {
+    const holder = webhookSendingTo(await webhooks.list(), url, except)
+    if (holder === undefined) return
+    throw new HttpProblem(409, 'webhook-url-taken', `webhook ${holder.id} already sends to this URL: change its events with PATCH /v3/webhooks/${holder.id} rather than add another (each change would be sent twice)`,
+      [{ path: '/url', message: `is webhook ${holder.id}'s already` }])
   }
   const found = async (id: number): Promise<StoredWebhook> => {
     const webhook = await webhooks.get(id)
@@ -67,11 +75,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       description: 'Each change (of the kinds in `events`) is POSTed to `url` as the feed\'s change object, signed (Standard Webhooks). ' +
         'Delivery starts with the changes after this one is made. The secret is in this answer only.',
       body: ref(NewWebhook),
-      response: { 201: { ...ref(WebhookCreated), description: 'The webhook and its secret (shown once)', ...json }, ...problemResponses(400, 401, 413, 429, 503) }
+      response: { 201: { ...ref(WebhookCreated), description: 'The webhook and its secret (shown once)', ...json }, ...problemResponses(400, 401, URL_TAKEN, 413, 429, 503) }
     }
   }, async (request, reply) => {
     const { url, events = [...CHANGE_KINDS] } = request.body
     await checkUrl(url)
+    await notTaken(url)
     const secret = newSecret()
     const webhook = await webhooks.create({ url, events, secret }, now())
     void deliverer.rescan()
@@ -106,10 +115,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       description: '`status: paused` stops its deliveries; `status: active` resumes them from where it stopped, a failing webhook included. A new `url` is tried at once, its retries counted afresh (a paused webhook stays paused).',
       params: WebhookParams,
       body: ref(WebhookChanges),
-      response: { 200: { ...ref(Webhook), description: 'The webhook as changed', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 413, 429, 503) }
+      response: { 200: { ...ref(Webhook), description: 'The webhook as changed', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], URL_TAKEN, 413, 429, 503) }
     }
   }, async (request) => {
-    if (request.body.url !== undefined) await checkUrl(request.body.url)
+    if (request.body.url !== undefined) {
+      await checkUrl(request.body.url)
+      await notTaken(request.body.url, request.params.id)
+    }
     const webhook = await webhooks.update(request.params.id, request.body)
     if (!webhook) throw notFound(request.params.id)
     void deliverer.rescan()

@@ -167,3 +167,13 @@ export function safeLookup (allowPrivate: boolean) {
     })
   }
 }
+
+/** The same receiver, however the URL was written (host case, a default port, an empty path). */
+const sameTarget = (a: string, b: string): boolean => URL.canParse(a) && URL.canParse(b) && new URL(a).href === new URL(b).href
+
+/**
+ * The webhook (other than `except`) already sending to `url`, if any: a second one would deliver
+ * every change twice to one receiver, which then sees each change two times under two ids.
+ */
+export const webhookSendingTo = <W extends { id: number, url: string }>(webhooks: W[], url: string, except?: number): W | undefined =>
+  webhooks.find((w) => w.id !== except && sameTarget(w.url, url))

@@ -55,6 +55,10 @@ for (const [where, target] of Object.entries(TARGETS)) {
       assert.equal(tested.code, 0, tested.stderr)
       assert.match(tested.stdout, /answered 204/)
       assert.deepEqual(new Verifier(secret).verify(r.received[0].body, r.received[0].headers as Record<string, string>), { kind: 'test', webhook: 1 })
+      // The same receiver again: refused, naming the webhook that sends to it already.
+      const twice = await plants(['webhooks', 'add', r.url, ...args], env)
+      assert.deepEqual([twice.code, twice.stdout], [1, ''])
+      assert.equal(twice.stderr, `plants webhooks: webhook 1 already sends to ${r.url}: each change would be sent twice. Remove it first (plants webhooks remove 1), or change its events over HTTP (PATCH /v3/webhooks/1)\n`)
       assert.equal((await plants(['webhooks', 'remove', '1', ...args], env)).code, 0)
       assert.equal((await plants(['webhooks', 'list', ...args], env)).stdout, 'no webhooks\n')
       const missing = await plants(['webhooks', 'pause', '1', ...args], env)

@@ -58,6 +58,26 @@ for (const engine of ENGINES) {
       assert.ok(!list.body.includes(created.secret) && !one.body.includes(created.secret) && !('secret' in one.json()))
     })
 
+    test('a second webhook to a URL one already sends to is 409 webhook-url-taken naming it, however the URL is written; so is a PATCH moving one there', async (t) => {
+      const api = await service(t, engine)
+      const first = await subscribe(api, 'https://shop.example/hooks', ['created'])
+      for (const url of ['https://shop.example/hooks', 'https://SHOP.example:443/hooks']) {
+        const again = await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url, events: ['deleted'] } })
+        assert.equal(again.statusCode, 409, url)
+        assert.match(again.json().type, /\/webhook-url-taken$/)
+        assert.match(again.json().detail, new RegExp(`^webhook ${first.id} already sends to this URL: change its events with PATCH /v3/webhooks/${first.id}`))
+        assert.deepEqual(again.json().errors, [{ path: '/url', message: `is webhook ${first.id}'s already` }])
+      }
+      const other = await subscribe(api, 'https://shop.example/other')
+      const moved = await api.request({ method: 'PATCH', url: `/v3/webhooks/${other.id}`, payload: { url: 'https://shop.example/hooks' } })
+      assert.equal(moved.statusCode, 409)
+      // Its own URL again is no conflict; nor is the first one's once that one is removed.
+      assert.equal((await api.request({ method: 'PATCH', url: `/v3/webhooks/${other.id}`, payload: { url: 'https://shop.example/other' } })).statusCode, 200)
+      assert.equal((await api.request({ method: 'DELETE', url: `/v3/webhooks/${first.id}` })).statusCode, 204)
+      assert.equal((await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url: 'https://shop.example/hooks' } })).statusCode, 201)
+      assert.equal((await api.request({ method: 'GET', url: '/v3/webhooks' })).json().items.length, 2)
+    })
+
     test('every webhook route, reads included, needs an admin key: a write key gets 403 insufficient-scope, none 401', async (t) => {
       const api = await build(t, engine, { apiKeys: ['admin-key-0123456789abcdef'] })
       const { secret } = await createKey(api.app.store.keys, 'integration', 'write', null, Date.now())
@@ -312,7 +332,7 @@ for (const engine of ENGINES) {
       const fast = await receiver(t)
       const failing = await subscribe(api, refusing.url)
       const delivered = await subscribe(api, fast.url)
-      const paused = await subscribe(api, fast.url)
+      const paused = await subscribe(api, `${fast.url}?paused`) // a URL of its own: the same one twice is refused
       assert.equal((await api.request({ method: 'PATCH', url: `/v3/webhooks/${paused.id}`, payload: { status: 'paused' } })).statusCode, 200)
       for (let i = 0; i < 3; i++) await api.add({ name: `Plant ${i}` })
       const hook = async (id: number): Promise<any> => (await api.request({ method: 'GET', url: `/v3/webhooks/${id}` })).json()
