@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 
-// node --import tsx bench/cold-start.ts [--runs=10] [--no-load]   (after npm run build)
+// node --import tsx bench/cold-start.ts [--runs=10] [--no-load] [--baseline=DIR]   (after npm run build)
 //
 // Cold start: from spawning the service to the first 200 from /readyz, polled every 2 ms, the
 // median of N starts on the same SQLite data folder (migrated by an unmeasured first start), for
@@ -17,11 +17,14 @@ import { fileURLToPath } from 'node:url'
 // machine's load falls on both alike. The service runs on core 0; unless --no-load, a busy
 // process spins on core 1 the whole time (issue 15: "with another process loading the other
 // core"). Besides wall time, each start's CPU time up to ready (user + system, every thread, from
-// /proc), which moves much less with the machine's load.
+// /proc), which moves much less with the machine's load. --baseline=DIR adds another checkout's
+// bundle (built there, e.g. a git worktree of an older commit), in turn with the others, on a data
+// folder of its own: "not slower than before" measured in one run.
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const runs = Number(process.argv.find((a) => a.startsWith('--runs='))?.split('=')[1] ?? 10)
 const withLoad = !process.argv.includes('--no-load')
+const baseline = process.argv.find((a) => a.startsWith('--baseline='))?.split('=')[1]
 const twoCores = availableParallelism() >= 2 && spawnSync('taskset', ['-c', '1', 'true']).status === 0
 const compileCache = typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function'
 
@@ -91,12 +94,16 @@ function loadOtherCore (): ChildProcess {
 for (const entry of ['dist/bundle/server.js', 'dist/src/server.js']) {
   if (!existsSync(join(ROOT, entry))) throw new Error(`${entry} is missing: run npm run build first`)
 }
+if (baseline !== undefined && !existsSync(join(baseline, 'dist/bundle/server.js'))) throw new Error(`${baseline}/dist/bundle/server.js is missing: build the baseline first`)
 const tmp = mkdtempSync(join(tmpdir(), 'plant-cold-start-'))
 const dataDir = join(tmp, 'data')
 const targets: Target[] = [
   { name: 'bundle: node dist/bundle/server.js (npm start)', entry: 'dist/bundle/server.js', env: { DATA_DIR: dataDir }, wall: [], cpu: [] },
   { name: 'tsc output: node dist/src/server.js', entry: 'dist/src/server.js', env: { DATA_DIR: dataDir }, wall: [], cpu: [] }
 ]
+if (baseline !== undefined) {
+  targets.push({ name: `baseline bundle: ${baseline}/dist/bundle/server.js`, entry: join(baseline, 'dist/bundle/server.js'), env: { DATA_DIR: join(tmp, 'baseline-data') }, wall: [], cpu: [] })
+}
 if (compileCache) {
   targets.push({ name: 'bundle + NODE_COMPILE_CACHE', entry: 'dist/bundle/server.js', env: { DATA_DIR: dataDir, NODE_COMPILE_CACHE: join(tmp, 'compile-cache') }, wall: [], cpu: [] })
 }
@@ -120,6 +127,10 @@ try {
   for (const t of targets) {
     const m = median(t.wall)
     process.stdout.write(`| ${t.name} | ${Math.round(m)} | ${Math.round(Math.min(...t.wall))} | ${Math.round(Math.max(...t.wall))} | ${Math.round(median(t.cpu))} | ${(m / tsc).toFixed(2)} |\n`)
+  }
+  const before = targets.find((t) => t.name.startsWith('baseline'))
+  if (before !== undefined) {
+    process.stdout.write(`\nbundle ÷ baseline bundle: ${(median(targets[0].wall) / median(before.wall)).toFixed(2)} wall, ${(median(targets[0].cpu) / median(before.cpu)).toFixed(2)} CPU to ready\n`)
   }
   if (!compileCache) process.stdout.write(`| NODE_COMPILE_CACHE | - (Node ${process.version} has no module compile cache; it needs 22.1 or later) | | | | |\n`)
 } finally {

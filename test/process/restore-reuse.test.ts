@@ -107,7 +107,7 @@ async function assertNothingReused (app: FastifyInstance, handed: HandedOut): Pr
   const etag = String((await app.inject({ method: 'GET', url: '/v3/plant/1' })).headers.etag)
   const history = (await app.inject({ method: 'GET', url: '/v3/plant/1/history' })).json().items
   assert.deepEqual(history.map((e: { version: number, kind: string }) => [`"1.${e.version}"`, e.kind]), [[etag, 'updated'], [`"1.${history[1].version}"`, 'created']])
-  const reverted = await app.inject({ method: 'POST', url: '/v3/plant/1/revert', payload: { version: history[1].version }, headers: { 'if-match': etag } })
+  const reverted = await app.inject({ method: 'POST', url: '/v3/plant/1/revert', payload: { version: history[1].version, status: true }, headers: { 'if-match': etag } })
   assert.equal(reverted.statusCode, 200, reverted.body)
   assert.equal(reverted.json().status, 'available')
 }
