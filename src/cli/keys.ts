@@ -87,7 +87,9 @@ async function runKeys (values: Record<string, any>, positionals: string[], io: 
       try {
         const { key, secret } = await createKey(store.keys, name, scope, expires, now)
         io.stdout.write(`${secret}\n`)
-        io.stderr.write(`created ${key.name} (scope ${key.scope}${key.expiresAt === null ? '' : `, expires ${iso(key.expiresAt)}`}): ` +
+        // A date alone is said back as given: the day the key works through, as the operator thinks of it.
+        const through = /^\d{4}-\d{2}-\d{2}$/.test(values.expires ?? '') ? `works through ${values.expires as string} (UTC), ` : ''
+        io.stderr.write(`created ${key.name} (scope ${key.scope}${key.expiresAt === null ? '' : `, ${through}expires ${iso(key.expiresAt)}`}): ` +
           'the line above is its secret, shown this once\n')
         return 0
       } catch (err) {

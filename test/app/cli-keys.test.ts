@@ -43,8 +43,11 @@ for (const [where, target] of Object.entries(TARGETS)) {
       const secret = made.stdout.trim()
       assert.match(secret, /^pcat_[A-Za-z0-9_-]{43}$/)
       // A date alone: the key works through that day (UTC), so it expires as the next one starts.
-      assert.match(made.stderr, /created till-3 \(scope sell, expires 2099-02-01T00:00:00\.000Z\)/)
+      assert.match(made.stderr, /created till-3 \(scope sell, works through 2099-01-31 \(UTC\), expires 2099-02-01T00:00:00\.000Z\)/)
       assert.equal((await plants(['keys', 'create', 'shop', '--scope', 'read', ...args], env)).code, 0)
+      // A date and time is said as the instant it is.
+      const timed = await plants(['keys', 'create', 'till-4', '--scope', 'sell', '--expires', '2099-01-31T18:00:00+01:00', ...args], env)
+      assert.match(timed.stderr, /created till-4 \(scope sell, expires 2099-01-31T17:00:00\.000Z\)/)
 
       const listed = await plants(['keys', 'list', ...args], env)
       assert.equal(listed.code, 0, listed.stderr)
