@@ -111,6 +111,7 @@ staffPageTest('a barcode scanner typing into the search box opens the plant with
   await page.goto(staff.url + '/?q=mon')
   await plantButton(page, 'Monstera deliciosa').waitFor()
   const search = page.getByRole('searchbox', { name: 'Search by name' })
+  assert.equal(await search.getAttribute('placeholder'), 'Name, SKU or barcode', 'the box says what it takes besides a name')
   // A scanner types fast and ends with Enter, after what the box holds (clicked into, as staff would).
   await search.click()
   await page.keyboard.type('4006381333931')
