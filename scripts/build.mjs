@@ -68,10 +68,15 @@ const ownDirname = {
 
 await build({
   absWorkingDir: root,
-  // The writer thread and the image worker are started from their own files, found beside the
-  // module that starts them (src/store/sqlite/group-commit.ts: new URL('./writer-thread.js',
+  // The SQLite threads and the image worker are started from their own files, found beside the
+  // module that starts them (src/store/sqlite/threads.ts: new URL('./writer-thread.js',
   // import.meta.url); src/photos/image-worker.ts: './image-process.js').
-  entryPoints: { server: 'src/server.ts', 'writer-thread': 'src/store/sqlite/writer-thread.ts', 'image-process': 'src/photos/image-process.ts' },
+  entryPoints: {
+    server: 'src/server.ts',
+    'writer-thread': 'src/store/sqlite/writer-thread.ts',
+    'reader-thread': 'src/store/sqlite/reader-thread.ts',
+    'image-process': 'src/photos/image-process.ts'
+  },
   outdir: join(out, 'bundle'),
   bundle: true,
   platform: 'node',

@@ -11,6 +11,7 @@ import { FeedHub } from './feed/hub.js'
 import { changeRoutes } from './feed/routes.js'
 import { StreamLimits } from './http/stream-limits.js'
 import { envKeyNames, loadKeyHashes, registerAuth } from './http/auth.js'
+import { registerReadBudget } from './http/read-budget.js'
 import { registerComponents } from './http/components.js'
 import { apiIndexRoutes } from './http/api-index.js'
 import { corsOptions } from './http/cors.js'
@@ -193,6 +194,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     app.addHook('onRequest', app.rateLimit())
   }
   registerAuth(app, { keys: keyCache, readsNeedKey: config.readsNeedKey })
+  registerReadBudget(app, config.readBudget)
   registerAccessLog(app)
   answerUnknownPathsEarly(app)
 

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net'
+import { availableParallelism } from 'node:os'
 import { Type, TypeGuard, type Static, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { HISTORY_RETENTION_DAYS } from './catalogue/history.js'
@@ -29,6 +30,8 @@ const Env = Type.Object({
   FEED_MAX_STREAMS_PER_CLIENT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 20, description: 'an integer from 1 to 1000000' }),
   MAX_CONNECTIONS_PER_CLIENT: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 256, description: 'an integer from 0 (no cap) to 1000000' }),
   WORKERS: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })], { default: 1, description: 'auto or an integer from 1 to 256' }),
+  SQLITE_READERS: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 0, maximum: 64 })], { default: 'auto', description: 'auto or an integer from 0 (reads on the event loop) to 64' }),
+  READ_BUDGET: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 4, description: 'an integer from 1 to 1000000' }),
   CURRENCY: Type.String({ pattern: '^[A-Z]{3}$', default: 'EUR', description: 'an ISO 4217 currency code with a minor unit of 2 digits: three capital letters (e.g. EUR, USD)' }),
   WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'true or false' }),
   WEBHOOK_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 20_000, description: 'an integer from 1000 to 600000 (milliseconds)' }),
@@ -209,6 +212,10 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
     /** Connections one client address may hold open (TRUST_PROXY's proxies exempt; 0: no cap). */
     maxConnectionsPerClient: e.MAX_CONNECTIONS_PER_CLIENT,
     workers: e.WORKERS,
+    /** Reader threads for SQLite's expensive reads; auto: the cores but one, at least 1, at most 4. */
+    sqliteReaders: e.SQLITE_READERS === 'auto' ? Math.max(1, Math.min(4, availableParallelism() - 1)) : e.SQLITE_READERS,
+    /** Expensive reads (lists, counts, feed and history pages) one client address may have at once; a key four times as many. */
+    readBudget: e.READ_BUDGET,
     /** Webhooks may target loopback, private and link-local addresses (tests, internal networks). */
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     /** How long an instance's hold on a webhook lasts unrenewed: another takes a dead one's webhooks over after it. */

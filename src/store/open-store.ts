@@ -10,6 +10,8 @@ export interface StoreSettings {
   trashRetentionMs?: number
   /** How long a plant's versions stay in its history (default 365 days). */
   historyRetentionMs?: number
+  /** SQLite's reader threads (sqlite-plant-store.ts: default 1). */
+  sqliteReaders?: number
 }
 
 /** The store the configuration names: PostgreSQL when DATABASE_URL is set, else the embedded SQLite file. */
@@ -18,5 +20,5 @@ export async function openStore (config: StoreSettings): Promise<PlantStore> {
     const { openPostgresStore } = await import('./postgres/postgres-plant-store.js')
     return openPostgresStore({ connectionString: config.databaseUrl, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs, historyRetentionMs: config.historyRetentionMs })
   }
-  return openSqliteStore({ dataDir: config.dataDir, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs, historyRetentionMs: config.historyRetentionMs })
+  return openSqliteStore({ dataDir: config.dataDir, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs, historyRetentionMs: config.historyRetentionMs, readers: config.sqliteReaders })
 }

@@ -1,11 +1,11 @@
-import { fileURLToPath } from 'node:url'
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
 import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid, PlantNotFound, SkuTaken, TrashedNotFound, VersionMismatch, VersionNotKept } from '../../catalogue/errors.js'
 import { BatchRefused } from '../../catalogue/batch.js'
 import { batchWriter, type GroupResult, type IndexedRefusal, type KeyUse, type Refusal, type WriteOp } from './writes.js'
 import { recordCommit } from '../commit-sizes.js'
 import { isWebhookWrite } from './webhook-writes.js'
+import { startThread } from './threads.js'
 
 /** Runs a batch of writes in one transaction and says how each went. */
 export interface Committer {
@@ -112,16 +112,6 @@ export function inThreadCommitter (db: Database.Database, idempotencyTtlMs: numb
   return { commit: async (batch) => write(batch), close: async () => {} }
 }
 
-// Run from source (tests, tools under tsx), the thread's module is the .ts file next to this one,
-// loaded through tsx's require hook, which compiles in the thread itself. Its import hook (the
-// --import tsx a worker inherits) starts a loader thread of its own for every writer thread:
-// three times the CPU, and the tests open a store, so a writer thread, hundreds of times.
-const FROM_SOURCE = import.meta.url.endsWith('.ts')
-const WRITER_THREAD = new URL(FROM_SOURCE ? './writer-thread.ts' : './writer-thread.js', import.meta.url)
-const newWriterThread = (workerData: unknown): Worker => FROM_SOURCE
-  ? new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(fileURLToPath(WRITER_THREAD))})`, { eval: true, workerData, execArgv: [] })
-  : new Worker(WRITER_THREAD, { workerData })
-
 /**
  * The memory of a batch's photo files, moved to the writer thread rather than copied where the
  * photo says its files' memory is its own (`movable`): a copy of a phone picture's files (about
@@ -153,7 +143,7 @@ export function writerThreadCommitter (filename: string, idempotencyTtlMs: numbe
     return p
   }
   const start = (): Worker => {
-    const w = newWriterThread({ filename, idempotencyTtlMs })
+    const w = startThread('writer-thread', { filename, idempotencyTtlMs })
     // Idle, the thread does not keep the process alive; with a batch in flight it does.
     w.unref()
     w.on('message', (result: GroupResult) => settle()?.resolve(result))

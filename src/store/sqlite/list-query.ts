@@ -22,6 +22,14 @@ export type Driver =
   | { kind: 'fts' }
   /** The plants with the filter's sku or barcode, by its index, sorted whole (a handful). */
   | { kind: 'lookup' }
+  /** The plants in a column's index range (fewer than SMALL: list-plan.ts), sorted whole. */
+  | { kind: 'column', column: Column }
+
+/** A filter's column with an index of its own (migrations.ts). */
+export type Column = 'category' | 'status' | 'price' | 'updated'
+/** A driver that list-plan.ts counts before choosing it. */
+export type Candidate = Exclude<Driver, { kind: 'order' } | { kind: 'lookup' }>
+const COLUMN_INDEXES: Record<Column, string> = { category: 'plants_category_key', status: 'plants_status', price: 'plants_price', updated: 'plants_updated' }
 
 /**
  * What sort=price and sort=updated order by: index expressions (migrations.ts), written here exactly
@@ -77,10 +85,35 @@ function tiles (chars: string[], keep: (trigram: string) => boolean = () => true
 }
 
 /** Counts up to `cap` candidates of a driver: the cost is bounded by the cap, not the catalogue. */
-export function probeSql (driver: Exclude<Driver, { kind: 'order' } | { kind: 'lookup' }>, filter: ListFilter, cap: number): Sql {
+export function probeSql (driver: Candidate, filter: ListFilter, cap: number): Sql {
+  if (driver.kind === 'column') {
+    const { text, args } = columnTerm(driver.column, filter, '')
+    return { text: `SELECT count(*) FROM (SELECT 1 FROM plants p INDEXED BY ${COLUMN_INDEXES[driver.column]} WHERE ${text} LIMIT ?)`, args: [...args, cap] }
+  }
   return driver.kind === 'tag'
     ? { text: 'SELECT count(*) FROM (SELECT 1 FROM plant_tags WHERE tag_key = ? LIMIT ?)', args: [driver.tag, cap] }
     : { text: 'SELECT count(*) FROM (SELECT 1 FROM plants_fts WHERE plants_fts MATCH ? LIMIT ?)', args: [ftsMatch(filter.terms ?? []), cap] }
+}
+
+/**
+ * A column's term of the filter, as its index holds it (`prefix` '+' keeps the planner off the
+ * index, '' lets a walk seek it). The filter must ask for the column.
+ */
+function columnTerm (column: Column, filter: ListFilter, prefix: '' | '+'): Sql {
+  switch (column) {
+    case 'category':
+      // The key, as plants_category_key holds it (catalogue/query.ts filterKey).
+      return { text: `${prefix}lower(p.category) = ?`, args: [filter.category] }
+    case 'status': {
+      const asked = statuses(filter)
+      return { text: `${prefix}p.status IN (${asked.map(() => '?').join(', ')})`, args: asked }
+    }
+    case 'price':
+      // Either bound leaves unpriced plants out.
+      return { text: `${prefix}${NUMBER_KEYS.price} BETWEEN ? AND ?`, args: [filter.priceMin ?? 0, filter.priceMax ?? UNPRICED - 1] }
+    case 'updated':
+      return { text: `${prefix}p.updated_at >= ?`, args: [filter.updatedSince] }
+  }
 }
 
 export function listSql (filter: ListFilter, driver: Driver): Sql {
@@ -121,6 +154,8 @@ export function mergePages (a: Row[], b: Row[], filter: ListFilter): Row[] {
   const seen = new Set(a.map((row) => row[0]))
   return [...a, ...b.filter((row) => !seen.has(row[0]))].sort(order).slice(0, filter.limit)
 }
+
+const statuses = (filter: ListFilter): string[] => filter.statuses ?? []
 
 function compareCodePoints (a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b)) // UTF-8 bytes sort as code points do
@@ -196,35 +231,39 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
     where.push('q_match(p.name_key, ?)')
     args.push(term)
   }
-  if (filter.updatedSince !== undefined) {
-    // By updated, the walk's own index: the bound is where it starts (or stops).
-    where.push(`${driver.kind === 'order' && numbered && numberKey(sort) === 'updated' ? '' : '+'}p.updated_at >= ?`)
-    args.push(filter.updatedSince)
-  }
-  if (filter.priceMin !== undefined || filter.priceMax !== undefined) {
-    // The price index's expression, so sort=price walks only the range; either bound leaves unpriced plants out.
-    where.push(`${driver.kind === 'order' && numbered && numberKey(sort) === 'price' ? '' : '+'}${NUMBER_KEYS.price} BETWEEN ? AND ?`)
-    args.push(filter.priceMin ?? 0, filter.priceMax ?? UNPRICED - 1)
-  }
-  const statuses = filter.statuses ?? []
-  if (statuses.length > 0) {
+  // A column's term is left bare where its index does the walk: the column driver's own, the sort's
+  // when it is the same column, or for an id order the status and category indexes (which hold the id).
+  const order = driver.kind === 'order'
+  const single = statuses(filter).length === 1 && filter.category === undefined
+  const bare: Record<Column, boolean> = {
+    updated: order && numbered && numberKey(sort) === 'updated',
+    price: order && numbered && numberKey(sort) === 'price',
     // The unary + keeps the planner from trading the ordered walk for the status index and a sort.
-    const column = driver.kind === 'order' && sortKeyOf(sort) === 'id' && statuses.length === 1 && filter.category === undefined ? 'p.status' : '+p.status'
-    where.push(`${column} IN (${statuses.map(() => '?').join(', ')})`)
-    args.push(...statuses)
+    status: order && sortKeyOf(sort) === 'id' && single,
+    category: order && sortKeyOf(sort) === 'id'
   }
-  if (filter.category !== undefined) {
-    // The key, as the index plants_category_key holds it (catalogue/query.ts filterKey); + keeps the planner off it.
-    where.push(`${driver.kind === 'order' && sortKeyOf(sort) === 'id' ? '' : '+'}lower(p.category) = ?`)
-    args.push(filter.category)
+  if (driver.kind === 'column') bare[driver.column] = true
+  const asked: Record<Column, boolean> = {
+    updated: filter.updatedSince !== undefined,
+    price: filter.priceMin !== undefined || filter.priceMax !== undefined,
+    status: statuses(filter).length > 0,
+    category: filter.category !== undefined
+  }
+  for (const column of ['updated', 'price', 'status', 'category'] as const) {
+    if (!asked[column]) continue
+    const term = columnTerm(column, filter, bare[column] ? '' : '+')
+    where.push(term.text)
+    args.push(...term.args)
   }
   if (where.length > guard) where.splice(guard, 0, 'query_guard(p.id)')
   const dir = desc ? ' DESC' : ''
-  const order = sortKeyOf(sort) !== 'id' ? `${keyExpr}${dir}, ${id}${dir}` : `${id}${dir}`
+  const orderBy = sortKeyOf(sort) !== 'id' ? `${keyExpr}${dir}, ${id}${dir}` : `${id}${dir}`
   args.push(filter.limit)
-  const indexed = driver.kind !== 'order' ? '' : byName ? ' INDEXED BY plants_name' : numbered ? ` INDEXED BY ${NUMBER_INDEXES[numberKey(sort)]}` : ''
+  const indexed = driver.kind === 'column'
+    ? ` INDEXED BY ${COLUMN_INDEXES[driver.column]}`
+    : !order ? '' : byName ? ' INDEXED BY plants_name' : numbered ? ` INDEXED BY ${NUMBER_INDEXES[numberKey(sort)]}` : ''
   return {
-    text: `SELECT ${PLANT_COLUMNS}${withKey ? `, ${keyExpr}` : ''} FROM ${from.replace('plants p', `plants p${indexed}`)} ${where.length > 0 ? `WHERE ${where.join(' AND ')} ` : ''}ORDER BY ${order} LIMIT ?`,
+    text: `SELECT ${PLANT_COLUMNS}${withKey ? `, ${keyExpr}` : ''} FROM ${from.replace('plants p', `plants p${indexed}`)} ${where.length > 0 ? `WHERE ${where.join(' AND ')} ` : ''}ORDER BY ${orderBy} LIMIT ?`,
     args
   }
 }

@@ -1,25 +1,24 @@
 import type Database from 'better-sqlite3'
 import type { BatchOperation, BatchOptions, BatchResult } from '../../catalogue/batch.js'
-import { ANONYMOUS_WRITE, type Change, type ChangePage, type WriteMeta } from '../../catalogue/changes.js'
-import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
+import { ANONYMOUS_WRITE, type ChangePage, type WriteMeta } from '../../catalogue/changes.js'
+import { StorageUnavailable } from '../../catalogue/errors.js'
 import { HISTORY_RETENTION_DAYS, type HistoryEntry } from '../../catalogue/history.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import { completeFields, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
-import { sortKeyOf } from '../../catalogue/query.js'
-import { timestamp } from '../../catalogue/store-fields.js'
 import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
 import type { KeyStore } from '../key-store.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore, RevertOptions } from '../plant-store.js'
 import { prepareDataDir } from './data-dir.js'
-import { historyReader, purgeExpiredHistory } from './history.js'
+import { purgeExpiredHistory } from './history.js'
 import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
-import { countSql, listSql, mergePages, pendingSql, probeSql, searchFunctions, SMALL, type Driver } from './list-query.js'
 import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from './plant-rows.js'
+import { ReaderPool } from './reader-pool.js'
+import { HEAD_SQL, sqliteReads, type ReadName, type Reads } from './reads.js'
 import { migrate } from './migrations.js'
 import { photoFileReader } from './photo-writes.js'
-import { INDEXED_UP_TO, searchBacklog } from './search-backlog.js'
+import { searchBacklog } from './search-backlog.js'
 import { SqliteWebhookStore } from './webhook-store.js'
-import { purgeExpiredTrash, trashEntryReader, trashReader } from './trash.js'
+import { purgeExpiredTrash, trashEntryReader } from './trash.js'
 import { sqliteKeyStore } from './sqlite-key-store.js'
 import { connect, type PlantWriteOp } from './writes.js'
 
@@ -33,7 +32,15 @@ export interface SqliteStoreOptions {
   historyRetentionMs?: number
   idempotencyTtlMs?: number
   now?: () => number
-  /** The longest a list query may hold the event loop before it is stopped and answered 503 (default 250 ms). */
+  /**
+   * Threads for the expensive reads (reads.ts), each with a read-only connection (default 1; 0: on
+   * the event loop). A private in-memory database reads on the event loop whatever this says.
+   */
+  readers?: number
+  /**
+   * The longest an expensive read may run before it is stopped and answered 503: default 250 ms on
+   * the event loop, where it holds everyone, and 2,000 ms in a reader thread, where it holds no one.
+   */
   queryTimeoutMs?: number
   /** How many names one search may reject as false matches of its index before it is answered 503 (list-query.ts REJECT_BUDGET; tests lower it). */
   searchRejectBudget?: number
@@ -42,12 +49,9 @@ export interface SqliteStoreOptions {
 }
 
 type PlantRow = PlantTuple
-interface ChangeRow { seq: number, kind: Change['kind'], plant_id: number, version: number, actor: string, at: number, plant: string | null }
 
 const DAY = 86_400_000
 const TRASH_RETENTION_MS = 30 * DAY
-/** The guard looks at the clock once in this many rows plus one (a mask): reading it costs more than a row. */
-const GUARD_EVERY = 255
 const toPlant = tupleToPlant
 
 // SQLite errors that mean "the storage cannot do this right now" rather than a bug.
@@ -82,19 +86,14 @@ class SqlitePlantStore implements PlantStore {
   private readonly commits: GroupCommit
   private readonly timers: NodeJS.Timeout[] = []
   private dataVersion = 0
-  private readonly queryTimeoutMs: number
   private snapshotOpen = false
   /** The feed's head as the open read snapshot sees it, read at most once a snapshot. */
   private snapshotHead: number | undefined
-  private readonly listQueries = new Map<string, Database.Statement>()
   private readonly readPhotoFile: ReturnType<typeof photoFileReader>
-  private readonly readTrash: ReturnType<typeof trashReader>
   private readonly readTrashEntry: ReturnType<typeof trashEntryReader>
-  private readonly readHistory: ReturnType<typeof historyReader>
-  /** When the running list query must stop (performance.now()), checked by query_guard() every GUARD_EVERY rows. */
-  private deadline = Infinity
-  private guardCalls = 0
-  private readonly search: ReturnType<typeof searchFunctions>
+  /** The expensive reads: in reader threads on a file, else here on the event loop (in the turn's snapshot). */
+  private readonly expensive: <K extends ReadName>(name: K, ...args: Parameters<Reads[K]>) => Promise<ReturnType<Reads[K]>>
+  private readonly readers: ReaderPool | undefined
   private readonly s
 
   constructor (private readonly db: Database.Database, filename: string, private readonly options: SqliteStoreOptions) {
@@ -103,11 +102,7 @@ class SqlitePlantStore implements PlantStore {
     this.s = {
       get: db.prepare<[number], PlantRow>(`SELECT ${PLANT_COLUMNS} FROM plants p WHERE id = ?`).raw(true),
       purgeKeys: db.prepare('DELETE FROM idempotency_keys WHERE created_at <= ?'),
-      changes: db.prepare<[number, number], ChangeRow>('SELECT seq, kind, plant_id, version, actor, at, plant FROM changes WHERE seq > ? ORDER BY seq LIMIT ?'),
-      floor: db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'feed_floor'"),
-      // The last change handed out; once all have expired, the floor is the last one there was.
-      head: db.prepare<[], number>(
-        "SELECT max(coalesce((SELECT max(seq) FROM changes), 0), (SELECT value FROM meta WHERE key = 'feed_floor'))").pluck(),
+      head: db.prepare<[], number>(HEAD_SQL).pluck(),
       // The change before the first one newer than the cutoff (a walk from the oldest, in seq order), or the newest.
       lastPurged: db.prepare<[number], { seq: number | null }>(
         'SELECT coalesce((SELECT seq FROM changes WHERE at > ? ORDER BY seq LIMIT 1) - 1, (SELECT max(seq) FROM changes)) AS seq'),
@@ -115,7 +110,6 @@ class SqlitePlantStore implements PlantStore {
       setFloor: db.prepare("UPDATE meta SET value = max(value, ?) WHERE key = 'feed_floor'"),
       ping: db.prepare('SELECT 1'),
       inventory: db.prepare<[], { status: PlantStatus, n: number }>("SELECT substr(name, 8) AS status, seq AS n FROM sqlite_sequence WHERE name IN ('status:available', 'status:pending', 'status:sold')"),
-      searchBacklog: db.prepare<[], number>(`SELECT EXISTS (SELECT 1 FROM changes WHERE seq > ${INDEXED_UP_TO} AND index_add IS NOT NULL)`).pluck(),
       beginRead: db.prepare('BEGIN'),
       endRead: db.prepare('COMMIT'),
       // Prepared once: db.pragma() compiles its statement on every call, and this runs after every commit.
@@ -134,21 +128,18 @@ class SqlitePlantStore implements PlantStore {
     this.keyDb = filename === ':memory:' ? undefined : connect(filename)
     this.keys = sqliteKeyStore(this.keyDb ?? db)
     this.readPhotoFile = photoFileReader(db)
-    this.readTrash = trashReader(db)
     this.readTrashEntry = trashEntryReader(db)
-    this.readHistory = historyReader(db)
     this.webhooks = new SqliteWebhookStore(db, this.endSnapshot, async (op) => await this.commits.run(op))
-    // better-sqlite3 is synchronous and has no progress handler: this function, called by every list
-    // query once per candidate row, is the progress handler that stops a query past its time limit.
-    const timeoutMs = options.queryTimeoutMs ?? 250
-    db.function('query_guard', { deterministic: false }, (_id: unknown) => {
-      if ((++this.guardCalls & GUARD_EVERY) === 0 && performance.now() > this.deadline) {
-        throw new QueryTooSlow(`the query ran past its time limit of ${timeoutMs} ms`)
-      }
-      return 1
-    })
-    this.queryTimeoutMs = timeoutMs
-    this.search = searchFunctions(db, options.searchRejectBudget)
+    const readers = filename === ':memory:' ? 0 : options.readers ?? 1
+    const searchRejectBudget = options.searchRejectBudget
+    if (readers > 0) {
+      const pool = new ReaderPool(filename, readers, { queryTimeoutMs: options.queryTimeoutMs ?? 2_000, searchRejectBudget })
+      this.readers = pool
+      this.expensive = async (name, ...args) => await pool.run(name, ...args).catch((err: unknown) => { throw storageError(err) })
+    } else {
+      const reads = sqliteReads(db, { queryTimeoutMs: options.queryTimeoutMs ?? 250, searchRejectBudget })
+      this.expensive = async (name, ...args) => this.read(() => (reads[name] as (...a: typeof args) => ReturnType<Reads[typeof name]>)(...args))
+    }
     this.dataVersion = this.s.dataVersion.get()!
     this.purge()
     this.timers.push(setInterval(() => { this.purge() }, 3_600_000).unref())
@@ -169,7 +160,7 @@ class SqlitePlantStore implements PlantStore {
   }
 
   async trash (after: TrashPosition | undefined, limit: number): Promise<TrashedPlant[]> {
-    return this.read(() => this.readTrash(after, limit))
+    return await this.expensive('trash', after, limit)
   }
 
   async trashed (id: number): Promise<TrashedPlant | undefined> {
@@ -185,7 +176,7 @@ class SqlitePlantStore implements PlantStore {
   }
 
   async history (id: number, before: number | undefined, limit: number): Promise<HistoryEntry[] | undefined> {
-    return this.read(() => this.readHistory(id, before, limit))
+    return await this.expensive('history', id, before, limit)
   }
 
   revert (id: number, version: number, { expectedVersions, status = false }: RevertOptions = {}, { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
@@ -233,34 +224,11 @@ class SqlitePlantStore implements PlantStore {
   }
 
   async list (filter: ListFilter): Promise<StoredPlant[]> {
-    return this.read(() => {
-      this.deadline = performance.now() + this.queryTimeoutMs
-      this.search.reset()
-      try {
-        const driver = this.driver(filter)
-        const run = ({ text, args }: { text: string, args: unknown[] }): PlantTuple[] => this.statement(text).all(...args) as PlantTuple[]
-        let rows = run(listSql(filter, driver))
-        if (driver.kind === 'fts' && this.s.searchBacklog.get() === 1) rows = mergePages(rows, run(pendingSql(filter)), filter) as PlantTuple[]
-        return rows.map(tupleToPlant)
-      } finally {
-        this.deadline = Infinity
-      }
-    })
+    return await this.expensive('list', filter)
   }
 
   async count (filter: CountFilter, cap: number): Promise<number> {
-    return this.read(() => {
-      this.deadline = performance.now() + this.queryTimeoutMs
-      this.search.reset()
-      try {
-        const walk = { ...filter, afterId: 0, limit: cap }
-        const driver = this.driver(walk)
-        const { text, args } = countSql(filter, driver, cap, driver.kind === 'fts' && this.s.searchBacklog.get() === 1)
-        return Math.min(cap, this.statement(text).pluck().get(...args) as number)
-      } finally {
-        this.deadline = Infinity
-      }
-    })
+    return await this.expensive('count', filter, cap)
   }
 
   async inventory (): Promise<Inventory> {
@@ -269,50 +237,8 @@ class SqlitePlantStore implements PlantStore {
     return counts
   }
 
-  /**
-   * The index a list walks: the candidate set (a tag, the q trigrams) with the fewest rows, counted
-   * up to SMALL; by name, the name index unless a candidate set is small enough to sort whole.
-   */
-  private driver (filter: ListFilter): Driver {
-    // A SKU names one plant, a barcode a handful: their index leads, whatever else is asked.
-    if (filter.sku !== undefined || filter.barcode !== undefined) return { kind: 'lookup' }
-    const candidates: Array<Exclude<Driver, { kind: 'order' } | { kind: 'lookup' }>> = [...new Set(filter.tags ?? [])].map((tag) => ({ kind: 'tag', tag }))
-    if ((filter.terms ?? []).length > 0) candidates.push({ kind: 'fts' })
-    // Ordered by a key other than the id (name, price, updated), a candidate set is sorted whole.
-    const keyed = sortKeyOf(filter.sort ?? 'id') !== 'id'
-    // By id, a single candidate leads without being counted: it keeps the order whatever its size.
-    if (!keyed && candidates.length === 1) return candidates[0]
-    // By id any candidate keeps the order, so a smaller count tells the rarest well enough.
-    const cap = keyed ? SMALL : 500
-    let best: Driver = { kind: 'order' }
-    let fewest = Infinity
-    for (const candidate of candidates) {
-      const { text, args } = probeSql(candidate, filter, cap)
-      const n = this.statement(text).pluck().get(...args) as number
-      if (n < fewest) { best = candidate; fewest = n }
-      if (n === 0) break
-    }
-    return keyed && fewest >= SMALL ? { kind: 'order' } : best
-  }
-
-  private statement (text: string): Database.Statement {
-    let statement = this.listQueries.get(text)
-    if (!statement) {
-      statement = this.db.prepare(text)
-      if (statement.reader && !text.startsWith('SELECT count(')) statement.raw(true)
-      this.listQueries.set(text, statement)
-    }
-    return statement
-  }
-
   async changes (after: number, limit: number): Promise<ChangePage> {
-    return this.read(() => {
-      if (after < this.s.floor.get()!.value) throw new FeedGone('expired')
-      if (after > this.snapshotHeadValue()) throw new FeedGone('ahead')
-      const items = this.s.changes.all(after, limit).map((r): Change =>
-        ({ seq: r.seq, kind: r.kind, id: r.plant_id, version: r.version, actor: r.actor, at: timestamp(r.at), plant: r.plant === null ? null : JSON.parse(r.plant) }))
-      return { items, next: items.length > 0 ? items[items.length - 1].seq : after }
-    })
+    return await this.expensive('changes', after, limit)
   }
 
   async head (): Promise<number> {
@@ -339,6 +265,7 @@ class SqlitePlantStore implements PlantStore {
   async close (): Promise<void> {
     for (const t of this.timers) clearInterval(t)
     await this.commits.drain()
+    await this.readers?.close()
     await this.committer.close()
     this.endSnapshot()
     this.keyDb?.close()

@@ -1,0 +1,49 @@
+import { sortKeyOf } from '../../catalogue/query.js'
+import type { ListFilter } from '../plant-store.js'
+import { probeSql, SMALL, type Candidate, type Driver } from './list-query.js'
+
+// Which index a list walks, chosen from what the store can count cheaply: each candidate set (a
+// tag, the q trigrams, a column's index range) counted up to SMALL. A page then costs what its
+// driver costs, whatever the catalogue's size: a small set is fetched whole and sorted; otherwise
+// the sort's own index is walked, and with no small set among the filters each row it meets
+// matches often enough to fill a page soon.
+
+/** Counts rows up to a cap (a probe's SQL), on the connection the list will run on. */
+export type Probe = (text: string, args: unknown[]) => number
+
+/** The columns whose own index can lead a walk, when the filter asks for them. */
+function columnCandidates (filter: ListFilter): Candidate[] {
+  const sort = filter.sort ?? 'id'
+  const out: Candidate[] = []
+  if (filter.category !== undefined) out.push({ kind: 'column', column: 'category' })
+  if ((filter.statuses ?? []).length > 0) out.push({ kind: 'column', column: 'status' })
+  // Sorted by the same column, the sort's own walk starts and stops at the bound: nothing to gain.
+  if ((filter.priceMin !== undefined || filter.priceMax !== undefined) && !sort.endsWith('price')) out.push({ kind: 'column', column: 'price' })
+  if (filter.updatedSince !== undefined && !sort.endsWith('updated')) out.push({ kind: 'column', column: 'updated' })
+  return out
+}
+
+export function chooseDriver (filter: ListFilter, probe: Probe): Driver {
+  // A SKU names one plant, a barcode a handful: their index leads, whatever else is asked.
+  if (filter.sku !== undefined || filter.barcode !== undefined) return { kind: 'lookup' }
+  // A tag's rows and the q trigrams' come in id order: by id, one of them leads at any size.
+  const ordered: Candidate[] = [...new Set(filter.tags ?? [])].map((tag) => ({ kind: 'tag', tag }))
+  if ((filter.terms ?? []).length > 0) ordered.push({ kind: 'fts' })
+  const byId = sortKeyOf(filter.sort ?? 'id') === 'id'
+  const columns = columnCandidates(filter)
+  if (byId && ordered.length === 1 && columns.length === 0) return ordered[0]
+  let smallest: Driver = { kind: 'order' }
+  let fewest = Infinity
+  let rarestOrdered: Candidate | undefined
+  let rarestCount = Infinity
+  for (const candidate of [...ordered, ...columns]) {
+    const { text, args } = probeSql(candidate, filter, SMALL)
+    const n = probe(text, args)
+    if (n < fewest) { smallest = candidate; fewest = n }
+    if (candidate.kind !== 'column' && n < rarestCount) { rarestOrdered = candidate; rarestCount = n }
+    if (n === 0) break
+  }
+  if (fewest < SMALL) return smallest
+  // Nothing small: by id the rarest tag or the trigrams keep the order; else the sort's own index.
+  return byId && rarestOrdered !== undefined ? rarestOrdered : { kind: 'order' }
+}

@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import Database from 'better-sqlite3'
+import { FeedGone, QueryTooSlow } from '../../src/catalogue/errors.js'
+import type { PlantInput } from '../../src/catalogue/plant.js'
+import { SORTS, type Sort } from '../../src/catalogue/query.js'
+import type { ListFilter, PlantStore } from '../../src/store/plant-store.js'
+import { chooseDriver } from '../../src/store/sqlite/list-plan.js'
+import { listSql } from '../../src/store/sqlite/list-query.js'
+import { sqliteReads } from '../../src/store/sqlite/reads.js'
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-plant-store.js'
+import { tempDir } from '../helpers/process.js'
+
+// On a file, SQLite's expensive reads (lists, counts, feed, history and trash pages) run in reader
+// threads, each on a read-only connection of its own: the event loop keeps turning while they run.
+
+const DAY = 86_400_000
+const plant = (i: number, over: Partial<PlantInput> = {}): PlantInput =>
+  ({ name: `Plant ${i}`, category: i % 2 === 0 ? 'Succulents' : 'Ferns', tags: ['green'], status: 'available', price: `${i}.50`, ...over })
+
+const T0 = Date.UTC(2026, 0, 1)
+
+function fileStore (t: { after: (fn: () => unknown) => void }, options: { readers?: number, searchRejectBudget?: number, now?: () => number } = {}): PlantStore {
+  const dir = tempDir('plants-readers')
+  t.after(dir.remove)
+  const store = openSqliteStore({ dataDir: dir.path, feedRetentionMs: DAY, ...options })
+  t.after(() => store.close())
+  return store
+}
+
+/** The store's reader threads: what they are doing now. */
+const readersOf = (store: PlantStore): { load: { waiting: number, running: number } } => (store as unknown as { readers: { load: { waiting: number, running: number } } }).readers
+
+const page = { afterId: 0, limit: 50 }
+const READS: Array<[string, (store: PlantStore) => Promise<unknown>]> = [
+  ['a list', (s) => s.list({ ...page, category: 'ferns', sort: '-name' })],
+  ['a search', (s) => s.list({ ...page, terms: ['plant'] })],
+  ['a count', (s) => s.count({ tags: ['green'] }, 10_000)],
+  ['a page of the feed', (s) => s.changes(0, 1000)],
+  ['a page of history', (s) => s.history(1, undefined, 50)],
+  ['a page of the trash', (s) => s.trash(undefined, 50)]
+]
+
+test('SQLite file: lists, counts, searches, feed, history and trash pages run off the event loop, and answer as on it', async (t) => {
+  // One clock for both, so that the two catalogues are the same to the millisecond.
+  const onFile = fileStore(t, { now: () => T0 })
+  const inMemory = openSqliteStore({ dataDir: ':memory:', feedRetentionMs: DAY, now: () => T0 })
+  t.after(() => inMemory.close())
+  for (const store of [onFile, inMemory]) {
+    for (let i = 0; i < 40; i++) await store.create(plant(i))
+    await store.remove(3)
+  }
+  const readers = readersOf(onFile)
+  for (const [what, read] of READS) {
+    const threaded = read(onFile)
+    // Asked, and not yet done: the read is with a thread while this one goes on.
+    const { waiting, running } = readers.load
+    assert.equal(waiting + running, 1, `${what} on a file is with a reader thread`)
+    assert.deepEqual(await threaded, await read(inMemory), `${what} answers the same in a reader thread`)
+    assert.deepEqual(readers.load, { waiting: 0, running: 0 })
+  }
+})
+
+test('SQLite file: a read in a reader thread sees every write acknowledged before it was asked', async (t) => {
+  const store = fileStore(t)
+  for (let i = 0; i < 30; i++) {
+    const { plant: created } = await store.create(plant(i, { tags: ['fresh'] }))
+    const listed = await store.list({ ...page, tags: ['fresh'], sort: '-id' })
+    assert.equal(listed[0]?.id, created.id, `write ${i} is in the next list`)
+    assert.equal(await store.count({ tags: ['fresh'] }, 1000), i + 1)
+    const feed = await store.changes(0, 1000)
+    assert.equal(feed.items.at(-1)?.id, created.id)
+  }
+})
+
+test('SQLite file: refusals cross the thread as the store\'s own errors', async (t) => {
+  const store = fileStore(t, { searchRejectBudget: 1 })
+  for (let i = 0; i < 5; i++) await store.create(plant(i, { name: `Plant aaa ${i}` }))
+  const head = await store.head()
+  await assert.rejects(store.changes(head + 10, 10), (err: unknown) => err instanceof FeedGone && err.reason === 'ahead')
+  // "aaaa" is looked up by its trigram "aaa", which every name holds: each is a rejected candidate.
+  await assert.rejects(store.list({ ...page, terms: ['aaaa'] }), QueryTooSlow)
+})
+
+test('SQLite file: reads in flight when the store closes are answered; a reader thread that stopped is replaced', async (t) => {
+  const dir = tempDir('plants-readers')
+  t.after(dir.remove)
+  const store = openSqliteStore({ dataDir: dir.path, feedRetentionMs: DAY, readers: 2 })
+  for (let i = 0; i < 20; i++) await store.create(plant(i))
+  const pool = (store as unknown as { readers: { readers: Array<{ worker: { terminate (): Promise<number> } }> } }).readers
+  await store.list({ ...page })
+  await pool.readers[0].worker.terminate()
+  assert.equal((await store.list({ ...page, sort: 'name' })).length, 20, 'the next read has a thread')
+  const inFlight = Promise.all([store.list({ ...page, sort: '-price' }), store.count({}, 100), store.changes(0, 100), store.list({ ...page, category: 'ferns' })])
+  await store.close()
+  const [listed, counted, feed, ferns] = await inFlight
+  assert.equal(listed.length, 20)
+  assert.equal(counted, 20)
+  assert.equal(feed.items.length, 20)
+  assert.equal(ferns.length, 10)
+})
+
+// Plans: a filter that matches few plants leads the walk through its own index and sorts what it
+// found, whatever the sort; only a filter matching many walks the sort's index (where it meets a
+// match soon). Seen in SQLite's own plan: no walk of the plants table along an index that the filter
+// does not bound (a SCAN), which on 1,000,000 plants reads them all when the filter matches none.
+const RARE: Array<[string, Omit<ListFilter, 'afterId' | 'limit'>]> = [
+  ['category', { category: 'cacti' }],
+  ['status', { statuses: ['sold'] }],
+  ['statuses', { statuses: ['sold', 'pending'] }],
+  ['tag', { tags: ['rare'] }],
+  ['q', { terms: ['zebra'] }],
+  ['price range', { priceMin: 99_000, priceMax: 99_100 }],
+  ['updatedSince', { updatedSince: Date.now() + 365 * DAY }],
+  ['sku', { sku: 'ZZ-1' }],
+  ['barcode', { barcode: '4006381333931' }]
+]
+
+test('SQLite: every filter that matches few plants, with every sort, is read through its own index, never a walk of the catalogue', async (t) => {
+  const dir = tempDir('plants-plans')
+  t.after(dir.remove)
+  const store = openSqliteStore({ dataDir: dir.path, feedRetentionMs: DAY })
+  for (let i = 0; i < 60; i++) await store.create(plant(i, i === 7 ? { category: 'Cacti', status: 'sold', tags: ['rare'], name: 'Zebra haworthia', sku: 'ZZ-1', barcode: '4006381333931', price: '990.00' } : {}))
+  await store.close()
+  const db = new Database(`${dir.path}/catalogue.db`, { readonly: true })
+  t.after(() => db.close())
+  sqliteReads(db, { queryTimeoutMs: 1000 }) // its SQL functions, which the statements name
+  const probe = (text: string, args: unknown[]): number => db.prepare(text).pluck().get(...args) as number
+  for (const [what, filter] of RARE) {
+    for (const sort of SORTS as readonly Sort[]) {
+      const full: ListFilter = { ...filter, sort, afterId: 0, limit: 50 }
+      const { text, args } = listSql(full, chooseDriver(full, probe))
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...args) as Array<{ detail: string }>).map((r) => r.detail)
+      const walks = plan.filter((step) => /^SCAN p\b/.test(step))
+      assert.deepEqual(walks, [], `${what} sorted by ${sort}: ${plan.join('; ')}`)
+    }
+  }
+})
+
+test('SQLite: a filter that matches many plants walks the sort\'s own index', () => {
+  const filter: ListFilter = { category: 'ferns', priceMin: 0, sort: 'name', afterId: 0, limit: 50 }
+  assert.deepEqual(chooseDriver(filter, () => 2_000), { kind: 'order' })
+  assert.deepEqual(chooseDriver(filter, (text) => text.includes('plants_price') ? 12 : 2_000), { kind: 'column', column: 'price' })
+})
