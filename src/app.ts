@@ -4,7 +4,7 @@ import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import pino from 'pino'
 import type { Config } from './config.js'
 import { FeedHub } from './feed/hub.js'
@@ -25,6 +25,7 @@ import { refuseUnexpectedBodies } from './http/no-body.js'
 import { answerUnknownPathsEarly } from './http/unrouted.js'
 import { redactedRequest, redactUrl } from './http/redact-url.js'
 import { HttpProblem, problemResponses } from './http/problem.js'
+import { RefusalLog } from './http/refusal-log.js'
 import { lazyRequestLoggers, registerAccessLog } from './http/request-logger.js'
 import { registerValidators } from './http/validation.js'
 import { KeyCache } from './keys/key-cache.js'
@@ -83,6 +84,8 @@ export interface AppOptions {
   timeouts?: Partial<Timeouts>
   /** How long a picture may take to process before the upload is given up with 503 (default 20 s). */
   pictureDeadlineMs?: number
+  /** How long a recurring refusal's count is gathered before its summary line (default 1 s; tests shorten it). */
+  refusalSummaryMs?: number
 }
 
 interface Timeouts { headersMs: number, requestMs: number, checkEveryMs: number }
@@ -117,6 +120,8 @@ export function loggerOptions (config: Config, stream?: NodeJS.WritableStream): 
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const lazySchemas = new LazySchemas()
   const timeouts = { ...TIMEOUTS, ...options.timeouts }
+  // Made before the app: the server and the parser's refusals are built with it (it asks for app.log only when it writes).
+  const refusals = new RefusalLog((): FastifyBaseLogger => app.log, options.refusalSummaryMs)
   const app = Fastify({
     logger: loggerOptions(config, options.logStream),
     bodyLimit: 64 * 1024,
@@ -134,11 +139,13 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     http: { headersTimeout: timeouts.headersMs, connectionsCheckingInterval: timeouts.checkEveryMs },
     return503OnClosing: false,
     trustProxy: config.trustProxy,
-    clientErrorHandler: observedClientErrors(clientErrorHandler),
+    clientErrorHandler: observedClientErrors(clientErrorHandler, refusals),
     // One request at a time per connection, and node's own answers in the contract's shape (see connection-turns.ts).
     serverFactory: (handler, options) => {
       const server = connectionTurns(handler, options)
-      capConnectionsPerClient(server, { perClient: config.maxConnectionsPerClient, trustProxy: config.trustProxy })
+      capConnectionsPerClient(server, { perClient: config.maxConnectionsPerClient, trustProxy: config.trustProxy }, (client) => {
+        refusals.refused('connections per client', { client, limit: config.maxConnectionsPerClient }, 'connection refused: too many open from this client')
+      })
       return server
     },
     frameworkErrors,
@@ -195,7 +202,9 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   }
   registerAuth(app, { keys: keyCache, readsNeedKey: config.readsNeedKey })
   registerReadBudget(app, config.readBudget)
-  registerAccessLog(app)
+  registerAccessLog(app, refusals)
+  // After the server has closed (Fastify's own onClose runs first), so no refusal is still to come: the last counts are written.
+  app.addHook('onClose', async () => { refusals.close() })
   answerUnknownPathsEarly(app)
 
   registerComponents(app)

@@ -20,9 +20,10 @@ export function trustedPeer (trustProxy: string[] | false): (address: string) =>
 /**
  * A client that opens connections and sends nothing held one descriptor each until the header
  * timeout: 20,000 of them reached the open-files limit in 40 s. Past `perClient` open connections
- * from one address, a new one is answered 429 and closed at once, before any request is read.
+ * from one address, a new one is answered 429 and closed at once, before any request is read, and
+ * `refused` is told the address.
  */
-export function capConnectionsPerClient (server: Server, limit: ConnectionLimit): void {
+export function capConnectionsPerClient (server: Server, limit: ConnectionLimit, refused: (client: string) => void): void {
   if (limit.perClient === 0) return
   const trusted = trustedPeer(limit.trustProxy)
   const open = new Map<string, number>()
@@ -32,6 +33,7 @@ export function capConnectionsPerClient (server: Server, limit: ConnectionLimit)
     const count = (open.get(address) ?? 0) + 1
     if (count > limit.perClient) {
       answerAndClose(socket, 429, 'too-many-requests', `This client already holds ${limit.perClient} open connections; reuse them or close some`, 1)
+      refused(address)
       return
     }
     open.set(address, count)

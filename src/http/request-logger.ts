@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify'
+import type { RefusalLog } from './refusal-log.js'
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
 type ChildOptions = Parameters<FastifyBaseLogger['child']>[1]
@@ -67,11 +68,14 @@ const keyOf = (request: FastifyRequest): string | undefined => request.writer ==
  * The access log an operator reads at `info`: one line per 4xx or 5xx answer, with the request id
  * (from the request's logger), method, route, URL (key-like query values redacted by the `url`
  * serializer), status, the client address (request.ip, which TRUST_PROXY decides), and the problem's
- * type and detail. A 4xx is at `info`; a 5xx is at `error` with its cause, so one line says it all.
+ * type and detail. A 5xx is at `error` with its cause, one line each, always: each is a fault to
+ * read. A 4xx is a refusal, at `info`, through the refusal log: a client can repeat any 4xx as fast
+ * as it likes (an unknown query parameter as cheaply as a missing key), so every one of them is
+ * summarised when its reason (below) recurs within the interval.
  * Successes are one debug line each. Readiness probes are left out: health logs readiness changes
  * once, not every probe of a load balancer.
  */
-export function registerAccessLog (app: FastifyInstance): void {
+export function registerAccessLog (app: FastifyInstance, refusals: RefusalLog): void {
   app.addHook('onResponse', (request, reply, done) => {
     const status = reply.statusCode
     if (status < 400) {
@@ -81,8 +85,18 @@ export function registerAccessLog (app: FastifyInstance): void {
       const { type, detail, err } = notes.get(request) ?? {}
       const line = { method: request.method, route, url: request.url, status, type, detail, client: request.ip, key: keyOf(request), ms: Math.round(reply.elapsedTime) }
       if (status >= 500) request.log.error({ ...line, err }, 'request answered with an error')
-      else request.log.info(line, 'request refused')
+      else refusals.refused(reasonOf(status, type, line.key), line, 'request refused', { log: request.log, id: request.id })
     }
     done()
   })
+}
+
+/**
+ * A refusal's reason: its status and problem code (`401 unauthorized`), and the key's name when the
+ * request carried a known one (`403 insufficient-scope, key till-3`): the access log names who was
+ * refused, so each key's refusals are summarised apart. Never anything a client can choose freely.
+ */
+function reasonOf (status: number, type: string | undefined, key: string | undefined): string {
+  const reason = type === undefined ? String(status) : `${status} ${type.slice(type.lastIndexOf('/') + 1)}`
+  return key === undefined ? reason : `${reason}, key ${key}`
 }
