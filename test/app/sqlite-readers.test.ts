@@ -142,3 +142,23 @@ test('SQLite: a filter that matches many plants walks the sort\'s own index', ()
   assert.deepEqual(chooseDriver(filter, () => 2_000), { kind: 'order' })
   assert.deepEqual(chooseDriver(filter, (text) => text.includes('plants_price') ? 12 : 2_000), { kind: 'column', column: 'price' })
 })
+
+test('SQLite: filters each common but never together, sorted by name: the walk of the name index gives up after its row budget and the rarest filter\'s rows are sorted instead', async (t) => {
+  const dir = tempDir('plants-plans')
+  t.after(dir.remove)
+  const store = openSqliteStore({ dataDir: dir.path, feedRetentionMs: DAY })
+  // Tag a on the even plants, b on the odd ones, c on one in three: a and b never meet, a and c do.
+  for (let i = 0; i < 60; i++) await store.create(plant(i, { tags: [i % 2 === 0 ? 'a' : 'b', ...(i % 3 === 0 ? ['c'] : [])] }))
+  await store.close()
+  const db = new Database(`${dir.path}/catalogue.db`, { readonly: true })
+  t.after(() => db.close())
+  const plans: string[] = []
+  // A catalogue of 60 plays one of millions: 5 rows are "many", and a walk may read 12.
+  const reads = sqliteReads(db, { queryTimeoutMs: 1000, plan: { small: 5, walkBudget: 12 }, onPlan: (driver) => plans.push(driver.kind) })
+  assert.deepEqual(reads.list({ tags: ['a', 'b'], sort: 'name', afterId: 0, limit: 10 }), [])
+  assert.deepEqual(plans, ['tag'], 'the walk gave up and a tag\'s rows were read')
+  // Together often enough, the walk fills its page within its budget.
+  const both = reads.list({ tags: ['a', 'c'], sort: '-name', afterId: 0, limit: 2 })
+  assert.deepEqual(both.map((p) => p.name), ['Plant 6', 'Plant 54'])
+  assert.deepEqual(plans, ['tag', 'order'])
+})

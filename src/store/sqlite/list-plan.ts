@@ -23,27 +23,66 @@ function columnCandidates (filter: ListFilter): Candidate[] {
   return out
 }
 
-export function chooseDriver (filter: ListFilter, probe: Probe): Driver {
+/**
+ * How many rows a walk of the sort's index may read before the list takes the rarest filter's
+ * rows instead: filters each common but rarely together (two tags never on one plant) leave it
+ * reading the whole index for a page.
+ */
+export const WALK_BUDGET = 10 * SMALL
+/** How far the rarest filter is counted when the walk gave up: past it, any of them will do. */
+const FALLBACK_CAP = 200_000
+
+/** The plan's thresholds (tests make them small, so a few rows show what a million would). */
+export interface PlanLimits { small: number, walkBudget: number }
+export const PLAN_LIMITS: PlanLimits = { small: SMALL, walkBudget: WALK_BUDGET }
+
+/** The candidates the filter names (none: the walk reads every row it meets, and never gives up). */
+function candidatesOf (filter: ListFilter): { ordered: Candidate[], columns: Candidate[] } {
+  const ordered: Candidate[] = [...new Set(filter.tags ?? [])].map((tag) => ({ kind: 'tag', tag }))
+  if ((filter.terms ?? []).length > 0) ordered.push({ kind: 'fts' })
+  return { ordered, columns: columnCandidates(filter) }
+}
+
+/**
+ * After a walk of the sort's index ran past WALK_BUDGET rows: the filter's rarest candidate set,
+ * counted up to FALLBACK_CAP, fetched and sorted whole. Its cost is that set's size, where the
+ * walk's was the catalogue's.
+ */
+export function fallbackDriver (filter: ListFilter, probe: Probe): Driver {
+  const { ordered, columns } = candidatesOf(filter)
+  // By price or updated, the sort's own column bounds the walk too: it is a candidate here.
+  const sort = filter.sort ?? 'id'
+  if ((filter.priceMin !== undefined || filter.priceMax !== undefined) && sort.endsWith('price')) columns.push({ kind: 'column', column: 'price' })
+  if (filter.updatedSince !== undefined && sort.endsWith('updated')) columns.push({ kind: 'column', column: 'updated' })
+  let best: Driver = { kind: 'order' }
+  let fewest = Infinity
+  for (const candidate of [...ordered, ...columns]) {
+    const { text, args } = probeSql(candidate, filter, FALLBACK_CAP)
+    const n = probe(text, args)
+    if (n < fewest) { best = candidate; fewest = n }
+  }
+  return best
+}
+
+export function chooseDriver (filter: ListFilter, probe: Probe, { small }: PlanLimits = PLAN_LIMITS): Driver {
   // A SKU names one plant, a barcode a handful: their index leads, whatever else is asked.
   if (filter.sku !== undefined || filter.barcode !== undefined) return { kind: 'lookup' }
   // A tag's rows and the q trigrams' come in id order: by id, one of them leads at any size.
-  const ordered: Candidate[] = [...new Set(filter.tags ?? [])].map((tag) => ({ kind: 'tag', tag }))
-  if ((filter.terms ?? []).length > 0) ordered.push({ kind: 'fts' })
+  const { ordered, columns } = candidatesOf(filter)
   const byId = sortKeyOf(filter.sort ?? 'id') === 'id'
-  const columns = columnCandidates(filter)
   if (byId && ordered.length === 1 && columns.length === 0) return ordered[0]
   let smallest: Driver = { kind: 'order' }
   let fewest = Infinity
   let rarestOrdered: Candidate | undefined
   let rarestCount = Infinity
   for (const candidate of [...ordered, ...columns]) {
-    const { text, args } = probeSql(candidate, filter, SMALL)
+    const { text, args } = probeSql(candidate, filter, small)
     const n = probe(text, args)
     if (n < fewest) { smallest = candidate; fewest = n }
     if (candidate.kind !== 'column' && n < rarestCount) { rarestOrdered = candidate; rarestCount = n }
     if (n === 0) break
   }
-  if (fewest < SMALL) return smallest
+  if (fewest < small) return smallest
   // Nothing small: by id the rarest tag or the trigrams keep the order; else the sort's own index.
   return byId && rarestOrdered !== undefined ? rarestOrdered : { kind: 'order' }
 }

@@ -7,8 +7,8 @@ import { timestamp } from '../../catalogue/store-fields.js'
 import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
 import type { CountFilter, ListFilter } from '../plant-store.js'
 import { historyReader } from './history.js'
-import { countSql, listSql, mergePages, pendingSql, searchFunctions } from './list-query.js'
-import { chooseDriver } from './list-plan.js'
+import { countSql, listSql, mergePages, pendingSql, searchFunctions, type Driver } from './list-query.js'
+import { chooseDriver, fallbackDriver, PLAN_LIMITS, type PlanLimits } from './list-plan.js'
 import { tupleToPlant, type PlantTuple } from './plant-rows.js'
 import { INDEXED_UP_TO } from './search-backlog.js'
 import { trashReader } from './trash.js'
@@ -23,6 +23,10 @@ export interface ReadOptions {
   queryTimeoutMs: number
   /** How many names one search may reject as false matches (list-query.ts REJECT_BUDGET). */
   searchRejectBudget?: number
+  /** The plan's thresholds (default PLAN_LIMITS). */
+  plan?: PlanLimits
+  /** Told the driver each list ended with (tests see a walk give up here). */
+  onPlan?: (driver: Driver) => void
 }
 
 export interface Reads {
@@ -43,6 +47,9 @@ export const HEAD_SQL = "SELECT max(coalesce((SELECT max(seq) FROM changes), 0),
 /** The guard looks at the clock once in this many rows plus one (a mask): reading it costs more than a row. */
 const GUARD_EVERY = 255
 
+/** A walk of the sort's index read its row budget without filling the page (list-plan.ts WALK_BUDGET). */
+class WalkTooLong extends Error {}
+
 interface ChangeRow { seq: number, kind: Change['kind'], plant_id: number, version: number, actor: string, at: number, plant: string | null }
 
 export function sqliteReads (db: Database.Database, options: ReadOptions): Reads {
@@ -60,18 +67,31 @@ export function sqliteReads (db: Database.Database, options: ReadOptions): Reads
   // query once per candidate row, is the progress handler that stops a query past its time limit.
   let deadline = Infinity
   let guardCalls = 0
+  /** Rows the running walk may still read before it gives up (WalkTooLong). */
+  let rowsLeft = Infinity
   db.function('query_guard', { deterministic: false }, (_id: unknown) => {
+    if (--rowsLeft < 0) throw new WalkTooLong()
     if ((++guardCalls & GUARD_EVERY) === 0 && performance.now() > deadline) {
       throw new QueryTooSlow(`the query ran past its time limit of ${options.queryTimeoutMs} ms`)
     }
     return 1
   })
+  /** Runs a walk that gives up after `budget` rows. */
+  const budgeted = <T>(budget: number, fn: () => T): T => {
+    rowsLeft = budget
+    try {
+      return fn()
+    } finally {
+      rowsLeft = Infinity
+    }
+  }
   const search = searchFunctions(db, options.searchRejectBudget)
   const backlog = db.prepare<[], number>(`SELECT EXISTS (SELECT 1 FROM changes WHERE seq > ${INDEXED_UP_TO} AND index_add IS NOT NULL)`).pluck()
   const floor = db.prepare<[], number>("SELECT value FROM meta WHERE key = 'feed_floor'").pluck()
   const head = db.prepare<[], number>(HEAD_SQL).pluck()
   const changeRows = db.prepare<[number, number], ChangeRow>('SELECT seq, kind, plant_id, version, actor, at, plant FROM changes WHERE seq > ? ORDER BY seq LIMIT ?')
   const probe = (text: string, args: unknown[]): number => statement(text).pluck().get(...args) as number
+  const plan = options.plan ?? PLAN_LIMITS
 
   const bounded = <T>(fn: () => T): T => {
     deadline = performance.now() + options.queryTimeoutMs
@@ -85,14 +105,23 @@ export function sqliteReads (db: Database.Database, options: ReadOptions): Reads
 
   return {
     list: (filter) => bounded(() => {
-      const driver = chooseDriver(filter, probe)
       const run = ({ text, args }: { text: string, args: unknown[] }): PlantTuple[] => statement(text).all(...args) as PlantTuple[]
-      let rows = run(listSql(filter, driver))
+      let driver = chooseDriver(filter, probe, plan)
+      let rows: PlantTuple[]
+      try {
+        // A walk of the sort's index bets that matches come soon; past its row budget it lost.
+        rows = driver.kind === 'order' ? budgeted(plan.walkBudget, () => run(listSql(filter, driver))) : run(listSql(filter, driver))
+      } catch (err) {
+        if (!(err instanceof WalkTooLong)) throw err
+        driver = fallbackDriver(filter, probe)
+        rows = run(listSql(filter, driver))
+      }
       if (driver.kind === 'fts' && backlog.get() === 1) rows = mergePages(rows, run(pendingSql(filter)), filter) as PlantTuple[]
+      options.onPlan?.(driver)
       return rows.map(tupleToPlant)
     }),
     count: (filter, cap) => bounded(() => {
-      const driver = chooseDriver({ ...filter, afterId: 0, limit: cap }, probe)
+      const driver = chooseDriver({ ...filter, afterId: 0, limit: cap }, probe, plan)
       const { text, args } = countSql(filter, driver, cap, driver.kind === 'fts' && backlog.get() === 1)
       return Math.min(cap, statement(text).pluck().get(...args) as number)
     }),
