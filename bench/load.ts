@@ -9,7 +9,7 @@ import { HISTORY_PLANTS } from './history.js'
 // autocannon measurement per message and answers with the figures. One process for the whole
 // run, so no measurement pays for a node start-up.
 
-export type Op = 'post' | 'put' | 'get' | 'list' | 'search' | 'search-rare' | 'sorted' | 'inventory' | 'patch' | 'batch' | 'batch500' | 'photo' | FindingOp | HistoryOp
+export type Op = 'post' | 'put' | 'get' | 'list' | 'search' | 'search-rare' | 'sorted' | 'inventory' | 'patch' | 'batch' | 'batch500' | 'photo' | 'path' | 'healthz' | 'hold' | FindingOp | HistoryOp
 /** Issue 26's history pages (bench/history.ts): a plant with 1 version, and one with 1,000. */
 export type HistoryOp = keyof typeof HISTORY_PLANTS
 /** Issue 25's reads, each judged by its p99 on the large catalogue against the small one. */
@@ -22,9 +22,26 @@ export const BATCH_PLANTS = 100
 /** Operations of one `batch500` request: the most a batch may hold (issue 27 judges its latency). */
 export const LARGEST_BATCH = 500
 const FIRST_PAGE: PlantQuery = { statuses: [], tags: [], terms: [], sort: 'id' }
+/**
+ * Issue 48's `hold`: the most expensive reads the API allows, as an anonymous client would send
+ * them: filters that match nothing with a sort (the four first measured), tags that are each common
+ * but never on one plant (large and pet-safe: bench/plants.ts), a count of them, a common term
+ * sorted by price, and the feed's largest page from its start.
+ */
+export const HOLD_PATHS = [
+  '/v3/plant?category=nope&sort=-price',
+  '/v3/plant?priceMin=499.99&priceMax=500&sort=-name',
+  '/v3/plant?updatedSince=2099-01-01T00:00:00Z&sort=name',
+  '/v3/plant?tag=large&tag=small&tag=rare&sort=-name',
+  '/v3/plant?tag=large&tag=pet-safe&sort=-name',
+  '/v3/plant/count?tag=large&tag=pet-safe',
+  '/v3/plant?q=stera&sort=-price&limit=100',
+  '/v3/plant/changes?after=0&limit=1000'
+]
 const STATUSES = ['available', 'pending', 'sold']
 /**
- * `paths`: for `photo`, the photo files (`/v3/photos/…`) to GET at random (bench/photos.ts uploads them first).
+ * `paths`: for `photo`, the photo files (`/v3/photos/…`) to GET at random (bench/photos.ts uploads
+ * them first); for `path`, any paths, likewise.
  * `binary`: measure with a client that never looks at the bodies (see measureBinary).
  * `mix`: the first `connections` of the job's connections send `op` instead, measured apart
  * (`Figures.mixed`): one kind of request beside a load of another.
@@ -154,7 +171,12 @@ export function requestsFor (op: Op, idMax: number, connection: number, paths: s
         // A filter most plants match (about 78 % are available): beyond 10,000 the count stops at its cap.
         return { method: 'GET', path: '/v3/plant/count?status=available' }
       case 'photo':
+      case 'path':
         return { method: 'GET', path: paths[Math.floor(Math.random() * paths.length)] }
+      case 'healthz':
+        return { method: 'GET', path: '/healthz' }
+      case 'hold':
+        return { method: 'GET', path: HOLD_PATHS[n % HOLD_PATHS.length] }
       case 'history-1':
       case 'history-1000':
         // The first page (20 versions, newest first) of one plant's history.

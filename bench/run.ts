@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { get as httpGet } from 'node:http'
 import { createServer } from 'node:net'
-import { availableParallelism, cpus, tmpdir } from 'node:os'
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
@@ -16,10 +16,11 @@ import { charged, cpuMicros } from './process-cpu.js'
 import { measureWebhooks, WEBHOOK_OPS, webhookTable } from './webhooks.js'
 import { HISTORY_OPS, historyTable, measureHistory } from './history.js'
 import { KEY_OPS, keyTable, measureKeys } from './keys.js'
+import { holdTable, measureReadsHold, READS_HOLD_OPS } from './reads-hold.js'
 
 // npm run bench [-- --quick] [--tsx] [--rounds=N] [--seconds=N] [--big=N] [--ops=get,list,put,post,search,search-rare,sorted,inventory,patch,batch,
 //                search-short,search-accent,sku,barcode,sort-price,sort-updated,count,upload,photo,batches,import,webhooks,history-1,history-1000,keys]
-//                [--import-rows=N] [--cpu-prof] [--seed-only]
+//                [--import-rows=N] [--cpu-prof] [--seed-only] [--hold-sizes=100000,1000000]
 //                [--baseline=DIR]  (another checkout, e.g. a git worktree of an older commit: measured as one
 //                                   more target on the small catalogue, for a before/after ratio in one run)
 //
@@ -38,7 +39,7 @@ const option = (name: string, fallback: number): number => {
 const quick = flag('quick')
 const isPhotoOp = (op: string): boolean => (PHOTO_OPS as readonly string[]).includes(op)
 // Phases of their own, each on services of its own: photos (issue 13), batches and import (27), webhooks (28), history and keys (26).
-const PHASE_OPS: readonly string[] = [...PHOTO_OPS, ...BULK_OPS, ...WEBHOOK_OPS, ...HISTORY_OPS, ...KEY_OPS]
+const PHASE_OPS: readonly string[] = [...PHOTO_OPS, ...BULK_OPS, ...WEBHOOK_OPS, ...HISTORY_OPS, ...KEY_OPS, ...READS_HOLD_OPS]
 const opsGiven = args.find((a) => a.startsWith('--ops='))?.split('=')[1].split(',') ?? ['get', 'list', 'put', 'post', ...SERVICE_ONLY, ...PHASE_OPS]
 const settings = {
   warmSeconds: option('warm', quick ? 1 : 3),
@@ -60,6 +61,9 @@ const settings = {
   history: opsGiven.some((op) => (HISTORY_OPS as readonly string[]).includes(op)),
   // Issue 26's other phase (bench/keys.ts): GET with a read key of the database against an API_KEYS key.
   keys: opsGiven.includes('keys'),
+  // Issue 48's phase (bench/reads-hold.ts), on catalogues of these sizes.
+  hold: opsGiven.includes('reads-hold'),
+  holdSizes: (args.find((a) => a.startsWith('--hold-sizes='))?.split('=')[1].split(',').map(Number)) ?? (quick ? [20_000] : [100_000, 1_000_000]),
   runtime: flag('tsx') ? 'tsx' : 'dist',
   cpuProf: flag('cpu-prof'),
   // Every target preloaded and written with the seed's fields alone: the other shape of a before/after
@@ -707,8 +711,9 @@ async function main (): Promise<void> {
     const hooks = settings.webhooks ? await measureWebhooks(phase) : undefined
     const history = settings.history ? await measureHistory(phase) : undefined
     const keys = settings.keys ? await measureKeys(phase) : undefined
+    const hold = settings.hold ? await measureReadsHold(phase, settings.holdSizes, loadavg) : undefined
     const lines = [...measured?.lines ?? [], ...(photos ? photoTable(photos) : []), ...(bulk ? bulkTable(bulk) : []), ...(hooks ? webhookTable(hooks) : []),
-      ...(history ? historyTable(history) : []), ...(keys ? keyTable(keys) : [])]
+      ...(history ? historyTable(history) : []), ...(keys ? keyTable(keys) : []), ...(hold ? holdTable(hold) : [])]
     process.stdout.write(`${lines.join('\n')}\n`)
 
     const result = {
@@ -720,7 +725,8 @@ async function main (): Promise<void> {
       bulk,
       webhooks: hooks,
       history,
-      keys
+      keys,
+      hold
     }
     const dir = join(ROOT, 'bench/results')
     mkdirSync(dir, { recursive: true })

@@ -1,4 +1,6 @@
 import Database from 'better-sqlite3'
+import { readlinkSync } from 'node:fs'
+import { getPriority, setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { FeedGone } from '../../catalogue/errors.js'
 import { sqliteReads, type ReadName, type ReadOptions } from './reads.js'
@@ -13,6 +15,25 @@ export type ReadReply = { id: number, value: unknown } | { id: number, error: Re
 /** An error as it crosses the thread: its class by name, and what the store needs of it. */
 export interface ReadFailure { name: string, message: string, code?: string, reason?: string }
 
+/**
+ * How much lower this thread runs than the rest of the process (its nice value, added): beside a
+ * busy reader the event loop and the writer thread are scheduled first, so a request by id or a
+ * write waits for a core no longer than it would on an idle machine; an idle core is still the
+ * reader's. Same core, 4 readers looping: a write's median 4.7× its quiet one at nice 0.
+ */
+const NICER = 10
+
+/** Linux's id of this thread (/proc/thread-self is PID/task/TID): setpriority on it sets this thread's alone. */
+function lowerPriority (): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
+    setPriority(tid, Math.min(19, getPriority(tid) + NICER))
+  } catch {
+    // Not Linux, or not allowed: the reader runs at the process's priority.
+  }
+}
+
+lowerPriority()
 const { filename, ...options } = workerData as ReadOptions & { filename: string }
 const db = new Database(filename, { readonly: true, fileMustExist: true })
 db.pragma('busy_timeout = 5000')
