@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { readdirSync, readFileSync } from 'node:fs'
 import Database from 'better-sqlite3'
 import { FeedGone, QueryTooSlow } from '../../src/catalogue/errors.js'
 import type { PlantInput } from '../../src/catalogue/plant.js'
@@ -161,4 +162,15 @@ test('SQLite: filters each common but never together, sorted by name: the walk o
   const both = reads.list({ tags: ['a', 'c'], sort: '-name', afterId: 0, limit: 2 })
   assert.deepEqual(both.map((p) => p.name), ['Plant 6', 'Plant 54'])
   assert.deepEqual(plans, ['tag', 'order'])
+})
+
+test('SQLite file: a reader thread runs at a lower priority than the event loop (Linux nice +10), so the loop and the writer are scheduled first', { skip: process.platform !== 'linux' && 'Linux only' }, async (t) => {
+  const store = fileStore(t)
+  await store.create(plant(1))
+  await store.list({ ...page })
+  // /proc/self/task/TID/stat: the 19th field is the thread's nice value (after the name in parentheses).
+  const niceOf = (tid: string): number => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16])
+  const own = niceOf(String(process.pid))
+  const nicer = readdirSync('/proc/self/task').filter((tid) => niceOf(tid) === Math.min(19, own + 10))
+  assert.ok(nicer.length >= 1, 'the reader thread runs 10 lower')
 })
