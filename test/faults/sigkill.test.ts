@@ -4,9 +4,10 @@ import { test } from 'node:test'
 import Database from 'better-sqlite3'
 import { inspectDatabase, startService, tempDir } from '../helpers/process.js'
 import { AuditedCatalogue } from '../helpers/audited-catalogue.js'
+import { readLoad } from '../helpers/read-load.js'
 import { searchBacklog } from '../../src/store/sqlite/search-backlog.js'
 
-// kill -9 at random moments under concurrent writes, on the same data folder round after round:
+// kill -9 at random moments under concurrent writes and reads (in SQLite's reader threads), on the same data folder round after round:
 // every acknowledged write must be on disk and the file must pass SQLite's integrity check.
 
 const ROUNDS = Number(process.env.FAULT_ROUNDS ?? 20)
@@ -30,7 +31,8 @@ test(`SIGKILL under concurrent write load, ${ROUNDS} times: every acknowledged w
       resolve()
     }, delay))
     catalogue.resetStats()
-    await Promise.all([catalogue.load(service.url, `r${round}`, WRITERS, () => killed), killer])
+    const [, read] = await Promise.all([catalogue.load(service.url, `r${round}`, WRITERS, () => killed), readLoad(service.url, 3, () => killed), killer])
+    assert.deepEqual(read.other, [], `round ${round}: reads answered other than 200`)
     const exit = await service.exited
     assert.equal(exit.signal, 'SIGKILL', `round ${round}: the process ended by itself: ${service.output()}`)
     assert.deepEqual(catalogue.stats.otherErrors, [], `round ${round}: unexpected answers`)

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { inspectDatabase, send, startService, tempDir } from '../helpers/process.js'
 import { AuditedCatalogue } from '../helpers/audited-catalogue.js'
+import { readLoad } from '../helpers/read-load.js'
 
-// SIGTERM while writers keep sending: readiness fails at once, every request that reached the
+// SIGTERM while writers and readers keep sending (the reads in SQLite's reader threads): readiness fails at once, every request that reached the
 // service is answered (a refused connection never reached it), nothing acknowledged is lost,
 // and the process exits by itself, cleanly, once the grace period and the requests in flight are over.
 
@@ -12,19 +13,21 @@ const GRACE_MS = 1500
 // Generous: the grace, then the requests in flight and closing the store; not a performance bound.
 const EXIT_WAIT_MS = GRACE_MS + 10_000
 
-test(`SIGTERM under write load, ${ROUNDS} times: every accepted request answered, nothing acknowledged lost, exit within the grace period`, async (t) => {
+test(`SIGTERM under write and read load, ${ROUNDS} times: every accepted request answered, reads included, nothing acknowledged lost, exit within the grace period`, async (t) => {
   const dir = tempDir('plants-sigterm')
   t.after(dir.remove)
   const catalogue = new AuditedCatalogue()
   let acknowledged = 0
   let refusedAfterClose = 0
   let reset = 0
+  let readsAnswered = 0
   for (let round = 0; round < ROUNDS; round++) {
     const service = await startService({ dataDir: dir.path, env: { SHUTDOWN_GRACE_MS: String(GRACE_MS) } })
     catalogue.resetStats()
     let exited = false
     void service.exited.then(() => { exited = true })
     const load = catalogue.load(service.url, `r${round}`, 12, () => exited)
+    const reads = readLoad(service.url, 4, () => exited)
     await new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 700))
     const signalledAt = Date.now()
     service.child.kill('SIGTERM')
@@ -46,6 +49,11 @@ test(`SIGTERM under write load, ${ROUNDS} times: every accepted request answered
     assert.deepEqual(exit, { code: 0, signal: null }, `round ${round}: exit status\n${service.output()}`)
     const tookMs = Date.now() - signalledAt
     await load
+    const read = await reads
+    // A read in flight when the store closes is finished first: never a 503 from a closing store.
+    assert.deepEqual(read.other, [], `round ${round}: reads answered other than 200`)
+    assert.ok(read.ok > 0, `round ${round}: no read answered`)
+    readsAnswered += read.ok
     assert.deepEqual(catalogue.stats.otherErrors, [], `round ${round}: unexpected answers`)
     const { integrity, plants } = inspectDatabase(dir.path)
     assert.deepEqual(catalogue.droppedButApplied(plants), [], `round ${round}: writes applied but never answered`)
@@ -56,6 +64,6 @@ test(`SIGTERM under write load, ${ROUNDS} times: every accepted request answered
     refusedAfterClose += catalogue.stats.unanswered - catalogue.stats.dropped.length
     t.diagnostic(`round ${round}: exited ${tookMs} ms after SIGTERM (grace ${GRACE_MS} ms), ${catalogue.stats.acknowledged} writes acknowledged`)
   }
-  t.diagnostic(`${ROUNDS} SIGTERMs; ${acknowledged} writes acknowledged, all found; ${refusedAfterClose} connections refused after the listener closed, ` +
+  t.diagnostic(`${ROUNDS} SIGTERMs; ${readsAnswered} reads answered 200, none otherwise; ${acknowledged} writes acknowledged, all found; ${refusedAfterClose} connections refused after the listener closed, ` +
     `${reset} reset before the service read them (none of those writes took effect)`)
 })
