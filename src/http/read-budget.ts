@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { HttpProblem } from './problem.js'
+import { HttpProblem, problemResponses } from './problem.js'
 
 // The reads that can cost more than a point lookup share a budget per client: how many it may
 // have running at once. One client then holds at most its share of the reader threads (SQLite) or
@@ -35,6 +35,10 @@ export function registerReadBudget (app: FastifyInstance, perAddress: number): v
   }
   app.addHook('onRoute', (route) => {
     if (!EXPENSIVE_READS.has(route.schema?.operationId ?? '')) return
+    const responses = route.schema!.response as Record<number, unknown> | undefined
+    if (responses !== undefined) {
+      Object.assign(responses, problemResponses([429, `This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key ${KEY_BUDGET_FACTOR} times as many; or the rate limit exceeded, only when a rate limit is set (see Retry-After)`]))
+    }
     // After the key is checked (onRequest) and the query validated: a refused request takes nothing.
     route.preHandler = [take, ...[route.preHandler ?? []].flat()]
   })
