@@ -1724,7 +1724,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            /** @description This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key 4 times as many; or the rate limit exceeded, only when a rate limit is set (see Retry-After) */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -2488,7 +2488,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            /** @description This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key 4 times as many; or the rate limit exceeded, only when a rate limit is set (see Retry-After) */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3386,7 +3386,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            /** @description This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key 4 times as many; or the rate limit exceeded, only when a rate limit is set (see Retry-After) */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3492,7 +3492,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            /** @description This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key 4 times as many; or the rate limit exceeded, only when a rate limit is set (see Retry-After) */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3771,7 +3771,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            /** @description This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key 4 times as many; or the rate limit exceeded, only when a rate limit is set (see Retry-After) */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
