@@ -1,4 +1,6 @@
+import cluster from 'node:cluster'
 import { randomUUID } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 import type { IncomingHttpHeaders } from 'node:http'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
@@ -10,6 +12,7 @@ import type { Config } from './config.js'
 import { FeedHub } from './feed/hub.js'
 import { changeRoutes } from './feed/routes.js'
 import { StreamLimits } from './http/stream-limits.js'
+import { QueuedBytes } from './http/queued-bytes.js'
 import { envKeyNames, loadKeyHashes, registerAuth } from './http/auth.js'
 import { registerReadBudget } from './http/read-budget.js'
 import { registerComponents } from './http/components.js'
@@ -32,7 +35,7 @@ import { KeyCache } from './keys/key-cache.js'
 import { keyRoutes } from './keys/routes.js'
 import { docsPage } from './ops/docs-page.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
-import { registerFeedMetrics, registerMetrics } from './ops/metrics.js'
+import { registerFeedMetrics, registerMetrics, registerQueuedMetrics } from './ops/metrics.js'
 import { observedClientErrors } from './ops/parser-refusals.js'
 import { versionRoutes } from './ops/version.js'
 import { PhotoMetrics } from './photos/metrics.js'
@@ -97,6 +100,13 @@ const TIMEOUTS: Timeouts = { headersMs: 10_000, requestMs: 30_000, checkEveryMs:
 
 const hasBody = (headers: IncomingHttpHeaders): boolean =>
   headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0')
+
+/** A worker's share of MAX_QUEUED_BYTES: the bound is the host's, whatever the number of processes serving. */
+function queuedBytesShare (config: Config): number {
+  if (!cluster.isWorker) return config.maxQueuedBytes
+  const workers = config.workers === 'auto' ? availableParallelism() : config.workers
+  return Math.floor(config.maxQueuedBytes / workers)
+}
 
 const OPERATIONS_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
 const SANE_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
@@ -225,7 +235,9 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(docsPage)
 
   const registry = registerMetrics(app)
-  const routeOptions = { store }
+  const queued = new QueuedBytes(queuedBytesShare(config), config.socketSendBufferBytes)
+  registerQueuedMetrics(registry, queued)
+  const routeOptions = { store, queued }
   const hub = new FeedHub(store, app.log)
   registerFeedMetrics(registry, hub)
   app.decorate('feedHub', hub)

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { Type, TypeGuard, type Static, type TSchema } from '@sinclair/typebox'
@@ -29,6 +30,7 @@ const Env = Type.Object({
   FEED_MAX_STREAMS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1000, description: 'an integer from 1 to 1000000' }),
   FEED_MAX_STREAMS_PER_CLIENT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 20, description: 'an integer from 1 to 1000000' }),
   MAX_CONNECTIONS_PER_CLIENT: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 256, description: 'an integer from 0 (no cap) to 1000000' }),
+  MAX_QUEUED_BYTES: Type.Integer({ minimum: 16_777_216, maximum: 1_099_511_627_776, default: 268_435_456, description: 'a number of bytes from 16777216 (16 MiB) to 1099511627776 (1 TiB)' }),
   WORKERS: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })], { default: 1, description: 'auto or an integer from 1 to 256' }),
   SQLITE_READERS: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 0, maximum: 64 })], { default: 'auto', description: 'auto or an integer from 0 (reads on the event loop) to 64' }),
   READ_BUDGET: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 4, description: 'an integer from 1 to 1000000' }),
@@ -169,6 +171,19 @@ function currencyCode (code: string): string {
 }
 
 /**
+ * The most one TCP socket's kernel send buffer holds: Linux's tcp_wmem maximum (4 MiB unless the
+ * host is tuned), and that where the kernel does not say. A client that does not read can leave
+ * this much in the kernel on each connection, which the bytes queued to clients count.
+ */
+function socketSendBufferMax (): number {
+  try {
+    const max = Number(readFileSync('/proc/sys/net/ipv4/tcp_wmem', 'utf8').trim().split(/\s+/)[2])
+    if (Number.isSafeInteger(max) && max > 0) return max
+  } catch {}
+  return 4_194_304
+}
+
+/**
  * Reads and validates the environment once. A bad value throws a ConfigError naming the variable
  * and what it allows; a variable set to the empty string is refused, never taken as unset.
  */
@@ -211,6 +226,10 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
     feedMaxStreamsPerClient: e.FEED_MAX_STREAMS_PER_CLIENT,
     /** Connections one client address may hold open (TRUST_PROXY's proxies exempt; 0: no cap). */
     maxConnectionsPerClient: e.MAX_CONNECTIONS_PER_CLIENT,
+    /** Bytes queued to clients in large answers (photo files, pages, event streams), all connections together (WORKERS share it); past it a new one is 503. */
+    maxQueuedBytes: e.MAX_QUEUED_BYTES,
+    /** Read from the kernel, not the environment: what one connection may leave in the kernel (socketSendBufferMax). */
+    socketSendBufferBytes: socketSendBufferMax(),
     workers: e.WORKERS,
     /** Reader threads for SQLite's expensive reads; auto: the cores but one, at least 1, at most 4. */
     sqliteReaders: e.SQLITE_READERS === 'auto' ? Math.max(1, Math.min(4, availableParallelism() - 1)) : e.SQLITE_READERS,

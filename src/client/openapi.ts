@@ -104,7 +104,7 @@ export interface paths {
         };
         /**
          * A photo file (its name comes from a photo's urls)
-         * @description File names are derived from the content, so a file never changes: it is served with `Cache-Control: public, max-age=31536000, immutable` and an ETag. Any instance serves any photo. HEAD answers the headers (Content-Length included) without reading the bytes; a large file is sent a chunk at a time as the client reads it.
+         * @description File names are derived from the content, so a file never changes: it is served with `Cache-Control: public, max-age=31536000, immutable` and an ETag. Any instance serves any photo. HEAD answers the headers (Content-Length included) without reading the bytes; a large file is sent a chunk at a time as the client reads it. A file over 128 KiB is a large answer: past MAX_QUEUED_BYTES queued to clients that have not read them, it is 503 with Retry-After.
          */
         get: operations["get-photo-file"];
         put?: never;
@@ -323,7 +323,7 @@ export interface paths {
         };
         /**
          * The change feed as Server-Sent Events: `id` is the sequence, `event` the kind, `data` the change
-         * @description Resumes after `Last-Event-ID` (or `?after=`); with neither it starts at the head and sends live changes only (never 410). The first message is a bare `id:` naming where the stream starts, so a browser that reconnects before any change resumes there. 410 when the position is older than the retention or beyond the head. Streams are capped per instance (503; where API keys exist, streams without one take at most half the places) and per client address (429), both with Retry-After; a client that reads nothing for 30 s is cut off.
+         * @description Resumes after `Last-Event-ID` (or `?after=`); with neither it starts at the head and sends live changes only (never 410). The first message is a bare `id:` naming where the stream starts, so a browser that reconnects before any change resumes there. 410 when the position is older than the retention or beyond the head. Streams are capped per instance (503; where API keys exist, streams without one take at most half the places) and per client address (429), both with Retry-After; a client that reads nothing for 30 s is cut off. A new stream is also 503 when the bytes queued to clients that have not read them leave no room for it (MAX_QUEUED_BYTES).
          */
         get: operations["stream-plant-events"];
         put?: never;
@@ -955,7 +955,7 @@ export interface components {
             scope?: "read" | "sell" | "write" | "admin";
             status: number;
             title: string;
-            /** @description A URI reference naming the kind of problem; its last segment is the stable code, one of invalid-input, invalid-id, not-found, route-not-found, method-not-allowed, precondition-failed, version-not-kept, sku-taken, idempotency-key-reused, payload-too-large, headers-too-large, request-timeout, unauthorized, insufficient-scope, key-not-found, key-name-taken, key-from-environment, too-many-requests, gone, storage-unavailable, unsupported-media-type, photo-not-found, webhook-not-found, webhook-url-taken, too-many-photos, images-busy, service-busy, query-too-slow, shutting-down, internal. */
+            /** @description A URI reference naming the kind of problem; its last segment is the stable code, one of invalid-input, invalid-id, not-found, route-not-found, method-not-allowed, precondition-failed, version-not-kept, sku-taken, idempotency-key-reused, payload-too-large, headers-too-large, request-timeout, unauthorized, insufficient-scope, key-not-found, key-name-taken, key-from-environment, too-many-requests, gone, storage-unavailable, unsupported-media-type, photo-not-found, webhook-not-found, webhook-url-taken, too-many-photos, images-busy, service-busy, send-queue-full, query-too-slow, shutting-down, internal. */
             type: string;
         };
         /** @description The version to go back to, and whether its status comes back too. */
@@ -1625,7 +1625,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Storage unavailable or shutting down (see Retry-After) */
+            /** @description Storage unavailable or shutting down; or, for an answer over 128 KiB, too many bytes queued to clients that have not read them (send-queue-full: MAX_QUEUED_BYTES); see Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1737,7 +1737,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Storage unavailable or shutting down (see Retry-After) */
+            /** @description Storage unavailable or shutting down; or, for an answer over 128 KiB, too many bytes queued to clients that have not read them (send-queue-full: MAX_QUEUED_BYTES); see Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -2501,7 +2501,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Storage unavailable or shutting down (see Retry-After) */
+            /** @description Storage unavailable or shutting down; or, for an answer over 128 KiB, too many bytes queued to clients that have not read them (send-queue-full: MAX_QUEUED_BYTES); see Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3399,7 +3399,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Storage unavailable or shutting down (see Retry-After) */
+            /** @description Storage unavailable or shutting down; or, for an answer over 128 KiB, too many bytes queued to clients that have not read them (send-queue-full: MAX_QUEUED_BYTES); see Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3607,7 +3607,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many event streams on this instance (or, without a key, too many streams without one), or storage unavailable (see Retry-After) */
+            /** @description Too many event streams on this instance (or, without a key, too many streams without one), or too many bytes queued to clients that have not read them (send-queue-full), or storage unavailable (see Retry-After) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3784,7 +3784,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Storage unavailable or shutting down (see Retry-After) */
+            /** @description Storage unavailable or shutting down; or, for an answer over 128 KiB, too many bytes queued to clients that have not read them (send-queue-full: MAX_QUEUED_BYTES); see Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */

@@ -10,6 +10,7 @@ import { CHANGES_PAGE_SIZE, ChangePage, ChangesQuery, EventsHeaders, EventsQuery
 import { EVENT_STREAM_HEADERS, EventStream } from './event-stream.js'
 import type { FeedHub } from './hub.js'
 import type { StreamLimits } from '../http/stream-limits.js'
+import { admitLargePages, QUEUE_FULL_OR_STORAGE } from '../http/queued-bytes.js'
 
 const tags = ['plant']
 
@@ -48,9 +49,10 @@ async function startOf (request: FastifyRequest, store: PlantStore): Promise<num
 
 /** The change feed: a catch-up page endpoint and a live Server-Sent Events stream over the same log. */
 export const changeRoutes: FastifyPluginAsyncTypebox<FeedRouteOptions> = async (app, options) => {
-  const { store, hub, limits } = options
+  const { store, hub, limits, queued } = options
   const guards = guardStatuses(false)
   app.get('/v3/plant/changes', {
+    onSend: admitLargePages(queued),
     schema: {
       operationId: 'list-plant-changes',
       tags,
@@ -61,7 +63,7 @@ export const changeRoutes: FastifyPluginAsyncTypebox<FeedRouteOptions> = async (
       querystring: ChangesQuery,
       response: {
         200: { ...ref(ChangePage), description: 'A page of changes; send next as after for the following page', headers: HEADERS.requestId },
-        ...problemResponses(...guards, 400, [410, 'That point is older than the retention, or beyond the head'], 503)
+        ...problemResponses(...guards, 400, [410, 'That point is older than the retention, or beyond the head'], [503, QUEUE_FULL_OR_STORAGE])
       }
     }
   }, async (request) => orGone(store.changes(request.query.after ?? 0, request.query.limit ?? CHANGES_PAGE_SIZE)))
@@ -84,13 +86,14 @@ export const changeRoutes: FastifyPluginAsyncTypebox<FeedRouteOptions> = async (
       description: 'Resumes after `Last-Event-ID` (or `?after=`); with neither it starts at the head and sends live changes ' +
         'only (never 410). The first message is a bare `id:` naming where the stream starts, so a browser that reconnects ' +
         'before any change resumes there. 410 when the position is older than the retention or beyond the head. Streams are ' +
-        'capped per instance (503; where API keys exist, streams without one take at most half the places) and per client address (429), both with Retry-After; a client that reads nothing for 30 s is cut off.',
+        'capped per instance (503; where API keys exist, streams without one take at most half the places) and per client address (429), both with Retry-After; a client that reads nothing for 30 s is cut off. ' +
+        'A new stream is also 503 when the bytes queued to clients that have not read them leave no room for it (MAX_QUEUED_BYTES).',
       ...eventsSchema,
       response: {
         200: { description: 'An endless text/event-stream', headers: HEADERS.requestId, content: { 'text/event-stream': { schema: { type: 'string' } } } },
         ...problemResponses(...guards, 400, [410, 'That point is older than the retention, or beyond the head'],
           [429, 'Too many event streams from this client address (see Retry-After)'],
-          [503, 'Too many event streams on this instance (or, without a key, too many streams without one), or storage unavailable (see Retry-After)'])
+          [503, 'Too many event streams on this instance (or, without a key, too many streams without one), or too many bytes queued to clients that have not read them (send-queue-full), or storage unavailable (see Retry-After)'])
       }
     }
   }, async (request, reply) => {
@@ -100,6 +103,7 @@ export const changeRoutes: FastifyPluginAsyncTypebox<FeedRouteOptions> = async (
     let after: number
     try {
       after = await startOf(request, store)
+      queued.admitStream(reply.raw)
     } catch (err) {
       release()
       throw err

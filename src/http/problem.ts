@@ -30,6 +30,7 @@ const TITLES = {
   'too-many-photos': 'Too many photos',
   'images-busy': 'Too many pictures in progress',
   'service-busy': 'Service busy',
+  'send-queue-full': 'Too many bytes queued to clients',
   'query-too-slow': 'Query too slow',
   'shutting-down': 'Service shutting down',
   internal: 'Internal server error'

@@ -1,11 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { PlantStore } from '../store/plant-store.js'
 import { HttpProblem } from './problem.js'
+import type { QueuedBytes } from './queued-bytes.js'
 
 // What the routes of every resource (plants, photos, the feed) share.
 
 export interface RouteOptions {
   store: PlantStore
+  /** The bytes queued to clients: a route that may send a large answer admits it there first (503 past MAX_QUEUED_BYTES). */
+  queued: QueuedBytes
 }
 
 // Path ids must be written canonically: the text coercion would otherwise read "1e3" or "0x10" as numbers.

@@ -163,3 +163,31 @@ export function registerFeedMetrics (registry: Registry, feed: FeedStats): void 
     collect () { this.set(feed.lag()) }
   })
 }
+
+/** What the bytes queued to clients report (src/http/queued-bytes.ts). */
+export interface QueuedStats { readonly queued: number, readonly bound: number, readonly connectionsCharged: number }
+
+/** The bytes queued to clients in large answers and their bound, read when /metrics is scraped. */
+export function registerQueuedMetrics (registry: Registry, account: QueuedStats): void {
+  // eslint-disable-next-line no-new
+  new Gauge({
+    name: 'queued_bytes',
+    help: 'Bytes queued to clients in large answers (photo files and pages over 128 KiB, event streams): what the service holds for them and what the kernel holds unacknowledged',
+    registers: [registry],
+    collect () { this.set(account.queued) }
+  })
+  // eslint-disable-next-line no-new
+  new Gauge({
+    name: 'queued_bytes_limit',
+    help: 'MAX_QUEUED_BYTES (each worker\'s share, summed): past it a new large answer is refused with 503 send-queue-full',
+    registers: [registry],
+    collect () { this.set(account.bound) }
+  })
+  // eslint-disable-next-line no-new
+  new Gauge({
+    name: 'queued_bytes_connections',
+    help: 'Open connections that have carried a large answer, each charged in queued_bytes what is queued on it until it closes',
+    registers: [registry],
+    collect () { this.set(account.connectionsCharged) }
+  })
+}

@@ -10,8 +10,9 @@ import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { ref } from '../http/components.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-parts.js'
 import { PhotoLimitReached, PlantNotFound, VersionMismatch } from '../catalogue/errors.js'
-import { FILES_PATH, MAX_PHOTOS, type NewPhoto } from '../catalogue/photo.js'
+import { FILE_CHUNK_BYTES, FILES_PATH, MAX_PHOTOS, type NewPhoto } from '../catalogue/photo.js'
 import { StreamLimits } from '../http/stream-limits.js'
+import { LARGE_ANSWER_BYTES, QUEUE_FULL_OR_STORAGE } from '../http/queued-bytes.js'
 import { trustedPeer } from '../http/client-connections.js'
 import { asBuffer, FileBody } from './file-body.js'
 import { ImageQueue } from './image-queue.js'
@@ -51,7 +52,7 @@ const mediaType = (header: string | undefined): string => (header ?? '').split('
 const binary = (description: string) => Object.fromEntries(UPLOAD_TYPES.map((type) => [type, { schema: { type: 'string', format: 'binary', description } }]))
 
 export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (app, options) => {
-  const { store } = options
+  const { store, queued } = options
   const queue = new ImageQueue(options.imagesActive ?? 1, options.imagesWaiting ?? 8)
   const metrics = options.metrics ?? new PhotoMetrics()
   metrics.watch(queue)
@@ -278,6 +279,8 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
     if (!found.chunk) return reply.header('content-length', String(found.size)).send()
     if (found.chunk.length >= found.size) return reply.send(asBuffer(found.chunk))
     holdFileSlot(request)
+    // After the address's own cap (429): a client over its share must not take the others' room.
+    queued.admit(reply.raw, found.size, FILE_CHUNK_BYTES)
     return reply.header('content-length', String(found.size)).send(new FileBody((n) => store.photoFile(file, n), found.chunk, found.size))
   }
 
@@ -290,7 +293,8 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
       summary: 'A photo file (its name comes from a photo\'s urls)',
       description: 'File names are derived from the content, so a file never changes: it is served with ' +
         `\`Cache-Control: ${IMMUTABLE}\` and an ETag. Any instance serves any photo. ` +
-        'HEAD answers the headers (Content-Length included) without reading the bytes; a large file is sent a chunk at a time as the client reads it.',
+        'HEAD answers the headers (Content-Length included) without reading the bytes; a large file is sent a chunk at a time as the client reads it. ' +
+        `A file over ${LARGE_ANSWER_BYTES / 1024} KiB is a large answer: past MAX_QUEUED_BYTES queued to clients that have not read them, it is 503 with Retry-After.`,
       params: FileParams,
       headers: Type.Object({ 'if-none-match': Type.Optional(Type.String({ description: 'Answer 304 if it holds the file\'s ETag.' })) }),
       response: {
@@ -300,7 +304,7 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
           content: Object.fromEntries(UPLOAD_TYPES.map((type) => [type, { schema: { contentMediaType: type } }]))
         },
         304: Type.Null({ description: 'Not modified', headers: { etag: { type: 'string' } } }),
-        ...problemResponses(...readGuards, [404, 'No such photo file'], 503)
+        ...problemResponses(...readGuards, [404, 'No such photo file'], [503, QUEUE_FULL_OR_STORAGE])
       }
     }
   }, async (request, reply) => serveFile(request, reply as FastifyReply, true))

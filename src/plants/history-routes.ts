@@ -7,6 +7,7 @@ import { ifMatchVersions } from '../http/etag.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { decodePair, encodePair } from '../http/pair-cursor.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
+import { admitLargePages, QUEUE_FULL_OR_STORAGE } from '../http/queued-bytes.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-parts.js'
 import { sendPlant, SKU_TAKEN, tags } from './routes.js'
 import { HistoryPage, HistoryQuery, RevertBody, type HistoryEntry } from './history-schemas.js'
@@ -27,9 +28,10 @@ function decodeCursor (cursor: string | undefined, id: number): number | undefin
 
 const NOT_KEPT: [number, string] = [404, 'No plant with this id (not-found), or the version is not kept (version-not-kept: older than HISTORY_RETENTION_DAYS, from before history was kept, or above the plant\'s current version)']
 
-export const historyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
+export const historyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, queued }) => {
   app.get('/v3/plant/:id/history', {
     preValidation: canonicalId,
+    onSend: admitLargePages(queued),
     schema: {
       operationId: 'plant-history',
       tags,
@@ -39,7 +41,7 @@ export const historyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       querystring: HistoryQuery,
       response: {
         200: { ...ref(HistoryPage), description: 'A page of the history; pass nextCursor back as cursor for the next, older one', headers: HEADERS.requestId },
-        ...problemResponses(...guardStatuses(false), [400, 'Invalid ID supplied, or invalid input'], [404, 'No plant with this id, live or in the trash'], 503)
+        ...problemResponses(...guardStatuses(false), [400, 'Invalid ID supplied, or invalid input'], [404, 'No plant with this id, live or in the trash'], [503, QUEUE_FULL_OR_STORAGE])
       }
     }
   }, async (request, reply) => {

@@ -7,6 +7,7 @@ import { ref } from '../http/components.js'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
 import { allowHeader, methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, problemResponses } from '../http/problem.js'
+import { admitLargePages, QUEUE_FULL_OR_STORAGE } from '../http/queued-bytes.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-parts.js'
 import { feedPositionHook } from '../feed/position.js'
 import { PlantNotFound } from '../catalogue/errors.js'
@@ -33,7 +34,7 @@ export function sendPlant (reply: FastifyReply, plant: StoredPlant): Plant {
 export const idempotencyClaimKey = (request: FastifyRequest, key: string): string => request.writer === '' ? key : `${request.writer}:${key}`
 
 export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
-  const { store } = options
+  const { store, queued } = options
   // Declared on every write; enforced only when keys are configured (src/http/auth.ts).
   const security = writeSecurity
   const writeGuards = guardStatuses(true)
@@ -93,6 +94,8 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
 
   app.get('/v3/plant', {
     preHandler: feedPosition,
+    // A page of 500 plants may be megabytes, which a client that does not read leaves queued.
+    onSend: admitLargePages(queued),
     schema: {
       operationId: 'list-plants',
       tags,
@@ -104,7 +107,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
           description: 'A page of plants; pass nextCursor back as cursor for the next',
           headers: { ...HEADERS.requestId, ...HEADERS.feedPosition }
         },
-        ...problemResponses(...readGuards, 400, 503)
+        ...problemResponses(...readGuards, 400, [503, QUEUE_FULL_OR_STORAGE])
       }
     },
     config: { allow: COLLECTION_ALLOW }

@@ -10,6 +10,7 @@ import { etagOf, ifMatchMistake, ifMatchVersions } from '../http/etag.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { decodePair, encodePair } from '../http/pair-cursor.js'
 import { HEADERS, HttpProblem, Problem, problemResponses } from '../http/problem.js'
+import { admitLargePages, QUEUE_FULL_OR_STORAGE } from '../http/queued-bytes.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-parts.js'
 import { sendPlant, SKU_TAKEN } from './routes.js'
 import { IdParams, Plant } from './schemas.js'
@@ -32,10 +33,11 @@ function decodeCursor (cursor: string | undefined): TrashPosition | undefined {
   return { trashedAt, id }
 }
 
-export const trashRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
+export const trashRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, queued }) => {
   const guards = guardStatuses(true)
 
   app.get('/v3/trash', {
+    onSend: admitLargePages(queued),
     schema: {
       operationId: 'list-trash',
       tags,
@@ -45,7 +47,7 @@ export const trashRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       querystring: TrashQuery,
       response: {
         200: { ...ref(TrashPage), description: 'A page of the trash; pass nextCursor back as cursor for the next', headers: HEADERS.requestId },
-        ...problemResponses(...guards, 400, 503)
+        ...problemResponses(...guards, 400, [503, QUEUE_FULL_OR_STORAGE])
       }
     }
   }, async (request, reply) => {

@@ -1,0 +1,39 @@
+import { readFileSync } from 'node:fs'
+
+// Where Linux lists this network namespace's TCP sockets, one a line, with the bytes each has sent
+// and not yet had acknowledged by its peer (`tx_queue`): what the kernel holds for a client that
+// does not read, which Node.js itself cannot see once a write has been taken.
+const TABLES = ['/proc/net/tcp', '/proc/net/tcp6']
+
+/** The key of a connection in readSendQueues' answer: its local and remote ports. */
+export const connectionKey = (localPort: number | undefined, remotePort: number | undefined): string => `${localPort}:${remotePort}`
+
+/**
+ * The kernel's unacknowledged send bytes of every TCP connection, by connectionKey; undefined
+ * where the kernel does not say (not Linux). Two connections with the same ports (clients of two
+ * addresses that chose the same port) count as the larger of the two: the account errs high.
+ */
+export function readSendQueues (): Map<string, number> | undefined {
+  const queues = new Map<string, number>()
+  let read = false
+  for (const table of TABLES) {
+    let text: string
+    try {
+      text = readFileSync(table, 'latin1')
+    } catch {
+      continue
+    }
+    read = true
+    // "sl local_address rem_address st tx_queue:rx_queue …", addresses as HEX:PORT.
+    for (const line of text.split('\n').slice(1)) {
+      const columns = line.trim().split(/\s+/)
+      if (columns.length < 5) continue
+      const local = Number.parseInt(columns[1].slice(columns[1].lastIndexOf(':') + 1), 16)
+      const remote = Number.parseInt(columns[2].slice(columns[2].lastIndexOf(':') + 1), 16)
+      const bytes = Number.parseInt(columns[4].slice(0, columns[4].indexOf(':')), 16)
+      const key = connectionKey(local, remote)
+      if (bytes > (queues.get(key) ?? 0)) queues.set(key, bytes)
+    }
+  }
+  return read ? queues : undefined
+}
