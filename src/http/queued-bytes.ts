@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http'
 import { Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import type { onSendHookHandler } from 'fastify'
-import { connectionKey, readSendQueues } from './kernel-send-queues.js'
+import { connectionKey, readSendQueues, type Family } from './kernel-send-queues.js'
 import { HttpProblem } from './problem.js'
 
 /**
@@ -17,6 +17,8 @@ export const QUEUE_FULL_OR_STORAGE = 'Storage unavailable or shutting down; or, 
 const RETRY_AFTER = '5'
 /** The kernel's queues are read at most this often, and for at most 5% of the time (see look()). */
 const LOOK_EVERY_MS = 100
+/** What the kernel holds, by connection (undefined: the kernel does not say). */
+type KernelReader = (families: Iterable<Family>) => Promise<Map<string, number> | undefined>
 
 interface Connection {
   /** What the kernel held for it, sent and not acknowledged, at the last look; and what the socket had handed the kernel then. */
@@ -38,9 +40,9 @@ const mib = (bytes: number): string => (bytes / 1048576).toFixed(1)
  * A client that does not read leaves bytes in two places. The service holds what the kernel has
  * not taken yet (`writableLength`: a chunk for a file, which writes its next only once the last
  * drained; a whole page). The kernel holds what it took and the client has not acknowledged, up
- * to its send buffer (4 MiB on Linux): 400 photo downloads never read held 1.5 GiB there and a few
- * MiB in the service. So a connection is charged both: the kernel's part as Linux last counted it
- * (read every 100 ms or so), plus what the socket handed it since, at most a send buffer. An answer
+ * to its send buffer (4 MiB on Linux): 400 photo downloads never read held 1.5 GiB there, and 50
+ * MiB (a chunk each) in the service. So a connection is charged both: the kernel's part as Linux last counted it
+ * (read at most every 100 ms, off the event loop), plus what the socket handed it since, at most a send buffer. An answer
  * in progress is charged at least what it may queue (its size, at most a send buffer and what the
  * service holds at once), so answers admitted together cannot overshoot the bound; once it is over
  * the connection is charged what is measured, which a client that read drops to nothing at the
@@ -51,12 +53,13 @@ export class QueuedBytes {
   private readonly connections = new Map<Socket, Connection>()
   private lookedAt = -Infinity
   private lookEveryMs = LOOK_EVERY_MS
+  private looking = false
 
   /**
    * `bound`: this process's share of MAX_QUEUED_BYTES. `socketBuffer`: the most a socket's kernel
    * send buffer holds. `readKernel`: the kernel's send queues, by connection.
    */
-  constructor (readonly bound: number, private readonly socketBuffer: number, private readonly readKernel = readSendQueues) {}
+  constructor (readonly bound: number, private readonly socketBuffer: number, private readonly readKernel: KernelReader = readSendQueues) {}
 
   /** Open connections that have carried a large answer: each is charged what is queued on it until it closes. */
   get connectionsCharged (): number { return this.connections.size }
@@ -121,21 +124,35 @@ export class QueuedBytes {
     return Math.max(socket.writableLength + kernel, connection.reserved)
   }
 
-  /** Reads what the kernel holds for each connection; never more than 5% of the time, however many sockets the host has. */
+  /**
+   * Has the kernel's figures read again when they are due, off the event loop: until they come, the
+   * last ones stand with what was handed to the kernel since. What each socket had handed it is
+   * noted before the read, so bytes taken meanwhile count twice at worst, never not at all. Reads
+   * take at most 5% of the time, however many sockets the host has.
+   */
   private look (): void {
     const started = performance.now()
-    if (this.connections.size === 0 || started - this.lookedAt < this.lookEveryMs) return
-    const queues = this.readKernel()
-    if (queues === undefined) {
-      this.lookedAt = Infinity
-      return
-    }
-    for (const [socket, connection] of this.connections) {
-      connection.kernel = queues.get(connectionKey(socket.localPort, socket.remotePort)) ?? 0
-      connection.flushedThen = flushed(socket)
-    }
-    this.lookedAt = performance.now()
-    this.lookEveryMs = Math.max(LOOK_EVERY_MS, 20 * (this.lookedAt - started))
+    if (this.looking || this.connections.size === 0 || started - this.lookedAt < this.lookEveryMs) return
+    this.looking = true
+    const before = new Map([...this.connections.keys()].map((socket) => [socket, flushed(socket)]))
+    // A socket being destroyed has no family any more: nothing to read for it.
+    const families = [...before.keys()].flatMap((socket) => socket.remoteFamily === undefined ? [] : [socket.remoteFamily as Family])
+    this.readKernel(families).then((queues) => {
+      if (queues === undefined) {
+        this.lookedAt = Infinity
+        return
+      }
+      for (const [socket, flushedThen] of before) {
+        const connection = this.connections.get(socket)
+        if (connection === undefined) continue
+        connection.kernel = queues.get(connectionKey(socket.localPort, socket.remotePort)) ?? 0
+        connection.flushedThen = flushedThen
+      }
+      this.lookedAt = performance.now()
+      this.lookEveryMs = Math.max(LOOK_EVERY_MS, 20 * (this.lookedAt - started))
+    }, () => {
+      this.lookedAt = performance.now()
+    }).finally(() => { this.looking = false })
   }
 }
 
