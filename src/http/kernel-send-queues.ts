@@ -22,6 +22,7 @@ export async function readSendQueues (families: Iterable<Family>): Promise<Map<s
   const queues = new Map<string, number>()
   let read = false
   for (const family of new Set(families)) {
+    if (!(family in TABLES)) continue
     let text: string
     try {
       text = await readFile(TABLES[family], 'latin1')

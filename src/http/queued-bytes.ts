@@ -21,6 +21,9 @@ const LOOK_EVERY_MS = 100
 type KernelReader = (families: Iterable<Family>) => Promise<Map<string, number> | undefined>
 
 interface Connection {
+  /** Its key and family in the kernel's tables, taken while it is open (a closed socket has no ports). */
+  key: string
+  family: Family
   /** What the kernel held for it, sent and not acknowledged, at the last look; and what the socket had handed the kernel then. */
   kernel: number
   flushedThen: number
@@ -46,14 +49,17 @@ const mib = (bytes: number): string => (bytes / 1048576).toFixed(1)
  * in progress is charged at least what it may queue (its size, at most a send buffer and what the
  * service holds at once), so answers admitted together cannot overshoot the bound; once it is over
  * the connection is charged what is measured, which a client that read drops to nothing at the
- * next look. Where the kernel says nothing (not Linux), what a connection handed it stays charged
- * until it closes.
+ * next look; a connection the service closed stays charged what the kernel still holds for it.
+ * Where the kernel says nothing (not Linux), what a connection handed it stays charged until it
+ * closes.
  */
 export class QueuedBytes {
   private readonly connections = new Map<Socket, Connection>()
   private lookedAt = -Infinity
   private lookEveryMs = LOOK_EVERY_MS
   private looking = false
+  /** Connections the service closed with bytes still in the kernel's send queue (an orphan keeps sending them), by key. */
+  private readonly closed = new Map<string, { bytes: number, family: Family }>()
 
   /**
    * `bound`: this process's share of MAX_QUEUED_BYTES. `socketBuffer`: the most a socket's kernel
@@ -61,14 +67,15 @@ export class QueuedBytes {
    */
   constructor (readonly bound: number, private readonly socketBuffer: number, private readonly readKernel: KernelReader = readSendQueues) {}
 
-  /** Open connections that have carried a large answer: each is charged what is queued on it until it closes. */
-  get connectionsCharged (): number { return this.connections.size }
+  /** Connections charged: open ones that have carried a large answer, and closed ones the kernel still holds bytes of. */
+  get connectionsCharged (): number { return this.connections.size + this.closed.size }
 
   /** The bytes queued now to the clients of large answers. */
   get queued (): number {
     this.look()
     let total = 0
     for (const [socket, connection] of this.connections) total += this.charge(socket, connection)
+    for (const { bytes } of this.closed.values()) total += bytes
     return total
   }
 
@@ -107,21 +114,38 @@ export class QueuedBytes {
   }
 
   private track (socket: Socket | null): Connection | undefined {
-    // inject()'s requests have no socket to a client: nothing is queued for them.
-    if (!(socket instanceof Socket)) return undefined
+    // inject()'s requests have no socket to a client, and a client gone has nothing queued: nothing to charge.
+    if (!(socket instanceof Socket) || socket.destroyed) return undefined
     let connection = this.connections.get(socket)
     if (connection === undefined) {
-      connection = { kernel: 0, flushedThen: flushed(socket), reserved: 0 }
-      this.connections.set(socket, connection)
-      // However the connection ends (the client read and left, went, or was cut off), its account goes with it.
-      socket.once('close', () => { this.connections.delete(socket) })
+      const opened: Connection = { key: connectionKey(socket.localPort, socket.remotePort), family: socket.remoteFamily as Family, kernel: 0, flushedThen: flushed(socket), reserved: 0 }
+      this.connections.set(socket, opened)
+      socket.once('close', () => { this.close(socket, opened) })
+      connection = opened
     }
     return connection
   }
 
+  /**
+   * A connection closed however it ended: what the service held for it is gone, but when the
+   * service closed it (an idle keep-alive, a client cut off) the kernel goes on sending what it
+   * took, as long as the client keeps its end open: 400 non-reading downloads of 1 MiB left 246 MiB
+   * there. So its kernel part stays charged until a look finds it sent or dropped; where the kernel
+   * says nothing, it goes at once.
+   */
+  private close (socket: Socket, connection: Connection): void {
+    this.connections.delete(socket)
+    const bytes = this.kernelPart(socket, connection)
+    if (bytes > 0 && this.lookedAt !== Infinity) this.closed.set(connection.key, { bytes, family: connection.family })
+  }
+
+  /** What the kernel holds for a connection: as last read, plus what the socket handed it since; at most a send buffer. */
+  private kernelPart (socket: Socket, connection: Connection): number {
+    return Math.min(this.socketBuffer, connection.kernel + flushed(socket) - connection.flushedThen)
+  }
+
   private charge (socket: Socket, connection: Connection): number {
-    const kernel = Math.min(this.socketBuffer, connection.kernel + flushed(socket) - connection.flushedThen)
-    return Math.max(socket.writableLength + kernel, connection.reserved)
+    return Math.max(socket.writableLength + this.kernelPart(socket, connection), connection.reserved)
   }
 
   /**
@@ -132,21 +156,30 @@ export class QueuedBytes {
    */
   private look (): void {
     const started = performance.now()
-    if (this.looking || this.connections.size === 0 || started - this.lookedAt < this.lookEveryMs) return
+    if (this.looking || this.connections.size + this.closed.size === 0 || started - this.lookedAt < this.lookEveryMs) return
     this.looking = true
     const before = new Map([...this.connections.keys()].map((socket) => [socket, flushed(socket)]))
-    // A socket being destroyed has no family any more: nothing to read for it.
-    const families = [...before.keys()].flatMap((socket) => socket.remoteFamily === undefined ? [] : [socket.remoteFamily as Family])
+    const closedBefore = [...this.closed.keys()]
+    const families = [...this.connections.values(), ...this.closed.values()].map((c) => c.family)
     this.readKernel(families).then((queues) => {
       if (queues === undefined) {
         this.lookedAt = Infinity
+        this.closed.clear()
         return
       }
       for (const [socket, flushedThen] of before) {
         const connection = this.connections.get(socket)
         if (connection === undefined) continue
-        connection.kernel = queues.get(connectionKey(socket.localPort, socket.remotePort)) ?? 0
+        connection.kernel = queues.get(connection.key) ?? 0
         connection.flushedThen = flushedThen
+      }
+      // A connection closed since the read began keeps its figure until the next look.
+      for (const key of closedBefore) {
+        const bytes = queues.get(key) ?? 0
+        const entry = this.closed.get(key)
+        if (entry === undefined) continue
+        if (bytes === 0) this.closed.delete(key)
+        else entry.bytes = bytes
       }
       this.lookedAt = performance.now()
       this.lookEveryMs = Math.max(LOOK_EVERY_MS, 20 * (this.lookedAt - started))
