@@ -174,3 +174,20 @@ test('SQLite file: a reader thread runs at a lower priority than the event loop 
   const nicer = readdirSync('/proc/self/task').filter((tid) => niceOf(tid) === Math.min(19, own + 10))
   assert.ok(nicer.length >= 1, 'the reader thread runs 10 lower')
 })
+
+test('SQLite: a common term sorted by price walks the price index past the names it never suggested (the unpriced, first in -price) without counting them as the search\'s false matches', async (t) => {
+  const dir = tempDir('plants-plans')
+  t.after(dir.remove)
+  const store = openSqliteStore({ dataDir: dir.path, feedRetentionMs: DAY })
+  for (let i = 0; i < 10; i++) await store.create(plant(i, { name: `Philodendron ${i}`, price: null }))
+  for (let i = 0; i < 10; i++) await store.create(plant(i, { name: `Monstera ${i}`, price: `${10 + i}.00` }))
+  await store.close()
+  const db = new Database(`${dir.path}/catalogue.db`, { readonly: true })
+  t.after(() => db.close())
+  const plans: string[] = []
+  // 3 false matches allowed; "monstera" in 10 names of 20 is "many" here, so the price index is walked.
+  const reads = sqliteReads(db, { queryTimeoutMs: 1000, searchRejectBudget: 3, plan: { small: 5, walkBudget: 1000 }, onPlan: (driver) => plans.push(driver.kind) })
+  const page = reads.list({ terms: ['monstera'], sort: '-price', afterId: 0, limit: 3 })
+  assert.deepEqual(page.map((p) => p.name), ['Monstera 9', 'Monstera 8', 'Monstera 7'])
+  assert.deepEqual(plans, ['order'])
+})

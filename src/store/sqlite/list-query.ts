@@ -273,12 +273,13 @@ export const REJECT_BUDGET = 10_000
 
 /**
  * Registers q_match(name_key, term), the per-candidate check of a term, on a connection. Each search
- * may reject at most `budget` names (counted from `reset()`): a term whose trigrams are all common
+ * through the trigram index may reject at most `budget` names (counted from `reset()`): a term whose trigrams are all common
  * but which is in few names makes the index's candidates mostly false matches, and each costs a row
  * read and a call here; the budget bounds that work by count, as the guard's timer bounds it by time.
  */
-export function searchFunctions (db: Database.Database, budget = REJECT_BUDGET): { reset: () => void } {
+export function searchFunctions (db: Database.Database, budget = REJECT_BUDGET): { reset: (counted?: boolean) => void } {
   let rejected = 0
+  let limit = budget
   let lastKey: string | undefined
   let lastFolded = ''
   db.function('q_match', { deterministic: false }, (key: unknown, term: unknown) => {
@@ -287,8 +288,10 @@ export function searchFunctions (db: Database.Database, budget = REJECT_BUDGET):
       lastFolded = foldKey(lastKey)
     }
     if (keyHolds(lastFolded, term as string)) return 1
-    if (++rejected > budget) throw new QueryTooSlow(`the search rejected more than ${budget} names its index suggested`)
+    if (++rejected > limit) throw new QueryTooSlow(`the search rejected more than ${limit} names its index suggested`)
     return 0
   })
-  return { reset: () => { rejected = 0 } }
+  // Uncounted: a walk of the sort's index meets names the index never suggested, and its own row
+  // budget (list-plan.ts WALK_BUDGET) bounds it.
+  return { reset: (counted = true) => { rejected = 0; limit = counted ? budget : Infinity } }
 }

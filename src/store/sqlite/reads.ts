@@ -110,9 +110,15 @@ export function sqliteReads (db: Database.Database, options: ReadOptions): Reads
       let rows: PlantTuple[]
       try {
         // A walk of the sort's index bets that matches come soon; past its row budget it lost.
-        rows = driver.kind === 'order' ? budgeted(plan.walkBudget, () => run(listSql(filter, driver))) : run(listSql(filter, driver))
+        if (driver.kind === 'order') {
+          search.reset(false)
+          rows = budgeted(plan.walkBudget, () => run(listSql(filter, driver)))
+        } else {
+          rows = run(listSql(filter, driver))
+        }
       } catch (err) {
         if (!(err instanceof WalkTooLong)) throw err
+        search.reset()
         driver = fallbackDriver(filter, probe)
         rows = run(listSql(filter, driver))
       }
