@@ -223,7 +223,9 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
   const guard = where.length
   for (const tag of (filter.tags ?? [])) {
     if (driver.kind === 'tag' && tag === driver.tag) continue
-    where.push('EXISTS (SELECT 1 FROM plant_tags t WHERE t.tag_key = ? AND t.plant_id = p.id)')
+    // By the driver's own id: checked before the plant's row is read, so a candidate that lacks the
+    // tag costs an index lookup, not a row (two tags never together, walked from one of them).
+    where.push(`EXISTS (SELECT 1 FROM plant_tags t WHERE t.tag_key = ? AND t.plant_id = ${id})`)
     args.push(tag)
   }
   for (const term of filter.terms ?? []) {
@@ -255,7 +257,7 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
     where.push(term.text)
     args.push(...term.args)
   }
-  if (where.length > guard) where.splice(guard, 0, 'query_guard(p.id)')
+  if (where.length > guard) where.splice(guard, 0, `query_guard(${id})`)
   const dir = desc ? ' DESC' : ''
   const orderBy = sortKeyOf(sort) !== 'id' ? `${keyExpr}${dir}, ${id}${dir}` : `${id}${dir}`
   args.push(filter.limit)
