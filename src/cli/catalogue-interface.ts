@@ -9,6 +9,12 @@ import type { PlantQuery } from '../catalogue/query.js'
 /** A batch applied, or refused as a whole: each refused operation by its index, with why. */
 export type ApplyOutcome = { ok: true } | { ok: false, refused: Array<{ index: number, reason: string }> }
 
+/** Ids to look for, as a Set holds them or as an import keeps them on disk (import-scratch.ts). */
+export interface IdSet extends Iterable<number> {
+  readonly size: number
+  has (id: number): boolean
+}
+
 export interface Catalogue {
   /** For messages: "data folder ./data" or "service http://…". */
   readonly where: string
@@ -27,7 +33,7 @@ export interface Catalogue {
    * an import rather than adding a new plant beside the one waiting to be restored. Every catalogue
    * an import writes to has it; a stand-in for a folder with no catalogue yet has no trash.
    */
-  trashed?: (ids: number[]) => Promise<number[]>
+  trashed?: (ids: IdSet) => Promise<number[]>
   /**
    * What writing here needs that this run was not given (a key), said as advice; undefined when
    * nothing is missing. A dry run reads without a key, and says so before the import is run for real.

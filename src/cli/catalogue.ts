@@ -15,7 +15,7 @@ import { listSql, searchFunctions } from '../store/sqlite/list-query.js'
 import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from '../store/sqlite/plant-rows.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { refusedByService, refusedByStore, wireOperation } from './batches.js'
-import type { ApplyOutcome, Catalogue, PlantFinder } from './catalogue-interface.js'
+import type { ApplyOutcome, Catalogue, IdSet, PlantFinder } from './catalogue-interface.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
 import { reasonOf } from './network-reason.js'
 
@@ -157,8 +157,7 @@ export class StoreCatalogue implements Catalogue {
   }
 
   /** One walk through the trash, newest first: its size is bounded by the retention, not by the file (whose ids may all be unknown). */
-  async trashed (ids: number[]): Promise<number[]> {
-    const wanted = new Set(ids)
+  async trashed (wanted: IdSet): Promise<number[]> {
     const found: number[] = []
     let after: TrashPosition | undefined
     while (wanted.size > found.length) {
@@ -318,9 +317,8 @@ export class ServiceCatalogue implements Catalogue {
    * GET /v3/trash, walked once (see StoreCatalogue.trashed). It needs a write key: without one (a
    * dry run with reads open), each id's history answers instead, which a plant in the trash keeps.
    */
-  async trashed (ids: number[]): Promise<number[]> {
-    if (ids.length === 0) return []
-    const wanted = new Set(ids)
+  async trashed (wanted: IdSet): Promise<number[]> {
+    if (wanted.size === 0) return []
     const found: number[] = []
     let cursor: string | undefined
     while (wanted.size > found.length) {
@@ -331,7 +329,7 @@ export class ServiceCatalogue implements Catalogue {
         if (response.status === 401 || response.status === 403) return undefined
         throw this.failure(response, error)
       }, this.retryable)
-      if (page === undefined) return await this.trashedByHistory(ids)
+      if (page === undefined) return await this.trashedByHistory(wanted)
       for (const { id } of page.items) if (wanted.has(id)) found.push(id)
       if (page.nextCursor === null) break
       cursor = page.nextCursor
@@ -357,7 +355,7 @@ export class ServiceCatalogue implements Catalogue {
   }
 
   /** The ids (of no live plant) whose history can be read: those of plants in the trash. */
-  private async trashedByHistory (ids: number[]): Promise<number[]> {
+  private async trashedByHistory (ids: Iterable<number>): Promise<number[]> {
     const found: number[] = []
     for (const id of ids) {
       const held = await withRetries(`reading ${this.where}`, async () => {

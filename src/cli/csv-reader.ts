@@ -21,6 +21,11 @@ import { parse } from 'csv-parse'
 export type CsvRecord = { line: number, cells: string[] } | { line: number, error: string, code?: string, field?: number }
 
 const CHUNK = 1 << 20
+/**
+ * Records yielded at most at once: a megabyte of short rows is some 100,000 of them, and the rows an
+ * import holds at once stay a thousand whatever the file's rows are like (issue 48).
+ */
+export const RECORDS_AT_ONCE = 1000
 const QUOTE = 34
 const COMMA = 44
 const LF = 10
@@ -123,7 +128,7 @@ async function * records (chunks: AsyncIterator<string>): AsyncGenerator<CsvReco
   let pos = 0
   let line = 1
   for (;;) {
-    const records: CsvRecord[] = []
+    let records: CsvRecord[] = []
     for (;;) {
       if (pos >= text.length) break
       const next = cut(text, pos, eof, crlf)
@@ -141,6 +146,10 @@ async function * records (chunks: AsyncIterator<string>): AsyncGenerator<CsvReco
       }
       if (next.end > pos && text.charCodeAt(next.end - 1) === LF) line++
       pos = next.end
+      if (records.length >= RECORDS_AT_ONCE) {
+        yield records
+        records = []
+      }
     }
     if (records.length > 0) yield records
     if (eof) return

@@ -15,21 +15,48 @@ import { checkPatch, checkPlant } from './validate-row.js'
 
 type GoodRow = Extract<Row, { ok: true }>
 
+/** A collection the planner reads and writes by key: import-scratch.ts keeps each in a table on disk. */
+export interface Keyed<K, V> {
+  get (key: K): V | undefined
+  has (key: K): boolean
+  set (key: K, value: V): void
+}
+
 /** What the catalogue holds that the file's rows name. */
 export interface Known {
-  byId: Map<number, Plant>
-  bySku: Map<string, Plant>
-  /** How many plants of the catalogue have each record (identityOf) that the file's new plants have. */
-  records: Map<string, number>
-  /** Ids the catalogue had when the import began, whose plants were gone when looked up (deleted meanwhile: in the trash). */
-  gone?: Set<number>
-  /** Ids of plants in the trash when the import began (deleted, restorable). */
-  trashed?: Set<number>
+  /** The plants the rows name by id, each as the rows before leave it. */
+  byId: Keyed<number, Plant>
+  /** The plant that held each SKU key the rows name, when first read (as the rows before leave it, once one has named it). */
+  bySku: Keyed<string, Plant>
+  /** How many plants of the catalogue had each record (identityOf) when the import began, for records the file's new plants may have. */
+  records: { get (record: string): number | undefined }
+  /**
+   * Ids of plants in the trash when the import began (deleted, restorable), and ids the catalogue
+   * had when the import began whose plants were gone when looked up (deleted meanwhile: in the trash).
+   */
+  trashed: { has (id: number): boolean }
   /**
    * What each plant changed since the file's export was at the export (loadBases), by id; null
    * when its history no longer reaches back to it.
    */
-  bases?: Map<number, ExportBase | null>
+  bases: Keyed<number, ExportBase | null>
+}
+
+/** A SKU an earlier row gives: its line, and the plant (undefined: a new one). */
+export interface Given { line: number, plant: number | undefined }
+
+/** What the rows before the one planned did: the planner's memory of the file, as long as the file. */
+export interface SoFar {
+  /** Occurrences so far of each new plant's record that the catalogue holds (no count makes another unchanged). */
+  seen: Omit<Keyed<string, number>, 'has'>
+  /** The first line that named each plant: `claim` gives it, or keeps `line` as that line when none has. */
+  named: { claim (id: number, line: number): number | undefined }
+  /**
+   * The SKUs earlier rows give a plant (a new one, or one they update), by SKU key. A later row
+   * giving one to another plant is refused here, the same in a dry run as in an import (the store
+   * would refuse it only once written).
+   */
+  given: Omit<Keyed<string, Given>, 'has'>
 }
 
 export type Plan =
@@ -68,12 +95,12 @@ export function targetOf (row: GoodRow, known: Known): { plant: Plant, bySku: bo
 export const rowSku = (row: GoodRow): string | undefined => typeof row.value.sku === 'string' ? skuKey(row.value.sku) : undefined
 
 /**
- * The record of a row as a new plant (identityOf) and its name, or undefined when it is not a valid
- * new plant. The row's value is defaulted in place: each pass over the file reads rows of its own.
+ * The name of a row as a new plant, or undefined when it is not a valid new plant. The row's value
+ * is defaulted in place: each pass over the file reads rows of its own.
  */
-export function rowRecord (row: GoodRow): { record: string, name: string } | undefined {
+export function rowName (row: GoodRow): string | undefined {
   const check = checkPlant(row.value)
-  return check.ok ? { record: identityOf(check.fields), name: check.fields.name } : undefined
+  return check.ok ? check.fields.name : undefined
 }
 
 // Strings and nulls (most members) compare as they are; tags as their JSON.
@@ -90,16 +117,6 @@ const shown = (value: unknown): string => JSON.stringify(value)
 const NO_NAME = 'a new plant needs a name, and the file has no name column (without one, a row can only update the plant its id or sku names)'
 
 export class Planner {
-  /** Occurrences so far of each new plant's record in the file. */
-  private readonly seen = new Map<string, number>()
-  /** The first line that named each plant. */
-  private readonly named = new Map<number, number>()
-  /**
-   * The SKUs earlier rows give a plant (a new one, or one they update), by SKU key: the line and
-   * the plant (undefined: a new one). A later row giving one to another plant is refused here, the
-   * same in a dry run as in an import (the store would refuse it only once written).
-   */
-  private readonly given = new Map<string, { line: number, plant: number | undefined }>()
   /** How many rows named a plant of the catalogue, by id and by sku (the summary shows both). */
   readonly matched = { id: 0, sku: 0 }
   /** Whether a row that updates a plant had the updatedAt of an export (the summary then says the file is out of date). */
@@ -108,26 +125,25 @@ export class Planner {
   unchecked: number | undefined
 
   /** `overwrite`: rows update plants changed since the export too (--overwrite). */
-  constructor (private readonly known: Known, private readonly overwrite = false) {}
+  constructor (private readonly known: Known, private readonly soFar: SoFar, private readonly overwrite = false) {}
 
   plan (row: GoodRow): Plan {
     const id = rowId(row.id)
     if (typeof id === 'object') return { kind: 'refused', reason: id.invalid }
     // A plant deleted since the import began is in the trash too, said in the same words.
-    if (id !== undefined && (this.known.trashed?.has(id) || this.known.gone?.has(id))) {
+    if (id !== undefined && this.known.trashed.has(id)) {
       return { kind: 'refused', reason: exportTimeOf(row.updatedAt) !== undefined ? deletedSinceExport(id) : inTrash(id) }
     }
     const named = targetOf(row, this.known)
     if (named === undefined) return this.add(row)
     const { plant: target, bySku } = named
     this.matched[bySku ? 'sku' : 'id']++
-    const earlier = this.named.get(target.id)
+    const earlier = this.soFar.named.claim(target.id, row.line)
     // Two rows with one SKU are two plants' worth of data for one plant: the second is refused, not merged over the first.
     if (bySku && earlier !== undefined) {
       return { kind: 'refused', reason: `sku ${String(row.value.sku)} names plant ${target.id}, which line ${earlier} of the file names already (SKUs are unique ignoring case)` }
     }
     if (earlier === undefined) {
-      this.named.set(target.id, row.line)
       // The plant as the catalogue had it holds its SKU: a later row naming that SKU finds this plant
       // even once this row has moved the SKU and its batch is written (read by key as planned, import.ts).
       if (target.sku !== null && !this.known.bySku.has(skuKey(target.sku))) this.known.bySku.set(skuKey(target.sku), target)
@@ -174,7 +190,7 @@ export class Planner {
     if (typeof patch.sku === 'string') {
       const taken = this.takenBy(patch.sku, plant.id)
       if (taken !== undefined) return { kind: 'refused', reason: taken }
-      this.given.set(skuKey(patch.sku), { line: row.line, plant: plant.id })
+      this.soFar.given.set(skuKey(patch.sku), { line: row.line, plant: plant.id })
     }
     // A later row naming the same plant is compared with it as this one leaves it.
     const after = { ...plant, ...patch, ...(patch.price === undefined ? {} : { price: canonicalPrice(patch.price as string | null) }) } as Plant
@@ -205,7 +221,7 @@ export class Planner {
       }
       return {}
     }
-    const base = this.known.bases?.get(plant.id)
+    const base = this.known.bases.get(plant.id)
     if (base !== undefined && base !== null) return { base }
     // Nothing to tell the edits from: with --overwrite, every cell that differs.
     if (this.overwrite) return {}
@@ -229,10 +245,14 @@ export class Planner {
     const taken = fields.sku === null ? undefined : this.takenBy(fields.sku, undefined)
     if (taken !== undefined) return { kind: 'refused', reason: taken }
     const record = identityOf(fields)
-    const occurrence = (this.seen.get(record) ?? 0) + 1
-    this.seen.set(record, occurrence)
-    if (occurrence <= (this.known.records.get(record) ?? 0)) return { kind: 'unchanged' }
-    if (fields.sku !== null) this.given.set(skuKey(fields.sku), { line: row.line, plant: undefined })
+    const held = this.known.records.get(record) ?? 0
+    // Counted only where the catalogue holds the record: elsewhere no count makes a row unchanged.
+    if (held > 0) {
+      const occurrence = (this.soFar.seen.get(record) ?? 0) + 1
+      this.soFar.seen.set(record, occurrence)
+      if (occurrence <= held) return { kind: 'unchanged' }
+    }
+    if (fields.sku !== null) this.soFar.given.set(skuKey(fields.sku), { line: row.line, plant: undefined })
     if (row.id === undefined) return { kind: 'add', operation: { op: 'create', fields }, what: () => `add ${JSON.stringify(fields.name)}` }
     const said = (verb: string): string => `${verb} ${JSON.stringify(fields.name)} (no plant ${String(row.id)} in the catalogue: a new plant, with an id of its own)`
     return { kind: 'add', operation: { op: 'create', fields }, what: () => said('add'), added: () => said('added') }
@@ -245,7 +265,7 @@ export class Planner {
    */
   private takenBy (sku: string, id: number | undefined): string | undefined {
     const key = skuKey(sku)
-    const earlier = this.given.get(key)
+    const earlier = this.soFar.given.get(key)
     if (earlier !== undefined) {
       if (id !== undefined && earlier.plant === id) return undefined
       return `sku ${sku} is taken by line ${earlier.line} of the file, which gives it to ${earlier.plant === undefined ? 'a new plant' : `plant ${earlier.plant}`} (SKUs are unique ignoring case)`

@@ -1,17 +1,17 @@
 import { existsSync } from 'node:fs'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { MAX_BATCH_OPERATIONS, type BatchOperation } from '../catalogue/batch.js'
-import type { Plant } from '../catalogue/plant.js'
-import { skuKey } from '../catalogue/store-fields.js'
-import { databaseFile, emptyCatalogue, locate, openCatalogue, type Location } from './catalogue.js'
-import type { Catalogue, PlantFinder } from './catalogue-interface.js'
+import { MAX_BATCH_OPERATIONS } from '../catalogue/batch.js'
+import { emptyCatalogue, databaseFile, locate, openCatalogue, type Location } from './catalogue.js'
+import type { PlantFinder } from './catalogue-interface.js'
 import {
   CommandFailed, FORMATS, formatDuration, oneOf, plural, positiveInteger, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io
 } from './command.js'
-import { after, exportTimeOf, recordAt, type ExportedAt } from './import-base.js'
-import { Planner, rowId, rowRecord, rowSku, targetOf, type Known } from './import-plan.js'
+import { Batches, RowsInHand, type Counts } from './import-apply.js'
+import { loadBases, Lookup, newPlantsKnown, surveyFile, trashedOfFile, wholeCatalogue } from './import-known.js'
+import { Planner } from './import-plan.js'
+import { Scratch, scratchFailure } from './import-scratch.js'
 import { startProgress } from './progress.js'
-import { formatOf, identityOf, readRows, type Row } from './rows.js'
+import { formatOf, readRows } from './rows.js'
 
 /*
  * A row with an id updates that plant, a row whose SKU a plant has updates that plant, any other
@@ -23,7 +23,6 @@ import { formatOf, identityOf, readRows, type Row } from './rows.js'
  * over --url): all or nothing a batch, a refused row reported and the rest of its batch sent again.
  */
 
-const PAGE = 1000
 /**
  * Rows per batch: the most a batch may hold on a data folder or PostgreSQL, where each batch is a
  * commit (an fsync on SQLite: 200 rows a commit spent more time waiting for the disk than writing);
@@ -40,6 +39,12 @@ const DEFAULT_BATCH = { store: MAX_BATCH_OPERATIONS, service: 200 }
 const ROWS_A_TURN = 20
 /** Rows whose plants are looked up at a time, where the catalogue looks them up by key (Lookup). */
 const LOOKUP_ROWS = 1000
+/**
+ * Refused rows kept waiting, at most, for the batch with the catalogue to settle (they are said
+ * after its own): past that the batch is waited for, so that a slow catalogue and a file of bad
+ * rows do not pile them up.
+ */
+const WAITING_MAX = 500
 
 export const importCommand: Command = {
   name: 'import',
@@ -107,7 +112,8 @@ failed, 2 for a usage mistake.`,
   run: runImport
 }
 
-interface Counts { rowsRead: number, matchedById: number, matchedBySku: number, added: number, updated: number, unchanged: number, rejected: number }
+/** The most rows the last import of this process held at once (RowsInHand): a test checks it stays bounded whatever the file's size. */
+export const lastImport = { peakRows: 0 }
 
 async function runImport (values: Record<string, any>, positionals: string[], io: Io): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('import takes one FILE')
@@ -116,28 +122,23 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   const given = values['batch-size'] === undefined ? undefined : positiveInteger('batch-size', values['batch-size'], 1)
   if (given !== undefined && given > MAX_BATCH_OPERATIONS) throw new UsageError(`--batch-size must be at most ${MAX_BATCH_OPERATIONS} (the most operations of one batch)`)
   if (!existsSync(file)) throw new CommandFailed(`${file} does not exist`)
+  const scratch = new Scratch()
+  try {
+    return await importFile(file, format, given, values, io, scratch)
+  } catch (err) {
+    throw scratchFailure(err) ?? err
+  } finally {
+    scratch.close()
+  }
+}
+
+async function importFile (file: string, format: Format, given: number | undefined, values: Record<string, any>, io: Io, scratch: Scratch): Promise<number> {
   const dryRun = values['dry-run'] === true
   const started = Date.now()
   const notice = (message: string): void => { io.stderr.write(`${message}\n`) }
 
-  // 1. What the file names: the ids and SKUs of plants it may update, the records of plants it may add.
-  // A row with an id updates that plant unless the catalogue no longer has it, so only the rows
-  // without one are checked and hashed as new plants here (step 2 sees to the others).
-  const ids = new Set<number>()
-  const skus = new Set<string>()
-  const wanted = new Records()
-  let rowsRead = 0
-  for await (const rows of readRows(file, format, notice)) {
-    for (const row of rows) {
-      rowsRead++
-      if (!row.ok) continue
-      const id = rowId(row.id)
-      if (typeof id === 'number') ids.add(id)
-      const sku = rowSku(row)
-      if (sku !== undefined) skus.add(sku)
-      if (id === undefined) wanted.add(rowRecord(row))
-    }
-  }
+  // 1. What the file names: the ids and SKUs of plants it may update, the names of plants it may add.
+  const rowsRead = await surveyFile(file, format, scratch, notice)
 
   const where = await locate(values, io)
   if (values.create && where.kind === 'service') throw new UsageError('--create goes with a data folder or DATABASE_URL, not --url')
@@ -161,100 +162,63 @@ async function runImport (values: Record<string, any>, positionals: string[], io
     // batches before it are written (no snapshot is held: see PostgresPlantFinder); elsewhere, one
     // pass through it first.
     finder = await catalogue.finder?.()
-    const known = finder === undefined ? await wholeCatalogue(catalogue, file, format, ids, skus, wanted) : await newPlantsKnown(finder, file, format, ids, wanted)
-    // An id of no live plant may name one in the trash: its row is refused (import-plan.ts), not added
-    // as a second plant. Before any lookup, `gone` holds every id of the file the catalogue has.
-    const live = finder === undefined ? known.byId : known.gone!
-    const missing = [...ids].filter((id) => !live.has(id))
-    known.trashed = new Set(missing.length === 0 ? [] : await catalogue.trashed?.(missing) ?? [])
-    const lookup = finder === undefined ? undefined : new Lookup(finder, known)
-    // 3. The file again, row by row: refused, unchanged, or an operation of the next batch.
+    if (finder === undefined) await wholeCatalogue(catalogue, file, format, scratch)
+    else await newPlantsKnown(finder, file, format, scratch)
+    // An id of no live plant may name one in the trash: its row is refused (import-plan.ts), not added as a second plant.
+    await trashedOfFile(catalogue, scratch)
+    const lookup = finder === undefined ? undefined : new Lookup(finder, scratch)
+    // 3. The file again, a chunk of rows at a time: each refused, unchanged, or an operation of the next batch.
     const progress = startProgress(io, `${dryRun ? 'checking' : 'importing'} ${file}`, rowsRead, {
       quiet: values.quiet || dryRun,
       afterwards: 'each batch written is kept whole, none half-written: run the same import again to finish (rows already applied count as unchanged)'
     })
     const print = (line: number, reason: string): void => { counts.rejected++; progress.log(`${file}:${line}: ${reason}`) }
     const tell = (line: number, what: string): void => { progress.log(`${file}:${line}: ${what}`) }
-    const planner = new Planner(known, values.overwrite === true)
-    // Batches are written in order, each after the one before it, but handed over to the catalogue
-    // before that one is written: on PostgreSQL the next batch's plants are locked and its outcomes
-    // worked out while the one ahead is written (the store waits for it before writing). At most two
-    // are with the catalogue; one that names a plant of the batch ahead waits for that batch first,
-    // so that resending the batch ahead without its refused rows never waits for its own successor.
-    // A row refused while a batch is with the catalogue is reported after that batch's own refusals,
-    // so the report stays in line order.
-    const handed: Handed[] = []
-    const report = (line: number, reason: string): void => {
-      const latest = handed[handed.length - 1]
-      // A batch that has settled (and said its lines) stays in `handed` until the next flush takes
-      // it out: a line given to it then was never said (four of twenty, on a loaded machine).
-      if (latest === undefined || latest.settled) print(line, reason)
-      else latest.refusedAfter.push([line, reason])
-    }
-    const settleOldest = async (): Promise<void> => {
-      try {
-        await handed[0].done
-      } finally {
-        handed.shift()
-      }
-    }
-    let batch: Planned[] = []
-    const flush = async (): Promise<void> => {
-      const rows = batch
-      batch = []
-      const ids = new Set<number>()
-      for (const { operation } of rows) if (operation.op !== 'create') ids.add(operation.id)
-      while (handed.length >= 2 || (handed.length === 1 && names(handed[0].ids, ids))) await settleOldest()
-      const ahead = handed[handed.length - 1]?.done
-      const next: Handed = { ids, refusedAfter: [], done: Promise.resolve(), settled: false }
-      next.done = (async () => {
-        try {
-          await applyBatch(catalogue, rows, counts, { refused: print, added: tell }, ahead)
-        } finally {
-          for (const [line, reason] of next.refusedAfter) print(line, reason)
-          next.settled = true
-        }
-      })()
-      // Awaited by settleOldest(); until then a failure must not count as unhandled.
-      next.done.catch(() => {})
-      handed.push(next)
-    }
+    const planner = new Planner(scratch.known, scratch.soFar, values.overwrite === true)
+    const hand = new RowsInHand()
+    const batches = new Batches(catalogue, batchSize, counts, { refused: print, added: tell }, hand)
     let done = 0
     try {
       for await (const rows of readRows(file, format, () => {})) {
+        hand.take(rows.length)
         for (const [i, row] of rows.entries()) {
           if (i % LOOKUP_ROWS === 0) {
             const slice = rows.slice(i, i + LOOKUP_ROWS)
             if (lookup !== undefined) await lookup.load(slice)
-            await loadBases(slice, known, catalogue)
+            await loadBases(slice, scratch.known, catalogue)
           }
           // Each row: the bar takes the count as often as it redraws (progress.ts), not in steps of a thousand rows.
           progress.update(++done)
-          if (handed.length > 0 && done % ROWS_A_TURN === 0) await nextTurn()
-          if (!row.ok) { report(row.line, row.reason); continue }
-          const plan = planner.plan(row)
-          if (plan.kind === 'refused') report(row.line, plan.reason)
-          else if (plan.kind === 'unchanged') counts.unchanged++
-          else if (dryRun) {
-            counts[plan.kind === 'add' ? 'added' : 'updated']++
-            io.stdout.write(`${file}:${row.line}: would ${plan.what()}\n`)
-          } else {
-            batch.push({ line: row.line, operation: plan.operation, added: plan.kind === 'add' ? plan.added : undefined })
-            if (batch.length >= batchSize) await flush()
+          if (batches.writing && done % ROWS_A_TURN === 0) await nextTurn()
+          if (!row.ok) batches.refuse(row.line, row.reason)
+          else {
+            const plan = planner.plan(row)
+            if (plan.kind === 'refused') batches.refuse(row.line, plan.reason)
+            else if (plan.kind === 'unchanged') {
+              counts.unchanged++
+              hand.done(1)
+            } else if (dryRun) {
+              counts[plan.kind === 'add' ? 'added' : 'updated']++
+              io.stdout.write(`${file}:${row.line}: would ${plan.what()}\n`)
+              hand.done(1)
+            } else {
+              await batches.add({ line: row.line, operation: plan.operation, added: plan.kind === 'add' ? plan.added : undefined })
+            }
           }
+          // Refusals wait for the batch with the catalogue to be said in line order: that many are not kept waiting longer.
+          if (batches.waiting >= WAITING_MAX) await batches.settle()
         }
       }
-      if (batch.length > 0) await flush()
-      while (handed.length > 0) await settleOldest()
+      await batches.finish()
       progress.update(done)
       counts.matchedById = planner.matched.id
       counts.matchedBySku = planner.matched.sku
       fromExport = planner.exported
       unchecked = planner.unchecked
     } finally {
-      // Batches still with the catalogue (the file failed to read, or one failed) are seen to their end before it closes.
-      await Promise.all(handed.map(async ({ done }) => { await done.catch(() => {}) }))
+      await batches.abandon()
       progress.stop()
+      lastImport.peakRows = hand.peak
     }
     // Asked only when applying would write: an import with nothing to write sends no request.
     if (dryRun && counts.added + counts.updated > 0) needs = await catalogue.writesNeed?.()
@@ -273,222 +237,6 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   // Said ahead, as the dry run passed without a key: the import itself would stop at its first batch.
   if (needs !== undefined) notice(`note: applying this import needs a key: ${needs}`)
   return counts.rejected > 0 ? 1 : 0
-}
-
-/** Plants whose history is read at once, for rows naming plants changed since their export (loadBases). */
-const HISTORIES_AT_ONCE = 8
-
-/**
- * For each row naming a plant that has changed since the row was exported, what the plant was at
- * the export (Known.bases, import-base.ts), read once per plant before its first row is planned:
- * the planner then writes only the cells edited in the file. Rows of plants unchanged since need
- * no read, which is every row of a file exported just before it is imported.
- */
-async function loadBases (rows: Row[], known: Known, catalogue: Catalogue): Promise<void> {
-  const bases = known.bases ??= new Map()
-  const wanted = new Map<number, { plant: Plant, exported: ExportedAt }>()
-  for (const row of rows) {
-    if (!row.ok) continue
-    const plant = targetOf(row, known)?.plant
-    if (plant === undefined || bases.has(plant.id) || wanted.has(plant.id)) continue
-    const exported = exportTimeOf(row.updatedAt)
-    if (exported !== undefined && after(Date.parse(plant.updatedAt), exported)) wanted.set(plant.id, { plant, exported })
-  }
-  const queue = [...wanted.values()]
-  const keptSince = catalogue.historyRetentionMs === undefined ? undefined : Date.now() - catalogue.historyRetentionMs
-  const read = async (): Promise<void> => {
-    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-      const { plant, exported } = next
-      bases.set(plant.id, catalogue.history === undefined ? null : await recordAt(plant, exported, catalogue.history(plant.id), keptSince) ?? null)
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(HISTORIES_AT_ONCE, queue.length) }, read))
-}
-
-/** A batch handed over to the catalogue: the plants it names, the rows refused after it (reported once it settles), its end, and whether it has come. */
-interface Handed { ids: Set<number>, refusedAfter: Array<[number, string]>, done: Promise<void>, settled: boolean }
-
-const names = (a: Set<number>, b: Set<number>): boolean => {
-  for (const id of b) if (a.has(id)) return true
-  return false
-}
-
-/** The records (identityOf) of the new plants a file may add, and their names: a plant of another name is not hashed. */
-class Records {
-  readonly records = new Set<string>()
-  readonly names = new Set<string>()
-  add (row: { record: string, name: string } | undefined): void {
-    if (row === undefined) return
-    this.records.add(row.record)
-    this.names.add(row.name)
-  }
-}
-
-/**
- * One pass through the catalogue (keyset pages) for the plants the file's ids and SKUs name and the
- * counts of its new plants' records. A row whose id the catalogue does not have (and whose SKU no
- * plant has) adds a plant: its record is counted too, by one more pass over the file and the
- * catalogue (rare: a plant deleted since the export, or ids from another catalogue).
- */
-async function wholeCatalogue (catalogue: Catalogue, file: string, format: Format, ids: Set<number>, skus: Set<string>, wanted: Records): Promise<Known> {
-  const known = await knownPlants(catalogue, ids, skus, wanted)
-  if (known.byId.size < ids.size) {
-    const orphans = new Records()
-    for await (const rows of readRows(file, format, () => {})) {
-      for (const row of rows) {
-        if (!row.ok) continue
-        const id = rowId(row.id)
-        const sku = rowSku(row)
-        if (typeof id === 'number' && !known.byId.has(id) && (sku === undefined || !known.bySku.has(sku))) orphans.add(rowRecord(row))
-      }
-    }
-    for (const record of wanted.records) orphans.records.delete(record)
-    if (orphans.records.size > 0) {
-      const more = await knownPlants(catalogue, new Set(), new Set(), orphans)
-      for (const [record, n] of more.records) known.records.set(record, n)
-    }
-  }
-  return known
-}
-
-/**
- * Before anything is written, where plants are looked up by key: which of the file's ids the
- * catalogue has, and the counts of the records of every new plant the file may add (the rows without
- * an id, and those whose id the catalogue does not have and whose SKU no plant has), by their names.
- * The plants themselves are looked up as their rows are planned (Lookup).
- */
-async function newPlantsKnown (finder: PlantFinder, file: string, format: Format, ids: Set<number>, wanted: Records): Promise<Known> {
-  const known: Known = { byId: new Map(), bySku: new Map(), records: new Map(), gone: new Set() }
-  const present = new Set(await finder.existing([...ids]))
-  if (present.size < ids.size) {
-    const orphans = new Map<string, Records>()
-    const none = new Records()
-    for await (const rows of readRows(file, format, () => {})) {
-      for (const row of rows) {
-        if (!row.ok) continue
-        const id = rowId(row.id)
-        if (typeof id !== 'number' || present.has(id)) continue
-        const sku = rowSku(row)
-        const records = sku === undefined ? none : orphans.get(sku) ?? orphans.set(sku, new Records()).get(sku)!
-        records.add(rowRecord(row))
-      }
-    }
-    // A row whose SKU a plant has updates that plant: its record is not wanted.
-    for (const plant of await finder.bySkus([...orphans.keys()])) {
-      if (plant.sku !== null) orphans.delete(skuKey(plant.sku))
-    }
-    for (const records of [none, ...orphans.values()]) {
-      for (const record of records.records) wanted.records.add(record)
-      for (const name of records.names) wanted.names.add(name)
-    }
-  }
-  if (wanted.names.size > 0) {
-    for (const plant of await finder.byNames([...wanted.names])) {
-      const record = identityOf(plant as Plant & Parameters<typeof identityOf>[0])
-      if (wanted.records.has(record)) known.records.set(record, (known.records.get(record) ?? 0) + 1)
-    }
-  }
-  // An id the catalogue had now, gone when its row is looked up: refused, as the store would refuse its update.
-  for (const id of present) known.gone!.add(id)
-  return known
-}
-
-/**
- * The plants a slice of rows names, looked up before the slice is planned, each key once: by id, then
- * by SKU where the planner may look for it (a row without an id, or whose id no plant has) or where
- * the row would give the plant it names another SKU. Every key a write of the import can change is so
- * looked up before that write (the SKU a plant had when first named is kept by the planner), and what
- * is found is what one read of the whole catalogue first would have found. A plant the planner has
- * already changed keeps its version.
- */
-class Lookup {
-  private readonly ids = new Set<number>()
-  private readonly skus = new Set<string>()
-  constructor (private readonly finder: PlantFinder, private readonly known: Known) {}
-
-  async load (slice: Row[]): Promise<void> {
-    const ids = new Set<number>()
-    for (const row of slice) {
-      if (!row.ok) continue
-      const id = rowId(row.id)
-      if (typeof id === 'number' && !this.ids.has(id)) { this.ids.add(id); ids.add(id) }
-    }
-    if (ids.size > 0) {
-      for (const plant of await this.finder.byIds([...ids])) {
-        this.known.gone!.delete(plant.id)
-        if (!this.known.byId.has(plant.id)) this.known.byId.set(plant.id, plant)
-      }
-    }
-    const skus = new Set<string>()
-    for (const row of slice) {
-      if (!row.ok) continue
-      const sku = rowSku(row)
-      if (sku === undefined || this.skus.has(sku)) continue
-      const id = rowId(row.id)
-      const plant = typeof id === 'number' ? this.known.byId.get(id) : undefined
-      if (plant !== undefined && plant.sku !== null && skuKey(plant.sku) === sku) continue
-      this.skus.add(sku)
-      skus.add(sku)
-    }
-    if (skus.size === 0) return
-    for (const plant of await this.finder.bySkus([...skus])) {
-      const key = skuKey(plant.sku!)
-      if (skus.has(key) && !this.known.bySku.has(key)) this.known.bySku.set(key, plant)
-    }
-  }
-}
-
-async function knownPlants (catalogue: Catalogue, ids: Set<number>, skus: Set<string>, wanted: Records): Promise<Known> {
-  const known: Known = { byId: new Map(), bySku: new Map(), records: new Map() }
-  for await (const page of catalogue.pages(PAGE)) {
-    for (const plant of page) {
-      if (ids.has(plant.id)) known.byId.set(plant.id, plant)
-      if (plant.sku !== null && skus.has(skuKey(plant.sku))) known.bySku.set(skuKey(plant.sku), plant)
-      if (!wanted.names.has(plant.name)) continue
-      const record = identityOf(plant as Plant & Parameters<typeof identityOf>[0])
-      if (wanted.records.has(record)) known.records.set(record, (known.records.get(record) ?? 0) + 1)
-    }
-  }
-  return known
-}
-
-/** A row planned to be written: its line, its operation, and what to say once it is written (Plan's `added`). */
-interface Planned { line: number, operation: BatchOperation, added?: () => string }
-
-/** What a batch says of its rows, each as FILE:LINE: a row refused, and a row added that the dry run spoke of. */
-interface Said { refused (line: number, reason: string): void, added (line: number, what: string): void }
-
-/**
- * Applies one batch all or nothing; when the catalogue refuses some of its rows (a SKU another plant
- * has, a plant deleted meanwhile), those are reported and the rest is sent again without them. What
- * it says of its rows is said once it settles, in line order: a refused row comes to light before
- * the rows around it are written.
- */
-async function applyBatch (catalogue: Catalogue, batch: Planned[], counts: Counts, say: Said, ahead: Promise<unknown> | undefined): Promise<void> {
-  const lines: Array<{ line: number, said: () => void }> = []
-  let rows = batch
-  try {
-    while (rows.length > 0) {
-      const outcome = await catalogue.applyAll(rows.map((r) => r.operation), `${rows[0].line}-${rows[rows.length - 1].line}-${rows.length}`, ahead)
-      if (outcome.ok) {
-        for (const { line, operation, added } of rows) {
-          counts[operation.op === 'create' ? 'added' : 'updated']++
-          if (added !== undefined) lines.push({ line, said: () => { say.added(line, added()) } })
-        }
-        return
-      }
-      const refused = new Map(outcome.refused.map((r) => [r.index, r.reason]))
-      // A refusal the catalogue could not tie to a row would loop for ever: the batch fails instead.
-      if (refused.size === 0) throw new CommandFailed(`the ${catalogue.where} refused a batch without naming a row`)
-      for (const [index, reason] of refused) {
-        const { line } = rows[index]
-        lines.push({ line, said: () => { say.refused(line, reason) } })
-      }
-      rows = rows.filter((_, i) => !refused.has(i))
-    }
-  } finally {
-    for (const { said } of lines.sort((a, b) => a.line - b.line)) said()
-  }
 }
 
 /** The folder or database that has no catalogue yet, named (a dry run then checks against an empty one), else undefined. */

@@ -5,7 +5,7 @@ import { identityFields } from '../catalogue/store-fields.js'
 import { findMembers } from '../http/json-members.js'
 import type { PlantFields } from '../plants/schemas.js'
 import { CommandFailed, UsageError, type Format } from './command.js'
-import { csvRecords } from './csv-reader.js'
+import { csvRecords, RECORDS_AT_ONCE } from './csv-reader.js'
 import { restoreFormula } from './formula-cells.js'
 
 // Reading an import file: one candidate plant per row, each with the line it starts on.
@@ -45,7 +45,7 @@ export function formatOf (file: string, explicit: Format | undefined): Format {
   throw new UsageError(`cannot tell the format of ${file} from its name: pass --format csv or --format jsonl`)
 }
 
-/** The file's rows in line order, a chunk of them at a time (an await per row cost more than some rows). */
+/** The file's rows in line order, a chunk of them at a time (an await per row cost more than some rows), RECORDS_AT_ONCE at most. */
 export function readRows (file: string, format: Format, notice: (message: string) => void): AsyncGenerator<Row[]> {
   return format === 'csv' ? readCsv(file, notice) : readJsonLines(file, notice)
 }
@@ -186,7 +186,7 @@ async function * readJsonLines (file: string, notice: (message: string) => void)
   let rows: Row[] = []
   for await (const row of jsonLines(file, notice)) {
     rows.push(row)
-    if (rows.length === 1000) {
+    if (rows.length === RECORDS_AT_ONCE) {
       yield rows
       rows = []
     }
