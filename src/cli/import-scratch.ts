@@ -43,45 +43,52 @@ const SCHEMA = `
 /** What a base is kept as: its fields, and who changed each since (a Map in memory). */
 interface StoredBase { fields: Plant, changedBy: Array<[string, string]> }
 
+/**
+ * `fn`, its failures said as the working file's: the file is created only once the cache is full,
+ * in whichever temporary folder SQLite finds writable, and a full disk there shows mid-import.
+ */
+function scratchWork<A extends unknown[], R> (fn: (...args: A) => R): (...args: A) => R {
+  return (...args) => {
+    try {
+      return fn(...args)
+    } catch (err) {
+      throw new CommandFailed(`the import keeps what it must remember of the file in a temporary file (in TMPDIR, else /var/tmp or /tmp), which failed: ${(err as Error).message}` +
+        `${typeof (err as { code?: unknown }).code === 'string' ? ` (${(err as { code: string }).code})` : ''}; set TMPDIR to a folder with room`)
+    }
+  }
+}
+
 /** A statement run: its changes. */
 const run = <P extends unknown[]>(db: Database.Database, sql: string): (...params: P) => number => {
   const statement = db.prepare<P>(sql)
-  return (...params) => statement.run(...params).changes
+  return scratchWork((...params: P) => statement.run(...params).changes)
 }
 
 /** A statement's first column of its first row, or undefined for none. */
 const value = <P extends unknown[]>(db: Database.Database, sql: string): (...params: P) => unknown => {
   const statement = db.prepare<P>(sql).pluck()
-  return (...params) => statement.get(...params)
+  return scratchWork((...params: P) => statement.get(...params))
 }
 
 /** A keyset walk: `sql` takes the last key of the page before and the page's size. */
 function * pages<K extends number | string> (db: Database.Database, sql: string, first: K): Generator<K[]> {
   const statement = db.prepare<[K, number], K>(sql).pluck()
-  for (let after = first; ;) {
-    const page = statement.all(after, PAGE)
-    if (page.length === 0) return
-    yield page
-    after = page[page.length - 1]
-  }
+  const page = scratchWork((after: K) => statement.all(after, PAGE))
+  for (let rows = page(first); rows.length > 0; rows = page(rows[rows.length - 1])) yield rows
 }
 
-function open (): Database.Database {
-  try {
-    const db = new Database('')
-    // Nothing in it outlives the import: no journal, no syncs, and one transaction for its whole
-    // life (a commit a statement cost ten times the statement).
-    db.pragma('journal_mode = OFF')
-    db.pragma('synchronous = OFF')
-    db.pragma('locking_mode = EXCLUSIVE')
-    db.pragma(`cache_size = -${CACHE_KIB}`)
-    db.exec(SCHEMA)
-    db.exec('BEGIN')
-    return db
-  } catch (err) {
-    throw scratchFailure(err) ?? err
-  }
-}
+const open = scratchWork((): Database.Database => {
+  const db = new Database('')
+  // Nothing in it outlives the import: no journal, no syncs, and one transaction for its whole
+  // life (a commit a statement cost ten times the statement).
+  db.pragma('journal_mode = OFF')
+  db.pragma('synchronous = OFF')
+  db.pragma('locking_mode = EXCLUSIVE')
+  db.pragma(`cache_size = -${CACHE_KIB}`)
+  db.exec(SCHEMA)
+  db.exec('BEGIN')
+  return db
+})
 
 export class Scratch {
   readonly known: Known
@@ -277,12 +284,4 @@ export class Scratch {
     }
     this.atHand.set(id, plant)
   }
-}
-
-/** The scratch database's failures that are the machine's, not the import's: said as such. */
-export function scratchFailure (err: unknown): CommandFailed | undefined {
-  const code = (err as { code?: unknown }).code
-  if (typeof code !== 'string' || !/^SQLITE_(FULL|CANTOPEN|IOERR|READONLY|NOMEM)/.test(code)) return undefined
-  return new CommandFailed(`the import keeps what it has read in a temporary file (in TMPDIR, else /var/tmp or /tmp), which failed: ${(err as Error).message} (${code}); ` +
-    'set TMPDIR to a folder with room')
 }

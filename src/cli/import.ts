@@ -9,7 +9,7 @@ import {
 import { Batches, RowsInHand, type Counts } from './import-apply.js'
 import { loadBases, Lookup, newPlantsKnown, surveyFile, trashedOfFile, wholeCatalogue } from './import-known.js'
 import { Planner } from './import-plan.js'
-import { Scratch, scratchFailure } from './import-scratch.js'
+import { Scratch } from './import-scratch.js'
 import { startProgress } from './progress.js'
 import { formatOf, readRows } from './rows.js'
 
@@ -125,8 +125,6 @@ async function runImport (values: Record<string, any>, positionals: string[], io
   const scratch = new Scratch()
   try {
     return await importFile(file, format, given, values, io, scratch)
-  } catch (err) {
-    throw scratchFailure(err) ?? err
   } finally {
     scratch.close()
   }
