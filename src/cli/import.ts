@@ -1,4 +1,6 @@
+import { once } from 'node:events'
 import { existsSync } from 'node:fs'
+import type { Writable } from 'node:stream'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { MAX_BATCH_OPERATIONS } from '../catalogue/batch.js'
 import { emptyCatalogue, databaseFile, locate, openCatalogue, type Location } from './catalogue.js'
@@ -205,6 +207,10 @@ async function importFile (file: string, format: Format, given: number | undefin
           }
           // Refusals wait for the batch with the catalogue to be said in line order: that many are not kept waiting longer.
           if (batches.waiting >= WAITING_MAX) await batches.settle()
+          // A line a row, to a pipe slower than the import (a pager, a grep), waits for it rather
+          // than piling up in memory: a dry run of 1,000,000 rows into a pipe held 425 MB, 189 MB into a file.
+          await drained(io.stdout)
+          await drained(io.stderr)
         }
       }
       await batches.finish()
@@ -235,6 +241,11 @@ async function importFile (file: string, format: Format, given: number | undefin
   // Said ahead, as the dry run passed without a key: the import itself would stop at its first batch.
   if (needs !== undefined) notice(`note: applying this import needs a key: ${needs}`)
   return counts.rejected > 0 ? 1 : 0
+}
+
+/** Once what was written to `stream` has been taken (a pipe, a socket); at once when nothing waits. */
+async function drained (stream: NodeJS.WritableStream): Promise<void> {
+  if ((stream as Partial<Writable>).writableNeedDrain === true) await once(stream, 'drain')
 }
 
 /** The folder or database that has no catalogue yet, named (a dry run then checks against an empty one), else undefined. */

@@ -126,6 +126,30 @@ for (const target of TARGETS) {
   })
 }
 
+test('a dry run into a slow pipe waits for it: what waits to be written stays within the pipe\'s high-water mark', async (t) => {
+  const dir = await tempDir(t)
+  const HIGH_WATER = 16 * 1024
+  for (const n of [N, 4 * N]) {
+    const file = await generated(dir, n)
+    let waiting = 0
+    let lines = 0
+    // Takes a line a turn of the event loop, as a pipe to a slower reader (a pager, a grep) does.
+    const stdout = new Writable({
+      highWaterMark: HIGH_WATER,
+      write (chunk, _encoding, done) {
+        waiting = Math.max(waiting, this.writableLength)
+        lines += String(chunk).split('\n').length - 1
+        setImmediate(done)
+      }
+    })
+    const stderr = new Writable({ write (_chunk, _encoding, done) { done() } })
+    assert.equal(await main(['import', file, '--data-dir', join(dir, 'none'), '--dry-run'], { stdout, stderr, env: {} }), 1)
+    await new Promise((resolve) => stdout.end(resolve))
+    assert.equal(lines, n - n / 50 + 8, 'a line a row that would be added, and the summary\'s eight')
+    assert.ok(waiting <= HIGH_WATER + 1024, `${n} rows: ${waiting} bytes waited to be written at once`)
+  }
+})
+
 test('a dry run\'s heap, after collection, is no larger for a file four times as long', async (t) => {
   // A net for what the test above cannot see (rows kept in arrays, text kept whole): the live heap,
   // after a full collection at eight points of each run. Its bound is loose, some 110 bytes a row:
