@@ -16,9 +16,11 @@ import { plantFor } from './plants.js'
 //   again   plants import FILE --dry-run: every row unchanged (its record held by the catalogue)
 //   update  plants export, every row's status moved on, plants import of that: N plants updated by id
 // Each under /usr/bin/time -v, whose "Maximum resident set size" is the figure, printed with the
-// wall time, the load average just before the step, and the most SQLite's temporary files of the
-// CLI held on disk (the import's working file, import-scratch.ts, and any of the store's own, which
-// go to the same folder), from /proc every 200 ms.
+// wall time and the load average just before the step; and, from /proc every 200 ms, the peaks of
+// RssAnon (the process's own memory) and RssFile (mostly the store's memory map of the catalogue,
+// which a step that reads the catalogue fills: it grows with the catalogue, not the file), and the
+// most SQLite's temporary files held on disk (the import's working file, import-scratch.ts, and any
+// of the store's own, which go to the same folder).
 
 const args = process.argv.slice(2)
 const option = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1]
@@ -50,22 +52,25 @@ async function generate (file: string, n: number): Promise<void> {
   await new Promise<void>((resolve) => out.end(text, () => resolve()))
 }
 
-/** SQLite's temporary files among the open files of the CLI under /usr/bin/time: their size now. */
-function scratchBytes (timePid: number): number {
-  let bytes = 0
+/** The CLI under /usr/bin/time, now: SQLite's temporary files among its open files (their size), and its RssAnon and RssFile (kB). */
+function sample (timePid: number): { scratch: number, anonKb: number, fileKb: number } {
+  const now = { scratch: 0, anonKb: 0, fileKb: 0 }
   try {
     for (const child of readFileSync(`/proc/${timePid}/task/${timePid}/children`, 'utf8').trim().split(' ').filter(Boolean)) {
+      const status = readFileSync(`/proc/${child}/status`, 'utf8')
+      now.anonKb += Number(/RssAnon:\s+(\d+)/.exec(status)?.[1] ?? 0)
+      now.fileKb += Number(/RssFile:\s+(\d+)/.exec(status)?.[1] ?? 0)
       for (const fd of readdirSync(`/proc/${child}/fd`)) {
         try {
-          if (readlinkSync(`/proc/${child}/fd/${fd}`).includes('etilqs_')) bytes += statSync(`/proc/${child}/fd/${fd}`).size
+          if (readlinkSync(`/proc/${child}/fd/${fd}`).includes('etilqs_')) now.scratch += statSync(`/proc/${child}/fd/${fd}`).size
         } catch {}
       }
     }
   } catch {}
-  return bytes
+  return now
 }
 
-interface Step { code: number | null, wall: string, rssMb: number, scratchMb: number, stdout: string, stderr: string }
+interface Step { code: number | null, wall: string, rssMb: number, anonMb: number, fileMb: number, scratchMb: number, stdout: string, stderr: string }
 
 function measured (dir: string, argv: string[]): Promise<Step> {
   return new Promise((resolve, reject) => {
@@ -73,8 +78,11 @@ function measured (dir: string, argv: string[]): Promise<Step> {
       { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}) }, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
-    let scratch = 0
-    const poll = setInterval(() => { scratch = Math.max(scratch, scratchBytes(child.pid!)) }, 200)
+    const most = { scratch: 0, anonKb: 0, fileKb: 0 }
+    const poll = setInterval(() => {
+      const now = sample(child.pid!)
+      for (const k of ['scratch', 'anonKb', 'fileKb'] as const) most[k] = Math.max(most[k], now[k])
+    }, 200)
     // A dry run prints a line a row: only the summary is kept.
     child.stdout.on('data', (c: Buffer) => { stdout = (stdout + c.toString()).slice(-4000) })
     child.stderr.on('data', (c: Buffer) => { stderr = (stderr + c.toString()).slice(-8000) })
@@ -83,7 +91,7 @@ function measured (dir: string, argv: string[]): Promise<Step> {
       clearInterval(poll)
       const rss = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)?.[1])
       const wall = /Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)/.exec(stderr)?.[1] ?? '?'
-      resolve({ code, wall, rssMb: rss / 1024, scratchMb: scratch / 2 ** 20, stdout, stderr })
+      resolve({ code, wall, rssMb: rss / 1024, anonMb: most.anonKb / 1024, fileMb: most.fileKb / 1024, scratchMb: most.scratch / 2 ** 20, stdout, stderr })
     })
   })
 }
@@ -91,7 +99,7 @@ function measured (dir: string, argv: string[]): Promise<Step> {
 const tmp = mkdtempSync(join(tmpdir(), 'import-memory-'))
 try {
   console.log(`plants import's peak RSS; load ${load()}`)
-  console.log('rows       step    dir                              exit   wall       max RSS MB   temp files MB   load before')
+  console.log('rows       step    dir                              exit   wall       max RSS MB   RssAnon MB   RssFile MB   temp files MB   load before')
   for (const n of sizes) {
     const file = join(tmp, `plants-${n}.csv`)
     await generate(file, n)
@@ -116,7 +124,7 @@ try {
         const run = await measured(dir, argv)
         if (run.code !== 0) log(`${step} in ${dir} exited ${run.code}:\n${run.stdout.slice(-1000)}${run.stderr.slice(0, 2000)}`)
         console.log(`${String(n).padEnd(10)} ${step.padEnd(7)} ${dir.slice(-32).padEnd(32)} ${String(run.code).padEnd(6)} ${run.wall.padEnd(10)} ` +
-          `${run.rssMb.toFixed(0).padStart(10)} ${run.scratchMb.toFixed(0).padStart(15)}   ${before}`)
+          `${run.rssMb.toFixed(0).padStart(10)} ${run.anonMb.toFixed(0).padStart(12)} ${run.fileMb.toFixed(0).padStart(12)} ${run.scratchMb.toFixed(0).padStart(15)}   ${before}`)
       }
       rmSync(dataDir, { recursive: true, force: true })
     }
