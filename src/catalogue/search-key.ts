@@ -12,7 +12,11 @@
  * Free of imports, because the SQLite writer thread loads it too.
  */
 export const foldKey = (key: string): string =>
-  key.normalize('NFKD').toLowerCase().replace(/\p{M}/gu, '').replace(/\p{Cc}/gu, ' ')
+  // Printable ASCII has no compatibility form, mark or control character: most names, and the
+  // per-candidate check of a search, skip the Unicode passes.
+  PRINTABLE_ASCII.test(key) ? key.toLowerCase() : key.normalize('NFKD').toLowerCase().replace(/\p{M}/gu, '').replace(/\p{Cc}/gu, ' ')
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/
 
 /** Terms of fewer characters than this match the start of a word; longer ones, anywhere. */
 export const SHORT_TERM = 3

@@ -56,7 +56,7 @@ describe('migrating SQLite tag rows to one table keyed by the tag\'s key', () =>
     olderCatalogue(file, PLANTS)
     const store = openSqliteStore({ dataDir: dir.path, feedRetentionMs: 86_400_000 })
     t.after(() => store.close())
-    assert.equal(await store.schemaVersion(), STEP)
+    assert.ok(await store.schemaVersion() >= STEP, 'the tag keys step and any after it applied')
     const db = connect(file)
     t.after(() => db.close())
     const { rows, expected } = tagRows(db)

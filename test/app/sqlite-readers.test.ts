@@ -62,6 +62,29 @@ test('SQLite file: lists, counts, searches, feed, history and trash pages run of
   }
 })
 
+test('SQLite file: a page with no filter (only a sort and a cursor) is read on the event loop, every sort, and is the page a thread reads', async (t) => {
+  const store = fileStore(t)
+  for (let i = 0; i < 30; i++) await store.create(plant(i, { price: i % 4 === 0 ? null : `${(i * 7) % 30}.50` }))
+  const readers = readersOf(store)
+  const threaded = fileStore(t)
+  for (let i = 0; i < 30; i++) await threaded.create(plant(i, { price: i % 4 === 0 ? null : `${(i * 7) % 30}.50` }))
+  for (const sort of SORTS) {
+    const first = store.list({ afterId: 0, limit: 10, sort })
+    // Answered before the call returned to this turn: no thread was asked.
+    assert.deepEqual(readers.load, { waiting: 0, running: 0 }, `sort=${sort}: no reader thread asked`)
+    const mine = (await first).map((p) => p.id)
+    // A filter that matches every plant sends the same page through a thread.
+    const other = threaded.list({ afterId: 0, limit: 10, sort, tags: ['green'] })
+    assert.equal(readersOf(threaded).load.running + readersOf(threaded).load.waiting, 1)
+    assert.deepEqual(mine, (await other).map((p) => p.id), `sort=${sort}: the same page`)
+    assert.equal(mine.length, 10)
+  }
+  // A filter of any kind goes to a thread.
+  const filtered = store.list({ afterId: 0, limit: 10, priceMin: 100 })
+  assert.equal(readers.load.running + readers.load.waiting, 1)
+  await filtered
+})
+
 test('SQLite file: a read in a reader thread sees every write acknowledged before it was asked', async (t) => {
   const store = fileStore(t)
   for (let i = 0; i < 30; i++) {
@@ -89,10 +112,11 @@ test('SQLite file: reads in flight when the store closes are answered; a reader 
   const store = openSqliteStore({ dataDir: dir.path, feedRetentionMs: DAY, readers: 2 })
   for (let i = 0; i < 20; i++) await store.create(plant(i))
   const pool = (store as unknown as { readers: { readers: Array<{ worker: { terminate (): Promise<number> } }> } }).readers
-  await store.list({ ...page })
+  // Filtered (by a tag every plant has): a page with no filter at all is read on the event loop.
+  await store.list({ ...page, tags: ['green'] })
   await pool.readers[0].worker.terminate()
-  assert.equal((await store.list({ ...page, sort: 'name' })).length, 20, 'the next read has a thread')
-  const inFlight = Promise.all([store.list({ ...page, sort: '-price' }), store.count({}, 100), store.changes(0, 100), store.list({ ...page, category: 'ferns' })])
+  assert.equal((await store.list({ ...page, tags: ['green'], sort: 'name' })).length, 20, 'the next read has a thread')
+  const inFlight = Promise.all([store.list({ ...page, tags: ['green'], sort: '-price' }), store.count({}, 100), store.changes(0, 100), store.list({ ...page, category: 'ferns' })])
   await store.close()
   const [listed, counted, feed, ferns] = await inFlight
   assert.equal(listed.length, 20)
@@ -138,10 +162,38 @@ test('SQLite: every filter that matches few plants, with every sort, is read thr
   }
 })
 
-test('SQLite: a filter that matches many plants walks the sort\'s own index', () => {
+test('SQLite: a filter that matches many plants walks the sort\'s own index (a category\'s own rows in the sort\'s order when one is asked)', () => {
   const filter: ListFilter = { category: 'ferns', priceMin: 0, sort: 'name', afterId: 0, limit: 50 }
-  assert.deepEqual(chooseDriver(filter, () => 2_000), { kind: 'order' })
+  assert.deepEqual(chooseDriver(filter, () => 2_000), { kind: 'order', within: 'category' })
   assert.deepEqual(chooseDriver(filter, (text) => text.includes('plants_price') ? 12 : 2_000), { kind: 'column', column: 'price' })
+  assert.deepEqual(chooseDriver({ ...filter, category: undefined }, () => 2_000), { kind: 'order' })
+  assert.deepEqual(chooseDriver({ ...filter, priceMin: undefined, sort: '-updated' }, () => 2_000), { kind: 'order', within: 'category' })
+})
+
+test('SQLite: a common category whose names all sort after the others\' reads its own rows in the sort\'s order, every sort, without the walk giving up', async (t) => {
+  const dir = tempDir('plants-plans')
+  t.after(dir.remove)
+  const store = openSqliteStore({ dataDir: dir.path, feedRetentionMs: DAY })
+  // Ferns are named last, priced highest and written first: every sort's walk meets the others first.
+  for (let i = 0; i < 60; i++) {
+    const fern = i < 20
+    await store.create(plant(i, fern ? { name: `Zz fern ${i}`, category: 'Ferns', price: `${900 + i}.00` } : { name: `Aa other ${i}`, category: 'Succulents', price: `${i}.00` }))
+  }
+  await store.close()
+  const db = new Database(`${dir.path}/catalogue.db`, { readonly: true })
+  t.after(() => db.close())
+  const plans: string[] = []
+  const reads = sqliteReads(db, { queryTimeoutMs: 1000, plan: { small: 5, walkBudget: 12 }, onPlan: (driver) => plans.push(driver.kind === 'order' ? `order${driver.within === undefined ? '' : ` within ${driver.within}`}` : driver.kind) })
+  for (const sort of ['name', '-name', 'price', '-price', 'updated', '-updated'] as const) {
+    const page = reads.list({ category: 'ferns', sort, afterId: 0, limit: 10 })
+    assert.equal(page.length, 10)
+    assert.ok(page.every((p) => p.category === 'Ferns'), `sort=${sort}: ferns only`)
+    assert.deepEqual(plans.pop(), 'order within category', `sort=${sort}: the category's own index, in order`)
+  }
+  const { text, args } = listSql({ category: 'ferns', sort: '-price', afterId: 0, limit: 10 }, { kind: 'order', within: 'category' })
+  const plan = (db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...args) as Array<{ detail: string }>).map((r) => r.detail).join('; ')
+  assert.match(plan, /USING INDEX plants_category_price/)
+  assert.doesNotMatch(plan, /TEMP B-TREE/, 'no sort: the index gives the order')
 })
 
 test('SQLite: filters each common but never together, sorted by name: the walk of the name index gives up after its row budget and the rarest filter\'s rows are sorted instead', async (t) => {
@@ -167,7 +219,7 @@ test('SQLite: filters each common but never together, sorted by name: the walk o
 test('SQLite file: a reader thread runs at a lower priority than the event loop (Linux nice +10), so the loop and the writer are scheduled first', { skip: process.platform !== 'linux' && 'Linux only' }, async (t) => {
   const store = fileStore(t)
   await store.create(plant(1))
-  await store.list({ ...page })
+  await store.list({ ...page, tags: ['green'] })
   // /proc/self/task/TID/stat: the 19th field is the thread's nice value (after the name in parentheses).
   const niceOf = (tid: string): number => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16])
   const own = niceOf(String(process.pid))

@@ -43,6 +43,13 @@ function candidatesOf (filter: ListFilter): { ordered: Candidate[], columns: Can
   return { ordered, columns: columnCandidates(filter) }
 }
 
+/** No filter at all: the sort's index, from the cursor, gives the page's rows and no others. */
+export function walksOnlyItsPage (filter: ListFilter): boolean {
+  const { ordered, columns } = candidatesOf(filter)
+  return ordered.length === 0 && columns.length === 0 && filter.sku === undefined && filter.barcode === undefined &&
+    (filter.priceMin ?? filter.priceMax ?? filter.updatedSince) === undefined
+}
+
 /**
  * After a walk of the sort's index ran past WALK_BUDGET rows: the filter's rarest candidate set,
  * counted up to FALLBACK_CAP, fetched and sorted whole. Its cost is that set's size, where the
@@ -83,6 +90,8 @@ export function chooseDriver (filter: ListFilter, probe: Probe, { small }: PlanL
     if (n === 0) break
   }
   if (fewest < small) return smallest
-  // Nothing small: by id the rarest tag or the trigrams keep the order; else the sort's own index.
-  return byId && rarestOrdered !== undefined ? rarestOrdered : { kind: 'order' }
+  // Nothing small: by id the rarest tag or the trigrams keep the order; else the sort's own index,
+  // within the category when one is asked (its rows alone, in the sort's order).
+  if (byId && rarestOrdered !== undefined) return rarestOrdered
+  return !byId && filter.category !== undefined ? { kind: 'order', within: 'category' } : { kind: 'order' }
 }

@@ -13,6 +13,7 @@ import { purgeExpiredHistory } from './history.js'
 import { GroupCommit, inThreadCommitter, writerThreadCommitter, type Committer, type Failure } from './group-commit.js'
 import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from './plant-rows.js'
 import { ReaderPool } from './reader-pool.js'
+import { walksOnlyItsPage } from './list-plan.js'
 import { HEAD_SQL, sqliteReads, type ReadName, type Reads } from './reads.js'
 import { migrate } from './migrations.js'
 import { photoFileReader } from './photo-writes.js'
@@ -93,6 +94,8 @@ class SqlitePlantStore implements PlantStore {
   private readonly readTrashEntry: ReturnType<typeof trashEntryReader>
   /** The expensive reads: in reader threads on a file, else here on the event loop (in the turn's snapshot). */
   private readonly expensive: <K extends ReadName>(name: K, ...args: Parameters<Reads[K]>) => Promise<ReturnType<Reads[K]>>
+  /** The same reads on this connection, in the turn's snapshot: a page that walks only itself runs here. */
+  private readonly onLoop: Reads
   private readonly readers: ReaderPool | undefined
   private readonly s
 
@@ -132,13 +135,14 @@ class SqlitePlantStore implements PlantStore {
     this.webhooks = new SqliteWebhookStore(db, this.endSnapshot, async (op) => await this.commits.run(op))
     const readers = filename === ':memory:' ? 0 : options.readers ?? 1
     const searchRejectBudget = options.searchRejectBudget
+    const onLoop = sqliteReads(db, { queryTimeoutMs: options.queryTimeoutMs ?? 250, searchRejectBudget })
+    this.onLoop = onLoop
     if (readers > 0) {
       const pool = new ReaderPool(filename, readers, { queryTimeoutMs: options.queryTimeoutMs ?? 2_000, searchRejectBudget })
       this.readers = pool
       this.expensive = async (name, ...args) => await pool.run(name, ...args).catch((err: unknown) => { throw storageError(err) })
     } else {
-      const reads = sqliteReads(db, { queryTimeoutMs: options.queryTimeoutMs ?? 250, searchRejectBudget })
-      this.expensive = async (name, ...args) => this.read(() => (reads[name] as (...a: typeof args) => ReturnType<Reads[typeof name]>)(...args))
+      this.expensive = async (name, ...args) => this.read(() => (onLoop[name] as (...a: typeof args) => ReturnType<Reads[typeof name]>)(...args))
     }
     this.dataVersion = this.s.dataVersion.get()!
     this.purge()
@@ -224,6 +228,9 @@ class SqlitePlantStore implements PlantStore {
   }
 
   async list (filter: ListFilter): Promise<StoredPlant[]> {
+    // A page with no filter reads its own rows from the sort's index and no more, like as many
+    // lookups by id: the round trip to a thread would cost more than the read.
+    if (walksOnlyItsPage(filter)) return this.read(() => this.onLoop.list(filter))
     return await this.expensive('list', filter)
   }
 
