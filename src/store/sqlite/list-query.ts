@@ -16,6 +16,8 @@ export const SMALL = 2_000
 
 export interface Sql { text: string, args: unknown[] }
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/
+
 export type Driver =
   /** The sort's own index; `within` a category, that category's index in the sort's order. */
   | { kind: 'order', within?: 'category' }
@@ -233,8 +235,15 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
   }
   for (const term of filter.terms ?? []) {
     // In JavaScript (search-key.ts), so the folding and the words are those of the other engine and the model.
-    where.push('q_match(p.name_key, ?)')
-    args.push(term)
+    // A long term of printable ASCII found as written in the key is found in its folded form too:
+    // SQLite's instr() settles those names without a call into JavaScript for each.
+    if (!isShortTerm(term) && PRINTABLE_ASCII.test(term)) {
+      where.push('(instr(p.name_key, ?) > 0 OR q_match(p.name_key, ?))')
+      args.push(term, term)
+    } else {
+      where.push('q_match(p.name_key, ?)')
+      args.push(term)
+    }
   }
   // A column's term is left bare where its index does the walk: the column driver's own, the sort's
   // when it is the same column, or for an id order the status and category indexes (which hold the id).
