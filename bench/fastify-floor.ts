@@ -7,7 +7,8 @@ import { Problem, problemBody } from '../src/http/problem.js'
 import { ref, registerComponents } from '../src/http/components.js'
 import { LazySchemas } from '../src/http/lazy-schemas.js'
 import { registerValidators } from '../src/http/validation.js'
-import { IdParams, ListQuery, NewPlant, PAGE_SIZE, Plant, PlantPage, PlantUpdate, type PlantFields } from '../src/plants/schemas.js'
+import { IdParams, ListQuery, NewPlant, PAGE_SIZE, PlantPage, PlantUpdate, type PlantFields } from '../src/plants/schemas.js'
+import { Plant } from '../src/plants/record.js'
 import { plantFor } from './plants.js'
 
 // The floor of the stack: Fastify with the service's own schemas and Ajv settings (validation, defaults and

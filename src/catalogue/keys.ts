@@ -40,3 +40,10 @@ export function keyStatus (key: ApiKey, now: number): KeyStatus {
   if (key.revokedAt !== null) return 'revoked'
   return key.expiresAt !== null && now >= key.expiresAt ? 'expired' : 'active'
 }
+
+/** A request's key, as the key cache (keys/key-cache.ts) answers for the auth hook (http/auth.ts). */
+export type KeyCheck =
+  | { ok: true, name: string, scope: Scope }
+  | { ok: false, why: 'unknown' }
+  /** A key that was given, named so the log can say whose it was (never its secret). */
+  | { ok: false, why: 'revoked' | 'expired', name: string }

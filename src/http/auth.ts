@@ -3,8 +3,7 @@ import { readFileSync } from 'node:fs'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ConfigError, type Config } from '../config.js'
 import { ANONYMOUS, type WriteMeta } from '../catalogue/changes.js'
-import { SCOPES, scopeIncludes, type Scope } from '../catalogue/keys.js'
-import type { KeyCache } from '../keys/key-cache.js'
+import { SCOPES, scopeIncludes, type KeyCheck, type Scope } from '../catalogue/keys.js'
 import { keyInUrl, presentedKey, type Presented } from './credentials.js'
 import { HttpProblem, problemResponses, type FieldError } from './problem.js'
 
@@ -82,7 +81,7 @@ declare module 'fastify' {
 export const writeMetaOf = (request: FastifyRequest): WriteMeta => ({ actor: request.writer === '' ? ANONYMOUS : request.writer })
 
 export interface AuthOptions {
-  keys: KeyCache
+  keys: KeyChecker
   /** READS=keys: every read under /v3 needs a key of scope `read` (else `read` routes are open to anyone). */
   readsNeedKey: boolean
 }
@@ -116,6 +115,12 @@ function insufficient (needed: Scope, held: Scope, errors?: FieldError[]): HttpP
  * `read` here as they are registered: with READS=keys every read needs a key; with READS=public a
  * read needs none, but a key that is sent must be a valid one.
  */
+/** What the auth hook asks of the keys (keys/key-cache.ts answers). */
+export interface KeyChecker {
+  keysRequired (): boolean | Promise<boolean>
+  check (secret: string): KeyCheck | Promise<KeyCheck>
+}
+
 export function registerAuth (app: FastifyInstance, { keys, readsNeedKey }: AuthOptions): void {
   app.decorateRequest('writer', '')
   const scopes = new WeakMap<FastifyRequest, Scope>()

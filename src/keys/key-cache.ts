@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache'
-import type { Scope } from '../catalogue/keys.js'
+import type { KeyCheck } from '../catalogue/keys.js'
 import type { KeyMatch, KeyStore } from '../store/key-store.js'
 import { hashOf } from './secrets.js'
 
@@ -9,12 +9,6 @@ import { hashOf } from './secrets.js'
 // constant-time compare of every key, and cheaper. A stored key's answer is kept for `ttlMs` (1 s)
 // and then read again: a key revoked (or created) on any instance is seen by every other one within
 // that second and one read, without a database round trip per request.
-
-export type KeyCheck =
-  | { ok: true, name: string, scope: Scope }
-  | { ok: false, why: 'unknown' }
-  /** A key that was given, named so the log can say whose it was (never its secret). */
-  | { ok: false, why: 'revoked' | 'expired', name: string }
 
 interface Entry { match: KeyMatch | undefined, at: number }
 

@@ -7,8 +7,9 @@ import { ifMatchVersions } from '../http/etag.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-parts.js'
-import { sendPlant, tags } from '../plants/routes.js'
-import { IdParams, Plant, UpdateHeaders } from '../plants/schemas.js'
+import { sendPlant, tags } from '../plants/record.js'
+import { IdParams, UpdateHeaders } from '../plants/schemas.js'
+import { Plant } from '../plants/record.js'
 import { PhotoOrder } from './schemas.js'
 
 const refuse = (problem: { at?: number, message: string }): HttpProblem =>

@@ -19,9 +19,8 @@ import { ImageQueue } from './image-queue.js'
 import { CONTENT_TYPE_OF_EXT } from './images.js'
 import { ImageWorker, PICTURE_DEADLINE_MS } from './image-worker.js'
 import { PhotoMetrics } from './metrics.js'
-import {
-  FileParams, MAX_PIXELS, MAX_UPLOAD_BYTES, Photo, PhotoParams, UPLOAD_TYPES, type UploadType
-} from './schemas.js'
+import { FileParams, MAX_PIXELS, MAX_UPLOAD_BYTES, PhotoParams, UPLOAD_TYPES, type UploadType } from './schemas.js'
+import { Photo } from '../plants/record.js'
 
 export interface PhotoRouteOptions extends RouteOptions {
   /** Pictures processed at once (default 1) and uploads that may wait beyond them (default 8). */

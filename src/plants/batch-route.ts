@@ -17,8 +17,10 @@ import { batchBodyValidator } from './batch-validator.js'
 import { BatchResults, PlantBatch } from './batch-schemas.js'
 import { statusOnlyIsSelling } from './patch-route.js'
 import { guardStatuses, type RouteOptions } from '../http/route-parts.js'
-import { idempotencyClaimKey, SKU_TAKEN, tags } from './routes.js'
-import { Plant, WriteHeaders, type PlantFields, type PlantUpdate } from './schemas.js'
+import { idempotencyClaimKey, SKU_TAKEN } from './routes.js'
+import { tags } from './record.js'
+import { WriteHeaders, type PlantFields, type PlantUpdate } from './schemas.js'
+import { Plant } from './record.js'
 
 /** The body limit of this route alone: 500 operations of full plants fit; the service's 64 KiB would not. */
 export const BATCH_BODY_LIMIT = 1024 * 1024

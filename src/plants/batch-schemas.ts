@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { MAX_BATCH_OPERATIONS } from '../catalogue/batch.js'
 import { component, ref } from '../http/components.js'
-import { Id, NewPlant, Plant, PlantPatch, PlantUpdate } from './schemas.js'
+import { NewPlant, PlantPatch, PlantUpdate } from './schemas.js'
+import { Id, Plant } from './record.js'
 
 // POST /v3/plant/batch on the wire: one named component per operation, each made of the single
 // routes' own schemas (NewPlant, PlantUpdate, PlantPatch), so an operation is valid exactly when

@@ -2,10 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ref } from '../http/components.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
-import { feedPositionHook } from '../feed/position.js'
+import { feedPositionHook } from '../http/feed-position.js'
 import { plantQueryOf } from './query.js'
 import { guardStatuses, type RouteOptions } from '../http/route-parts.js'
-import { tags } from './routes.js'
+import { tags } from './record.js'
 import { COUNT_EXACT_UP_TO, CountQuery, PlantCount } from './schemas.js'
 
 /**

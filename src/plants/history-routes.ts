@@ -9,9 +9,11 @@ import { decodePair, encodePair } from '../http/pair-cursor.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { admitLargePages, QUEUE_FULL_OR_STORAGE } from '../http/queued-bytes.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-parts.js'
-import { sendPlant, SKU_TAKEN, tags } from './routes.js'
+import { SKU_TAKEN } from './routes.js'
+import { sendPlant, tags } from './record.js'
 import { HistoryPage, HistoryQuery, RevertBody, type HistoryEntry } from './history-schemas.js'
-import { IdParams, Plant, UpdateHeaders } from './schemas.js'
+import { IdParams, UpdateHeaders } from './schemas.js'
+import { Plant } from './record.js'
 
 // A plant's history and its revert (issue 26): GET /v3/plant/{id}/history, newest first, readable
 // while the plant is in the trash; POST /v3/plant/{id}/revert gives it a version's fields back.

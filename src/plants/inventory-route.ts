@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ref } from '../http/components.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, problemResponses } from '../http/problem.js'
-import { feedPositionHook } from '../feed/position.js'
+import { feedPositionHook } from '../http/feed-position.js'
 import { guardStatuses, type RouteOptions } from '../http/route-parts.js'
-import { tags } from './routes.js'
+import { tags } from './record.js'
 import { Inventory } from './schemas.js'
 
 /** GET /v3/store/inventory (the Petstore's getInventory): counts the store keeps with every write, read in one snapshot. */

@@ -6,8 +6,10 @@ import { strictJsonParser } from '../http/json-body.js'
 import { allowHeader } from '../http/method-not-allowed.js'
 import { HEADERS, problemResponses } from '../http/problem.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-parts.js'
-import { sendPlant, SKU_TAKEN, tags } from './routes.js'
-import { IdParams, Plant, PlantPatch, UpdateHeaders } from './schemas.js'
+import { SKU_TAKEN } from './routes.js'
+import { sendPlant, tags } from './record.js'
+import { IdParams, PlantPatch, UpdateHeaders } from './schemas.js'
+import { Plant } from './record.js'
 
 /**
  * PATCH /v3/plant/{id}: a JSON merge patch (RFC 7396), merged by the store inside the write's

@@ -9,26 +9,19 @@ import { allowHeader, methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, problemResponses } from '../http/problem.js'
 import { admitLargePages, QUEUE_FULL_OR_STORAGE } from '../http/queued-bytes.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-parts.js'
-import { feedPositionHook } from '../feed/position.js'
+import { feedPositionHook } from '../http/feed-position.js'
 import { PlantNotFound } from '../catalogue/errors.js'
-import { toRecord, type StoredPlant } from '../catalogue/plant.js'
+import { toRecord } from '../catalogue/plant.js'
 import { identityFields } from '../catalogue/store-fields.js'
 import { positionOf } from '../catalogue/query.js'
 import { decodeCursor, encodeCursor, plantQueryOf } from './query.js'
-import {
-  IdParams, ListQuery, PAGE_SIZE, NewPlant, Plant, PlantPage, PlantUpdate, ReadHeaders, UpdateHeaders, WriteHeaders, type PlantFields
-} from './schemas.js'
+import { sendPlant, tags } from './record.js'
+import { IdParams, ListQuery, PAGE_SIZE, NewPlant, PlantPage, PlantUpdate, ReadHeaders, UpdateHeaders, WriteHeaders, type PlantFields } from './schemas.js'
+import { Plant } from './record.js'
 
 const COLLECTION_ALLOW = allowHeader(['GET', 'POST', 'PUT'])
-export const tags = ['plant']
-
 /** The 409 of a write that gives a plant another plant's SKU. */
 export const SKU_TAKEN: [number, string] = [409, 'sku-taken: another plant has this SKU (ignoring case); `holder` is its id']
-
-export function sendPlant (reply: FastifyReply, plant: StoredPlant): Plant {
-  reply.header('etag', etagOf(plant)).header('location', `/v3/plant/${plant.id}`)
-  return toRecord(plant)
-}
 
 /** An Idempotency-Key as stored: scoped per API key by a prefix, so one client's key never replays another's response. */
 export const idempotencyClaimKey = (request: FastifyRequest, key: string): string => request.writer === '' ? key : `${request.writer}:${key}`

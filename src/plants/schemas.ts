@@ -4,15 +4,15 @@ import { SORTS, type Sort } from '../catalogue/query.js'
 import { GTIN_PATTERN, PRICE_PATTERN, SKU_PATTERN } from '../catalogue/store-fields.js'
 import { component, ref } from '../http/components.js'
 import { FREE_TEXT_PATTERN, LABEL_PATTERN, LABEL_RULE, TEXT_PATTERN, TEXT_RULE } from '../http/messages.js'
-import { Photos } from '../photos/schemas.js'
+import { Id, Plant } from './record.js'
 
 // The plant resource on the wire: these schemas validate requests, serialise responses and
 // generate the OpenAPI document. Their types are the catalogue's (src/catalogue/), checked to
 // be the same at compile time (schema-types.ts), so the two cannot drift.
 // A schema clients should know by name is a component (see src/http/components.ts for the pattern).
+// The stored plant itself, which photos and the feed send too, is record.ts's.
 
 const Status = Type.Unsafe<PlantStatus>({ type: 'string', enum: [...STATUSES], description: 'Sale status of the plant.' })
-export const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Server-assigned identifier; increasing, never reused.' })
 // Text is stored exactly as sent, so what cannot be (a lone UTF-16 surrogate) or would look like
 // another value (white space at either end) is refused: the one rule of TEXT_PATTERN.
 const Name = Type.String({
@@ -64,7 +64,6 @@ const Barcode = Type.Unsafe<string | null>({
   'x-gtin': true,
   description: 'GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Kept as written; barcode= finds it at any length (zeros on the left). Not unique: identical plants may share one.'
 })
-const Time = Type.String({ description: 'RFC 3339, UTC, with milliseconds; set by the service (read-only).' })
 
 // The fields a client sends; absent optional fields take the defaults (PUT replaces the whole plant).
 const fields = {
@@ -110,26 +109,10 @@ export const Inventory = component('Inventory', Type.Object({
   sold: Type.Integer({ minimum: 0 })
 }, { description: 'The number of plants of each status, exact at one moment.' }))
 
-export const Plant = component('Plant', Type.Object({
-  id: Id,
-  name: Type.String(),
-  category: Type.Union([Type.String(), Type.Null()]),
-  tags: Type.Array(Type.String()),
-  status: Type.String({ description: 'Status of the plant: available, pending or sold today; any string in answers, so a client should accept one it does not know.' }),
-  description: Type.Union([Type.String(), Type.Null()]),
-  price: Type.Union([Type.String({ description: 'Always 2 fraction digits ("12.50").' }), Type.Null()]),
-  sku: Type.Union([Type.String(), Type.Null()]),
-  barcode: Type.Union([Type.String(), Type.Null()]),
-  photos: Photos,
-  createdAt: Time,
-  updatedAt: { ...Time, description: 'RFC 3339, UTC, with milliseconds; moves with every version of the plant (photo changes included).' }
-}, { description: 'A stored plant.' }))
-
 export type NewPlant = Static<typeof NewPlant>
 /** A plant's fields once validated and defaulted. */
 export type PlantFields = Required<NewPlant>
 export type PlantUpdate = Static<typeof PlantUpdate>
-export type Plant = Static<typeof Plant>
 
 export const PlantPage = component('PlantPage', Type.Object({
   items: Type.Array(ref(Plant)),

@@ -12,8 +12,10 @@ import { decodePair, encodePair } from '../http/pair-cursor.js'
 import { HEADERS, HttpProblem, Problem, problemResponses } from '../http/problem.js'
 import { admitLargePages, QUEUE_FULL_OR_STORAGE } from '../http/queued-bytes.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-parts.js'
-import { sendPlant, SKU_TAKEN } from './routes.js'
-import { IdParams, Plant } from './schemas.js'
+import { SKU_TAKEN } from './routes.js'
+import { sendPlant } from './record.js'
+import { IdParams } from './schemas.js'
+import { Plant } from './record.js'
 import { TrashPage, TrashQuery, type TrashedPlant } from './trash-schemas.js'
 
 // The trash (issue 26): DELETE /v3/plant/{id} puts a plant here (plants/routes.ts); these list it,
