@@ -1,4 +1,5 @@
 import { nameKey } from './name-key.js'
+import { nameOrderKey } from './name-order.js'
 import { foldKey, keyHolds } from './search-key.js'
 import type { Plant, PlantStatus } from './plant.js'
 import { gtinKey, priceCents, skuKey } from './store-fields.js'
@@ -32,7 +33,7 @@ export interface PlantQuery {
 
 /**
  * Where a page ends: the next page starts strictly after it, in the query's order. `key` is the
- * name key (sort=name), `value` the number a numeric sort orders by (sortValue).
+ * name's order key (sort=name: name-order.ts), `value` the number a numeric sort orders by (sortValue).
  */
 export interface Position { id: number, key?: string, value?: number }
 
@@ -94,7 +95,7 @@ export function comparePositions (sort: Sort, a: Position, b: Position): number 
 
 export function positionOf (plant: Plant, sort: Sort): Position {
   const by = sortKeyOf(sort)
-  if (by === 'name') return { id: plant.id, key: nameKey(plant.name) }
+  if (by === 'name') return { id: plant.id, key: nameOrderKey(plant.name) }
   return by === 'number' ? { id: plant.id, value: sortValue(plant, sort) } : { id: plant.id }
 }
 

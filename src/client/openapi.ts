@@ -1647,7 +1647,7 @@ export interface operations {
                 barcode?: string;
                 /** @description Plants of this category, ignoring the case of A–Z: category=Indoor finds "indoor" (not of other letters: "É" is not "é"). */
                 category?: string;
-                /** @description The nextCursor of the previous page, sent with the same sort and filters. */
+                /** @description The nextCursor of the previous page, sent with the same sort and filters. A sort=name cursor made before names ordered as read (numbers by value) is refused: start again without one. */
                 cursor?: string;
                 /** @description Plants a page: 1–500, default 50. */
                 limit?: number;
@@ -1659,7 +1659,7 @@ export interface operations {
                 q?: string;
                 /** @description The plant with this SKU, ignoring case. */
                 sku?: string;
-                /** @description `name` orders by the lower-cased name compared by Unicode code point, ties by id; `price` by price, unpriced plants last, ties by id; `updated` by updatedAt, ties by id; `-` reverses both (so `-price` puts unpriced plants first). */
+                /** @description `name` orders names as people read them: case, accents and compatibility forms ignored, each run of digits by its value ("6 cm" before "14 cm"; leading zeros only break a tie, fewer first), otherwise by Unicode code point, ties by id; `price` by price, unpriced plants last, ties by id; `updated` by updatedAt, ties by id; `-` reverses both (so `-price` puts unpriced plants first). */
                 sort?: "id" | "-id" | "name" | "-name" | "price" | "-price" | "updated" | "-updated";
                 /** @description Repeat to accept any of the statuses given. */
                 status?: ("available" | "pending" | "sold")[];

@@ -80,8 +80,15 @@ const refuseTime = (text: string): never => {
 const fingerprints = new Map<string, string>()
 const REMEMBERED = 512
 
-function fingerprint (query: PlantQuery): string {
-  const seed = [query.sort, [...new Set(query.statuses)].sort(), query.category ?? null, [...new Set(query.tags)].sort(), [...query.terms].sort()]
+/**
+ * Name sorts ordered by the lower-cased name until names were read as people read them
+ * (catalogue/name-order.ts). A cursor names the order it was made in, so one from before (`before`)
+ * is told apart and refused: continued in the new order, its walk would skip or repeat the plants
+ * the two orders place differently, where starting again shows each once.
+ */
+function fingerprint (query: PlantQuery, before = false): string {
+  const sort = sortKeyOf(query.sort) === 'name' && !before ? `${query.sort} as read` : query.sort
+  const seed = [sort, [...new Set(query.statuses)].sort(), query.category ?? null, [...new Set(query.tags)].sort(), [...query.terms].sort()]
   // The store fields' filters only when one is given, so a cursor made before they existed still fits.
   const { sku, barcode, updatedSince, priceMin, priceMax } = query
   const more = [sku, barcode, updatedSince, priceMin, priceMax]
@@ -125,10 +132,15 @@ export function decodeCursor (cursor: string | undefined, query: PlantQuery): Po
   const position: Position = named
     ? { id: parts[1] as number, key: parts[2] as string }
     : numbered ? { id: parts[1] as number, value: parts[2] as number } : { id: parts[1] as number }
+  if (named && parts[0] === fingerprint(query, true)) throw orderBefore()
   if (encodeCursor(query, position) !== cursor && parts[0] === fingerprint(query)) throw malformed()
   if (parts[0] !== fingerprint(query)) throw otherQuery()
   return position
 }
+
+const orderBefore = (): HttpProblem => new HttpProblem(400, 'invalid-input',
+  'cursor was made when sort=name ordered by the lower-cased name; names now order ignoring accents, with numbers by value: start again without a cursor',
+  [{ path: '/cursor', message: 'belongs to the name order before' }])
 
 const otherQuery = (): HttpProblem => new HttpProblem(400, 'invalid-input',
   'cursor was made for another sort or other filters: send it with the same sort, status, tag, category, q, sku, barcode, updatedSince, priceMin and priceMax as the page it came from',

@@ -154,11 +154,12 @@ export const ListQuery = Type.Object({
     type: 'string',
     enum: [...SORTS],
     default: 'id',
-    description: '`name` orders by the lower-cased name compared by Unicode code point, ties by id; `price` by price, unpriced plants last, ties by id; ' +
+    description: '`name` orders names as people read them: case, accents and compatibility forms ignored, each run of digits by its value ' +
+      '("6 cm" before "14 cm"; leading zeros only break a tie, fewer first), otherwise by Unicode code point, ties by id; `price` by price, unpriced plants last, ties by id; ' +
       '`updated` by updatedAt, ties by id; `-` reverses both (so `-price` puts unpriced plants first).'
   })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: PAGE_SIZE, description: 'Plants a page: 1–500, default 50.' })),
-  cursor: Type.Optional(Type.String({ maxLength: 2048, description: 'The nextCursor of the previous page, sent with the same sort and filters.' }))
+  cursor: Type.Optional(Type.String({ maxLength: 2048, description: 'The nextCursor of the previous page, sent with the same sort and filters. A sort=name cursor made before names ordered as read (numbers by value) is refused: start again without one.' }))
 }, { additionalProperties: false })
 export type ListQuery = Static<typeof ListQuery>
 

@@ -10,7 +10,7 @@ import { ENGINES } from '../helpers/engines.js'
 // Finding plants against the model in src/catalogue/query.ts: random catalogues, random queries, every
 // page walked, on each engine. Names come from a small alphabet with the cases that tell engines and
 // naive implementations apart: upper and lower case, accents (ignored by q), compatibility forms (folded
-// by q: full-width letters, a ligature), ß and İ (whose lower case is longer),
+// by q: full-width letters, a ligature), ß and İ (whose lower case is longer), numbers (by value in sort=name),
 // a character above U+FFFF (UTF-16 order is not code point order), spaces and repeated letters.
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 150)
@@ -23,7 +23,9 @@ const BARCODES = [null, '96385074', '4006381333931', '00000096385074', '04006381
 // Accents precomposed and decomposed (e + U+0301), letters without a decomposition (ø), digits and
 // signs between words (where a short term's word starts).
 // Compatibility forms fold to plain letters in q (full-width Ａ and ａ are "a", the ligature ﬁ is "fi").
-const LETTERS = ['a', 'b', 'A', 'B', 'é', 'É', 'e', 'e\u0301', 'ß', 'İ', 'i', 'ø', '😀', '\uff21', '\uff41', 'ﬁ', 'f', ' ', 'ab', 'ba', '1', '-', ',']
+// Numbers that sort=name orders by value ("9" before "10"), with leading zeros ("02" after "2") and a
+// full-width digit (the digit itself).
+const LETTERS = ['a', 'b', 'A', 'B', 'é', 'É', 'e', 'e\u0301', 'ß', 'İ', 'i', 'ø', '😀', '\uff21', '\uff41', 'ﬁ', 'f', ' ', 'ab', 'ba', '1', '-', ',', '2', '02', '9', '10', '\uff12']
 
 // Spaces inside only: the API refuses white space at either end of a name.
 const name = fc.array(fc.constantFrom(...LETTERS), { minLength: 1, maxLength: 8 }).map((parts) => parts.join('')).filter((s) => s !== '' && s.trim() === s)

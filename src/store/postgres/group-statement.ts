@@ -19,20 +19,20 @@ export const KIND_CODE = "CASE x.kind WHEN 'created' THEN 0 WHEN 'updated' THEN 
 export const WRITE = `
 WITH c AS (
   SELECT nextval(pg_get_serial_sequence('plants', 'id')) AS id, c.*
-  FROM json_to_recordset($2::json) AS c (n int, name text, name_key text, category text, tags text[], status text, idem text, response text,
+  FROM json_to_recordset($2::json) AS c (n int, name text, name_key text, name_order_key text, category text, tags text[], status text, idem text, response text,
     description text, price bigint, sku text, barcode text, search_key text, search_starts text[])
 ), created AS (
-  INSERT INTO plants (id, name, name_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, version, created_at, updated_at) OVERRIDING SYSTEM VALUE
-  SELECT id, name, name_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, 1, $1, $1 FROM c
+  INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, version, created_at, updated_at) OVERRIDING SYSTEM VALUE
+  SELECT id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, 1, $1, $1 FROM c
 ), created_tags AS (
   INSERT INTO plant_tags (tag, plant_id) SELECT t, c.id FROM c, unnest(c.tags) AS t
 ), answered AS (
   UPDATE idempotency_keys k SET plant_id = c.id, response = '{"id":' || c.id || ',' || c.response FROM c WHERE k.key = c.idem
 ), u AS (
-  SELECT * FROM json_to_recordset($3::json) AS u (id bigint, name text, name_key text, category text, tags text[], status text, version int,
+  SELECT * FROM json_to_recordset($3::json) AS u (id bigint, name text, name_key text, name_order_key text, category text, tags text[], status text, version int,
     description text, price bigint, sku text, barcode text, search_key text, search_starts text[], retag boolean)
 ), updated AS (
-  UPDATE plants p SET name = u.name, name_key = u.name_key, category = u.category, tags = u.tags, status = u.status, version = u.version, updated_at = $1,
+  UPDATE plants p SET name = u.name, name_key = u.name_key, name_order_key = u.name_order_key, category = u.category, tags = u.tags, status = u.status, version = u.version, updated_at = $1,
     description = u.description, price = u.price, sku = u.sku, barcode = u.barcode, search_key = u.search_key, search_starts = u.search_starts
   FROM u WHERE p.id = u.id
 ), dropped AS (
@@ -89,6 +89,7 @@ function plantColumns (f: Pick<StoredPlant, 'name' | 'category' | 'tags' | 'stat
   return {
     name: toDb(f.name),
     name_key: names.nameKey,
+    name_order_key: names.nameOrderKey,
     category: db(f.category),
     tags: f.tags.map(toDb),
     status: f.status,

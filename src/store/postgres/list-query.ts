@@ -41,7 +41,7 @@ export function listQuery (filter: ListFilter, columns: string): { text: string,
   const byName = sort === 'name' || sort === '-name'
   const numbered = sortKeyOf(sort) === 'number'
   // What sort=price and sort=updated order by: the index expressions of migration 004, written alike.
-  const keyExpr = byName ? 'p.name_key' : sort.endsWith('price') ? `coalesce(p.price, ${UNPRICED})` : 'p.updated_at'
+  const keyExpr = byName ? 'p.name_order_key' : sort.endsWith('price') ? `coalesce(p.price, ${UNPRICED})` : 'p.updated_at'
   const desc = sort.startsWith('-')
   const tags = filter.tags ?? []
   const values: unknown[] = []
@@ -67,7 +67,7 @@ export function listQuery (filter: ListFilter, columns: string): { text: string,
     if (tags.length > 1) where.push(`ARRAY(SELECT lower(t COLLATE "C") FROM unnest(p.tags) AS t) @> ${param(tags.slice(1))}::text[]`)
   }
   if (byName) {
-    if (filter.afterKey !== undefined) where.push(`(p.name_key, p.id) ${desc ? '<' : '>'} (${param(toKey(filter.afterKey))}, ${param(filter.afterId)})`)
+    if (filter.afterKey !== undefined) where.push(`(p.name_order_key, p.id) ${desc ? '<' : '>'} (${param(filter.afterKey)}, ${param(filter.afterId)})`)
   } else if (numbered) {
     if (filter.afterValue !== undefined) where.push(`(${keyExpr}, p.id) ${desc ? '<' : '>'} (${param(filter.afterValue)}::bigint, ${param(filter.afterId)}::bigint)`)
   } else if (filter.afterId > 0) {

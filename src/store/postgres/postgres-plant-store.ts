@@ -12,6 +12,7 @@ import { toWriteOp, writeBatch } from './batch-writes.js'
 import { purgeExpiredHistory, readHistory, revertPlant } from './history.js'
 import { ChangeWatcher } from './change-watcher.js'
 import { fillNameKeys, listQuery, rarestFirst } from './list-query.js'
+import { fillNameOrderKeys } from './name-order.js'
 import { fillSearchKeys } from './search-columns.js'
 import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connection.js'
 import { GroupCommit, type Tx } from './group-commit.js'
@@ -165,6 +166,7 @@ class PostgresPlantStore implements PlantStore {
   private async initialise (): Promise<void> {
     await migrate(this.config)
     await fillNameKeys(this.config)
+    await fillNameOrderKeys(this.config)
     await fillSearchKeys(this.config)
     // The schema the connection string's search_path selects: it scopes this store's notifications.
     const client = new pg.Client(this.config)

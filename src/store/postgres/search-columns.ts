@@ -1,5 +1,6 @@
 import pg from 'pg'
 import { nameKey } from '../../catalogue/name-key.js'
+import { nameOrderKey } from '../../catalogue/name-order.js'
 import { foldKey, startTokens, startTokensOfFolded } from '../../catalogue/search-key.js'
 import { toKey } from './list-query.js'
 import { fromPostgresText } from './text-escape.js'
@@ -15,11 +16,11 @@ export const textArray = (items: string[]): string => `{${items.map((s) => `"${s
 export const searchKeyOf = (name: string): string => foldKey(nameKey(name))
 export const searchStartsOf = (name: string): string[] => startTokens(nameKey(name))
 
-/** A name's three derived columns (name_key as stored, search_key, search_starts), each step taken once. */
-export function nameColumns (name: string): { nameKey: string, searchKey: string, searchStarts: string[] } {
+/** A name's derived columns (name_key as stored, sort=name's key, search_key, search_starts), each step taken once. */
+export function nameColumns (name: string): { nameKey: string, nameOrderKey: string, searchKey: string, searchStarts: string[] } {
   const key = nameKey(name)
   const searchKey = foldKey(key)
-  return { nameKey: toKey(key), searchKey, searchStarts: startTokensOfFolded(searchKey) }
+  return { nameKey: toKey(key), nameOrderKey: nameOrderKey(name), searchKey, searchStarts: startTokensOfFolded(searchKey) }
 }
 
 /**

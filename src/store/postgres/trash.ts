@@ -5,6 +5,7 @@ import { toRecord, type PlantStatus, type StoredPlant } from '../../catalogue/pl
 import { priceCents, skuKey } from '../../catalogue/store-fields.js'
 import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
 import { nameKey } from '../../catalogue/name-key.js'
+import { nameOrderKey } from '../../catalogue/name-order.js'
 import { NO_CHANGES } from '../../catalogue/history.js'
 import type { Tx } from './group-commit.js'
 import { DROP_FILES, UNREF_FILES } from './group-writes.js'
@@ -60,9 +61,9 @@ export async function restoreTrashed (tx: Tx, id: number, expectedVersions: numb
   const plant: StoredPlant = { ...was, id, version, updatedAt: new Date(now).toISOString() }
   const db = (s: string | null): string | null => s === null ? null : toDb(s)
   // No plant of that id can exist: ids are never handed out twice.
-  await tx.query(`INSERT INTO plants (id, name, name_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, photos, version, created_at, updated_at)
-    OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9, $10, $11, $12::text[], $13, $14, $15, $16)`, [
-    id, toDb(was.name), toKey(nameKey(was.name)), db(was.category), textArray(was.tags.map(toDb)), was.status, db(was.description),
+  await tx.query(`INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, photos, version, created_at, updated_at)
+    OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11, $12, $13::text[], $14, $15, $16, $17)`, [
+    id, toDb(was.name), toKey(nameKey(was.name)), nameOrderKey(was.name), db(was.category), textArray(was.tags.map(toDb)), was.status, db(was.description),
     was.price === null ? null : priceCents(was.price), was.sku, was.barcode, searchKeyOf(was.name), textArray(searchStartsOf(was.name)),
     JSON.stringify(was.photos), version, Date.parse(was.createdAt), now
   ])

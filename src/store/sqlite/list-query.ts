@@ -142,18 +142,18 @@ export function countSql (filter: CountFilter, driver: Driver, cap: number, pend
 /**
  * The same page from the search index's backlog (search-backlog.ts): the names written since the
  * index last took its changes. A page of q is the first `limit` of this walk and the index's
- * together (mergePages); both carry the name key last.
+ * together (mergePages); both carry the sort's key last.
  */
 export function pendingSql (filter: ListFilter): Sql {
   return walk(filter, { kind: 'pending' }, true)
 }
 
 type Row = unknown[]
-/** Merges two pages in the filter's order (name keys compared by code point, as SQLite compares them); a plant in both is one row. */
+/** Merges two pages in the filter's order (name order keys compared by code point, as SQLite compares them); a plant in both is one row. */
 export function mergePages (a: Row[], b: Row[], filter: ListFilter): Row[] {
   const keyed = sortKeyOf(filter.sort ?? 'id') !== 'id'
   const sign = filter.sort?.startsWith('-') ? -1 : 1
-  // The sort's key is the row's last column (a name key or a number).
+  // The sort's key is the row's last column (a name order key or a number).
   const byKey = (x: unknown, y: unknown): number => typeof x === 'string' ? compareCodePoints(x, y as string) : (x as number) - (y as number)
   const order = (x: Row, y: Row): number => sign * ((keyed ? byKey(x[x.length - 1], y[y.length - 1]) : 0) || (x[0] as number) - (y[0] as number))
   const seen = new Set(a.map((row) => row[0]))
@@ -171,7 +171,7 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
   const sort = filter.sort ?? 'id'
   const byName = sort === 'name' || sort === '-name'
   const numbered = sortKeyOf(sort) === 'number'
-  const keyExpr = byName ? 'p.name_key' : numbered ? NUMBER_KEYS[numberKey(sort)] : 'p.id'
+  const keyExpr = byName ? 'p.name_order_key' : numbered ? NUMBER_KEYS[numberKey(sort)] : 'p.id'
   const desc = sort.startsWith('-')
   const args: unknown[] = []
   const where: string[] = []
@@ -208,7 +208,7 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
   }
   if (byName) {
     if (filter.afterKey !== undefined) {
-      where.push(`(p.name_key, ${id}) ${desc ? '<' : '>'} (?, ?)`)
+      where.push(`(p.name_order_key, ${id}) ${desc ? '<' : '>'} (?, ?)`)
       args.push(filter.afterKey, filter.afterId)
     }
   } else if (numbered) {

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import { nameKey } from '../../catalogue/name-key.js'
+import { nameOrderKey } from '../../catalogue/name-order.js'
 import { UNPRICED } from '../../catalogue/query.js'
 import { chunksOf } from './photo-writes.js'
 import { compatibilityFoldMigration, searchTextMigration } from './search-backlog.js'
@@ -112,6 +113,7 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   compatibilityFoldMigration,
   HISTORY_MIGRATION,
   tagKeys,
+  nameOrderKeys,
   categorySorts
 ]
 
@@ -278,6 +280,37 @@ function tagKeys (db: Database.Database, progress: (message: string) => void): v
 }
 
 /**
+ * sort=name reads names as people do (catalogue/name-order.ts: accents and case folded, numbers by
+ * value): every plant gains its order key, computed in JavaScript as every write computes it, in
+ * batches with a progress line on a large catalogue; the name index then follows the new key.
+ * name_key stays, for q (the search index and its backlog are built from it).
+ */
+function nameOrderKeys (db: Database.Database, progress: (message: string) => void): void {
+  const step = MIGRATIONS.indexOf(nameOrderKeys) + 1
+  const total = db.prepare('SELECT count(*) FROM plants').pluck().get() as number
+  const say = (message: string): void => { if (total > 50_000) progress(`migration ${step}: ${message}`) }
+  db.exec("ALTER TABLE plants ADD COLUMN name_order_key TEXT NOT NULL DEFAULT ''")
+  db.function('js_name_order_key', { deterministic: true }, (name: unknown) => nameOrderKey(name as string))
+  const end = db.prepare<[number], [number | null, number]>('SELECT max(id), count(*) FROM (SELECT id FROM plants WHERE id > ? ORDER BY id LIMIT 50000)').raw(true)
+  const fill = db.prepare('UPDATE plants SET name_order_key = js_name_order_key(name) WHERE id > ? AND id <= ?')
+  let after = 0
+  let done = 0
+  for (;;) {
+    const [last, n] = end.get(after)!
+    if (last === null) break
+    fill.run(after, last)
+    done += n
+    after = last
+    say(`name order keys ${done} of ${total} plants`)
+  }
+  say('indexing names for sort=name')
+  db.exec(`
+  DROP INDEX plants_name;
+  CREATE INDEX plants_name ON plants (name_order_key, id);
+  `)
+}
+
+/**
  * A category sorted by name, price or update time walks its own rows in that order: ferns named
  * alike sit together in the name order, so a walk of the whole name index for them met thousands of
  * other plants first. Index builds only, said on a large catalogue. list-query.ts writes the same
@@ -287,7 +320,7 @@ function categorySorts (db: Database.Database, progress: (message: string) => vo
   const total = db.prepare('SELECT count(*) FROM plants').pluck().get() as number
   if (total > 50_000) progress(`migration: indexing each category by name, price and update time (${total} plants)`)
   db.exec(`
-  CREATE INDEX plants_category_name ON plants (lower(category), name_key, id);
+  CREATE INDEX plants_category_name ON plants (lower(category), name_order_key, id);
   CREATE INDEX plants_category_price ON plants (lower(category), coalesce(price, ${UNPRICED}), id);
   CREATE INDEX plants_category_updated ON plants (lower(category), updated_at, id);
   `)
@@ -305,6 +338,8 @@ export const GTIN_KEYS_VERSION = MIGRATIONS.indexOf(gtinKeys) + 1
 export const COMPATIBILITY_FOLD_VERSION = MIGRATIONS.indexOf(compatibilityFoldMigration)
 /** The user_version before the migration that keys the tag rows by the tag's key. */
 export const TAG_KEYS_VERSION = MIGRATIONS.indexOf(tagKeys)
+/** The user_version before the migration that orders names by their order keys. */
+export const NAME_ORDER_VERSION = MIGRATIONS.indexOf(nameOrderKeys)
 /** The user_version before the search texts' migration (accents, word starts). */
 export const SEARCH_TEXT_VERSION = MIGRATIONS.indexOf(searchTextMigration)
 

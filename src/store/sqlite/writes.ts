@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3'
 import { nameKey } from '../../catalogue/name-key.js'
+import { nameOrderKey } from '../../catalogue/name-order.js'
 import type { BatchResult } from '../../catalogue/batch.js'
 import { fieldChanges, fieldsAt, KIND_CODES, NO_CHANGES, sameFields, type FieldChanges } from '../../catalogue/history.js'
 import type { NewPhoto, Photo } from '../../catalogue/photo.js'
@@ -127,7 +128,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     setPhotos: db.prepare('UPDATE plants SET photos = ?, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
     // A new plant's first entry is written once its id is known.
     setHistoryHead: db.prepare('UPDATE plants SET history_seq = ? WHERE id = ?'),
-    insert: db.prepare('INSERT INTO plants (name, name_key, category, tags, status, description, price, sku, barcode, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)'),
+    insert: db.prepare('INSERT INTO plants (name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)'),
     count: db.prepare("UPDATE sqlite_sequence SET seq = seq + ? WHERE name = 'status:' || ?"),
     delete: db.prepare('DELETE FROM plants WHERE id = ?'),
     // A tag row is keyed by the tag's key, the one the tag filter compares (catalogue/query.ts filterKey).
@@ -140,7 +141,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     trash: db.prepare('INSERT INTO trash (id, plant, version, trashed_at, trashed_by, history_seq) VALUES (?, ?, ?, ?, ?, ?)'),
     trashed: db.prepare<[number], { plant: string, version: number, history_seq: number | null }>('SELECT plant, version, history_seq FROM trash WHERE id = ?'),
     untrash: db.prepare('DELETE FROM trash WHERE id = ?'),
-    insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at, history_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at, history_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     // index_remove / index_add: what the write changes in the name search index (search-backlog.ts).
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     // Every change records its version in the plant's history (history.ts), in the same transaction.
@@ -157,7 +158,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   const record = (kind: keyof typeof KIND_CODES, id: number, version: number, now: number, actor: string, changes: FieldChanges, prev: number | null): number =>
     Number(s.insertHistory.run(id, version, KIND_CODES[kind], now, actor, JSON.stringify(changes), prev).lastInsertRowid)
 
-  // An update names the indexed columns (name_key, status, category, price, sku, barcode) only when
+  // An update names the indexed columns (name_key, name_order_key, status, category, price, sku, barcode) only when
   // they change, so an unchanged one costs no index pages: on a large catalogue every touched page is
   // a random one in the WAL.
   const updates = new Map<number, Database.Statement>()
@@ -165,7 +166,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const mask = (name ? 1 : 0) + (status ? 2 : 0) + (category ? 4 : 0) + (price ? 8 : 0) + (sku ? 16 : 0) + (barcode ? 32 : 0)
     let statement = updates.get(mask)
     if (!statement) {
-      const set = ['tags = ?', 'version = ?', 'updated_at = ?', 'description = ?', 'history_seq = ?', ...(name ? ['name = ?', 'name_key = ?'] : []), ...(status ? ['status = ?'] : []),
+      const set = ['tags = ?', 'version = ?', 'updated_at = ?', 'description = ?', 'history_seq = ?', ...(name ? ['name = ?', 'name_key = ?', 'name_order_key = ?'] : []), ...(status ? ['status = ?'] : []),
         ...(category ? ['category = ?'] : []), ...(price ? ['price = ?'] : []), ...(sku ? ['sku = ?'] : []), ...(barcode ? ['barcode = ?'] : [])]
       statement = db.prepare(`UPDATE plants SET ${set.join(', ')} WHERE id = ?`)
       updates.set(mask, statement)
@@ -205,7 +206,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       const { name, category, tags, status, description, price, sku, barcode } = fields
       claimSku(sku, undefined)
       const key = nameKey(name)
-      const id = Number(s.insert.run(name, key, category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, now, now).lastInsertRowid)
+      const id = Number(s.insert.run(name, key, nameOrderKey(name), category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, now, now).lastInsertRowid)
       for (const tag of tags) s.insertTag.run(filterKey(tag), tag, id)
       count(status, 1)
       const plant = storedPlant(id, fields, [], 1, now, now)
@@ -266,7 +267,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const was = storedPlant(id, { ...fieldsOf(current), tags: before }, photos, current.version, current.created_at, current.updated_at)
     const head = record('updated', id, version, now, op.actor, fieldChanges(was, plant), current.history_seq)
     const args: unknown[] = [JSON.stringify(tags), version, now, description, head]
-    if (nameChanged) args.push(name, newKey)
+    if (nameChanged) args.push(name, newKey, nameOrderKey(name))
     if (statusChanged) args.push(status)
     if (categoryChanged) args.push(category)
     if (priceChanged) args.push(price)
@@ -303,7 +304,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const createdAt = Date.parse(was.createdAt)
     const key = nameKey(name)
     const head = record('created', op.id, version, op.now, op.actor, NO_CHANGES, entry.history_seq)
-    s.insertAgain.run(op.id, name, key, category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, JSON.stringify(was.photos), version, createdAt, op.now, head)
+    s.insertAgain.run(op.id, name, key, nameOrderKey(name), category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, JSON.stringify(was.photos), version, createdAt, op.now, head)
     for (const tag of tags) s.insertTag.run(filterKey(tag), tag, op.id)
     count(status, 1)
     s.untrash.run(op.id)
