@@ -8,18 +8,19 @@ import { foldKey } from './search-key.js'
  * - Accents and case folded as q folds them (search-key.ts foldKey): "Bégonia rex" sits beside
  *   "Begonia maculata".
  * - Each run of ASCII digits (after the fold, so full-width digits count) by its value: written as
- *   the count of its significant digits' count, that count, then the digits, all digits themselves, so
- *   "6" (116) comes before "14" (1214), and a number still sorts where a digit would among other
- *   characters. Digits of other scripts stay characters.
+ *   how many digits its length has, its length, then its digits without leading zeros. Every part
+ *   is a digit, so "6" (116) comes before "14" (1214), and a number sorts where a digit would among
+ *   other characters. Digits of other scripts stay characters.
  * - Leading zeros only break a tie: "7" and "007" have one value, so the main key is the same and
  *   each run's count of leading zeros follows it after U+0001 (lower than any character a folded name
  *   holds, so it never reorders names whose main keys differ). Fewer zeros first.
- * Built from nameKey, and lower-casing twice is lower-casing once: the key of a name key is the
- * key of the name (how a cursor from before this order finds its place: plants/query.ts).
  */
-export function nameOrderKey (name: string): string {
+export const nameOrderKey = (name: string): string => orderKeyOfFolded(foldKey(nameKey(name)))
+
+/** nameOrderKey of a name already folded as q folds it (foldKey of its nameKey). */
+export function orderKeyOfFolded (folded: string): string {
   const zeros: string[] = []
-  const main = foldKey(nameKey(name)).replace(/[0-9]+/g, (run) => {
+  const main = folded.replace(/[0-9]+/g, (run) => {
     const digits = run.replace(/^0+(?=[0-9])/, '')
     zeros.push(byValue(String(run.length - digits.length)))
     return byValue(digits)

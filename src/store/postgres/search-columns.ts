@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { nameKey } from '../../catalogue/name-key.js'
-import { nameOrderKey } from '../../catalogue/name-order.js'
+import { orderKeyOfFolded } from '../../catalogue/name-order.js'
 import { foldKey, startTokens, startTokensOfFolded } from '../../catalogue/search-key.js'
 import { toKey } from './list-query.js'
 import { fromPostgresText } from './text-escape.js'
@@ -20,7 +20,7 @@ export const searchStartsOf = (name: string): string[] => startTokens(nameKey(na
 export function nameColumns (name: string): { nameKey: string, nameOrderKey: string, searchKey: string, searchStarts: string[] } {
   const key = nameKey(name)
   const searchKey = foldKey(key)
-  return { nameKey: toKey(key), nameOrderKey: nameOrderKey(name), searchKey, searchStarts: startTokensOfFolded(searchKey) }
+  return { nameKey: toKey(key), nameOrderKey: orderKeyOfFolded(searchKey), searchKey, searchStarts: startTokensOfFolded(searchKey) }
 }
 
 /**
