@@ -2,7 +2,7 @@ import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'nod
 import Database from 'better-sqlite3'
 import { parseMarks, type RestoreMarks } from '../store/restore-marks.js'
 import { databaseFile, locate } from './catalogue.js'
-import { CommandFailed, UsageError, type Command, type Io } from './command.js'
+import { CommandFailed, plural, UsageError, type Command, type Io } from './command.js'
 import { cannotWrite, checkOutputFolder } from './output-file.js'
 import { connect, redactUrl } from './postgres-catalogue.js'
 
@@ -11,13 +11,16 @@ export const restoreMarksCommand: Command = {
   usage: `Usage: plants restore-marks save FILE | apply FILE [options]
 
 What a catalogue has handed out (its highest id, feed position and version, and its API keys), so
-that a restore from a backup moves past it and reuses none of it (README: "Restoring from a backup").
+that a restore from a backup moves past it and reuses none of it, and what its webhook receivers
+may hold (every plant's version), so that they are sent what the restore changed
+(README: "Restoring from a backup"; docs/backup-restore.md).
 
   save FILE    writes the marks of the catalogue about to be replaced to FILE (mode 0600: it holds
                the API keys' hashes). Stop every instance first, so nothing is handed out after.
   apply FILE   moves the restored catalogue (PostgreSQL, after pg_restore) past the marks in FILE:
                new ids after the highest, every older feed position 410, every version moved up
-               (ETags from before are 412), the saved API keys. Before any instance starts.
+               (ETags from before are 412), the saved API keys, and a change after the floor for
+               each plant webhook receivers hold otherwise. Before any instance starts.
 
 On PostgreSQL (DATABASE_URL, or --database-url):
   plants restore-marks save marks.json; pg_restore …; plants restore-marks apply marks.json
@@ -73,7 +76,8 @@ async function runRestoreMarks (values: Record<string, any>, positionals: string
       rmSync(partial, { force: true })
       throw cannotWrite(file, err)
     }
-    io.stdout.write(`saved the marks to ${file}: ids up to ${marks.lastId}, feed positions up to ${marks.feedHead}, versions up to ${marks.versionHigh}, ${marks.keys.length} API keys\n`)
+    io.stdout.write(`saved the marks to ${file}: ids up to ${marks.lastId}, feed positions up to ${marks.feedHead}, versions up to ${marks.versionHigh}, ${marks.keys.length} API keys, ` +
+      `the versions of ${plural(marks.told?.plants.length ?? 0, 'plant')} (what webhook receivers hold)\n`)
     return 0
   }
   if (where.kind !== 'postgres') throw new CommandFailed('apply is for PostgreSQL (DATABASE_URL or --database-url): a data folder is restored with plants restore FILE')
@@ -97,9 +101,15 @@ async function runRestoreMarks (values: Record<string, any>, positionals: string
     const outcome = await applyMarks(client, marks)
     io.stdout.write(`applied ${file} to ${redactUrl(where.databaseUrl)}: ${outcome.plants} plants; new ids start after ${outcome.lastId}, ` +
       `feed positions up to ${outcome.feedFloor - 1} are gone (410) and the feed follows from ${outcome.feedFloor}, ` +
-      `versions moved up by ${outcome.versionShift} (ETags from before are 412), ${outcome.keys} API keys\n`)
+      `versions moved up by ${outcome.versionShift} (ETags from before are 412), ${outcome.keys} API keys; ${toldReceivers(outcome.told)}\n`)
     return 0
   } finally {
     await client.end().catch(() => {})
   }
+}
+
+/** What a restore's output says of webhook receivers (RestoreOutcome.told). */
+export function toldReceivers (told: number | null): string {
+  if (told === null) return 'webhook receivers are not told what the restore undid: the marks were saved without the plants\' versions (docs/backup-restore.md)'
+  return `webhook receivers are sent ${plural(told, 'change')} after the floor: each plant the restore changed, as it is now`
 }

@@ -8,6 +8,7 @@ import { applyMarks, readMarks } from '../store/sqlite/restore-marks.js'
 import { connect } from '../store/sqlite/writes.js'
 import { verifyBackup, type BackupCheck } from './backup.js'
 import { databaseFile, locate } from './catalogue.js'
+import { toldReceivers } from './restore-marks.js'
 import { CommandFailed, formatDuration, plural, UsageError, type Command, type Io } from './command.js'
 
 export const restoreCommand: Command = {
@@ -19,6 +20,8 @@ catalogue handed out since the backup names something else: ids continue after t
 replaced catalogue gave, every feed position it gave is 410 (clients reload and follow from the
 new head), every plant's version moves past the highest it gave (an ETag held from before is 412),
 and the API keys are those of the replaced catalogue (a key revoked since the backup stays revoked).
+Webhook receivers are sent, after the floor, a change for each plant whose restored state differs
+from what they were sent (created, updated or deleted), so each holds the restored catalogue.
 The replaced catalogue is kept beside it as catalogue.db.replaced-TIME.
 
 Stop the service first: restore refuses while another process has the catalogue open.
@@ -111,7 +114,7 @@ async function runRestore (values: Record<string, any>, positionals: string[], i
     flush(dirname(target))
     io.stdout.write(`restored ${backup} into ${where.dataDir} in ${formatDuration(Date.now() - started)}: ${plural(check.plants, 'plant')}, ` +
       `${plural(check.photoFiles, 'photo file')}; new ids start after ${outcome.lastId}, feed positions up to ${outcome.feedFloor - 1} are gone (410) and ` +
-      `the feed follows from ${outcome.feedFloor}, versions moved up by ${outcome.versionShift} (ETags from before are 412), ${plural(outcome.keys, 'API key')} kept` +
+      `the feed follows from ${outcome.feedFloor}, versions moved up by ${outcome.versionShift} (ETags from before are 412), ${plural(outcome.keys, 'API key')} kept; ${toldReceivers(outcome.told)}` +
       `${replaced ? `; the replaced catalogue is ${replaced}` : ''}\n`)
     return 0
   } catch (err) {
