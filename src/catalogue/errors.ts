@@ -14,6 +14,8 @@ export class SkuTaken extends Error {
 export class FeedGone extends Error {
   constructor (readonly reason: 'expired' | 'ahead') { super(`feed position ${reason}`) }
 }
+/** A history cursor handed out before the catalogue was restored from a backup (cursorBeforeRestore). */
+export class HistoryCursorGone extends Error {}
 export class PhotoNotFound extends Error {}
 export class PhotoLimitReached extends Error {}
 /** A list query ran past its time limit: answered 503 so it never holds the service up. */

@@ -35,6 +35,22 @@ export const kindOfCode = (code: number): ChangeKind => code === 0 ? 'created' :
 export const HISTORY_PAGE_MAX = 100
 export const HISTORY_PAGE_DEFAULT = 20
 
+/** What the last restore from a backup moved past: kept by the store, from the restore's marks. */
+export interface RestoredPast {
+  /** Every id up to it was handed out before the restore. */
+  lastId: number
+  /** Every version of such a plant moved above it. */
+  versionShift: number
+}
+
+/**
+ * A history cursor names a plant and a version of it. Every version of a plant handed out before a
+ * restore moved above the shift, so a cursor below it, for an id from before, was handed out before
+ * the restore: its page would be empty, and the client would take the history as ended.
+ */
+export const cursorBeforeRestore = (id: number, before: number | undefined, past: RestoredPast | undefined): boolean =>
+  past !== undefined && before !== undefined && id <= past.lastId && before <= past.versionShift
+
 /** Days a version is kept when HISTORY_RETENTION_DAYS is not set. */
 export const HISTORY_RETENTION_DAYS = 365
 

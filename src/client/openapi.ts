@@ -165,7 +165,7 @@ export interface paths {
         };
         /**
          * A plant's versions, newest first, each with the fields it changed (before and after), who made it and when; one page at a time
-         * @description Versions are kept HISTORY_RETENTION_DAYS (default 365). Readable while the plant is in the trash; a purged plant's history goes with it.
+         * @description Versions are kept HISTORY_RETENTION_DAYS (default 365). Readable while the plant is in the trash; a purged plant's history goes with it. A cursor handed out before the catalogue was restored from a backup is 410: read the history again from its first page.
          */
         get: operations["plant-history"];
         put?: never;
@@ -2479,6 +2479,17 @@ export interface operations {
             };
             /** @description No plant with this id, live or in the trash */
             404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The cursor was handed out before the catalogue was restored from a backup: read the history again without one */
+            410: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;

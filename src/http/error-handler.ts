@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  FeedGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, QueryTooSlow, SkuTaken, StorageUnavailable, TrashedNotFound, VersionMismatch, VersionNotKept
+  FeedGone, HistoryCursorGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, QueryTooSlow, SkuTaken, StorageUnavailable, TrashedNotFound, VersionMismatch, VersionNotKept
 } from '../catalogue/errors.js'
 import { toRecord } from '../catalogue/plant.js'
 import { etagOf, ifMatchMistake } from './etag.js'
@@ -121,6 +121,9 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   if (error instanceof PhotoNotFound) return new HttpProblem(404, 'photo-not-found', 'The plant has no photo with that id')
   if (error instanceof PhotoLimitReached) return new HttpProblem(409, 'too-many-photos', 'The plant already has 12 photos; delete one first')
   if (error instanceof FeedGone) return new HttpProblem(410, 'gone', 'Changes after that sequence are no longer kept; reload the list and follow the feed from its head')
+  if (error instanceof HistoryCursorGone) {
+    return new HttpProblem(410, 'gone', 'This cursor was handed out before the catalogue was restored from a backup; read the history again from its first page (no cursor)')
+  }
   if (error instanceof QueryTooSlow) {
     return new HttpProblem(503, 'query-too-slow', `${error.message}; narrow it (a rarer tag, a longer q) or retry`, undefined, { 'retry-after': '1' })
   }

@@ -38,12 +38,14 @@ export const historyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       operationId: 'plant-history',
       tags,
       summary: 'A plant\'s versions, newest first, each with the fields it changed (before and after), who made it and when; one page at a time',
-      description: 'Versions are kept HISTORY_RETENTION_DAYS (default 365). Readable while the plant is in the trash; a purged plant\'s history goes with it.',
+      description: 'Versions are kept HISTORY_RETENTION_DAYS (default 365). Readable while the plant is in the trash; a purged plant\'s history goes with it. ' +
+        'A cursor handed out before the catalogue was restored from a backup is 410: read the history again from its first page.',
       params: IdParams,
       querystring: HistoryQuery,
       response: {
         200: { ...ref(HistoryPage), description: 'A page of the history; pass nextCursor back as cursor for the next, older one', headers: HEADERS.requestId },
-        ...problemResponses(...guardStatuses(false), [400, 'Invalid ID supplied, or invalid input'], [404, 'No plant with this id, live or in the trash'], [503, QUEUE_FULL_OR_STORAGE])
+        ...problemResponses(...guardStatuses(false), [400, 'Invalid ID supplied, or invalid input'], [404, 'No plant with this id, live or in the trash'],
+          [410, 'The cursor was handed out before the catalogue was restored from a backup: read the history again without one'], [503, QUEUE_FULL_OR_STORAGE])
       }
     }
   }, async (request, reply) => {

@@ -26,7 +26,7 @@ async function tempDir (t: TestContext): Promise<string> {
 }
 
 /** What clients were handed before the restore. */
-interface HandedOut { ids: Set<number>, etags: Set<string>, positions: Set<number> }
+interface HandedOut { ids: Set<number>, etags: Set<string>, positions: Set<number>, historyCursors?: string[] }
 
 async function service (open: () => Promise<PlantStore>): Promise<{ app: FastifyInstance, close: () => Promise<void> }> {
   const store = await open()
@@ -66,6 +66,14 @@ async function afterBackup (app: FastifyInstance, handed: HandedOut): Promise<vo
   assert.equal((await send('DELETE', '/v3/plant/3')).statusCode, 204)
   for (const id of [1, 2, 4, 5]) await send('GET', `/v3/plant/${id}`)
   await send('GET', '/v3/plant?limit=10')
+  // Plant 2's history, a page at a time: versions 3, 2 and 1, each page's cursor naming the last.
+  handed.historyCursors = []
+  for (let cursor: string | null = null, pages = 0; pages === 0 || cursor !== null; pages++) {
+    const page: { nextCursor: string | null } = (await send('GET', `/v3/plant/2/history?limit=1${cursor === null ? '' : `&cursor=${cursor}`}`)).json()
+    cursor = page.nextCursor
+    if (cursor !== null) handed.historyCursors.push(cursor)
+  }
+  assert.equal(handed.historyCursors.length, 2)
 }
 
 /** Every id, ETag and position handed out before the restore is refused (404, 412) or 410. */
@@ -92,6 +100,16 @@ async function assertNothingReused (app: FastifyInstance, handed: HandedOut): Pr
     assert.equal(res.statusCode, 200)
     assert.equal(handed.etags.has(String(res.headers.etag)), false, `plant ${id} answers ${res.headers.etag}, handed out before`)
   }
+  // A history cursor from before is 410 (an empty page would end the history there); one handed out since pages on.
+  for (const cursor of handed.historyCursors!) {
+    const res = await app.inject({ method: 'GET', url: `/v3/plant/2/history?limit=1&cursor=${cursor}` })
+    assert.equal(res.statusCode, 410, `history cursor ${cursor} answered ${res.statusCode} ${res.body}`)
+    assert.match(res.json().detail, /handed out before the catalogue was restored from a backup/)
+  }
+  const first = (await app.inject({ method: 'GET', url: '/v3/plant/1/history?limit=1' })).json()
+  const second = await app.inject({ method: 'GET', url: `/v3/plant/1/history?limit=1&cursor=${first.nextCursor}` })
+  assert.equal(second.statusCode, 200)
+  assert.equal(second.json().items.length, 1)
   // New things get new names: an id, an ETag and a position never handed out, and the feed from
   // the position a fresh read gives lists the new change.
   const from = Number((await app.inject({ method: 'GET', url: '/v3/plant?limit=1' })).headers['feed-position'])

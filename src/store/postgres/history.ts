@@ -1,6 +1,6 @@
 import type pg from 'pg'
-import { PlantNotFound, VersionMismatch, VersionNotKept } from '../../catalogue/errors.js'
-import { fieldsAt, kindOfCode, plantFieldsOf, sameFields, type FieldChanges, type HistoryEntry } from '../../catalogue/history.js'
+import { HistoryCursorGone, PlantNotFound, VersionMismatch, VersionNotKept } from '../../catalogue/errors.js'
+import { cursorBeforeRestore, fieldsAt, kindOfCode, plantFieldsOf, sameFields, type FieldChanges, type HistoryEntry } from '../../catalogue/history.js'
 import type { StoredPlant } from '../../catalogue/plant.js'
 import type { RevertOptions } from '../plant-store.js'
 import { timestamp } from '../../catalogue/store-fields.js'
@@ -10,10 +10,11 @@ import { ROW_COLUMNS, toPlant, writeGroup, type PlantRow } from './group-writes.
 // Plants' history on PostgreSQL (migrations/013_history.sql). Each write's statement records its
 // versions (group-writes.ts, group-commit.ts); here: a page, a revert, and the retention purge.
 
-// One statement: whether the plant is known (live or in the trash) and, when it is, the page.
+// One statement: whether the plant is known (live or in the trash), what the last restore moved past, and the page.
 const PAGE = `
-SELECT k.known, h.version, h.kind, h.at, h.actor, h.changes
-FROM (SELECT EXISTS (SELECT 1 FROM plants WHERE id = $1) OR EXISTS (SELECT 1 FROM trash WHERE id = $1) AS known) k
+SELECT k.known, k.last_id, k.version_shift, h.version, h.kind, h.at, h.actor, h.changes
+FROM (SELECT EXISTS (SELECT 1 FROM plants WHERE id = $1) OR EXISTS (SELECT 1 FROM trash WHERE id = $1) AS known,
+  (SELECT value FROM meta WHERE key = 'restore_last_id') AS last_id, (SELECT value FROM meta WHERE key = 'restore_version_shift') AS version_shift) k
 LEFT JOIN LATERAL (
   SELECT version, kind, at, actor, changes FROM history WHERE k.known AND plant_id = $1 AND version < $2 ORDER BY version DESC LIMIT $3
 ) h ON true
@@ -21,13 +22,16 @@ ORDER BY h.version DESC`
 
 const INT_MAX = 2_147_483_647
 
-interface PageRow { known: boolean, version: number | null, kind: number, at: string | number, actor: string, changes: string }
+interface PageRow { known: boolean, last_id: string | number | null, version_shift: string | number | null, version: number | null, kind: number, at: string | number, actor: string, changes: string }
 
 /** A page of a plant's history, newest first, below `before`; undefined when no plant, live or trashed, has the id. */
 export async function readHistory (client: Pick<pg.PoolClient, 'query'>, id: number, before: number | undefined, limit: number): Promise<HistoryEntry[] | undefined> {
   // Versions are INTEGER here: a cursor naming a larger one is as good as none.
   const { rows } = await client.query<PageRow>({ name: 'history-page', text: PAGE, values: [id, Math.min(before ?? INT_MAX, INT_MAX), limit] })
   if (!rows[0].known) return undefined
+  const { last_id: lastId, version_shift: versionShift } = rows[0]
+  const past = lastId === null || versionShift === null ? undefined : { lastId: Number(lastId), versionShift: Number(versionShift) }
+  if (cursorBeforeRestore(id, before, past)) throw new HistoryCursorGone()
   return rows.filter((r) => r.version !== null).map((r) => ({
     version: r.version!, at: timestamp(Number(r.at)), actor: r.actor, kind: kindOfCode(r.kind), changes: JSON.parse(r.changes) as FieldChanges
   }))

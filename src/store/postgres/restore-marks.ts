@@ -100,6 +100,9 @@ export async function applyMarks (client: Client, replaced: RestoreMarks): Promi
     // A change is numbered feed_head + 1: the floor itself is never one, so the old head is gone too.
     await client.query("UPDATE meta SET value = $1 WHERE key IN ('feed_head', 'feed_floor')", [floor])
     if (tell !== undefined) await tellReceivers(client, tell, floor, marks.versionHigh)
+    // History cursors from before name a plant up to lastId and a version up to the shift (catalogue/history.ts cursorBeforeRestore).
+    await client.query(`INSERT INTO meta (key, value) VALUES ('restore_last_id', $1), ('restore_version_shift', $2)
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [marks.lastId, marks.versionHigh])
     if (marks.lastId > 0) await client.query("SELECT setval(pg_get_serial_sequence('plants', 'id'), $1, true)", [marks.lastId])
     // Webhooks resume at the floor: what follows tells their receivers what the restore undid.
     await client.query('UPDATE webhooks SET cursor = $1, attempts = 0, next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL', [floor])

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
-import { kindOfCode, type FieldChanges, type HistoryEntry } from '../../catalogue/history.js'
+import { HistoryCursorGone } from '../../catalogue/errors.js'
+import { cursorBeforeRestore, kindOfCode, type FieldChanges, type HistoryEntry, type RestoredPast } from '../../catalogue/history.js'
 import { timestamp } from '../../catalogue/store-fields.js'
 
 // Plants' history on SQLite (catalogue/history.ts). Rows are appended in commit order (seq), so
@@ -77,15 +78,27 @@ const toEntry = (r: HistoryRow): HistoryEntry =>
 export function historyReader (db: Database.Database): (id: number, before: number | undefined, limit: number) => HistoryEntry[] | undefined {
   const headOf = headReader(db)
   const walk = chainWalker(db)
+  const restored = restoredPast(db)
   return (id, before, limit) => {
     const known = headOf(id)
     if (known === undefined) return undefined
+    if (cursorBeforeRestore(id, before, restored())) throw new HistoryCursorGone()
     const page: HistoryEntry[] = []
     for (const row of walk(id, known.head)) {
       if (page.length === limit) break
       if (before === undefined || row.version < before) page.push(toEntry(row))
     }
     return page
+  }
+}
+
+/** What the last restore moved past (restore-marks.ts keeps it in meta); undefined when never restored. */
+function restoredPast (db: Database.Database): () => RestoredPast | undefined {
+  const read = db.prepare<[], [number, number]>(
+    "SELECT l.value, v.value FROM meta l JOIN meta v ON v.key = 'restore_version_shift' WHERE l.key = 'restore_last_id'").raw(true)
+  return () => {
+    const row = read.get()
+    return row === undefined ? undefined : { lastId: row[0], versionShift: row[1] }
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Worker } from 'node:worker_threads'
-import { FeedGone, QueryTooSlow } from '../../catalogue/errors.js'
+import { FeedGone, HistoryCursorGone, QueryTooSlow } from '../../catalogue/errors.js'
 import type { ReadFailure, ReadReply, ReadRequest } from './reader-thread.js'
 import type { ReadName, ReadOptions, Reads } from './reads.js'
 import { startThread } from './threads.js'
@@ -15,6 +15,7 @@ interface Reader { worker: Worker, task: Task | undefined }
 function rebuild ({ name, message, code, reason }: ReadFailure): Error {
   if (name === 'QueryTooSlow') return new QueryTooSlow(message)
   if (name === 'FeedGone') return new FeedGone(reason as 'expired' | 'ahead')
+  if (name === 'HistoryCursorGone') return new HistoryCursorGone(message)
   return Object.assign(new Error(message), code === undefined ? {} : { code })
 }
 

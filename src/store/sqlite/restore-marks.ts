@@ -71,6 +71,10 @@ export function applyMarks (db: Database.Database, replaced: RestoreMarks): Rest
       }
     }
     setSequence('plants', marks.lastId)
+    // History cursors from before name a plant up to lastId and a version up to the shift (catalogue/history.ts cursorBeforeRestore).
+    const keep = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
+    keep.run('restore_last_id', marks.lastId)
+    keep.run('restore_version_shift', marks.versionHigh)
     // The next change is floor + 1: the floor itself is never a change, so a position equal to the old head is gone too.
     setSequence('changes', floor)
     if (tell !== undefined) {
