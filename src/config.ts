@@ -10,7 +10,7 @@ const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as
 export const MIN_KEY_LENGTH = 16
 
 // The environment's schema: the only place that knows variable names, defaults and rules. Each
-// description says what is allowed; a refusal quotes it (and the README's table repeats it).
+// description says what is allowed; a refusal quotes it (and docs/configuration.md's table repeats it).
 const Env = Type.Object({
   HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'an address or host name to listen on' }),
   PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 8080, description: 'an integer from 1 to 65535' }),

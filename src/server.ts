@@ -80,7 +80,7 @@ async function serve (config: Config): Promise<void> {
 const USAGE = `Usage: plant-catalogue [--version | --help]
 
 Serves the plant catalogue over HTTP. It is configured by environment variables only (HOST, PORT,
-DATA_DIR, DATABASE_URL, API_KEYS_FILE, LOG_LEVEL, ...): see the README's Configuration section.
+DATA_DIR, DATABASE_URL, API_KEYS_FILE, LOG_LEVEL, ...): see docs/configuration.md.
 Stop it with SIGTERM: it drains, then exits.`
 
 function main (): void {

@@ -13,7 +13,7 @@ export const restoreMarksCommand: Command = {
 What a catalogue has handed out (its highest id, feed position and version, and its API keys), so
 that a restore from a backup moves past it and reuses none of it, and what its webhook receivers
 may hold (every plant's version), so that they are sent what the restore changed
-(README: "Restoring from a backup"; docs/backup-restore.md).
+(docs/backup-restore.md).
 
   save FILE    writes the marks of the catalogue about to be replaced to FILE (mode 0600: it holds
                the API keys' hashes). Stop every instance first, so nothing is handed out after.

@@ -30,10 +30,10 @@ Options:
   --data-dir DIR   the service's data folder (default: $DATA_DIR, else ./data)
   --marks FILE     when the catalogue to replace is lost: the marks saved from it (plants
                    restore-marks save), read instead of the catalogue. With none saved, make one
-                   from the backup and raise its numbers (README: "When the catalogue is lost")
+                   from the backup and raise its numbers (docs/backup-restore.md: "When the catalogue is lost")
   -h, --help       this help
 
-On PostgreSQL, restore with pg_restore and carry the marks with plants restore-marks (README).`,
+On PostgreSQL, restore with pg_restore and carry the marks with plants restore-marks (docs/backup-restore.md).`,
   options: {
     'data-dir': { type: 'string' },
     marks: { type: 'string' },
@@ -51,7 +51,7 @@ async function runRestore (values: Record<string, any>, positionals: string[], i
   const backup = positionals[0]
   const where = await locate(values, io)
   if (where.kind === 'postgres') {
-    throw new CommandFailed('the catalogue is in PostgreSQL (DATABASE_URL is set): restore it with pg_restore between plants restore-marks save and apply (README: "Restoring on PostgreSQL")')
+    throw new CommandFailed('the catalogue is in PostgreSQL (DATABASE_URL is set): restore it with pg_restore between plants restore-marks save and apply (docs/backup-restore.md: "Restoring from a backup")')
   }
   if (where.kind !== 'folder') throw new Error('restore takes no --url')
   if (!existsSync(backup)) throw new CommandFailed(`${backup} does not exist`)
@@ -66,7 +66,7 @@ async function runRestore (values: Record<string, any>, positionals: string[], i
   if (existsSync(target)) {
     current = lockExclusively(target)
   } else if (values.marks === undefined) {
-    throw new CommandFailed(`no catalogue in ${where.dataDir} to read what it handed out: if it is lost, pass --marks FILE saved from it (plants restore-marks save; with none saved, README: "When the catalogue is lost")`)
+    throw new CommandFailed(`no catalogue in ${where.dataDir} to read what it handed out: if it is lost, pass --marks FILE saved from it (plants restore-marks save; with none saved, docs/backup-restore.md: "When the catalogue is lost")`)
   }
   try {
     if (values.marks !== undefined) {

@@ -199,7 +199,7 @@ export function registerAuth (app: FastifyInstance, { keys, readsNeedKey }: Auth
  */
 export const isApiDescription = (url: string): boolean => url === '/v3/openapi.json' || url === '/v3/docs' || url.startsWith('/v3/docs/')
 
-/** What stays open to a request without a key when READS=keys (the start-up line and the README say the same). */
+/** What stays open to a request without a key when READS=keys (the start-up line and docs/configuration.md say the same). */
 export const OPEN_WITH_READ_KEYS = '/healthz, /readyz, /v3/openapi.json, /v3/docs and the staff page\'s own files (/, /page/…)'
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost|\[::1\])$/i

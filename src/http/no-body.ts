@@ -3,7 +3,7 @@ import { HttpProblem } from './problem.js'
 
 // An operation without a body (a restore from the trash, a purge, a delete, a revoke) refuses one:
 // `{"sku":null}` sent to a restore was parsed and silently ignored, the plant restored with its SKU,
-// while the README promises that unknown members are refused, never dropped. An empty body, or
+// while docs/behaviour.md promises that unknown members are refused, never dropped. An empty body, or
 // none, is fine whatever Content-Type a client library adds to every request.
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])

@@ -35,7 +35,7 @@ export async function registerOpenApi (app: FastifyInstance, webhooks: OpenApi31
         title: 'Plant catalogue',
         version: '1.0.0',
         description: 'A plant catalogue for stores. Errors are problem details (RFC 9457) served as application/json; ' +
-          'every response carries X-Request-Id. The README that comes with the package explains every behaviour in detail.'
+          'every response carries X-Request-Id. The docs/ folder that comes with the package explains every behaviour in detail (docs/behaviour.md).'
       },
       servers: [{ url: '/' }],
       components: { securitySchemes },

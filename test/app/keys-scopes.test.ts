@@ -259,7 +259,7 @@ for (const engine of ENGINES) {
       assert.equal(day.json().expiresAt, '2099-03-01T00:00:00.000Z')
       const exact = await post({ name: 'exact', scope: 'read', expiresAt: '2099-01-31T18:00:00+02:00' })
       assert.equal(exact.json().expiresAt, '2099-01-31T16:00:00.000Z')
-      // A wrong Content-Type is invalid input, as on every JSON body (README: Strict bodies).
+      // A wrong Content-Type is invalid input, as on every JSON body (docs/behaviour.md: Strict bodies).
       const plain = await request({ method: 'POST', url: '/v3/keys', payload: '{"name":"x","scope":"read"}', headers: { ...admin, 'content-type': 'text/plain' } })
       assert.equal(plain.statusCode, 400)
       assert.match(plain.json().type, /invalid-input$/)

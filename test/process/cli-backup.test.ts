@@ -167,7 +167,7 @@ test('restore takes a backup made while the service was stopped (backup leaves t
   assert.equal((await again.get(1))?.name, 'Fern')
 })
 
-test('a lost catalogue: restore refuses without marks, pointing to the README; marks made from the backup itself and raised (the README\'s way) restore past them', async (t) => {
+test('a lost catalogue: restore refuses without marks, pointing to docs/backup-restore.md; marks made from the backup itself and raised (its way) restore past them', async (t) => {
   const dir = await tempDir(t)
   const store = openSqliteStore({ dataDir: join(dir, 'old'), feedRetentionMs: 86_400_000 })
   await store.create({ name: 'Fern', category: null, tags: [], status: 'available' })
@@ -178,8 +178,8 @@ test('a lost catalogue: restore refuses without marks, pointing to the README; m
   await mkdir(dataDir)
   const refused = await plants(['restore', file, '--data-dir', dataDir])
   assert.equal(refused.code, 1)
-  assert.match(refused.stderr, /pass --marks FILE saved from it \(plants restore-marks save; with none saved, README: "When the catalogue is lost"\)/)
-  assert.match(await readFile(new URL('../../README.md', import.meta.url), 'utf8'), /^- \*\*When the catalogue is lost\*\*/m)
+  assert.match(refused.stderr, /pass --marks FILE saved from it \(plants restore-marks save; with none saved, docs\/backup-restore.md: "When the catalogue is lost"\)/)
+  assert.match(await readFile(new URL('../../docs/backup-restore.md', import.meta.url), 'utf8'), /^- \*\*When the catalogue is lost\*\*/m)
 
   await mkdir(join(dir, 'scratch'))
   await copyFile(file, join(dir, 'scratch', 'catalogue.db'))

@@ -161,7 +161,7 @@ describe('HAProxy in front of three instances, restarted one at a time under loa
 const OPENSSL = '/usr/bin/openssl'
 
 describe('HTTPS through the shipped TLS stanza', { skip: !existsSync(HAPROXY) ? 'HAProxy is not installed (.ci/run installs Debian\'s haproxy package)' : !existsSync(OPENSSL) ? 'openssl is not installed' : false, timeout: 120_000 }, () => {
-  it('uncommented as the README says, with a certificate and key in one PEM: HTTPS reaches an instance, clear HTTP is sent to HTTPS with 308', async (t) => {
+  it('uncommented as docs/deploy.md says, with a certificate and key in one PEM: HTTPS reaches an instance, clear HTTP is sent to HTTPS with 308', async (t) => {
     const work = tempDir('plants-tls')
     t.after(work.remove)
     const cert = join(work.path, 'cert.pem')
@@ -181,7 +181,7 @@ describe('HTTPS through the shipped TLS stanza', { skip: !existsSync(HAPROXY) ? 
     assert.match(config, /^ {4}http-request redirect scheme https code 308 unless \{ ssl_fc \}$/m, 'and the redirect')
     const file = join(work.path, 'haproxy.cfg')
     writeFileSync(file, config)
-    execFileSync(HAPROXY, ['-c', '-q', '-f', file]) // the check the README runs before a reload
+    execFileSync(HAPROXY, ['-c', '-q', '-f', file]) // the check docs/deploy.md runs before a reload
     let output = ''
     const haproxy = spawn(HAPROXY, ['-db', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'] })
     haproxy.stderr!.on('data', (b: Buffer) => { output += b.toString() })

@@ -30,7 +30,7 @@ test('systemd-analyze verify accepts the unit, its command in place as a global 
   assert.equal(`${stdout}${stderr}`, '', 'no complaint')
 })
 
-test('the unit holds the usual hardening, and systemd-analyze security scores it as the README says', { skip }, async () => {
+test('the unit holds the usual hardening, and systemd-analyze security scores it as docs/deploy.md says', { skip }, async () => {
   const unit = readFileSync(UNIT, 'utf8')
   for (const line of ['DynamicUser=yes', 'User=plant-catalogue', 'StateDirectory=plant-catalogue', 'ProtectSystem=strict', 'NoNewPrivileges=yes',
     'ProtectHome=yes', 'PrivateTmp=yes', 'PrivateDevices=yes', 'CapabilityBoundingSet=', 'SystemCallFilter=@system-service', 'KillSignal=SIGTERM']) {
@@ -39,8 +39,8 @@ test('the unit holds the usual hardening, and systemd-analyze security scores it
   const { stdout } = await run(ANALYZE, ['security', '--offline=true', UNIT]).catch((err: { stdout: string }) => err)
   const score = Number(/Overall exposure level for plant-catalogue\.service: ([\d.]+)/.exec(stdout)?.[1])
   console.log(`systemd-analyze security: exposure ${score}`)
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-  assert.match(readme, new RegExp(`exposure level of ${score.toFixed(1).replace('.', '\\.')}`), 'the README states the score the unit gets')
+  const doc = readFileSync(join(ROOT, 'docs/deploy.md'), 'utf8')
+  assert.match(doc, new RegExp(`exposure level of ${score.toFixed(1).replace('.', '\\.')}`), 'docs/deploy.md states the score the unit gets')
 })
 
 test("the unit's environment is a configuration the service accepts", () => {
@@ -59,11 +59,11 @@ test("the unit's environment is a configuration the service accepts", () => {
   assert.equal(config.port, 8080)
 })
 
-test("the README's systemd-run line runs plants as the unit's user on its data folder, and systemd-analyze verify accepts it as a unit", { skip }, async (t) => {
+test("docs/deploy.md's systemd-run line runs plants as the unit's user on its data folder, and systemd-analyze verify accepts it as a unit", { skip }, async (t) => {
   const unit = readFileSync(UNIT, 'utf8')
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-  const line = /^ *(systemd-run .*\/plants .*)$/m.exec(readme)?.[1]
-  assert.ok(line, 'the README says how to run plants as the service\'s user')
+  const doc = readFileSync(join(ROOT, 'docs/deploy.md'), 'utf8')
+  const line = /^ *(systemd-run .*\/plants .*)$/m.exec(doc)?.[1]
+  assert.ok(line, 'docs/deploy.md says how to run plants as the service\'s user')
   // The transient unit systemd-run would make: each -p a [Service] setting, each -E an Environment=.
   const words = line.split(/\s+/).slice(1)
   const settings: string[] = []

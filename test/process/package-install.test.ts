@@ -12,11 +12,11 @@ import { built, freePort, ROOT, send, tempDir } from '../helpers/process.js'
 const run = promisify(execFile)
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string, version: string, devDependencies: Record<string, string> }
 const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> }
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8')
-/** The folder install's package.json exactly as the README has the reader write it (its `echo … > package.json` line). */
+const INSTALL_DOC = readFileSync(join(ROOT, 'docs/install.md'), 'utf8')
+/** The folder install's package.json exactly as docs/install.md has the reader write it (its `echo … > package.json` line). */
 const readmeProject = (): string => {
-  const line = /^echo '(\{.*\})' > package\.json$/m.exec(README)
-  assert.ok(line, 'the README shows the package.json of a folder install')
+  const line = /^echo '(\{.*\})' > package\.json$/m.exec(INSTALL_DOC)
+  assert.ok(line, 'docs/install.md shows the package.json of a folder install')
   return line[1]
 }
 
@@ -92,7 +92,7 @@ describe('the packed tarball, installed with --omit=dev', { timeout: 600_000 }, 
     mkdirSync(install)
     // A folder install is a project of its own: its package.json approves the one install script
     // the service needs, as npm 11 asks (a global install passes --allow-scripts=better-sqlite3).
-    // It is the README's, so what the README tells an installing project to approve is what is tested.
+    // It is docs/install.md's, so what that page tells an installing project to approve is what is tested.
     writeFileSync(join(install, 'package.json'), readmeProject())
     const started = Date.now()
     const result = await run('npm', ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', tarball], {
@@ -123,10 +123,10 @@ describe('the packed tarball, installed with --omit=dev', { timeout: 600_000 }, 
     const tarKiB = statSync(tarball).size / 1024
     const bySize = [...packed].sort((a, b) => b.size - a.size).slice(0, 4).map((f) => `${f.path} ${(f.size / 1024).toFixed(1)} KiB`).join(', ')
     console.log(`tarball: ${tarKiB.toFixed(1)} KiB, ${packed.length} files; largest unpacked: ${bySize}`)
-    // The README states a bound rather than a figure that each new file would make stale.
-    const bound = /The tarball is \*\*under (\d+) MiB\*\*/.exec(README)
-    assert.ok(bound, 'the README states the tarball\'s size')
-    assert.ok(tarKiB < Number(bound[1]) * 1024, `the tarball is ${tarKiB.toFixed(1)} KiB; the README says under ${bound[1]} MiB`)
+    // docs/install.md states a bound rather than a figure that each new file would make stale.
+    const bound = /The tarball is \*\*under (\d+) MiB\*\*/.exec(INSTALL_DOC)
+    assert.ok(bound, 'docs/install.md states the tarball\'s size')
+    assert.ok(tarKiB < Number(bound[1]) * 1024, `the tarball is ${tarKiB.toFixed(1)} KiB; docs/install.md says under ${bound[1]} MiB`)
   })
 
   it('the build leaves both commands executable in a checkout', async () => {
@@ -139,7 +139,7 @@ describe('the packed tarball, installed with --omit=dev', { timeout: 600_000 }, 
 
   it('installs with no development dependency, no compiler and no warning about install scripts', async () => {
     assert.doesNotMatch(installOutput, /install-scripts|allowScripts/, installOutput)
-    // What the README has an installing project approve covers every install script of the production tree.
+    // What docs/install.md has an installing project approve covers every install script of the production tree.
     const { stdout: unapproved } = await run('npm', ['install-scripts', 'ls', '--json'], { cwd: install, env: cleanEnv() })
     assert.deepEqual(JSON.parse(unapproved).allowScripts, [], `npm install-scripts ls: ${unapproved}`)
     const present = installedPackages(join(install, 'node_modules'))
@@ -154,10 +154,10 @@ describe('the packed tarball, installed with --omit=dev', { timeout: 600_000 }, 
     const top = await biggest(join(install, 'node_modules'), 6)
     const footprintMiB = Number(stdout.split('\t')[0]) / 1024
     console.log(`installed footprint: ${footprintMiB.toFixed(1)} MiB in ${present.size} packages; largest: ${top}`)
-    // The README states a bound, not a figure that goes stale with every dependency update.
-    const stated = /The install is \*\*under (\d+) MiB\*\*/.exec(README)
-    assert.ok(stated, 'the README states the install footprint as "under N MiB"')
-    assert.ok(footprintMiB < Number(stated[1]), `the install is ${footprintMiB.toFixed(1)} MiB; the README says under ${stated[1]} MiB`)
+    // docs/install.md states a bound, not a figure that goes stale with every dependency update.
+    const stated = /The install is \*\*under (\d+) MiB\*\*/.exec(INSTALL_DOC)
+    assert.ok(stated, 'docs/install.md states the install footprint as "under N MiB"')
+    assert.ok(footprintMiB < Number(stated[1]), `the install is ${footprintMiB.toFixed(1)} MiB; docs/install.md says under ${stated[1]} MiB`)
   })
 
   it('plant-catalogue serves from the install on a fresh data folder, plants works beside it, and SIGTERM stops it cleanly', async () => {

@@ -8,16 +8,15 @@ import { sqliteEngine } from '../helpers/engines.js'
 import { freePort } from '../helpers/process.js'
 import { until } from '../helpers/receiver.js'
 
-// The README's webhook receiver, run as written: it takes the service's signed deliveries and
+// The webhook receiver of docs/webhooks.md, run as written: it takes the service's signed deliveries and
 // refuses a forged one.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+const WEBHOOKS_DOC = readFileSync(new URL('../../docs/webhooks.md', import.meta.url), 'utf8')
 
-test('the README\'s receiver, in 15 lines, verifies what the service sends and refuses a forgery', async (t) => {
-  const section = README.slice(README.indexOf('\n## Webhooks\n'))
-  const code = /```js\n([\s\S]*?)```/.exec(section)?.[1]
-  assert.ok(code, 'the Webhooks section holds a js block')
+test('the receiver of docs/webhooks.md, in 15 lines, verifies what the service sends and refuses a forgery', async (t) => {
+  const code = /```js\n([\s\S]*?)```/.exec(WEBHOOKS_DOC)?.[1]
+  assert.ok(code, 'docs/webhooks.md holds a js block')
   assert.ok(code.trimEnd().split('\n').length <= 15, 'the receiver stays within 15 lines')
   const api = await build(t, sqliteEngine, { webhookAllowPrivate: true })
   const port = await freePort()

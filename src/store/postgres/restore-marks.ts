@@ -6,7 +6,7 @@ import { ROW_COLUMNS, toPlant, type PlantRow } from './group-writes.js'
 
 // The restore marks on PostgreSQL (store/restore-marks.ts says what they are and why). The
 // documented procedure reads them from the database being replaced before pg_restore, and applies
-// them to the restored one before any instance starts (README: "Restoring on PostgreSQL").
+// them to the restored one before any instance starts (docs/backup-restore.md: "Restoring from a backup").
 
 type Client = Pick<pg.Client, 'query'>
 
