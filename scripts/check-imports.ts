@@ -47,8 +47,6 @@ export interface ImportReport {
   files: string[]
   edges: ImportEdge[]
   circles: string[][]
-  /** Circles among rooms (folders, or files at the top): a room may not reach back to itself through others. */
-  folderCircles: string[][]
   upward: ImportEdge[]
   problems: string[]
 }
@@ -220,18 +218,7 @@ export function checkImports (srcDir: string, floors = FLOORS, allowed = ALLOWED
   for (const circle of circles) {
     problems.push(`import circle: ${cycleThrough(circle, edges).join(' -> ')}; break one of these imports (move what both sides need into a module both can import)`)
   }
-  // Rooms as one node each: plants/ importing photos/ while photos/ imports plants/ is a circle too,
-  // though no two files close it.
-  const between = edges.filter((edge) => !isAllowed(edge) && roomOf(edge.from) !== roomOf(edge.to))
-  const roomEdges = [...new Map(between.map((edge) => [`${roomOf(edge.from)} ${roomOf(edge.to)}`, { from: roomOf(edge.from), to: roomOf(edge.to), typeOnly: edge.typeOnly }])).values()]
-  const folderCircles = findCircles([...new Set(files.map(roomOf))].sort(), roomEdges)
-  for (const circle of folderCircles) {
-    const path = cycleThrough(circle, roomEdges)
-    const witnesses = path.slice(1).map((to, i) => between.find((edge) => roomOf(edge.from) === path[i] && roomOf(edge.to) === to)!)
-    problems.push(`folder circle: ${path.join(' -> ')} (${witnesses.map((edge) => `${edge.from} imports ${edge.to}`).join('; ')}); ` +
-      'move what both rooms need into one of them, or into a room below both')
-  }
-  return { files, edges, circles, folderCircles, upward, problems }
+  return { files, edges, circles, upward, problems }
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -44,25 +44,9 @@ test('a circle of imports is a problem naming its files, also through a type-onl
     'photos/c.ts': "import { a } from '../plants/a.js'\nexport type C = typeof a\n"
   }))
   assert.deepEqual(report.circles, [['photos/c.ts', 'plants/a.ts', 'plants/b.ts']])
-  // The files' circle, and the folders' it makes.
-  assert.equal(report.problems.length, 2)
+  assert.equal(report.problems.length, 1)
   // The message walks the circle, so the imports that close it can be found without a hunt.
   assert.match(report.problems[0], /import circle: photos\/c\.ts -> plants\/a\.ts -> plants\/b\.ts -> photos\/c\.ts; break one of these imports/)
-  assert.match(report.problems[1], /^folder circle: photos -> plants -> photos/)
-})
-
-test('folders that import each other are a circle though no two files close one, named with an import each way', () => {
-  const report = checkImports(tree({
-    ...layered,
-    'plants/a.ts': "import { b } from '../photos/b.js'\nexport const a = b\n",
-    'photos/b.ts': 'export const b = 1\n',
-    'photos/c.ts': "import { d } from '../plants/d.js'\nexport const c = d\n",
-    'plants/d.ts': 'export const d = 2\n'
-  }))
-  assert.deepEqual(report.circles, [])
-  assert.deepEqual(report.folderCircles, [['photos', 'plants']])
-  assert.deepEqual(report.problems, ['folder circle: photos -> plants -> photos (photos/c.ts imports plants/d.ts; plants/a.ts imports photos/b.ts); ' +
-    'move what both rooms need into one of them, or into a room below both'])
 })
 
 test('an import from a lower floor to a higher one is a problem, a dynamic import() and `typeof import()` too', () => {
@@ -71,15 +55,12 @@ test('an import from a lower floor to a higher one is a problem, a dynamic impor
     'store/sqlite.ts': "export const open = async () => (await import('../plants/routes.js')).route\n",
     'catalogue/query.ts': "export type Store = typeof import('../store/plant-store.js')\n"
   }))
-  // The layered rooms import downward, so going back up closes a circle of folders too.
-  const upward = report.problems.filter((p) => !p.startsWith('folder circle'))
-  assert.equal(report.problems.length - upward.length, 1)
-  assert.deepEqual(upward.map((p) => p.split(': ')[0]), [
+  assert.deepEqual(report.problems.map((p) => p.split(': ')[0]), [
     'store/sqlite.ts (floor 1) imports plants/routes.ts (floor 3)',
     'catalogue/query.ts (floor 0) imports store/plant-store.ts (floor 1) (type only, not in ALLOWED_UPWARD)'
   ].sort((a, b) => a.localeCompare(b)))
   // Each says what to do about it.
-  for (const problem of upward) assert.match(problem, /move what both need down .* or, for a type with no better home, list it in ALLOWED_UPWARD/)
+  for (const problem of report.problems) assert.match(problem, /move what both need down .* or, for a type with no better home, list it in ALLOWED_UPWARD/)
 })
 
 test('a type-only upward import passes only when it is listed, and at most two may be', () => {
@@ -95,7 +76,7 @@ test('a type-only upward import passes only when it is listed, and at most two m
   assert.deepEqual(checkImports(root, FLOORS, allowed).problems, [])
   // A value import is never allowed, listed or not.
   const valued = tree({ ...files, 'store/plant-store.ts': "import { route } from '../plants/routes.js'\nexport const get = () => ({ id: 1 })\nexport const r = route\n" })
-  assert.equal(checkImports(valued, FLOORS, allowed).problems.length, 3) // the upward import, the circle it closes, and its folders'
+  assert.equal(checkImports(valued, FLOORS, allowed).problems.length, 2) // the upward import and the circle it closes
   const tooMany = [...allowed, ...allowed, ...allowed]
   assert.match(checkImports(root, FLOORS, tooMany).problems.join('\n'), /3 upward imports allowed; at most 2/)
 })
