@@ -1,6 +1,7 @@
 import type { Figures } from './load.js'
 import type { PhaseContext } from './phase.js'
 import { median, r2 } from './figures.js'
+import { HISTORY_PLANTS } from './history-plants.js'
 
 // Issue 26's history target, the `history-1` and `history-1000` operations of `npm run bench`, a
 // phase on a service of its own: GET /v3/plant/{id}/history (a first page, 20 versions) of a plant
@@ -8,8 +9,6 @@ import { median, r2 } from './figures.js'
 // the p99 of the second at most 3× the first's (a page costs the same whatever the plant's past).
 
 export const HISTORY_OPS = ['history-1', 'history-1000'] as const
-/** The preloaded plant each operation reads: plant 1 keeps its one version, plant 2 is given 999 more. */
-export const HISTORY_PLANTS = { 'history-1': 1, 'history-1000': 2 } as const
 const VERSIONS = 1000
 const STATUSES = ['available', 'pending', 'sold']
 

@@ -3,7 +3,7 @@ import { Client, type Dispatcher } from 'undici'
 import type { PlantQuery } from '../src/catalogue/query.js'
 import { encodeCursor } from '../src/plants/query.js'
 import { barcodeFor, hasBarcode, hasSku, plantFor, seedPlantFor, skuFor } from './plants.js'
-import { HISTORY_PLANTS } from './history.js'
+import { HISTORY_PLANTS } from './history-plants.js'
 
 // The load generator: a long-lived child of run.ts, pinned to its own core, that runs one
 // autocannon measurement per message and answers with the figures. One process for the whole

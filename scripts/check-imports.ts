@@ -1,8 +1,9 @@
-// The house's rule, checked on every lint: no import circle in src/, and no import from a lower
-// floor to a higher one except the few listed in ALLOWED_UPWARD, each with its reason.
-// Run: node --import tsx scripts/check-imports.ts [src-dir]
+// The house's rule, checked on every lint: no import circle in src/, nor in bench/ among files or
+// among folders, and in src/ no import from a lower floor to a higher one except the few listed in
+// ALLOWED_UPWARD, each with its reason.
+// Run: node --import tsx scripts/check-imports.ts [src-dir [circles-only-dir…]] (default: src bench)
 import { readdirSync, readFileSync } from 'node:fs'
-import { dirname, join, relative, resolve, sep } from 'node:path'
+import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 
@@ -47,6 +48,8 @@ export interface ImportReport {
   files: string[]
   edges: ImportEdge[]
   circles: string[][]
+  /** Circles of folders that no circle of files explains: each folder reaches the others. */
+  folderCircles: string[][]
   upward: ImportEdge[]
   problems: string[]
 }
@@ -108,6 +111,13 @@ function resolveSpecifier (fromFile: string, specifier: string): string | undefi
 export function roomOf (file: string): string {
   const [first = ''] = file.split('/')
   return first.replace(/\.ts$/, '')
+}
+
+// A nested folder is a folder of its own (store/sqlite/ apart from store/); a file at the top is one
+// too, as it is a room of its own for the floors.
+export function folderOf (file: string): string {
+  const slash = file.lastIndexOf('/')
+  return slash < 0 ? file.replace(/\.ts$/, '') : file.slice(0, slash)
 }
 
 // Tarjan's strongly connected components: each component of more than one file is a circle
@@ -173,8 +183,10 @@ function cycleThrough (circle: string[], edges: ImportEdge[]): string[] {
   return circle
 }
 
-export function checkImports (srcDir: string, floors = FLOORS, allowed = ALLOWED_UPWARD, forbidden = FORBIDDEN_PACKAGES): ImportReport {
-  const root = resolve(srcDir)
+interface ImportGraph { files: string[], edges: ImportEdge[], problems: string[] }
+
+function importGraph (dir: string, label: string, forbidden: Record<string, string[]>): ImportGraph {
+  const root = resolve(dir)
   const files = sourceFiles(root).map((path) => toPosix(relative(root, path))).sort()
   const known = new Set(files)
   const problems: string[] = []
@@ -188,14 +200,54 @@ export function checkImports (srcDir: string, floors = FLOORS, allowed = ALLOWED
         continue
       }
       const to = toPosix(relative(root, target))
-      if (to.startsWith('..')) continue // outside src/ (package.json and the like)
+      if (to.startsWith('..')) continue // outside the tree (package.json, bench/ reading src/)
       if (!known.has(to)) {
-        problems.push(`${file}: imports ${specifier}, which is no .ts file under src/`)
+        problems.push(`${file}: imports ${specifier}, which is no .ts file under ${label}`)
         continue
       }
       edges.push({ from: file, to, typeOnly })
     }
   }
+  return { files, edges, problems }
+}
+
+// Folders in a circle though no two of their files are: a file of one imports a file of the next,
+// round to the first. Each is named with the imports that cross between its folders. A folder
+// circle that a file circle already explains is left to that file circle's message.
+function folderCircleProblems (files: string[], edges: ImportEdge[], fileCircles: string[][]): { circles: string[][], problems: string[] } {
+  const folders = [...new Set(files.map(folderOf))].sort()
+  const crossing = edges.filter((edge) => folderOf(edge.from) !== folderOf(edge.to))
+  const folderEdges = crossing.map((edge) => ({ from: folderOf(edge.from), to: folderOf(edge.to), typeOnly: edge.typeOnly }))
+  const explained = (circle: string[]): boolean => fileCircles.some((files) =>
+    new Set(files.map(folderOf)).size > 1 && files.every((file) => circle.includes(folderOf(file))))
+  const circles = findCircles(folders, folderEdges).filter((circle) => !explained(circle))
+  const problems = circles.map((circle) => {
+    const path = cycleThrough(circle, folderEdges)
+    const steps = path.slice(1).map((to, i) => {
+      const from = path[i]
+      const imports = crossing.filter((edge) => folderOf(edge.from) === from && folderOf(edge.to) === to).map((edge) => `${edge.from} -> ${edge.to}`)
+      const more = imports.length > 3 ? ` and ${imports.length - 3} more` : ''
+      return `${from} -> ${to} (${imports.slice(0, 3).join(', ')}${more})`
+    })
+    return `folder circle: ${path.join(' -> ')}; ${steps.join('; ')}; move what both sides need into a folder both can import, or the file to the folder it belongs with`
+  })
+  return { circles, problems }
+}
+
+/** Circles alone, among files and among folders: for a tree without floors (bench/). */
+export function checkCircles (dir: string): ImportReport {
+  const { files, edges, problems } = importGraph(dir, `${basename(resolve(dir))}/`, {})
+  const circles = findCircles(files, edges)
+  for (const circle of circles) {
+    problems.push(`import circle: ${cycleThrough(circle, edges).join(' -> ')}; break one of these imports (move what both sides need into a module both can import)`)
+  }
+  const folders = folderCircleProblems(files, edges, circles)
+  problems.push(...folders.problems)
+  return { files, edges, circles, folderCircles: folders.circles, upward: [], problems }
+}
+
+export function checkImports (srcDir: string, floors = FLOORS, allowed = ALLOWED_UPWARD, forbidden = FORBIDDEN_PACKAGES): ImportReport {
+  const { files, edges, problems } = importGraph(srcDir, 'src/', forbidden)
 
   const floorOf = (file: string): number | undefined => floors[roomOf(file)]
   for (const room of new Set(files.map(roomOf))) {
@@ -218,17 +270,22 @@ export function checkImports (srcDir: string, floors = FLOORS, allowed = ALLOWED
   for (const circle of circles) {
     problems.push(`import circle: ${cycleThrough(circle, edges).join(' -> ')}; break one of these imports (move what both sides need into a module both can import)`)
   }
-  return { files, edges, circles, upward, problems }
+  return { files, edges, circles, folderCircles: [], upward, problems }
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const srcDir = process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), '..', 'src')
-  const report = checkImports(srcDir)
-  for (const problem of report.problems) process.stderr.write(`${problem}\n`)
-  if (report.problems.length > 0) {
-    process.stderr.write(`check-imports: ${report.problems.length} problem(s) in ${report.files.length} files\n`)
-    process.exitCode = 1
-  } else {
-    process.stdout.write(`check-imports: ${report.files.length} files, ${report.edges.length} imports, no circle, ${report.upward.length} allowed upward\n`)
+  const repo = join(dirname(fileURLToPath(import.meta.url)), '..')
+  const [srcDir = join(repo, 'src'), ...others] = process.argv.slice(2)
+  const circlesOnly = process.argv.length > 2 ? others : [join(repo, 'bench')]
+  for (const [dir, report] of [[srcDir, checkImports(srcDir)] as const, ...circlesOnly.map((dir) => [dir, checkCircles(dir)] as const)]) {
+    const name = `${basename(resolve(dir))}/`
+    for (const problem of report.problems) process.stderr.write(`${name}${problem}\n`)
+    if (report.problems.length > 0) {
+      process.stderr.write(`check-imports: ${report.problems.length} problem(s) in ${report.files.length} files of ${name}\n`)
+      process.exitCode = 1
+    } else {
+      const kept = dir === srcDir ? `no circle, ${report.upward.length} allowed upward` : 'no circle of files or folders'
+      process.stdout.write(`check-imports: ${name} ${report.files.length} files, ${report.edges.length} imports, ${kept}\n`)
+    }
   }
 }

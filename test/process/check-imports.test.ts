@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { after, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { checkImports, FLOORS } from '../../scripts/check-imports.js'
+import { checkCircles, checkImports, FLOORS } from '../../scripts/check-imports.js'
 
 // The import check on small trees of its own: each tree breaks (or keeps) one rule.
 
@@ -115,4 +115,44 @@ test('the ground floor imports no framework or engine, and the store no HTTP pac
     'catalogue/errors.ts: imports the package @sinclair/typebox',
     'store/sqlite.ts: imports the package fastify'
   ])
+})
+
+test('a tree without floors (bench/): a circle of files is a problem, a type-only import closing it too; imports out of the tree are not followed', () => {
+  const report = checkCircles(tree({
+    'load.ts': "import { HISTORY } from './history.js'\nimport { encode } from '../src/plants/query.js'\nexport interface Figures { n: number }\nexport const a = [HISTORY, encode]\n",
+    'history.ts': "import type { Figures } from './load.js'\nexport const HISTORY = 1\nexport type F = Figures\n",
+    'run.ts': "import { a } from './load.js'\nexport const r = a\n"
+  }))
+  assert.deepEqual(report.circles, [['history.ts', 'load.ts']])
+  assert.deepEqual(report.problems, ['import circle: history.ts -> load.ts -> history.ts; break one of these imports (move what both sides need into a module both can import)'])
+  // The shared piece in a file of its own breaks it.
+  const broken = checkCircles(tree({
+    'history-plants.ts': 'export const HISTORY = 1\n',
+    'load.ts': "import { HISTORY } from './history-plants.js'\nexport interface Figures { n: number }\nexport const a = HISTORY\n",
+    'history.ts': "import type { Figures } from './load.js'\nimport { HISTORY } from './history-plants.js'\nexport type F = Figures\nexport const h = HISTORY\n"
+  }))
+  assert.deepEqual(broken.problems, [])
+})
+
+test('two folders that import each other are a circle though no two files are, named with the imports that cross; a file circle is not named twice', () => {
+  const report = checkCircles(tree({
+    'a/one.ts': "import { two } from '../b/two.js'\nexport const one = two\n",
+    'b/two.ts': 'export const two = 2\n',
+    'b/three.ts': "import { one } from '../a/one.js'\nexport const three = one\n"
+  }))
+  assert.deepEqual(report.circles, [])
+  assert.deepEqual(report.folderCircles, [['a', 'b']])
+  assert.deepEqual(report.problems, ['folder circle: a -> b -> a; a -> b (a/one.ts -> b/two.ts); b -> a (b/three.ts -> a/one.ts); ' +
+    'move what both sides need into a folder both can import, or the file to the folder it belongs with'])
+  const files = checkCircles(tree({ 'a/one.ts': "import { two } from '../b/two.js'\nexport const one = 1\nexport const t = two\n", 'b/two.ts': "import { one } from '../a/one.js'\nexport const two = one\n" }))
+  assert.equal(files.problems.length, 1)
+  assert.match(files.problems[0], /^import circle: a\/one\.ts -> b\/two\.ts -> a\/one\.ts/)
+})
+
+test('with no argument the command checks src/ and bench/ of the repository: both free of circles', () => {
+  const script = fileURLToPath(new URL('../../scripts/check-imports.ts', import.meta.url))
+  const run = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8' })
+  assert.equal(run.status, 0, run.stderr)
+  assert.match(run.stdout, /^check-imports: src\/ \d+ files, \d+ imports, no circle/m)
+  assert.match(run.stdout, /^check-imports: bench\/ \d+ files, \d+ imports, no circle of files or folders$/m)
 })
