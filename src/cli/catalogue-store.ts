@@ -21,7 +21,7 @@ export async function withCatalogueStore (command: string, values: Record<string
   const where = await locate(values, io)
   if (where.kind === 'service') throw new UsageError(`${command} takes no --url`)
   if (options.create !== true) await refuseEmpty(where, options.hint ?? 'is --data-dir (or DATA_DIR, DATABASE_URL) right?')
-  const { openStore } = await import('../store/open-store.js')
+  const { openStore } = await import('../store/open/open-store.js')
   // The service's own retention: opening a store purges the feed by it, as the service would.
   const config = await serviceConfig(io)
   let store: PlantStore

@@ -7,7 +7,7 @@ import { describe, test, type TestContext } from 'node:test'
 import { plants } from '../../scripts/lib/cli-harness.js'
 import { buildApp } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
-import { openStore } from '../../src/store/open-store.js'
+import { openStore } from '../../src/store/open/open-store.js'
 import { freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
 
 // `plants keys create|list|revoke` on the catalogue's own database, and the service honouring them.

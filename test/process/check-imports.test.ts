@@ -149,10 +149,34 @@ test('two folders that import each other are a circle though no two files are, n
   assert.match(files.problems[0], /^import circle: a\/one\.ts -> b\/two\.ts -> a\/one\.ts/)
 })
 
+test('in src/ too, folders in a circle are a problem though no file circle and no floor is broken: routes beside routes, an engine beside its interface', () => {
+  const report = checkImports(tree({
+    ...layered,
+    'photos/schemas.ts': 'export const Photo = 1\n',
+    'plants/schemas.ts': "import { Photo } from '../photos/schemas.js'\nexport const Plant = [Photo]\n",
+    'photos/order-route.ts': "import { route } from '../plants/routes.js'\nexport const order = route\n",
+    'store/sqlite/reads.ts': "import type { Plant } from '../../catalogue/plant.js'\nimport { get } from '../plant-store.js'\nexport const read = (): Plant => get()\n",
+    'store/open-store.ts': "import { read } from './sqlite/reads.js'\nexport const open = read\n"
+  }))
+  assert.deepEqual(report.circles, [])
+  assert.deepEqual(report.folderCircles.sort(), [['photos', 'plants'], ['store', 'store/sqlite']])
+  assert.deepEqual(report.problems.map((p) => p.split(';')[0]).sort(), ['folder circle: photos -> plants -> photos', 'folder circle: store -> store/sqlite -> store'])
+  // The route that answers a plant moved beside the plant's routes, and the opener into a folder of its own: none.
+  const moved = checkImports(tree({
+    ...layered,
+    'photos/schemas.ts': 'export const Photo = 1\n',
+    'plants/schemas.ts': "import { Photo } from '../photos/schemas.js'\nexport const Plant = [Photo]\n",
+    'plants/photo-order-route.ts': "import { route } from './routes.js'\nexport const order = route\n",
+    'store/sqlite/reads.ts': "import type { Plant } from '../../catalogue/plant.js'\nimport { get } from '../plant-store.js'\nexport const read = (): Plant => get()\n",
+    'store/open/open-store.ts': "import { read } from '../sqlite/reads.js'\nexport const open = read\n"
+  }))
+  assert.deepEqual(moved.problems, [])
+})
+
 test('with no argument the command checks src/ and bench/ of the repository: both free of circles', () => {
   const script = fileURLToPath(new URL('../../scripts/check-imports.ts', import.meta.url))
   const run = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8' })
   assert.equal(run.status, 0, run.stderr)
-  assert.match(run.stdout, /^check-imports: src\/ \d+ files, \d+ imports, no circle/m)
+  assert.match(run.stdout, /^check-imports: src\/ \d+ files, \d+ imports, no circle of files or folders, 0 allowed upward$/m)
   assert.match(run.stdout, /^check-imports: bench\/ \d+ files, \d+ imports, no circle of files or folders$/m)
 })

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { plants } from '../../scripts/lib/cli-harness.js'
 import { buildApp } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
-import { openStore } from '../../src/store/open-store.js'
+import { openStore } from '../../src/store/open/open-store.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
 import { freshDatabase, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
 

@@ -1,5 +1,5 @@
-import type { PlantStore } from './plant-store.js'
-import { openSqliteStore } from './sqlite/sqlite-plant-store.js'
+import type { PlantStore } from '../plant-store.js'
+import { openSqliteStore } from '../sqlite/sqlite-plant-store.js'
 
 /** What choosing and opening a store needs of the configuration (src/config.ts's Config has it). */
 export interface StoreSettings {
@@ -17,7 +17,7 @@ export interface StoreSettings {
 /** The store the configuration names: PostgreSQL when DATABASE_URL is set, else the embedded SQLite file. */
 export async function openStore (config: StoreSettings): Promise<PlantStore> {
   if (config.databaseUrl) {
-    const { openPostgresStore } = await import('./postgres/postgres-plant-store.js')
+    const { openPostgresStore } = await import('../postgres/postgres-plant-store.js')
     return openPostgresStore({ connectionString: config.databaseUrl, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs, historyRetentionMs: config.historyRetentionMs })
   }
   return openSqliteStore({ dataDir: config.dataDir, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs, historyRetentionMs: config.historyRetentionMs, readers: config.sqliteReaders })
