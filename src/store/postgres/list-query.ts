@@ -49,7 +49,17 @@ export function listQuery (filter: ListFilter, columns: string): { text: string,
   const where: string[] = []
   let from = 'plants p'
   let id = 'p.id'
-  if (tags.length > 0) {
+  // A SKU names one plant, a barcode a handful: their indexes (plants_sku; plants_gtin, migration
+  // 011: a barcode's GTIN-14 key, catalogue/store-fields.ts gtinKey, the same expression) lead,
+  // whatever else is asked. OFFSET 0 plans them apart: joined to the rest, the planner guessed a
+  // barcode common and walked the order's index past every plant for it.
+  const lookup: string[] = []
+  if (filter.sku !== undefined) lookup.push(`p.sku IS NOT NULL AND lower(p.sku) = ${param(skuKey(filter.sku))}`)
+  if (filter.barcode !== undefined) lookup.push(`p.barcode IS NOT NULL AND lpad(p.barcode, 14, '0') = ${param(gtinKey(filter.barcode))}`)
+  if (lookup.length > 0) {
+    from = `(SELECT * FROM plants p WHERE ${lookup.join(' AND ')} OFFSET 0) p`
+    if (tags.length > 0) where.push(`ARRAY(SELECT lower(t COLLATE "C") FROM unnest(p.tags) AS t) @> ${param(tags)}::text[]`)
+  } else if (tags.length > 0) {
     // Walk the rarest tag's rows in id order; the other tags are checked per candidate. By id, the plant
     // is fetched in a LATERAL subquery that OFFSET 0 keeps from being flattened: the walk stays the outer
     // loop whatever the planner guesses of the filters (without statistics it guessed them rare and
@@ -78,10 +88,6 @@ export function listQuery (filter: ListFilter, columns: string): { text: string,
   for (const term of filter.terms ?? []) {
     where.push(isShortTerm(term) ? `p.search_starts @> ARRAY[${param(term)}::text]` : `p.search_key LIKE ${param(`%${likeEscape(term)}%`)}`)
   }
-  // The unique index plants_sku and the partial index plants_gtin (migration 011: a barcode's GTIN-14
-  // key, catalogue/store-fields.ts gtinKey, the same expression) answer these two.
-  if (filter.sku !== undefined) where.push(`p.sku IS NOT NULL AND lower(p.sku) = ${param(skuKey(filter.sku))}`)
-  if (filter.barcode !== undefined) where.push(`p.barcode IS NOT NULL AND lpad(p.barcode, 14, '0') = ${param(gtinKey(filter.barcode))}`)
   if (filter.updatedSince !== undefined) where.push(`p.updated_at >= ${param(filter.updatedSince)}::bigint`)
   // The price index's expression, so sort=price walks only the range; either bound leaves unpriced plants out.
   if (filter.priceMin !== undefined || filter.priceMax !== undefined) {
