@@ -13,7 +13,7 @@ import { FeedHub } from './feed/hub.js'
 import { changeRoutes } from './feed/routes.js'
 import { StreamLimits } from './http/stream-limits.js'
 import { QueuedBytes } from './http/queued-bytes.js'
-import { envKeyNames, loadKeyHashes, registerAuth } from './http/auth.js'
+import { envKeyNames, loadEnvKeys, registerAuth } from './http/auth.js'
 import { registerReadBudget } from './http/read-budget.js'
 import { registerComponents } from './http/components.js'
 import { apiIndexRoutes } from './http/api-index.js'
@@ -164,17 +164,17 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.decorate('lazySchemas', lazySchemas)
 
-  const keyHashes = loadKeyHashes(config) // before the store opens: a bad key file leaves nothing open
+  const envKeys = loadEnvKeys(config) // before the store opens: a bad key file leaves nothing open
   const store = options.store ?? await openStore(config)
   if (!options.store) app.addHook('onClose', async () => { await store.close() })
   app.decorate('store', store)
   app.decorate('readiness', { draining: false, lastRequestAt: 0 })
-  const keyCache = new KeyCache(store.keys, envKeyNames(keyHashes), { onError: (err) => { app.log.warn({ err }, 'last-used times of API keys not written') } })
+  const keyCache = new KeyCache(store.keys, envKeyNames(envKeys), { onError: (err) => { app.log.warn({ err }, 'last-used times of API keys not written') } })
   app.addHook('onClose', async () => { await keyCache.close() })
   app.decorate('keyCache', keyCache)
   // An unreachable database at start (PostgreSQL keeps trying) is taken as no stored keys here; requests ask again.
   const storedKeys = await store.keys.anyKeys().catch(() => false)
-  app.decorate('writeKeyCount', keyHashes.length + (storedKeys ? 1 : 0))
+  app.decorate('writeKeyCount', envKeys.length + (storedKeys ? 1 : 0))
   app.decorate('storedKeys', storedKeys)
 
   registerValidators(app, lazySchemas)

@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os'
 import { Type, TypeGuard, type Static, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { HISTORY_RETENTION_DAYS } from './catalogue/history.js'
+import { ENV_KEY_NAME, KEY_NAME } from './catalogue/keys.js'
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 /** A key short enough to guess is refused: 16 characters is the least a random key should hold. */
@@ -17,7 +18,7 @@ const Env = Type.Object({
   DATA_DIR: Type.String({ minLength: 1, default: './data', description: 'a folder for the SQLite database' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'a URL starting with postgres:// or postgresql://' })),
   LOG_LEVEL: Type.Union(LEVELS.map((l) => Type.Literal(l)), { default: 'info', description: `one of ${LEVELS.join(', ')}` }),
-  API_KEYS: Type.Optional(Type.String({ description: `comma-separated API keys, each at least ${MIN_KEY_LENGTH} characters (e.g. from openssl rand -hex 24)` })),
+  API_KEYS: Type.Optional(Type.String({ description: `comma-separated API keys, each at least ${MIN_KEY_LENGTH} characters (e.g. from openssl rand -hex 24), each either the key alone (named env-1, env-2, … by its place) or name:key (a name of lower-case letters, digits, '.', '_' or '-')` })),
   API_KEYS_FILE: Type.Optional(Type.String({ description: 'the path of a file of SHA-256 key digests' })),
   ALLOW_ANONYMOUS_WRITES: Type.Boolean({ default: false, description: 'true or false' }),
   RATE_LIMIT: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'an integer from 0 (off) to 1000000000' }),
@@ -101,21 +102,49 @@ function databaseUrl (text: string | undefined): string | undefined {
 }
 
 /**
+ * A key of API_KEYS: the secret alone (named `env-N` by its place), or with the name the operator
+ * gave it (`name:secret`), which history and the access log then show.
+ */
+export type EnvKeyEntry = string | { name: string, secret: string }
+
+/**
  * The keys of API_KEYS. An empty item (`a,,b`, a trailing comma) or a short key is a mistake to
  * say at start-up, not to drop silently: the start-up line would count fewer keys than were meant.
- * A refusal names the key by its place, never by its value.
+ * A refusal names the key by its place (and its name, never its value).
  */
-function keyList (text: string | undefined): string[] {
+function keyList (text: string | undefined): EnvKeyEntry[] {
   if (text === undefined) return []
-  const keys = text.split(',').map((x) => x.trim())
+  const items = text.split(',').map((x) => x.trim())
   const expected = `expected ${Env.properties.API_KEYS.description}`
-  if (keys.every((key) => key === '')) throw new ConfigError(`Invalid configuration: API_KEYS holds no keys; ${expected}`)
-  const which = (key: string): string => `API_KEYS item ${keys.indexOf(key) + 1} of ${keys.length}`
+  if (items.every((key) => key === '')) throw new ConfigError(`Invalid configuration: API_KEYS holds no keys; ${expected}`)
+  const which = (n: number): string => `API_KEYS item ${n + 1} of ${items.length}`
   // The stray comma first: `a,,b` is more likely a slip of the keyboard than two short keys.
-  if (keys.includes('')) throw new ConfigError(`Invalid configuration: ${which('')} is empty (two commas in a row, or one at an end); ${expected}`)
-  const short = keys.find((key) => key.length < MIN_KEY_LENGTH)
-  if (short !== undefined) throw new ConfigError(`Invalid configuration: ${which(short)} is a key of ${short.length} characters, too short to be safe; ${expected}`)
-  return keys
+  const empty = items.indexOf('')
+  if (empty >= 0) throw new ConfigError(`Invalid configuration: ${which(empty)} is empty (two commas in a row, or one at an end); ${expected}`)
+  const names = new Set<string>()
+  return items.map((item, n) => {
+    const entry = namedKey(item)
+    const secret = typeof entry === 'string' ? entry : entry.secret
+    if (typeof entry !== 'string') {
+      // Names of the service's own (env-N) would make two keys one in the history.
+      if (ENV_KEY_NAME.test(entry.name)) throw new ConfigError(`Invalid configuration: ${which(n)} is named ${entry.name}, a name the service gives the keys without one; choose another`)
+      if (names.has(entry.name)) throw new ConfigError(`Invalid configuration: ${which(n)} is named ${entry.name}, as an earlier item is; each key needs a name of its own`)
+      names.add(entry.name)
+    }
+    if (secret.length < MIN_KEY_LENGTH) throw new ConfigError(`Invalid configuration: ${which(n)} is a key of ${secret.length} characters, too short to be safe; ${expected}`)
+    return entry
+  })
+}
+
+/**
+ * `name:secret` when what comes before the first colon is a key name; anything else is a secret
+ * alone, as every API_KEYS was before names (a hex or base64url key holds no colon).
+ */
+function namedKey (item: string): EnvKeyEntry {
+  const colon = item.indexOf(':')
+  if (colon < 0) return item
+  const name = item.slice(0, colon)
+  return KEY_NAME.test(name) ? { name, secret: item.slice(colon + 1) } : item
 }
 
 /** Origins exactly as a browser sends them: `*`, `shop.example` or `https://shop.example/` would never match one. */

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { availableParallelism } from 'node:os'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
-import { loadKeyHashes, protectedModeRefusal } from './http/auth.js'
+import { loadEnvKeys, protectedModeRefusal } from './http/auth.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { serveClusterMetrics } from './ops/cluster-metrics.js'
 import { unavailableReason } from './ops/health.js'
@@ -102,7 +102,7 @@ function main (): void {
   try {
     config = loadConfig()
     // The key file is checked once, before any worker starts: each would print the same refusal.
-    if (cluster.isPrimary) loadKeyHashes(config)
+    if (cluster.isPrimary) loadEnvKeys(config)
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err
     process.stderr.write(`${err.message}\n`)

@@ -17,6 +17,7 @@ interface ApiKey {
   lastUsedAt: string | null
   revokedAt: string | null
   status: 'active' | 'expired' | 'revoked'
+  source: 'stored' | 'environment'
 }
 
 /** What each scope lets a key do, in staff's words; each includes those before it. */
@@ -184,7 +185,7 @@ export function keysPart (give: () => void, retry: () => void): Part {
     }
     button.disabled = true
     try {
-      await api('DELETE', `/v3/keys/${encodeURIComponent(keyName)}`)
+      await revokeOrConfirm(keyName)
       tell(`Revoked “${keyName}”: it no longer works.`)
       await refresh()
       list.querySelector<HTMLElement>(`li[data-name="${CSS.escape(keyName)}"] .admin-title`)?.focus()
@@ -202,6 +203,19 @@ export function keysPart (give: () => void, retry: () => void): Part {
     }
   }
 
+  /** The key this page itself uses is revoked only once asked again: the page would be locked out with it. */
+  async function revokeOrConfirm (keyName: string): Promise<void> {
+    const url = `/v3/keys/${encodeURIComponent(keyName)}`
+    try {
+      await api('DELETE', url)
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 'revoking-own-key')) throw err
+      const text = `“${keyName}” is the key this page is using. Revoked, it stops working here too, and this page will ask for another key.`
+      if (!await confirmFirst('Revoke the key this page uses?', text, 'Revoke it anyway')) throw err
+      await api('DELETE', `${url}?confirm=true`)
+    }
+  }
+
   let controller: AbortController | undefined
 
   /** Reads the keys and shows them; a refusal is thrown to the caller, which says what is needed. */
@@ -214,8 +228,10 @@ export function keysPart (give: () => void, retry: () => void): Part {
     try {
       const { body: answer } = await api<{ items: ApiKey[] }>('GET', '/v3/keys', { key: true, signal: mine.signal })
       if (mine.signal.aborted) return
-      list.replaceChildren(...answer.items.map(keyRow))
-      empty.hidden = answer.items.length !== 0
+      // The keys of the service's settings are not the page's to revoke (the hint above says where they are).
+      const stored = answer.items.filter((key) => key.source !== 'environment')
+      list.replaceChildren(...stored.map(keyRow))
+      empty.hidden = stored.length !== 0
     } finally {
       if (controller === mine) list.removeAttribute('aria-busy')
     }

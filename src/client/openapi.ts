@@ -61,7 +61,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the API keys: name, scope, created, expires, last used, revoked (never a secret) */
+        /**
+         * List the API keys: name, scope, created, expires, last used, revoked, source (never a secret)
+         * @description The stored keys, oldest first, then the keys of API_KEYS and API_KEYS_FILE, marked source environment (named as the operator named them, or env-1, env-2, … by their place).
+         */
         get: operations["list-keys"];
         put?: never;
         /**
@@ -87,7 +90,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key: refused by every instance within 2 seconds; its name stays in the list
-         * @description Idempotent: revoking a key that is revoked already answers 204 again and changes nothing (its revokedAt stays the first). The keys of API_KEYS and API_KEYS_FILE (env-1, env-2, …) are not stored and cannot be revoked here (409): remove them from the setting and restart.
+         * @description Idempotent: revoking a key that is revoked already answers 204 again and changes nothing (its revokedAt stays the first). The keys of API_KEYS and API_KEYS_FILE (listed with source environment) are not stored and cannot be revoked here (409 key-from-environment): remove them there and restart. Revoking the key the request is made with needs ?confirm=true (else 409 revoking-own-key): the client would lock itself out.
          */
         delete: operations["revoke-key"];
         options?: never;
@@ -151,7 +154,7 @@ export interface paths {
         head?: never;
         /**
          * Change some fields of a plant (JSON merge patch, RFC 7396; `{}` changes nothing)
-         * @description Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, `category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body (400 invalid-input), the plant (404), If-Match (412), the SKU (409 sku-taken). `{}` answers the current plant: no new version, no change in the feed; members equal to the plant's are still a write (a new version). Needs a key of scope `write`, or `sell` (a till) when the body is `status` alone.
+         * @description Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, `category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body (400 invalid-input), the plant (404), If-Match (412), the SKU (409 sku-taken). `{}` answers the current plant: no new version, no change in the feed; members equal to the plant's are still a write (a new version). Needs a key of scope `write`, or `sell` (a till) when the body is `status` alone; a `sell` key's patch of anything else is 403 insufficient-scope naming each member it may not change (`/price`).
          */
         patch: operations["patch-plant"];
         trace?: never;
@@ -594,11 +597,11 @@ export interface components {
         };
         /** @description An API key as listed: never its secret or its hash. */
         ApiKey: {
-            /** @description When the key was created: RFC 3339, UTC, with milliseconds */
-            createdAt: string;
+            /** @description When the key was created (null: a key of the environment, which the service does not record) */
+            createdAt: string | null;
             /** @description When the key stops working (null: never) */
             expiresAt: string | null;
-            /** @description Last use, to the minute (null: never used) */
+            /** @description Last use, to the minute (null: never used, or a key of the environment, whose use is not recorded) */
             lastUsedAt: string | null;
             /** @description Unique; what the access log and the feed name as the actor. */
             name: string;
@@ -610,13 +613,18 @@ export interface components {
              */
             scope: "read" | "sell" | "write" | "admin";
             /**
+             * @description stored: made with POST /v3/keys or plants keys create, revoked with DELETE /v3/keys/{name}. environment: a key of API_KEYS or API_KEYS_FILE, always admin, never expiring; not revocable through the API (409 key-from-environment): the operator removes it there and restarts the service.
+             * @enum {string}
+             */
+            source: "stored" | "environment";
+            /**
              * @description Whether the key works now: active, expired (past expiresAt) or revoked (revoked outranks expired)
              * @enum {string}
              */
             status: "active" | "expired" | "revoked";
         };
         ApiKeyList: {
-            /** @description Every stored key, revoked ones included, oldest first. The keys of API_KEYS (env-N) are not stored and not listed. */
+            /** @description Every stored key, revoked ones included, oldest first; then the keys of the environment (API_KEYS, then API_KEYS_FILE, in their order). */
             items: components["schemas"]["ApiKey"][];
         };
         /** @description Every operation was applied. */
@@ -745,7 +753,7 @@ export interface components {
         NewApiKey: {
             /** @description When the key stops working (default: never): a date (2027-01-31: the key works through that day, UTC, and expires at the start of the next) or an RFC 3339 date-time with its zone (2027-01-31T18:00:00Z, taken as given). A date that does not exist (2027-02-30) is refused. */
             expiresAt?: string;
-            /** @description Lower-case letters, digits, ".", "_" and "-", starting with a letter or digit; env-N is reserved (the keys of API_KEYS). */
+            /** @description Lower-case letters, digits, ".", "_" and "-", starting with a letter or digit; env-N is reserved (the keys of API_KEYS), and so are the names given in API_KEYS (409 key-name-taken). */
             name: string;
             /**
              * @description read < sell < write < admin; each includes those before it. sell: change the status of existing plants and nothing else (a till).
@@ -955,7 +963,7 @@ export interface components {
             scope?: "read" | "sell" | "write" | "admin";
             status: number;
             title: string;
-            /** @description A URI reference naming the kind of problem; its last segment is the stable code, one of invalid-input, invalid-id, not-found, route-not-found, method-not-allowed, precondition-failed, version-not-kept, sku-taken, idempotency-key-reused, payload-too-large, headers-too-large, request-timeout, unauthorized, insufficient-scope, key-not-found, key-name-taken, key-from-environment, too-many-requests, gone, storage-unavailable, unsupported-media-type, photo-not-found, webhook-not-found, webhook-url-taken, too-many-photos, images-busy, service-busy, send-queue-full, query-too-slow, shutting-down, internal. */
+            /** @description A URI reference naming the kind of problem; its last segment is the stable code, one of invalid-input, invalid-id, not-found, route-not-found, method-not-allowed, precondition-failed, version-not-kept, sku-taken, idempotency-key-reused, payload-too-large, headers-too-large, request-timeout, unauthorized, insufficient-scope, key-not-found, key-name-taken, key-from-environment, revoking-own-key, too-many-requests, gone, storage-unavailable, unsupported-media-type, photo-not-found, webhook-not-found, webhook-url-taken, too-many-photos, images-busy, service-busy, send-queue-full, query-too-slow, shutting-down, internal. */
             type: string;
         };
         /** @description The version to go back to, and whether its status comes back too. */
@@ -1381,7 +1389,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A key (live, revoked or expired) already has this name */
+            /** @description A key (live, revoked or expired, stored or of API_KEYS) already has this name */
             409: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -1433,7 +1441,10 @@ export interface operations {
     };
     "revoke-key": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: revoke the key this request is made with (without it, that is refused with 409 revoking-own-key, since the answer would be the last thing the key does). */
+                confirm?: boolean;
+            };
             header?: never;
             path: {
                 /** @description The key's name */
@@ -1450,7 +1461,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unknown query parameter, or a body sent (this operation takes none) */
+            /** @description Invalid input, or a body sent (this operation takes none) */
             400: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -1498,7 +1509,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A key of API_KEYS or API_KEYS_FILE (key-from-environment) */
+            /** @description A key of API_KEYS or API_KEYS_FILE (key-from-environment), or the key this request is made with, without ?confirm=true (revoking-own-key) */
             409: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */

@@ -31,14 +31,20 @@ function declaredScope (security: unknown): Scope | undefined {
   return SCOPES.includes(scope as Scope) ? scope as Scope : security === undefined ? undefined : 'write'
 }
 
+/** A key of API_KEYS or API_KEYS_FILE: its name (given, or `env-N` by its place) and its SHA-256 digest. */
+export interface EnvKey { name: string, hash: Buffer }
+
 /**
- * The SHA-256 digests of the keys that may write: API_KEYS in clear, API_KEYS_FILE as hex digests
- * (one a line, `#` comments), so a deployment need not keep usable keys on disk.
+ * The keys that may write: API_KEYS in clear, API_KEYS_FILE as hex digests (one a line, `#`
+ * comments), so a deployment need not keep usable keys on disk. A key without a name is `env-N`,
+ * N its place among all of them.
  */
-export function loadKeyHashes (config: Config): Buffer[] {
-  const hashes = config.apiKeys.map(sha256)
+export function loadEnvKeys (config: Config): EnvKey[] {
+  const keys = config.apiKeys.map((entry, i) => typeof entry === 'string'
+    ? { name: `env-${i + 1}`, hash: sha256(entry) }
+    : { name: entry.name, hash: sha256(entry.secret) })
   const file = config.apiKeysFile
-  if (file === undefined) return hashes
+  if (file === undefined) return keys
   let text: string
   try {
     text = readFileSync(file, 'utf8')
@@ -50,17 +56,17 @@ export function loadKeyHashes (config: Config): Buffer[] {
     const line = raw.replace(/#.*/, '').trim().replace(/^sha256:/, '')
     if (line === '') continue
     if (!/^[0-9a-f]{64}$/i.test(line)) throw new ConfigError(`Invalid configuration: API_KEYS_FILE ${file} line ${n + 1} is not a SHA-256 hex digest`)
-    hashes.push(Buffer.from(line, 'hex'))
+    keys.push({ name: `env-${keys.length + 1}`, hash: Buffer.from(line, 'hex') })
     digests++
   }
   // An empty file is a mistake, not a wish for anonymous writes (protected mode would blame the wrong thing).
   if (digests === 0) throw new ConfigError(`Invalid configuration: API_KEYS_FILE ${file} holds no keys (expected SHA-256 hex digests, one a line)`)
-  return hashes
+  return keys
 }
 
-/** The keys of API_KEYS and API_KEYS_FILE by their hex digest, named `env-1`, `env-2`, … in the order given. */
-export function envKeyNames (hashes: Buffer[]): Map<string, string> {
-  return new Map(hashes.map((hash, i) => [hash.toString('hex'), `env-${i + 1}`]))
+/** The keys of API_KEYS and API_KEYS_FILE by their hex digest. */
+export function envKeyNames (keys: EnvKey[]): Map<string, string> {
+  return new Map(keys.map(({ name, hash }) => [hash.toString('hex'), name]))
 }
 
 declare module 'fastify' {

@@ -193,7 +193,9 @@ export const MAX_FIELD_ERRORS = 20
 function validationProblem (errors: AjvError[], context: string | undefined, invalidStatus: number, idInBody: boolean, bodyTakes?: string): HttpProblem {
   const all = fieldErrors(errors, context === 'body' ? bodyTakes : undefined)
   const fields = all.slice(0, MAX_FIELD_ERRORS)
-  if (context === 'params') return new HttpProblem(400, 'invalid-id', `${fields[0].path} ${fields[0].message}`, fields)
+  // A key's name is one its admin chose, as in the body that created it: a malformed one is input, not an id.
+  if (context === 'params' && fields[0].path !== '/name') return new HttpProblem(400, 'invalid-id', `${fields[0].path} ${fields[0].message}`, fields)
+  if (context === 'params') return new HttpProblem(400, 'invalid-input', `${fields[0].path} ${fields[0].message}`, fields)
   const where = context === 'body' ? '' : `${context} `
   const more = all.length > fields.length ? `; and ${all.length - fields.length} more errors like these` : ''
   const detail = fields.map((f) => `${where}${f.path || '(body)'} ${f.message}`).join('; ') + more

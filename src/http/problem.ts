@@ -20,6 +20,7 @@ const TITLES = {
   'key-not-found': 'Key not found',
   'key-name-taken': 'Key name taken',
   'key-from-environment': 'Key from the environment',
+  'revoking-own-key': 'Revoking the key in use',
   'too-many-requests': 'Too many requests',
   gone: 'Gone',
   'storage-unavailable': 'Storage unavailable',

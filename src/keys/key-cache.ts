@@ -38,13 +38,18 @@ export class KeyCache {
 
   constructor (
     private readonly store: KeyStore,
-    /** The keys of API_KEYS and API_KEYS_FILE: hex SHA-256 → `env-N`, always `admin`. */
+    /** The keys of API_KEYS and API_KEYS_FILE: hex SHA-256 → their name (given, or `env-N`), always `admin`. */
     private readonly envKeys: Map<string, string>,
     private readonly options: KeyCacheOptions = {}
   ) {
     this.ttlMs = options.ttlMs ?? 1_000
     this.touchEveryMs = options.touchEveryMs ?? 60_000
     this.now = options.now ?? Date.now
+  }
+
+  /** The names of the keys of API_KEYS and API_KEYS_FILE, in the order given. */
+  environmentKeys (): string[] {
+    return [...new Set(this.envKeys.values())]
   }
 
   /** Whether requests must carry keys: API_KEYS is set, or the database holds (or held) a key. */

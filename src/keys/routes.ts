@@ -8,7 +8,7 @@ import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import type { KeyStore } from '../store/key-store.js'
 import type { KeyCache } from './key-cache.js'
 import { createKey, newKeyProblem, parseExpiry } from './manage.js'
-import { ApiKeyList, CreatedApiKey, keyRecord, NewApiKey } from './schemas.js'
+import { ApiKeyList, CreatedApiKey, environmentKeyRecord, KeyName, keyRecord, NewApiKey } from './schemas.js'
 
 export interface KeyRouteOptions {
   keys: KeyStore
@@ -18,7 +18,10 @@ export interface KeyRouteOptions {
 
 const tags = ['keys']
 const security = securityFor('admin')
-const NameParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 63, description: 'The key\'s name' }) })
+const NameParams = Type.Object({ name: KeyName('The key\'s name') })
+const RevokeQuery = Type.Object({
+  confirm: Type.Optional(Type.Boolean({ default: false, description: 'true: revoke the key this request is made with (without it, that is refused with 409 revoking-own-key, since the answer would be the last thing the key does).' }))
+}, { additionalProperties: false })
 
 /** GET, POST /v3/keys and DELETE /v3/keys/{name}: what `plants keys` does, over HTTP, with an admin key. */
 export const keyRoutes: FastifyPluginAsyncTypebox<KeyRouteOptions> = async (app, { keys, cache, now = Date.now }) => {
@@ -27,7 +30,8 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRouteOptions> = async (app,
       operationId: 'list-keys',
       tags,
       security,
-      summary: 'List the API keys: name, scope, created, expires, last used, revoked (never a secret)',
+      summary: 'List the API keys: name, scope, created, expires, last used, revoked, source (never a secret)',
+      description: 'The stored keys, oldest first, then the keys of API_KEYS and API_KEYS_FILE, marked source environment (named as the operator named them, or env-1, env-2, … by their place).',
       response: {
         200: { ...ref(ApiKeyList), description: 'Every stored key', headers: HEADERS.requestId },
         ...problemResponses(429, 503)
@@ -36,7 +40,9 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRouteOptions> = async (app,
   }, async (_request, reply) => {
     reply.header('cache-control', 'no-store')
     const at = now()
-    return { items: (await keys.list()).map((key) => keyRecord(key, at)) }
+    const environment = cache.environmentKeys().map(environmentKeyRecord)
+    const stored = (await keys.list()).map((key) => ({ ...keyRecord(key, at), source: 'stored' as const }))
+    return { items: [...stored, ...environment] }
   })
 
   app.post('/v3/keys', {
@@ -49,7 +55,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRouteOptions> = async (app,
       body: ref(NewApiKey),
       response: {
         201: { ...ref(CreatedApiKey), description: 'The key and its secret (only its hash is kept)', headers: HEADERS.requestId },
-        ...problemResponses(400, [409, 'A key (live, revoked or expired) already has this name'], 413, 429, 503)
+        ...problemResponses(400, [409, 'A key (live, revoked or expired, stored or of API_KEYS) already has this name'], 413, 429, 503)
       }
     }
   }, async (request, reply) => {
@@ -63,6 +69,8 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRouteOptions> = async (app,
     }
     const problem = newKeyProblem(name, expires, at)
     if (problem !== undefined) throw new HttpProblem(400, 'invalid-input', `/${problem.field} ${problem.message}`, [{ path: `/${problem.field}`, message: problem.message }])
+    // One name, one key: the history could not tell a stored key from the operator's of that name.
+    if (cache.environmentKeys().includes(name)) throw new HttpProblem(409, 'key-name-taken', `${name} names a key of API_KEYS: choose another name`)
     try {
       const created = await createKey(keys, name, scope, expires, at)
       cache.forget() // a first key makes keys required on this instance at once
@@ -82,17 +90,24 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRouteOptions> = async (app,
       tags,
       security,
       summary: 'Revoke an API key: refused by every instance within 2 seconds; its name stays in the list',
-      description: 'Idempotent: revoking a key that is revoked already answers 204 again and changes nothing (its revokedAt stays the first). The keys of API_KEYS and API_KEYS_FILE (env-1, env-2, …) are not stored and cannot be revoked here (409): remove them from the setting and restart.',
+      description: 'Idempotent: revoking a key that is revoked already answers 204 again and changes nothing (its revokedAt stays the first). ' +
+        'The keys of API_KEYS and API_KEYS_FILE (listed with source environment) are not stored and cannot be revoked here (409 key-from-environment): remove them there and restart. ' +
+        'Revoking the key the request is made with needs ?confirm=true (else 409 revoking-own-key): the client would lock itself out.',
       params: NameParams,
+      querystring: RevokeQuery,
       response: {
         204: Type.Null({ description: 'Revoked (now, or already)' }),
-        ...problemResponses([404, 'No key of this name (key-not-found)'], [409, 'A key of API_KEYS or API_KEYS_FILE (key-from-environment)'], 429, 503)
+        ...problemResponses(400, [404, 'No key of this name (key-not-found)'],
+          [409, 'A key of API_KEYS or API_KEYS_FILE (key-from-environment), or the key this request is made with, without ?confirm=true (revoking-own-key)'], 429, 503)
       }
     }
   }, async (request, reply) => {
     const { name } = request.params
-    if (ENV_KEY_NAME.test(name)) {
+    if (ENV_KEY_NAME.test(name) || cache.environmentKeys().includes(name)) {
       throw new HttpProblem(409, 'key-from-environment', `${name} is a key of API_KEYS or API_KEYS_FILE, not a stored one: remove it there and restart the service`)
+    }
+    if (name === writeMetaOf(request).actor && request.query.confirm !== true) {
+      throw new HttpProblem(409, 'revoking-own-key', `${name} is the key this request is made with: revoked, it is refused from now on, this client included. To revoke it anyway, send DELETE /v3/keys/${name}?confirm=true`)
     }
     let already = false
     try {

@@ -15,7 +15,7 @@ export const Scope = Type.Unsafe<ScopeName>({
   description: 'read < sell < write < admin; each includes those before it. sell: change the status of existing plants and nothing else (a till).'
 })
 
-const keyFields = {
+const storedFields = {
   name: Type.String({ description: 'Unique; what the access log and the feed name as the actor.' }),
   scope: Scope,
   createdAt: time('When the key was created'),
@@ -24,25 +24,45 @@ const keyFields = {
   revokedAt: maybeTime('When the key was revoked (null: not revoked)'),
   status: Type.Unsafe<'active' | 'expired' | 'revoked'>({ type: 'string', enum: ['active', 'expired', 'revoked'], description: 'Whether the key works now: active, expired (past expiresAt) or revoked (revoked outranks expired)' })
 }
+const keyFields = {
+  ...storedFields,
+  createdAt: maybeTime('When the key was created (null: a key of the environment, which the service does not record)'),
+  lastUsedAt: maybeTime('Last use, to the minute (null: never used, or a key of the environment, whose use is not recorded)'),
+  source: Type.Unsafe<'stored' | 'environment'>({
+    type: 'string',
+    enum: ['stored', 'environment'],
+    description: 'stored: made with POST /v3/keys or plants keys create, revoked with DELETE /v3/keys/{name}. environment: a key of API_KEYS or API_KEYS_FILE, always admin, never expiring; not revocable through the API (409 key-from-environment): the operator removes it there and restarts the service.'
+  })
+}
 export const ApiKey = component('ApiKey', Type.Object(keyFields, { additionalProperties: false, description: 'An API key as listed: never its secret or its hash.' }))
 export type ApiKey = Static<typeof ApiKey>
 
 export const NewApiKey = component('NewApiKey', Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9][a-z0-9._-]*$', 'x-pattern-message': KEY_NAME_RULE, description: 'Lower-case letters, digits, ".", "_" and "-", starting with a letter or digit; env-N is reserved (the keys of API_KEYS).' }),
+  name: KeyName('Lower-case letters, digits, ".", "_" and "-", starting with a letter or digit; env-N is reserved (the keys of API_KEYS), and so are the names given in API_KEYS (409 key-name-taken).'),
   scope: Scope,
   expiresAt: Type.Optional(Type.String({ maxLength: 40, description: `When the key stops working (default: never): ${EXPIRY_FORMS}. A date that does not exist (2027-02-30) is refused.` }))
 }, { additionalProperties: false }))
 
 export const CreatedApiKey = component('CreatedApiKey', Type.Object({
-  ...keyFields,
+  ...storedFields,
   secret: Type.String({ description: 'The key to send (Authorization: Bearer …). Shown this once: only its hash is kept.' })
 }, { additionalProperties: false, description: 'A new key with its secret, shown this once.' }))
 
 export const ApiKeyList = component('ApiKeyList', Type.Object({
-  items: Type.Array(ref(ApiKey), { description: 'Every stored key, revoked ones included, oldest first. The keys of API_KEYS (env-N) are not stored and not listed.' })
+  items: Type.Array(ref(ApiKey), { description: 'Every stored key, revoked ones included, oldest first; then the keys of the environment (API_KEYS, then API_KEYS_FILE, in their order).' })
 }, { additionalProperties: false }))
 
+/** A key's name as a request gives it: a malformed one is invalid-input, not an unknown key. */
+export function KeyName (description: string) {
+  return Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9][a-z0-9._-]*$', 'x-pattern-message': KEY_NAME_RULE, description })
+}
+
 const iso = (ms: number | null): string | null => ms === null ? null : new Date(ms).toISOString()
-export function keyRecord (key: StoredKey, now: number): ApiKey {
+export function keyRecord (key: StoredKey, now: number) {
   return { name: key.name, scope: key.scope, createdAt: new Date(key.createdAt).toISOString(), expiresAt: iso(key.expiresAt), lastUsedAt: iso(key.lastUsedAt), revokedAt: iso(key.revokedAt), status: keyStatus(key, now) }
+}
+
+/** A key of API_KEYS or API_KEYS_FILE as listed: admin, never expiring, never revoked. */
+export function environmentKeyRecord (name: string): ApiKey {
+  return { name, scope: 'admin', createdAt: null, expiresAt: null, lastUsedAt: null, revokedAt: null, status: 'active', source: 'environment' }
 }

@@ -30,7 +30,7 @@ export const patchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
       description: 'Send `application/merge-patch+json` (or `application/json`). Members sent replace the stored ones (`tags` as a whole list, ' +
         '`category: null` removes the category); members absent are kept. Checks in this order: the path id (400 invalid-id), the body ' +
         '(400 invalid-input), the plant (404), If-Match (412), the SKU (409 sku-taken). `{}` answers the current plant: no new version, no change in the feed; members equal to the plant\'s are still a write (a new version). ' +
-        'Needs a key of scope `write`, or `sell` (a till) when the body is `status` alone.',
+        'Needs a key of scope `write`, or `sell` (a till) when the body is `status` alone; a `sell` key\'s patch of anything else is 403 insufficient-scope naming each member it may not change (`/price`).',
       consumes: ['application/merge-patch+json', 'application/json'],
       params: IdParams,
       headers: UpdateHeaders,
@@ -40,13 +40,20 @@ export const patchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
         ...problemResponses(...guardStatuses(true), [400, 'Invalid ID supplied, or invalid input'], 404, SKU_TAKEN, 412, 413, 503)
       }
     },
-    config: { allow: allowHeader(['GET', 'DELETE', 'PATCH']), scopeOfBody: statusOnlyIsSelling }
+    config: { allow: allowHeader(['GET', 'DELETE', 'PATCH']), scopeOfBody: scopeOfPatch }
   }, async (request, reply) => {
     const { id } = request.params
     const plant = await options.store.patch(id, request.body, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request))
     reply.header('cache-control', 'no-store')
     return sendPlant(reply, plant)
   })
+}
+
+/** The scope a patch needs, and the members that need `write` (a till's refusal names them). */
+function scopeOfPatch (body: unknown): { scope: 'sell' | 'write', paths: string[] } {
+  const scope = statusOnlyIsSelling(body)
+  if (scope === 'sell' || typeof body !== 'object' || body === null) return { scope, paths: [] }
+  return { scope, paths: Object.keys(body).filter((member) => member !== 'status').map((member) => `/${member}`) }
 }
 
 /** A body of `status` and nothing else is a sale (or its undoing): `sell`. Anything else is an edit: `write`. */
