@@ -41,7 +41,18 @@ export interface DeliveryAttempt {
   statusCode: number | null
   error: string | null
   durationMs: number
+  /** The receiver's answer, its first 4 KiB as text; null (or absent) when none came. */
+  response?: string | null
 }
+
+/** A recorded attempt with its place in the webhook's log (what a page of the log continues from). */
+export interface LoggedAttempt extends DeliveryAttempt { n: number }
+
+/** Which attempts a listing holds: test sends are kept and listed apart from deliveries of changes. */
+export type AttemptKind = 'all' | 'changes' | 'tests'
+
+/** What an attempt whose outcome came after the service began to stop says, besides its own error. */
+export const CUT_BY_SHUTDOWN = 'the service was stopping: not counted as a failure, and tried again when delivery resumes'
 
 export class WebhookNotFound extends Error {}
 

@@ -9,8 +9,8 @@ import type pg from 'pg'
 
 const WEBHOOK_COLUMNS = 'id, url, events, status, secret, previous_secret, previous_secret_until, cursor, attempts, next_attempt_at, failing_since, last_error, created_at'
 const WEBHOOK_TYPES = 'id bigint, url text, events text, status text, secret text, previous_secret text, previous_secret_until bigint, cursor bigint, attempts int, next_attempt_at bigint, failing_since bigint, last_error text, created_at bigint'
-const DELIVERY_COLUMNS = 'n, webhook_id, seq, attempt, at, status_code, error, duration_ms'
-const DELIVERY_TYPES = 'n bigint, webhook_id bigint, seq bigint, attempt int, at bigint, status_code int, error text, duration_ms int'
+const DELIVERY_COLUMNS = 'n, webhook_id, seq, attempt, at, status_code, error, duration_ms, response'
+const DELIVERY_TYPES = 'n bigint, webhook_id bigint, seq bigint, attempt int, at bigint, status_code int, error text, duration_ms int, response text'
 
 export interface WebhookCounts { webhooks: number, webhookDeliveries: number, webhookDigest: string }
 

@@ -95,7 +95,7 @@ async function runWebhooks (values: Record<string, any>, positionals: string[], 
       if (action === 'rotate') return await rotate(store, id, io)
       if (action === 'deliveries') {
         if (!await store.webhooks.get(id)) throw notFound(id)
-        io.stdout.write(deliveriesTable(await store.webhooks.deliveries(id, 100)))
+        io.stdout.write(deliveriesTable(await store.webhooks.deliveries(id, { limit: 100 })))
         return 0
       }
       const webhook = await store.webhooks.update(id, { status: action === 'pause' ? 'paused' : 'active' })

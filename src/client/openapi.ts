@@ -478,7 +478,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A webhook's recent delivery attempts */
+        /**
+         * A webhook's delivery attempts, newest first, a page at a time
+         * @description Each attempt with what the receiver answered (its first 4 KiB). The last 1000 deliveries of changes and the last 1000 test sends are kept, apart; `kind` lists one or the other. Pages of up to `limit` attempts: pass `nextCursor` back as `cursor` for the older ones.
+         */
         get: operations["list-webhook-deliveries"];
         put?: never;
         post?: never;
@@ -519,7 +522,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test delivery now
-         * @description POSTs `{"kind": "test", "webhook": id}`, signed like every delivery, and answers how the receiver took it (its cursor does not move). The attempt is listed among the deliveries with seq 0.
+         * @description POSTs `{"kind": "test", "webhook": id}`, signed like every delivery, and answers how the receiver took it (its cursor does not move). The attempt is listed among the deliveries with seq 0 (GET …/deliveries?kind=tests lists test sends alone), with what the receiver answered.
          */
         post: operations["test-webhook"];
         delete?: never;
@@ -1069,16 +1072,20 @@ export interface components {
             url: string;
         };
         WebhookDeliveries: {
-            /** @description The most recent attempts (up to 100), newest first. */
+            /** @description Attempts, newest first, up to limit. */
             items: components["schemas"]["WebhookDelivery"][];
+            /** @description Pass as cursor for the older attempts; null when there are none. */
+            nextCursor: number | null;
         };
         WebhookDelivery: {
             /** @description When the attempt ended (its answer came, or it failed), RFC 3339, UTC, with milliseconds; it began durationMs before. */
             at: string;
             attempt: number;
             durationMs: number;
-            /** @description Why the attempt failed; null when delivered. */
+            /** @description Why the attempt failed; null when delivered. An attempt whose answer came while the service was stopping says so: it is not counted as a failure, and the change is tried again when delivery resumes. */
             error: string | null;
+            /** @description What the receiver answered: the first 4 KiB of its body, as UTF-8 text (bytes that are not, a character cut at the limit, and NUL each shown as U+FFFD). null when no answer came, or for an attempt recorded before answers were kept. */
+            response: string | null;
             /** @description The change attempted (0: a test send). */
             seq: number;
             /** @description The receiver's answer, or null when none came. */
@@ -4647,7 +4654,14 @@ export interface operations {
     };
     "list-webhook-deliveries": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The nextCursor of the page before: the attempts older than those. */
+                cursor?: number;
+                /** @description changes: deliveries of changes only; tests: test sends only (POST /v3/webhooks/{id}/test, seq 0); all (default): both. The last 1000 of each are kept apart, so test sends never push deliveries out. */
+                kind?: "all" | "changes" | "tests";
+                /** @description Attempts on a page (at most 100). */
+                limit?: number;
+            };
             header?: never;
             path: {
                 id: number;
@@ -4656,7 +4670,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Up to the 100 latest attempts, newest first */
+            /** @description A page of attempts, newest first */
             200: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */

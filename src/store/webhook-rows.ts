@@ -1,5 +1,5 @@
 import type { ChangeKind } from '../catalogue/changes.js'
-import type { DeliveryAttempt, Webhook, WebhookStatus } from '../catalogue/webhook.js'
+import type { AttemptKind, LoggedAttempt, Webhook, WebhookStatus } from '../catalogue/webhook.js'
 import type { WebhookChanges } from './webhook-store.js'
 
 // Webhook rows as both engines store them (the same columns), turned into the catalogue's words.
@@ -19,7 +19,12 @@ export interface WebhookRow {
   last_error: string | null,
   created_at: number
 }
-export interface DeliveryRow { seq: number, attempt: number, at: number, status_code: number | null, error: string | null, duration_ms: number }
+export interface DeliveryRow { n: number, seq: number, attempt: number, at: number, status_code: number | null, error: string | null, duration_ms: number, response: string | null }
+
+export const DELIVERY_COLUMNS = 'n, seq, attempt, at, status_code, error, duration_ms, response'
+
+/** The rows of a kind (SQL the same in both engines): a test send is seq 0, a change's delivery above. */
+export const KIND_CONDITION: Record<AttemptKind, string> = { all: 'TRUE', changes: 'seq > 0', tests: 'seq = 0' }
 
 export const WEBHOOK_COLUMNS = 'id, url, events, status, secret, previous_secret, previous_secret_until, cursor, attempts, next_attempt_at, failing_since, last_error, created_at'
 
@@ -39,8 +44,8 @@ export const toWebhook = (r: WebhookRow): Webhook => ({
   createdAt: r.created_at
 })
 
-export const toAttempt = (r: DeliveryRow): DeliveryAttempt =>
-  ({ seq: r.seq, attempt: r.attempt, at: r.at, statusCode: r.status_code, error: r.error, durationMs: r.duration_ms })
+export const toAttempt = (r: DeliveryRow): LoggedAttempt =>
+  ({ n: Number(r.n), seq: Number(r.seq), attempt: r.attempt, at: Number(r.at), statusCode: r.status_code, error: r.error, durationMs: r.duration_ms, response: r.response })
 
 /**
  * The columns an update resets besides those it names (SQL the same in both engines): resumed, a

@@ -1,5 +1,5 @@
 import type { ChangeKind } from '../catalogue/changes.js'
-import type { DeliveryAttempt, Webhook, WebhookStatus } from '../catalogue/webhook.js'
+import type { AttemptKind, DeliveryAttempt, LoggedAttempt, Webhook, WebhookStatus } from '../catalogue/webhook.js'
 
 // The webhooks' storage, one implementation per engine beside the plants (sqlite/, postgres/):
 // subscriptions, each with its delivery cursor and attempt state, and a short log of attempts.
@@ -32,8 +32,11 @@ export interface WebhookLag {
   attempts: number
 }
 
-/** Attempts kept per webhook for GET /v3/webhooks/{id}/deliveries. */
-export const DELIVERIES_KEPT = 100
+/** Attempts at changes kept per webhook for GET /v3/webhooks/{id}/deliveries, and test sends as many again (apart: a run of tests pushes out no delivery). */
+export const DELIVERIES_KEPT = 1000
+
+/** A page of a webhook's attempts: newest first, those before `before` (an attempt's n) when given. */
+export interface AttemptQuery { limit: number, before?: number, kind?: AttemptKind }
 
 export interface WebhookStore {
   /** Starts at the feed's head: a new webhook hears of changes from now on. */
@@ -50,10 +53,10 @@ export interface WebhookStore {
    * secret (its operator lost the new one, or it leaked) is not cut off at once.
    */
   rotateSecret (id: number, secret: string, now: number, previousUntil: number): Promise<Webhook | undefined>
-  /** Records attempts, oldest first, and what they leave behind (pruning the log to DELIVERIES_KEPT), in one transaction. */
+  /** Records attempts, oldest first, and what they leave behind (pruning the log to DELIVERIES_KEPT of each kind), in one transaction. */
   recordAttempts (id: number, attempts: DeliveryAttempt[], outcome?: AttemptOutcome): Promise<void>
-  /** The most recent attempts, newest first. */
-  deliveries (id: number, limit: number): Promise<DeliveryAttempt[]>
+  /** Recorded attempts, newest first. */
+  deliveries (id: number, query: AttemptQuery): Promise<LoggedAttempt[]>
   /**
    * Takes or renews the delivery lease on a webhook for `owner` until `until` (epoch ms): true when
    * `owner` holds it now, false when another instance holds an unexpired lease. One instance delivers each webhook.

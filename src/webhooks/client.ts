@@ -4,7 +4,8 @@ import { connectionPools, type WebhookConnection } from './connection.js'
 import { literalProblem, safeLookup } from './target.js'
 
 // The one way out to a receiver: every name checked after resolution (target.ts), no redirect
-// followed, 10 s for the whole exchange, and no more than 4 KiB of an answer read.
+// followed, 10 s for the whole exchange, and no more than 4 KiB of an answer read (and kept, as text,
+// for the deliveries' log).
 
 export const USER_AGENT = `plant-catalogue-webhooks/${PACKAGE_VERSION}`
 const MAX_READ = 4096
@@ -14,6 +15,16 @@ export interface SendResult {
   statusCode: number | null
   error: string | null
   durationMs: number
+  /** The answer's first MAX_READ bytes as text; null when no answer came. */
+  response: string | null
+}
+
+/**
+ * An answer's bytes as text that every store can keep: UTF-8 (a character cut at the 4 KiB mark, or
+ * any byte that is not UTF-8, becomes U+FFFD), and NUL, which PostgreSQL's text refuses, too.
+ */
+export function answerText (chunks: Buffer[]): string {
+  return Buffer.concat(chunks).subarray(0, MAX_READ).toString('utf8').replaceAll('\u0000', '\uFFFD')
 }
 
 export interface ClientOptions {
@@ -51,7 +62,7 @@ export class WebhookClient {
     const started = performance.now()
     // A literal address never reaches the lookup below: checked here, before every attempt.
     const refused = literalProblem(url, this.options.allowPrivate)
-    if (refused !== undefined) return { statusCode: null, error: `not sent: the URL ${refused} (WEBHOOK_ALLOW_PRIVATE is off)`, durationMs: Math.round(performance.now() - started) }
+    if (refused !== undefined) return { statusCode: null, error: `not sent: the URL ${refused} (WEBHOOK_ALLOW_PRIVATE is off)`, durationMs: Math.round(performance.now() - started), response: null }
     const target = this.target(url)
     headers.push('content-type', 'application/json', 'user-agent', USER_AGENT)
     // undici's dispatch with a handler of our own rather than request(): no body stream, abort
@@ -60,13 +71,14 @@ export class WebhookClient {
     return await new Promise<SendResult>((resolve) => {
       let statusCode: number | null = null
       let read = 0
+      const chunks: Buffer[] = []
       let abort: ((err?: Error) => void) | undefined
       let settled = false
       const settle = (error: string | null): void => {
         if (settled) return
         settled = true
         clearTimeout(timer)
-        resolve({ statusCode, error, durationMs: Math.round(performance.now() - started) })
+        resolve({ statusCode, error, durationMs: Math.round(performance.now() - started), response: statusCode === null ? null : answerText(chunks) })
       }
       const answered = (): void => {
         const code = statusCode ?? 0
@@ -84,6 +96,7 @@ export class WebhookClient {
         onConnect: (a) => { abort = a },
         onHeaders: (code) => { statusCode = code; return true },
         onData: (chunk) => {
+          if (read < MAX_READ) chunks.push(Buffer.from(chunk)) // a copy: the connection may reuse its buffer
           read += chunk.length
           // No more than MAX_READ bytes of an answer: the status is what counts, the rest goes with the connection.
           if (read >= MAX_READ) { answered(); abort?.() }

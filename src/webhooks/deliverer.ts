@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import { FeedGone } from '../catalogue/errors.js'
-import { signingSecrets, type DeliveryAttempt, type Webhook } from '../catalogue/webhook.js'
+import { CUT_BY_SHUTDOWN, signingSecrets, type DeliveryAttempt, type Webhook } from '../catalogue/webhook.js'
 import type { PlantStore } from '../store/plant-store.js'
-import { DELIVERIES_KEPT, type AttemptOutcome, type WebhookLag } from '../store/webhook-store.js'
+import type { AttemptOutcome, WebhookLag } from '../store/webhook-store.js'
 import { WebhookClient, type SendResult } from './client.js'
 import { FeedWindow, type FeedEntry, type FeedPage } from './feed-window.js'
 import type { WebhookMetrics } from './metrics.js'
@@ -29,6 +29,8 @@ export interface DelivererOptions {
 
 /** Changes read at once per webhook; each is still sent alone, in order. */
 const PAGE = 100
+/** Deliveries held between two saves at most (FLUSH_MS apart): only the newest are recorded when more come. */
+const HELD_BETWEEN_SAVES = 100
 /** The longest deliveries wait to be recorded together (the cursor moves with them). */
 const FLUSH_MS = 100
 /** How often the list of webhooks is read again (another instance may have added or paused one). */
@@ -165,6 +167,8 @@ export class WebhookDeliverer {
 /** One webhook's deliveries: the next change after its cursor, sent until delivered or given up, then the one after. */
 export class DeliveryLoop {
   private stopped = false
+  /** Stopped as a crash would stop it (tests): nothing more is written. */
+  private crashed = false
   /** The loop has returned: its webhook is no longer active here, or it was stopped. */
   ended = false
   private sleeping: { timer: NodeJS.Timeout, resolve: () => void } | undefined
@@ -176,7 +180,7 @@ export class DeliveryLoop {
   /** Waiting for a retry's time: commits do not wake it (a dead receiver's loop would otherwise read on every write). */
   private retrying = false
   /** Deliveries made since the last save. */
-  private readonly delivered = new DeliveredLog(DELIVERIES_KEPT)
+  private readonly delivered = new DeliveredLog(HELD_BETWEEN_SAVES)
 
   constructor (private readonly deliverer: WebhookDeliverer, readonly id: number, private readonly owner: string) {}
 
@@ -200,6 +204,7 @@ export class DeliveryLoop {
   }
 
   abandon (): void {
+    this.crashed = true
     this.stopped = true
     this.leasedUntil = 0
     this.wake()
@@ -290,13 +295,28 @@ export class DeliveryLoop {
       await this.deliverer.pacer.turn()
       if (this.stopped) { await save(); return 0 }
       const result = await this.send(webhook, change)
-      // Stopped meanwhile: this attempt is not recorded; the change is sent again by whoever delivers next.
-      if (this.stopped) { await save(); return 0 }
       const tried = settings.now()
+      // Stopped meanwhile (the service stopping, the webhook paused or handed over): the attempt is
+      // recorded, not lost. Delivered, the cursor moves on; failed, the failure is not counted
+      // against the receiver (its retries and 3 days are not the stop's doing): the change is sent
+      // again by whoever delivers next.
+      if (this.crashed) return 0
+      if (this.stopped) {
+        if (result.error === null) {
+          this.cursor = change.seq
+          delivered.add(change.seq, attempts + 1, tried, result.statusCode, result.durationMs, result.response)
+          await save()
+        } else {
+          // In the log alone: the webhook's retry state may be another instance's by now.
+          await save()
+          await webhooks.recordAttempts(this.id, [{ seq: change.seq, attempt: attempts + 1, at: tried, ...result, error: `${result.error}; ${CUT_BY_SHUTDOWN}` }])
+        }
+        return 0
+      }
       if (result.error === null) {
         this.deliverer.metrics?.delivered('delivered')
         this.cursor = change.seq
-        delivered.add(change.seq, attempts + 1, tried, result.statusCode, result.durationMs)
+        delivered.add(change.seq, attempts + 1, tried, result.statusCode, result.durationMs, result.response)
         if (tried - savedAt >= FLUSH_MS) await save()
         attempts = 0
         failingSince = null
@@ -362,14 +382,18 @@ export class DeliveryLoop {
  */
 export class DeliveredLog {
   private readonly fields: Float64Array
+  /** What each receiver answered, beside its numbers (most often '' or a short word). */
+  private readonly responses: Array<string | null>
   private next = 0
   size = 0
 
   constructor (private readonly kept: number) {
     this.fields = new Float64Array(kept * 5)
+    this.responses = new Array<string | null>(kept).fill(null)
   }
 
-  add (seq: number, attempt: number, at: number, statusCode: number | null, durationMs: number): void {
+  add (seq: number, attempt: number, at: number, statusCode: number | null, durationMs: number, response: string | null): void {
+    this.responses[this.next] = response
     const at5 = this.next * 5
     this.fields[at5] = seq
     this.fields[at5 + 1] = attempt
@@ -384,9 +408,11 @@ export class DeliveredLog {
   take (): DeliveryAttempt[] {
     const taken: DeliveryAttempt[] = []
     for (let i = 0; i < this.size; i++) {
-      const at5 = ((this.next - this.size + i + this.kept) % this.kept) * 5
+      const slot = (this.next - this.size + i + this.kept) % this.kept
+      const at5 = slot * 5
       const statusCode = this.fields[at5 + 3]
-      taken.push({ seq: this.fields[at5], attempt: this.fields[at5 + 1], at: this.fields[at5 + 2], statusCode: statusCode < 0 ? null : statusCode, error: null, durationMs: this.fields[at5 + 4] })
+      taken.push({ seq: this.fields[at5], attempt: this.fields[at5 + 1], at: this.fields[at5 + 2], statusCode: statusCode < 0 ? null : statusCode, error: null, durationMs: this.fields[at5 + 4], response: this.responses[slot] })
+      this.responses[slot] = null
     }
     this.clear()
     return taken

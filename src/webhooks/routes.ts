@@ -6,7 +6,7 @@ import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import type { PlantStore } from '../store/plant-store.js'
 import type { WebhookDeliverer } from './deliverer.js'
-import { NewWebhook, Webhook, WebhookChanges, WebhookCreated, WebhookDeliveries, WebhookDelivery, WebhookList, WebhookParams, WebhookSecret } from './schemas.js'
+import { DeliveriesQuery, NewWebhook, Webhook, WebhookChanges, WebhookCreated, WebhookDeliveries, WebhookDelivery, WebhookList, WebhookParams, WebhookSecret } from './schemas.js'
 import { newSecret, signedHeaders } from './signing.js'
 import { resolvedProblem, shownUrl, targetProblem, webhookSendingTo } from './target.js'
 
@@ -33,7 +33,7 @@ export function publicWebhook (w: StoredWebhook, now: number): Webhook {
 }
 
 const publicAttempt = (a: DeliveryAttempt): WebhookDelivery =>
-  ({ seq: a.seq, attempt: a.attempt, at: new Date(a.at).toISOString(), statusCode: a.statusCode, error: a.error, durationMs: Math.round(a.durationMs) })
+  ({ seq: a.seq, attempt: a.attempt, at: new Date(a.at).toISOString(), statusCode: a.statusCode, error: a.error, durationMs: Math.round(a.durationMs), response: a.response ?? null })
 
 const notFound = (id: number): HttpProblem => new HttpProblem(404, 'webhook-not-found', `No webhook ${id}`)
 
@@ -165,13 +165,20 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
     schema: {
       ...common,
       operationId: 'list-webhook-deliveries',
-      summary: 'A webhook\'s recent delivery attempts',
+      summary: 'A webhook\'s delivery attempts, newest first, a page at a time',
+      description: 'Each attempt with what the receiver answered (its first 4 KiB). The last 1000 deliveries of changes and the last 1000 test sends are kept, apart; `kind` lists one or the other. ' +
+        'Pages of up to `limit` attempts: pass `nextCursor` back as `cursor` for the older ones.',
       params: WebhookParams,
-      response: { 200: { ...ref(WebhookDeliveries), description: 'Up to the 100 latest attempts, newest first', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 429, 503) }
+      querystring: DeliveriesQuery,
+      response: { 200: { ...ref(WebhookDeliveries), description: 'A page of attempts, newest first', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 429, 503) }
     }
   }, async (request) => {
     await found(request.params.id)
-    return { items: (await webhooks.deliveries(request.params.id, 100)).map(publicAttempt) }
+    const { limit = 100, cursor, kind = 'all' } = request.query
+    // One more than asked: whether an older page exists is known without a second read.
+    const attempts = await webhooks.deliveries(request.params.id, { limit: limit + 1, before: cursor, kind })
+    const page = attempts.slice(0, limit)
+    return { items: page.map(publicAttempt), nextCursor: attempts.length > limit ? page[page.length - 1].n : null }
   })
 
   app.post('/v3/webhooks/:id/test', {
@@ -180,7 +187,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       operationId: 'test-webhook',
       summary: 'Send a test delivery now',
       description: 'POSTs `{"kind": "test", "webhook": id}`, signed like every delivery, and answers how the receiver took it (its cursor does not move). ' +
-        'The attempt is listed among the deliveries with seq 0.',
+        'The attempt is listed among the deliveries with seq 0 (GET …/deliveries?kind=tests lists test sends alone), with what the receiver answered.',
       params: WebhookParams,
       response: { 200: { ...ref(WebhookDelivery), description: 'The attempt: statusCode 2xx and error null when the receiver took it', ...json }, ...problemResponses(400, 401, [404, 'No webhook with this id'], 429, 503) }
     }

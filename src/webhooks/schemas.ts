@@ -70,14 +70,27 @@ export const WebhookDelivery = component('WebhookDelivery', Type.Object({
   attempt: Type.Integer({ minimum: 1 }),
   at: Type.String({ description: 'When the attempt ended (its answer came, or it failed), RFC 3339, UTC, with milliseconds; it began durationMs before.' }),
   statusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'The receiver\'s answer, or null when none came.' }),
-  error: Type.Union([Type.String(), Type.Null()], { description: 'Why the attempt failed; null when delivered.' }),
-  durationMs: Type.Integer({ minimum: 0 })
+  error: Type.Union([Type.String(), Type.Null()], { description: 'Why the attempt failed; null when delivered. An attempt whose answer came while the service was stopping says so: it is not counted as a failure, and the change is tried again when delivery resumes.' }),
+  durationMs: Type.Integer({ minimum: 0 }),
+  response: Type.Union([Type.String(), Type.Null()], { description: 'What the receiver answered: the first 4 KiB of its body, as UTF-8 text (bytes that are not, a character cut at the limit, and NUL each shown as U+FFFD). null when no answer came, or for an attempt recorded before answers were kept.' })
 }))
 export type WebhookDelivery = Static<typeof WebhookDelivery>
 
 export const WebhookDeliveries = component('WebhookDeliveries', Type.Object({
-  items: Type.Array(Type.Unsafe<WebhookDelivery>(Type.Ref('WebhookDelivery')), { description: 'The most recent attempts (up to 100), newest first.' })
+  items: Type.Array(Type.Unsafe<WebhookDelivery>(Type.Ref('WebhookDelivery')), { description: 'Attempts, newest first, up to limit.' }),
+  nextCursor: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'Pass as cursor for the older attempts; null when there are none.' })
 }))
+
+export const DeliveriesQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 100, description: 'Attempts on a page (at most 100).' })),
+  cursor: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The nextCursor of the page before: the attempts older than those.' })),
+  kind: Type.Optional(Type.Unsafe<'all' | 'changes' | 'tests'>({
+    type: 'string',
+    enum: ['all', 'changes', 'tests'],
+    default: 'all',
+    description: 'changes: deliveries of changes only; tests: test sends only (POST /v3/webhooks/{id}/test, seq 0); all (default): both. The last 1000 of each are kept apart, so test sends never push deliveries out.'
+  }))
+}, { additionalProperties: false })
 
 export const WebhookTest = component('WebhookTest', Type.Object({
   kind: Type.Unsafe<'test'>({ type: 'string', enum: ['test'] }),

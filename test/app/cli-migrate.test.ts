@@ -173,7 +173,7 @@ test('migrate copies the webhooks with their ids, secrets, place in the feed, at
     { cursor: 0, attempts: 1, nextAttemptAt: now + 60_000, failingSince: now + 4, lastError: 'HTTP 503', failing: false })
   await sqlite.webhooks.update(till.id, { status: 'paused' })
   const before = await sqlite.webhooks.list()
-  const logs = [await sqlite.webhooks.deliveries(shop.id, 100), await sqlite.webhooks.deliveries(till.id, 100)]
+  const logs = [await sqlite.webhooks.deliveries(shop.id, { limit: 100 }), await sqlite.webhooks.deliveries(till.id, { limit: 100 })]
   assert.equal(before.length, 2)
   assert.equal(before[0].previousSecret, shop.secret)
   await sqlite.close()
@@ -187,7 +187,7 @@ test('migrate copies the webhooks with their ids, secrets, place in the feed, at
   const pg = await openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 7 * DAY })
   t.after(() => pg.close())
   assert.deepEqual(await pg.webhooks.list(), before, 'every webhook, with its id, secrets, events, status, cursor and attempt state')
-  assert.deepEqual([await pg.webhooks.deliveries(shop.id, 100), await pg.webhooks.deliveries(till.id, 100)], logs)
+  assert.deepEqual([await pg.webhooks.deliveries(shop.id, { limit: 100 }), await pg.webhooks.deliveries(till.id, { limit: 100 })], logs)
   const lag = await pg.webhooks.lag()
   assert.deepEqual(lag.map((l) => [l.id, l.cursor, l.head]), [[shop.id, 2, 3], [till.id, 0, 3]], 'each resumes at its place in the feed')
   assert.equal(await pg.webhooks.lease(shop.id, 'first-instance', Date.now() + 10_000, Date.now()), true, 'no lease came along: the first instance takes it')
@@ -195,5 +195,5 @@ test('migrate copies the webhooks with their ids, secrets, place in the feed, at
   assert.equal(made.id, gone.id + 1, 'a webhook made after the move gets an id never handed out')
   await pg.webhooks.recordAttempts(shop.id, [{ seq: 3, attempt: 1, at: Date.now(), statusCode: 200, error: null, durationMs: 5 }],
     { cursor: 3, attempts: 0, nextAttemptAt: null, failingSince: null, lastError: null, failing: false })
-  assert.equal((await pg.webhooks.deliveries(shop.id, 1))[0].seq, 3, 'the log carries on after the copied attempts')
+  assert.equal((await pg.webhooks.deliveries(shop.id, { limit: 1 }))[0].seq, 3, 'the log carries on after the copied attempts')
 })

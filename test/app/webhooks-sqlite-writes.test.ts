@@ -33,7 +33,7 @@ test('a delivery recorded while another connection holds the write lock waits fo
   other.exec('COMMIT')
   await recording
   assert.equal((await store.webhooks.get(webhook.id))?.cursor, 1)
-  assert.deepEqual((await store.webhooks.deliveries(webhook.id, 10)).map((d) => d.seq), [1])
+  assert.deepEqual((await store.webhooks.deliveries(webhook.id, { limit: 10 })).map((d) => d.seq), [1])
 })
 
 test('the deliverer\'s own writes do not wake the feed\'s listeners: only a change does', async (t) => {

@@ -1,6 +1,6 @@
-import type { DeliveryAttempt, Webhook } from '../../catalogue/webhook.js'
-import { WEBHOOK_COLUMNS as COLUMNS, retryAfresh, toAttempt, toWebhook } from '../webhook-rows.js'
-import { DELIVERIES_KEPT, type AttemptOutcome, type NewWebhook, type WebhookChanges, type WebhookLag, type WebhookStore } from '../webhook-store.js'
+import type { DeliveryAttempt, LoggedAttempt, Webhook } from '../../catalogue/webhook.js'
+import { DELIVERY_COLUMNS, KIND_CONDITION, WEBHOOK_COLUMNS as COLUMNS, retryAfresh, toAttempt, toWebhook } from '../webhook-rows.js'
+import { DELIVERIES_KEPT, type AttemptOutcome, type AttemptQuery, type NewWebhook, type WebhookChanges, type WebhookLag, type WebhookStore } from '../webhook-store.js'
 import type { Session } from './connection.js'
 
 /** The webhooks on PostgreSQL: shared by every instance, each webhook delivered by the one holding its lease. */
@@ -59,13 +59,17 @@ export class PostgresWebhookStore implements WebhookStore {
     await this.session.transaction(async (c) => {
       if (attempts.length > 0) {
         // One statement for the lot: a batch of deliveries costs one round trip.
-        await c.query(`INSERT INTO webhook_deliveries (webhook_id, seq, attempt, at, status_code, error, duration_ms)
-          SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::bigint[], $5::int[], $6::text[], $7::int[])`,
+        await c.query(`INSERT INTO webhook_deliveries (webhook_id, seq, attempt, at, status_code, error, duration_ms, response)
+          SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::bigint[], $5::int[], $6::text[], $7::int[], $8::text[])`,
         [id, attempts.map((a) => a.seq), attempts.map((a) => a.attempt), attempts.map((a) => a.at), attempts.map((a) => a.statusCode),
-          attempts.map((a) => a.error), attempts.map((a) => Math.round(a.durationMs))])
+          attempts.map((a) => a.error), attempts.map((a) => Math.round(a.durationMs)), attempts.map((a) => a.response ?? null)])
       }
-      await c.query(`DELETE FROM webhook_deliveries WHERE webhook_id = $1 AND n <= (
-        SELECT n FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY n DESC LIMIT 1 OFFSET $2)`, [id, DELIVERIES_KEPT])
+      // Deliveries of changes and test sends are kept apart, each to its own count.
+      for (const kind of ['changes', 'tests'] as const) {
+        if (!attempts.some((a) => (a.seq === 0) === (kind === 'tests'))) continue
+        await c.query(`DELETE FROM webhook_deliveries WHERE webhook_id = $1 AND ${KIND_CONDITION[kind]} AND n <= (
+          SELECT n FROM webhook_deliveries WHERE webhook_id = $1 AND ${KIND_CONDITION[kind]} ORDER BY n DESC LIMIT 1 OFFSET $2)`, [id, DELIVERIES_KEPT])
+      }
       if (outcome) {
         // An instance whose lease was taken over may finish late: its older cursor changes nothing.
         await c.query(`UPDATE webhooks SET cursor = greatest(cursor, $2), attempts = $3, next_attempt_at = $4, failing_since = $5, last_error = $6,
@@ -75,9 +79,10 @@ export class PostgresWebhookStore implements WebhookStore {
     })
   }
 
-  async deliveries (id: number, limit: number): Promise<DeliveryAttempt[]> {
+  async deliveries (id: number, { limit, before, kind = 'all' }: AttemptQuery): Promise<LoggedAttempt[]> {
     const { rows } = await this.session.run((c) => c.query(
-      'SELECT seq, attempt, at, status_code, error, duration_ms FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY n DESC LIMIT $2', [id, limit]))
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = $1 AND n < $2 AND ${KIND_CONDITION[kind]} ORDER BY n DESC LIMIT $3`,
+      [id, before ?? Number.MAX_SAFE_INTEGER, limit]))
     return rows.map(toAttempt)
   }
 

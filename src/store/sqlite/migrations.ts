@@ -4,7 +4,7 @@ import { nameOrderKey } from '../../catalogue/name-order.js'
 import { UNPRICED } from '../../catalogue/query.js'
 import { chunksOf } from './photo-writes.js'
 import { compatibilityFoldMigration, searchTextMigration } from './search-backlog.js'
-import { WEBHOOKS_MIGRATION } from './webhook-store.js'
+import { WEBHOOK_RESPONSES_MIGRATION, WEBHOOKS_MIGRATION } from './webhook-store.js'
 import { API_KEYS_MIGRATION } from './sqlite-key-store.js'
 import { TRASH_MIGRATION } from './trash.js'
 import { HISTORY_MIGRATION } from './history.js'
@@ -114,7 +114,8 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   HISTORY_MIGRATION,
   tagKeys,
   nameOrderKeys,
-  categorySorts
+  categorySorts,
+  WEBHOOK_RESPONSES_MIGRATION
 ]
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
-import type { DeliveryAttempt, Webhook } from '../../catalogue/webhook.js'
-import { WEBHOOK_COLUMNS as COLUMNS, retryAfresh, toAttempt, toWebhook, type DeliveryRow, type WebhookRow as Row } from '../webhook-rows.js'
-import type { AttemptOutcome, NewWebhook, WebhookChanges, WebhookLag, WebhookStore } from '../webhook-store.js'
+import type { DeliveryAttempt, LoggedAttempt, Webhook } from '../../catalogue/webhook.js'
+import { DELIVERY_COLUMNS, KIND_CONDITION, WEBHOOK_COLUMNS as COLUMNS, retryAfresh, toAttempt, toWebhook, type DeliveryRow, type WebhookRow as Row } from '../webhook-rows.js'
+import type { AttemptOutcome, AttemptQuery, NewWebhook, WebhookChanges, WebhookLag, WebhookStore } from '../webhook-store.js'
 import type { WebhookWriteOp } from './webhook-writes.js'
 
 /** The webhooks migration (issue 28): webhooks, their delivery state, and a short log of attempts. */
@@ -38,6 +38,11 @@ export const WEBHOOKS_MIGRATION = `
   CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook_id, n);
 `
 
+/** Each attempt keeps what its receiver answered (the first 4 KiB, as text); NULL: no answer, or recorded before. */
+export const WEBHOOK_RESPONSES_MIGRATION = `
+  ALTER TABLE webhook_deliveries ADD COLUMN response TEXT;
+`
+
 const HEAD = "max(coalesce((SELECT max(seq) FROM changes), 0), (SELECT value FROM meta WHERE key = 'feed_floor'))"
 
 /**
@@ -66,8 +71,9 @@ export class SqliteWebhookStore implements WebhookStore {
         `SELECT w.id, w.status, w.cursor, ${HEAD} AS head, w.attempts,
          (SELECT c.at FROM changes c WHERE c.seq > w.cursor ORDER BY c.seq LIMIT 1) AS oldestWaitingAt
          FROM webhooks w ORDER BY w.id`),
-      deliveries: db.prepare<[number, number], DeliveryRow>(
-        'SELECT seq, attempt, at, status_code, error, duration_ms FROM webhook_deliveries WHERE webhook_id = ? ORDER BY n DESC LIMIT ?')
+      // One statement a kind, each the index's walk back from `before`.
+      deliveries: Object.fromEntries(Object.entries(KIND_CONDITION).map(([kind, condition]) => [kind, db.prepare<[number, number, number], DeliveryRow>(
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = ? AND n < ? AND ${condition} ORDER BY n DESC LIMIT ?`)]))
     }
   }
 
@@ -116,8 +122,8 @@ export class SqliteWebhookStore implements WebhookStore {
     await this.commit({ kind: 'webhook-attempts', id, attempts, outcome })
   }
 
-  async deliveries (id: number, limit: number): Promise<DeliveryAttempt[]> {
-    return this.s.deliveries.all(id, limit).map(toAttempt)
+  async deliveries (id: number, { limit, before, kind = 'all' }: AttemptQuery): Promise<LoggedAttempt[]> {
+    return this.s.deliveries[kind].all(id, before ?? Number.MAX_SAFE_INTEGER, limit).map(toAttempt)
   }
 
   async lag (): Promise<WebhookLag[]> {
