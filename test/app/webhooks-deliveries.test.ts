@@ -4,6 +4,10 @@ import type { AddressInfo } from 'node:net'
 import { describe, test, type TestContext } from 'node:test'
 import type { DeliveryAttempt } from '../../src/catalogue/webhook.js'
 import { DELIVERIES_KEPT } from '../../src/store/webhook-store.js'
+import { migrate as migrateSqlite, WEBHOOK_RESPONSES_VERSION } from '../../src/store/sqlite/migrations.js'
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-plant-store.js'
+import { connect } from '../../src/store/sqlite/writes.js'
+import { tempDir } from '../helpers/process.js'
 import { build, type TestApp } from '../helpers/app.js'
 import { ENGINES } from '../helpers/engines.js'
 import { until } from '../helpers/receiver.js'
@@ -39,6 +43,20 @@ const deliveries = async (api: TestApp, id: number, query = ''): Promise<{ items
 }
 
 const attempt = (seq: number, at: number): DeliveryAttempt => ({ seq, attempt: 1, at, statusCode: 204, error: null, durationMs: 1, response: '' })
+
+test('SQLite: a catalogue whose log was written before answers were kept lists those attempts with response null, and keeps new answers', async (t) => {
+  const dir = tempDir('plants-webhook-responses')
+  t.after(dir.remove)
+  const db = connect(`${dir.path}/catalogue.db`)
+  migrateSqlite(db, () => {}, WEBHOOK_RESPONSES_VERSION)
+  db.prepare("INSERT INTO webhooks (url, events, status, secret, cursor, created_at) VALUES ('https://shop.example/h', '[\"created\"]', 'paused', 'whsec_x', 0, 0)").run()
+  db.prepare('INSERT INTO webhook_deliveries (webhook_id, seq, attempt, at, status_code, error, duration_ms) VALUES (1, 4, 1, 1000, 500, \'answered 500\', 3)').run()
+  db.close()
+  const store = openSqliteStore({ dataDir: dir.path, feedRetentionMs: 86_400_000 })
+  t.after(() => store.close())
+  await store.webhooks.recordAttempts(1, [{ ...attempt(5, 2000), response: 'thanks' }])
+  assert.deepEqual((await store.webhooks.deliveries(1, { limit: 10 })).map((a) => [a.seq, a.statusCode, a.response]), [[5, 204, 'thanks'], [4, 500, null]])
+})
 
 for (const engine of ENGINES) {
   describe(`webhook deliveries log (${engine.name})`, { skip: engine.skip }, () => {

@@ -341,6 +341,8 @@ export const COMPATIBILITY_FOLD_VERSION = MIGRATIONS.indexOf(compatibilityFoldMi
 export const TAG_KEYS_VERSION = MIGRATIONS.indexOf(tagKeys)
 /** The user_version before the migration that orders names by their order keys. */
 export const NAME_ORDER_VERSION = MIGRATIONS.indexOf(nameOrderKeys)
+/** The user_version before the migration that keeps receivers' answers with webhook attempts. */
+export const WEBHOOK_RESPONSES_VERSION = MIGRATIONS.indexOf(WEBHOOK_RESPONSES_MIGRATION)
 /** The user_version before the search texts' migration (accents, word starts). */
 export const SEARCH_TEXT_VERSION = MIGRATIONS.indexOf(searchTextMigration)
 
