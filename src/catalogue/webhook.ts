@@ -51,8 +51,8 @@ export interface LoggedAttempt extends DeliveryAttempt { n: number }
 /** Which attempts a listing holds: test sends are kept and listed apart from deliveries of changes. */
 export type AttemptKind = 'all' | 'changes' | 'tests'
 
-/** What an attempt whose outcome came after the service began to stop says, besides its own error. */
-export const CUT_BY_SHUTDOWN = 'the service was stopping: not counted as a failure, and tried again when delivery resumes'
+/** What an attempt whose outcome came after its delivery began to stop says, besides its own error. */
+export const CUT_BY_SHUTDOWN = 'delivery was stopping (the service shutting down, or the webhook paused or removed): not counted as a failure, and tried again when delivery resumes'
 
 export class WebhookNotFound extends Error {}
 

@@ -1082,7 +1082,7 @@ export interface components {
             at: string;
             attempt: number;
             durationMs: number;
-            /** @description Why the attempt failed; null when delivered. An attempt whose answer came while the service was stopping says so: it is not counted as a failure, and the change is tried again when delivery resumes. */
+            /** @description Why the attempt failed; null when delivered. An attempt whose answer came while its delivery was stopping (shutdown, pause) says so: it is not counted as a failure, and the change is tried again when delivery resumes. */
             error: string | null;
             /** @description What the receiver answered: the first 4 KiB of its body, as UTF-8 text (bytes that are not, a character cut at the limit, and NUL each shown as U+FFFD). null when no answer came, or for an attempt recorded before answers were kept. */
             response: string | null;
@@ -1259,7 +1259,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Every stored key */
+            /** @description Every key, stored or of the environment */
             200: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */

@@ -33,7 +33,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRouteOptions> = async (app,
       summary: 'List the API keys: name, scope, created, expires, last used, revoked, source (never a secret)',
       description: 'The stored keys, oldest first, then the keys of API_KEYS and API_KEYS_FILE, marked source environment (named as the operator named them, or env-1, env-2, … by their place).',
       response: {
-        200: { ...ref(ApiKeyList), description: 'Every stored key', headers: HEADERS.requestId },
+        200: { ...ref(ApiKeyList), description: 'Every key, stored or of the environment', headers: HEADERS.requestId },
         ...problemResponses(429, 503)
       }
     }

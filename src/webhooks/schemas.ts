@@ -70,7 +70,7 @@ export const WebhookDelivery = component('WebhookDelivery', Type.Object({
   attempt: Type.Integer({ minimum: 1 }),
   at: Type.String({ description: 'When the attempt ended (its answer came, or it failed), RFC 3339, UTC, with milliseconds; it began durationMs before.' }),
   statusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'The receiver\'s answer, or null when none came.' }),
-  error: Type.Union([Type.String(), Type.Null()], { description: 'Why the attempt failed; null when delivered. An attempt whose answer came while the service was stopping says so: it is not counted as a failure, and the change is tried again when delivery resumes.' }),
+  error: Type.Union([Type.String(), Type.Null()], { description: 'Why the attempt failed; null when delivered. An attempt whose answer came while its delivery was stopping (shutdown, pause) says so: it is not counted as a failure, and the change is tried again when delivery resumes.' }),
   durationMs: Type.Integer({ minimum: 0 }),
   response: Type.Union([Type.String(), Type.Null()], { description: 'What the receiver answered: the first 4 KiB of its body, as UTF-8 text (bytes that are not, a character cut at the limit, and NUL each shown as U+FFFD). null when no answer came, or for an attempt recorded before answers were kept.' })
 }))

@@ -155,7 +155,7 @@ for (const engine of ENGINES) {
           assert.equal(webhook.deliveredUpTo, 1)
         } else {
           assert.deepEqual([logged.seq, logged.statusCode, logged.response], [1, 503, 'busy'])
-          assert.equal(logged.error, 'answered 503; the service was stopping: not counted as a failure, and tried again when delivery resumes')
+          assert.equal(logged.error, 'answered 503; delivery was stopping (the service shutting down, or the webhook paused or removed): not counted as a failure, and tried again when delivery resumes')
           assert.deepEqual([webhook.deliveredUpTo, webhook.attempts, webhook.status], [0, 0, 'active'])
         }
       }
