@@ -59,7 +59,7 @@ export function keysPart (give: () => void, retry: () => void): Part {
   const content = el('div', { class: 'panel-body' },
     el('p', { class: 'hint', text: 'Give each till, shop front and person a key of their own that allows no more than they need: one can then be revoked without stopping the others.' }),
     secretSlot, list, empty,
-    el('p', { class: 'hint', text: 'Keys set up where the catalogue runs (named env-1, env-2, …) are not listed here and cannot be revoked here: whoever runs the catalogue removes them from its settings and restarts it.' }),
+    el('p', { class: 'hint', text: 'Keys set up where the catalogue runs (named in its settings, or env-1, env-2, …) are not listed here and cannot be revoked here: whoever runs the catalogue removes them from its settings and restarts it.' }),
     el('div', { class: 'panel-actions' }, newKey), form)
 
   // The new key's form.

@@ -51,7 +51,7 @@ staffPageTest('a manager makes a key that may only sell (its secret shown once, 
   await keysPart(page).getByRole('button', { name: 'Give a manager’s key' }).click()
   await giveKey(page)
   await keysPart(page).getByText('No keys have been made here yet.').waitFor()
-  await keysPart(page).getByText('Keys set up where the catalogue runs (named env-1, env-2, …) are not listed here and cannot be revoked here: whoever runs the catalogue removes them from its settings and restarts it.').waitFor()
+  await keysPart(page).getByText('Keys set up where the catalogue runs (named in its settings, or env-1, env-2, …) are not listed here and cannot be revoked here: whoever runs the catalogue removes them from its settings and restarts it.').waitFor()
   await systemsPart(page).getByText('No other system is told of changes yet.').waitFor()
 
   // A new key: the form's own checks first, said at the field.
@@ -335,5 +335,31 @@ staffPageTest('the keyboard alone makes a key, copies it, and revokes one, with 
   await keyRow(page, 'shop-front').locator('.status').filter({ hasText: 'Revoked' }).waitFor()
   assert.equal((await focused()).text, 'shop-front', 'focus is on the revoked key')
   assert.equal((await staff.call('GET', '/v3/keys')).body.items[0].status, 'revoked')
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})
+
+staffPageTest('a manager revoking the key the page itself uses is asked a second time, naming it; Cancel keeps it, the second yes revokes it', async (staff) => {
+  const { page } = staff
+  const made = await staff.call('POST', '/v3/keys', { name: 'lead', scope: 'admin' })
+  assert.equal(made.status, 201)
+  const secret: string = made.body.secret
+  await page.goto(staff.url + '/')
+  await settingsLink(page).click()
+  await keysPart(page).getByRole('button', { name: 'Give a manager’s key' }).click()
+  await giveKey(page, secret)
+  const revoke = async (): Promise<void> => {
+    await keyRow(page, 'lead').getByRole('button', { name: 'Revoke: lead' }).click()
+    await page.getByRole('alertdialog', { name: 'Revoke the key “lead”?' }).getByRole('button', { name: 'Revoke key' }).click()
+  }
+  const again = page.getByRole('alertdialog', { name: 'Revoke the key this page uses?' })
+  await revoke()
+  await again.getByText('“lead” is the key this page is using. Revoked, it stops working here too', { exact: false }).waitFor()
+  await again.getByRole('button', { name: 'Cancel' }).click()
+  await page.getByRole('status').filter({ hasText: '“lead” was not revoked.' }).waitFor()
+  assert.equal((await withKey(staff, secret, 'GET', '/v3/keys')).status, 200, 'still works')
+  await revoke()
+  await again.getByRole('button', { name: 'Revoke it anyway' }).click()
+  await page.getByRole('status').filter({ hasText: 'Revoked “lead”: it no longer works.' }).waitFor()
+  assert.equal((await withKey(staff, secret, 'GET', '/v3/keys')).status, 401)
   assert.deepEqual(unexpectedErrors(staff.errors), [])
 })
