@@ -369,7 +369,7 @@ async function confirmDelete (): Promise<void> {
     // If-Match: the plant deleted is the one staff looked at, and its Undo knows the trash entry (its version + 1).
     await api('DELETE', `/v3/plant/${plant.id}`, { ifMatch: etag })
     close()
-    // The record carries no version: its ETag names it ("<id>.<version>").
+    // The version the delete was conditional on, as its If-Match named it ("<id>.<version>").
     const version = Number(/\.(\d+)"$/.exec(etag)?.[1])
     events.written(`Deleted “${plant.name}”.`, { deleted: plant.id, undo: undoDelete(plant.name, plant.id, version + 1) })
   } catch (err) {

@@ -28,3 +28,10 @@ export interface Change {
 }
 
 export interface ChangePage { items: Change[], next: number }
+
+/**
+ * A change's record as its store kept it (JSON), with the change's version: the plant's version
+ * after the change is the change's own, and records kept before the record carried a version lack it.
+ */
+export const recordOfChange = (json: string | null, version: number): Plant | null =>
+  json === null ? null : { ...JSON.parse(json) as Plant, version }

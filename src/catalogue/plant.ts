@@ -52,14 +52,19 @@ export interface Plant {
   /** RFC 3339, UTC, milliseconds; set by the service, updatedAt with every version. */
   createdAt: string
   updatedAt: string
+  /**
+   * The version its ETag `"<id>.<version>"` names, one more with every change: a list page gives a
+   * client what If-Match and a batch's ifMatch need without reading each plant again.
+   */
+  version: number
 }
 
-/** A plant as stored: the record plus the version its ETag is made from. */
-export interface StoredPlant extends Plant { version: number }
+/** A plant as the store hands it out: the record itself, version included. */
+export type StoredPlant = Plant
 
-/** The record a client sees (and the feed keeps): the stored plant without its version. */
-export const toRecord = ({ id, name, category, tags, status, description, price, sku, barcode, photos, createdAt, updatedAt }: Plant): Plant =>
-  ({ id, name, category, tags, status, description, price, sku, barcode, photos: photos ?? [], createdAt, updatedAt })
+/** The record a client sees (and the feed keeps), in the record's order, whatever else the value held. */
+export const toRecord = ({ id, name, category, tags, status, description, price, sku, barcode, photos, createdAt, updatedAt, version }: Plant): Plant =>
+  ({ id, name, category, tags, status, description, price, sku, barcode, photos: photos ?? [], createdAt, updatedAt, version })
 
 /** The number of plants of each status. */
 export type Inventory = Record<PlantStatus, number>

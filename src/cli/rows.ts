@@ -23,15 +23,19 @@ export type Row =
 
 const CSV_COLUMNS = ['name', 'category', 'tags', 'status', 'description', 'price', 'sku', 'barcode']
 /**
- * Export writes ids, photo URLs and the record's times; import accepts them so an export loads
- * back. An id names the plant a row updates, and updatedAt when that plant last changed before the
- * export (a plant changed since is not overwritten: import-plan.ts). The times are the catalogue's
- * to set, and photos are uploaded pictures, not fields (POST /v3/plant/{id}/photos).
+ * Export writes ids, photo URLs, the record's times and (JSON Lines) its version; import accepts
+ * them so an export loads back. An id names the plant a row updates, and updatedAt when that plant
+ * last changed before the export (a plant changed since is not overwritten: import-plan.ts). The
+ * times and versions are the catalogue's to set, and photos are uploaded pictures, not fields
+ * (POST /v3/plant/{id}/photos).
  */
-const IGNORED = ['photos', 'createdAt']
+const IGNORED = ['photos', 'createdAt', 'version']
+/** An exported record's members that go without saying: a file with updatedAt was written by export. */
+const UNSAID = ['photos', 'version']
 /** Why the ignored columns are ignored, said of those the file has: a file with photos alone is told nothing of times. */
 const ignoredBecause = (ignored: string[]): string => [
-  ...(ignored.some((column) => column !== 'photos') ? ['the catalogue sets the times'] : []),
+  ...(ignored.some((column) => !UNSAID.includes(column)) ? ['the catalogue sets the times'] : []),
+  ...(ignored.includes('version') ? ['the catalogue sets the versions'] : []),
   ...(ignored.includes('photos') ? ['photos are uploaded to a plant, not imported'] : [])
 ].join('; ')
 /** A CSV header is read in lower case. */
@@ -96,7 +100,7 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
       if (!columns) {
         columns = header(record, file)
         // An export's own photos column (beside its updatedAt) goes without saying on every round trip.
-        const ignored = columns.filter((c) => IGNORED_CSV.includes(c) && !(c === 'photos' && columns!.includes(UPDATED_AT_CSV)))
+        const ignored = columns.filter((c) => IGNORED_CSV.includes(c) && !(UNSAID.includes(c) && columns!.includes(UPDATED_AT_CSV)))
         if (ignored.length > 0) notice(`note: the ${ignored.join(' and ')} column${ignored.length > 1 ? 's' : ''} of ${file} ${ignored.length > 1 ? 'are' : 'is'} ignored; ${ignoredBecause(ignored)}`)
         members = columns.filter((c) => c !== 'id' && c !== UPDATED_AT_CSV && !IGNORED_CSV.includes(c))
         continue
@@ -222,8 +226,8 @@ async function * jsonLines (file: string, notice: (message: string) => void): As
     const ignored = IGNORED.filter((member) => Object.hasOwn(record, member))
     if (ignored.length > 0) {
       for (const member of ignored) delete record[member]
-      // As for CSV: an exported record's photos go without saying.
-      const said = ignored.filter((member) => !(member === 'photos' && Object.hasOwn(record, 'updatedAt')))
+      // As for CSV: an exported record's photos and version go without saying.
+      const said = ignored.filter((member) => !(UNSAID.includes(member) && Object.hasOwn(record, 'updatedAt')))
       if (!noticed && said.length > 0) {
         notice(`note: ${said.join(' and ')} members in ${file} are ignored; ${ignoredBecause(said)}`)
         noticed = true

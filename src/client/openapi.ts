@@ -863,6 +863,8 @@ export interface components {
             tags: string[];
             /** @description RFC 3339, UTC, with milliseconds; moves with every version of the plant (photo changes included). */
             updatedAt: string;
+            /** @description The plant's version, the one its ETag `"<id>.<version>"` names: one more with every change (photos included). Send `"<id>.<version>"` as If-Match, or as a batch operation's ifMatch, to write only over this version. Read-only: a body that holds it is refused (400). */
+            version: number;
         };
         /** @description Operations on many plants, applied in one transaction: all of them, or (when any is refused) none. */
         PlantBatch: {
@@ -976,7 +978,7 @@ export interface components {
             /** @description The version whose fields the plant gets back (GET /v3/plant/{id}/history lists them). */
             version: number;
         };
-        /** @description A deleted plant in the trash, as it was when deleted (photos included). */
+        /** @description A deleted plant in the trash, as it was when deleted (photos included): `plant.version` is its last version, one below the entry's `version`, which a restore's If-Match names. */
         TrashedPlant: {
             /** @description The plant's id: a restore brings it back under it. */
             id: number;

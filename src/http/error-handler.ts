@@ -207,14 +207,19 @@ function validationProblem (errors: AjvError[], context: string | undefined, inv
       return new HttpProblem(400, 'invalid-id', idErrors.map((f) => `/id ${f.message}`).join('; '), idErrors)
     }
   }
-  // The contract answers a read-only time with 400 on every write, POST's 405 for invalid input included.
-  const status = context === 'body' && all.some((f) => f.message === READ_ONLY_TIME) ? 400 : invalidStatus
+  // The contract answers a read-only member with 400 on every write, POST's 405 for invalid input included.
+  const status = context === 'body' && all.some((f) => READ_ONLY_MESSAGES.includes(f.message)) ? 400 : invalidStatus
   return new HttpProblem(status, 'invalid-input', detail, fields)
 }
 
 /** The record's times, which the service sets: a client that sends a record back is told so. */
 const READ_ONLY_TIMES = ['createdAt', 'updatedAt']
 const READ_ONLY_TIME = 'is read-only: the service sets createdAt and updatedAt'
+/** The record's version: a client that sends a record back to write over that version means If-Match. */
+const READ_ONLY_VERSION = 'is read-only: the service sets the version; to write only over this version, send "<id>.<version>" as If-Match (a batch operation\'s ifMatch)'
+const READ_ONLY_MESSAGES = [READ_ONLY_TIME, READ_ONLY_VERSION]
+/** Where a body holds a plant's members: the body itself, or a batch operation's plant or patch. */
+const PLANT_AT = /^(\/operations\/\d+\/(plant|patch))?$/
 
 /**
  * The errors as the contract names them, one a value where one says it all: the allowed values
@@ -239,9 +244,9 @@ export function fieldError (e: AjvError, bodyTakes?: string): FieldError {
     const field = String(e.params.additionalProperty)
     // Every record carries photos, so a client that reads, changes and sends back a plant meets this one.
     const message = field === 'photos' && e.instancePath === ''
-      ? 'is read-only: send the plant without photos, createdAt and updatedAt; add a photo with POST /v3/plant/{id}/photos, ' +
+      ? 'is read-only: send the plant without photos, createdAt, updatedAt and version; add a photo with POST /v3/plant/{id}/photos, ' +
         'remove one with DELETE /v3/plant/{id}/photos/{photoId}, reorder them with PUT /v3/plant/{id}/photos/order'
-      : READ_ONLY_TIMES.includes(field) && e.instancePath === '' ? READ_ONLY_TIME : 'is not a known field'
+      : !PLANT_AT.test(e.instancePath) ? 'is not a known field' : READ_ONLY_TIMES.includes(field) ? READ_ONLY_TIME : field === 'version' ? READ_ONLY_VERSION : 'is not a known field'
     return { path: `${e.instancePath}/${escapePointer(field)}`, message }
   }
   return { path: e.instancePath, message: messageOf(e) }

@@ -44,7 +44,12 @@ export const Plant = component('Plant', Type.Object({
   barcode: Type.Union([Type.String(), Type.Null()]),
   photos: Photos,
   createdAt: Time,
-  updatedAt: { ...Time, description: 'RFC 3339, UTC, with milliseconds; moves with every version of the plant (photo changes included).' }
+  updatedAt: { ...Time, description: 'RFC 3339, UTC, with milliseconds; moves with every version of the plant (photo changes included).' },
+  version: Type.Integer({
+    minimum: 1,
+    description: 'The plant\'s version, the one its ETag `"<id>.<version>"` names: one more with every change (photos included). ' +
+      'Send `"<id>.<version>"` as If-Match, or as a batch operation\'s ifMatch, to write only over this version. Read-only: a body that holds it is refused (400).'
+  })
 }, { description: 'A stored plant.' }))
 export type Plant = Static<typeof Plant>
 

@@ -11,7 +11,7 @@ export const TrashedPlant = component('TrashedPlant', Type.Object({
   trashedAt: Type.String({ description: 'When the plant was deleted: RFC 3339, UTC, with milliseconds. It is purged TRASH_RETENTION_DAYS after.' }),
   trashedBy: Type.Union([Type.String(), Type.Null()], { description: 'Who deleted it: the key\'s name, `anonymous` without one.' }),
   plant: ref(Plant)
-}, { additionalProperties: false, description: 'A deleted plant in the trash, as it was when deleted (photos included).' }))
+}, { additionalProperties: false, description: 'A deleted plant in the trash, as it was when deleted (photos included): `plant.version` is its last version, one below the entry\'s `version`, which a restore\'s If-Match names.' }))
 export type TrashedPlant = Static<typeof TrashedPlant>
 
 export const TrashPage = component('TrashPage', Type.Object({

@@ -45,6 +45,8 @@ test('export writes every plant in id order as JSON Lines and as CSV, exactly as
   const jsonl = await plants(['export', '--data-dir', dataDir, '--format', 'jsonl'])
   assert.equal(jsonl.code, 0)
   assert.deepEqual(jsonl.stdout.trimEnd().split('\n').map((l) => JSON.parse(l)), stored.map(record))
+  // The record as the API sends it, its version included.
+  assert.deepEqual(jsonl.stdout.trimEnd().split('\n').slice(0, 2).map((l) => JSON.parse(l).version), [1, 1])
 
   const asCsv = await plants(['export', '--data-dir', dataDir])
   assert.equal(asCsv.code, 0)

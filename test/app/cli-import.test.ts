@@ -65,8 +65,8 @@ test('a CSV with 1% bad rows: every good row is stored, every bad row is reporte
   assert.equal(summary(first.stdout, 'rejected'), 20)
   const stored = await catalogueOf(dataDir)
   assert.deepEqual(stored.map((p) => p.name), good, 'every good row, in file order')
-  assert.deepEqual(seedView(stored[0]), { id: 1, name: 'Plant "0", the tall', category: null, tags: [], status: 'sold', photos: [], version: 1 })
-  assert.deepEqual(seedView(stored[1]), { id: 2, name: 'Plant 1', category: 'indoor', tags: ['green', 'large'], status: 'available', photos: [], version: 1 })
+  assert.deepEqual(seedView(stored[0]), { id: 1, name: 'Plant "0", the tall', category: null, tags: [], status: 'sold', photos: [] })
+  assert.deepEqual(seedView(stored[1]), { id: 2, name: 'Plant 1', category: 'indoor', tags: ['green', 'large'], status: 'available', photos: [] })
 
   const second = await plants(['import', '--create', file, '--data-dir', dataDir])
   assert.deepEqual(reportedLines(second.stderr, file), badLines)
@@ -136,7 +136,7 @@ function jsonError (text: string): string {
   return ''
 }
 
-test('the note on columns an import ignores gives the reasons for those the file has: times only when it has createdAt or updatedAt', async (t) => {
+test('the note on columns an import ignores gives the reasons for those the file has: times only when it has createdAt or updatedAt, versions when it has version', async (t) => {
   const dir = await tempDir(t)
   const photos = join(dir, 'photos.csv')
   await writeFile(photos, 'name,photos\nFern,http://x/1.jpg\n')
@@ -146,6 +146,13 @@ test('the note on columns an import ignores gives the reasons for those the file
   const noted = async (file: string): Promise<string> => (await plants(['import', file, '--data-dir', join(dir, 'data'), '--dry-run'])).stderr.replace(/note: .* holds no catalogue yet: .*\n/, '')
   assert.equal(await noted(photos), `note: the photos column of ${photos} is ignored; photos are uploaded to a plant, not imported\n`)
   assert.equal(await noted(times), `note: createdAt members in ${times} are ignored; the catalogue sets the times\n`)
+  const versions = join(dir, 'versions.jsonl')
+  await writeFile(versions, '{"name":"Fern","version":3}\n')
+  assert.equal(await noted(versions), `note: version members in ${versions} are ignored; the catalogue sets the versions\n`)
+  // A record as export wrote it (with updatedAt) says nothing of its photos and version.
+  const exported = join(dir, 'exported.jsonl')
+  await writeFile(exported, '{"name":"Fern","photos":[],"version":3,"updatedAt":"2026-01-01T00:00:00.000Z"}\n')
+  assert.equal(await noted(exported), '')
 })
 
 test('a row is judged by the same rules and words as POST /v3/plant', async (t) => {

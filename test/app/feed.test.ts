@@ -30,7 +30,7 @@ for (const engine of ENGINES) {
       const page = (await request({ method: 'GET', url: '/v3/plant/changes' })).json()
       assert.deepEqual(page.items.map((c: any) => [c.kind, c.id, c.version]), [['created', plant.id, 1], ['updated', plant.id, 2], ['deleted', plant.id, 3]])
       assert.deepEqual(page.items[0].plant, plant)
-      assert.deepEqual(page.items[1].plant, { ...plant, name: 'Fern 2', status: 'sold', updatedAt: page.items[1].plant.updatedAt })
+      assert.deepEqual(page.items[1].plant, { ...plant, name: 'Fern 2', status: 'sold', updatedAt: page.items[1].plant.updatedAt, version: 2 })
       assert.equal(page.items[2].plant, null)
       const seqs = page.items.map((c: any) => c.seq)
       assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b))

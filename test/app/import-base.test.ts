@@ -19,7 +19,8 @@ const plant: Plant = {
   barcode: null,
   photos: [],
   createdAt: '2026-11-01T09:00:00.000Z',
-  updatedAt: '2026-11-27T12:00:02.500Z'
+  updatedAt: '2026-11-27T12:00:02.500Z',
+  version: 5
 }
 const entry = (version: number, at: string, changes: HistoryEntry['changes'], kind: HistoryEntry['kind'] = 'updated'): HistoryEntry => ({ version, at, actor: 'till', kind, changes })
 const HISTORY: HistoryEntry[] = [

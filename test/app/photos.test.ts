@@ -74,7 +74,7 @@ for (const engine of ENGINES) {
       assert.equal(sentBack.statusCode, 400)
       assert.deepEqual(sentBack.json().errors, [{
         path: '/photos',
-        message: 'is read-only: send the plant without photos, createdAt and updatedAt; add a photo with POST /v3/plant/{id}/photos, ' +
+        message: 'is read-only: send the plant without photos, createdAt, updatedAt and version; add a photo with POST /v3/plant/{id}/photos, ' +
           'remove one with DELETE /v3/plant/{id}/photos/{photoId}, reorder them with PUT /v3/plant/{id}/photos/order'
       }])
       const put = await app.request({ method: 'PUT', url: '/v3/plant', payload: { id: plant.id, name: 'Fern 2' } })

@@ -102,7 +102,7 @@ for (const engine of ENGINES) {
       assert.equal(res.statusCode, 200, res.body)
       const { results } = res.json()
       assert.deepEqual(results.map((r: { status: number }) => r.status), [204, 200, 200, 200, 200])
-      assert.deepEqual(results[4].plant, { ...results[2].plant, name: 'Other, renamed', updatedAt: results[4].plant.updatedAt })
+      assert.deepEqual(results[4].plant, { ...results[2].plant, name: 'Other, renamed', updatedAt: results[4].plant.updatedAt, version: results[2].plant.version + 1 })
       const { items } = await app.store.changes(0, 100)
       assert.deepEqual(items.slice(-5).map((c) => c.kind), ['deleted', 'created', 'updated', 'created', 'updated'])
       const seqs = items.slice(-5).map((c) => c.seq)

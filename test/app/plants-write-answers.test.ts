@@ -74,7 +74,7 @@ for (const engine of ENGINES) {
       const res = await request({ method: 'PUT', url: '/v3/plant', payload: plant })
       assert.equal(res.statusCode, 400)
       const photos = res.json().errors.find((e: { path: string }) => e.path === '/photos')
-      assert.match(photos.message, /^is read-only: send the plant without photos, createdAt and updatedAt;/)
+      assert.match(photos.message, /^is read-only: send the plant without photos, createdAt, updatedAt and version;/)
       assert.match(photos.message, /reorder them with PUT \/v3\/plant\/\{id\}\/photos\/order/)
     })
     test('a 412 names the current ETag; an If-Match without quotes or a weak one is told what is wrong with it, even when it names the current version', async (t) => {

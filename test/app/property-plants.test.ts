@@ -101,7 +101,7 @@ for (const engine of ENGINES) {
         assert.equal(created.statusCode, 200, created.body)
         const { id, createdAt, updatedAt } = created.json()
         const fields = { ...defaultsOf(NewPlant), ...plant }
-        const expected = { id, ...fields, price: canonicalPrice(fields.price as string | null), photos: [], createdAt, updatedAt }
+        const expected = { id, ...fields, price: canonicalPrice(fields.price as string | null), photos: [], createdAt, updatedAt, version: 1 }
         assert.match(createdAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
         assert.equal(updatedAt, createdAt)
         assert.deepEqual(created.json(), expected)
@@ -236,10 +236,14 @@ class Model {
 
 type IfMatch = 'none' | 'current' | 'stale' | 'star' | 'garbage'
 
-/** The record the model expects for `fields` (defaulted): the price as the record shows it, the times as the service set them. */
-function recordOf (answer: Record_, fields: Record<string, unknown>): Record_ {
-  const record = { id: answer.id, ...fields, price: canonicalPrice(fields.price as string | null), photos: [], createdAt: answer.createdAt, updatedAt: answer.updatedAt }
+/**
+ * The record the model expects for `fields` (defaulted) at `version`: the price as the record shows
+ * it, the times as the service set them; the version the one its ETag names.
+ */
+function recordOf (answer: Record_, fields: Record<string, unknown>, version: number, etag: unknown): Record_ {
+  const record = { id: answer.id, ...fields, price: canonicalPrice(fields.price as string | null), photos: [], createdAt: answer.createdAt, updatedAt: answer.updatedAt, version }
   assert.deepEqual(answer, record)
+  assert.equal(etag, `"${String(answer.id)}.${version}"`)
   assert.match(String(record.createdAt), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
   return record
 }
@@ -273,7 +277,7 @@ class Create implements fc.AsyncCommand<Model, TestApp> {
     }
     if (skuHeld(m, this.fields.sku, undefined, res)) return
     assert.equal(res.statusCode, 200, res.body)
-    const record = recordOf(res.json(), { ...defaultsOf(NewPlant), ...this.fields })
+    const record = recordOf(res.json(), { ...defaultsOf(NewPlant), ...this.fields }, 1, res.headers.etag)
     assert.equal(record.updatedAt, record.createdAt)
     assert.ok(record.id > m.lastId, `ids increase and are never reused: ${record.id} after ${m.lastId}`)
     m.lastId = record.id
@@ -304,7 +308,7 @@ class Update implements fc.AsyncCommand<Model, TestApp> {
     }
     if (skuHeld(m, this.fields.sku, id, res)) return
     assert.equal(res.statusCode, 200, res.body)
-    const record = recordOf(res.json(), { ...defaultsOf(PlantUpdate), ...this.fields })
+    const record = recordOf(res.json(), { ...defaultsOf(PlantUpdate), ...this.fields }, Number(plant.record.version) + 1, res.headers.etag)
     assert.equal(record.createdAt, plant.record.createdAt, 'createdAt never moves')
     assert.ok(String(record.updatedAt) >= String(plant.record.updatedAt), 'updatedAt moves forward')
     const etag = String(res.headers.etag)

@@ -50,14 +50,15 @@ for (const engine of ENGINES) {
       assert.equal(entry.version, deleted[0].version)
       assert.equal(entry.trashedBy, 'anonymous')
       assert.match(entry.trashedAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
-      assert.deepEqual(entry.plant, { ...plant, photos: [photo], updatedAt: entry.plant.updatedAt })
+      // The record as it was deleted: its last version, one below the entry's.
+      assert.deepEqual(entry.plant, { ...plant, photos: [photo], updatedAt: entry.plant.updatedAt, version: entry.version - 1 })
 
       const restored = await app.request({ method: 'POST', url: `/v3/trash/${plant.id}/restore` })
       assert.equal(restored.statusCode, 200, restored.body)
       assert.equal(restored.headers.etag, `"${plant.id}.${entry.version + 1}"`)
       assert.equal(restored.headers.location, `/v3/plant/${plant.id}`)
       const back = restored.json()
-      assert.deepEqual({ ...back, updatedAt: undefined }, { ...plant, photos: [photo], updatedAt: undefined })
+      assert.deepEqual({ ...back, updatedAt: undefined }, { ...plant, photos: [photo], updatedAt: undefined, version: entry.version + 1 })
       const again = await app.request({ method: 'GET', url: `/v3/plant/${plant.id}` })
       assert.equal(again.statusCode, 200)
       assert.deepEqual(again.json(), back)

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import type { BatchOperation, BatchOptions, BatchResult } from '../../catalogue/batch.js'
-import { ANONYMOUS_WRITE, type Change, type ChangePage, type WriteMeta } from '../../catalogue/changes.js'
+import { ANONYMOUS_WRITE, recordOfChange, type Change, type ChangePage, type WriteMeta } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
 import { fieldChanges, HISTORY_RETENTION_DAYS, type HistoryEntry } from '../../catalogue/history.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
@@ -316,7 +316,7 @@ class PostgresPlantStore implements PlantStore {
     if (after < rows[0].floor) throw new FeedGone('expired')
     if (after > rows[0].head) throw new FeedGone('ahead')
     const items = rows.filter((r) => r.seq !== null).map((r): Change =>
-      ({ seq: r.seq!, kind: r.kind, id: r.plant_id, version: r.version, actor: r.actor, at: timestamp(Number(r.at)), plant: r.plant === null ? null : JSON.parse(r.plant) }))
+      ({ seq: r.seq!, kind: r.kind, id: r.plant_id, version: r.version, actor: r.actor, at: timestamp(Number(r.at)), plant: recordOfChange(r.plant, r.version) }))
     return { items, next: items.length > 0 ? items[items.length - 1].seq : after }
   }
 

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import type { Change, ChangePage } from '../../catalogue/changes.js'
+import { recordOfChange, type Change, type ChangePage } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow } from '../../catalogue/errors.js'
 import type { HistoryEntry } from '../../catalogue/history.js'
 import type { StoredPlant } from '../../catalogue/plant.js'
@@ -135,7 +135,7 @@ export function sqliteReads (db: Database.Database, options: ReadOptions): Reads
       if (after < floor.get()!) throw new FeedGone('expired')
       if (after > head.get()!) throw new FeedGone('ahead')
       const items = changeRows.all(after, limit).map((r): Change =>
-        ({ seq: r.seq, kind: r.kind, id: r.plant_id, version: r.version, actor: r.actor, at: timestamp(r.at), plant: r.plant === null ? null : JSON.parse(r.plant) }))
+        ({ seq: r.seq, kind: r.kind, id: r.plant_id, version: r.version, actor: r.actor, at: timestamp(r.at), plant: recordOfChange(r.plant, r.version) }))
       return { items, next: items.length > 0 ? items[items.length - 1].seq : after }
     },
     history: historyReader(db),
