@@ -14,7 +14,7 @@ export interface HistoryEntry {
   version: number
   at: string
   actor: string
-  kind: 'created' | 'updated' | 'deleted'
+  kind: 'created' | 'updated' | 'deleted' | 'reverted' | 'restored'
   changes: Partial<Record<FieldName | 'photos', [Value, Value]>>
 }
 
@@ -78,7 +78,9 @@ function photoLines (before: string[], after: string[]): string[] {
 /** What kind of change a version was, as its line begins. */
 function kindWords (entry: HistoryEntry): string {
   if (entry.kind === 'deleted') return 'Moved to the trash'
-  if (entry.kind === 'created') return Object.keys(entry.changes).length === 0 ? 'Restored from the trash' : 'Added'
+  if (entry.kind === 'restored') return 'Restored from the trash'
+  if (entry.kind === 'reverted') return 'Went back to an earlier version'
+  if (entry.kind === 'created') return 'Added'
   return 'Changed'
 }
 

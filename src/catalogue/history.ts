@@ -13,6 +13,14 @@ export type HistoryField = typeof HISTORY_FIELDS[number]
 /** Each changed field with its value before and after (`photos`: the photos' ids, in order). */
 export type FieldChanges = Partial<Record<HistoryField, [unknown, unknown]>>
 
+/**
+ * What a version was: the feed's kinds, and two of `updated`'s and `created`'s own. `reverted`: a
+ * revert gave the plant an earlier version's fields (the feed says `updated`); `restored`: it came
+ * back from the trash with the fields it was deleted with (the feed says `created`).
+ */
+export type HistoryKind = ChangeKind | 'reverted' | 'restored'
+export const HISTORY_KINDS: readonly HistoryKind[] = ['created', 'updated', 'deleted', 'reverted', 'restored']
+
 export interface HistoryEntry {
   version: number
   /** When it was committed: RFC 3339 UTC with milliseconds. */
@@ -20,16 +28,20 @@ export interface HistoryEntry {
   /** Who made it (WriteMeta.actor). */
   actor: string
   /**
-   * `created`: a new plant (its fields with a value, each from null) or a restore from the trash
-   * (no changes: the fields are those it was deleted with); `deleted`: moved to the trash (no changes).
+   * `created`: a new plant (its fields with a value, each from null); `updated`; `reverted` (the
+   * fields it changed back); `deleted`: moved to the trash, and `restored` from it (no changes).
    */
-  kind: ChangeKind
+  kind: HistoryKind
   changes: FieldChanges
 }
 
-/** How a kind is stored: a small number (SQLite keeps 0 and 1 in no bytes at all). */
-export const KIND_CODES: Record<ChangeKind, number> = { created: 0, updated: 1, deleted: 2 }
-export const kindOfCode = (code: number): ChangeKind => code === 0 ? 'created' : code === 1 ? 'updated' : 'deleted'
+/**
+ * How a kind is stored: a small number (SQLite keeps 0 and 1 in no bytes at all). Reverts and
+ * restores written before they had kinds of their own are 1 and 0: the migrations make a 0 with no
+ * changes a 4 (a creation always lists its name), while a revert cannot be told from an update.
+ */
+export const KIND_CODES: Record<HistoryKind, number> = { created: 0, updated: 1, deleted: 2, reverted: 3, restored: 4 }
+export const kindOfCode = (code: number): HistoryKind => HISTORY_KINDS[code] ?? 'updated'
 
 /** The most a page of history holds, and the size of a page when none is asked for. */
 export const HISTORY_PAGE_MAX = 100

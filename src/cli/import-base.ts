@@ -59,8 +59,9 @@ export async function recordAt (plant: Plant, exported: ExportedAt, history: Asy
         continue
       }
       // To the trash and back again changes no field.
-      if (entry.kind === 'deleted' || (entry.kind === 'created' && Object.keys(entry.changes).length === 0)) continue
-      if (entry.kind !== 'updated') return undefined
+      if (entry.kind === 'deleted' || entry.kind === 'restored') continue
+      // A revert changed fields as an update does.
+      if (entry.kind !== 'updated' && entry.kind !== 'reverted') return undefined
       for (const [field, [before]] of Object.entries(entry.changes)) {
         if (field === 'photos') continue
         record[field] = before

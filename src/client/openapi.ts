@@ -248,7 +248,7 @@ export interface paths {
         put?: never;
         /**
          * Give a plant back the fields of one of its versions, as a new version (photos, and unless asked the status, stay as they are)
-         * @description One `updated` change in the feed, by the key that sent it. The status stays as it is (a sale or a hold happened in the world) unless the body says `"status": true`. Checks in this order: the path id and the body (400), the plant (404), If-Match (412), the version (404 version-not-kept), the SKU (409 sku-taken: another plant has taken it since). A revert to the fields the plant has already answers the plant as it is: no new version, no change.
+         * @description One `updated` change in the feed, by the key that sent it, and a `reverted` version in the plant's history. The status stays as it is (a sale or a hold happened in the world) unless the body says `"status": true`. Checks in this order: the path id and the body (400), the plant (404), If-Match (412), the version (404 version-not-kept), the SKU (409 sku-taken: another plant has taken it since). A revert to the fields the plant has already answers the plant as it is: no new version, no change.
          */
         post: operations["revert-plant"];
         delete?: never;
@@ -705,7 +705,7 @@ export interface components {
             /** @enum {string} */
             op: "delete";
         };
-        /** @description Each field the version changed, with its value before and after. A new plant lists the fields it was given a value with, each from null; a delete and a restore from the trash list none (the fields stay as they were). */
+        /** @description Each field the version changed, with its value before and after. A new plant lists the fields it was given a value with, each from null; a revert the fields it gave back; a delete and a restore from the trash list none (the fields stay as they were). */
         FieldChanges: {
             /** @description The barcode: [before, after]. */
             barcode?: (string | null)[];
@@ -734,10 +734,10 @@ export interface components {
             at: string;
             changes: components["schemas"]["FieldChanges"];
             /**
-             * @description `created` also for a restore from the trash.
+             * @description What the version was: `created` (a new plant), `updated` (PUT, PATCH, a batch or import, photos added, removed or reordered), `reverted` (POST /v3/plant/{id}/revert: the feed says `updated`), `deleted` (moved to the trash), `restored` (from the trash: the feed says `created`). A revert made before reverts had a kind of their own stays `updated` (nothing told them apart); a restore made before is `restored`. A restore of the whole catalogue from a backup adds no version: the history is the backup's, its versions moved up with the plants'.
              * @enum {string}
              */
-            kind: "created" | "updated" | "deleted";
+            kind: "created" | "updated" | "deleted" | "reverted" | "restored";
             /** @description The version this change made: the ETag `"<id>.<version>"` it had. */
             version: number;
         };

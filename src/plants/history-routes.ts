@@ -69,7 +69,7 @@ export const historyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       tags,
       security: writeSecurity,
       summary: 'Give a plant back the fields of one of its versions, as a new version (photos, and unless asked the status, stay as they are)',
-      description: 'One `updated` change in the feed, by the key that sent it. The status stays as it is (a sale or a hold happened in the world) ' +
+      description: 'One `updated` change in the feed, by the key that sent it, and a `reverted` version in the plant\'s history. The status stays as it is (a sale or a hold happened in the world) ' +
         'unless the body says `"status": true`. Checks in this order: the path id and the body (400), the plant (404), ' +
         'If-Match (412), the version (404 version-not-kept), the SKU (409 sku-taken: another plant has taken it since). A revert to the fields the ' +
         'plant has already answers the plant as it is: no new version, no change.',

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX } from '../catalogue/history.js'
+import { HISTORY_KINDS, HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX, type HistoryKind } from '../catalogue/history.js'
 import { component, ref } from '../http/components.js'
 
 // A plant's history and its revert on the wire: the only source of their validation, types and document.
@@ -22,14 +22,21 @@ export const FieldChanges = component('FieldChanges', Type.Object({
 }, {
   additionalProperties: false,
   description: 'Each field the version changed, with its value before and after. A new plant lists the fields it was given a value with, each from null; ' +
-    'a delete and a restore from the trash list none (the fields stay as they were).'
+    'a revert the fields it gave back; a delete and a restore from the trash list none (the fields stay as they were).'
 }))
 
 export const HistoryEntry = component('HistoryEntry', Type.Object({
   version: Type.Integer({ minimum: 1, description: 'The version this change made: the ETag `"<id>.<version>"` it had.' }),
   at: Type.String({ description: 'When it was made (RFC 3339, UTC, milliseconds).' }),
   actor: Type.String({ description: 'Who made it: the API key\'s name, `anonymous` without one, `cli` for the `plants` command line.' }),
-  kind: Type.Unsafe<'created' | 'updated' | 'deleted'>({ type: 'string', enum: ['created', 'updated', 'deleted'], description: '`created` also for a restore from the trash.' }),
+  kind: Type.Unsafe<HistoryKind>({
+    type: 'string',
+    enum: [...HISTORY_KINDS],
+    description: 'What the version was: `created` (a new plant), `updated` (PUT, PATCH, a batch or import, photos added, removed or reordered), ' +
+      '`reverted` (POST /v3/plant/{id}/revert: the feed says `updated`), `deleted` (moved to the trash), `restored` (from the trash: the feed says `created`). ' +
+      'A revert made before reverts had a kind of their own stays `updated` (nothing told them apart); a restore made before is `restored`. ' +
+      'A restore of the whole catalogue from a backup adds no version: the history is the backup\'s, its versions moved up with the plants\'.'
+  }),
   changes: ref(FieldChanges)
 }, { additionalProperties: false, description: 'One version of a plant, as its history keeps it.' }))
 export type HistoryEntry = Static<typeof HistoryEntry>

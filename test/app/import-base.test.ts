@@ -64,7 +64,7 @@ test('a history that ends after the export is whole when the catalogue keeps eve
 })
 
 test('a move to the trash and back changes no field and is stepped over; two versions in the second of a time without milliseconds cannot be told apart', async () => {
-  const restored = [entry(6, '2026-11-27T12:10:00.000Z', {}, 'created'), entry(5, '2026-11-27T12:05:00.000Z', {}, 'deleted'), ...HISTORY]
+  const restored = [entry(6, '2026-11-27T12:10:00.000Z', {}, 'restored'), entry(5, '2026-11-27T12:05:00.000Z', {}, 'deleted'), ...HISTORY]
   assert.deepEqual(await recordAt(plant, at('2026-11-27T12:00:02.500Z'), pages(restored)), plant)
   assert.deepEqual(await recordAt(plant, at('2026-11-27T11:30:00.000Z'), pages(restored)), { ...plant, status: 'available', price: '4.00', tags: [] })
   const sameSecond = [entry(5, '2026-11-27T12:00:02.900Z', { status: ['pending', 'sold'] }), entry(4, '2026-11-27T12:00:02.100Z', { status: ['available', 'pending'] }), ...HISTORY.slice(1)]

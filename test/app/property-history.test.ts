@@ -73,7 +73,7 @@ const fieldsOf = (record: Record<string, unknown>): Fields => Object.fromEntries
 
 /** A new version of the model's plant. */
 function version (p: ModelPlant, kind: string, next: Fields): void {
-  p.history.push({ version: p.version + 1, kind, changes: kind === 'updated' ? diff(p.fields, next) : {} })
+  p.history.push({ version: p.version + 1, kind, changes: kind === 'updated' || kind === 'reverted' ? diff(p.fields, next) : {} })
   p.version++
   p.fields = next
   p.at.set(p.version, next)
@@ -102,7 +102,7 @@ async function apply (app: TestApp, plants: ModelPlant[], o: Op): Promise<void> 
     const res = await app.request({ method: 'POST', url: `/v3/trash/${p.id}/restore` })
     if (p.live) return assert.equal(res.statusCode, 404, what)
     assert.equal(res.statusCode, 200, what)
-    version(p, 'created', p.fields)
+    version(p, 'restored', p.fields)
     p.live = true
   } else {
     // Back to a version there is (most draws), or to one beyond the newest (never kept).
@@ -117,7 +117,7 @@ async function apply (app: TestApp, plants: ModelPlant[], o: Op): Promise<void> 
       return assert.match(res.json().type, /\/version-not-kept$/, what)
     }
     assert.equal(res.statusCode, 200, `${what}: ${res.body}`)
-    if (!same(fields, p.fields)) version(p, 'updated', fields)
+    if (!same(fields, p.fields)) version(p, 'reverted', fields)
     assert.equal(res.headers.etag, `"${p.id}.${p.version}"`, what)
   }
 }

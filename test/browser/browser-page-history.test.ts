@@ -250,7 +250,7 @@ staffPageTest('from the keyboard alone: History is reached and opened, an older 
   await page.locator(`#plants li[data-id="${id}"] [data-role="open"]`).filter({ hasText: /^Fern$/ }).waitFor()
   await list.locator('li[data-version="5"]').waitFor()
   const top = (await shown(list))[0]
-  assert.deepEqual([top.line, top.changes], [`Changed ${await when(page, (await timesOf(staff, id)).get(5))} by env-1`,
+  assert.deepEqual([top.line, top.changes], [`Went back to an earlier version ${await when(page, (await timesOf(staff, id)).get(5))} by env-1`,
     ['Name: Boston fern → Fern', `Price: ${await euros(page, 7.5)} → ${await euros(page, 5)}`]])
   await screenshots(page, editor.locator('#history-undo'), 'history-gone-back', engine.name)
 

@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import type { ChangeKind } from '../../catalogue/changes.js'
-import type { FieldChanges } from '../../catalogue/history.js'
+import { KIND_CODES, type FieldChanges, type HistoryKind } from '../../catalogue/history.js'
 import { BatchRefused } from '../../catalogue/batch.js'
 import {
   IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, SkuTaken, StorageUnavailable, TrashedNotFound, VersionMismatch, VersionNotKept
@@ -9,14 +9,13 @@ import type { Plant } from '../../catalogue/plant.js'
 import type { Session } from './connection.js'
 import { isRetryable, isUnavailable, storageError } from './storage-errors.js'
 import { recordCommit } from '../commit-sizes.js'
-import { KIND_CODE } from './group-statement.js'
 import { needsTransaction, writeGroup, type Outcome, type WriteOp } from './group-writes.js'
 
 /** What a unit of work sees: its transaction's connection, and the outbox it appends to. */
 export interface Tx {
   query: pg.PoolClient['query']
-  /** A change for the feed, and the plant's history entry (`changes`: the fields it changed). */
-  change (kind: ChangeKind, id: number, version: number, plant: Plant | null, at: number, actor: string, changes: FieldChanges): void
+  /** A change for the feed, and the plant's history entry (`changes`: the fields it changed; `history`: its kind there, when not the feed's). */
+  change (kind: ChangeKind, id: number, version: number, plant: Plant | null, at: number, actor: string, changes: FieldChanges, history?: HistoryKind): void
   /** Adds `delta` to the count of plants of `status`, written with the changes just before commit. */
   count (status: string, delta: number): void
   /** The work appended changes itself (a batch, through writeGroup): the feed's head is now `head`. */
@@ -35,7 +34,7 @@ interface Pending {
   budgetMs: number
   settled: boolean
 }
-interface PendingChange { kind: ChangeKind, id: number, version: number, plant: string | null, at: number, actor: string, history: string }
+interface PendingChange { kind: ChangeKind, id: number, version: number, plant: string | null, at: number, actor: string, history: string, code: number }
 
 const ATTEMPTS = 3
 /**
@@ -62,8 +61,8 @@ WITH head AS (
   FROM head, unnest($2::text[], $3::bigint[], $4::int[], $5::text[], $6::bigint[], $9::text[]) WITH ORDINALITY AS c (kind, plant_id, version, plant, at, actor, n)
 ), recorded AS (
   INSERT INTO history (plant_id, at, version, kind, actor, changes)
-  SELECT x.plant_id, x.at, x.version, ${KIND_CODE}, x.actor, x.changes
-  FROM unnest($2::text[], $3::bigint[], $4::int[], $6::bigint[], $9::text[], $10::text[]) AS x (kind, plant_id, version, at, actor, changes)
+  SELECT x.plant_id, x.at, x.version, x.code, x.actor, x.changes
+  FROM unnest($3::bigint[], $4::int[], $6::bigint[], $9::text[], $10::text[], $11::smallint[]) AS x (plant_id, version, at, actor, changes, code)
 ), counted AS (
   -- After head (it joins it), so every writer takes feed_head's lock first and the count rows after it.
   UPDATE meta m SET value = m.value + d.delta
@@ -235,7 +234,9 @@ export class GroupCommit {
       let moved: number | undefined
       const tx: Tx = {
         query: client.query.bind(client) as Tx['query'],
-        change: (kind, id, version, plant, at, actor, fields) => { changes.push({ kind, id, version, plant: plant && JSON.stringify(plant), at, actor, history: JSON.stringify(fields) }) },
+        change: (kind, id, version, plant, at, actor, fields, history = kind) => {
+          changes.push({ kind, id, version, plant: plant && JSON.stringify(plant), at, actor, history: JSON.stringify(fields), code: KIND_CODES[history] })
+        },
         count: (status, delta) => { counts.push([status, delta]) },
         moved: (head) => { moved = Math.max(moved ?? 0, head) }
       }
@@ -259,7 +260,7 @@ export class GroupCommit {
         changes.map((c) => c.kind), changes.map((c) => c.id), changes.map((c) => c.version),
         changes.map((c) => c.plant), changes.map((c) => c.at),
         counts.map((c) => c[0]), counts.map((c) => c[1]),
-        changes.map((c) => c.actor), changes.map((c) => c.history)
+        changes.map((c) => c.actor), changes.map((c) => c.history), changes.map((c) => c.code)
       ])
       return [results, rows[0].head] as const
     }, budgetMs)

@@ -1,3 +1,5 @@
+import type { ChangeKind } from '../../catalogue/changes.js'
+import { KIND_CODES, type HistoryKind } from '../../catalogue/history.js'
 import type { PlantFields, StoredPlant } from '../../catalogue/plant.js'
 import { priceCents } from '../../catalogue/store-fields.js'
 import { nameColumns } from './search-columns.js'
@@ -7,9 +9,6 @@ import { toPostgresText as toDb } from './text-escape.js'
 // row goes as ONE json parameter, an array of objects expanded by json_to_recordset: JSON.stringify
 // is native, where 30-odd text[] parameters were each escaped element by element by pg in JavaScript
 // (its array literals: escapeElement, arrayString) and held as garbage until sent.
-
-/** A change's kind as the history stores it (catalogue/history.ts KIND_CODES), from `x.kind`. */
-export const KIND_CODE = "CASE x.kind WHEN 'created' THEN 0 WHEN 'updated' THEN 1 ELSE 2 END"
 
 // Ids are drawn from the identity's sequence first, so each created row knows its id; its outbox
 // record and key answer are the JSON built here with the id put in front ('{"id":7,' || rest).
@@ -52,7 +51,7 @@ WITH c AS (
 ), head AS (
   UPDATE meta SET value = value + $5 WHERE key = 'feed_head' RETURNING value
 ), x AS (
-  SELECT * FROM json_to_recordset($6::json) AS x (n int, kind text, plant_id bigint, ref int, version int, plant text, actor text, changes text)
+  SELECT * FROM json_to_recordset($6::json) AS x (n int, kind text, plant_id bigint, ref int, version int, plant text, actor text, changes text, code smallint)
 ), appended AS (
   INSERT INTO changes (seq, kind, plant_id, version, plant, at, actor)
   SELECT head.value - $5 + x.n, x.kind, coalesce(x.plant_id, c.id), x.version,
@@ -61,7 +60,7 @@ WITH c AS (
 ), recorded AS (
   -- Each change's version in its plant's history (migrations/013_history.sql): the changed fields.
   INSERT INTO history (plant_id, at, version, kind, actor, changes)
-  SELECT coalesce(x.plant_id, c.id), $1, x.version, ${KIND_CODE}, x.actor, x.changes
+  SELECT coalesce(x.plant_id, c.id), $1, x.version, x.code, x.actor, x.changes
   FROM x LEFT JOIN c ON c.n = x.ref
 ), counted AS (
   -- After head (it joins it), so every writer takes feed_head's lock first and the count rows after it.
@@ -74,8 +73,11 @@ SELECT (SELECT coalesce(array_agg(id ORDER BY n), '{}') FROM c) AS ids, value AS
 
 /** A plant the group creates: its fields, its Idempotency-Key and the answer stored with it (JSON after the id). */
 export interface CreateRow { fields: PlantFields, key: string | null, response: string | null }
-/** A change for the feed; `ref` (1-based) names a created plant whose id is not known yet. */
-export interface ChangeRow { kind: 'created' | 'updated' | 'deleted', id: number | null, ref: number | null, version: number, plant: string | null, actor: string, history: string }
+/**
+ * A change for the feed; `ref` (1-based) names a created plant whose id is not known yet. `history`:
+ * the fields it changed (JSON) for the plant's history, and `historyKind` its kind there when not the feed's.
+ */
+export interface ChangeRow { kind: ChangeKind, id: number | null, ref: number | null, version: number, plant: string | null, actor: string, history: string, historyKind?: HistoryKind }
 /** A deleted plant as the trash keeps it: the record (JSON) and the deleted change's version. */
 export interface TrashRow { id: number, plant: string, version: number, actor: string }
 
@@ -113,7 +115,7 @@ export function writeValues (now: number, creates: CreateRow[], updated: StoredP
     jsonParam(updated.map((p) => ({ id: p.id, ...plantColumns(p), version: p.version, retag: !sameTags(before.get(p.id)?.tags, p.tags) }))),
     jsonParam(trashed),
     changes.length,
-    jsonParam(changes.map((c, i) => ({ n: i + 1, kind: c.kind, plant_id: c.id, ref: c.ref, version: c.version, plant: c.plant, actor: c.actor, changes: c.history }))),
+    jsonParam(changes.map((c, i) => ({ n: i + 1, kind: c.kind, plant_id: c.id, ref: c.ref, version: c.version, plant: c.plant, actor: c.actor, changes: c.history, code: KIND_CODES[c.historyKind ?? c.kind] }))),
     [...counts.keys()], [...counts.values()]
   ]
 }

@@ -21,7 +21,8 @@ import { fromPostgresText as fromDb } from './text-escape.js'
 /** A plant write; `actor` is who makes it (WriteMeta), recorded on its change. */
 export type WriteOp =
   | { kind: 'create', fields: PlantFields, idempotency?: IdempotencyClaim, actor: string }
-  | { kind: 'update', id: number, fields: PlantFields, expectedVersions?: number[], actor: string }
+  /** `reverted`: a revert's fields, which the history names as such. */
+  | { kind: 'update', id: number, fields: PlantFields, expectedVersions?: number[], actor: string, reverted?: true }
   | { kind: 'patch', id: number, patch: PlantPatch, expectedVersions?: number[], actor: string }
   | { kind: 'remove', id: number, expectedVersions?: number[], actor: string }
 
@@ -187,7 +188,6 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
   const creates: Create[] = []
   const creator = new Map<string, Create>() // the create in this group that claimed the key
   const replays: Array<{ index: number, of: Create }> = []
-  // `history`: the changed fields (JSON), for the plant's history.
   const changes: ChangeRow[] = []
   const counts = new Map<string, number>()
   const count = (status: string, delta: number): void => { counts.set(status, (counts.get(status) ?? 0) + delta) }
@@ -262,7 +262,8 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
         count(plant.status, -1)
         count(next.status, 1)
       }
-      changes.push({ kind: 'updated', id: op.id, ref: null, version: next.version, plant: JSON.stringify(toRecord(next)), actor: op.actor, history: JSON.stringify(fieldChanges(plant, next)) })
+      const historyKind = op.kind === 'update' && op.reverted === true ? 'reverted' : 'updated'
+      changes.push({ kind: 'updated', id: op.id, ref: null, version: next.version, plant: JSON.stringify(toRecord(next)), actor: op.actor, history: JSON.stringify(fieldChanges(plant, next)), historyKind })
       current.set(op.id, next)
       touched.add(op.id)
       outcomes[index] = { ok: true, value: next }

@@ -54,7 +54,7 @@ export async function revertPlant (tx: Tx, id: number, version: number, { expect
   if (then === undefined) throw new VersionNotKept()
   const fields = status ? then : { ...then, status: fieldsNow.status }
   if (sameFields(fields, fieldsNow)) return current
-  const [[outcome], head] = await writeGroup(tx, [{ kind: 'update', id, fields, expectedVersions: [current.version], actor }], now, idempotencyTtlMs)
+  const [[outcome], head] = await writeGroup(tx, [{ kind: 'update', id, fields, expectedVersions: [current.version], actor, reverted: true }], now, idempotencyTtlMs)
   if (outcome === undefined) throw new Error('a revert was put off')
   if (!outcome.ok) throw outcome.error
   if (head !== undefined) tx.moved(head)

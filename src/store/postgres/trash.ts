@@ -71,7 +71,7 @@ export async function restoreTrashed (tx: Tx, id: number, expectedVersions: numb
   await tx.query('DELETE FROM trash WHERE id = $1', [id])
   tx.count(was.status as PlantStatus, 1)
   // The fields are those it was deleted with: its history's entry names no change.
-  tx.change('created', id, version, toRecord(plant), now, actor, NO_CHANGES)
+  tx.change('created', id, version, toRecord(plant), now, actor, NO_CHANGES, 'restored')
   return plant
 }
 

@@ -21,7 +21,7 @@ export const HISTORY_MIGRATION = `
     seq INTEGER PRIMARY KEY,
     plant_id INTEGER NOT NULL,
     version INTEGER NOT NULL,
-    -- 0 created, 1 updated, 2 deleted (catalogue/history.ts KIND_CODES).
+    -- 0 created, 1 updated, 2 deleted; later 3 reverted, 4 restored (catalogue/history.ts KIND_CODES).
     kind INTEGER NOT NULL,
     at INTEGER NOT NULL,
     actor TEXT NOT NULL,
@@ -34,6 +34,15 @@ export const HISTORY_MIGRATION = `
   ALTER TABLE plants ADD COLUMN history_seq INTEGER;
   ALTER TABLE trash ADD COLUMN history_seq INTEGER;
 `
+
+/**
+ * Reverts and restores get kinds of their own (catalogue/history.ts KIND_CODES: 3 and 4). A restore
+ * was written as created (0) with no changes, where a creation always lists its name: it becomes
+ * restored (told by what it holds, not its version, which a restore from a backup moves up). A
+ * revert was written as updated (1), which nothing tells apart from an update: it stays so. One pass
+ * over the history, rewriting only the restores.
+ */
+export const HISTORY_KINDS_MIGRATION = "UPDATE history SET kind = 4 WHERE kind = 0 AND changes = '{}'"
 
 /** The statement every write records its version with (writes.ts), in its own transaction; its rowid is the plant's new history_seq. */
 export const INSERT_HISTORY = 'INSERT INTO history (plant_id, version, kind, at, actor, changes, prev) VALUES (?, ?, ?, ?, ?, ?, ?)'

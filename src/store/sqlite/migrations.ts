@@ -7,7 +7,7 @@ import { compatibilityFoldMigration, searchTextMigration } from './search-backlo
 import { WEBHOOK_RESPONSES_MIGRATION, WEBHOOKS_MIGRATION } from './webhook-store.js'
 import { API_KEYS_MIGRATION } from './sqlite-key-store.js'
 import { TRASH_MIGRATION } from './trash.js'
-import { HISTORY_MIGRATION } from './history.js'
+import { HISTORY_KINDS_MIGRATION, HISTORY_MIGRATION } from './history.js'
 
 // Versioned by PRAGMA user_version; each step runs in its own transaction. Append, never edit.
 const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: string) => void) => void)> = [
@@ -115,7 +115,8 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   tagKeys,
   nameOrderKeys,
   categorySorts,
-  WEBHOOK_RESPONSES_MIGRATION
+  WEBHOOK_RESPONSES_MIGRATION,
+  HISTORY_KINDS_MIGRATION
 ]
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */
@@ -343,6 +344,8 @@ export const TAG_KEYS_VERSION = MIGRATIONS.indexOf(tagKeys)
 export const NAME_ORDER_VERSION = MIGRATIONS.indexOf(nameOrderKeys)
 /** The user_version before the migration that keeps receivers' answers with webhook attempts. */
 export const WEBHOOK_RESPONSES_VERSION = MIGRATIONS.indexOf(WEBHOOK_RESPONSES_MIGRATION)
+/** The user_version before the migration that gives reverts and restores history kinds of their own. */
+export const HISTORY_KINDS_VERSION = MIGRATIONS.indexOf(HISTORY_KINDS_MIGRATION)
 /** The user_version before the search texts' migration (accents, word starts). */
 export const SEARCH_TEXT_VERSION = MIGRATIONS.indexOf(searchTextMigration)
 

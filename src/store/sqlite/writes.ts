@@ -19,7 +19,8 @@ import { isWebhookWrite, webhookWriter, type WebhookWriteOp } from './webhook-wr
 /** A write of a plant's fields: what the single routes do, and what a batch is made of. */
 export type PlantWriteOp =
   | { kind: 'create', fields: PlantFields, idempotency?: IdempotencyClaim, now: number, actor: string }
-  | { kind: 'update', id: number, fields: PlantFields, expectedVersions?: number[], now: number, actor: string }
+  /** `reverted`: a revert's fields, which the history names as such. */
+  | { kind: 'update', id: number, fields: PlantFields, expectedVersions?: number[], now: number, actor: string, reverted?: true }
   | { kind: 'patch', id: number, patch: PlantPatch, expectedVersions?: number[], now: number, actor: string }
   | { kind: 'remove', id: number, expectedVersions?: number[], now: number, actor: string }
 
@@ -265,7 +266,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const reindexed = oldKey !== newKey
     const plant = storedPlant(id, fields, photos, version, current.created_at, now)
     const was = storedPlant(id, { ...fieldsOf(current), tags: before }, photos, current.version, current.created_at, current.updated_at)
-    const head = record('updated', id, version, now, op.actor, fieldChanges(was, plant), current.history_seq)
+    const head = record(op.kind === 'update' && op.reverted === true ? 'reverted' : 'updated', id, version, now, op.actor, fieldChanges(was, plant), current.history_seq)
     const args: unknown[] = [JSON.stringify(tags), version, now, description, head]
     if (nameChanged) args.push(name, newKey, nameOrderKey(name))
     if (statusChanged) args.push(status)
@@ -303,7 +304,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const version = entry.version + 1
     const createdAt = Date.parse(was.createdAt)
     const key = nameKey(name)
-    const head = record('created', op.id, version, op.now, op.actor, NO_CHANGES, entry.history_seq)
+    const head = record('restored', op.id, version, op.now, op.actor, NO_CHANGES, entry.history_seq)
     s.insertAgain.run(op.id, name, key, nameOrderKey(name), category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, JSON.stringify(was.photos), version, createdAt, op.now, head)
     for (const tag of tags) s.insertTag.run(filterKey(tag), tag, op.id)
     count(status, 1)
@@ -327,7 +328,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (then === undefined) throw new Refused('version-not-kept')
     const fields = op.status ? then : { ...then, status: now.status }
     if (sameFields(fields, now)) return storedPlant(op.id, now, JSON.parse(current.photos) as Photo[], current.version, current.created_at, current.updated_at)
-    return apply({ kind: 'update', id: op.id, fields, now: op.now, actor: op.actor }) as StoredPlant
+    return apply({ kind: 'update', id: op.id, fields, now: op.now, actor: op.actor, reverted: true }) as StoredPlant
   }
 
   /**
