@@ -95,6 +95,8 @@ for (const engine of ENGINES) {
       assert.ok(second.events[0].id > lastId)
       assert.deepEqual(second.events[0].data, { seq: second.events[0].id, kind: 'deleted', id: a.id, version: 2, actor: 'anonymous', at: second.events[0].data.at, plant: null })
       assert.equal(second.events[1].data.plant.name, 'c')
+      // Each record sent carries its version.
+      assert.deepEqual([...first.events, second.events[1]].map((e) => e.data.plant.version), [1, 1, 1])
     })
   })
 }

@@ -224,6 +224,8 @@ for (const engine of ENGINES) {
       assert.deepEqual(ids.slice(0, 5), Array(5).fill(ids[0]))
       assert.notEqual(ids[5], ids[0])
       assert.deepEqual(bodies(r).slice(4).map((c) => c.plant.name), ['First', 'Second'])
+      // The payload's record carries its version, as every record does.
+      assert.deepEqual(bodies(r).slice(4).map((c) => [c.version, c.plant.version]), [[1, 1], [1, 1]])
       // Attempts are saved together, at most 100 ms apart: the fifth may be a moment behind its answer.
       const deliveries = async (): Promise<any[]> => (await api.request({ method: 'GET', url: `/v3/webhooks/${id}/deliveries` })).json().items.reverse()
       await until('the fifth attempt saved', async () => (await deliveries()).length >= 5)
