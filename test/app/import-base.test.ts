@@ -72,6 +72,12 @@ test('a move to the trash and back changes no field and is stepped over; two ver
   assert.deepEqual(await recordAt(plant, at('2026-11-27T12:00:02.100Z'), pages(sameSecond)), { ...plant, status: 'pending' }, 'with milliseconds it can')
 })
 
+test('a revert since the export is undone as an update is: its fields go back to what they were before it', async () => {
+  // Version 5 went back to version 3's status; the file was exported at version 4.
+  const reverted = [entry(5, '2026-11-27T12:20:00.000Z', { status: ['sold', 'available'] }, 'reverted'), ...HISTORY]
+  assert.deepEqual(await recordAt({ ...plant, status: 'available', version: 5 }, at('2026-11-27T12:00:02.500Z'), pages(reverted)), { ...plant, status: 'sold', version: 5 })
+})
+
 test('an updatedAt that is not a time the export writes is refused, saying to export again', () => {
   for (const bad of ['27/11/2026 10:00', '2026-11-27 10:00:00', '2026-11-27T10:00:00', 'yesterday', 1732700000000]) {
     const refused = exportedAt(bad)
