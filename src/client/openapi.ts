@@ -1947,7 +1947,7 @@ export interface operations {
                     "application/json": components["schemas"]["Plant"];
                 };
             };
-            /** @description createdAt or updatedAt in the body: they are read-only */
+            /** @description createdAt, updatedAt or version in the body: they are read-only */
             400: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */

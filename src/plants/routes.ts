@@ -43,7 +43,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       headers: WriteHeaders,
       response: {
         200: { ...ref(Plant), description: 'Plant successfully added', headers: { ...HEADERS.requestId, ...HEADERS.etag, ...HEADERS.location, ...HEADERS.idempotentReplayed } },
-        ...problemResponses(...writeGuards, [400, 'createdAt or updatedAt in the body: they are read-only'], 405, SKU_TAKEN, 413, 422, 503)
+        ...problemResponses(...writeGuards, [400, 'createdAt, updatedAt or version in the body: they are read-only'], 405, SKU_TAKEN, 413, 422, 503)
       }
     },
     config: { invalidStatus: 405, allow: COLLECTION_ALLOW }
