@@ -17,6 +17,7 @@ import type { PlantStore } from '../store/plant-store.js'
 import { refusedByService, refusedByStore, wireOperation } from './batches.js'
 import type { ApplyOutcome, Catalogue, IdSet, PlantFinder } from './catalogue-interface.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
+import { listParamsOf } from './list-filters.js'
 import { reasonOf } from './network-reason.js'
 
 // The service's modules are loaded only by the paths that use them: the configuration schema alone
@@ -244,11 +245,13 @@ export class SnapshotCatalogue implements Catalogue {
   private async * found (pageSize: number, query: PlantQuery): AsyncGenerator<Plant[]> {
     this.db.function('query_guard', { deterministic: false }, (_id: unknown) => 1)
     searchFunctions(this.db, Infinity)
+    // A SKU or barcode is matched by its own index's walk (the order's walk leaves them out).
+    const driver = query.sku !== undefined || query.barcode !== undefined ? { kind: 'lookup' as const } : { kind: 'order' as const }
     this.db.prepare('BEGIN').run()
     try {
       let after: Position = { id: 0 }
       for (;;) {
-        const { text, args } = listSql({ ...query, afterId: after.id, afterKey: after.key, afterValue: after.value, limit: pageSize }, { kind: 'order' })
+        const { text, args } = listSql({ ...query, afterId: after.id, afterKey: after.key, afterValue: after.value, limit: pageSize }, driver)
         const rows = (this.db.prepare(text).raw(true).all(...args) as PlantTuple[]).map((r) => toRecord(tupleToPlant(r)))
         if (rows.length === 0) return
         yield rows
@@ -295,11 +298,7 @@ export class ServiceCatalogue implements Catalogue {
 
   async * pages (pageSize: number, query?: PlantQuery): AsyncGenerator<Plant[]> {
     let cursor: string | undefined
-    const found = query && {
-      ...(query.statuses.length > 0 ? { status: query.statuses } : {}),
-      ...(query.terms.length > 0 ? { q: query.terms.join(' ') } : {}),
-      sort: query.sort
-    }
+    const found = query && listParamsOf(query)
     for (;;) {
       const page = await withRetries(`reading ${this.where}`, async () => {
         const { data, error, response } = await this.client.GET('/v3/plant', { params: { query: { ...found, limit: Math.min(pageSize, 500), cursor } } })

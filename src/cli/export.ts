@@ -1,10 +1,10 @@
 import { once } from 'node:events'
 import { finished } from 'node:stream/promises'
 import { createWriteStream, renameSync, rmSync, type WriteStream } from 'node:fs'
-import { STATUSES, type Plant } from '../catalogue/plant.js'
-import { SORTS, type PlantQuery } from '../catalogue/query.js'
+import type { Plant } from '../catalogue/plant.js'
 import { locate, openCatalogue } from './catalogue.js'
 import { CommandFailed, FORMATS, oneOf, plural, TARGET_READ_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io } from './command.js'
+import { LIST_FILTER_HELP, LIST_FILTER_OPTIONS, listQueryOf } from './list-filters.js'
 import { formatOf } from './rows.js'
 import { neutraliseFormula } from './formula-cells.js'
 import { cannotWrite, checkOutputFolder } from './output-file.js'
@@ -15,8 +15,8 @@ export const exportCommand: Command = {
   name: 'export',
   usage: `Usage: plants export [options]
 
-Writes every plant, in id order, to standard output (or --output FILE); with --q or --status, the
-plants they find, and with --sort, in its order. The catalogue is read one keyset page at a time
+Writes every plant, in id order, to standard output (or --output FILE); with filters, the plants
+GET /v3/plant finds with them, and with --sort, in its order. The catalogue is read one keyset page at a time
 and written as it is read, so memory stays flat whatever its size. From a data folder the export
 is one consistent snapshot, taken while the service keeps running.
 
@@ -35,9 +35,7 @@ With --output, the export is written beside FILE under a temporary name and give
 once whole: a failed export leaves no half-written FILE.
 
 Options:
-  --q TERMS            only plants whose name contains every term (as GET /v3/plant?q=)
-  --status STATUS      only plants of this status; repeat for any of several
-  --sort=ORDER         id, -id, name, -name, price, -price, updated or -updated (default id), as GET /v3/plant?sort=
+${LIST_FILTER_HELP}
   --format csv|jsonl   default: from --output's extension (.csv, .jsonl/.ndjson), else csv
   --output FILE        write to FILE instead of standard output
 ${TARGET_READ_HELP}
@@ -46,9 +44,7 @@ ${TARGET_READ_HELP}
   options: {
     ...TARGET_OPTIONS,
     format: { type: 'string' },
-    q: { type: 'string' },
-    status: { type: 'string', multiple: true },
-    sort: { type: 'string' },
+    ...LIST_FILTER_OPTIONS,
     output: { type: 'string', short: 'o' }
   },
   run: runExport
@@ -59,7 +55,7 @@ async function runExport (values: Record<string, any>, positionals: string[], io
   // As import does: the file's extension names its format unless --format says otherwise.
   const explicit = oneOf('format', values.format, FORMATS, undefined)
   const format: Format = values.output === undefined ? explicit ?? 'csv' : formatOf(values.output, explicit)
-  const query = await findQuery(values)
+  const query = await listQueryOf(values)
   if (values.output !== undefined) checkOutputFolder(values.output, 'export')
   const catalogue = await openCatalogue(await locate(values, io), io, { readOnly: true })
   const partial = values.output === undefined ? undefined : `${values.output}.partial-${process.pid}`
@@ -141,22 +137,4 @@ const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/
 function cell (text: string): string {
   const value = neutraliseFormula(text)
   return NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value
-}
-
-/** The same filters as GET /v3/plant, checked by the same rules; loaded only when one is given. */
-async function findQuery (values: Record<string, any>): Promise<PlantQuery | undefined> {
-  if (values.q === undefined && values.status === undefined && values.sort === undefined) return undefined
-  const { parseTerms } = await import('../plants/query.js')
-  const statuses = (values.status ?? []) as string[]
-  for (const status of statuses) oneOf('status', status, STATUSES, undefined)
-  let terms: string[]
-  try {
-    terms = parseTerms(values.q)
-  } catch (err) {
-    // The service's refusal names the parameter as HTTP sees it ("querystring /q …"); here it is --q.
-    const why = (err as { errors?: Array<{ message: string }> }).errors?.[0]?.message
-    throw new UsageError(why === undefined ? `--${(err as Error).message}` : `--q ${why}`)
-  }
-  if (values.q !== undefined && [...values.q].length > 100) throw new UsageError('--q must be at most 100 characters')
-  return { statuses: [...new Set(statuses)] as PlantQuery['statuses'], tags: [], terms, sort: oneOf('sort', values.sort, SORTS, 'id')! }
 }

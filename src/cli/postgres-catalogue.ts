@@ -1,7 +1,9 @@
 import pg from 'pg'
 import { toRecord, type Plant } from '../catalogue/plant.js'
+import { positionOf, type PlantQuery, type Position } from '../catalogue/query.js'
 import { parseDatabaseUrl } from '../store/postgres/connection.js'
 import { ROW_COLUMNS, toPlant, type PlantRow } from '../store/postgres/group-writes.js'
+import { listQuery } from '../store/postgres/list-query.js'
 import { nameColumns } from '../store/postgres/search-columns.js'
 import { toPostgresText } from '../store/postgres/text-escape.js'
 import type { ApplyOutcome, Catalogue, PlantFinder } from './catalogue-interface.js'
@@ -65,17 +67,22 @@ export class PostgresSnapshotCatalogue implements Catalogue {
     return catalogue
   }
 
-  async * pages (pageSize: number): AsyncGenerator<Plant[]> {
+  async * pages (pageSize: number, query?: PlantQuery): AsyncGenerator<Plant[]> {
     await this.client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
     try {
-      let afterId = 0
+      let after: Position = { id: 0 }
       for (;;) {
         // Every column, store fields and times included: an export edited and imported again merges
-        // what its rows say, so a column read as empty here would clear it in the catalogue.
-        const { rows } = await this.client.query<PlantRow>(`SELECT ${ROW_COLUMNS} FROM plants WHERE id > $1 ORDER BY id LIMIT $2`, [afterId, pageSize])
+        // what its rows say, so a column read as empty here would clear it in the catalogue. With a
+        // query, the store's own list query (its filters and order), walked in this one snapshot.
+        const { text, values } = query === undefined
+          ? { text: `SELECT ${ROW_COLUMNS} FROM plants WHERE id > $1 ORDER BY id LIMIT $2`, values: [after.id, pageSize] }
+          : listQuery({ ...query, tags: query.tags.map(toPostgresText), afterId: after.id, afterKey: after.key, afterValue: after.value, limit: pageSize }, SNAPSHOT_COLUMNS)
+        const { rows } = await this.client.query<PlantRow>(text, values)
         if (rows.length === 0) return
-        yield rows.map(recordOf)
-        afterId = Number(rows[rows.length - 1].id)
+        const page = rows.map(recordOf)
+        yield page
+        after = positionOf(page[page.length - 1], query?.sort ?? 'id')
       }
     } finally {
       await this.client.query('COMMIT').catch(() => {})
@@ -90,6 +97,9 @@ export class PostgresSnapshotCatalogue implements Catalogue {
     await this.client.end().catch(() => {})
   }
 }
+
+/** ROW_COLUMNS of the list query's `p`. */
+const SNAPSHOT_COLUMNS = ROW_COLUMNS.split(', ').map((c) => `p.${c}`).join(', ')
 
 // This module's connections read BIGINT as text (the store's read them as numbers).
 const recordOf = (r: PlantRow): Plant => toRecord(toPlant({

@@ -63,6 +63,9 @@ function validatorOf (schema: object, part: 'body' | 'text'): Compiled {
   return validate
 }
 
+/** The validator of a query string's schema, as the routes check it: the CLI takes a list's filters through it. */
+export const queryValidator = (schema: object): Compiled => validatorOf(schema, 'text')
+
 /** How many validators this process has compiled. */
 export const validatorsCompiled = (): number => compiled.size
 
