@@ -114,3 +114,6 @@ export function formatDuration (ms: number): string {
 }
 
 export const plural = (n: number, one: string, many = `${one}s`): string => `${n.toLocaleString('en')} ${n === 1 ? one : many}`
+
+/** What a list prints with --json: an array (empty when there is nothing), one member a line's indent, for jq and scripts. */
+export const jsonArray = (items: unknown[]): string => `${JSON.stringify(items, null, 2)}\n`

@@ -1,7 +1,8 @@
 import { ENV_KEY_NAME, KeyNameTaken, keyStatus, KeyNotFound, SCOPES, type ApiKey, type Scope } from '../catalogue/keys.js'
 import { createKey, newKeyProblem, parseExpiry } from '../keys/manage.js'
 import { withCatalogueStore } from './catalogue-store.js'
-import { CommandFailed, oneOf, UsageError, type Command, type Io } from './command.js'
+import { CommandFailed, jsonArray, oneOf, UsageError, type Command, type Io } from './command.js'
+import { keyRecord } from '../keys/schemas.js'
 
 export const keysCommand: Command = {
   name: 'keys',
@@ -30,6 +31,7 @@ Options:
                    with its zone (2027-01-31T18:00:00Z) is taken as given
   --create         create: start a new catalogue if the data folder (or database) has none yet,
                    to hold the first key before the service first starts
+  --json           list: a JSON array of the keys, each as GET /v3/keys shows it
   --data-dir DIR   the service's data folder (default: the catalogue in $DATABASE_URL when set,
                    else $DATA_DIR, else ./data); one that holds no catalogue is refused
 
@@ -38,6 +40,7 @@ list shows every stored key with its STATUS: active, expired or revoked.`,
     scope: { type: 'string' },
     expires: { type: 'string' },
     create: { type: 'boolean' },
+    json: { type: 'boolean' },
     'data-dir': { type: 'string' },
     // Accepted to be refused with a way forward: --url names a running service in other commands.
     url: { type: 'string' }
@@ -53,9 +56,15 @@ async function runKeys (values: Record<string, any>, positionals: string[], io: 
       'over HTTP, use /v3/keys with an admin key')
   }
   if (values.create === true && action !== 'create') throw new UsageError('--create goes with create')
+  if (values.json === true && action !== 'list') throw new UsageError('--json goes with list')
   if (action === 'list') {
     if (name !== undefined) throw new UsageError('list takes no NAME')
-    return await withCatalogueStore('keys', values, io, async (store) => { io.stdout.write(table(await store.keys.list(), Date.now())); return 0 })
+    return await withCatalogueStore('keys', values, io, async (store) => {
+      const keys = await store.keys.list()
+      const now = Date.now()
+      io.stdout.write(values.json === true ? jsonArray(keys.map((key) => keyRecord(key, now))) : table(keys, now))
+      return 0
+    })
   }
   if (action === 'revoke') {
     if (name === undefined) throw new UsageError('revoke takes the key\'s NAME')

@@ -4,7 +4,7 @@ import type { Config } from '../config.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { serviceConfig } from './catalogue.js'
 import { withCatalogueStore } from './catalogue-store.js'
-import { CommandFailed, UsageError, type Command, type Io } from './command.js'
+import { CommandFailed, jsonArray, UsageError, type Command, type Io } from './command.js'
 import { shownUrl } from '../webhooks/target.js'
 
 export const webhooksCommand: Command = {
@@ -33,11 +33,14 @@ admin key. Every running instance picks a change up within seconds.
 
 Options:
   --events KINDS   add: comma-separated kinds of change to send (default created,updated,deleted)
+  --json           list, deliveries: a JSON array, each item as GET /v3/webhooks (or its
+                   /deliveries) shows it
   --data-dir DIR   the service's data folder (default: the catalogue in $DATABASE_URL when set,
                    else $DATA_DIR, else ./data); one that holds no catalogue is refused
   -h, --help       this help`,
   options: {
     events: { type: 'string' },
+    json: { type: 'boolean' },
     'data-dir': { type: 'string' },
     // Accepted to be refused with a way forward: --url names a running service in every command.
     url: { type: 'string' }
@@ -54,9 +57,19 @@ async function runWebhooks (values: Record<string, any>, positionals: string[], 
     throw new UsageError('webhooks work on the catalogue\'s own database (--data-dir, or DATABASE_URL), not on a running service (--url): ' +
       'over HTTP, use /v3/webhooks with an admin key. A receiver\'s URL is add\'s argument: plants webhooks add https://…')
   }
+  if (values.json === true && action !== 'list' && action !== 'deliveries') throw new UsageError('--json goes with list and deliveries')
   if (action === 'list') {
     if (arg !== undefined) throw new UsageError('list takes no argument')
-    return await withCatalogueStore('webhooks', values, io, async (store) => { io.stdout.write(table(await store.webhooks.list())); return 0 })
+    return await withCatalogueStore('webhooks', values, io, async (store) => {
+      const webhooks = await store.webhooks.list()
+      if (values.json !== true) io.stdout.write(table(webhooks))
+      else {
+        const { publicWebhook } = await import('../webhooks/routes.js')
+        const now = Date.now()
+        io.stdout.write(jsonArray(webhooks.map((w) => publicWebhook(w, now))))
+      }
+      return 0
+    })
   }
   if (action === 'add') {
     if (arg === undefined) throw new UsageError('add takes the URL to send changes to')
@@ -95,7 +108,8 @@ async function runWebhooks (values: Record<string, any>, positionals: string[], 
       if (action === 'rotate') return await rotate(store, id, io)
       if (action === 'deliveries') {
         if (!await store.webhooks.get(id)) throw notFound(id)
-        io.stdout.write(deliveriesTable(await store.webhooks.deliveries(id, { limit: 100 })))
+        const attempts = await store.webhooks.deliveries(id, { limit: 100 })
+        io.stdout.write(values.json === true ? jsonArray(attempts.map((await import('../webhooks/routes.js')).publicAttempt)) : deliveriesTable(attempts))
         return 0
       }
       const webhook = await store.webhooks.update(id, { status: action === 'pause' ? 'paused' : 'active' })

@@ -32,7 +32,8 @@ export function publicWebhook (w: StoredWebhook, now: number): Webhook {
   }
 }
 
-const publicAttempt = (a: DeliveryAttempt): WebhookDelivery =>
+/** A delivery attempt as the API shows it. */
+export const publicAttempt = (a: DeliveryAttempt): WebhookDelivery =>
   ({ seq: a.seq, attempt: a.attempt, at: new Date(a.at).toISOString(), statusCode: a.statusCode, error: a.error, durationMs: Math.round(a.durationMs), response: a.response ?? null })
 
 const notFound = (id: number): HttpProblem => new HttpProblem(404, 'webhook-not-found', `No webhook ${id}`)

@@ -77,6 +77,28 @@ for (const [where, target] of Object.entries(TARGETS)) {
       assert.equal((await app.inject({ method: 'PATCH', url: '/v3/plant/1', payload: { status: 'sold' }, headers: { authorization: `Bearer ${secret}` } })).statusCode, 401)
     })
 
+    test('list --json prints a JSON array of the keys as GET /v3/keys shows them, never a secret; no keys is []', async (t) => {
+      const { env, args, open } = await target.make(t)
+      await (await open()).close()
+      assert.equal((await plants(['keys', 'list', '--json', ...args], env)).stdout, '[]\n')
+      assert.equal((await plants(['keys', 'create', 'first', '--scope', 'admin', ...args], env)).code, 0)
+      assert.equal((await plants(['keys', 'revoke', 'first', ...args], env)).code, 0)
+      const secret = (await plants(['keys', 'create', 'till-3', '--scope', 'sell', '--expires', '2099-01-31', ...args], env)).stdout.trim()
+      const listed = await plants(['keys', 'list', '--json', ...args], env)
+      assert.equal(listed.code, 0, listed.stderr)
+      assert.ok(!listed.stdout.includes(secret.slice(5, 20)))
+      const keys = JSON.parse(listed.stdout) as Array<Record<string, unknown>>
+      const time = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
+      assert.ok(keys.every((k) => time.test(String(k.createdAt))))
+      assert.match(String(keys[0].revokedAt), time)
+      assert.deepEqual(keys.map((k) => ({ ...k, createdAt: 'T', revokedAt: k.revokedAt === null ? null : 'T' })), [
+        { name: 'first', scope: 'admin', createdAt: 'T', expiresAt: null, lastUsedAt: null, revokedAt: 'T', status: 'revoked' },
+        { name: 'till-3', scope: 'sell', createdAt: 'T', expiresAt: '2099-02-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null, status: 'active' }
+      ])
+      const refused = await plants(['keys', 'revoke', 'till-3', '--json', ...args], env)
+      assert.deepEqual([refused.code, refused.stderr.split('\n')[0]], [2, 'plants keys: --json goes with list'])
+    })
+
     test('refusals: a taken name, an unknown scope, a bad date, revoking what is not there', async (t) => {
       const { env, args } = await target.make(t)
       assert.equal((await plants(['keys', 'create', 'pos', '--scope', 'sell', '--create', ...args], env)).code, 0)

@@ -93,6 +93,29 @@ for (const [where, target] of Object.entries(TARGETS)) {
       assert.match(listed.stdout, /^1 +failing +created,updated,deleted +2 +\S+ +9 failed since 2026-01-01T00:00:00\.000Z, retries ran out \(resume to try again\): answered 500$/m)
     })
 
+    test('list --json and deliveries --json print JSON arrays, each item as the API shows it; empty lists are []', async (t) => {
+      const { env, args } = await target.make(t)
+      assert.equal((await plants(['webhooks', 'list', '--json', ...args], env)).stdout, '[]\n')
+      const r = await receiver(t)
+      const secret = (await plants(['webhooks', 'add', r.url, '--events', 'created', ...args], env)).stdout.trim()
+      assert.equal((await plants(['webhooks', 'deliveries', '1', '--json', ...args], env)).stdout, '[]\n')
+      assert.equal((await plants(['webhooks', 'test', '1', ...args], env)).code, 0)
+      const listed = await plants(['webhooks', 'list', '--json', ...args], env)
+      assert.equal(listed.code, 0, listed.stderr)
+      assert.ok(!listed.stdout.includes(secret))
+      const [webhook, ...more] = JSON.parse(listed.stdout)
+      assert.deepEqual(more, [])
+      assert.match(webhook.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+      assert.deepEqual({ ...webhook, createdAt: 'T' }, {
+        id: 1, url: r.url, events: ['created'], status: 'active', createdAt: 'T', deliveredUpTo: 0, attempts: 0, nextAttemptAt: null, failingSince: null, lastError: null, previousSecretExpiresAt: null
+      })
+      const deliveries = JSON.parse((await plants(['webhooks', 'deliveries', '1', '--json', ...args], env)).stdout)
+      assert.equal(deliveries.length, 1)
+      assert.deepEqual({ ...deliveries[0], at: 'T', durationMs: 0 }, { seq: 0, attempt: 1, at: 'T', statusCode: 204, error: null, durationMs: 0 })
+      const refused = await plants(['webhooks', 'pause', '1', '--json', ...args], env)
+      assert.deepEqual([refused.code, refused.stderr.split('\n')[0]], [2, 'plants webhooks: --json goes with list and deliveries'])
+    })
+
     test('--url is refused with where webhooks are managed instead', async (t) => {
       const { env, args } = await target.make(t)
       const refused = await plants(['webhooks', 'list', '--url', 'http://127.0.0.1:8080', ...args], env)
