@@ -1,5 +1,6 @@
 import { ENV_KEY_NAME, KeyNameTaken, keyStatus, KeyNotFound, SCOPES, type ApiKey, type Scope } from '../catalogue/keys.js'
 import { createKey, newKeyProblem, parseExpiry } from '../keys/manage.js'
+import { auditLog } from './audit.js'
 import { withCatalogueStore } from './catalogue-store.js'
 import { CommandFailed, jsonArray, oneOf, UsageError, type Command, type Io } from './command.js'
 import { keyRecord } from '../keys/schemas.js'
@@ -35,7 +36,8 @@ Options:
   --data-dir DIR   the service's data folder (default: the catalogue in $DATABASE_URL when set,
                    else $DATA_DIR, else ./data); one that holds no catalogue is refused
 
-list shows every stored key with its STATUS: active, expired or revoked.`,
+list shows every stored key with its STATUS: active, expired or revoked. create and revoke write
+the service's log line for them (API key created, API key revoked: JSON, on standard error).`,
   options: {
     scope: { type: 'string' },
     expires: { type: 'string' },
@@ -69,7 +71,7 @@ async function runKeys (values: Record<string, any>, positionals: string[], io: 
   if (action === 'revoke') {
     if (name === undefined) throw new UsageError('revoke takes the key\'s NAME')
     if (ENV_KEY_NAME.test(name)) throw new UsageError(`${name} is a key of API_KEYS or API_KEYS_FILE, not a stored one: remove it there and restart the service`)
-    return await withCatalogueStore('keys', values, io, async (store) => {
+    return await withCatalogueStore('keys', values, io, async (store, config) => {
       try {
         await store.keys.revoke(name, Date.now())
       } catch (err) {
@@ -77,9 +79,11 @@ async function runKeys (values: Record<string, any>, positionals: string[], io: 
         // Revoked already: what was asked for holds, as DELETE /v3/keys/{name} answers 204 again.
         const earlier = (await store.keys.list()).find((key) => key.name === name)
         if (earlier?.revokedAt == null) throw new CommandFailed(`no key named ${name} (plants keys list shows them)`)
+        auditLog(io, config, { target: name, revokedAlready: true }, 'API key revoked')
         io.stdout.write(`${name} was revoked already, at ${iso(earlier.revokedAt)}\n`)
         return 0
       }
+      auditLog(io, config, { target: name }, 'API key revoked')
       io.stdout.write(`revoked ${name}: every instance refuses it within 2 seconds\n`)
       return 0
     })
@@ -92,9 +96,10 @@ async function runKeys (values: Record<string, any>, positionals: string[], io: 
     const now = Date.now()
     const problem = newKeyProblem(name, expires, now)
     if (problem !== undefined) throw new UsageError(problem.field === 'name' ? `the name ${JSON.stringify(name)} ${problem.message}` : `--expires ${problem.message}`)
-    return await withCatalogueStore('keys', values, io, async (store) => {
+    return await withCatalogueStore('keys', values, io, async (store, config) => {
       try {
         const { key, secret } = await createKey(store.keys, name, scope, expires, now)
+        auditLog(io, config, { target: name, scope }, 'API key created')
         io.stdout.write(`${secret}\n`)
         // A date alone is said back as given: the day the key works through, as the operator thinks of it.
         const through = /^\d{4}-\d{2}-\d{2}$/.test(values.expires ?? '') ? `works through ${values.expires as string} (UTC), ` : ''

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 import { describe, test, type TestContext } from 'node:test'
 import { plants } from '../../scripts/lib/cli-harness.js'
@@ -75,6 +75,30 @@ for (const [where, target] of Object.entries(TARGETS)) {
       assert.deepEqual([again.code, again.stdout.replace(/at \S+/, 'at T')], [0, 'till-3 was revoked already, at T\n'])
       app.keyCache.forget() // the service's cached answer would otherwise last up to a second
       assert.equal((await app.inject({ method: 'PATCH', url: '/v3/plant/1', payload: { status: 'sold' }, headers: { authorization: `Bearer ${secret}` } })).statusCode, 401)
+    })
+
+    test('create and revoke write the service\'s log lines for them on standard error (JSON, key cli, the account that ran it); LOG_LEVEL above info or silent writes none', async (t) => {
+      const { env, args } = await target.make(t)
+      const lines = (stderr: string): Array<Record<string, unknown>> => stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
+      const made = await plants(['keys', 'create', 'till-3', '--scope', 'sell', '--create', ...args], env)
+      assert.equal(made.code, 0, made.stderr)
+      const [created, ...more] = lines(made.stderr)
+      assert.deepEqual(more, [])
+      assert.match(String(created.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+      assert.deepEqual({ level: created.level, msg: created.msg, key: created.key, target: created.target, scope: created.scope, user: created.user },
+        { level: 'info', msg: 'API key created', key: 'cli', target: 'till-3', scope: 'sell', user: userInfo().username })
+      assert.ok(!made.stderr.includes(made.stdout.trim()), 'never the secret')
+      const revoked = lines((await plants(['keys', 'revoke', 'till-3', ...args], env)).stderr)
+      assert.deepEqual(revoked.map((l) => [l.msg, l.key, l.target, l.revokedAlready]), [['API key revoked', 'cli', 'till-3', undefined]])
+      const again = lines((await plants(['keys', 'revoke', 'till-3', ...args], env)).stderr)
+      assert.deepEqual(again.map((l) => [l.msg, l.target, l.revokedAlready]), [['API key revoked', 'till-3', true]])
+      for (const level of ['warn', 'silent']) {
+        const quiet = await plants(['keys', 'create', `quiet-${level}`, '--scope', 'read', ...args], { ...env, LOG_LEVEL: level })
+        assert.equal(quiet.code, 0, quiet.stderr)
+        assert.deepEqual(lines(quiet.stderr), [])
+      }
+      // Refused: nothing was done, nothing is logged.
+      assert.deepEqual(lines((await plants(['keys', 'create', 'till-3', '--scope', 'sell', ...args], env)).stderr), [])
     })
 
     test('list --json prints a JSON array of the keys as GET /v3/keys shows them, never a secret; no keys is []', async (t) => {
