@@ -1,7 +1,8 @@
 // `npm run build`: what the package ships. Plain JavaScript, so that it needs nothing but the
 // TypeScript compiler and esbuild (development dependencies: the build runs in a checkout, never on
 // a server).
-//  - dist/src/: the service and the CLI compiled by tsc (tsconfig.build.json holds only src/);
+//  - dist/src/: the service and the CLI compiled by tsc (tsconfig.build.json holds only src/), and
+//    the typed client's declarations (tsconfig.client.json): `import … from 'plant-catalogue/client'`;
 //  - dist/bundle/: the service bundled by esbuild into one file (and its SQLite writer thread
 //    into another): the package's `plant-catalogue` command and `npm start`. Node 20 has no module
 //    compile cache, and resolving, reading and compiling some 900 small modules was half of a cold
@@ -30,6 +31,8 @@ const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 let typeErrors
 try {
   execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' })
+  // The typed client's declarations beside its JavaScript: the package's `plant-catalogue/client`.
+  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.client.json')], { stdio: 'inherit' })
 } catch (err) {
   typeErrors = err
 }

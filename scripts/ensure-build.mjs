@@ -1,4 +1,4 @@
-// `npm start`'s first step: build when the build is missing or older than the sources, so a
+// `npm start`'s first step, and `plants`'s (bin/plants.js): build when the build is missing or older than the sources, so a
 // checkout starts what it holds. Shipped in the package too, where there are no sources to build
 // (src/ holds TypeScript, which the package leaves out): there it does nothing.
 import { execFileSync } from 'node:child_process'
@@ -27,5 +27,6 @@ if (existsSync(join(root, 'src')) && (!existsSync(stamp) || inputs.some((p) => n
     process.exit(1)
   }
   process.stderr.write('plant-catalogue: building (dist/ is missing or older than the sources)\n')
-  execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', '-s', 'build'], { cwd: root, stdio: 'inherit' })
+  // The build's output goes to standard error: standard output is the command's (an export's rows).
+  execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', '-s', 'build'], { cwd: root, stdio: ['ignore', 2, 2] })
 }

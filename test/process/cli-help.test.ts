@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
+import { cp, mkdtemp, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { plants } from '../../scripts/lib/cli-harness.js'
@@ -72,13 +75,48 @@ test('--url on a command that works on the catalogue\'s own files or database is
   }
 })
 
-test('the package installs plants as a bin: dist/src/cli/plants.js, built from a source with a node shebang', async () => {
+test('the package installs plants as a bin: bin/plants.js, which runs dist/src/cli/plants.js, built from a source with a node shebang', async () => {
   const pkg = JSON.parse(await readFile(new URL('package.json', root), 'utf8'))
-  assert.equal(pkg.bin.plants, 'dist/src/cli/plants.js')
+  assert.equal(pkg.bin.plants, 'bin/plants.js')
+  assert.ok(pkg.files.includes('bin/'), 'the launcher travels in the package')
   assert.match(await readFile(new URL('src/cli/plants.ts', root), 'utf8'), /^#!\/usr\/bin\/env node\n/)
-  // The built executable itself, as a separate process started through its shebang.
-  const { stdout } = await run(built(pkg.bin.plants), ['backup', '--help'])
-  assert.match(stdout, /^Usage: plants backup FILE/)
+  // Both executables as separate processes started through their shebangs.
+  for (const bin of [pkg.bin.plants, 'dist/src/cli/plants.js']) {
+    const { stdout } = await run(built(bin), ['backup', '--help'], { env: quiet() })
+    assert.match(stdout, /^Usage: plants backup FILE/, bin)
+  }
+})
+
+/** The environment of a command run as a person would: without the test runner's loader. */
+function quiet (): NodeJS.ProcessEnv {
+  const env = { ...process.env }
+  delete env.NODE_OPTIONS
+  delete env.NODE_TEST_CONTEXT
+  return env
+}
+
+test('npx plants runs in a checkout (npm exec finds the package\'s own bin), building first when the build is older than the sources, its output kept off standard output', async (t) => {
+  built('dist/.build-stamp')
+  const here = await run('npx', ['--offline', 'plants', 'help', 'export'], { cwd: fileURLToPath(root), env: quiet() })
+  assert.match(here.stdout, /^Usage: plants export/)
+  assert.equal(here.stderr, '')
+
+  // A copy of the checkout whose `npm run build` only stamps the build (the real one is what npm test
+  // built), with sources newer than its stamp: as a checkout is after a pull.
+  const copy = await mkdtemp(join(tmpdir(), 'plants-npx-'))
+  t.after(() => rm(copy, { recursive: true, force: true }))
+  for (const entry of ['bin', 'scripts', 'dist', 'src', 'tsconfig.json', 'tsconfig.build.json', 'package.json']) {
+    await cp(fileURLToPath(new URL(entry, root)), join(copy, entry), { recursive: true })
+  }
+  await symlink(fileURLToPath(new URL('node_modules', root)), join(copy, 'node_modules'))
+  const manifest = JSON.parse(await readFile(join(copy, 'package.json'), 'utf8'))
+  manifest.scripts.build = 'node -e "console.log(\'the build says this\'); require(\'node:fs\').writeFileSync(\'dist/.build-stamp\', \'rebuilt\\n\')"'
+  await writeFile(join(copy, 'package.json'), JSON.stringify(manifest))
+  await utimes(join(copy, 'dist/.build-stamp'), new Date(0), new Date(0))
+  const stale = await run('npx', ['--offline', 'plants', 'help', 'backup'], { cwd: copy, env: quiet() })
+  assert.match(stale.stdout, /^Usage: plants backup FILE/)
+  assert.match(stale.stderr, /building \(dist\/ is missing or older than the sources\)\nthe build says this\n/)
+  assert.equal(await readFile(join(copy, 'dist/.build-stamp'), 'utf8'), 'rebuilt\n')
 })
 
 test('an unknown command names the one likely meant', async () => {

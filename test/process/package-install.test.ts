@@ -108,7 +108,10 @@ describe('the packed tarball, installed with --omit=dev', { timeout: 600_000 }, 
     const paths = packed.map((f) => f.path)
     assert.ok(paths.includes('dist/src/server.js') && paths.includes('dist/src/cli/plants.js'))
     assert.ok(paths.some((p) => /^dist\/src\/store\/postgres\/migrations\/\d+_.*\.sql$/.test(p)), 'PostgreSQL migrations travel')
-    assert.deepEqual(paths.filter((p) => /\.ts$|^test\/|^bench\/|^src\//.test(p)), [])
+    assert.deepEqual(paths.filter((p) => /(?<!\.d)\.ts$|^test\/|^bench\/|^src\//.test(p)), [])
+    // Declarations only for what a consumer imports: the typed client.
+    assert.deepEqual(paths.filter((p) => p.endsWith('.d.ts')).sort(), ['dist/src/client/openapi.d.ts', 'dist/src/client/plant-client.d.ts'])
+    assert.ok(paths.includes('bin/plants.js') && paths.includes('scripts/ensure-build.mjs'))
     // Whatever the build emits under dist/ (the staff page's assets included) travels, source maps aside.
     const emitted: string[] = []
     const walk = (dir: string): void => {
@@ -201,6 +204,46 @@ describe('the packed tarball, installed with --omit=dev', { timeout: 600_000 }, 
     }
     assert.equal(await exited, 0, output)
     assert.ok(existsSync(join(dataDir, 'catalogue.db')))
+  })
+
+  it('a consumer imports the typed client as plant-catalogue/client: it runs, and its types check (a wrong path or body fails to compile)', async () => {
+    const consumer = join(install, 'consumer')
+    mkdirSync(consumer)
+    // A project of its own beside the install, resolving the package from the install's node_modules.
+    symlinkSync(join(install, 'node_modules'), join(consumer, 'node_modules'))
+    writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
+    writeFileSync(join(consumer, 'run.js'), `import { createPlantClient } from 'plant-catalogue/client'
+const client = createPlantClient({ baseUrl: 'http://127.0.0.1:1' })
+console.log(typeof createPlantClient, typeof client.GET)
+`)
+    assert.equal((await run(process.execPath, ['run.js'], { cwd: consumer, env: cleanEnv() })).stdout, 'function function\n')
+    const good = `import { createPlantClient, type Plant, type PlantPage } from 'plant-catalogue/client'
+const client = createPlantClient({ baseUrl: 'http://127.0.0.1:8080', apiKey: 'k' })
+export async function names (): Promise<string[]> {
+  const { data } = await client.GET('/v3/plant', { params: { query: { status: ['sold'], limit: 10 } } })
+  const page: PlantPage | undefined = data
+  return (page?.items ?? []).map((p: Plant) => p.name)
+}
+export async function add (): Promise<number | undefined> {
+  const { data } = await client.POST('/v3/plant', { body: { name: 'Fern' } })
+  return data?.id
+}
+`
+    writeFileSync(join(consumer, 'good.ts'), good)
+    writeFileSync(join(consumer, 'bad.ts'), `import { createPlantClient } from 'plant-catalogue/client'
+const client = createPlantClient({ baseUrl: 'http://127.0.0.1:8080' })
+export const wrongPath = client.GET('/v3/plants')
+export const wrongBody = client.POST('/v3/plant', { body: { title: 'Fern' } })
+`)
+    // The checkout's compiler, as a consumer's would be: strict, resolving the package's exports map.
+    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc')
+    const flags = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types')]
+    const checked = await run(process.execPath, [tsc, ...flags, 'good.ts'], { cwd: consumer, env: cleanEnv() }).then(() => undefined, (err: { stdout: string }) => err.stdout)
+    assert.equal(checked, undefined, checked)
+    const refused = await run(process.execPath, [tsc, ...flags, 'bad.ts'], { cwd: consumer, env: cleanEnv() }).then(() => '', (err: { stdout: string }) => err.stdout)
+    assert.match(refused, /^bad\.ts\(3,\d+\): error TS/m, 'a path the API does not have')
+    assert.match(refused, /^bad\.ts\(4,\d+\): error TS\d+: [^\n]*'title' does not exist/m, 'a member the body does not have')
+    assert.doesNotMatch(refused, /Cannot find module|TS7016/)
   })
 
   it('npm start builds only when the build is missing or older than the sources', async () => {
