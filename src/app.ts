@@ -55,6 +55,7 @@ import { WEBHOOKS_DOCUMENT } from './webhooks/openapi.js'
 import { WebhookMetrics } from './webhooks/metrics.js'
 import { PACE_WINDOW_MS } from './webhooks/pacer.js'
 import { webhookRoutes } from './webhooks/routes.js'
+import { privateReach } from './webhooks/target.js'
 import type { PlantStore } from './store/plant-store.js'
 
 declare module 'fastify' {
@@ -259,12 +260,12 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     done()
   })
   const spentInRequests = (): number => { const ms = requestMs; requestMs = 0; return ms }
-  const deliverer = new WebhookDeliverer(store, app.log, { leaseMs: config.webhookLeaseMs, pacing: { requestMs: spentInRequests }, ...options.webhooks, allowPrivate: config.webhookAllowPrivate }, new WebhookMetrics(registry))
+  const deliverer = new WebhookDeliverer(store, app.log, { leaseMs: config.webhookLeaseMs, pacing: { requestMs: spentInRequests }, ...options.webhooks, allowPrivate: privateReach(config) }, new WebhookMetrics(registry))
   app.decorate('webhookDeliverer', deliverer)
   // Stopped before the store closes; another instance takes over its webhooks at once (leases released).
   app.addHook('onReady', async () => { deliverer.start() })
   app.addHook('preClose', async () => { await deliverer.close() })
-  await app.register(webhookRoutes, { store, deliverer, allowPrivate: config.webhookAllowPrivate })
+  await app.register(webhookRoutes, { store, deliverer, allowPrivate: privateReach(config) })
   await app.register(keyRoutes, { keys: store.keys, cache: keyCache })
   await app.register(healthRoutes, { store, readiness: app.readiness })
   await app.register(versionRoutes, { store, registry })

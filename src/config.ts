@@ -37,6 +37,7 @@ const Env = Type.Object({
   READ_BUDGET: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 4, description: 'an integer from 1 to 1000000' }),
   CURRENCY: Type.String({ pattern: '^[A-Z]{3}$', default: 'EUR', description: 'an ISO 4217 currency code with a minor unit of 2 digits: three capital letters (e.g. EUR, USD)' }),
   WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'true or false' }),
+  WEBHOOK_PRIVATE_NETWORKS: Type.Optional(Type.String({ description: 'comma-separated addresses or CIDR networks (e.g. 10.20.0.0/16,fd12:3456::/48,192.168.1.7) of the internal receivers WEBHOOK_ALLOW_PRIVATE=true may reach; with WEBHOOK_ALLOW_PRIVATE=true only' })),
   WEBHOOK_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 20_000, description: 'an integer from 1000 to 600000 (milliseconds)' }),
   READS: Type.Union([Type.Literal('public'), Type.Literal('keys')], { default: 'public', description: 'public (anyone may read) or keys (every read needs a key of scope read)' })
 })
@@ -161,6 +162,32 @@ function originList (text: string | undefined): string[] {
   return entries
 }
 
+/** An address, or a network as address/prefix length, written as an IP address of either family. */
+function isAddressOrCidr (entry: string): boolean {
+  const [address, bits, extra] = entry.split('/')
+  const family = isIP(address)
+  return family !== 0 && extra === undefined && (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32)))
+}
+
+/**
+ * WEBHOOK_PRIVATE_NETWORKS narrows WEBHOOK_ALLOW_PRIVATE=true to the networks named. Set alone it
+ * would allow nothing it names (private receivers stay refused): said at start-up, not ignored.
+ */
+function privateNetworks (text: string | undefined, allowPrivate: boolean): string[] {
+  if (text === undefined) return []
+  const expected = `expected ${Env.properties.WEBHOOK_PRIVATE_NETWORKS.description}`
+  if (!allowPrivate) {
+    throw new ConfigError('Invalid configuration: WEBHOOK_PRIVATE_NETWORKS narrows which private receivers WEBHOOK_ALLOW_PRIVATE=true lets webhooks reach, ' +
+      'but WEBHOOK_ALLOW_PRIVATE is not true: set WEBHOOK_ALLOW_PRIVATE=true too, or unset WEBHOOK_PRIVATE_NETWORKS')
+  }
+  const entries = text.split(',').map((x) => x.trim())
+  const empty = entries.indexOf('')
+  if (empty >= 0) throw new ConfigError(`Invalid configuration: WEBHOOK_PRIVATE_NETWORKS item ${empty + 1} of ${entries.length} is empty (two commas in a row, or one at an end); ${expected}`)
+  const wrong = entries.find((entry) => !isAddressOrCidr(entry))
+  if (wrong !== undefined) throw new ConfigError(`Invalid configuration: WEBHOOK_PRIVATE_NETWORKS=${JSON.stringify(text)}: ${JSON.stringify(wrong)} is not an address or CIDR network; ${expected}`)
+  return entries
+}
+
 /** Names the proxies whose X-Forwarded-For is believed: addresses, CIDRs or proxy-addr's named ranges. */
 function proxyList (text: string | undefined): string[] | false {
   if (text === undefined) return false
@@ -171,11 +198,8 @@ function proxyList (text: string | undefined): string[] | false {
   const entries = list(text)
   if (entries.length === 0) throw new ConfigError(`Invalid configuration: TRUST_PROXY=${JSON.stringify(text)} names no proxy: expected ${Env.properties.TRUST_PROXY.description}`)
   for (const entry of entries) {
-    const [address, bits, extra] = entry.split('/')
-    const family = isIP(address)
     const named = ['loopback', 'linklocal', 'uniquelocal'].includes(entry)
-    const prefixOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32))
-    if (!named && (family === 0 || !prefixOk || extra !== undefined)) {
+    if (!named && !isAddressOrCidr(entry)) {
       throw new ConfigError(`Invalid configuration: TRUST_PROXY=${JSON.stringify(text)}: ${JSON.stringify(entry)} is not an address or CIDR; ` +
         `expected ${Env.properties.TRUST_PROXY.description}`)
     }
@@ -266,6 +290,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
     readBudget: e.READ_BUDGET,
     /** Webhooks may target loopback, private and link-local addresses (tests, internal networks). */
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    /** The private addresses webhooks may reach when allowed: empty for every one (a cloud metadata service's never). */
+    webhookPrivateNetworks: privateNetworks(e.WEBHOOK_PRIVATE_NETWORKS, e.WEBHOOK_ALLOW_PRIVATE),
     /** How long an instance's hold on a webhook lasts unrenewed: another takes a dead one's webhooks over after it. */
     webhookLeaseMs: e.WEBHOOK_LEASE_MS,
     /** READS=keys: every read under /v3 needs a key of scope `read` (default: reads are public). */

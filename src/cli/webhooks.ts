@@ -5,7 +5,7 @@ import type { PlantStore } from '../store/plant-store.js'
 import { serviceConfig } from './catalogue.js'
 import { withCatalogueStore } from './catalogue-store.js'
 import { CommandFailed, jsonArray, UsageError, type Command, type Io } from './command.js'
-import { shownUrl } from '../webhooks/target.js'
+import { privateReach, shownUrl } from '../webhooks/target.js'
 
 export const webhooksCommand: Command = {
   name: 'webhooks',
@@ -75,10 +75,11 @@ async function runWebhooks (values: Record<string, any>, positionals: string[], 
     if (arg === undefined) throw new UsageError('add takes the URL to send changes to')
     const events = eventsOf(values.events)
     const config = await serviceConfig(io)
-    const { resolvedProblem, targetProblem, webhookSendingTo } = await import('../webhooks/target.js')
-    const problem = targetProblem(arg, config.webhookAllowPrivate) ?? await resolvedProblem(arg, config.webhookAllowPrivate)
+    const { privateReach, resolvedProblem, targetProblem, webhookSendingTo } = await import('../webhooks/target.js')
+    const reach = privateReach(config)
+    const problem = targetProblem(arg, reach) ?? await resolvedProblem(arg, reach)
     // The switch is a way through only for an internal address, not for a URL that is malformed.
-    const hint = !config.webhookAllowPrivate && /must not name/.test(problem ?? '') ? ' (WEBHOOK_ALLOW_PRIVATE=true allows internal receivers)' : ''
+    const hint = !config.webhookAllowPrivate && /must not name a loopback/.test(problem ?? '') ? ' (WEBHOOK_ALLOW_PRIVATE=true allows internal receivers)' : ''
     // A receiver the catalogue does not allow is its refusal (exit 1, as a refused import row), not
     // a mistake in how the command was called; an argument that is no URL at all is one.
     if (problem !== undefined) throw URL.canParse(arg) ? new CommandFailed(`the URL ${problem}${hint}`) : new UsageError(`the URL ${problem}`)
@@ -128,7 +129,8 @@ async function testSend (store: PlantStore, config: Config, id: number, io: Io):
   if (!webhook) throw notFound(id)
   const { WebhookClient } = await import('../webhooks/client.js')
   const { signedHeaders } = await import('../webhooks/signing.js')
-  const client = new WebhookClient({ allowPrivate: config.webhookAllowPrivate, timeoutMs: 10_000 })
+  // The service's own settings: a test reaches what the service's deliveries would, and no more.
+  const client = new WebhookClient({ allowPrivate: privateReach(config), timeoutMs: 10_000 })
   try {
     const at = Date.now()
     const body = JSON.stringify({ kind: 'test', webhook: id })

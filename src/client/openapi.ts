@@ -808,7 +808,7 @@ export interface components {
         NewWebhook: {
             /** @description The kinds of change sent (default all three). */
             events?: ("created" | "updated" | "deleted")[];
-            /** @description Where each change is POSTed: an http:// or https:// URL, without a user name or password, that does not name or resolve to a loopback, private, link-local or metadata address (unless the service runs with WEBHOOK_ALLOW_PRIVATE=true). A name is resolved when saved and again before every attempt. */
+            /** @description Where each change is POSTed: an http:// or https:// URL, without a user name or password, that does not name or resolve to a loopback, private, link-local or metadata address (unless the service runs with WEBHOOK_ALLOW_PRIVATE=true, which its WEBHOOK_PRIVATE_NETWORKS may narrow to the networks it names); a cloud metadata service's address (169.254.169.254, fd00:ec2::254 and the like, in any writing) is refused whatever is allowed. A name is resolved when saved and again before every attempt. */
             url: string;
         };
         /** @description Change some fields of a plant, as PATCH /v3/plant/{id} (a JSON merge patch; `{}` changes nothing and adds no change to the feed). */
@@ -1046,7 +1046,7 @@ export interface components {
              * @enum {string}
              */
             status?: "active" | "paused";
-            /** @description Where each change is POSTed: an http:// or https:// URL, without a user name or password, that does not name or resolve to a loopback, private, link-local or metadata address (unless the service runs with WEBHOOK_ALLOW_PRIVATE=true). A name is resolved when saved and again before every attempt. */
+            /** @description Where each change is POSTed: an http:// or https:// URL, without a user name or password, that does not name or resolve to a loopback, private, link-local or metadata address (unless the service runs with WEBHOOK_ALLOW_PRIVATE=true, which its WEBHOOK_PRIVATE_NETWORKS may narrow to the networks it names); a cloud metadata service's address (169.254.169.254, fd00:ec2::254 and the like, in any writing) is refused whatever is allowed. A name is resolved when saved and again before every attempt. */
             url?: string;
         };
         WebhookCreated: {

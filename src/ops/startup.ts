@@ -24,7 +24,7 @@ export function startupFacts (config: Config, keyCount: number, storedKeys = fal
     reads: readsFact(config, keyCount),
     rateLimit: config.rateLimit > 0 ? `${config.rateLimit} a minute per client` : 'off',
     trustProxy: config.trustProxy === false ? 'none' : config.trustProxy.join(','),
-    webhooks: config.webhookAllowPrivate ? 'private receivers allowed (WEBHOOK_ALLOW_PRIVATE)' : 'public receivers only',
+    webhooks: webhooksFact(config),
     shutdownGraceMs: config.shutdownGraceMs
   }
 }
@@ -47,4 +47,10 @@ function readsFact (config: Config, keyCount: number): string {
   if (keyCount === 0) return 'READS=keys, but no key exists yet: reads are open until the first key is made'
   return `need a key of scope read (READS=keys), photos included; open without a key: ${OPEN_WITH_READ_KEYS}; ` +
     '/metrics needs a write key; the staff page sends keys with writes only, so it cannot read here'
+}
+
+function webhooksFact (config: Config): string {
+  if (!config.webhookAllowPrivate) return 'public receivers only'
+  const networks = config.webhookPrivateNetworks
+  return networks.length > 0 ? `private receivers in ${networks.join(', ')} allowed (WEBHOOK_PRIVATE_NETWORKS)` : 'private receivers allowed (WEBHOOK_ALLOW_PRIVATE)'
 }

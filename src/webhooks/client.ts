@@ -1,7 +1,7 @@
 import { Agent } from 'undici'
 import { PACKAGE_VERSION } from '../version.js'
 import { connectionPools, type WebhookConnection } from './connection.js'
-import { literalProblem, safeLookup } from './target.js'
+import { literalProblem, safeLookup, type PrivateReach } from './target.js'
 
 // The one way out to a receiver: every name checked after resolution (target.ts), no redirect
 // followed, 10 s for the whole exchange, and no more than 4 KiB of an answer read (and kept, as text,
@@ -28,7 +28,7 @@ export function answerText (chunks: Buffer[]): string {
 }
 
 export interface ClientOptions {
-  allowPrivate: boolean
+  allowPrivate: PrivateReach
   timeoutMs: number
   /** Given each connection as it is made (tests look at what it holds). */
   onConnection?: (c: WebhookConnection) => void
@@ -62,7 +62,7 @@ export class WebhookClient {
     const started = performance.now()
     // A literal address never reaches the lookup below: checked here, before every attempt.
     const refused = literalProblem(url, this.options.allowPrivate)
-    if (refused !== undefined) return { statusCode: null, error: `not sent: the URL ${refused} (WEBHOOK_ALLOW_PRIVATE is off)`, durationMs: Math.round(performance.now() - started), response: null }
+    if (refused !== undefined) return { statusCode: null, error: `not sent: the URL ${refused}${this.options.allowPrivate === false ? ' (WEBHOOK_ALLOW_PRIVATE is off)' : ''}`, durationMs: Math.round(performance.now() - started), response: null }
     const target = this.target(url)
     headers.push('content-type', 'application/json', 'user-agent', USER_AGENT)
     // undici's dispatch with a handler of our own rather than request(): no body stream, abort

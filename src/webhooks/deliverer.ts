@@ -10,10 +10,10 @@ import type { WebhookMetrics } from './metrics.js'
 import { DeliveryPacer, type PacerSignals } from './pacer.js'
 import { RETRY_FOR_MS, retryDelayMs } from './retry.js'
 import { signedHeaders } from './signing.js'
-import { literalProblem, shownUrl } from './target.js'
+import { literalProblem, shownUrl, type PrivateReach } from './target.js'
 
 export interface DelivererOptions {
-  allowPrivate: boolean
+  allowPrivate: PrivateReach
   /** The longest an attempt may take (default 10 s). */
   timeoutMs?: number
   /** The delay before the next attempt after `failures` failures (tests shrink it). */
@@ -149,7 +149,10 @@ export class WebhookDeliverer {
       const refused = literalProblem(webhook.url, this.settings.allowPrivate)
       if (refused !== undefined && !this.warned.has(webhook.id)) {
         this.warned.add(webhook.id)
-        this.log.warn({ webhook: webhook.id, url: shownUrl(webhook.url) }, `webhook ${webhook.id} is never sent to while WEBHOOK_ALLOW_PRIVATE is off: its URL ${refused}; set WEBHOOK_ALLOW_PRIVATE=true, or give it another URL`)
+        const fix = this.settings.allowPrivate === false
+          ? `while WEBHOOK_ALLOW_PRIVATE is off: its URL ${refused}; set WEBHOOK_ALLOW_PRIVATE=true, or give it another URL`
+          : `by these settings: its URL ${refused}; give it another URL`
+        this.log.warn({ webhook: webhook.id, url: shownUrl(webhook.url) }, `webhook ${webhook.id} is never sent to ${fix}`)
       }
       let loop = this.loops.get(webhook.id)
       // A loop that stopped by itself (its webhook turned failing or was paused) starts afresh when resumed.

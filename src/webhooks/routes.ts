@@ -8,9 +8,9 @@ import type { PlantStore } from '../store/plant-store.js'
 import type { WebhookDeliverer } from './deliverer.js'
 import { DeliveriesQuery, NewWebhook, Webhook, WebhookChanges, WebhookCreated, WebhookDeliveries, WebhookDelivery, WebhookList, WebhookParams, WebhookSecret } from './schemas.js'
 import { newSecret, signedHeaders } from './signing.js'
-import { resolvedProblem, shownUrl, targetProblem, webhookSendingTo } from './target.js'
+import { resolvedProblem, shownUrl, targetProblem, webhookSendingTo, type PrivateReach } from './target.js'
 
-export interface WebhookRouteOptions { store: PlantStore, deliverer: WebhookDeliverer, allowPrivate: boolean }
+export interface WebhookRouteOptions { store: PlantStore, deliverer: WebhookDeliverer, allowPrivate: PrivateReach }
 
 const tags = ['webhooks']
 const iso = (ms: number | null): string | null => ms === null ? null : new Date(ms).toISOString()
@@ -49,7 +49,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
     const problem = targetProblem(url, allowPrivate) ?? await resolvedProblem(url, allowPrivate)
     if (problem === undefined) return
     // The operator's switch is named where it is the way through (as the CLI does).
-    const hint = !allowPrivate && /must not name/.test(problem) ? ' (the operator may allow internal receivers with WEBHOOK_ALLOW_PRIVATE=true)' : ''
+    const hint = allowPrivate === false && /must not name a loopback/.test(problem) ? ' (the operator may allow internal receivers with WEBHOOK_ALLOW_PRIVATE=true)' : ''
     // Named as the schema's own checks name a field (/events/1, /status), so a client reads one form.
     throw new HttpProblem(400, 'invalid-input', `/url ${problem}${hint}`, [{ path: '/url', message: `${problem}${hint}` }])
   }

@@ -9,7 +9,7 @@ import { component } from '../http/components.js'
 // as a plant's status is, not Ajv's "must be equal to constant" once per literal.
 const Kind = Type.Unsafe<ChangeKind>({ type: 'string', enum: [...CHANGE_KINDS] })
 const Time = Type.String({ description: 'RFC 3339, UTC, with milliseconds.' })
-const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'Where each change is POSTed: an http:// or https:// URL, without a user name or password, that does not name or resolve to a loopback, private, link-local or metadata address (unless the service runs with WEBHOOK_ALLOW_PRIVATE=true). A name is resolved when saved and again before every attempt.' })
+const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'Where each change is POSTed: an http:// or https:// URL, without a user name or password, that does not name or resolve to a loopback, private, link-local or metadata address (unless the service runs with WEBHOOK_ALLOW_PRIVATE=true, which its WEBHOOK_PRIVATE_NETWORKS may narrow to the networks it names); a cloud metadata service\'s address (169.254.169.254, fd00:ec2::254 and the like, in any writing) is refused whatever is allowed. A name is resolved when saved and again before every attempt.' })
 const Events = Type.Array(Kind, { minItems: 1, uniqueItems: true, description: 'The kinds of change sent (default all three).' })
 
 export const WebhookParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) })

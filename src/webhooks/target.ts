@@ -1,8 +1,9 @@
 import { lookup as dnsLookup, promises as dnsPromises, type LookupAddress, type LookupOptions } from 'node:dns'
 import { BlockList, isIP } from 'node:net'
 
-// Where a webhook may send: http or https only, and never to this host, the private network or a
-// cloud's metadata service (SSRF), unless WEBHOOK_ALLOW_PRIVATE says the receivers are internal.
+// Where a webhook may send: http or https only, and never to this host or the private network
+// (SSRF), unless WEBHOOK_ALLOW_PRIVATE says the receivers are internal (WEBHOOK_PRIVATE_NETWORKS
+// narrowing it to the networks named), and never to a cloud's metadata service, whatever is allowed.
 // A URL is checked when the webhook is saved (its name resolved then too), and again before every
 // attempt: its literal address, and a name after each resolution (DNS can change).
 
@@ -63,10 +64,86 @@ export function isPrivateAddress (address: string): boolean {
 }
 
 /**
+ * The addresses of cloud metadata services (AWS, GCP, Azure, OpenStack and most others; ECS task
+ * and EKS pod credentials; Alibaba; Oracle; Tencent): they hand out the host's credentials to
+ * whoever asks, so no setting lets a webhook reach one.
+ */
+const METADATA_V4 = new Set(['169.254.169.254', '169.254.170.2', '169.254.170.23', '100.100.100.200', '192.0.0.192', '169.254.0.23'])
+const METADATA_V6 = ['fd00:ec2::254', 'fd00:ec2::23'].map((a) => expandIpv6(a)!.join(':'))
+
+/**
+ * The IPv4 address an IPv6 one reaches, in every writing the contract names: mapped, translated,
+ * NAT64 (well-known and local-use, whose last 32 bits carry it), 6to4 and IPv4-compatible.
+ */
+function reachedIpv4 (groups: number[]): string | undefined {
+  const v4 = `${groups[6] >> 8}.${groups[6] & 255}.${groups[7] >> 8}.${groups[7] & 255}`
+  if (groups.slice(0, 5).every((g) => g === 0) && (groups[5] === 0 || groups[5] === 0xffff)) return v4
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && groups[2] === 1) return v4
+  return embeddedIpv4(groups.map((g) => g.toString(16)).join(':'))
+}
+
+/** True for a cloud metadata service's address, in any IPv4 or IPv6 writing of it. */
+export function isMetadataAddress (address: string): boolean {
+  const family = isIP(address)
+  if (family === 4) return METADATA_V4.has(address)
+  if (family !== 6) return false
+  const groups = expandIpv6(address.replace(/%.*$/, ''))
+  if (groups === undefined) return false
+  if (METADATA_V6.includes(groups.join(':'))) return true
+  const inner = reachedIpv4(groups)
+  return inner !== undefined && METADATA_V4.has(inner)
+}
+
+/** The internal networks WEBHOOK_PRIVATE_NETWORKS names: the only private addresses webhooks may reach. */
+export class PrivateNetworks {
+  private readonly v4 = new BlockList()
+  private readonly v6 = new BlockList()
+
+  constructor (readonly entries: readonly string[]) {
+    for (const entry of entries) {
+      const [address, bits] = entry.split('/')
+      const family = isIP(address) === 6 ? 'ipv6' : 'ipv4'
+      const list = family === 'ipv6' ? this.v6 : this.v4
+      if (bits === undefined) list.addAddress(address, family)
+      else list.addSubnet(address, Number(bits), family)
+    }
+  }
+
+  /** An IPv6 writing of an IPv4 address is in a network its IPv4 address is in. */
+  has (address: string): boolean {
+    const family = isIP(address)
+    if (family === 4) return this.v4.check(address, 'ipv4')
+    if (family !== 6) return false
+    if (this.v6.check(address, 'ipv6')) return true
+    const groups = expandIpv6(address)
+    const inner = groups === undefined ? undefined : reachedIpv4(groups)
+    return inner !== undefined && this.v4.check(inner, 'ipv4')
+  }
+}
+
+/**
+ * The private addresses a webhook may reach: none (false), every one (true: WEBHOOK_ALLOW_PRIVATE),
+ * or those of the networks named (WEBHOOK_PRIVATE_NETWORKS). A metadata service's never.
+ */
+export type PrivateReach = boolean | PrivateNetworks
+
+/** The reach the service's settings give (config.ts's webhookAllowPrivate and webhookPrivateNetworks). */
+export const privateReach = (config: { webhookAllowPrivate: boolean, webhookPrivateNetworks: string[] }): PrivateReach =>
+  config.webhookAllowPrivate && config.webhookPrivateNetworks.length > 0 ? new PrivateNetworks(config.webhookPrivateNetworks) : config.webhookAllowPrivate
+
+/** What an address is that a webhook must not reach (for a message), or undefined when it may. */
+export function refusedAddress (address: string, reach: PrivateReach): string | undefined {
+  if (isMetadataAddress(address)) return 'a cloud metadata service\'s address, refused whatever WEBHOOK_ALLOW_PRIVATE allows'
+  if (reach === true || !isPrivateAddress(address)) return undefined
+  if (reach === false) return 'a loopback, private, link-local or metadata address'
+  return reach.has(address) ? undefined : 'a loopback, private, link-local or metadata address outside WEBHOOK_PRIVATE_NETWORKS'
+}
+
+/**
  * Why this URL cannot be a webhook's target, or undefined when it can. The WHATWG parser has already
  * turned decimal, octal and hexadecimal IPv4 forms (2130706433, 0177.0.0.1, 0x7f.1) into dotted ones.
  */
-export function targetProblem (text: string, allowPrivate: boolean): string | undefined {
+export function targetProblem (text: string, allowPrivate: PrivateReach): string | undefined {
   let url: URL
   try {
     url = new URL(text)
@@ -79,12 +156,14 @@ export function targetProblem (text: string, allowPrivate: boolean): string | un
   return addressProblem(url, allowPrivate)
 }
 
-/** Why this URL's host, as written, cannot be a target: a literal private address, or localhost. */
-function addressProblem (url: URL, allowPrivate: boolean): string | undefined {
-  if (allowPrivate) return undefined
+/**
+ * Why this URL's host, as written, cannot be a target: a literal address it must not reach, or
+ * localhost (with an allowlist, the address localhost resolves to is the allowlist's to decide).
+ */
+function addressProblem (url: URL, allowPrivate: PrivateReach): string | undefined {
   const problem = literalProblem(url.href, allowPrivate)
   if (problem !== undefined) return problem
-  if (/(^|\.)localhost\.?$/i.test(url.hostname)) return 'must not name this host (localhost)'
+  if (allowPrivate === false && /(^|\.)localhost\.?$/i.test(url.hostname)) return 'must not name this host (localhost)'
   return undefined
 }
 
@@ -93,16 +172,15 @@ function addressProblem (url: URL, allowPrivate: boolean): string | undefined {
  * saved while WEBHOOK_ALLOW_PRIVATE was on is refused once it is off), as a literal address never
  * reaches safeLookup below, which checks every name after resolution.
  */
-export function literalProblem (text: string, allowPrivate: boolean): string | undefined {
-  if (allowPrivate) return undefined
+export function literalProblem (text: string, allowPrivate: PrivateReach): string | undefined {
   let host: string
   try {
     host = new URL(text).hostname.replace(/^\[(.*)\]$/, '$1')
   } catch {
     return 'must be an absolute URL (https://…)'
   }
-  if (isIP(host) !== 0 && isPrivateAddress(host)) return `must not name a loopback, private, link-local or metadata address (${host})`
-  return undefined
+  const refused = isIP(host) === 0 ? undefined : refusedAddress(host, allowPrivate)
+  return refused === undefined ? undefined : `must not name ${refused} (${host})`
 }
 
 export type Resolver = (hostname: string) => Promise<Array<{ address: string }>>
@@ -115,16 +193,15 @@ const RESOLVE_MS = 2_000
  * 127.0.0.1 is refused when saved, not retried for 3 days. A name that does not resolve (yet) is
  * let through: deliveries say why they fail, and every one is checked again after resolution.
  */
-export async function resolvedProblem (text: string, allowPrivate: boolean, resolver: Resolver = systemResolver): Promise<string | undefined> {
-  if (allowPrivate) return undefined
+export async function resolvedProblem (text: string, allowPrivate: PrivateReach, resolver: Resolver = systemResolver): Promise<string | undefined> {
   const host = new URL(text).hostname.replace(/^\[(.*)\]$/, '$1')
   if (isIP(host) !== 0) return undefined
   let timer: NodeJS.Timeout | undefined
   const gaveUp = new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), RESOLVE_MS).unref() })
   try {
     const addresses = await Promise.race([resolver(host).catch(() => undefined), gaveUp])
-    const refused = addresses?.find((a) => isPrivateAddress(a.address))
-    return refused === undefined ? undefined : `must not name a loopback, private, link-local or metadata address (${host} resolves to ${refused.address})`
+    const refused = addresses?.find((a) => refusedAddress(a.address, allowPrivate) !== undefined)
+    return refused === undefined ? undefined : `must not name ${refusedAddress(refused.address, allowPrivate)!} (${host} resolves to ${refused.address})`
   } finally {
     clearTimeout(timer)
   }
@@ -153,13 +230,14 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  * A DNS lookup for outgoing connections that refuses a name resolving to any private address (all
  * of its addresses are checked, so a second record cannot slip one in), then connects to what it checked.
  */
-export function safeLookup (allowPrivate: boolean) {
+export function safeLookup (allowPrivate: PrivateReach) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) { callback(err, []); return }
-      const refused = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address))
+      const refused = addresses.find((a) => refusedAddress(a.address, allowPrivate) !== undefined)
       if (refused !== undefined || addresses.length === 0) {
-        callback(new PrivateAddressRefused(`${hostname} resolves to ${refused?.address ?? 'no address'}: a loopback, private, link-local or metadata address is refused`), [])
+        const what = refused === undefined ? 'a loopback, private, link-local or metadata address' : refusedAddress(refused.address, allowPrivate)!
+        callback(new PrivateAddressRefused(`${hostname} resolves to ${refused?.address ?? 'no address'}: ${what} is refused`), [])
         return
       }
       if (options.all === true) callback(null, addresses)

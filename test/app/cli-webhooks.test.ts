@@ -116,6 +116,29 @@ for (const [where, target] of Object.entries(TARGETS)) {
       assert.deepEqual([refused.code, refused.stderr.split('\n')[0]], [2, 'plants webhooks: --json goes with list and deliveries'])
     })
 
+    test('add and test follow the service\'s settings: WEBHOOK_PRIVATE_NETWORKS narrows what may be added and what a test send reaches; a metadata address never', async (t) => {
+      const { env, args } = await target.make(t)
+      const r = await receiver(t)
+      assert.equal((await plants(['webhooks', 'add', r.url, ...args], env)).code, 0)
+      const narrowed = { ...env, WEBHOOK_PRIVATE_NETWORKS: '10.20.0.0/16' }
+      // Saved while every private address was allowed; the service's narrower setting now keeps the test send from it.
+      const tested = await plants(['webhooks', 'test', '1', ...args], narrowed)
+      assert.equal(tested.code, 1)
+      assert.match(tested.stderr, /^plants webhooks: webhook 1 \(http:\/\/127\.0\.0\.1:\d+\/hook\): not sent: the URL must not name a loopback, private, link-local or metadata address outside WEBHOOK_PRIVATE_NETWORKS \(127\.0\.0\.1\)/)
+      assert.equal(r.received.length, 0)
+      assert.equal((await plants(['webhooks', 'test', '1', ...args], { ...env, WEBHOOK_PRIVATE_NETWORKS: '127.0.0.0/8' })).code, 0)
+      assert.equal(r.received.length, 1)
+      const outside = await plants(['webhooks', 'add', 'http://10.21.0.9/hook', ...args], narrowed)
+      assert.deepEqual([outside.code, outside.stderr], [1, 'plants webhooks: the URL must not name a loopback, private, link-local or metadata address outside WEBHOOK_PRIVATE_NETWORKS (10.21.0.9)\n'])
+      assert.equal((await plants(['webhooks', 'add', 'http://10.20.0.9/hook', ...args], narrowed)).code, 0)
+      const metadata = await plants(['webhooks', 'add', 'http://[::ffff:169.254.169.254]/', ...args], env)
+      assert.deepEqual([metadata.code, metadata.stderr], [1, 'plants webhooks: the URL must not name a cloud metadata service\'s address, refused whatever WEBHOOK_ALLOW_PRIVATE allows (::ffff:a9fe:a9fe)\n'])
+      // A setting the service would refuse to start with is refused here too, saying why.
+      const alone = await plants(['webhooks', 'list', ...args], { ...env, WEBHOOK_ALLOW_PRIVATE: 'false', WEBHOOK_PRIVATE_NETWORKS: '10.0.0.0/8' })
+      assert.equal(alone.code, 1)
+      assert.match(alone.stderr, /WEBHOOK_PRIVATE_NETWORKS narrows which private receivers WEBHOOK_ALLOW_PRIVATE=true lets webhooks reach/)
+    })
+
     test('--url is refused with where webhooks are managed instead', async (t) => {
       const { env, args } = await target.make(t)
       const refused = await plants(['webhooks', 'list', '--url', 'http://127.0.0.1:8080', ...args], env)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { WebhookClient } from '../../src/webhooks/client.js'
-import { isPrivateAddress, resolvedProblem, shownUrl, targetProblem } from '../../src/webhooks/target.js'
+import { isMetadataAddress, isPrivateAddress, resolvedProblem, shownUrl, targetProblem } from '../../src/webhooks/target.js'
 import { startupFacts } from '../../src/ops/startup.js'
 import { loadConfig } from '../../src/config.js'
 import { receiver } from '../helpers/receiver.js'
@@ -26,8 +26,11 @@ test('loopback, private, link-local and metadata addresses are refused in every 
   for (const url of ['ftp://shop.example/', 'file:///etc/passwd', 'gopher://x/', 'javascript:alert(1)']) assert.match(targetProblem(url, false)!, /http/, url)
 })
 
-test('WEBHOOK_ALLOW_PRIVATE lets private targets through, but never another scheme', () => {
-  for (const url of REFUSED) assert.equal(targetProblem(url, true), undefined, url)
+test('WEBHOOK_ALLOW_PRIVATE lets private targets through, but never a metadata service\'s or another scheme', () => {
+  const metadata = (url: string): boolean => isMetadataAddress(new URL(url).hostname.replace(/^\[(.*)\]$/, '$1'))
+  assert.deepEqual(REFUSED.filter(metadata), ['http://169.254.169.254/', 'http://2852039166/', 'http://[::ffff:169.254.169.254]/', 'http://[fd00:ec2::254]/', 'http://[0:0:0:0:ffff:0:a9fe:a9fe]/'])
+  for (const url of REFUSED.filter((u) => !metadata(u))) assert.equal(targetProblem(url, true), undefined, url)
+  for (const url of REFUSED.filter(metadata)) assert.match(targetProblem(url, true)!, /metadata service/, url)
   assert.match(targetProblem('ftp://127.0.0.1/', true)!, /http/)
 })
 
