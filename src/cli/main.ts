@@ -14,6 +14,7 @@ const COMMANDS: Entry[] = [
   { name: 'restore-marks', summary: 'save what a catalogue handed out, and apply it to one restored with pg_restore', load: async () => (await import('./restore-marks.js')).restoreMarksCommand },
   { name: 'migrate', summary: 'copy the embedded catalogue into PostgreSQL: ids, versions, sequences, feed; then verify', load: async () => (await import('./migrate.js')).migrateCommand },
   { name: 'keys', summary: 'create, list and revoke the API keys stored in the catalogue (scopes read, sell, write, admin)', load: async () => (await import('./keys.js')).keysCommand },
+  { name: 'trash', summary: 'list the deleted plants waiting in the trash, and purge one for good', load: async () => (await import('./trash.js')).trashCommand },
   { name: 'webhooks', summary: 'add, list, pause, resume, remove and test the webhooks that push changes to other systems', load: async () => (await import('./webhooks.js')).webhooksCommand }
 ]
 

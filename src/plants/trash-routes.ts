@@ -27,7 +27,8 @@ const TRASH_NOT_FOUND: [number, string] = [404, 'No plant with this id in the tr
 
 // The record as it was deleted: its version is the one before the delete's (the entry's own), also
 // for an entry kept before the record carried a version.
-const entryOf = (t: Trashed): TrashedPlant =>
+/** A trash entry as the API shows it. */
+export const entryOf = (t: Trashed): TrashedPlant =>
   ({ id: t.plant.id, version: t.version, trashedAt: new Date(t.trashedAt).toISOString(), trashedBy: t.trashedBy, plant: toRecord({ ...t.plant, version: t.version - 1 }) })
 
 /** A cursor names the last entry of the page before, by its place in the trash's order. */
