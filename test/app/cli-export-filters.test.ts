@@ -88,12 +88,13 @@ async function listed (store: PlantStore, params: URLSearchParams): Promise<stri
 
 for (const [where, target] of Object.entries(TARGETS)) {
   describe(`plants export's filters (${where})`, { skip: target.skip }, () => {
-    test('each of category, tag, sku, barcode, priceMin, priceMax and updatedSince, and all together, export what GET /v3/plant lists, also through --url', async (t) => {
+    test('none, each of category, tag, sku, barcode, priceMin, priceMax and updatedSince, and all together, export what GET /v3/plant lists, also through --url', async (t) => {
       const { env, args, open } = await target.make(t)
       const store = await open()
       t.after(() => store.close())
       const between = await seed(store)
       const cases: Array<Array<[string, string]>> = [
+        [],
         [['category', 'indoor']],
         [['tag', 'BIG']],
         [['tag', 'big'], ['tag', 'Green']],
@@ -111,6 +112,7 @@ for (const [where, target] of Object.entries(TARGETS)) {
       for (const filters of cases) {
         const expected = await listed(store, new URLSearchParams(filters))
         assert.ok(expected !== '', `${JSON.stringify(filters)} finds some plants`)
+        if (filters.length === 0) assert.equal(expected.split('\n').length, 91, 'no filter: every plant')
         const options = filters.map(([name, value]) => `--${name}=${value}`)
         const exported = await plants(['export', '--format', 'jsonl', ...options, ...args], env)
         assert.equal(exported.code, 0, exported.stderr)
