@@ -25,9 +25,10 @@ import { TrashPage, TrashQuery, type TrashedPlant } from './trash-schemas.js'
 const tags = ['trash']
 const TRASH_NOT_FOUND: [number, string] = [404, 'No plant with this id in the trash (never deleted, restored, or purged)']
 
-// The record as it was deleted: its version is the one before the delete's (the entry's own), also
-// for an entry kept before the record carried a version.
-/** A trash entry as the API shows it. */
+/**
+ * A trash entry as the API shows it. The record as it was deleted: its version is the one before the
+ * delete's (the entry's own), also for an entry kept before the record carried a version.
+ */
 export const entryOf = (t: Trashed): TrashedPlant =>
   ({ id: t.plant.id, version: t.version, trashedAt: new Date(t.trashedAt).toISOString(), trashedBy: t.trashedBy, plant: toRecord({ ...t.plant, version: t.version - 1 }) })
 

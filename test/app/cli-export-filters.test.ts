@@ -9,7 +9,7 @@ import { buildApp } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
 import type { PlantInput } from '../../src/catalogue/plant.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
-import { openStore } from '../../src/store/open-store.js'
+import { openStore } from '../../src/store/open/open-store.js'
 import { freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
 
 // plants export takes every filter of GET /v3/plant, by its name, and finds what the API finds,

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { describe, test, type TestContext } from 'node:test'
 import { plants } from '../../scripts/lib/cli-harness.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
-import { openStore } from '../../src/store/open-store.js'
+import { openStore } from '../../src/store/open/open-store.js'
 import { freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
 
 // `plants trash list|purge` on the catalogue's own database.
