@@ -37,6 +37,9 @@ export function readSection (): Section {
 /** The address of a view other than the plants. */
 export const sectionAddress = (section: Exclude<Section, 'list'>): string => `${location.pathname}?view=${section}`
 
+/** A plant's own address: the page with that plant open over the plain list (a link, a new tab). */
+export const plantAddress = (id: number): string => `${location.pathname}?plant=${id}`
+
 export function readView (): View {
   const p = new URLSearchParams(location.search)
   const page = Math.max(1, Math.floor(Number(p.get('page') ?? '1')) || 1) - 1

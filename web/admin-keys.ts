@@ -48,6 +48,8 @@ export function keysPart (give: () => void, retry: () => void): Part {
   root.append(body)
 
   const secretSlot = el('div')
+  /** The key whose secret the slot shows, if any: revoked, its secret has no use and leaves the screen. */
+  let secretOf: string | undefined
   const list = el('ul', { class: 'admin-list', attrs: { 'aria-label': 'Keys' } })
   const empty = el('p', { text: 'No keys have been made here yet.' })
   empty.hidden = true
@@ -121,6 +123,7 @@ export function keysPart (give: () => void, retry: () => void): Part {
       const { body } = await api<ApiKey & { secret: string }>('POST', '/v3/keys', { body: { name: keyName, scope: chosen, ...(until === '' ? {} : { expiresAt: until }) } })
       clearForm()
       openForm(false)
+      secretOf = body.name
       secretSlot.replaceChildren(shownOnce(`The new key for “${body.name}” (${SCOPE_LABELS[body.scope]})`, body.secret,
         'Copy it now and give it to whoever will use it: it is not shown again. If it is lost, revoke it and make a new one.',
         () => newKey.focus()))
@@ -187,6 +190,7 @@ export function keysPart (give: () => void, retry: () => void): Part {
     try {
       await revokeOrConfirm(keyName)
       tell(`Revoked “${keyName}”: it no longer works.`)
+      if (secretOf === keyName) secretSlot.replaceChildren()
       await refresh()
       list.querySelector<HTMLElement>(`li[data-name="${CSS.escape(keyName)}"] .admin-title`)?.focus()
     } catch (err) {

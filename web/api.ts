@@ -108,13 +108,16 @@ async function problemOf (res: Response): Promise<Problem | undefined> {
   }
 }
 
+/** How every message that the catalogue could not be reached begins: they go when it is back. */
+export const UNREACHABLE = 'The catalogue cannot be reached.'
+
 /** What to tell staff about a refusal that has no better place (field errors go next to their fields). */
 export function describe (err: unknown, what = 'This plant'): string {
   if (err instanceof Cancelled) return 'Nothing was saved: your staff key is needed to make changes.'
   if (!(err instanceof ApiError)) return 'Something went wrong in the page. Reload it and try again.'
   const detail = err.problem?.detail ?? ''
   switch (err.status) {
-    case 0: return 'The catalogue cannot be reached. Check the connection and try again.'
+    case 0: return `${UNREACHABLE} Check the connection and try again.`
     case 401: return 'Key refused: the catalogue did not accept your staff key, so nothing was changed.'
     case 403: return 'Your staff key does not allow this. Ask your manager.'
     case 404: return `${what} no longer exists: someone deleted it.`

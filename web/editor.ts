@@ -1,4 +1,6 @@
+import { plantAddress } from './address.js'
 import { api, ApiError, Cancelled, describe, type Change, type Plant } from './api.js'
+import { changedWords, clearChanged, markChanged } from './changed-marks.js'
 import { byId, confirmFirst, el, say } from './dom.js'
 import { fieldWords } from './field-words.js'
 import { historyChanged, resetHistory, setUpHistory } from './history-part.js'
@@ -113,6 +115,7 @@ function clearMessages (): void {
   say(alertBox, '')
   say(statusBox, '')
   conflict.hidden = true
+  clearChanged()
   for (const field of FIELDS) {
     inputs[field].removeAttribute('aria-invalid')
     say(byId(`f-${field}-error`), '')
@@ -143,6 +146,8 @@ function setMode (plant: Plant | undefined): void {
   for (const button of [saveButton, soldButton, deleteButton]) button.disabled = false
   title.textContent = plant === undefined ? 'Add a plant' : 'Edit plant'
   soldButton.hidden = plant === undefined
+  byId('editor-address').hidden = plant === undefined
+  if (plant !== undefined) byId<HTMLAnchorElement>('editor-link').href = plantAddress(plant.id)
   deleteButton.hidden = plant === undefined
   saveButton.textContent = plant === undefined ? 'Add plant' : 'Save'
   showPhotos(plant)
@@ -332,13 +337,18 @@ export async function refresh (change?: Change): Promise<void> {
     return // a 404 arrives as its own deleted change
   }
   if (base === undefined) return
-  const unchangedFields = FIELDS.every((f) => same(fresh.body[f], base!.plant[f]))
-  if (unchangedFields || !dirty()) {
+  const moved = FIELDS.filter((f) => !same(fresh.body[f], base!.plant[f])).map((f) => inputs[f])
+  const kept = moved.length > 0 && dirty()
+  if (!kept) {
     // Nothing typed is at stake: take the new version (photos, or fields nobody is editing).
     base = { plant: fresh.body, etag: fresh.etag ?? '' }
-    if (!unchangedFields) fill(fresh.body)
+    if (moved.length > 0) fill(fresh.body)
   }
   // Otherwise the base stays: Save meets a 412 and shows their version beside what was typed.
+  if (moved.length > 0) {
+    markChanged(moved)
+    say(statusBox, changedWords(moved, kept))
+  }
   showPhotos(fresh.body)
   historyChanged(fresh.body, fresh.etag ?? '')
 }
@@ -485,7 +495,7 @@ function scanGuard (event: KeyboardEvent): void {
       event.preventDefault()
       input.value = burst.before
       input.dispatchEvent(new Event('input', { bubbles: true }))
-      say(statusBox, 'That looked like a barcode scan, so nothing was saved. Close this plant, then scan again.')
+      say(alertBox, 'That looked like a barcode scan, so nothing was saved. Close this plant, then scan again.')
     }
     burst = undefined
     return

@@ -1,9 +1,10 @@
 import { listKey, readView, state, writeView, type View } from './address.js'
-import { api, ApiError, describe, isAbort, patiently, type Plant } from './api.js'
+import { api, ApiError, isAbort, patiently, type Plant } from './api.js'
 import { byId, debounce, eager, say } from './dom.js'
 import { currencyReady } from './money.js'
 import { merge, note, row, setRowActions, type RowActions } from './rows.js'
-import { BURST_MS, keyPressed, scanned, trailingBarcode } from './scanner.js'
+import { BURST_MS, keyPressed, missedWords, scanned, type Missed } from './scanner.js'
+import { refusal, searchProblem } from './search-words.js'
 
 // The plant list: search as you type, filters, sort, keyset paging, how many match. Every load
 // aborts the one before it, so the latest answer always wins however the network orders them.
@@ -36,8 +37,8 @@ const clear = byId<HTMLButtonElement>('clear-filters')
 const retry = byId<HTMLButtonElement>('retry')
 const toggle = byId<HTMLButtonElement>('filters-toggle')
 const cards = [...document.querySelectorAll<HTMLButtonElement>('#counts [data-status]')]
-/** A barcode scanned (or typed, then Enter) that no plant has ('' when none). */
-let unknownCode = ''
+/** The last code scanned (or typed, then Enter) that opened no plant. */
+let missed: Missed | undefined
 
 /** Cursors of the pages seen so far: cursors[i] loads page i (null: the first page, or unknown after a link). */
 let cursors: Array<string | null> = [null]
@@ -55,16 +56,6 @@ let events: ListEvents
 let turned = false
 /** The query the plants on screen answer ('' when none are shown): results of another must not stay beside a refusal. */
 let shownFor = ''
-
-/** Why the search box cannot be sent as it stands ('' when it can), said before the server has to. */
-function searchProblem (text: string): string {
-  if (text === '') return ''
-  if (text.length > 100) return 'Search at most 100 characters.'
-  const terms = text.split(/\s+/)
-  if (terms.length > 5) return 'Search at most 5 words.'
-  // Words of 1–2 letters are searched too, as the start of a word of the name.
-  return ''
-}
 
 /** The query for the filters as they stand; 'refused' when it cannot be sent. */
 function query (): URLSearchParams | 'refused' {
@@ -256,22 +247,8 @@ function summarise (listed: number, total: { count: number, exact: boolean } | u
   summary.textContent = listed === 0
     ? ''
     : onePage ? `${listed} ${plants(listed)}` : of !== undefined ? `${from}–${to} of ${of} ${plants(total!.count)}` : `Showing ${from}–${to}`
-}
-
-const FILTER_NAMES: Record<string, string> = { q: 'the search', category: 'the category', tag: 'the tag', status: 'the status', sort: 'the order' }
-
-/** Why the list could not be loaded, in staff's words: a refused filter is named, with the rule it broke. */
-function refusal (err: unknown): string {
-  if (err instanceof ApiError && err.code === 'query-too-slow') {
-    return 'This search would take the catalogue too long. Add letters to the search or choose another filter, then try again.'
-  }
-  if (err instanceof ApiError && err.status === 400) {
-    for (const { path, message } of err.problem?.errors ?? []) {
-      const filter = FILTER_NAMES[path.split('/')[1] ?? '']
-      if (filter !== undefined) return `The catalogue cannot search for this: ${filter} ${message}.`
-    }
-  }
-  return `The plants could not be loaded. ${describe(err, 'The list')}`
+  const pages = total === undefined ? '' : ` of ${total.exact ? '' : 'more than '}${Math.max(1, Math.ceil(total.count / PAGE_SIZE)).toLocaleString()}`
+  pageNo.textContent = `Page ${page + 1}${pages}`
 }
 
 /** Nothing shown: no plants, no count, no "No plant matches", no pages. */
@@ -309,9 +286,9 @@ function render (rows: HTMLLIElement[]): void {
   }
   const filtered = q.value.trim() !== '' || status.value !== '' || category.value.trim() !== '' || tag.value.trim() !== ''
   const onePage = page === 0 && nextCursor === null
-  const code = unknownCode !== '' && q.value.trim().endsWith(unknownCode)
+  const scan = missed !== undefined && q.value.trim().endsWith(missed.code) ? missed : undefined
   say(emptyText, rows.length === 0
-    ? code ? `No plant has the barcode ${unknownCode}. Check that it was scanned whole, or add the plant with it.` : filtered ? 'No plant matches these filters.' : 'No plants yet. Add the first one.'
+    ? scan !== undefined ? missedWords(scan) : filtered ? 'No plant matches these filters.' : 'No plants yet. Add the first one.'
     : '')
   empty.hidden = rows.length !== 0
   clear.hidden = !filtered
@@ -320,7 +297,6 @@ function render (rows: HTMLLIElement[]): void {
   skipPages.hidden = onePage
   prev.disabled = page === 0
   next.disabled = nextCursor === null
-  pageNo.textContent = `Page ${page + 1}`
 }
 
 /**
@@ -380,9 +356,9 @@ export function setUpList (handlers: ListEvents): void {
     searchSoon.cancel()
     const text = q.value.trim()
     void scanned(text).then((found) => {
-      if (found === undefined) {
-        // A barcode at the end of the box that no plant has: said so, rather than "no plant matches these filters".
-        unknownCode = trailingBarcode(text)
+      if (found === undefined || 'missed' in found) {
+        // Digits scanned that open no plant: said why, rather than "no plant matches these filters".
+        missed = found?.missed
         return changed('replace')
       }
       // The box and the list go back to the search they held before the code, ready for the next scan.

@@ -1,12 +1,12 @@
 import { listKey, readSection, readView, state, writeView } from './address.js'
-import { api, describe, type Change, type Plant } from './api.js'
-import { byId, debounce } from './dom.js'
+import { api, describe, UNREACHABLE, type Change, type Plant } from './api.js'
+import { byId, debounce, say } from './dom.js'
 import { editedEtag, editedId, leave, openNew, openPlant, refresh, setUpEditor } from './editor.js'
 import { loadCounts } from './inventory.js'
 import { setUpKey } from './key.js'
 import { currentView, load, restart, setUpList, showAdded, showView } from './list.js'
 import { follow } from './live.js'
-import { note } from './rows.js'
+import { note, STATUS_LABELS } from './rows.js'
 import { setUpPhotos } from './photos.js'
 import { setUpSettings, showSettings } from './settings.js'
 import { setUpToast, tell } from './toast.js'
@@ -30,19 +30,20 @@ function onChange (change: Change): void {
   void refresh(change)
 }
 
-async function markSold (plant: Plant, button: HTMLButtonElement): Promise<void> {
+/** Sells a plant from its row, or puts a sold one back on sale, with Undo. */
+async function mark (plant: Plant, status: 'sold' | 'available', button: HTMLButtonElement): Promise<void> {
   // A disabled button loses focus to the page: keyboard users stay on the plant's name instead.
   if (document.activeElement === button) button.closest('li')?.querySelector<HTMLElement>('[data-role="open"]')?.focus()
   button.disabled = true
   try {
-    const { body, etag } = await api<Plant>('PATCH', `/v3/plant/${plant.id}`, { body: { status: 'sold' }, contentType: 'application/merge-patch+json' })
+    const { body, etag } = await api<Plant>('PATCH', `/v3/plant/${plant.id}`, { body: { status }, contentType: 'application/merge-patch+json' })
     note(body.id, body)
-    const again = `Undone: “${plant.name}” is ${plant.status === 'pending' ? 'pending' : 'available'} again.`
-    tell(`Marked “${plant.name}” as sold.`, undoPatch(plant.name, plant.id, { status: plant.status }, etag ?? '', again))
+    const again = `Undone: “${plant.name}” is ${(STATUS_LABELS[plant.status] ?? plant.status).toLowerCase()} again.`
+    tell(`Marked “${plant.name}” as ${status}.`, undoPatch(plant.name, plant.id, { status: plant.status }, etag ?? '', again))
     refreshSoon()
   } catch (err) {
     button.disabled = false
-    tell(`“${plant.name}” was not marked sold. ${describe(err)}`)
+    tell(`“${plant.name}” was not marked ${status}. ${describe(err)}`)
   }
 }
 
@@ -68,7 +69,7 @@ function forgetPlant (): void {
 
 setUpList({
   open: (id, opener) => { void open(id, opener, 'page') },
-  markSold: (plant, button) => { void markSold(plant, button) },
+  mark: (plant, status, button) => { void mark(plant, status, button) },
   loaded: (position) => {
     // Follow the feed from the first page's position: nothing between that read and the stream is missed.
     if (following) return
@@ -122,6 +123,9 @@ function back (): void {
   void loadCounts()
   void refresh()
   if (shownSection() === 'trash') void loadTrash()
+  if (shownSection() === 'settings') showSettings()
+  // Said while the catalogue could not be reached, an alert is out of date now (in the open plant too: its Save can be sent again).
+  for (const alert of document.querySelectorAll<HTMLElement>('[role="alert"]')) if (alert.textContent?.startsWith(UNREACHABLE) === true) say(alert, '')
 }
 
 // Back and Forward: the list the address names, and its plant open or closed.

@@ -13,6 +13,13 @@ export function moved (photos: Photo[], from: number, to: number): string[] {
   return ids
 }
 
+/** What staff are told of photo `from` moved to place `to` (from 0): a move that changes the cover names the photo that is the cover now. */
+export function movedWords (from: number, to: number): string {
+  if (to === 0) return `Photo ${from + 1} is now photo 1: the cover.`
+  if (from === 0) return `Photo 1 is now photo ${to + 1}: the cover is now the photo that was photo 2.`
+  return `Photo ${from + 1} is now photo ${to + 1}.`
+}
+
 /** Sends the new order; resolves with what to tell staff, and whether it was refused. */
 export async function sendOrder (plantId: number, order: string[], etag: string, said: string): Promise<{ text: string, refused: boolean }> {
   try {

@@ -1,6 +1,6 @@
 import { api, ApiError, describe, type Photo, type Plant } from './api.js'
 import { byId, confirmFirst, el, say } from './dom.js'
-import { moved, sendOrder } from './photo-order.js'
+import { moved, movedWords, sendOrder } from './photo-order.js'
 import { enlarge, setUpViewer } from './photo-viewer.js'
 import { notUndone } from './undo.js'
 
@@ -63,7 +63,7 @@ function photoItem (photo: Photo, i: number, count: number): HTMLLIElement {
     const step = (to: number, text: string, name: string): void => {
       const button = el('button', { class: 'small icon', text, attrs: { type: 'button', 'aria-label': name, 'data-role': name.split(' ').at(-1)! } })
       button.disabled = to < 0 || to >= count
-      button.addEventListener('click', () => { void reorder(moved(shown, i, to), photo.id, `Photo ${i + 1} is now photo ${to + 1}.`) })
+      button.addEventListener('click', () => { void reorder(moved(shown, i, to), photo.id, movedWords(i, to)) })
       tools.append(button)
     }
     step(i - 1, '←', `Move photo ${i + 1} earlier`)
@@ -93,7 +93,7 @@ function photoItem (photo: Photo, i: number, count: number): HTMLLIElement {
       dragged = undefined
       if (from === undefined || from === i) return
       event.preventDefault()
-      void reorder(moved(shown, from, i), shown[from].id, `Photo ${from + 1} is now photo ${i + 1}.`)
+      void reorder(moved(shown, from, i), shown[from].id, movedWords(from, i))
     })
     item.addEventListener('dragend', () => { dragged = undefined })
   }

@@ -1,3 +1,4 @@
+import { plantAddress } from './address.js'
 import type { Plant } from './api.js'
 import { el } from './dom.js'
 import { money } from './money.js'
@@ -10,7 +11,8 @@ export const STATUS_LABELS: Record<string, string> = { available: 'Available', p
 
 export interface RowActions {
   open (id: number, opener: HTMLElement): void
-  markSold (plant: Plant, button: HTMLButtonElement): void
+  /** Sets a plant's status from its row: sold, or back to available. */
+  mark (plant: Plant, status: 'sold' | 'available', button: HTMLButtonElement): void
 }
 
 let events: RowActions
@@ -25,8 +27,9 @@ export function setRowActions (actions: RowActions): void {
  */
 export type RowState = 'listed' | 'moved' | 'deleted' | 'added'
 
-export function row (plant: Plant, state: RowState): HTMLLIElement {
-  const li = state === 'deleted' ? deletedRow(plant) : plantRow(plant, state)
+/** `putBack`: a sold plant's row offers Mark available. */
+export function row (plant: Plant, state: RowState, putBack = true): HTMLLIElement {
+  const li = state === 'deleted' ? deletedRow(plant) : plantRow(plant, state, putBack)
   shownRows.set(li, { plant, state })
   return li
 }
@@ -39,13 +42,20 @@ function deletedRow (plant: Plant): HTMLLIElement {
     el('span', { class: 'status status-gone', text: 'Deleted' }), el('div', { class: 'plant-actions' }))
 }
 
-function plantRow (plant: Plant, state: RowState): HTMLLIElement {
+function plantRow (plant: Plant, state: RowState, putBack: boolean): HTMLLIElement {
   const cover = plant.photos?.[0]
   const thumb = cover !== undefined
     ? el('img', { class: 'thumb', attrs: { src: cover.urls.thumb, alt: '', width: '56', height: '56', loading: 'lazy', decoding: 'async' } })
     : el('span', { class: 'thumb thumb-empty', attrs: { 'aria-hidden': 'true' } })
   const open = el('button', { class: 'plant-name', text: plant.name, attrs: { type: 'button', 'data-role': 'open' } })
-  open.addEventListener('click', () => events.open(plant.id, open))
+  // Ctrl or ⌘ with a click, or the middle button, opens the plant at its own address in a new tab, as on a link.
+  open.addEventListener('click', (event) => {
+    if (event.ctrlKey || event.metaKey) window.open(plantAddress(plant.id), '_blank', 'noopener')
+    else events.open(plant.id, open)
+  })
+  open.addEventListener('auxclick', (event) => {
+    if (event.button === 1) window.open(plantAddress(plant.id), '_blank', 'noopener')
+  })
   const meta = el('p', { class: 'plant-meta' })
   if (plant.category !== null) meta.append(el('span', { class: 'category', text: plant.category }))
   for (const t of plant.tags) meta.append(el('span', { class: 'tag', text: t }))
@@ -54,18 +64,21 @@ function plantRow (plant: Plant, state: RowState): HTMLLIElement {
   if (plant.barcode !== null) meta.append(el('span', { class: 'code', text: `Barcode ${plant.barcode}` }))
   const badge = el('span', { class: `status status-${plant.status}`, text: STATUS_LABELS[plant.status] ?? plant.status })
   const actions = el('div', { class: 'plant-actions' })
-  if (plant.status !== 'sold') {
-    // The visible words start the accessible name; the plant's name tells the buttons apart.
-    const sold = el('button', { class: 'small', text: 'Mark sold', attrs: { type: 'button', 'data-role': 'sold', 'aria-label': `Mark sold: ${plant.name}` } })
-    sold.addEventListener('click', () => events.markSold(plant, sold))
-    actions.append(sold)
-  }
+  if (plant.status !== 'sold') actions.append(statusButton(plant, 'sold', 'Mark sold'))
+  else if (putBack) actions.append(statusButton(plant, 'available', 'Mark available'))
   const text = el('div', { class: 'plant-text' }, open, meta)
   if (plant.description !== null) text.append(el('p', { class: 'plant-description', text: plant.description }))
   // Said to screen readers only: a visible line would make the row taller and move the rows below it.
   if (state === 'moved') text.append(el('span', { class: 'visually-hidden', text: ' (no longer matches this list; it stays here until the list reloads)' }))
   if (state === 'added') text.append(el('span', { class: 'visually-hidden', text: ' (just added)' }))
   return el('li', { class: `plant plant-${state}`, attrs: { 'data-id': String(plant.id) } }, thumb, text, badge, actions)
+}
+
+function statusButton (plant: Plant, status: 'sold' | 'available', words: string): HTMLButtonElement {
+  // The visible words start the accessible name; the plant's name tells the buttons apart.
+  const button = el('button', { class: 'small', text: words, attrs: { type: 'button', 'data-role': status, 'aria-label': `${words}: ${plant.name}` } })
+  button.addEventListener('click', () => events.mark(plant, status, button))
+  return button
 }
 
 /** Each row on screen: the plant it shows and how it stands. */
@@ -103,7 +116,9 @@ export function merge (list: HTMLUListElement, plants: Plant[]): HTMLLIElement[]
       continue
     }
     // Never shorter than the row it replaces: the rows below it stay where they were.
-    const again = row(plant, state)
+    // Sold while on screen, the row offers no Mark available (Undo in the message puts it back):
+    // a second click where Mark sold was must not take the sale back.
+    const again = row(plant, state, was.plant.status === 'sold')
     again.style.minHeight = `${li.getBoundingClientRect().height}px`
     rows.push(again)
   }

@@ -1,4 +1,4 @@
-import { api, type Plant } from './api.js'
+import { api, ApiError, type Plant } from './api.js'
 
 // A barcode scanner types the code into the search box, fast, then presses Enter. The plant with
 // that barcode or SKU opens; typed by hand and not a known code, Enter searches as usual.
@@ -38,26 +38,46 @@ export function keyPressed (event: KeyboardEvent, value: string): void {
   lastKeyAt = event.timeStamp
 }
 
-/** A barcode that may be what a scanner put at the end of `text` (for "No plant has the barcode …"). */
-export function trailingBarcode (text: string): string {
-  return codesIn(text.trim()).find((code) => GTIN.test(code)) ?? ''
+/** A scanned code that opened no plant: no plant has it, its check digit does not fit, or it has too few or too many digits. */
+export interface Missed { code: string, why: 'unknown' | 'check-digit' | 'length' }
+
+/**
+ * The digits a scanner put at the end of `text`, whole: those typed since the typing began, else
+ * the run of digits at the end. (Not its burst: the page's own work can slow a scanner's first
+ * keys, and the burst would then name only the digits after them.)
+ */
+function scannedDigits (text: string): string {
+  const typed = beforeRun !== '' && text.startsWith(beforeRun) ? text.slice(beforeRun.length).trim() : ''
+  return /^\d{8,}$/.test(typed) ? typed : /\d{8,}$/.exec(text)?.[0] ?? ''
+}
+
+/** What staff are told of a scan that opened nothing, naming the digits read. */
+export function missedWords ({ code, why }: Missed): string {
+  if (why === 'check-digit') return `The barcode ${code} was misread: its last digit (the check digit) does not fit the digits before it. Scan it again.`
+  if (why === 'length') return `The barcode was not read whole: ${code} has ${code.length} digits, and a barcode has 8, 12, 13 or 14. Scan it again.`
+  return `No plant has the barcode ${code}. Check that it was scanned whole, or add the plant with it.`
 }
 
 /**
- * The plant whose barcode or SKU is at the end of the search box's `text`, if any, and what the
- * box held before that code (the search to go back to).
+ * The plant whose barcode or SKU is at the end of the search box's `text`, and what the box held
+ * before that code (the search to go back to); else the digits scanned and why they opened
+ * nothing; else undefined (no code: a search).
  */
-export async function scanned (text: string): Promise<{ plant: Plant, before: string } | undefined> {
+export async function scanned (text: string): Promise<{ plant: Plant, before: string } | { missed: Missed } | undefined> {
+  const refused = new Set<string>()
   for (const code of codesIn(text)) {
     for (const query of [...GTIN.test(code) ? [`barcode=${code}`] : [], `sku=${encodeURIComponent(code)}`]) {
       try {
         const { body } = await api<{ items: Plant[] }>('GET', `/v3/plant?${query}&limit=1`)
         const plant = body.items[0]
         if (plant !== undefined) return { plant, before: text.slice(0, text.length - code.length).trim() }
-      } catch {
-        // Not a code the catalogue takes (a barcode with a wrong check digit): a search, then.
+      } catch (err) {
+        // The catalogue takes no barcode with a wrong check digit: a misread scan (or a search).
+        if (err instanceof ApiError && err.status === 400 && query.startsWith('barcode=')) refused.add(code)
       }
     }
   }
-  return undefined
+  const code = scannedDigits(text)
+  if (code === '') return undefined
+  return { missed: { code, why: !GTIN.test(code) ? 'length' : refused.has(code) ? 'check-digit' : 'unknown' } }
 }

@@ -24,6 +24,20 @@ function hide (): void {
 }
 
 /**
+ * The message goes to the top of the window when at the foot it would cover the row staff just
+ * acted on (the one holding the focus): the page itself never moves, so the row under the pointer
+ * stays the one they aimed at.
+ */
+function placeClear (): void {
+  box.classList.remove('top')
+  const row = document.activeElement instanceof HTMLElement ? document.activeElement.closest('li') : null
+  if (row === null) return
+  const at = row.getBoundingClientRect()
+  const bar = box.getBoundingClientRect()
+  if (at.bottom > bar.top && at.top < bar.bottom) box.classList.add('top')
+}
+
+/**
  * Says `text`; given `undoIt`, with an Undo button that runs it once and says what it answers
  * (what was undone, or why it could not be).
  */
@@ -33,11 +47,26 @@ export function tell (text: string, undoIt?: () => Promise<string>): void {
   undoButton.hidden = undoIt === undefined
   undoButton.disabled = false
   box.classList.add('shown')
+  placeClear()
   window.clearTimeout(fade)
   fade = window.setTimeout(hide, undoIt === undefined ? PLAIN_MS : UNDO_MS)
 }
 
+/**
+ * Ctrl+Z (⌘Z on a Mac) undoes what the message offers to, from wherever the focus is, but in a box
+ * being typed in (there it takes back the typing, as everywhere) or with a dialog open over the page.
+ */
+function undoKey (event: KeyboardEvent): void {
+  if (!(event.ctrlKey || event.metaKey) || event.shiftKey || event.altKey || event.key.toLowerCase() !== 'z') return
+  if (undo === undefined || event.defaultPrevented || document.querySelector('dialog[open]') !== null) return
+  const at = event.target
+  if (at instanceof HTMLInputElement || at instanceof HTMLTextAreaElement || (at instanceof HTMLElement && at.isContentEditable)) return
+  event.preventDefault()
+  undoButton.click()
+}
+
 export function setUpToast (): void {
+  document.addEventListener('keydown', undoKey)
   undoButton.addEventListener('click', () => {
     const run = undo
     if (run === undefined) return

@@ -363,3 +363,27 @@ staffPageTest('a manager revoking the key the page itself uses is asked a second
   assert.equal((await withKey(staff, secret, 'GET', '/v3/keys')).status, 401)
   assert.deepEqual(unexpectedErrors(staff.errors), [])
 })
+
+staffPageTest('a key revoked while its secret is still shown takes the secret off the screen', async (staff) => {
+  const { page } = staff
+  await page.goto(staff.url + '/?view=settings')
+  await keysPart(page).getByRole('button', { name: 'Give a manager’s key' }).click()
+  await giveKey(page)
+  await keysPart(page).getByText('No keys have been made here yet.').waitFor()
+  await keysPart(page).getByRole('button', { name: 'New key' }).click()
+  const form = page.getByRole('form', { name: 'New key' })
+  await form.getByRole('textbox', { name: 'Name' }).fill('till-9')
+  await form.getByRole('radio', { name: /^Sell\b/ }).check()
+  await form.getByRole('button', { name: 'Make key' }).click()
+  const secretBox = keysPart(page).getByRole('textbox', { name: 'The new key for “till-9” (Sell)' })
+  const secret = await secretBox.inputValue()
+  assert.match(secret, /^pcat_/)
+
+  // Revoked before "I have copied it": the secret opens nothing now, and nothing shows it.
+  await keyRow(page, 'till-9').getByRole('button', { name: 'Revoke: till-9' }).click()
+  await page.getByRole('alertdialog', { name: 'Revoke the key “till-9”?' }).getByRole('button', { name: 'Revoke key' }).click()
+  await page.getByRole('status').filter({ hasText: 'Revoked “till-9”: it no longer works.' }).waitFor()
+  await secretBox.waitFor({ state: 'detached' })
+  assert.equal(await page.evaluate((s) => [...document.querySelectorAll('input')].some((input) => input.value === s) || document.body.innerText.includes(s), secret), false)
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})

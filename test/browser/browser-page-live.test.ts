@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import type { Page } from 'playwright-core'
-import { plantButton, staffPageTests, unexpectedErrors } from '../helpers/staff-page.js'
+import { bothWidths, giveKey, plantButton, staffPageTests, unexpectedErrors } from '../helpers/staff-page.js'
 
 // The staff page stays current without a reload: changes made through the API (another till,
 // the CLI) appear through the event stream, the counts follow, and a dropped connection resumes
@@ -116,5 +116,66 @@ staffPageTest('the page follows the connection: a failed load offers Retry, and 
   assert.deepEqual(await page.locator('#plants [data-role="open"]').allInnerTexts(), ['Aloe'])
   await page.getByRole('alert').filter({ hasText: 'cannot be reached' }).waitFor({ state: 'hidden' })
   await page.waitForFunction(() => document.getElementById('count-sold')?.textContent === '1')
+  assert.deepEqual(unexpectedErrors(staff.errors).filter((e) => !/net::ERR_(CONNECTION_REFUSED|INCOMPLETE_CHUNKED_ENCODING)/.test(e)), [])
+})
+
+staffPageTest('an open plant shows at once that someone else changed it, each field they changed marked in words', async (staff, { engine }) => {
+  const { page } = staff
+  const aloe = await staff.add({ name: 'Aloe', category: 'indoor', price: '12.5' })
+  await page.goto(staff.url + '/')
+  await page.getByText('Live', { exact: true }).waitFor()
+  await plantButton(page, 'Aloe').click()
+  await giveKey(page)
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  await editor.waitFor()
+  const mark = (field: string) => editor.locator(`#f-${field}-changed`)
+
+  // Nothing typed: the form takes their version, says so, and marks the fields they changed.
+  assert.equal((await staff.call('PATCH', `/v3/plant/${aloe.id}`, { category: 'succulents', price: '9.5' })).status, 200)
+  await editor.getByRole('status').filter({ hasText: 'Someone else just changed this plant: Category and Price (marked below). The form shows their version.' }).waitFor()
+  for (const field of ['category', 'price']) {
+    assert.equal(await mark(field).innerText(), 'Just changed by someone else')
+    assert.match((await editor.locator(`#f-${field}`).getAttribute('aria-describedby'))!, new RegExp(`\\bf-${field}-changed$`))
+  }
+  assert.equal(await mark('name').count(), 0, 'a field they did not change is not marked')
+  assert.equal(await editor.getByRole('textbox', { name: 'Category', exact: true }).inputValue(), 'succulents')
+  await bothWidths(page, 'editor with fields changed elsewhere', `browser-page-${engine.name}-changed-elsewhere`)
+
+  // Typing under way: it stays, and the field they changed is marked (their value comes with Save's conflict).
+  const name = editor.getByRole('textbox', { name: 'Name', exact: true })
+  await name.fill('Aloe (staff pick)')
+  assert.equal((await staff.call('PATCH', `/v3/plant/${aloe.id}`, { tags: ['spiky'] })).status, 200)
+  await editor.getByRole('status').filter({ hasText: 'Someone else just changed this plant: Tags (marked below). What you typed stays; Save shows their version beside yours.' }).waitFor()
+  assert.equal(await mark('tags').innerText(), 'Just changed by someone else')
+  assert.equal(await name.inputValue(), 'Aloe (staff pick)')
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})
+
+staffPageTest('an alert that the catalogue could not be reached goes when the connection comes back (the open plant\'s too), the typing kept', async (staff) => {
+  const { page } = staff
+  await staff.add({ name: 'Aloe' })
+  await page.goto(staff.url + '/')
+  await page.getByText('Live', { exact: true }).waitFor()
+  await plantButton(page, 'Aloe').click()
+  await giveKey(page)
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  const name = editor.getByRole('textbox', { name: 'Name', exact: true })
+
+  // The service goes away while a save is sent: said in the form.
+  await page.route('**/v3/**', (route) => route.abort('connectionrefused'))
+  staff.app.server.closeAllConnections()
+  await page.locator('#live:not([data-state="live"])').waitFor()
+  await name.fill('Aloe vera')
+  await editor.getByRole('button', { name: 'Save', exact: true }).click()
+  const stale = editor.getByRole('alert').filter({ hasText: 'The catalogue cannot be reached.' })
+  await stale.waitFor()
+
+  // It comes back: the alert goes by itself; what was typed is still there to save.
+  await page.unroute('**/v3/**')
+  await page.getByText('Live', { exact: true }).waitFor()
+  await stale.waitFor({ state: 'hidden' })
+  assert.equal(await name.inputValue(), 'Aloe vera')
+  await editor.getByRole('button', { name: 'Save', exact: true }).click()
+  await page.getByRole('status').filter({ hasText: 'Saved “Aloe vera”.' }).waitFor()
   assert.deepEqual(unexpectedErrors(staff.errors).filter((e) => !/net::ERR_(CONNECTION_REFUSED|INCOMPLETE_CHUNKED_ENCODING)/.test(e)), [])
 })

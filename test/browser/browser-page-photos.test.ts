@@ -43,13 +43,14 @@ staffPageTest('photos are enlarged, reordered by dragging and by keyboard, and a
   // From the keyboard: the first photo one place later; focus stays on the photo it moved.
   await editor.getByRole('button', { name: 'Move photo 1 later' }).focus()
   await page.keyboard.press('Enter')
-  await editor.getByText('Photo 1 is now photo 2.').waitFor()
+  // The cover moved away: the message names the photo that is the cover now.
+  await editor.getByText('Photo 1 is now photo 2: the cover is now the photo that was photo 2.').waitFor()
   assert.deepEqual(await order(staff, fig.id), ['320x240', '300x300', '240x320'])
   assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Move photo 2 later')
 
   // Dragged: the last photo onto the first place.
   await editor.locator('#photo-list > li').nth(2).dragTo(editor.locator('#photo-list > li').nth(0))
-  await editor.getByText('Photo 3 is now photo 1.').waitFor()
+  await editor.getByText('Photo 3 is now photo 1: the cover.').waitFor()
   assert.deepEqual(await order(staff, fig.id), ['240x320', '320x240', '300x300'])
 
   // Someone else changed the plant meanwhile: the order is refused (412), said, and the photos shown as they are.

@@ -229,3 +229,75 @@ staffPageTest('the message with Undo never covers the page buttons: scrolled to 
   }
   assert.deepEqual(unexpectedErrors(staff.errors), [])
 })
+
+staffPageTest('a sold plant goes back on sale from its row in one click, with Undo; a second click where Mark sold was does not take a sale back', async (staff) => {
+  const { page } = staff
+  const fern = await staff.add({ name: 'Fern', status: 'sold' })
+  const ivy = await staff.add({ name: 'Ivy' })
+  await page.goto(staff.url + '/')
+  const fernRow = page.locator(`#plants li[data-id="${fern.id}"]`)
+  await fernRow.getByText('Sold', { exact: true }).waitFor()
+  await page.getByRole('button', { name: 'Mark available: Fern', exact: true }).click()
+  await giveKey(page)
+  await page.getByRole('status').filter({ hasText: 'Marked “Fern” as available.' }).waitFor()
+  await fernRow.getByText('Available', { exact: true }).waitFor()
+  assert.equal((await staff.call('GET', `/v3/plant/${fern.id}`)).body.status, 'available')
+  await page.getByRole('button', { name: 'Undo', exact: true }).click()
+  await page.getByRole('status').filter({ hasText: 'Undone: “Fern” is sold again.' }).waitFor()
+  assert.equal((await staff.call('GET', `/v3/plant/${fern.id}`)).body.status, 'sold')
+
+  // Sold here, the row offers no Mark available until the list loads again: a double click sells once.
+  const at = await soldButtonAt(page, 'Ivy')
+  await page.mouse.click(at.x, at.y)
+  await page.getByRole('status').filter({ hasText: 'Marked “Ivy” as sold.' }).waitFor()
+  await page.locator(`#plants li[data-id="${ivy.id}"]`).getByText('Sold', { exact: true }).waitFor()
+  await page.mouse.click(at.x, at.y)
+  assert.equal(await page.getByRole('button', { name: 'Mark available: Ivy', exact: true }).count(), 0)
+  assert.equal((await staff.call('GET', `/v3/plant/${ivy.id}`)).body.status, 'sold')
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})
+
+staffPageTest('Ctrl+Z undoes what the message offers from the keyboard, wherever the focus is, but in a box being typed in', async (staff) => {
+  const { page } = staff
+  const fern = await staff.add({ name: 'Fern' })
+  await page.goto(staff.url + '/')
+  await page.getByRole('button', { name: 'Mark sold: Fern', exact: true }).focus()
+  await page.keyboard.press('Enter')
+  await giveKey(page)
+  await page.getByRole('status').filter({ hasText: 'Marked “Fern” as sold.' }).waitFor()
+  assert.equal(await page.getByRole('button', { name: 'Undo', exact: true }).getAttribute('aria-keyshortcuts'), 'Control+Z Meta+Z')
+
+  // In the search box, Ctrl+Z is the box's own: the sale stands.
+  const search = page.getByRole('searchbox', { name: 'Search by name' })
+  await search.focus()
+  await page.keyboard.press('Control+z')
+  assert.equal((await staff.call('GET', `/v3/plant/${fern.id}`)).body.status, 'sold')
+
+  // Anywhere else (here, the plant's name in its row), Ctrl+Z undoes the sale and the focus stays.
+  await plantButton(page, 'Fern').focus()
+  await page.keyboard.press('Control+z')
+  await page.getByRole('status').filter({ hasText: 'Undone: “Fern” is available again.' }).waitFor()
+  assert.equal((await staff.call('GET', `/v3/plant/${fern.id}`)).body.status, 'available')
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Fern')
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})
+
+staffPageTest('the message never covers the row just acted on: a row at the foot of the window gets the message at the top, and nothing scrolls', async (staff) => {
+  const { page } = staff
+  for (let i = 1; i <= 12; i++) await staff.add({ name: `Seedling ${String(i).padStart(2, '0')}` })
+  await page.setViewportSize({ width: 1280, height: 700 })
+  await page.goto(staff.url + '/')
+  const row = page.locator('#plants > li').filter({ has: page.getByRole('button', { name: 'Seedling 06', exact: true }) })
+  await row.waitFor()
+  // The row's bottom at the foot of the window, where the message shows.
+  await row.evaluate((li) => window.scrollBy(0, li.getBoundingClientRect().bottom - window.innerHeight + 8))
+  const scrolled = await page.evaluate(() => window.scrollY)
+  await page.getByRole('button', { name: 'Mark sold: Seedling 06', exact: true }).click()
+  await giveKey(page)
+  await page.getByRole('status').filter({ hasText: 'Marked “Seedling 06” as sold.' }).waitFor()
+  const [bar, acted] = await Promise.all([page.locator('#toast').boundingBox(), row.boundingBox()])
+  assert.ok(bar !== null && acted !== null)
+  assert.ok(acted.y + acted.height <= bar.y || bar.y + bar.height <= acted.y, `the message (${bar.y}–${bar.y + bar.height}) covers the row (${acted.y}–${acted.y + acted.height})`)
+  assert.equal(await page.evaluate(() => window.scrollY), scrolled, 'the page did not scroll under the pointer')
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})

@@ -125,6 +125,8 @@ staffPageTest('staff find plants by searching as they type (the latest answer wi
   // to the top of the new page (the button pressed may be disabled now, and would drop focus to the page).
   assert.equal((await shown()).length, 20)
   await page.locator('#summary').filter({ hasText: '1–20 of 27 plants' }).waitFor()
+  // The pager says how many pages there are, once the count is in.
+  await page.locator('#page-no').filter({ hasText: /^Page 1 of 2$/ }).waitFor()
   // From the list to the page buttons in two key presses (its skip link), past 20 rows of buttons.
   await page.getByRole('heading', { name: 'Plants', exact: true }).focus()
   await page.keyboard.press('Tab')
@@ -135,6 +137,7 @@ staffPageTest('staff find plants by searching as they type (the latest answer wi
   await page.keyboard.press('Enter')
   await page.getByRole('button', { name: 'Seedling 20', exact: true }).waitFor()
   assert.deepEqual(await shown(), ['Seedling 14', 'Seedling 15', 'Seedling 16', 'Seedling 17', 'Seedling 18', 'Seedling 19', 'Seedling 20'])
+  await page.locator('#page-no').filter({ hasText: /^Page 2 of 2$/ }).waitFor()
   assert.ok(await page.getByRole('button', { name: 'Next page', exact: true }).isDisabled())
   await page.waitForFunction(() => document.activeElement?.id === 'plants-title')
   assert.ok(await page.getByRole('heading', { name: 'Plants', exact: true }).evaluate((h) => h.getBoundingClientRect().top >= 0), 'the top of the list is in view')
