@@ -1,14 +1,15 @@
 import { plantAddress } from './address.js'
 import { api, ApiError, Cancelled, describe, type Change, type Plant } from './api.js'
 import { changedWords, clearChanged, markChanged } from './changed-marks.js'
+import { outcome, theirVersion } from './editor-words.js'
+import { orNull, same, splitTags } from './form-text.js'
 import { byId, confirmFirst, el, say } from './dom.js'
 import { fieldWords } from './field-words.js'
 import { historyChanged, resetHistory, setUpHistory } from './history-part.js'
 import { keyAtFirstNeed } from './key.js'
-import { money, priceOf } from './money.js'
-import { STATUS_LABELS } from './rows.js'
+import { priceOf } from './money.js'
 import { resetPhotoMessages, showPhotos } from './photos.js'
-import { BURST_MS } from './scanner.js'
+import { scanGuard } from './scan-guard.js'
 import { undoDelete, undoPatch } from './undo.js'
 
 // The plant dialog: add a plant, or edit one with PATCH and If-Match. When someone else changed
@@ -63,15 +64,10 @@ let gone = false
 let creation: { body: string, key: string } | undefined
 let events: EditorEvents
 
-const splitTags = (text: string): string[] => [...new Set(text.split(',').map((t) => t.trim()).filter(Boolean))]
-
-/** An empty box is "none". */
-const orNull = (text: string): string | null => text.trim() === '' ? null : text.trim()
-
 function values (): Fields {
   return {
     name: inputs.name.value,
-    category: inputs.category.value.trim() === '' ? null : inputs.category.value.trim(),
+    category: orNull(inputs.category.value),
     tags: splitTags(inputs.tags.value),
     status: inputs.status.value,
     price: priceOf(inputs.price.value),
@@ -80,8 +76,6 @@ function values (): Fields {
     description: orNull(inputs.description.value)
   }
 }
-
-const same = (a: Fields[keyof Fields], b: Fields[keyof Fields]): boolean => JSON.stringify(a) === JSON.stringify(b)
 
 /** The merge patch of what staff changed in the form: only those fields are sent. */
 function changes (): Partial<Fields> {
@@ -218,16 +212,6 @@ function idempotencyKey (body: string): string {
   return creation.key
 }
 
-/** What staff are told a save did, and what its Undo says: a sale is named as one. */
-function outcome (plant: Plant, before: Partial<Fields>): { said: string, undone: string } {
-  const fields = Object.keys(before)
-  const sold = plant.status === 'sold' && before.status !== undefined
-  if (sold && fields.length === 1) {
-    return { said: `Marked “${plant.name}” as sold.`, undone: `Undone: “${plant.name}” is ${(STATUS_LABELS[before.status!] ?? before.status!).toLowerCase()} again.` }
-  }
-  return { said: sold ? `Saved “${plant.name}” and marked it as sold.` : `Saved “${plant.name}”.`, undone: `Undone: “${plant.name}” is back as it was.` }
-}
-
 async function save (): Promise<void> {
   if (busy) return
   const patch = changes()
@@ -303,17 +287,7 @@ async function showConflict (): Promise<void> {
   historyChanged(plant, base.etag)
   fill(plant)
   for (const field of typed) inputs[field].value = raw[field]
-  const rows: Array<[string, string]> = [
-    ['Name', plant.name],
-    ['Category', plant.category ?? '—'],
-    ['Tags', plant.tags.length === 0 ? '—' : plant.tags.join(', ')],
-    ['Status', STATUS_LABELS[plant.status] ?? plant.status],
-    ['Price', money(plant.price) || '—'],
-    ['SKU', plant.sku ?? '—'],
-    ['Barcode', plant.barcode ?? '—'],
-    ['Description', plant.description ?? '—']
-  ]
-  theirs.replaceChildren(...rows.map(([term, value]) => el('div', {}, el('dt', { text: term }), el('dd', { text: value }))))
+  theirs.replaceChildren(...theirVersion(plant).map(([term, value]) => el('div', {}, el('dt', { text: term }), el('dd', { text: value }))))
   showPhotos(plant)
   conflict.hidden = false
   conflict.focus()
@@ -442,7 +416,7 @@ export function setUpEditor (handlers: EditorEvents): void {
     event.preventDefault()
     void save()
   })
-  form.addEventListener('keydown', scanGuard, true)
+  form.addEventListener('keydown', scanGuard([inputs.barcode, inputs.sku], alertBox), true)
   soldButton.addEventListener('click', () => {
     inputs.status.value = 'sold'
     void save()
@@ -472,35 +446,4 @@ export function setUpEditor (handlers: EditorEvents): void {
   window.addEventListener('beforeunload', (event) => {
     if (dialog.open && dirty() && !gone) event.preventDefault()
   })
-}
-
-/** The burst of fast keys typed into a field of the form so far: the field, its text before, how many keys. */
-let burst: { input: HTMLInputElement, before: string, keys: number } | undefined
-let lastKeyAt = -Infinity
-
-/**
- * A scanner fired at an open plant types its code into the focused field, then presses Enter:
- * that Enter must not save the code into the plant's name. The field gets its text back, and the
- * form says why nothing was saved. (No person types six keys and Enter under 60 ms apart.) Into the
- * barcode or SKU field, a scan is meant, and Enter saves as usual.
- */
-function scanGuard (event: KeyboardEvent): void {
-  const input = event.target
-  // Scanned into the barcode or SKU field, a code is where it belongs.
-  if (!(input instanceof HTMLInputElement) || input === inputs.barcode || input === inputs.sku) return
-  const fast = event.timeStamp - lastKeyAt < BURST_MS
-  lastKeyAt = event.timeStamp
-  if (event.key === 'Enter') {
-    if (fast && burst?.input === input && burst.keys >= 6) {
-      event.preventDefault()
-      input.value = burst.before
-      input.dispatchEvent(new Event('input', { bubbles: true }))
-      say(alertBox, 'That looked like a barcode scan, so nothing was saved. Close this plant, then scan again.')
-    }
-    burst = undefined
-    return
-  }
-  if (event.key.length !== 1) return
-  if (!fast || burst?.input !== input) burst = { input, before: input.value, keys: 0 }
-  burst.keys++
 }
