@@ -64,7 +64,7 @@ test('SQLite: history written before reverts and restores had kinds gets them wh
   assert.deepEqual(await kindsOf(store, other), [[101, 'created']])
 })
 
-test('PostgreSQL migration 014: history written before reverts and restores had kinds gets them where they can be told', { skip: postgresEngine.skip }, async (t) => {
+test('PostgreSQL migration 017: history written before reverts and restores had kinds gets them where they can be told', { skip: postgresEngine.skip }, async (t) => {
   const scratch = await freshSchema()
   t.after(() => scratch.drop())
   const open = async (): Promise<PlantStore> => await openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 86_400_000, startWaitMs: 60_000 })
@@ -74,7 +74,7 @@ test('PostgreSQL migration 014: history written before reverts and restores had 
   await first.close()
 
   for (const sql of AS_BEFORE) await adminQuery(sql.replace(/^UPDATE (\w+)/, `UPDATE ${scratch.name}.$1`))
-  await adminQuery(`DELETE FROM ${scratch.name}.schema_migrations WHERE version = 14`)
+  await adminQuery(`DELETE FROM ${scratch.name}.schema_migrations WHERE version = 17`)
   const store = await open()
   t.after(() => store.close())
   assert.deepEqual(await kindsOf(store, id), [[105, 'restored'], [104, 'deleted'], [103, 'updated'], [102, 'updated'], [101, 'created']])

@@ -33,13 +33,13 @@ async function checkMigrated (store: PlantStore): Promise<void> {
   try {
     const get = async (url: string): Promise<any> => (await app.inject({ method: 'GET', url })).json()
     const expected = {
-      ...SEED_RECORD, description: null, price: null, sku: null, barcode: null, createdAt: new Date(CREATED).toISOString(), updatedAt: new Date(UPDATED).toISOString()
+      ...SEED_RECORD, description: null, price: null, sku: null, barcode: null, createdAt: new Date(CREATED).toISOString(), updatedAt: new Date(UPDATED).toISOString(), version: 2
     }
     assert.deepEqual(await get('/v3/plant/1'), expected)
     assert.deepEqual((await get('/v3/plant')).items, [expected])
     assert.deepEqual(await wholeFile(store, FILE_NAME), FILE, 'the photo file is served as before')
     const { items } = await store.changes(0, 10)
-    assert.deepEqual(items.map((c) => c.plant), [{ ...expected, updatedAt: new Date(CREATED).toISOString() }], 'the feed\'s record gained the members')
+    assert.deepEqual(items.map((c) => c.plant), [{ ...expected, updatedAt: new Date(CREATED).toISOString(), version: 1 }], 'the feed\'s record gained the members')
     const replay = await app.inject({ method: 'POST', url: '/v3/plant', headers: { 'idempotency-key': KEY }, payload: { name: 'Monstera', category: 'indoor', tags: ['large'] } })
     assert.equal(replay.statusCode, 200, replay.body)
     assert.deepEqual(replay.json(), expected, 'a replay answers the record in its new shape')
