@@ -17,6 +17,9 @@ export interface TrashedPlant {
 /** Where a page of the trash (newest first) ends: the next one starts after it. */
 export interface TrashPosition { trashedAt: number, id: number }
 
+/** How long a plant waits in the trash when TRASH_RETENTION_DAYS is not set: 30 days. */
+export const TRASH_RETENTION_MS = 30 * 86_400_000
+
 /** The most a page of the trash holds, and the size of a page when none is asked for. */
 export const TRASH_PAGE_MAX = 100
 export const TRASH_PAGE_DEFAULT = 20

@@ -48,7 +48,7 @@ async function runTrash (values: Record<string, any>, positionals: string[], io:
       const entries = await everyEntry(store)
       if (values.json === true) {
         const { entryOf } = await import('../plants/trash-routes.js')
-        io.stdout.write(jsonArray(entries.map(entryOf)))
+        io.stdout.write(jsonArray(entries.map((t) => entryOf(t, store.trashRetentionMs))))
       } else {
         io.stdout.write(table(entries, config.trashRetentionMs))
       }

@@ -366,7 +366,7 @@ export interface paths {
         };
         /**
          * The trash: deleted plants (when, by whom), newest first, one page at a time
-         * @description A plant stays TRASH_RETENTION_DAYS (default 30) after its delete, then is purged with its photos.
+         * @description A plant stays TRASH_RETENTION_DAYS (default 30) after its delete, then the hourly purge takes it with its photos: each entry's `purgeAt` says when.
          */
         get: operations["list-trash"];
         put?: never;
@@ -983,7 +983,9 @@ export interface components {
             /** @description The plant's id: a restore brings it back under it. */
             id: number;
             plant: components["schemas"]["Plant"];
-            /** @description When the plant was deleted: RFC 3339, UTC, with milliseconds. It is purged TRASH_RETENTION_DAYS after. */
+            /** @description When the hourly purge takes it, for good: `trashedAt` plus TRASH_RETENTION_DAYS, RFC 3339, UTC, with milliseconds. The purge runs hourly, so it may go up to an hour later; restore it before then. */
+            purgeAt: string;
+            /** @description When the plant was deleted: RFC 3339, UTC, with milliseconds. It is purged TRASH_RETENTION_DAYS after (`purgeAt`). */
             trashedAt: string;
             /** @description Who deleted it: the key's name, `anonymous` without one. */
             trashedBy: string | null;

@@ -26,11 +26,18 @@ const tags = ['trash']
 const TRASH_NOT_FOUND: [number, string] = [404, 'No plant with this id in the trash (never deleted, restored, or purged)']
 
 /**
- * A trash entry as the API shows it. The record as it was deleted: its version is the one before the
- * delete's (the entry's own), also for an entry kept before the record carried a version.
+ * A trash entry as the API shows it, with when the purge takes it (`retentionMs` after the delete).
+ * The record as it was deleted: its version is the one before the delete's (the entry's own), also
+ * for an entry kept before the record carried a version.
  */
-export const entryOf = (t: Trashed): TrashedPlant =>
-  ({ id: t.plant.id, version: t.version, trashedAt: new Date(t.trashedAt).toISOString(), trashedBy: t.trashedBy, plant: toRecord({ ...t.plant, version: t.version - 1 }) })
+export const entryOf = (t: Trashed, retentionMs: number): TrashedPlant => ({
+  id: t.plant.id,
+  version: t.version,
+  trashedAt: new Date(t.trashedAt).toISOString(),
+  purgeAt: new Date(t.trashedAt + retentionMs).toISOString(),
+  trashedBy: t.trashedBy,
+  plant: toRecord({ ...t.plant, version: t.version - 1 })
+})
 
 /** A cursor names the last entry of the page before, by its place in the trash's order. */
 function decodeCursor (cursor: string | undefined): TrashPosition | undefined {
@@ -49,7 +56,7 @@ export const trashRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       tags,
       security: writeSecurity,
       summary: 'The trash: deleted plants (when, by whom), newest first, one page at a time',
-      description: 'A plant stays TRASH_RETENTION_DAYS (default 30) after its delete, then is purged with its photos.',
+      description: 'A plant stays TRASH_RETENTION_DAYS (default 30) after its delete, then the hourly purge takes it with its photos: each entry\'s `purgeAt` says when.',
       querystring: TrashQuery,
       response: {
         200: { ...ref(TrashPage), description: 'A page of the trash; pass nextCursor back as cursor for the next', headers: HEADERS.requestId },
@@ -63,7 +70,7 @@ export const trashRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     const items = more ? entries.slice(0, limit) : entries
     const last = items[items.length - 1]
     reply.header('cache-control', 'no-store')
-    return { items: items.map(entryOf), nextCursor: more ? encodePair(last.trashedAt, last.plant.id) : null }
+    return { items: items.map((t) => entryOf(t, store.trashRetentionMs)), nextCursor: more ? encodePair(last.trashedAt, last.plant.id) : null }
   })
 
   methodNotAllowed(app, '/v3/trash', ['GET'])

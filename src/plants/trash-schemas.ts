@@ -8,7 +8,8 @@ import { Plant } from './record.js'
 export const TrashedPlant = component('TrashedPlant', Type.Object({
   id: Type.Integer({ minimum: 1, description: 'The plant\'s id: a restore brings it back under it.' }),
   version: Type.Integer({ minimum: 1, description: 'The entry\'s version (the deleted change\'s): a restore\'s If-Match is `"<id>.<version>"`.' }),
-  trashedAt: Type.String({ description: 'When the plant was deleted: RFC 3339, UTC, with milliseconds. It is purged TRASH_RETENTION_DAYS after.' }),
+  trashedAt: Type.String({ description: 'When the plant was deleted: RFC 3339, UTC, with milliseconds. It is purged TRASH_RETENTION_DAYS after (`purgeAt`).' }),
+  purgeAt: Type.String({ description: 'When the hourly purge takes it, for good: `trashedAt` plus TRASH_RETENTION_DAYS, RFC 3339, UTC, with milliseconds. The purge runs hourly, so it may go up to an hour later; restore it before then.' }),
   trashedBy: Type.Union([Type.String(), Type.Null()], { description: 'Who deleted it: the key\'s name, `anonymous` without one.' }),
   plant: ref(Plant)
 }, { additionalProperties: false, description: 'A deleted plant in the trash, as it was when deleted (photos included): `plant.version` is its last version, one below the entry\'s `version`, which a restore\'s If-Match names.' }))

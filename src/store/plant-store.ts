@@ -77,6 +77,8 @@ export interface PlantStore {
    * for every other operation; `expectedVersions` (from If-Match) makes the delete conditional.
    */
   remove (id: number, expectedVersions?: number[], meta?: WriteMeta): Promise<void>
+  /** How long a plant waits in the trash before the hourly purge takes it (the store's `trashRetentionMs`). */
+  readonly trashRetentionMs: number
   /** A page of the trash, newest first, after `after` (the last entry of the page before). */
   trash (after: TrashPosition | undefined, limit: number): Promise<TrashedPlant[]>
   /** The plant's entry in the trash, if it is there (a refused restore names the entry's version). */

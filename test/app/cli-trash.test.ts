@@ -56,7 +56,7 @@ for (const [where, target] of Object.entries(TARGETS)) {
       const json = JSON.parse((await plants(['trash', 'list', '--json', ...args], env)).stdout) as Array<Record<string, any>>
       assert.deepEqual(json.map((e) => [e.id, e.plant.id, e.plant.name, e.trashedBy, typeof e.version]), [[3, 3, 'Cactus', json[0].trashedBy, 'number'], [1, 1, 'Monstera', 'till-3', 'number']])
       assert.ok(json.every((e) => ISO.test(e.trashedAt) && ISO.test(e.plant.updatedAt)))
-      assert.deepEqual(Object.keys(json[0]).sort(), ['id', 'plant', 'trashedAt', 'trashedBy', 'version'])
+      assert.deepEqual(Object.keys(json[0]).sort(), ['id', 'plant', 'purgeAt', 'trashedAt', 'trashedBy', 'version'])
 
       const purged = await plants(['trash', 'purge', '1', ...args], env)
       assert.equal(purged.code, 0, purged.stderr)

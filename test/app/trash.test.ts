@@ -212,5 +212,27 @@ for (const engine of ENGINES) {
       assert.equal((await app.request({ method: 'GET', url: `/v3/plant/${live.id}` })).statusCode, 200)
       assert.equal((await app.request({ method: 'POST', url: `/v3/trash/${recent.id}/restore` })).statusCode, 200)
     })
+
+    test('each entry says when the purge takes it: purgeAt is trashedAt plus the store\'s retention', async (t) => {
+      let now = Date.parse('2026-12-02T09:15:30.250Z')
+      const app = await build(t, engine, {}, { now: () => now, trashRetentionMs: 10 * DAY + 90_000 })
+      const first = await app.add({ name: 'Fern' })
+      await app.request({ method: 'DELETE', url: `/v3/plant/${first.id}` })
+      now += 3 * DAY
+      const second = await app.add({ name: 'Ivy' })
+      await app.request({ method: 'DELETE', url: `/v3/plant/${second.id}` })
+      const listed = (await app.request({ method: 'GET', url: '/v3/trash' })).json().items
+      assert.deepEqual(listed.map((e: Record<string, string>) => [e.id, e.trashedAt, e.purgeAt]), [
+        [second.id, '2026-12-05T09:15:30.250Z', '2026-12-15T09:17:00.250Z'],
+        [first.id, '2026-12-02T09:15:30.250Z', '2026-12-12T09:17:00.250Z']
+      ])
+      // The purge keeps it until then, and takes it from then on.
+      now = Date.parse('2026-12-12T09:17:00.249Z')
+      await (app.app.store as unknown as { purge (): Promise<void> | void }).purge()
+      assert.equal((await app.request({ method: 'GET', url: '/v3/trash' })).json().items.length, 2)
+      now += 1
+      await (app.app.store as unknown as { purge (): Promise<void> | void }).purge()
+      assert.deepEqual((await app.request({ method: 'GET', url: '/v3/trash' })).json().items.map((e: { id: number }) => e.id), [second.id])
+    })
   })
 }

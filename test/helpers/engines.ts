@@ -4,7 +4,7 @@ import { postgresEngine } from './postgres-engine.js'
 
 // Every HTTP test runs once per engine. SQLite always; PostgreSQL when TEST_DATABASE_URL is set.
 
-export interface StoreOptions { feedRetentionMs?: number, historyRetentionMs?: number, now?: () => number }
+export interface StoreOptions { feedRetentionMs?: number, trashRetentionMs?: number, historyRetentionMs?: number, now?: () => number }
 
 export interface Engine {
   name: 'sqlite' | 'postgres'
@@ -19,7 +19,7 @@ const DAY = 86_400_000
 export const sqliteEngine: Engine = {
   name: 'sqlite',
   skip: false,
-  open: async (options = {}) => openSqliteStore({ dataDir: ':memory:', feedRetentionMs: options.feedRetentionMs ?? 7 * DAY, historyRetentionMs: options.historyRetentionMs, now: options.now })
+  open: async (options = {}) => openSqliteStore({ dataDir: ':memory:', feedRetentionMs: options.feedRetentionMs ?? 7 * DAY, trashRetentionMs: options.trashRetentionMs, historyRetentionMs: options.historyRetentionMs, now: options.now })
 }
 
 export const ENGINES: Engine[] = [sqliteEngine, postgresEngine]

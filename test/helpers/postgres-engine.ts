@@ -153,6 +153,7 @@ export const postgresEngine: Engine = {
     const store = await openPostgresStore({
       connectionString: scratch.url,
       feedRetentionMs: options.feedRetentionMs ?? 7 * DAY,
+      trashRetentionMs: options.trashRetentionMs,
       historyRetentionMs: options.historyRetentionMs,
       now: options.now
     })

@@ -25,7 +25,7 @@ import { isUnavailable } from './storage-errors.js'
 import { toPostgresText } from './text-escape.js'
 import { PostgresWebhookStore } from './webhook-store.js'
 import { purgeExpiredTrash, purgeTrashed, readTrash, readTrashEntry, restoreTrashed } from './trash.js'
-import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
+import { TRASH_RETENTION_MS, type TrashedPlant, type TrashPosition } from '../../catalogue/trash.js'
 
 export interface PostgresStoreOptions {
   /** postgres://…; `?pool_max=N` sets the pool size (default 10). */
@@ -50,7 +50,6 @@ export interface PostgresStoreOptions {
 interface ChangeRow { floor: number, head: number, seq: number | null, kind: Change['kind'], plant_id: number, version: number, actor: string, at: number, plant: string | null }
 
 const DAY = 86_400_000
-const TRASH_RETENTION_MS = 30 * DAY
 const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version, p.photos, p.description, p.price, p.sku, p.barcode, p.created_at, p.updated_at'
 
 const toDb = toPostgresText
@@ -205,6 +204,10 @@ class PostgresPlantStore implements PlantStore {
 
   remove (id: number, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<void> {
     return this.write({ kind: 'remove', id, expectedVersions, actor })
+  }
+
+  get trashRetentionMs (): number {
+    return this.options.trashRetentionMs ?? TRASH_RETENTION_MS
   }
 
   trash (after: TrashPosition | undefined, limit: number): Promise<TrashedPlant[]> {
@@ -380,7 +383,7 @@ class PostgresPlantStore implements PlantStore {
       }
       await c.query('DELETE FROM idempotency_keys WHERE created_at <= $1', [now - this.idempotencyTtlMs])
     }, 60_000)
-    await purgeExpiredTrash((work) => this.session.transaction(work, 60_000), now - (this.options.trashRetentionMs ?? TRASH_RETENTION_MS))
+    await purgeExpiredTrash((work) => this.session.transaction(work, 60_000), now - this.trashRetentionMs)
     await purgeExpiredHistory((work) => this.session.transaction(work, 60_000), now - (this.options.historyRetentionMs ?? HISTORY_RETENTION_DAYS * DAY))
   }
 

@@ -5,7 +5,7 @@ import { StorageUnavailable } from '../../catalogue/errors.js'
 import { HISTORY_RETENTION_DAYS, type HistoryEntry } from '../../catalogue/history.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import { completeFields, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
-import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
+import { TRASH_RETENTION_MS, type TrashedPlant, type TrashPosition } from '../../catalogue/trash.js'
 import type { KeyStore } from '../key-store.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore, RevertOptions } from '../plant-store.js'
 import { prepareDataDir } from './data-dir.js'
@@ -52,7 +52,6 @@ export interface SqliteStoreOptions {
 type PlantRow = PlantTuple
 
 const DAY = 86_400_000
-const TRASH_RETENTION_MS = 30 * DAY
 const toPlant = tupleToPlant
 
 // SQLite errors that mean "the storage cannot do this right now" rather than a bug.
@@ -161,6 +160,10 @@ class SqlitePlantStore implements PlantStore {
 
   remove (id: number, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<void> {
     return this.commits.run({ kind: 'remove', id, expectedVersions, now: this.now(), actor })
+  }
+
+  get trashRetentionMs (): number {
+    return this.options.trashRetentionMs ?? TRASH_RETENTION_MS
   }
 
   async trash (after: TrashPosition | undefined, limit: number): Promise<TrashedPlant[]> {
@@ -301,7 +304,7 @@ class SqlitePlantStore implements PlantStore {
       }
       this.s.purgeKeys.run(now - this.idempotencyTtlMs)
     }).immediate()
-    purgeExpiredTrash(this.db, now - (this.options.trashRetentionMs ?? TRASH_RETENTION_MS))
+    purgeExpiredTrash(this.db, now - this.trashRetentionMs)
     purgeExpiredHistory(this.db, now - (this.options.historyRetentionMs ?? HISTORY_RETENTION_DAYS * DAY))
   }
 
