@@ -8,7 +8,7 @@ import { STATUS_LABELS } from './rows.js'
 // is loaded again, so the row under the pointer is the one staff aimed at. A row's History shows
 // who changed the plant, and how, to read only (trash-history.ts, loaded when first asked for).
 
-interface TrashEntry { id: number, version: number, trashedAt: string, trashedBy: string | null, plant: Plant }
+interface TrashEntry { id: number, version: number, trashedAt: string, purgeAt: string, trashedBy: string | null, plant: Plant }
 interface TrashPage { items: TrashEntry[], nextCursor: string | null }
 
 interface TrashEvents {
@@ -24,6 +24,7 @@ const summary = byId('trash-summary')
 const failure = byId('trash-error')
 const retry = byId<HTMLButtonElement>('trash-retry')
 const empty = byId('trash-empty')
+const wait = byId('trash-wait')
 const more = byId<HTMLButtonElement>('trash-more')
 let events: TrashEvents
 let controller: AbortController | undefined
@@ -36,6 +37,28 @@ let acted = 0
 const outcomes = new Map<number, { at: number, badge: string, said: string }>()
 
 const when = new Intl.DateTimeFormat(navigator.language, { dateStyle: 'medium', timeStyle: 'short' })
+const day = new Intl.DateTimeFormat(navigator.language, { day: 'numeric', month: 'long' })
+const dayOfYear = new Intl.DateTimeFormat(navigator.language, { day: 'numeric', month: 'long', year: 'numeric' })
+const DAY = 86_400_000
+
+/** "goes on 12 December": the day the purge takes it (with the year when not this one's). */
+function goesLine (entry: TrashEntry): string {
+  const at = new Date(entry.purgeAt)
+  return `goes on ${(at.getFullYear() === new Date().getFullYear() ? day : dayOfYear).format(at)}`
+}
+
+/**
+ * How long plants wait, as the service keeps them: every entry waits the same, so any one tells it.
+ * Until one is listed the page cannot know, and keeps its general words.
+ */
+function sayWait (entry: TrashEntry | undefined): void {
+  if (entry === undefined) return
+  const ms = Date.parse(entry.purgeAt) - Date.parse(entry.trashedAt)
+  const days = ms / DAY
+  const hours = Math.max(1, Math.round(ms / 3_600_000))
+  const span = Number.isInteger(days) ? `${days} day${days === 1 ? '' : 's'}` : `${hours} hour${hours === 1 ? '' : 's'}`
+  wait.textContent = `Deleted plants wait ${span} here, then go for good with their photos.`
+}
 
 /** "Deleted 26 Nov 2026, 17:20 by till-3": who, when known (a change without a key has no name). */
 function deletedLine (entry: TrashEntry): string {
@@ -53,6 +76,7 @@ function entryRow (entry: TrashEntry): HTMLLIElement {
   const meta = el('p', { class: 'plant-meta' }, el('span', { text: `${deletedLine(entry)}; it was ${was}` }))
   if (plant.category !== null) meta.append(el('span', { class: 'category', text: plant.category }))
   if (plant.photos.length > 0) meta.append(el('span', { text: plant.photos.length === 1 ? '1 photo' : `${plant.photos.length} photos` }))
+  meta.append(el('span', { class: 'trash-goes', text: goesLine(entry), attrs: { title: `Removed for good from ${when.format(new Date(entry.purgeAt))}` } }))
   const text = el('div', { class: 'plant-text' }, el('p', { class: 'plant-title', text: plant.name }), meta)
   const badge = el('span', { class: 'status status-gone', text: 'Deleted' })
   const restore = el('button', { class: 'small', text: 'Restore', attrs: { type: 'button', 'aria-label': `Restore: ${plant.name}` } })
@@ -161,6 +185,7 @@ export async function loadTrash (append = false): Promise<void> {
     // Outcomes older than this answer are in it; newer ones are kept over it (entryRow shows them).
     for (const [id, outcome] of outcomes) if (outcome.at <= asOf) outcomes.delete(id)
     const rows = body.items.map(entryRow)
+    sayWait(body.items[0])
     if (append) list.append(...rows)
     else list.replaceChildren(...rows)
     listed = (append ? listed : 0) + rows.length

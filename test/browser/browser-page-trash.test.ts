@@ -68,6 +68,17 @@ staffPageTest('a delete is undone from its message; the trash lists deleted plan
   assert.ok(await page.locator('#plants').isHidden(), 'the plants are not shown beside the trash')
   assert.deepEqual(await trash.locator('.plant-title').allInnerTexts(), ['Moss', 'Ivy'])
   assert.match(await trash.locator(`li[data-id="${ivy.id}"] .plant-meta`).innerText(), /^Deleted .+ by env-1; it was available/)
+  // How long plants wait (the service's 30 days), and on each row the day its purgeAt names, in the page's language.
+  await page.locator('#trash-wait').filter({ hasText: 'Deleted plants wait 30 days here, then go for good' }).waitFor()
+  const listed = (await staff.call('GET', '/v3/trash')).body.items as Array<{ id: number, purgeAt: string }>
+  for (const entry of listed) {
+    const goes = await page.evaluate((at) => {
+      const date = new Date(at)
+      const year = date.getFullYear() === new Date().getFullYear() ? {} : { year: 'numeric' } as const
+      return new Intl.DateTimeFormat(navigator.language, { day: 'numeric', month: 'long', ...year }).format(date)
+    }, entry.purgeAt)
+    assert.equal(await trash.locator(`li[data-id="${entry.id}"] .trash-goes`).innerText(), `goes on ${goes}`)
+  }
   await bothWidths(page, 'trash', `browser-page-${engine.name}-trash`)
 
   // Restore: the row stays where it is and says so; the plant is back, in the list too.
