@@ -11,7 +11,7 @@ import { adminQuery, freshSchema, postgresEngine } from '../helpers/postgres-eng
 import { tempDir } from '../helpers/process.js'
 
 // Reverts and restores from the trash have history kinds of their own. Entries written before were
-// `updated` and `created`: the migration (SQLite and PostgreSQL 014) makes a restore `restored`
+// `updated` and `created`: the migration (SQLite and PostgreSQL 017) makes a restore `restored`
 // (a `created` with no changes: a creation always lists its name), also where a restore from a
 // backup moved the versions up; a revert cannot be told from an update and stays `updated`.
 

@@ -90,8 +90,6 @@ export function chooseDriver (filter: ListFilter, probe: Probe, { small }: PlanL
     if (n === 0) break
   }
   if (fewest < small) return smallest
-  // Nothing small: by id the rarest tag or the trigrams keep the order; else the sort's own index,
-  // within the category when one is asked (its rows alone, in the sort's order).
-  if (byId && rarestOrdered !== undefined) return rarestOrdered
-  return !byId && filter.category !== undefined ? { kind: 'order', within: 'category' } : { kind: 'order' }
+  // Nothing small: by id the rarest tag or the trigrams keep the order; else the sort's own index.
+  return byId && rarestOrdered !== undefined ? rarestOrdered : { kind: 'order' }
 }

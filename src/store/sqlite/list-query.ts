@@ -19,8 +19,7 @@ export interface Sql { text: string, args: unknown[] }
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/
 
 export type Driver =
-  /** The sort's own index; `within` a category, that category's index in the sort's order. */
-  | { kind: 'order', within?: 'category' }
+  | { kind: 'order' }
   | { kind: 'tag', tag: string }
   | { kind: 'fts' }
   /** The plants with the filter's sku or barcode, by its index, sorted whole (a handful). */
@@ -40,8 +39,6 @@ const COLUMN_INDEXES: Record<Column, string> = { category: 'plants_category_key'
  */
 const NUMBER_KEYS = { price: `coalesce(p.price, ${UNPRICED})`, updated: 'p.updated_at' }
 const NUMBER_INDEXES = { price: 'plants_price', updated: 'plants_updated' }
-/** A category's rows in a sort's order (migrations.ts categorySorts). */
-const CATEGORY_INDEXES = { name: 'plants_category_name', price: 'plants_category_price', updated: 'plants_category_updated' }
 /**
  * A barcode's GTIN-14 key (catalogue/store-fields.ts gtinKey) in SQL: the expression of the index
  * plants_gtin (migrations.ts), written here exactly as there so SQLite seeks it.
@@ -254,7 +251,7 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
     price: order && numbered && numberKey(sort) === 'price',
     // The unary + keeps the planner from trading the ordered walk for the status index and a sort.
     status: order && sortKeyOf(sort) === 'id' && single,
-    category: order && (sortKeyOf(sort) === 'id' || driver.within === 'category')
+    category: order && sortKeyOf(sort) === 'id'
   }
   if (driver.kind === 'column') bare[driver.column] = true
   const asked: Record<Column, boolean> = {
@@ -273,10 +270,9 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
   const dir = desc ? ' DESC' : ''
   const orderBy = sortKeyOf(sort) !== 'id' ? `${keyExpr}${dir}, ${id}${dir}` : `${id}${dir}`
   args.push(filter.limit)
-  const sortIndexes = driver.kind === 'order' && driver.within === 'category' ? CATEGORY_INDEXES : { name: 'plants_name', ...NUMBER_INDEXES }
   const indexed = driver.kind === 'column'
     ? ` INDEXED BY ${COLUMN_INDEXES[driver.column]}`
-    : !order ? '' : byName ? ` INDEXED BY ${sortIndexes.name}` : numbered ? ` INDEXED BY ${sortIndexes[numberKey(sort)]}` : ''
+    : !order ? '' : byName ? ' INDEXED BY plants_name' : numbered ? ` INDEXED BY ${NUMBER_INDEXES[numberKey(sort)]}` : ''
   return {
     text: `SELECT ${PLANT_COLUMNS}${withKey ? `, ${keyExpr}` : ''} FROM ${from.replace('plants p', `plants p${indexed}`)} ${where.length > 0 ? `WHERE ${where.join(' AND ')} ` : ''}ORDER BY ${orderBy} LIMIT ?`,
     args

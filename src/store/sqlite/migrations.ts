@@ -114,7 +114,6 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   HISTORY_MIGRATION,
   tagKeys,
   nameOrderKeys,
-  categorySorts,
   WEBHOOK_RESPONSES_MIGRATION,
   HISTORY_KINDS_MIGRATION
 ]
@@ -310,23 +309,6 @@ function nameOrderKeys (db: Database.Database, progress: (message: string) => vo
   DROP INDEX plants_name;
   CREATE INDEX plants_name ON plants (name_order_key, id);
   `)
-}
-
-/**
- * A category sorted by name, price or update time walks its own rows in that order: ferns named
- * alike sit together in the name order, so a walk of the whole name index for them met thousands of
- * other plants first. Index builds only, said on a large catalogue. list-query.ts writes the same
- * expressions.
- */
-function categorySorts (db: Database.Database, progress: (message: string) => void): void {
-  const total = db.prepare('SELECT count(*) FROM plants').pluck().get() as number
-  if (total > 50_000) progress(`migration: indexing each category by name, price and update time (${total} plants)`)
-  db.exec(`
-  CREATE INDEX plants_category_name ON plants (lower(category), name_order_key, id);
-  CREATE INDEX plants_category_price ON plants (lower(category), coalesce(price, ${UNPRICED}), id);
-  CREATE INDEX plants_category_updated ON plants (lower(category), updated_at, id);
-  `)
-  if (total > 50_000) progress('migration: categories indexed by their sorts')
 }
 
 /** SQL for epoch milliseconds as RFC 3339 UTC with milliseconds (as Date.toISOString writes them). */
