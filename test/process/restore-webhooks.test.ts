@@ -90,9 +90,12 @@ async function afterBackup (app: FastifyInstance, { steady }: Receivers): Promis
   assert.deepEqual([...holding(steady).keys()].sort(), [1, 3, 4], 'the steady receiver holds the catalogue before the restore')
 }
 
-/** Both receivers, once told, hold exactly the restored catalogue; the feed goes on after the restore's changes. */
-async function assertReceiversHoldRestored (app: FastifyInstance, { steady, behind }: Receivers): Promise<void> {
-  const before = steady.received.length
+/**
+ * Both receivers, once told, hold exactly the restored catalogue; the feed goes on after the
+ * restore's changes. `before`: what the steady receiver had been sent before the restore (counted
+ * then: the restored service starts sending at once, before this can look).
+ */
+async function assertReceiversHoldRestored (app: FastifyInstance, { steady, behind }: Receivers, before: number): Promise<void> {
   // The paused webhook is the backup's: resumed, it is sent what it missed.
   assert.equal((await app.inject({ method: 'PATCH', url: '/v3/webhooks/2', payload: { status: 'active' } })).statusCode, 200)
   await delivered(app)
@@ -128,6 +131,7 @@ describe('a restore tells webhook receivers what it undid (SQLite: plants restor
     assert.equal(made.code, 0, made.stderr)
     await afterBackup(first.app, receivers)
     await first.close()
+    const before = receivers.steady.received.length
 
     const restored = await plants(['restore', backup, '--data-dir', dataDir])
     assert.equal(restored.code, 0, restored.stderr)
@@ -135,7 +139,7 @@ describe('a restore tells webhook receivers what it undid (SQLite: plants restor
 
     const second = await service(open)
     t.after(second.close)
-    await assertReceiversHoldRestored(second.app, receivers)
+    await assertReceiversHoldRestored(second.app, receivers, before)
   })
 
   test('marks saved without the plants\' versions still restore, and the output says receivers are not told', async (t) => {
@@ -169,6 +173,7 @@ describe('a restore tells webhook receivers what it undid (PostgreSQL: restore-m
     await run('pg_dump', ['--format=custom', '--file', dump, old.url])
     await afterBackup(first.app, receivers)
     await first.close()
+    const before = receivers.steady.received.length
 
     const marks = join(dir, 'marks.json')
     const saved = await plants(['restore-marks', 'save', marks, '--database-url', old.url])
@@ -182,6 +187,6 @@ describe('a restore tells webhook receivers what it undid (PostgreSQL: restore-m
 
     const second = await service(() => openStore({ databaseUrl: fresh.url, dataDir: '', feedRetentionMs: 86_400_000 }))
     t.after(second.close)
-    await assertReceiversHoldRestored(second.app, receivers)
+    await assertReceiversHoldRestored(second.app, receivers, before)
   })
 })
