@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import type { Page } from 'playwright-core'
-import { bothWidths, giveKey, keyDialog, plantButton, staffPageTests, unexpectedErrors, type StaffPage } from '../helpers/staff-page.js'
+import { bothWidths, giveKey, keyDialog, listShown, plantButton, staffPageTests, unexpectedErrors, type StaffPage } from '../helpers/staff-page.js'
 
 // What staff look at lives in the page's address: search, filters, sort, page and the open plant
 // survive a reload, Back and Forward walk through them, and a link opens one plant. Also: how many
@@ -46,6 +46,7 @@ staffPageTest('search, filters, sort, page and the open plant live in the addres
   await page.getByRole('searchbox', { name: 'Search by name' }).fill('seed')
   await page.waitForFunction(() => new URL(location.href).searchParams.get('q') === 'seed')
   await page.getByRole('combobox', { name: 'Sort by' }).selectOption({ label: 'Name, Z to A' })
+  await listShown(page, 'sort=-name')
   await plantButton(page, 'Seedling 25').waitFor()
   await page.getByRole('button', { name: 'Next page', exact: true }).click()
   await page.locator('#summary').filter({ hasText: '21–25 of 25 matching plants' }).waitFor()

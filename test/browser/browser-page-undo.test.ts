@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
-import { giveKey, OUTPUT, plantButton, png, staffPageTests, unexpectedErrors } from '../helpers/staff-page.js'
+import { giveKey, listShown, OUTPUT, plantButton, png, staffPageTests, unexpectedErrors } from '../helpers/staff-page.js'
 
 // Nothing done by mistake on the staff page: every change offers Undo, the rows acted on (here or
 // by another till) stay in place so the next row never slides under the pointer, and closing an
@@ -26,6 +26,7 @@ staffPageTest('under "For sale", two clicks on Mark sold sell one plant, another
   const [orbifolia, lancifolia, elegans, agavoides] = plants
   await page.goto(staff.url + '/')
   await page.getByRole('combobox', { name: 'Status', exact: true }).selectOption({ label: 'For sale' })
+  await listShown(page, 'status=available')
   await plantButton(page, 'Calathea orbifolia').waitFor()
   const order = await rowIds(page)
 
@@ -80,6 +81,7 @@ staffPageTest('a change from elsewhere while the list loads from scratch does no
   const palm = await staff.add({ name: 'Palm' })
   await page.goto(staff.url + '/')
   await page.getByRole('combobox', { name: 'Status', exact: true }).selectOption({ label: 'For sale' })
+  await listShown(page, 'status=available')
   await plantButton(page, 'Ivy').waitFor()
   // Sold elsewhere: the row stays in place, marked sold, until the list loads from scratch.
   assert.equal((await staff.call('PATCH', `/v3/plant/${ivy.id}`, { status: 'sold' })).status, 200)

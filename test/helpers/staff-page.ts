@@ -95,6 +95,16 @@ export async function giveKey (page: Page, key = KEY): Promise<void> {
   await dialog.waitFor({ state: 'hidden' })
 }
 
+/**
+ * Waits until the list has been loaded from scratch for a query holding `part` (say 'status=available')
+ * and no load is under way: after a filter changes, the rows of the list before stay on screen until
+ * the new answer replaces them, so waiting for a row that both lists hold proves nothing.
+ */
+export async function listShown (page: Page, part: string): Promise<void> {
+  await page.waitForFunction((part) => document.querySelector('#plants')?.getAttribute('aria-busy') !== 'true' &&
+    performance.getEntriesByName('list-shown').some((m) => String((m as PerformanceMark).detail).includes(part)), part)
+}
+
 /** A plant's row in the page's list, by its exact name. */
 export const plantButton = (page: Page, name: string) => page.locator('#plants').getByRole('button', { name, exact: true })
 
