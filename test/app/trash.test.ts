@@ -213,6 +213,16 @@ for (const engine of ENGINES) {
       assert.equal((await app.request({ method: 'POST', url: `/v3/trash/${recent.id}/restore` })).statusCode, 200)
     })
 
+    test('a retention that is no whole number of milliseconds (TRASH_RETENTION_DAYS=0.0000001: 8.64 ms) still purges the trash', async (t) => {
+      let now = Date.parse('2026-12-02T09:15:30.250Z')
+      const app = await build(t, engine, {}, { now: () => now, trashRetentionMs: 0.0000001 * DAY, historyRetentionMs: 0.0000001 * DAY })
+      const fern = await app.add({ name: 'Fern' })
+      await app.request({ method: 'DELETE', url: `/v3/plant/${fern.id}` })
+      now += 9
+      await (app.app.store as unknown as { purge (): Promise<void> | void }).purge()
+      assert.deepEqual((await app.request({ method: 'GET', url: '/v3/trash' })).json().items, [])
+    })
+
     test('each entry says when the purge takes it: purgeAt is trashedAt plus the store\'s retention', async (t) => {
       let now = Date.parse('2026-12-02T09:15:30.250Z')
       const app = await build(t, engine, {}, { now: () => now, trashRetentionMs: 10 * DAY + 90_000 })

@@ -373,18 +373,20 @@ class PostgresPlantStore implements PlantStore {
   /** Drops changes older than the retention, idempotency keys older than their TTL, the trash and history past theirs (all instances may run it). */
   async purge (): Promise<void> {
     const now = this.now()
+    // The times are whole milliseconds (BIGINT): a retention in days need not be (TRASH_RETENTION_DAYS=0.0000001 is 8.64 ms).
+    const before = (retentionMs: number): number => Math.floor(now - retentionMs)
     await this.session.transaction(async (c) => {
       await c.query("SET LOCAL statement_timeout = '60s'")
-      const { rows } = await c.query<{ seq: number | null }>('SELECT max(seq) AS seq FROM changes WHERE at <= $1', [now - this.options.feedRetentionMs])
+      const { rows } = await c.query<{ seq: number | null }>('SELECT max(seq) AS seq FROM changes WHERE at <= $1', [before(this.options.feedRetentionMs)])
       const last = rows[0].seq
       if (last !== null) {
         await c.query('DELETE FROM changes WHERE seq <= $1', [last])
         await c.query("UPDATE meta SET value = GREATEST(value, $1) WHERE key = 'feed_floor'", [last])
       }
-      await c.query('DELETE FROM idempotency_keys WHERE created_at <= $1', [now - this.idempotencyTtlMs])
+      await c.query('DELETE FROM idempotency_keys WHERE created_at <= $1', [before(this.idempotencyTtlMs)])
     }, 60_000)
-    await purgeExpiredTrash((work) => this.session.transaction(work, 60_000), now - this.trashRetentionMs)
-    await purgeExpiredHistory((work) => this.session.transaction(work, 60_000), now - (this.options.historyRetentionMs ?? HISTORY_RETENTION_DAYS * DAY))
+    await purgeExpiredTrash((work) => this.session.transaction(work, 60_000), before(this.trashRetentionMs))
+    await purgeExpiredHistory((work) => this.session.transaction(work, 60_000), before(this.options.historyRetentionMs ?? HISTORY_RETENTION_DAYS * DAY))
   }
 
   private write<T> (op: WriteOp): Promise<T> {
