@@ -21,7 +21,7 @@ const TIERS = {
   app: { concurrency: CONCURRENCY * 2, shards: CONCURRENCY * 4 },
   process: { concurrency: CONCURRENCY, shards: 0 },
   browser: { concurrency: 1, shards: 0 },
-  faults: { concurrency: 1, shards: 0 }
+  faults: { concurrency: 2, shards: 0 }
 }
 
 const asked = process.argv.slice(2)
