@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import Database from 'better-sqlite3'
-import { parseMarks, type RestoreMarks } from '../store/restore-marks.js'
+import { MarksRefused, parseMarks, type RestoreMarks } from '../store/restore-marks.js'
 import { databaseFile, locate } from './catalogue.js'
 import { CommandFailed, plural, UsageError, type Command, type Io } from './command.js'
 import { cannotWrite, checkOutputFolder } from './output-file.js'
@@ -56,9 +56,18 @@ async function runRestoreMarks (values: Record<string, any>, positionals: string
     if (existsSync(file) && !values.force) throw new CommandFailed(`${file} exists (pass --force to replace it)`)
     let marks: RestoreMarks
     if (where.kind === 'postgres') {
-      const { readMarks } = await import('../store/postgres/restore-marks.js')
+      const { readMarks, serviceConnections } = await import('../store/postgres/restore-marks.js')
       const client = await connect(where.databaseUrl)
-      try { marks = await readMarks(client) } finally { await client.end().catch(() => {}) }
+      try {
+        marks = await readMarks(client)
+        // A timer's save beside the running service is as documented (for a catalogue lost with
+        // its disk); before a restore it is a mistake: what the service hands out next is missed.
+        const running = await serviceConnections(client)
+        if (running > 0) {
+          io.stderr.write(`warning: the service is connected to this database (${plural(running, 'connection')}): what it hands out after this is not in ${file}. ` +
+            'Before a restore, stop every instance and save again\n')
+        }
+      } finally { await client.end().catch(() => {}) }
     } else if (where.kind === 'folder') {
       const source = databaseFile(where.dataDir)
       if (!existsSync(source)) throw new CommandFailed(`no catalogue in ${where.dataDir}`)
@@ -98,7 +107,9 @@ async function runRestoreMarks (values: Record<string, any>, positionals: string
   const { applyMarks } = await import('../store/postgres/restore-marks.js')
   const client = await connect(where.databaseUrl)
   try {
-    const outcome = await applyMarks(client, marks)
+    const outcome = await applyMarks(client, marks).catch((err: unknown) => {
+      throw err instanceof MarksRefused ? new CommandFailed(`${err.message}; nothing was changed`) : err
+    })
     io.stdout.write(`applied ${file} to ${redactUrl(where.databaseUrl)}: ${outcome.plants} plants; new ids start after ${outcome.lastId}, ` +
       `feed positions up to ${outcome.feedFloor - 1} are gone (410) and the feed follows from ${outcome.feedFloor}, ` +
       `versions moved up by ${outcome.versionShift} (ETags from before are 412), ${outcome.keys} API keys; ${toldReceivers(outcome.told)}\n`)

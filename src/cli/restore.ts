@@ -63,6 +63,12 @@ async function runRestore (values: Record<string, any>, positionals: string[], i
   // The catalogue being replaced, locked for the whole restore: no service may open it meanwhile.
   let current: Database.Database | undefined
   let marks: RestoreMarks
+  if (existsSync(target) && values.marks !== undefined) {
+    // The catalogue itself knows what it handed out up to now; a marks file, saved from it earlier,
+    // knows less, and its numbers would hand out again what was given since.
+    throw new CommandFailed(`${where.dataDir} still holds its catalogue, which knows what it handed out better than ${values.marks}: run restore without --marks. ` +
+      '--marks is for a catalogue that is lost (one that cannot be read: move it aside first); nothing was restored')
+  }
   if (existsSync(target)) {
     current = lockExclusively(target)
   } else if (values.marks === undefined) {

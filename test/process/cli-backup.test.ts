@@ -190,4 +190,16 @@ test('a lost catalogue: restore refuses without marks, pointing to docs/backup-r
   const restored = await plants(['restore', file, '--marks', marks, '--data-dir', dataDir])
   assert.equal(restored.code, 0, restored.stderr)
   assert.match(restored.stdout, /new ids start after 1001, feed positions up to 1001 are gone \(410\)/)
+
+  // The folder holds a catalogue again: a marks file (older, knowing less) is refused, not taken
+  // for it, and the catalogue is left as it is.
+  const live = openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 })
+  const made = await live.create({ name: 'Ivy', category: null, tags: [], status: 'available' })
+  await live.close()
+  const again = await plants(['restore', file, '--marks', marks, '--data-dir', dataDir])
+  assert.equal(again.code, 1)
+  assert.match(again.stderr, /still holds its catalogue, which knows what it handed out better than .*marks\.json: run restore without --marks/)
+  const kept = openSqliteStore({ dataDir, feedRetentionMs: 86_400_000 })
+  t.after(() => kept.close())
+  assert.equal((await kept.get(made.plant.id))?.name, 'Ivy')
 })

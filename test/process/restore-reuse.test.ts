@@ -180,11 +180,28 @@ describe('restore from a backup reuses nothing (PostgreSQL: restore-marks save, 
     const saved = await plants(['restore-marks', 'save', marks, '--database-url', old.url])
     assert.equal(saved.code, 0, saved.stderr)
     assert.match(saved.stdout, /ids up to 5, feed positions up to \d+/)
+    assert.equal(saved.stderr, '', 'no instance was running: no warning')
     const fresh = await freshDatabase()
     t.after(() => fresh.drop())
     await run('pg_restore', ['--no-owner', '--dbname', fresh.url, dump])
+
+    // An instance still running on the restored database: apply refuses and changes nothing.
+    const early = await openStore({ databaseUrl: fresh.url, dataDir: '', feedRetentionMs: 86_400_000 })
+    const refused = await plants(['restore-marks', 'apply', marks, '--database-url', fresh.url])
+    assert.equal(refused.code, 1)
+    assert.match(refused.stderr, /the service is connected to this database \(\d+ connections?\): stop every instance.*nothing was changed/)
+    // Saving beside a running instance is allowed (a timer's marks) but warned of.
+    const beside = await plants(['restore-marks', 'save', join(dir, 'timer.json'), '--database-url', fresh.url])
+    assert.equal(beside.code, 0, beside.stderr)
+    assert.match(beside.stderr, /warning: the service is connected to this database .*Before a restore, stop every instance and save again/)
+    await early.close()
+
     const applied = await plants(['restore-marks', 'apply', marks, '--database-url', fresh.url])
     assert.equal(applied.code, 0, applied.stderr)
+    // Applied twice (a retried script), it would undo what the first did and what came since: refused.
+    const twice = await plants(['restore-marks', 'apply', marks, '--database-url', fresh.url])
+    assert.equal(twice.code, 1)
+    assert.match(twice.stderr, /this database is past these marks .*they were applied already\. Restore the dump again \(pg_restore\) before applying them; nothing was changed/)
 
     const second = await service(() => openStore({ databaseUrl: fresh.url, dataDir: '', feedRetentionMs: 86_400_000 }))
     t.after(second.close)

@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import { toRecord, type Plant } from '../../catalogue/plant.js'
 import { restoreChanges, type RestoreChanges, type Told } from '../../catalogue/restore-changes.js'
-import { combine, type OwnMarks, type RestoreKey, type RestoreMarks, type RestoreOutcome } from '../restore-marks.js'
+import { combine, MarksRefused, type OwnMarks, type RestoreKey, type RestoreMarks, type RestoreOutcome } from '../restore-marks.js'
 import { ROW_COLUMNS, toPlant, type PlantRow } from './group-writes.js'
 
 // The restore marks on PostgreSQL (store/restore-marks.ts says what they are and why). The
@@ -66,6 +66,17 @@ async function * records (client: Client, ids: number[]): AsyncGenerator<{ recor
   }
 }
 
+/**
+ * Connections the service's instances hold to this database (their pools name themselves
+ * 'plant-catalogue'): marks saved while one runs miss what it hands out next, and marks applied
+ * under one would move the catalogue it is serving.
+ */
+export async function serviceConnections (client: Client): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity
+    WHERE datname = current_database() AND application_name = 'plant-catalogue' AND pid <> pg_backend_pid()`)
+  return rows[0].n
+}
+
 /** What the catalogue `client` connects to has handed out, and what its webhook receivers may hold (one REPEATABLE READ snapshot). */
 export async function readMarks (client: Client): Promise<RestoreMarks> {
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
@@ -87,6 +98,14 @@ export async function applyMarks (client: Client, replaced: RestoreMarks): Promi
   try {
     // No instance should be running; if one is, its writes wait for this rather than slip between.
     await client.query('LOCK TABLE plants, meta, changes IN EXCLUSIVE MODE')
+    const running = await serviceConnections(client)
+    if (running > 0) throw new MarksRefused(`the service is connected to this database (${running} connection${running === 1 ? '' : 's'}): stop every instance, then apply the marks before any starts`)
+    // Applying moves the floor past the marks' head: a floor already past it means these marks (or
+    // later ones) were applied here, and applying again would undo what was done since.
+    const { rows: [{ floor: ownFloor }] } = await client.query<{ floor: string }>("SELECT value AS floor FROM meta WHERE key = 'feed_floor'")
+    if (Number(ownFloor) > replaced.feedHead) {
+      throw new MarksRefused(`this database is past these marks (its feed starts after ${ownFloor}, the marks' head is ${replaced.feedHead}): they were applied already. Restore the dump again (pg_restore) before applying them`)
+    }
     const marks = combine(replaced, await ownMarks(client))
     const floor = marks.feedHead + 1
     // Compared before the versions move: told holds the versions the replaced catalogue handed out.
