@@ -32,7 +32,8 @@ Run plants COMMAND --help for a command's options; plants --version prints the r
 }
 
 export async function main (argv: string[], io: Io): Promise<number> {
-  const [name, ...rest] = argv
+  // `npx plants -- --version`: some npm versions want `--` before the tool's own options; it says nothing here.
+  const [name, ...rest] = argv[0] === '--' ? argv.slice(1) : argv
   if (name === '--version' || name === '-V') {
     io.stdout.write(`${(await import('../version.js')).PACKAGE_VERSION}\n`)
     return 0

@@ -1,4 +1,4 @@
-import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
+import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, readSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { RestoreMarks } from '../store/restore-marks.js'
@@ -58,7 +58,7 @@ async function runRestore (values: Record<string, any>, positionals: string[], i
   const started = Date.now()
   const target = databaseFile(where.dataDir)
   const partial = `${target}.restoring-${process.pid}`
-  const check = checkBackup(backup)
+  const check = checkBackup(backup, target)
 
   // The catalogue being replaced, locked for the whole restore: no service may open it meanwhile.
   let current: Database.Database | undefined
@@ -139,11 +139,16 @@ async function runRestore (values: Record<string, any>, positionals: string[], i
  * it and says what is wrong in an operator's words (SQLite's own errors say "file is not a
  * database" or "disk I/O error" for a folder, with a stack that helps nobody at 3 a.m.).
  */
-function checkBackup (file: string): BackupCheck {
+function checkBackup (file: string, target: string): BackupCheck {
   const refuse = (what: string): CommandFailed => new CommandFailed(`${file} ${what}; nothing was restored and the catalogue is unchanged`)
   const stats = statSync(file)
   if (stats.isDirectory()) throw refuse('is a folder, not a file: name the file plants backup wrote')
   if (stats.size === 0) throw refuse('is empty: not a catalogue backup')
+  // Restored onto itself, the catalogue would only be moved past its own marks: every client's ids, ETags and positions refused for nothing.
+  if (existsSync(target) && realpathSync(file) === realpathSync(target)) throw refuse('is the catalogue itself, not a backup: name the file plants backup wrote')
+  if (firstBytes(file, 5) === 'PGDMP') {
+    throw refuse('is a PostgreSQL dump (pg_dump), not a catalogue backup: restore it with pg_restore into the database (docs/backup-restore.md)')
+  }
   try {
     return verifyBackup(file)
   } catch (err) {
@@ -178,6 +183,14 @@ function lockExclusively (file: string): Database.Database {
     if (/^SQLITE_(BUSY|LOCKED)/.test(code)) throw new CommandFailed(`${file} is in use by another process: stop the service first`)
     throw new CommandFailed(`cannot open ${file}: ${(err as Error).message}`)
   }
+}
+
+function firstBytes (file: string, n: number): string {
+  const fd = openSync(file, 'r')
+  try {
+    const bytes = Buffer.alloc(n)
+    return bytes.subarray(0, readSync(fd, bytes, 0, n, 0)).toString('latin1')
+  } finally { closeSync(fd) }
 }
 
 function flush (path: string): void {

@@ -171,4 +171,6 @@ test('plants --version prints the package version', async () => {
   const result = await plants(['--version'])
   assert.equal(result.code, 0)
   assert.equal(result.stdout, `${pkg.version}\n`)
+  // As `npx plants -- --version` hands it over.
+  assert.deepEqual(await plants(['--', '--version']), { code: 0, stdout: `${pkg.version}\n`, stderr: '' })
 })

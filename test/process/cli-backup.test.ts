@@ -131,7 +131,9 @@ test('restore refuses a file that is not a whole catalogue backup in one line na
     ['cut-short.db', async (file) => { await writeFile(file, bytes.subarray(0, Math.floor(bytes.length / 3))) }, /is damaged: it fails the integrity check/],
     ['empty.db', async (file) => { await writeFile(file, '') }, /is empty: not a catalogue backup/],
     ['folder', async (file) => { await mkdir(file) }, /is a folder, not a file: name the file plants backup wrote/],
-    ['other.db', async () => {}, /is not a catalogue backup \(a database without the catalogue's tables\)/]
+    ['other.db', async () => {}, /is not a catalogue backup \(a database without the catalogue's tables\)/],
+    ['backup.dump', async (file) => { await writeFile(file, Buffer.concat([Buffer.from('PGDMP'), Buffer.alloc(200, 1)])) }, /is a PostgreSQL dump \(pg_dump\), not a catalogue backup: restore it with pg_restore/],
+    [join('data', 'catalogue.db'), async () => {}, /is the catalogue itself, not a backup: name the file plants backup wrote/]
   ]
   const catalogue = join(dataDir, 'catalogue.db')
   const before = { bytes: await readFile(catalogue), files: (await readdir(dataDir)).sort() }
