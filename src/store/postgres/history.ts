@@ -3,6 +3,7 @@ import { HistoryCursorGone, PlantNotFound, VersionMismatch, VersionNotKept } fro
 import { cursorBeforeRestore, fieldsAt, kindOfCode, plantFieldsOf, sameFields, type FieldChanges, type HistoryEntry } from '../../catalogue/history.js'
 import type { StoredPlant } from '../../catalogue/plant.js'
 import type { RevertOptions } from '../plant-store.js'
+import { purgeInBatches } from '../../catalogue/purge.js'
 import { timestamp } from '../../catalogue/store-fields.js'
 import type { Tx } from './group-commit.js'
 import { ROW_COLUMNS, toPlant, writeGroup, type PlantRow } from './group-writes.js'
@@ -69,13 +70,8 @@ const PURGE_BATCH = 5000
  * on `at` finds them among the oldest blocks). Instances purging at once only repeat each other's work.
  */
 export async function purgeExpiredHistory (transaction: (work: (c: pg.PoolClient) => Promise<number>) => Promise<number>, cutoff: number): Promise<number> {
-  let purged = 0
-  for (;;) {
-    const n = await transaction(async (c) => {
-      const { rowCount } = await c.query('DELETE FROM history WHERE ctid = ANY (ARRAY (SELECT ctid FROM history WHERE at <= $1 LIMIT $2))', [cutoff, PURGE_BATCH])
-      return rowCount ?? 0
-    })
-    purged += n
-    if (n < PURGE_BATCH) return purged
-  }
+  return await purgeInBatches((batch) => transaction(async (c) => {
+    const { rowCount } = await c.query('DELETE FROM history WHERE ctid = ANY (ARRAY (SELECT ctid FROM history WHERE at <= $1 LIMIT $2))', [cutoff, batch])
+    return rowCount ?? 0
+  }), PURGE_BATCH)
 }

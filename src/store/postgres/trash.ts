@@ -2,6 +2,7 @@ import type pg from 'pg'
 import { SkuTaken, TrashedNotFound, VersionMismatch } from '../../catalogue/errors.js'
 import { fileNamesOf, type Photo } from '../../catalogue/photo.js'
 import { toRecord, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import { purgeInBatches } from '../../catalogue/purge.js'
 import { priceCents, skuKey } from '../../catalogue/store-fields.js'
 import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
 import { nameKey } from '../../catalogue/name-key.js'
@@ -101,16 +102,11 @@ const PURGE_BATCH = 200
  * SKIP LOCKED: instances purging at once, or a restore holding an entry, never wait on each other.
  */
 export async function purgeExpiredTrash (transaction: (work: (c: pg.PoolClient) => Promise<number>) => Promise<number>, cutoff: number): Promise<number> {
-  let purged = 0
-  for (;;) {
-    const n = await transaction(async (c) => {
-      const { rows } = await c.query<{ id: string, plant: string }>(`DELETE FROM trash WHERE id IN (
-        SELECT id FROM trash WHERE trashed_at <= $1 ORDER BY trashed_at, id LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING id, plant`, [cutoff, PURGE_BATCH])
-      await releasePhotos(c, rows.flatMap((r) => (JSON.parse(r.plant) as StoredPlant).photos))
-      if (rows.length > 0) await c.query('DELETE FROM history WHERE plant_id = ANY ($1::bigint[])', [rows.map((r) => r.id)])
-      return rows.length
-    })
-    purged += n
-    if (n < PURGE_BATCH) return purged
-  }
+  return await purgeInBatches((batch) => transaction(async (c) => {
+    const { rows } = await c.query<{ id: string, plant: string }>(`DELETE FROM trash WHERE id IN (
+      SELECT id FROM trash WHERE trashed_at <= $1 ORDER BY trashed_at, id LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING id, plant`, [cutoff, batch])
+    await releasePhotos(c, rows.flatMap((r) => (JSON.parse(r.plant) as StoredPlant).photos))
+    if (rows.length > 0) await c.query('DELETE FROM history WHERE plant_id = ANY ($1::bigint[])', [rows.map((r) => r.id)])
+    return rows.length
+  }), PURGE_BATCH)
 }

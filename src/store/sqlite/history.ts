@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3'
 import { HistoryCursorGone } from '../../catalogue/errors.js'
 import { cursorBeforeRestore, kindOfCode, type FieldChanges, type HistoryEntry, type RestoredPast } from '../../catalogue/history.js'
+import { purgeInBatches } from '../../catalogue/purge.js'
 import { timestamp } from '../../catalogue/store-fields.js'
 
 // Plants' history on SQLite (catalogue/history.ts). Rows are appended in commit order (seq), so
@@ -148,10 +149,5 @@ export function purgeExpiredHistory (db: Database.Database, cutoff: number): num
   const remove = db.prepare<[number, number]>('DELETE FROM history WHERE seq IN (SELECT seq FROM history WHERE seq <= ? ORDER BY seq LIMIT ?)')
   const upTo = last.get(cutoff)
   if (upTo === null || upTo === undefined) return 0
-  let purged = 0
-  for (;;) {
-    const n = db.transaction(() => remove.run(upTo, PURGE_BATCH).changes).immediate()
-    purged += n
-    if (n < PURGE_BATCH) return purged
-  }
+  return purgeInBatches((batch) => db.transaction(() => remove.run(upTo, batch).changes).immediate(), PURGE_BATCH)
 }

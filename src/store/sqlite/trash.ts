@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3'
 import type { Photo } from '../../catalogue/photo.js'
 import type { StoredPlant } from '../../catalogue/plant.js'
+import { purgeInBatches } from '../../catalogue/purge.js'
 import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
 import { historyForgetter } from './history.js'
 import { photoFiles } from './photo-writes.js'
@@ -63,18 +64,13 @@ export function purgeExpiredTrash (db: Database.Database, cutoff: number): numbe
   // Purged for good: its history goes with it (GET …/history is then 404, as for any unknown id).
   const forget = historyForgetter(db)
   const files = photoFiles(db)
-  let purged = 0
-  for (;;) {
-    const n = db.transaction(() => {
-      const rows = oldest.all(cutoff, PURGE_BATCH)
-      for (const row of rows) {
-        files.release((JSON.parse(row.plant) as { photos: Photo[] }).photos)
-        remove.run(row.id)
-        forget(row.id, row.history_seq)
-      }
-      return rows.length
-    }).immediate()
-    purged += n
-    if (n < PURGE_BATCH) return purged
-  }
+  return purgeInBatches((batch) => db.transaction(() => {
+    const rows = oldest.all(cutoff, batch)
+    for (const row of rows) {
+      files.release((JSON.parse(row.plant) as { photos: Photo[] }).photos)
+      remove.run(row.id)
+      forget(row.id, row.history_seq)
+    }
+    return rows.length
+  }).immediate(), PURGE_BATCH)
 }
