@@ -1,41 +1,15 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, rm } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { describe, test, type TestContext } from 'node:test'
+import { describe, test } from 'node:test'
 import { plants } from '../../scripts/lib/cli-harness.js'
 import { buildApp } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
 import type { PlantInput } from '../../src/catalogue/plant.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
-import { openStore } from '../../src/store/open/open-store.js'
-import { freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
+import { CLI_TARGETS } from '../helpers/cli-targets.js'
 
 // plants export takes every filter of GET /v3/plant, by its name, and finds what the API finds,
 // from a data folder, from PostgreSQL and through a running service.
-
-interface Target { env: NodeJS.ProcessEnv, args: string[], open: () => Promise<PlantStore> }
-
-const TARGETS: Record<string, { skip: string | false, make (t: TestContext): Promise<Target> }> = {
-  'data folder': {
-    skip: false,
-    make: async (t) => {
-      const dir = await mkdtemp(join(tmpdir(), 'plants-export-filters-'))
-      t.after(() => rm(dir, { recursive: true, force: true }))
-      const dataDir = join(dir, 'data')
-      return { env: {}, args: ['--data-dir', dataDir], open: () => openStore({ dataDir, feedRetentionMs: 86_400_000 }) }
-    }
-  },
-  postgres: {
-    skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set',
-    make: async (t) => {
-      const scratch = await freshSchema()
-      t.after(() => scratch.drop())
-      return { env: { DATABASE_URL: scratch.url }, args: [], open: () => openStore({ databaseUrl: scratch.url, dataDir: '', feedRetentionMs: 86_400_000 }) }
-    }
-  }
-}
 
 const CATEGORIES = ['Indoor', 'outdoor', null]
 const TAGS = [['Big', 'green'], ['big'], ['green', 'shade'], []]
@@ -86,7 +60,7 @@ async function listed (store: PlantStore, params: URLSearchParams): Promise<stri
   }
 }
 
-for (const [where, target] of Object.entries(TARGETS)) {
+for (const [where, target] of Object.entries(CLI_TARGETS)) {
   describe(`plants export's filters (${where})`, { skip: target.skip }, () => {
     test('none, each of category, tag, sku, barcode, priceMin, priceMax and updatedSince, and all together, export what GET /v3/plant lists, also through --url', async (t) => {
       const { env, args, open } = await target.make(t)

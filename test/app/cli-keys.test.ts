@@ -1,40 +1,15 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir, userInfo } from 'node:os'
-import { join } from 'node:path'
-import { describe, test, type TestContext } from 'node:test'
+import { userInfo } from 'node:os'
+import { describe, test } from 'node:test'
 import { plants } from '../../scripts/lib/cli-harness.js'
 import { buildApp } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
-import { openStore } from '../../src/store/open/open-store.js'
-import { freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
+import { CLI_TARGETS } from '../helpers/cli-targets.js'
 
 // `plants keys create|list|revoke` on the catalogue's own database, and the service honouring them.
 
-interface Target { env: NodeJS.ProcessEnv, args: string[], open: () => ReturnType<typeof openStore> }
-
-const TARGETS: Record<string, { skip: string | false, make (t: TestContext): Promise<Target> }> = {
-  'data folder': {
-    skip: false,
-    make: async (t) => {
-      const dir = await mkdtemp(join(tmpdir(), 'plants-keys-'))
-      t.after(() => rm(dir, { recursive: true, force: true }))
-      const dataDir = join(dir, 'data')
-      return { env: {}, args: ['--data-dir', dataDir], open: () => openStore({ dataDir, feedRetentionMs: 86_400_000 }) }
-    }
-  },
-  postgres: {
-    skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set',
-    make: async (t) => {
-      const scratch = await freshSchema()
-      t.after(() => scratch.drop())
-      return { env: { DATABASE_URL: scratch.url }, args: [], open: () => openStore({ databaseUrl: scratch.url, dataDir: '', feedRetentionMs: 86_400_000 }) }
-    }
-  }
-}
-
-for (const [where, target] of Object.entries(TARGETS)) {
+for (const [where, target] of Object.entries(CLI_TARGETS)) {
   describe(`plants keys (${where})`, { skip: target.skip }, () => {
     test('create prints the secret once, list shows name, scope, dates and never a secret, revoke ends it', async (t) => {
       const { env, args, open } = await target.make(t)

@@ -1,40 +1,14 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir, userInfo } from 'node:os'
-import { join } from 'node:path'
-import { describe, test, type TestContext } from 'node:test'
+import { userInfo } from 'node:os'
+import { describe, test } from 'node:test'
 import { plants } from '../../scripts/lib/cli-harness.js'
-import type { PlantStore } from '../../src/store/plant-store.js'
-import { openStore } from '../../src/store/open/open-store.js'
-import { freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
+import { CLI_TARGETS } from '../helpers/cli-targets.js'
 
 // `plants trash list|purge` on the catalogue's own database.
 
-interface Target { env: NodeJS.ProcessEnv, args: string[], open: () => Promise<PlantStore> }
-
-const TARGETS: Record<string, { skip: string | false, make (t: TestContext): Promise<Target> }> = {
-  'data folder': {
-    skip: false,
-    make: async (t) => {
-      const dir = await mkdtemp(join(tmpdir(), 'plants-trash-'))
-      t.after(() => rm(dir, { recursive: true, force: true }))
-      const dataDir = join(dir, 'data')
-      return { env: {}, args: ['--data-dir', dataDir], open: () => openStore({ dataDir, feedRetentionMs: 86_400_000 }) }
-    }
-  },
-  postgres: {
-    skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set',
-    make: async (t) => {
-      const scratch = await freshSchema()
-      t.after(() => scratch.drop())
-      return { env: { DATABASE_URL: scratch.url }, args: [], open: () => openStore({ databaseUrl: scratch.url, dataDir: '', feedRetentionMs: 86_400_000 }) }
-    }
-  }
-}
-
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
-for (const [where, target] of Object.entries(TARGETS)) {
+for (const [where, target] of Object.entries(CLI_TARGETS)) {
   describe(`plants trash (${where})`, { skip: target.skip }, () => {
     test('list shows the deleted plants newest first (--json: as GET /v3/trash shows them); purge removes one for good and writes the service\'s log line', async (t) => {
       const { env, args, open } = await target.make(t)

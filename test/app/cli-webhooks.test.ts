@@ -1,42 +1,24 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { describe, test, type TestContext } from 'node:test'
 import { Webhook as Verifier } from 'standardwebhooks'
 import { plants } from '../../scripts/lib/cli-harness.js'
 import { openStore } from '../../src/store/open/open-store.js'
-import { freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
+import { CLI_TARGETS } from '../helpers/cli-targets.js'
 import { receiver } from '../helpers/receiver.js'
 
 // `plants webhooks add|list|pause|resume|remove|test` on the catalogue's own database.
 
-const TARGETS: Record<string, { skip: string | false, make (t: TestContext): Promise<{ env: NodeJS.ProcessEnv, args: string[] }> }> = {
-  'data folder': {
-    skip: false,
-    make: async (t) => {
-      const dir = await mkdtemp(join(tmpdir(), 'plants-webhooks-'))
-      t.after(() => rm(dir, { recursive: true, force: true }))
-      const dataDir = join(dir, 'data')
-      await (await openStore({ dataDir, feedRetentionMs: 86_400_000 })).close() // webhooks are added to a catalogue that exists
-      return { env: { WEBHOOK_ALLOW_PRIVATE: 'true' }, args: ['--data-dir', dataDir] }
-    }
-  },
-  postgres: {
-    skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set',
-    make: async (t) => {
-      const scratch = await freshSchema()
-      t.after(() => scratch.drop())
-      await (await openStore({ databaseUrl: scratch.url, dataDir: '', feedRetentionMs: 86_400_000 })).close()
-      return { env: { DATABASE_URL: scratch.url, WEBHOOK_ALLOW_PRIVATE: 'true' }, args: [] }
-    }
-  }
+/** An existing catalogue (webhooks are added to one that exists) that lets webhooks call this machine. */
+async function catalogue (target: typeof CLI_TARGETS[string], t: TestContext): Promise<{ env: NodeJS.ProcessEnv, args: string[] }> {
+  const { env, args, open } = await target.make(t)
+  await (await open()).close()
+  return { env: { ...env, WEBHOOK_ALLOW_PRIVATE: 'true' }, args }
 }
 
-for (const [where, target] of Object.entries(TARGETS)) {
+for (const [where, target] of Object.entries(CLI_TARGETS)) {
   describe(`plants webhooks (${where})`, { skip: target.skip }, () => {
     test('add prints the secret once; list, pause, resume, test and remove act on the stored webhook', async (t) => {
-      const { env, args } = await target.make(t)
+      const { env, args } = await catalogue(target, t)
       const r = await receiver(t)
       const added = await plants(['webhooks', 'add', r.url, '--events', 'created,deleted', ...args], env)
       assert.equal(added.code, 0, added.stderr)
@@ -66,7 +48,7 @@ for (const [where, target] of Object.entries(TARGETS)) {
     })
 
     test('rotate prints a new secret that signs beside the old one; deliveries lists the attempts; list shows why a webhook fails', async (t) => {
-      const { env, args } = await target.make(t)
+      const { env, args } = await catalogue(target, t)
       const r = await receiver(t)
       const old = (await plants(['webhooks', 'add', r.url, ...args], env)).stdout.trim()
       const rotated = await plants(['webhooks', 'rotate', '1', ...args], env)
@@ -94,7 +76,7 @@ for (const [where, target] of Object.entries(TARGETS)) {
     })
 
     test('list --json and deliveries --json print JSON arrays, each item as the API shows it; empty lists are []', async (t) => {
-      const { env, args } = await target.make(t)
+      const { env, args } = await catalogue(target, t)
       assert.equal((await plants(['webhooks', 'list', '--json', ...args], env)).stdout, '[]\n')
       const r = await receiver(t)
       const secret = (await plants(['webhooks', 'add', r.url, '--events', 'created', ...args], env)).stdout.trim()
@@ -117,7 +99,7 @@ for (const [where, target] of Object.entries(TARGETS)) {
     })
 
     test('add and test follow the service\'s settings: WEBHOOK_PRIVATE_NETWORKS narrows what may be added and what a test send reaches; a metadata address never', async (t) => {
-      const { env, args } = await target.make(t)
+      const { env, args } = await catalogue(target, t)
       const r = await receiver(t)
       assert.equal((await plants(['webhooks', 'add', r.url, ...args], env)).code, 0)
       const narrowed = { ...env, WEBHOOK_PRIVATE_NETWORKS: '10.20.0.0/16' }
@@ -140,14 +122,14 @@ for (const [where, target] of Object.entries(TARGETS)) {
     })
 
     test('--url is refused with where webhooks are managed instead', async (t) => {
-      const { env, args } = await target.make(t)
+      const { env, args } = await catalogue(target, t)
       const refused = await plants(['webhooks', 'list', '--url', 'http://127.0.0.1:8080', ...args], env)
       assert.equal(refused.code, 2)
       assert.match(refused.stderr, /not on a running service \(--url\): over HTTP, use \/v3\/webhooks with an admin key/)
     })
 
     test('a receiver the catalogue refuses (a private address without WEBHOOK_ALLOW_PRIVATE, not http) exits 1, as a refusal; no URL at all, an unknown kind or a bad id is a usage error', async (t) => {
-      const { env, args } = await target.make(t)
+      const { env, args } = await catalogue(target, t)
       const privateRefused = await plants(['webhooks', 'add', 'http://127.0.0.1:9/', ...args], { ...env, WEBHOOK_ALLOW_PRIVATE: 'false' })
       assert.equal(privateRefused.code, 1)
       assert.match(privateRefused.stderr, /must not name a loopback.*WEBHOOK_ALLOW_PRIVATE=true/)
