@@ -1,10 +1,9 @@
 import pg from 'pg'
-import { nameKey } from '../../catalogue/name-key.js'
 import { sortKeyOf, UNPRICED } from '../../catalogue/query.js'
 import { isShortTerm } from '../../catalogue/search-key.js'
 import { gtinKey, skuKey } from '../../catalogue/store-fields.js'
 import type { ListFilter } from '../plant-store.js'
-import { fromPostgresText, toPostgresText } from './text-escape.js'
+import { toPostgresText } from './text-escape.js'
 
 // A list query on PostgreSQL: keyset pagination along the page's order (no OFFSET); the planner
 // picks between the order's index, the tag rows and the search columns' indexes from its statistics.
@@ -100,27 +99,4 @@ export function listQuery (filter: ListFilter, columns: string): { text: string,
   const dir = desc ? ' DESC' : ''
   const order = byName || numbered ? `${keyExpr}${dir}, p.id${dir}` : `${id}${dir}`
   return { text: `SELECT ${columns} FROM ${from} WHERE ${where.length > 0 ? where.join(' AND ') : 'true'} ORDER BY ${order} LIMIT ${param(filter.limit)}`, values }
-}
-
-/**
- * Fills the name key of plants written before migration 002 (or by an older instance), in batches:
- * JavaScript's toLowerCase, the same the writes use, so both engines order and match the same keys.
- */
-export async function fillNameKeys (config: pg.ClientConfig, progress: (message: string) => void = (m) => { process.stderr.write(`${m}\n`) }): Promise<void> {
-  const client = new pg.Client({ ...config, statement_timeout: undefined })
-  client.on('error', () => {})
-  await client.connect()
-  try {
-    let done = 0
-    for (;;) {
-      const { rows } = await client.query<{ id: number, name: string }>('SELECT id, name FROM plants WHERE name_key IS NULL ORDER BY id LIMIT 20000')
-      if (rows.length === 0) break
-      await client.query('UPDATE plants p SET name_key = v.k FROM unnest($1::bigint[], $2::text[]) AS v (id, k) WHERE p.id = v.id AND p.name_key IS NULL',
-        [rows.map((r) => r.id), rows.map((r) => toKey(nameKey(fromPostgresText(r.name))))])
-      done += rows.length
-      if (done >= 20000) progress(`name keys filled for ${done} plants`)
-    }
-  } finally {
-    await client.end().catch(() => {})
-  }
 }

@@ -3,6 +3,8 @@ import type { BatchOperation, BatchOptions, BatchResult } from '../../catalogue/
 import { ANONYMOUS_WRITE, recordOfChange, type Change, type ChangePage, type WriteMeta } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
 import { fieldChanges, HISTORY_RETENTION_DAYS, type HistoryEntry } from '../../catalogue/history.js'
+import { nameKey } from '../../catalogue/name-key.js'
+import { nameOrderKey } from '../../catalogue/name-order.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import { completeFields, toRecord, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/store-fields.js'
@@ -11,8 +13,8 @@ import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStor
 import { toWriteOp, writeBatch } from './batch-writes.js'
 import { purgeExpiredHistory, readHistory, revertPlant } from './history.js'
 import { ChangeWatcher } from './change-watcher.js'
-import { fillNameKeys, listQuery, rarestFirst } from './list-query.js'
-import { fillNameOrderKeys } from './name-order.js'
+import { listQuery, rarestFirst, toKey } from './list-query.js'
+import { fillNameKeyColumn } from './name-keys.js'
 import { fillSearchKeys } from './search-columns.js'
 import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connection.js'
 import { GroupCommit, type Tx } from './group-commit.js'
@@ -164,8 +166,8 @@ class PostgresPlantStore implements PlantStore {
 
   private async initialise (): Promise<void> {
     await migrate(this.config)
-    await fillNameKeys(this.config)
-    await fillNameOrderKeys(this.config)
+    await fillNameKeyColumn(this.config, 'name_key', (name) => toKey(nameKey(name)))
+    await fillNameKeyColumn(this.config, 'name_order_key', nameOrderKey)
     await fillSearchKeys(this.config)
     // The schema the connection string's search_path selects: it scopes this store's notifications.
     const client = new pg.Client(this.config)

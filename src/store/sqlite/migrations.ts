@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import { nameKey } from '../../catalogue/name-key.js'
 import { nameOrderKey } from '../../catalogue/name-order.js'
 import { UNPRICED } from '../../catalogue/query.js'
+import { inIdBatches } from './id-batches.js'
 import { chunksOf } from './photo-writes.js'
 import { compatibilityFoldMigration, searchTextMigration } from './search-backlog.js'
 import { WEBHOOK_RESPONSES_MIGRATION, WEBHOOKS_MIGRATION } from './webhook-store.js'
@@ -292,18 +293,8 @@ function nameOrderKeys (db: Database.Database, progress: (message: string) => vo
   const say = (message: string): void => { if (total > 50_000) progress(`migration ${step}: ${message}`) }
   db.exec("ALTER TABLE plants ADD COLUMN name_order_key TEXT NOT NULL DEFAULT ''")
   db.function('js_name_order_key', { deterministic: true }, (name: unknown) => nameOrderKey(name as string))
-  const end = db.prepare<[number], [number | null, number]>('SELECT max(id), count(*) FROM (SELECT id FROM plants WHERE id > ? ORDER BY id LIMIT 50000)').raw(true)
   const fill = db.prepare('UPDATE plants SET name_order_key = js_name_order_key(name) WHERE id > ? AND id <= ?')
-  let after = 0
-  let done = 0
-  for (;;) {
-    const [last, n] = end.get(after)!
-    if (last === null) break
-    fill.run(after, last)
-    done += n
-    after = last
-    say(`name order keys ${done} of ${total} plants`)
-  }
+  inIdBatches(db, (after, last) => fill.run(after, last), (done) => say(`name order keys ${done} of ${total} plants`))
   say('indexing names for sort=name')
   db.exec(`
   DROP INDEX plants_name;

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import { searchText } from '../../catalogue/search-key.js'
+import { inIdBatches } from './id-batches.js'
 
 // The name search index (plants_fts) is written behind, as PostgreSQL's GIN index keeps a pending
 // list. A write that changes what the index holds says so in its own change row (the feed's outbox,
@@ -95,17 +96,7 @@ function rebuildSearchIndex (db: Database.Database, say: (done: number, total: n
   INSERT INTO plants_fts (plants_fts, rank) VALUES ('automerge', 16);
   `)
   db.function('search_text', { deterministic: true }, (key: unknown) => searchText(key as string))
-  const end = db.prepare<[number], [number | null, number]>('SELECT max(id), count(*) FROM (SELECT id FROM plants WHERE id > ? ORDER BY id LIMIT 50000)').raw(true)
   const fill = db.prepare('INSERT INTO plants_fts (rowid, search) SELECT id, search_text(name_key) FROM plants WHERE id > ? AND id <= ? ORDER BY id')
-  let after = 0
-  let done = 0
-  for (;;) {
-    const [last, n] = end.get(after)!
-    if (last === null) break
-    fill.run(after, last)
-    done += n
-    after = last
-    if (total > 50_000) progress(say(done, total))
-  }
+  inIdBatches(db, (after, last) => fill.run(after, last), (done) => { if (total > 50_000) progress(say(done, total)) })
   db.exec("UPDATE meta SET value = (SELECT coalesce(max(seq), value) FROM changes) WHERE key = 'search_indexed'")
 }
