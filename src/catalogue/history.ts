@@ -1,7 +1,7 @@
 import type { ChangeKind } from './changes.js'
 import type { Plant, PlantFields, PlantStatus } from './plant.js'
 
-// A plant's history (issue 26): one entry per version, written by the store in the same
+// A plant's history: one entry per version, written by the store in the same
 // transaction as the change, holding only the fields that changed, each as [before, after].
 // A revert walks the entries newer than the version it goes back to, newest first, putting back
 // each field's `before`: no version needs to be stored whole.

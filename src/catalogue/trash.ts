@@ -1,6 +1,6 @@
 import type { StoredPlant } from './plant.js'
 
-// The trash (issue 26): a deleted plant waits here, with its photos, until it is restored, purged,
+// The trash: a deleted plant waits here, with its photos, until it is restored, purged,
 // or older than the retention. Out of the trash it is as deleted for every other operation.
 
 export interface TrashedPlant {

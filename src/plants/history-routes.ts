@@ -15,7 +15,7 @@ import { HistoryPage, HistoryQuery, RevertBody, type HistoryEntry } from './hist
 import { IdParams, UpdateHeaders } from './schemas.js'
 import { Plant } from './record.js'
 
-// A plant's history and its revert (issue 26): GET /v3/plant/{id}/history, newest first, readable
+// A plant's history and its revert: GET /v3/plant/{id}/history, newest first, readable
 // while the plant is in the trash; POST /v3/plant/{id}/revert gives it a version's fields back.
 
 /** A cursor names the plant and the oldest version of the page before: the next page is older. */

@@ -18,7 +18,7 @@ import { IdParams } from './schemas.js'
 import { Plant } from './record.js'
 import { TrashPage, TrashQuery, type TrashedPlant } from './trash-schemas.js'
 
-// The trash (issue 26): DELETE /v3/plant/{id} puts a plant here (plants/routes.ts); these list it,
+// The trash: DELETE /v3/plant/{id} puts a plant here (plants/routes.ts); these list it,
 // bring a plant back, and purge one. Listing and restoring need `write` (the staff who delete),
 // purging `admin` (it cannot be undone).
 

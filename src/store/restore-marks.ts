@@ -1,7 +1,7 @@
 import type { Told } from '../catalogue/restore-changes.js'
 
 // What a catalogue has handed out, read from the one a restore replaces and applied to the restored
-// copy, so that nothing handed out before the restore names something else after it (issue 26):
+// copy, so that nothing handed out before the restore names something else after it:
 // - ids continue after the highest the replaced catalogue gave (a plant created after the backup
 //   keeps its id to itself: a client holding it gets 404);
 // - the feed's floor is raised past its head, so every position handed out before is 410 (a

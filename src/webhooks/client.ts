@@ -67,7 +67,7 @@ export class WebhookClient {
     headers.push('content-type', 'application/json', 'user-agent', USER_AGENT)
     // undici's dispatch with a handler of our own rather than request(): no body stream, abort
     // signal or promise chain per attempt. A store's 100 webhooks each sent every change made enough
-    // short-lived garbage that the heap (and RSS) grew by a hundred megabytes (issue 28).
+    // short-lived garbage that the heap (and RSS) grew by a hundred megabytes.
     return await new Promise<SendResult>((resolve) => {
       let statusCode: number | null = null
       let read = 0

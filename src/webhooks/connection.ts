@@ -4,8 +4,8 @@ import { Client, Pool, type Dispatcher } from 'undici'
 // once 256 have piled up (lib/dispatcher/client.js, `resume`). The array's backing store is
 // reallocated as it grows again after each cut, and each copy lives for a hundred deliveries or
 // so: long enough to be promoted to the old generation. With 50 fast receivers that was half of
-// what a delivery left in the old generation (54 → 27 bytes a delivery, issue 28's memory
-// target; upstream: nodejs/undici#355). A connection whose requests have all finished starts its
+// what a delivery left in the old generation (measured in bench/results/, the webhooks' memory;
+// upstream: nodejs/undici#355). A connection whose requests have all finished starts its
 // array afresh before the next one: the same state undici's own cut leaves, sooner.
 
 interface Queue { queue: symbol, running: symbol, pending: symbol }

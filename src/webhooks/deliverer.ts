@@ -380,7 +380,7 @@ export class DeliveryLoop {
  * The newest delivered attempts since a save, as numbers in one array rather than an object each:
  * kept until the next save (up to FLUSH_MS), objects made for every delivery outlived the young
  * generation and were promoted, and with 50 fast receivers the old generation grew by tens of
- * megabytes between collections (issue 28's memory target). Only the newest `kept` can matter:
+ * megabytes between collections (the webhooks' memory target). Only the newest `kept` can matter:
  * the store keeps no more per webhook.
  */
 export class DeliveredLog {

@@ -13,7 +13,7 @@ const entry = (c: Change): FeedEntry => ({ seq: c.seq, kind: c.kind, body: Buffe
  * Up to a page of changes, oldest first: `entries[start]` to `entries[end - 1]`. A view of the
  * window's own array rather than a copy of it: with 50 loops each taking a page every few changes,
  * the copies outlived the young generation (a loop holds its page while it sends it): some 7 %
- * of what grew the old one (issue 28's memory target).
+ * of what grew the old one (the webhooks' memory target: bench/README.md, current figures).
  */
 export interface FeedPage { readonly entries: readonly FeedEntry[], readonly start: number, readonly end: number }
 
@@ -53,7 +53,7 @@ export class FeedWindow {
      * as the window moves on. The window holds what the slowest loop reading it needs, up to
      * `keepBytes`, not the newest `keepBytes` always: with every receiver keeping up, 8 MiB
      * of bodies no one would read again stayed in the heap, and the heap grew by a
-     * multiple of them (issue 28's memory target).
+     * multiple of them (the webhooks' memory target).
      */
     private readonly oldestWanted: () => number = () => -1
   ) {}

@@ -15,7 +15,7 @@ import { timestamp } from '../../catalogue/store-fields.js'
 // req/s before history (bench, 5 rounds); with the chain, the plant's row (written anyway) holds
 // the head and the entry is an append.
 
-/** The history's migration (issue 26): a new table and two empty columns, so it is instant on any catalogue. */
+/** The history's migration: a new table and two empty columns, so it is instant on any catalogue. */
 export const HISTORY_MIGRATION = `
   CREATE TABLE history (
     -- Commit order: the retention purge deletes from the lowest up.

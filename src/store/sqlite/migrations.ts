@@ -71,7 +71,7 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   `,
   findingPlants,
   `
-  -- Photos (issue 13). A plant's photo records ride in its row (JSON, in the order added), so reads
+  -- Photos. A plant's photo records ride in its row (JSON, in the order added), so reads
   -- need no join. The files live here too, as BLOBs in the same database: they commit, back up and
   -- restore with the record that names them. refs counts the photos naming a file; a file whose
   -- count reaches 0 is deleted in that same transaction.
@@ -106,7 +106,7 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   searchTextMigration,
   filterKeys,
   `
-  -- Who made each change (issue 26): the key's name, 'anonymous' without one, 'cli' for the command line.
+  -- Who made each change: the key's name, 'anonymous' without one, 'cli' for the command line.
   ALTER TABLE changes ADD COLUMN actor TEXT NOT NULL DEFAULT 'anonymous';
   `,
   TRASH_MIGRATION,
@@ -157,7 +157,7 @@ function findingPlants (db: Database.Database, progress: (message: string) => vo
 }
 
 /**
- * Migration 9 (issue 30) stores each photo file's bytes as chunks (photo-writes.ts says why) and its
+ * Migration 9 stores each photo file's bytes as chunks (photo-writes.ts says why) and its
  * size beside its name, so a HEAD, a 304 or a chunk reads nothing else of it. Each file is read
  * once and split (a SQL split would read the whole BLOB once per chunk).
  */
@@ -185,7 +185,7 @@ function photoFileChunks (db: Database.Database, progress: (message: string) => 
 }
 
 /**
- * Migration 10 (issue 25): the store fields. Nullable columns, so adding them rewrites no row; the
+ * Migration 10: the store fields. Nullable columns, so adding them rewrites no row; the
  * indexes are built once each (SQLite reads the table once an index). Plants keep the times their
  * rows have always held (created_at and updated_at date from the first release). Records already
  * in the feed and in Idempotency-Key answers gain the new members, so each keeps the record's one shape.
@@ -253,7 +253,7 @@ function gtinKeys (db: Database.Database, progress: (message: string) => void): 
 }
 
 /**
- * Issue 25, the cheaper layout: plant_tags becomes one B-tree keyed by the tag's key
+ * A cheaper layout for the tag rows: plant_tags becomes one B-tree keyed by the tag's key
  * (catalogue/query.ts filterKey, which SQLite's lower() matches) instead of a table by tag and an
  * index plant_tags_key by key sorted almost the same way, which cost a PUT a fifth of its WAL bytes.
  * `tag` stays in the primary key: a plant may hold two tags of one key from before such tags were

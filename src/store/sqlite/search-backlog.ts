@@ -69,7 +69,7 @@ export function searchBacklog (db: Database.Database): SearchBacklog {
 }
 
 /**
- * The migration (issue 25) to the index of search texts: accents folded, word starts marked for
+ * The migration to the index of search texts: accents folded, word starts marked for
  * short terms. The index is built anew from every plant's name key, in batches with a progress line;
  * what waited in the backlog is in it then, so the backlog starts empty.
  */
@@ -78,7 +78,7 @@ export function searchTextMigration (db: Database.Database, progress: (message: 
 }
 
 /**
- * The migration (issue 25, NFKC) to search texts with compatibility forms folded too (search-key.ts:
+ * The migration (NFKC) to search texts with compatibility forms folded too (search-key.ts:
  * full-width letters, ligatures). The index holds no copy of the names, and removing one from it
  * needs the very text it was given, which the new folding no longer computes: so it is built anew,
  * as the migration before did.

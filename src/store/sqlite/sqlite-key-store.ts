@@ -56,7 +56,7 @@ export function sqliteKeyStore (db: Database.Database): KeyStore {
   }
 }
 
-/** The key table's migration (issue 26): one row a key, found by the hash of its secret. */
+/** The key table's migration: one row a key, found by the hash of its secret. */
 export const API_KEYS_MIGRATION = `
   -- Revoked keys keep their row (and name): the feed and the logs name keys, and a name that came
   -- back would make those ambiguous. Times are epoch milliseconds.

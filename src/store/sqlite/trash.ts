@@ -10,7 +10,7 @@ import { photoFiles } from './photo-writes.js'
 // index) exactly as before, so lists and searches pay nothing for the trash; its record, photos
 // included, moves to a table of its own, and its photo files keep the reference the trash now holds.
 
-/** The trash's migration (issue 26). */
+/** The trash's migration: the table of deleted plants. */
 export const TRASH_MIGRATION = `
   CREATE TABLE trash (
     -- The plant's id: a restore brings it back under it.

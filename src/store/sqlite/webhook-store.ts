@@ -4,7 +4,7 @@ import { DELIVERY_COLUMNS, KIND_CONDITION, WEBHOOK_COLUMNS as COLUMNS, retryAfre
 import type { AttemptOutcome, AttemptQuery, NewWebhook, WebhookChanges, WebhookLag, WebhookStore } from '../webhook-store.js'
 import type { WebhookWriteOp } from './webhook-writes.js'
 
-/** The webhooks migration (issue 28): webhooks, their delivery state, and a short log of attempts. */
+/** The webhooks migration: webhooks, their delivery state, and a short log of attempts. */
 export const WEBHOOKS_MIGRATION = `
   CREATE TABLE webhooks (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
