@@ -33,6 +33,8 @@ try {
   execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' })
   // The typed client's declarations beside its JavaScript: the package's `plant-catalogue/client`.
   execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.client.json')], { stdio: 'inherit' })
+  // The generated types are a declaration file already, which tsc reads but never copies to outDir.
+  cpSync(join(root, 'src/client/generated'), join(out, 'src/client/generated'), { recursive: true })
 } catch (err) {
   typeErrors = err
 }

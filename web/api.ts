@@ -1,27 +1,17 @@
+import type { components } from '../src/client/generated/openapi.js'
 import { askKey, forgetKey, keyRequired, storedKey } from './key.js'
 
 // The public API as the page uses it: every answer that is not a success becomes an ApiError
-// carrying the contract's problem body, so each caller can say plainly what went wrong.
+// carrying the contract's problem body, so each caller can say plainly what went wrong. The bodies'
+// types are the generated client's (a type-only import: nothing of it reaches dist/web).
 
-export interface Photo { id: string, width: number, height: number, urls: { thumb: string, display: string, full: string } }
-export interface Plant {
-  id: number
-  name: string
-  category: string | null
-  tags: string[]
-  status: string
-  photos: Photo[]
-  description: string | null
-  /** A decimal string with 2 fraction digits ("12.50"), in the catalogue's currency. */
-  price: string | null
-  sku: string | null
-  barcode: string | null
-  updatedAt: string
-}
-export interface Change { seq: number, kind: 'created' | 'updated' | 'deleted', id: number, version: number, plant: Plant | null }
-export interface FieldError { path: string, message: string }
-export interface Problem { type: string, title: string, status: number, detail?: string, errors?: FieldError[], requestId?: string, holder?: number }
-export type Inventory = Record<'available' | 'pending' | 'sold', number>
+type Schemas = components['schemas']
+
+export type Photo = Schemas['Photo']
+export type Plant = Schemas['Plant']
+export type Change = Schemas['Change']
+export type Problem = Schemas['Problem']
+export type Inventory = Schemas['Inventory']
 
 export class ApiError extends Error {
   constructor (readonly status: number, readonly problem: Problem | undefined, readonly retryAfter: string | null = null) {

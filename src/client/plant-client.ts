@@ -1,10 +1,10 @@
 import createClient, { type Client } from 'openapi-fetch'
-import type { operations, paths } from './openapi.js'
+import type { operations, paths } from './generated/openapi.js'
 
-// A typed client for the catalogue: the paths and bodies come from the generated `openapi.ts`,
+// A typed client for the catalogue: the paths and bodies come from `generated/openapi.d.ts`,
 // so a request or response that drifts from the served document fails to compile.
 
-export type { operations, paths } from './openapi.js'
+export type { operations, paths } from './generated/openapi.js'
 
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never
 

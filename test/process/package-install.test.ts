@@ -110,7 +110,7 @@ describe('the packed tarball, installed with --omit=dev', { timeout: 600_000 }, 
     assert.ok(paths.some((p) => /^dist\/src\/store\/postgres\/migrations\/\d+_.*\.sql$/.test(p)), 'PostgreSQL migrations travel')
     assert.deepEqual(paths.filter((p) => /(?<!\.d)\.ts$|^test\/|^bench\/|^src\//.test(p)), [])
     // Declarations only for what a consumer imports: the typed client.
-    assert.deepEqual(paths.filter((p) => p.endsWith('.d.ts')).sort(), ['dist/src/client/openapi.d.ts', 'dist/src/client/plant-client.d.ts'])
+    assert.deepEqual(paths.filter((p) => p.endsWith('.d.ts')).sort(), ['dist/src/client/generated/openapi.d.ts', 'dist/src/client/plant-client.d.ts'])
     assert.ok(paths.includes('bin/plants.js') && paths.includes('scripts/ensure-build.mjs'))
     // Whatever the build emits under dist/ (the staff page's assets included) travels, source maps aside.
     const emitted: string[] = []
