@@ -103,6 +103,8 @@ function fill (plant: Fields): void {
   origin = { ...EMPTY, ...Object.fromEntries(FIELDS.map((f) => [f, plant[f] ?? EMPTY[f]])) } as Fields
   origin.tags = [...origin.tags]
   for (const field of FIELDS) inputs[field].value = shown(field, origin)
+  // A sold plant is put back on sale, one step as from its row; "Mark sold" would change nothing.
+  soldButton.textContent = origin.status === 'sold' ? 'Mark available' : 'Mark sold'
 }
 
 function clearMessages (): void {
@@ -418,7 +420,7 @@ export function setUpEditor (handlers: EditorEvents): void {
   })
   form.addEventListener('keydown', scanGuard([inputs.barcode, inputs.sku], alertBox), true)
   soldButton.addEventListener('click', () => {
-    inputs.status.value = 'sold'
+    inputs.status.value = origin.status === 'sold' ? 'available' : 'sold'
     void save()
   })
   deleteButton.addEventListener('click', () => { void confirmDelete() })

@@ -136,6 +136,30 @@ staffPageTest('staff edit a plant after giving their key (a refused key is said 
   for (const status of await staff.refusedStatuses()) assert.ok([400, 401, 404, 412, 503].includes(status), `unexpected ${status}`)
 })
 
+staffPageTest('the editor of a sold plant offers Mark available, one step back on sale as from its row, with the same Undo', async (staff) => {
+  const { page } = staff
+  const fern = await staff.add({ name: 'Fern', status: 'sold' })
+  await page.goto(staff.url + '/')
+  await plantButton(page, 'Fern').click()
+  await giveKey(page)
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  await editor.waitFor()
+  assert.equal(await editor.getByRole('button', { name: 'Mark sold', exact: true }).count(), 0, 'a sold plant is not offered Mark sold')
+  await editor.getByRole('button', { name: 'Mark available', exact: true }).click()
+  await page.getByRole('status').filter({ hasText: 'Marked “Fern” as available.' }).waitFor()
+  assert.equal((await staff.call('GET', `/v3/plant/${fern.id}`)).body.status, 'available')
+  await page.getByRole('button', { name: 'Undo', exact: true }).click()
+  await page.getByRole('status').filter({ hasText: 'Undone: “Fern” is sold again.' }).waitFor()
+  assert.equal((await staff.call('GET', `/v3/plant/${fern.id}`)).body.status, 'sold')
+  // Opened again once it is on sale, the editor offers Mark sold.
+  await page.locator(`#plants li[data-id="${fern.id}"]`).getByText('Sold', { exact: true }).waitFor()
+  assert.equal((await staff.call('PATCH', `/v3/plant/${fern.id}`, { status: 'available' })).status, 200)
+  await page.locator(`#plants li[data-id="${fern.id}"]`).getByText('Available', { exact: true }).waitFor()
+  await plantButton(page, 'Fern').click()
+  await editor.getByRole('button', { name: 'Mark sold', exact: true }).waitFor()
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})
+
 staffPageTest('staff add a plant, add photos by the file picker and by dropping, see the cover in the list, remove a photo, and delete the plant after confirming', async (staff, { engine }) => {
   const { page } = staff
   await page.goto(staff.url + '/')
