@@ -82,7 +82,12 @@ setUpEditor({
     tell(text, what.undo)
     if (what.plant !== undefined) note(what.plant.id, what.plant)
     if (what.deleted !== undefined) note(what.deleted, null)
-    if (what.added === true && what.plant !== undefined) showAdded(what.plant)
+    if (what.added === true && what.plant !== undefined) {
+      showAdded(what.plant)
+      // It stays open as "Edit plant": the address names it, as when a plant is opened any other way.
+      const id = what.plant.id
+      if (editedId() === id && readView().plant !== id) writeView({ ...currentView(), plant: id }, 'push', { ...state(), opened: true })
+    }
     refreshSoon()
   },
   changed: (plant) => {

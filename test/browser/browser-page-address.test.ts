@@ -138,6 +138,37 @@ staffPageTest('a plant has its own address: Ctrl+click or the middle button on i
   assert.deepEqual(unexpectedErrors(staff.errors), [])
 })
 
+staffPageTest('a plant just added stays open at its own address: a reload keeps it open, and closing it gives the list its address back', async (staff) => {
+  const { page } = staff
+  await page.goto(staff.url + '/?q=oli')
+  await page.getByRole('button', { name: 'Add plant' }).click()
+  await giveKey(page)
+  const adder = page.getByRole('dialog', { name: 'Add a plant' })
+  await adder.getByRole('textbox', { name: 'Name', exact: true }).fill('Olive tree')
+  await adder.getByRole('button', { name: 'Add plant' }).click()
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  await editor.waitFor()
+  const olive = (await staff.call('GET', '/v3/plant')).body.items[0]
+  await page.waitForURL((url) => url.searchParams.get('plant') === String(olive.id))
+  assert.equal(new URL(page.url()).search, `?q=oli&plant=${olive.id}`)
+  await page.reload()
+  await editor.waitFor()
+  assert.equal(await editor.getByRole('textbox', { name: 'Name', exact: true }).inputValue(), 'Olive tree')
+  await editor.getByRole('button', { name: 'Close' }).click()
+  await page.waitForURL((url) => !url.searchParams.has('plant'))
+  assert.equal(new URL(page.url()).search, '?q=oli')
+
+  // Added again and closed at once: the address names it, then the list again.
+  await page.getByRole('button', { name: 'Add plant' }).click()
+  await adder.getByRole('textbox', { name: 'Name', exact: true }).fill('Olive, small')
+  await adder.getByRole('button', { name: 'Add plant' }).click()
+  await page.waitForURL((url) => url.searchParams.has('plant'))
+  await editor.getByRole('button', { name: 'Close' }).click()
+  await page.waitForURL((url) => !url.searchParams.has('plant'))
+  assert.ok(await editor.isHidden())
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})
+
 staffPageTest('a barcode scanner typing into the search box opens the plant with that barcode or SKU, and gives the box back', async (staff) => {
   const { page } = staff
   await staff.add({ name: 'Echeveria elegans', sku: 'ECH-001', barcode: '4006381333931', price: '12.5', description: 'A blue-grey rosette.' })
