@@ -72,7 +72,7 @@ function photoItem (photo: Photo, i: number, count: number): HTMLLIElement {
     if (i === 0) item.append(el('span', { class: 'cover-badge', text: 'Cover' }))
     else {
       const cover = el('button', { class: 'small', text: 'Make cover', attrs: { type: 'button', 'aria-label': `Make cover: photo ${i + 1}` } })
-      cover.addEventListener('click', () => { void reorder(moved(shown, i, 0), photo.id, `Photo ${i + 1} is the cover now.`) })
+      cover.addEventListener('click', () => { void reorder(moved(shown, i, 0), photo.id, 'The photo you chose is now the cover: it shows first.') })
       item.append(cover)
     }
     item.draggable = true

@@ -34,9 +34,9 @@ staffPageTest('photos are enlarged, reordered by dragging and by keyboard, and a
   await viewer.waitFor({ state: 'hidden' })
   assert.ok(await editor.isVisible())
 
-  // The cover chosen.
+  // The cover chosen: said without a number, since the cards show none.
   await editor.getByRole('button', { name: 'Make cover: photo 3' }).click()
-  await editor.getByText('Photo 3 is the cover now.').waitFor()
+  await editor.getByText('The photo you chose is now the cover: it shows first.').waitFor()
   assert.deepEqual(await order(staff, fig.id), ['300x300', '320x240', '240x320'])
   await editor.getByRole('img', { name: 'Cover photo of Fig' }).waitFor()
 
