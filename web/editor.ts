@@ -257,7 +257,12 @@ async function refused (err: unknown): Promise<void> {
   if (err instanceof ApiError && err.status === 404 && base !== undefined) return markGone(describe(err))
   if (err instanceof ApiError && err.code === 'sku-taken') {
     const holder = err.problem?.holder
-    say(byId('f-sku-error'), `Another plant already has this SKU${holder === undefined ? '' : ` (plant number ${holder})`}. Each plant needs its own.`)
+    const box = byId('f-sku-error')
+    // A number alone tells staff nothing: the plant is named, with a way to look at it beside the form.
+    const name = holder === undefined ? undefined : await nameOf(holder)
+    const who = holder === undefined ? 'Another plant' : name === undefined ? `Another plant (number ${holder})` : `Another plant, “${name}” (number ${holder}),`
+    say(box, `${who} already has this SKU. Each plant needs its own.`)
+    if (holder !== undefined) box.append(' ', el('a', { text: 'Open that plant in a new tab', attrs: { href: plantAddress(holder), target: '_blank', rel: 'noopener' } }))
     inputs.sku.setAttribute('aria-invalid', 'true')
     inputs.sku.focus()
     say(alertBox, 'Please correct the fields marked below.')
@@ -268,6 +273,15 @@ async function refused (err: unknown): Promise<void> {
     return
   }
   say(alertBox, describe(err))
+}
+
+/** The name of plant `id`, or undefined when it cannot be read. */
+async function nameOf (id: number): Promise<string | undefined> {
+  try {
+    return (await api<Plant>('GET', `/v3/plant/${id}`)).body.name
+  } catch {
+    return undefined
+  }
 }
 
 /**

@@ -49,7 +49,14 @@ staffPageTest('price, SKU, barcode and description show in the list and are edit
   await editor.getByRole('textbox', { name: 'Barcode' }).fill('4006381333931')
   await editor.getByRole('textbox', { name: 'SKU' }).fill('mon-7')
   await editor.getByRole('button', { name: 'Save', exact: true }).click()
-  await editor.locator('#f-sku-error').filter({ hasText: 'Another plant already has this SKU' }).waitFor()
+  // The plant holding the SKU is named, not only numbered, with a link to look at it.
+  const skuError = editor.locator('#f-sku-error')
+  await skuError.filter({ hasText: 'Another plant, “Monstera deliciosa” (number ' }).waitFor()
+  assert.match(await skuError.innerText(), /^Another plant, “Monstera deliciosa” \(number \d+\), already has this SKU\. Each plant needs its own\./)
+  const holderLink = skuError.getByRole('link', { name: 'Open that plant in a new tab' })
+  const monstera = (await staff.call('GET', '/v3/plant?sku=MON-7')).body.items[0]
+  assert.equal(await holderLink.getAttribute('href'), `/?plant=${monstera.id}`)
+  assert.deepEqual(await axe(page), [], 'axe-core: the editor with the SKU refusal')
 
   // A price typed with a decimal comma, a description removed: saved as the API writes them.
   await editor.getByRole('textbox', { name: 'SKU' }).fill('ECH-002')
