@@ -311,7 +311,8 @@ async function showConflict (): Promise<void> {
 
 function markGone (why: string): void {
   gone = true
-  say(alertBox, `${why} What you typed is still here; close the dialog to go back to the list.`)
+  // Said only when true: with nothing typed there is nothing kept.
+  say(alertBox, dirty() ? `${why} What you typed is still here; close the dialog to go back to the list.` : why)
   for (const button of [saveButton, soldButton, deleteButton]) button.disabled = true
 }
 
@@ -319,7 +320,7 @@ function markGone (why: string): void {
 export async function refresh (change?: Change): Promise<void> {
   if (base === undefined || !dialog.open) return
   if (change !== undefined && change.id !== base.plant.id) return
-  if (change?.kind === 'deleted') return markGone('This plant was just deleted by someone else.')
+  if (change?.kind === 'deleted') return markGone('This plant was just deleted by someone else. It is in the trash (Trash, at the top of the page), where it can be restored.')
   let fresh: { body: Plant, etag: string | null }
   try {
     fresh = await api<Plant>('GET', `/v3/plant/${base.plant.id}`)

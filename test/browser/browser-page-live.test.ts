@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import type { Page } from 'playwright-core'
-import { bothWidths, giveKey, plantButton, staffPageTests, unexpectedErrors } from '../helpers/staff-page.js'
+import { axe, bothWidths, giveKey, plantButton, staffPageTests, unexpectedErrors } from '../helpers/staff-page.js'
 
 // The staff page stays current without a reload: changes made through the API (another till,
 // the CLI) appear through the event stream, the counts follow, and a dropped connection resumes
@@ -148,6 +148,35 @@ staffPageTest('an open plant shows at once that someone else changed it, each fi
   await editor.getByRole('status').filter({ hasText: 'Someone else just changed this plant: Tags (marked below). What you typed stays; Save shows their version beside yours.' }).waitFor()
   assert.equal(await mark('tags').innerText(), 'Just changed by someone else')
   assert.equal(await name.inputValue(), 'Aloe (staff pick)')
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})
+
+staffPageTest('an open plant deleted by someone else says only what is true: nothing typed, that it is in the trash; typing under way, that it is kept', async (staff) => {
+  const { page } = staff
+  const aloe = await staff.add({ name: 'Aloe' })
+  const fern = await staff.add({ name: 'Fern' })
+  await page.goto(staff.url + '/')
+  await page.getByText('Live', { exact: true }).waitFor()
+  await plantButton(page, 'Aloe').click()
+  await giveKey(page)
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  await editor.waitFor()
+
+  // Nothing typed: no word of typing kept, and where the plant went.
+  assert.equal((await staff.call('DELETE', `/v3/plant/${aloe.id}`)).status, 204)
+  const alert = editor.getByRole('alert')
+  await alert.filter({ hasText: 'deleted by someone else' }).waitFor()
+  assert.equal(await alert.innerText(), 'This plant was just deleted by someone else. It is in the trash (Trash, at the top of the page), where it can be restored.')
+  assert.deepEqual(await axe(page), [], 'axe-core: the editor of a plant deleted elsewhere')
+  await editor.getByRole('button', { name: 'Close' }).click()
+  await editor.waitFor({ state: 'hidden' })
+
+  // Typing under way: it is said to be kept.
+  await plantButton(page, 'Fern').click()
+  await editor.waitFor()
+  await editor.getByRole('textbox', { name: 'Name', exact: true }).fill('Fern (staff pick)')
+  assert.equal((await staff.call('DELETE', `/v3/plant/${fern.id}`)).status, 204)
+  await alert.filter({ hasText: 'What you typed is still here; close the dialog to go back to the list.' }).waitFor()
   assert.deepEqual(unexpectedErrors(staff.errors), [])
 })
 
