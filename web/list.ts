@@ -3,7 +3,7 @@ import { api, ApiError, isAbort, patiently, type Plant } from './api.js'
 import { byId, debounce, eager, say } from './dom.js'
 import { currencyReady } from './money.js'
 import { merge, note, row, setRowActions, type RowActions } from './rows.js'
-import { BURST_MS, keyPressed, missedWords, scanned, type Missed } from './scanner.js'
+import { BURST_MS, keyPressed, looksLikeCode, missedWords, scanned, type Missed } from './scanner.js'
 import { refusal, searchProblem } from './search-words.js'
 
 // The plant list: search as you type, filters, sort, keyset paging, how many match. Every load
@@ -39,6 +39,8 @@ const toggle = byId<HTMLButtonElement>('filters-toggle')
 const cards = [...document.querySelectorAll<HTMLButtonElement>('#counts [data-status]')]
 /** The last code scanned (or typed, then Enter) that opened no plant. */
 let missed: Missed | undefined
+/** The search box's text when Enter last looked it up and found no plant with that SKU or barcode. */
+let lookedUp: string | undefined
 
 /** Cursors of the pages seen so far: cursors[i] loads page i (null: the first page, or unknown after a link). */
 let cursors: Array<string | null> = [null]
@@ -286,9 +288,10 @@ function render (rows: HTMLLIElement[]): void {
   }
   const filtered = q.value.trim() !== '' || status.value !== '' || category.value.trim() !== '' || tag.value.trim() !== ''
   const onePage = page === 0 && nextCursor === null
-  const scan = missed !== undefined && q.value.trim().endsWith(missed.code) ? missed : undefined
+  const text = q.value.trim()
+  const scan = missed !== undefined && text.endsWith(missed.code) ? missed : undefined
   say(emptyText, rows.length === 0
-    ? scan !== undefined ? missedWords(scan) : filtered ? 'No plant matches these filters.' : 'No plants yet. Add the first one.'
+    ? scan !== undefined ? missedWords(scan) : filtered ? noMatch(text) : 'No plants yet. Add the first one.'
     : '')
   empty.hidden = rows.length !== 0
   clear.hidden = !filtered
@@ -297,6 +300,16 @@ function render (rows: HTMLLIElement[]): void {
   skipPages.hidden = onePage
   prev.disabled = page === 0
   next.disabled = nextCursor === null
+}
+
+/**
+ * Why nothing matches: the search is by name, so a SKU or barcode typed without Enter finds nothing
+ * there, and staff are told how to look it up (or that Enter found no plant with it).
+ */
+function noMatch (text: string): string {
+  if (!looksLikeCode(text)) return 'No plant matches these filters.'
+  if (lookedUp === text) return `No plant has the SKU or barcode “${text}”, and no plant’s name matches it.`
+  return 'No plant’s name matches. Press Enter to look up this SKU or barcode.'
 }
 
 /**
@@ -350,7 +363,8 @@ export function setUpList (handlers: ListEvents): void {
   for (const box of [q, category, tag]) box.addEventListener('input', typed)
   document.addEventListener('keydown', typeIntoSearch)
   q.addEventListener('keydown', (event) => {
-    keyPressed(event, q.value)
+    // Selected text (a scan that opened nothing) is replaced by the key: the box holds what is left.
+    keyPressed(event, q.value.slice(0, q.selectionStart ?? q.value.length) + q.value.slice(q.selectionEnd ?? q.value.length))
     // Enter: a scanned code first, else search now. (The form has no submit button: Enter does not submit it.)
     if (event.key !== 'Enter') return
     searchSoon.cancel()
@@ -359,6 +373,12 @@ export function setUpList (handlers: ListEvents): void {
       if (found === undefined || 'missed' in found) {
         // Digits scanned that open no plant: said why, rather than "no plant matches these filters".
         missed = found?.missed
+        lookedUp = text
+        // The code that opened nothing is selected: the next scan replaces it rather than being added after it.
+        if (missed !== undefined && q.value.trim() === text && document.activeElement === q) {
+          const at = q.value.lastIndexOf(missed.code)
+          if (at >= 0) q.setSelectionRange(at, at + missed.code.length)
+        }
         return changed('replace')
       }
       // The box and the list go back to the search they held before the code, ready for the next scan.

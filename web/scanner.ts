@@ -5,6 +5,9 @@ import { api, ApiError, type Plant } from './api.js'
 
 const GTIN = /^(\d{8}|\d{12,14})$/
 const SKU = /^[A-Za-z0-9._-]{1,64}$/
+/** Text that may be a SKU or barcode (one word with a digit): the name search finds no such plant; Enter looks it up. */
+export const looksLikeCode = (text: string): boolean => SKU.test(text) && /\d/.test(text)
+
 /** Keys closer together than this are a burst (a scanner's, a held key); a person's are further apart. */
 export const BURST_MS = 60
 

@@ -73,7 +73,7 @@ staffPageTest('the first load is small, local, CSP-guarded, accessible, readable
   assert.equal(await counts.locator('.count-n').allInnerTexts().then((v) => v.join(' ')), '2 1 1')
 
   // Every control named for assistive technology.
-  for (const [role, name] of [['searchbox', 'Search by name'], ['combobox', 'Status'], ['textbox', 'Category'], ['textbox', 'Tag'],
+  for (const [role, name] of [['searchbox', 'Search by name or code'], ['combobox', 'Status'], ['textbox', 'Category'], ['textbox', 'Tag'],
     ['combobox', 'Sort by'], ['button', 'Add plant']] as const) {
     assert.equal(await page.getByRole(role, { name, exact: true }).count(), 1, `${role} "${name}"`)
   }
