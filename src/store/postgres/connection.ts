@@ -11,7 +11,7 @@ export interface Timeouts {
 
 const INT8 = 20
 // BIGINT arrives as a string (it may exceed 2^53); ids and sequence numbers stay below that, so a number it is.
-const types = {
+export const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     oid === INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser']
 }
