@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
 import Database from 'better-sqlite3'
-import { verifyBackup } from '../src/cli/backup.js'
+import { verifyBackup } from '../src/store/sqlite/backup.js'
 import { listenOn } from './lib/listening-service.js'
 
 // The tools' figures at scale (run by hand: npm run tools:measure). The tests check the same

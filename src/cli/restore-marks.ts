@@ -1,10 +1,9 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
-import Database from 'better-sqlite3'
-import { MarksRefused, parseMarks, type RestoreMarks } from '../store/restore-marks.js'
-import { databaseFile, locate } from './catalogue.js'
+import { parseMarks, type RestoreMarks } from '../store/restore-marks.js'
+import { admin, openCatalogueAdmin } from './admin.js'
+import { locate } from './catalogue.js'
 import { CommandFailed, plural, UsageError, type Command, type Io } from './command.js'
 import { cannotWrite, checkOutputFolder } from './output-file.js'
-import { connect, redactUrl } from './postgres-catalogue.js'
 
 export const restoreMarksCommand: Command = {
   name: 'restore-marks',
@@ -54,28 +53,15 @@ async function runRestoreMarks (values: Record<string, any>, positionals: string
   if (action === 'save') {
     checkOutputFolder(file, 'restore-marks save')
     if (existsSync(file) && !values.force) throw new CommandFailed(`${file} exists (pass --force to replace it)`)
-    let marks: RestoreMarks
-    if (where.kind === 'postgres') {
-      const { readMarks, serviceConnections } = await import('../store/postgres/restore-marks.js')
-      const client = await connect(where.databaseUrl)
-      try {
-        marks = await readMarks(client)
-        // A timer's save beside the running service is as documented (for a catalogue lost with
-        // its disk); before a restore it is a mistake: what the service hands out next is missed.
-        const running = await serviceConnections(client)
-        if (running > 0) {
-          io.stderr.write(`warning: the service is connected to this database (${plural(running, 'connection')}): what it hands out after this is not in ${file}. ` +
-            'Before a restore, stop every instance and save again\n')
-        }
-      } finally { await client.end().catch(() => {}) }
-    } else if (where.kind === 'folder') {
-      const source = databaseFile(where.dataDir)
-      if (!existsSync(source)) throw new CommandFailed(`no catalogue in ${where.dataDir}`)
-      const { readMarks } = await import('../store/sqlite/restore-marks.js')
-      const db = new Database(source, { readonly: true, fileMustExist: true })
-      try { marks = readMarks(db) } finally { db.close() }
-    } else {
-      throw new Error('restore-marks takes no --url')
+    if (where.kind === 'service') throw new Error('restore-marks takes no --url')
+    const catalogue = await openCatalogueAdmin(where)
+    const marks = await admin(async () => catalogue.readMarks())
+    // A timer's save beside the running service is as documented (for a catalogue lost with its
+    // disk); before a restore it is a mistake: what the service hands out next is missed.
+    const running = await admin(async () => await catalogue.serviceConnections?.() ?? 0)
+    if (running > 0) {
+      io.stderr.write(`warning: the service is connected to this database (${plural(running, 'connection')}): what it hands out after this is not in ${file}. ` +
+        'Before a restore, stop every instance and save again\n')
     }
     const partial = `${file}.partial-${process.pid}`
     try {
@@ -96,27 +82,12 @@ async function runRestoreMarks (values: Record<string, any>, positionals: string
   } catch (err) {
     throw new CommandFailed(`${file}: ${(err as Error).message}`)
   }
-  const { migrate } = await import('../store/postgres/migrate.js')
-  const { parseDatabaseUrl } = await import('../store/postgres/connection.js')
-  try {
-    // A dump of an older release is brought to the current schema first, as an instance would.
-    await migrate({ connectionString: parseDatabaseUrl(where.databaseUrl).connectionString }, undefined, (message) => io.stderr.write(`${message}\n`))
-  } catch (err) {
-    throw new CommandFailed(`cannot migrate ${redactUrl(where.databaseUrl)}: ${(err as Error).message}`)
-  }
-  const { applyMarks } = await import('../store/postgres/restore-marks.js')
-  const client = await connect(where.databaseUrl)
-  try {
-    const outcome = await applyMarks(client, marks).catch((err: unknown) => {
-      throw err instanceof MarksRefused ? new CommandFailed(`${err.message}; nothing was changed`) : err
-    })
-    io.stdout.write(`applied ${file} to ${redactUrl(where.databaseUrl)}: ${outcome.plants} plants; new ids start after ${outcome.lastId}, ` +
-      `feed positions up to ${outcome.feedFloor - 1} are gone (410) and the feed follows from ${outcome.feedFloor}, ` +
-      `versions moved up by ${outcome.versionShift} (ETags from before are 412), ${outcome.keys} API keys; ${toldReceivers(outcome.told)}\n`)
-    return 0
-  } finally {
-    await client.end().catch(() => {})
-  }
+  const catalogue = await openCatalogueAdmin(where)
+  const outcome = await admin(async () => catalogue.applyMarks!(marks, (message) => io.stderr.write(`${message}\n`)))
+  io.stdout.write(`applied ${file} to ${catalogue.address}: ${outcome.plants} plants; new ids start after ${outcome.lastId}, ` +
+    `feed positions up to ${outcome.feedFloor - 1} are gone (410) and the feed follows from ${outcome.feedFloor}, ` +
+    `versions moved up by ${outcome.versionShift} (ETags from before are 412), ${outcome.keys} API keys; ${toldReceivers(outcome.told)}\n`)
+  return 0
 }
 
 /** What a restore's output says of webhook receivers (RestoreOutcome.told). */

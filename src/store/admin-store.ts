@@ -118,6 +118,8 @@ export interface CatalogueAdmin {
   finder?: () => Promise<PlantFinder>
   /** What the catalogue has handed out (store/restore-marks.ts). */
   readMarks (): Promise<RestoreMarks>
+  /** Connections the service's instances hold to this catalogue now (PostgreSQL: marks saved beside one miss what it hands out next). */
+  serviceConnections?: () => Promise<number>
   /** Moves a restored catalogue past the marks, its schema brought up to date first (PostgreSQL, after pg_restore). */
   applyMarks?: (marks: RestoreMarks, progress: (message: string) => void) => Promise<RestoreOutcome>
   /**

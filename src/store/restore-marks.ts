@@ -57,9 +57,6 @@ export interface RestoreOutcome {
 /** The numbers of the marks, without the keys and what receivers were told. */
 export type OwnMarks = Pick<RestoreMarks, 'lastId' | 'feedHead' | 'versionHigh'>
 
-/** Marks that must not be applied to this database (applied already, or a service is using it): said in an operator's words. */
-export class MarksRefused extends Error {}
-
 /** The marks a restore must move past: the replaced catalogue's and the copy's own, whichever is higher. */
 export function combine (replaced: RestoreMarks, copy: OwnMarks): OwnMarks {
   return {

@@ -4,7 +4,7 @@ import { parseDatabaseUrl } from './connection.js'
 import { copyInto } from './copy-in.js'
 import { migrate } from './migrate.js'
 import { PostgresPlantFinder } from './plant-finder.js'
-import { applyMarks, readMarks } from './restore-marks.js'
+import { applyMarks, readMarks, serviceConnections } from './restore-marks.js'
 import { connectAdmin, hasPlantsTable, PostgresSnapshot, redactUrl } from './snapshot.js'
 
 // The admin part of the store (admin-store.ts) on PostgreSQL: each call on a connection of its own.
@@ -53,6 +53,11 @@ export class PostgresAdmin implements CatalogueAdmin {
   async readMarks (): Promise<RestoreMarks> {
     const client = await connectAdmin(this.databaseUrl)
     try { return await readMarks(client) } finally { await client.end().catch(() => {}) }
+  }
+
+  readonly serviceConnections = async (): Promise<number> => {
+    const client = await connectAdmin(this.databaseUrl)
+    try { return await serviceConnections(client) } finally { await client.end().catch(() => {}) }
   }
 
   /** A dump of an older release is brought to the current schema first, as an instance would. */

@@ -1,7 +1,8 @@
 import type pg from 'pg'
+import { AdminRefused } from '../admin-store.js'
 import { toRecord, type Plant } from '../../catalogue/plant.js'
 import { restoreChanges, type RestoreChanges, type Told } from '../../catalogue/restore-changes.js'
-import { combine, MarksRefused, type OwnMarks, type RestoreKey, type RestoreMarks, type RestoreOutcome } from '../restore-marks.js'
+import { combine, type OwnMarks, type RestoreKey, type RestoreMarks, type RestoreOutcome } from '../restore-marks.js'
 import { ROW_COLUMNS, toPlant, type PlantRow } from './group-writes.js'
 
 // The restore marks on PostgreSQL (store/restore-marks.ts says what they are and why). The
@@ -99,12 +100,12 @@ export async function applyMarks (client: Client, replaced: RestoreMarks): Promi
     // No instance should be running; if one is, its writes wait for this rather than slip between.
     await client.query('LOCK TABLE plants, meta, changes IN EXCLUSIVE MODE')
     const running = await serviceConnections(client)
-    if (running > 0) throw new MarksRefused(`the service is connected to this database (${running} connection${running === 1 ? '' : 's'}): stop every instance, then apply the marks before any starts`)
+    if (running > 0) throw new AdminRefused(`the service is connected to this database (${running} connection${running === 1 ? '' : 's'}): stop every instance, then apply the marks before any starts; nothing was changed`)
     // Applying moves the floor past the marks' head: a floor already past it means these marks (or
     // later ones) were applied here, and applying again would undo what was done since.
     const { rows: [{ floor: ownFloor }] } = await client.query<{ floor: string }>("SELECT value AS floor FROM meta WHERE key = 'feed_floor'")
     if (Number(ownFloor) > replaced.feedHead) {
-      throw new MarksRefused(`this database is past these marks (its feed starts after ${ownFloor}, the marks' head is ${replaced.feedHead}): they were applied already. Restore the dump again (pg_restore) before applying them`)
+      throw new AdminRefused(`this database is past these marks (its feed starts after ${ownFloor}, the marks' head is ${replaced.feedHead}): they were applied already. Restore the dump again (pg_restore) before applying them; nothing was changed`)
     }
     const marks = combine(replaced, await ownMarks(client))
     const floor = marks.feedHead + 1

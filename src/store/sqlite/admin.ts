@@ -48,7 +48,7 @@ export class SqliteAdmin implements CatalogueAdmin {
     return backupTo(this.file, file)
   }
 
-  readonly checkBackup = async (file: string): Promise<BackupCheck> => checkBackup(file)
+  readonly checkBackup = async (file: string): Promise<BackupCheck> => checkBackup(file, this.file)
 
   readonly restore = async (backup: string, { marks, progress }: RestoreOptions): Promise<RestoreResult> =>
     restoreFrom(this.file, backup, marks, progress)

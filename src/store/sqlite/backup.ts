@@ -1,4 +1,4 @@
-import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
+import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, openSync, readSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { AdminRefused, type BackupCheck, type RestoreResult } from '../admin-store.js'
@@ -72,11 +72,16 @@ export function verifyBackup (file: string): BackupCheck {
  * it and says what is wrong in an operator's words (SQLite's own errors say "file is not a
  * database" or "disk I/O error" for a folder, with a stack that helps nobody at 3 a.m.).
  */
-export function checkBackup (file: string): BackupCheck {
+export function checkBackup (file: string, target: string): BackupCheck {
   const refuse = (what: string): AdminRefused => new AdminRefused(`${file} ${what}; nothing was restored and the catalogue is unchanged`)
   const stats = statSync(file)
   if (stats.isDirectory()) throw refuse('is a folder, not a file: name the file plants backup wrote')
   if (stats.size === 0) throw refuse('is empty: not a catalogue backup')
+  // Restored onto itself, the catalogue would only be moved past its own marks: every client's ids, ETags and positions refused for nothing.
+  if (existsSync(target) && realpathSync(file) === realpathSync(target)) throw refuse('is the catalogue itself, not a backup: name the file plants backup wrote')
+  if (firstBytes(file, 5) === 'PGDMP') {
+    throw refuse('is a PostgreSQL dump (pg_dump), not a catalogue backup: restore it with pg_restore into the database (docs/backup-restore.md)')
+  }
   try {
     return verifyBackup(file)
   } catch (err) {
@@ -165,4 +170,12 @@ function lockExclusively (file: string): Database.Database {
     if (/^SQLITE_(BUSY|LOCKED)/.test(code)) throw new AdminRefused(`${file} is in use by another process: stop the service first`)
     throw new AdminRefused(`cannot open ${file}: ${(err as Error).message}`)
   }
+}
+
+function firstBytes (file: string, n: number): string {
+  const fd = openSync(file, 'r')
+  try {
+    const bytes = Buffer.alloc(n)
+    return bytes.subarray(0, readSync(fd, bytes, 0, n, 0)).toString('latin1')
+  } finally { closeSync(fd) }
 }

@@ -4,11 +4,9 @@ import { restoreChanges, type Told } from '../../catalogue/restore-changes.js'
 import { combine, type OwnMarks, type RestoreKey, type RestoreMarks, type RestoreOutcome } from '../restore-marks.js'
 import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from './plant-rows.js'
 import { searchBacklog } from './search-backlog.js'
+import { hasTable } from './snapshot.js'
 
 // The restore marks on SQLite (store/restore-marks.ts says what they are and why).
-
-const hasTable = (db: Database.Database, name: string): boolean =>
-  db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined
 
 /** The actor of the changes a restore writes: the command line's. */
 const TOLD_BY = 'cli'
