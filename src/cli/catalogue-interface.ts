@@ -2,6 +2,7 @@ import type { BatchOperation } from '../catalogue/batch.js'
 import type { HistoryEntry } from '../catalogue/history.js'
 import type { Plant } from '../catalogue/plant.js'
 import type { PlantQuery } from '../catalogue/query.js'
+import type { PlantFinder } from '../store/admin-store.js'
 
 // The catalogue a command works on, whatever holds it (a data folder, PostgreSQL, a running service):
 // each holder's module implements this, and catalogue.ts opens the one the command names.
@@ -49,18 +50,5 @@ export interface Catalogue {
   readonly historyRetentionMs?: number
   /** Where the catalogue can look plants up by key (PostgreSQL): a finder, for an import to read only the plants its rows name. */
   finder?: () => Promise<PlantFinder>
-  close (): Promise<void>
-}
-
-/** Plants found by key, as the catalogue holds them now (Catalogue.finder). */
-export interface PlantFinder {
-  /** Which of these ids the catalogue has. */
-  existing (ids: number[]): Promise<number[]>
-  /** The plants with these ids. */
-  byIds (ids: number[]): Promise<Plant[]>
-  /** The plants whose SKU is one of these (as skuKey compares them). */
-  bySkus (skus: string[]): Promise<Plant[]>
-  /** The plants with these names. */
-  byNames (names: string[]): Promise<Plant[]>
   close (): Promise<void>
 }

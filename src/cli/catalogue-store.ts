@@ -1,7 +1,7 @@
-import { existsSync } from 'node:fs'
 import type { Config } from '../config.js'
 import type { PlantStore } from '../store/plant-store.js'
-import { databaseFile, locate, serviceConfig, type Location } from './catalogue.js'
+import { openCatalogueAdmin, requireCatalogue } from './admin.js'
+import { locate, serviceConfig, type Location } from './catalogue.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
 
 export interface CatalogueStoreOptions {
@@ -40,11 +40,5 @@ export async function withCatalogueStore (command: string, values: Record<string
 }
 
 async function refuseEmpty (where: Exclude<Location, { kind: 'service' }>, hint: string): Promise<void> {
-  if (where.kind === 'folder') {
-    const file = databaseFile(where.dataDir)
-    if (!existsSync(file)) throw new CommandFailed(`no catalogue in ${where.dataDir} (${file} does not exist); ${hint}`)
-    return
-  }
-  const { postgresHasCatalogue, redactUrl } = await import('./postgres-catalogue.js')
-  if (!await postgresHasCatalogue(where.databaseUrl)) throw new CommandFailed(`no catalogue in the PostgreSQL database ${redactUrl(where.databaseUrl)} (it has no plants table); ${hint}`)
+  await requireCatalogue(await openCatalogueAdmin(where), hint)
 }

@@ -1,6 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs'
-import Database from 'better-sqlite3'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { PlantClient } from '../client/plant-client.js'
 type ClientModule = typeof import('../client/plant-client.js')
@@ -11,11 +9,11 @@ import { HISTORY_PAGE_MAX, type HistoryEntry } from '../catalogue/history.js'
 import { toRecord, type Plant } from '../catalogue/plant.js'
 import { positionOf, type PlantQuery, type Position } from '../catalogue/query.js'
 import { TRASH_PAGE_MAX, type TrashPosition } from '../catalogue/trash.js'
-import { listSql, searchFunctions } from '../store/sqlite/list-query.js'
-import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from '../store/sqlite/plant-rows.js'
+import type { CatalogueSnapshot, PlantFinder } from '../store/admin-store.js'
 import type { PlantStore } from '../store/plant-store.js'
+import { admin, openCatalogueAdmin, requireCatalogue } from './admin.js'
 import { refusedByService, refusedByStore, wireOperation } from './batches.js'
-import type { ApplyOutcome, Catalogue, IdSet, PlantFinder } from './catalogue-interface.js'
+import type { ApplyOutcome, Catalogue, IdSet } from './catalogue-interface.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
 import { listParamsOf } from './list-filters.js'
 import { reasonOf } from './network-reason.js'
@@ -59,10 +57,6 @@ export async function dataDirOf (values: TargetValues, io: Io): Promise<string> 
   return values['data-dir'] ?? (await serviceConfig(io)).dataDir
 }
 
-export function databaseFile (dataDir: string): string {
-  return join(dataDir, 'catalogue.db')
-}
-
 /** The key in --api-key-file, and the file it came from (a refusal names it); a file that cannot be read or holds no key is a one-line failure. */
 function readKeyFile (file: string): ApiKey {
   let text: string
@@ -92,28 +86,17 @@ export async function openCatalogue (where: Location, io: Io, { create = false, 
     return new ServiceCatalogue(where.url, apiKey, await import('../client/plant-client.js'))
   }
   const { StorageUnavailable } = await import('../catalogue/errors.js')
-  // Stores are opened with the service's feed retention: opening one purges the feed, and must keep what the service keeps.
-  if (where.kind === 'postgres') {
-    const { PostgresSnapshotCatalogue, postgresHasCatalogue, redactUrl } = await import('./postgres-catalogue.js')
-    if (readOnly) return PostgresSnapshotCatalogue.open(where.databaseUrl)
-    const label = `PostgreSQL database ${redactUrl(where.databaseUrl)}`
-    // Asked first, also with --create: an unreachable database is then named with its cause at once.
-    if (!await postgresHasCatalogue(where.databaseUrl) && !create) throw new CommandFailed(`no catalogue in the ${label} (it has no plants table); ${NO_CATALOGUE_HINT}`)
-    const { openPostgresStore } = await import('../store/postgres/postgres-plant-store.js')
-    const { feedRetentionMs, trashRetentionMs, historyRetentionMs } = await serviceConfig(io)
-    const store = await openPostgresStore({ connectionString: where.databaseUrl, feedRetentionMs, trashRetentionMs, historyRetentionMs })
-    const { PostgresPlantFinder } = await import('./postgres-catalogue.js')
-    return new StoreCatalogue(store, label, (err) => err instanceof StorageUnavailable, historyRetentionMs, () => PostgresPlantFinder.open(where.databaseUrl))
-  }
-  const { dataDir } = where
-  if (!existsSync(databaseFile(dataDir))) {
-    if (readOnly || !create) throw new CommandFailed(`no catalogue in ${dataDir} (${databaseFile(dataDir)} does not exist)${readOnly ? '' : `; ${NO_CATALOGUE_HINT}`}`)
-  }
-  if (readOnly) return new SnapshotCatalogue(dataDir)
-  const { openSqliteStore } = await import('../store/sqlite/sqlite-plant-store.js')
+  const catalogue = await openCatalogueAdmin(where)
+  if (readOnly) return new SnapshotCatalogue(catalogue.where, await admin(async () => catalogue.snapshot()))
+  // Asked first, also with --create: an unreachable database is then named with its cause at once.
+  if (create) await admin(async () => catalogue.hasCatalogue())
+  else await requireCatalogue(catalogue, NO_CATALOGUE_HINT)
+  // Opened with the service's feed retention: opening a store purges the feed, and must keep what the service keeps.
+  const { openStore } = await import('../store/open/open-store.js')
   const { feedRetentionMs, trashRetentionMs, historyRetentionMs } = await serviceConfig(io)
-  const store = openSqliteStore({ dataDir, feedRetentionMs, trashRetentionMs, historyRetentionMs })
-  return new StoreCatalogue(store, `data folder ${dataDir}`, (err) => err instanceof StorageUnavailable, historyRetentionMs)
+  const store = await openStore({ ...where.kind === 'postgres' ? { databaseUrl: where.databaseUrl, dataDir: '' } : { dataDir: where.dataDir }, feedRetentionMs, trashRetentionMs, historyRetentionMs })
+  const finder = catalogue.finder === undefined ? undefined : async () => new ReadingFinder(await admin(catalogue.finder!))
+  return new StoreCatalogue(store, catalogue.where, (err) => err instanceof StorageUnavailable, historyRetentionMs, finder)
 }
 
 /** The actor of the changes the command line writes to a catalogue it opens itself (through a service: the key's name). */
@@ -204,70 +187,38 @@ export class StoreCatalogue implements Catalogue {
   }
 }
 
-/**
- * Reading a data folder without the store: one read-only connection with a small page cache, inside
- * one read transaction, so a whole export is a single consistent snapshot and its memory stays low
- * (the store keeps a writer thread and a 16 MB cache per connection, which a reader does not need).
- * It reads the store's plants table, as the backup and migrate commands do.
- */
-export class SnapshotCatalogue implements Catalogue {
-  readonly where: string
-  private readonly db: Database.Database
+/** A whole catalogue read in one snapshot (an export): the admin store's, on either engine. */
+class SnapshotCatalogue implements Catalogue {
+  constructor (readonly where: string, private readonly snapshot: CatalogueSnapshot) {}
 
-  constructor (dataDir: string) {
-    this.where = `data folder ${dataDir}`
-    this.db = new Database(databaseFile(dataDir), { readonly: true, fileMustExist: true })
-    this.db.pragma('busy_timeout = 10000')
-    this.db.pragma('cache_size = -2000')
-  }
-
-  async * pages (pageSize: number, query?: PlantQuery): AsyncGenerator<Plant[]> {
-    if (query) {
-      yield * this.found(pageSize, query)
-      return
-    }
-    const page = this.db.prepare<[number, number], PlantTuple>(`SELECT ${PLANT_COLUMNS} FROM plants p WHERE id > ? ORDER BY id LIMIT ?`).raw(true)
-    this.db.prepare('BEGIN').run()
-    try {
-      let afterId = 0
-      for (;;) {
-        const rows = page.all(afterId, pageSize)
-        if (rows.length === 0) return
-        yield rows.map((r) => toRecord(tupleToPlant(r)))
-        afterId = rows[rows.length - 1][0]
-      }
-    } finally {
-      if (this.db.inTransaction) this.db.prepare('COMMIT').run()
-    }
-  }
-
-  /** The store's own list query, walked in one snapshot; an export has no time limit, so its guard never stops it. */
-  private async * found (pageSize: number, query: PlantQuery): AsyncGenerator<Plant[]> {
-    this.db.function('query_guard', { deterministic: false }, (_id: unknown) => 1)
-    searchFunctions(this.db, Infinity)
-    // A SKU or barcode is matched by its own index's walk (the order's walk leaves them out).
-    const driver = query.sku !== undefined || query.barcode !== undefined ? { kind: 'lookup' as const } : { kind: 'order' as const }
-    this.db.prepare('BEGIN').run()
-    try {
-      let after: Position = { id: 0 }
-      for (;;) {
-        const { text, args } = listSql({ ...query, afterId: after.id, afterKey: after.key, afterValue: after.value, limit: pageSize }, driver)
-        const rows = (this.db.prepare(text).raw(true).all(...args) as PlantTuple[]).map((r) => toRecord(tupleToPlant(r)))
-        if (rows.length === 0) return
-        yield rows
-        after = positionOf(rows[rows.length - 1], query.sort)
-      }
-    } finally {
-      if (this.db.inTransaction) this.db.prepare('COMMIT').run()
-    }
+  pages (pageSize: number, query?: PlantQuery): AsyncGenerator<Plant[]> {
+    return this.snapshot.plants(pageSize, query)
   }
 
   async applyAll (): Promise<ApplyOutcome> {
-    throw new Error('a snapshot of a data folder is read-only')
+    throw new Error('an export snapshot is read-only')
   }
 
-  async close (): Promise<void> {
-    this.db.close()
+  close (): Promise<void> {
+    return this.snapshot.close()
+  }
+}
+
+/** The store's finder, its failures said as the command line says a failed read. */
+class ReadingFinder implements PlantFinder {
+  constructor (private readonly finder: PlantFinder) {}
+  existing (ids: number[]): Promise<number[]> { return this.reading(async () => this.finder.existing(ids)) }
+  byIds (ids: number[]): Promise<Plant[]> { return this.reading(async () => this.finder.byIds(ids)) }
+  bySkus (skus: string[]): Promise<Plant[]> { return this.reading(async () => this.finder.bySkus(skus)) }
+  byNames (names: string[]): Promise<Plant[]> { return this.reading(async () => this.finder.byNames(names)) }
+  close (): Promise<void> { return this.finder.close() }
+
+  private async reading<T> (read: () => Promise<T>): Promise<T> {
+    try {
+      return await read()
+    } catch (err) {
+      throw new CommandFailed(`reading the catalogue: ${reasonOf(err)}`)
+    }
   }
 }
 

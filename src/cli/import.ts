@@ -3,8 +3,9 @@ import { existsSync } from 'node:fs'
 import type { Writable } from 'node:stream'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { MAX_BATCH_OPERATIONS } from '../catalogue/batch.js'
-import { emptyCatalogue, databaseFile, locate, openCatalogue, type Location } from './catalogue.js'
-import type { PlantFinder } from './catalogue-interface.js'
+import { emptyCatalogue, locate, openCatalogue, type Location } from './catalogue.js'
+import type { PlantFinder } from '../store/admin-store.js'
+import { admin, openCatalogueAdmin } from './admin.js'
 import {
   CommandFailed, FORMATS, formatDuration, oneOf, plural, positiveInteger, TARGET_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io
 } from './command.js'
@@ -250,10 +251,9 @@ async function drained (stream: NodeJS.WritableStream): Promise<void> {
 
 /** The folder or database that has no catalogue yet, named (a dry run then checks against an empty one), else undefined. */
 async function withoutCatalogue (where: Location): Promise<string | undefined> {
-  if (where.kind === 'folder') return existsSync(databaseFile(where.dataDir)) ? undefined : `data folder ${where.dataDir}`
-  if (where.kind !== 'postgres') return undefined
-  const { postgresHasCatalogue, redactUrl } = await import('./postgres-catalogue.js')
-  return await postgresHasCatalogue(where.databaseUrl) ? undefined : `PostgreSQL database ${redactUrl(where.databaseUrl)}`
+  if (where.kind === 'service') return undefined
+  const catalogue = await openCatalogueAdmin(where)
+  return await admin(async () => catalogue.hasCatalogue()) ? undefined : catalogue.where
 }
 
 function summarise (io: Io, file: string, where: string, dryRun: boolean, counts: Counts, ms: number): void {

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { buildApp } from '../../src/app.js'
-import { databaseFile } from '../../src/cli/catalogue.js'
 import { checkPlant } from '../../src/cli/validate-row.js'
 import { testConfig } from '../../src/config.js'
 import type { StoredPlant } from '../../src/catalogue/plant.js'
@@ -291,7 +290,7 @@ test('--dry-run checks and counts, and writes nothing (no catalogue made, even w
   const result = await plants(['import', '--create', file, '--data-dir', join(dir, 'data'), '--dry-run'])
   assert.equal(summary(result.stdout, 'would be added'), 1)
   assert.equal(summary(result.stdout, 'rejected'), 1)
-  assert.ok(!existsSync(databaseFile(join(dir, 'data'))))
+  assert.ok(!existsSync(join(dir, 'data', 'catalogue.db')))
   assert.ok(result.stderr.startsWith(`note: the data folder ${join(dir, 'data')} holds no catalogue yet: every row is checked as a new plant, and the import itself needs --create to start one\n`), result.stderr)
 })
 
