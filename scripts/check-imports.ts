@@ -28,12 +28,24 @@ export const FLOORS: Record<string, number> = {
   cli: 4
 }
 
-// Packages a room must not import: the ground floor speaks no framework and no engine, and the
-// store speaks no HTTP.
+// Packages a room must not import: the ground floor speaks no framework and no engine, the store
+// speaks no HTTP, and the command line reaches a catalogue's database only through the store.
 export const FORBIDDEN_PACKAGES: Record<string, string[]> = {
   catalogue: ['fastify', '@fastify/', '@sinclair/typebox', 'better-sqlite3', 'pg'],
-  store: ['fastify', '@fastify/', '@sinclair/typebox']
+  store: ['fastify', '@fastify/', '@sinclair/typebox'],
+  cli: ['better-sqlite3', 'pg']
 }
+
+export interface AllowedPackage { file: string, package: string, why: string }
+
+// A file that may import a package its room must not, each with its reason.
+export const ALLOWED_PACKAGES: AllowedPackage[] = [
+  { file: 'cli/import-scratch.ts', package: 'better-sqlite3', why: 'an import\'s scratch space, a temporary database of its own that holds no catalogue: not the store' }
+]
+
+// The engines' folders: only the store itself (its interface's implementations, and store/open/,
+// which picks one) imports them. Every entry point goes through the store interface.
+export const ENGINE_FOLDERS = ['store/sqlite', 'store/postgres']
 
 export interface AllowedUpward { from: string, to: string, why: string }
 
@@ -185,7 +197,7 @@ function cycleThrough (circle: string[], edges: ImportEdge[]): string[] {
 
 interface ImportGraph { files: string[], edges: ImportEdge[], problems: string[] }
 
-function importGraph (dir: string, label: string, forbidden: Record<string, string[]>): ImportGraph {
+function importGraph (dir: string, label: string, forbidden: Record<string, string[]>, allowedPackages: AllowedPackage[] = []): ImportGraph {
   const root = resolve(dir)
   const files = sourceFiles(root).map((path) => toPosix(relative(root, path))).sort()
   const known = new Set(files)
@@ -196,7 +208,8 @@ function importGraph (dir: string, label: string, forbidden: Record<string, stri
       const target = resolveSpecifier(join(root, file), specifier)
       if (target === undefined) {
         const banned = (forbidden[roomOf(file)] ?? []).find((p) => specifier === p || specifier.startsWith(p.endsWith('/') ? p : `${p}/`))
-        if (banned !== undefined) problems.push(`${file}: imports the package ${specifier}; ${roomOf(file)}/ must not import ${forbidden[roomOf(file)].join(', ')} (keep it in the floor that uses it)`)
+        const allowed = allowedPackages.some((allow) => allow.file === file && allow.package === banned)
+        if (banned !== undefined && !allowed) problems.push(`${file}: imports the package ${specifier}; ${roomOf(file)}/ must not import ${forbidden[roomOf(file)].join(', ')} (keep it in the floor that uses it)`)
         continue
       }
       const to = toPosix(relative(root, target))
@@ -248,8 +261,17 @@ export function checkCircles (dir: string): ImportReport {
   return { files, edges, circles, folderCircles: folders.circles, upward: [], problems }
 }
 
-export function checkImports (srcDir: string, floors = FLOORS, allowed = ALLOWED_UPWARD, forbidden = FORBIDDEN_PACKAGES): ImportReport {
-  const { files, edges, problems } = importGraph(srcDir, 'src/', forbidden)
+export function checkImports (srcDir: string, floors = FLOORS, allowed = ALLOWED_UPWARD, forbidden = FORBIDDEN_PACKAGES, allowedPackages = ALLOWED_PACKAGES): ImportReport {
+  const { files, edges, problems } = importGraph(srcDir, 'src/', forbidden, allowedPackages)
+
+  const engineOf = (file: string): string | undefined => ENGINE_FOLDERS.find((folder) => file.startsWith(`${folder}/`))
+  for (const edge of edges) {
+    const engine = engineOf(edge.to)
+    if (engine === undefined || roomOf(edge.from) === 'store') continue
+    problems.push(`${edge.from} imports ${edge.to}${edge.typeOnly ? ' (type only)' : ''}: only store/ reaches into an engine (${engine}/); ` +
+      `${roomOf(edge.from)}/ goes through the store interface (store/plant-store.ts, store/admin-store.ts, opened by store/open/): ` +
+      'add what it needs to that interface, implemented inside each engine')
+  }
 
   const floorOf = (file: string): number | undefined => floors[roomOf(file)]
   for (const room of new Set(files.map(roomOf))) {

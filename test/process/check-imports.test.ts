@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { after, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { checkCircles, checkImports, FLOORS } from '../../scripts/check-imports.js'
+import { ALLOWED_PACKAGES, checkCircles, checkImports, FLOORS, FORBIDDEN_PACKAGES } from '../../scripts/check-imports.js'
 
 // The import check on small trees of its own: each tree breaks (or keeps) one rule.
 
@@ -115,6 +115,42 @@ test('the ground floor imports no framework or engine, and the store no HTTP pac
     'catalogue/errors.ts: imports the package @sinclair/typebox',
     'store/sqlite.ts: imports the package fastify'
   ])
+})
+
+test('outside store/, a file importing an engine (store/sqlite/, store/postgres/) is a problem, a dynamic or type-only import too; store/open/ may choose one', () => {
+  const report = checkImports(tree({
+    ...layered,
+    'store/sqlite/snapshot.ts': 'export const snapshot = 1\n',
+    'store/postgres/admin.ts': 'export class PostgresAdmin {}\n',
+    'store/open/open-admin.ts': "export const open = async () => (await import('../postgres/admin.js')).PostgresAdmin\n",
+    'cli/backup.ts': "import { snapshot } from '../store/sqlite/snapshot.js'\nimport { open } from '../store/open/open-admin.js'\nexport const b = [snapshot, open]\n",
+    'cli/migrate.ts': "import type { PostgresAdmin } from '../store/postgres/admin.js'\nexport const m = async () => (await import('../store/sqlite/snapshot.js')).snapshot\nexport type A = PostgresAdmin\n"
+  }))
+  assert.deepEqual(report.problems.map((p) => p.split(':')[0]).sort(), [
+    'cli/backup.ts imports store/sqlite/snapshot.ts',
+    'cli/migrate.ts imports store/postgres/admin.ts (type only)',
+    'cli/migrate.ts imports store/sqlite/snapshot.ts'
+  ])
+  // Each says where to go instead.
+  for (const problem of report.problems) assert.match(problem, /only store\/ reaches into an engine .* goes through the store interface/)
+})
+
+test('the command line imports no engine package, but for a file listed with its reason (an import\'s scratch database is not the store)', () => {
+  const files = {
+    ...layered,
+    'cli/import-scratch.ts': "import Database from 'better-sqlite3'\nexport const d = Database\n",
+    'cli/migrate.ts': "import pg from 'pg'\nexport const p = pg\n"
+  }
+  assert.deepEqual(checkImports(tree(files), FLOORS, [], FORBIDDEN_PACKAGES, []).problems.map((p) => p.split(';')[0]), [
+    'cli/import-scratch.ts: imports the package better-sqlite3',
+    'cli/migrate.ts: imports the package pg'
+  ])
+  const allowed = [{ file: 'cli/import-scratch.ts', package: 'better-sqlite3', why: 'a test' }]
+  assert.deepEqual(checkImports(tree(files), FLOORS, [], FORBIDDEN_PACKAGES, allowed).problems.map((p) => p.split(';')[0]), [
+    'cli/migrate.ts: imports the package pg'
+  ])
+  // The repository's own list names the scratch space, with its reason.
+  assert.ok(ALLOWED_PACKAGES.some((allow) => allow.file === 'cli/import-scratch.ts' && allow.why.length > 0))
 })
 
 test('a tree without floors (bench/): a circle of files is a problem, a type-only import closing it too; imports out of the tree are not followed', () => {
