@@ -1,4 +1,6 @@
+import type { Config } from '../config.js'
 import { AdminRefused, CatalogueUnreachable, type CatalogueAdmin, type CatalogueLocation } from '../store/admin-store.js'
+import type { PlantStore } from '../store/plant-store.js'
 import { CommandFailed } from './command.js'
 import { reasonOf } from './network-reason.js'
 
@@ -32,4 +34,11 @@ export async function requireCatalogue (catalogue: CatalogueAdmin, hint: string)
   } catch (err) {
     throw err instanceof AdminRefused ? new CommandFailed(`${err.message}; ${hint}`) : adminFailure(err)
   }
+}
+
+/** The store the service would open at `where`, with the service's retention: opening one purges the feed, trash and history by it, as the service would. */
+export async function openStoreAt (where: CatalogueLocation, { feedRetentionMs, trashRetentionMs, historyRetentionMs }: Config): Promise<PlantStore> {
+  const { openStore } = await import('../store/open/open-store.js')
+  const retention = { feedRetentionMs, trashRetentionMs, historyRetentionMs }
+  return openStore(where.kind === 'postgres' ? { databaseUrl: where.databaseUrl, dataDir: '', ...retention } : { dataDir: where.dataDir, ...retention })
 }

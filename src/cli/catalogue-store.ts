@@ -1,6 +1,6 @@
 import type { Config } from '../config.js'
 import type { PlantStore } from '../store/plant-store.js'
-import { openCatalogueAdmin, requireCatalogue } from './admin.js'
+import { openCatalogueAdmin, openStoreAt, requireCatalogue } from './admin.js'
 import { locate, serviceConfig, type Location } from './catalogue.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
 
@@ -21,14 +21,10 @@ export async function withCatalogueStore (command: string, values: Record<string
   const where = await locate(values, io)
   if (where.kind === 'service') throw new UsageError(`${command} takes no --url`)
   if (options.create !== true) await refuseEmpty(where, options.hint ?? 'is --data-dir (or DATA_DIR, DATABASE_URL) right?')
-  const { openStore } = await import('../store/open/open-store.js')
-  // The service's own retention: opening a store purges the feed by it, as the service would.
   const config = await serviceConfig(io)
   let store: PlantStore
   try {
-    store = where.kind === 'postgres'
-      ? await openStore({ databaseUrl: where.databaseUrl, dataDir: '', feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs, historyRetentionMs: config.historyRetentionMs })
-      : await openStore({ dataDir: where.dataDir, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs, historyRetentionMs: config.historyRetentionMs })
+    store = await openStoreAt(where, config)
   } catch (err) {
     throw new CommandFailed(`cannot open the catalogue: ${(err as Error).message}`)
   }

@@ -11,7 +11,7 @@ import { positionOf, type PlantQuery, type Position } from '../catalogue/query.j
 import { TRASH_PAGE_MAX, type TrashPosition } from '../catalogue/trash.js'
 import type { CatalogueSnapshot, PlantFinder } from '../store/admin-store.js'
 import type { PlantStore } from '../store/plant-store.js'
-import { admin, openCatalogueAdmin, requireCatalogue } from './admin.js'
+import { admin, openCatalogueAdmin, openStoreAt, requireCatalogue } from './admin.js'
 import { refusedByService, refusedByStore, wireOperation } from './batches.js'
 import type { ApplyOutcome, Catalogue, IdSet } from './catalogue-interface.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
@@ -91,12 +91,10 @@ export async function openCatalogue (where: Location, io: Io, { create = false, 
   // Asked first, also with --create: an unreachable database is then named with its cause at once.
   if (create) await admin(async () => catalogue.hasCatalogue())
   else await requireCatalogue(catalogue, NO_CATALOGUE_HINT)
-  // Opened with the service's feed retention: opening a store purges the feed, and must keep what the service keeps.
-  const { openStore } = await import('../store/open/open-store.js')
-  const { feedRetentionMs, trashRetentionMs, historyRetentionMs } = await serviceConfig(io)
-  const store = await openStore({ ...where.kind === 'postgres' ? { databaseUrl: where.databaseUrl, dataDir: '' } : { dataDir: where.dataDir }, feedRetentionMs, trashRetentionMs, historyRetentionMs })
+  const config = await serviceConfig(io)
+  const store = await openStoreAt(where, config)
   const finder = catalogue.finder === undefined ? undefined : async () => new ReadingFinder(await admin(catalogue.finder!))
-  return new StoreCatalogue(store, catalogue.where, (err) => err instanceof StorageUnavailable, historyRetentionMs, finder)
+  return new StoreCatalogue(store, catalogue.where, (err) => err instanceof StorageUnavailable, config.historyRetentionMs, finder)
 }
 
 /** The actor of the changes the command line writes to a catalogue it opens itself (through a service: the key's name). */
