@@ -23,7 +23,7 @@ export type CsvRecord = { line: number, cells: string[] } | { line: number, erro
 const CHUNK = 1 << 20
 /**
  * Records yielded at most at once: a megabyte of short rows is some 100,000 of them, and the rows an
- * import holds at once stay a thousand whatever the file's rows are like (issue 48).
+ * import holds at once stay a thousand whatever the file's rows are like, so its memory stays flat.
  */
 export const RECORDS_AT_ONCE = 1000
 const QUOTE = 34

@@ -8,7 +8,7 @@ import type { Given, Known, SoFar } from './import-plan.js'
 // file's ids, SKUs and new plants' names (read before anything is written), the plants its rows
 // name as the catalogue had them, and what earlier rows did (the plants they named, the SKUs they
 // gave). Held in Maps and Sets, all of it grew with the file: a dry run of 2,000,000 rows reached
-// 2.8 GB (issue 48). Here it is in SQLite's temporary database, a file unlinked as soon as it is
+// 2.8 GB. Here it is in SQLite's temporary database, a file unlinked as soon as it is
 // opened (in SQLITE_TMPDIR or TMPDIR, else /var/tmp or /tmp) with a page cache of CACHE_KIB: the
 // memory is the same at any size of file; the disk is some tens of bytes a row (its keys) and the
 // record of each plant the file names (some 500 bytes of JSON).

@@ -72,6 +72,13 @@ async function runMigrate (values: Record<string, any>, positionals: string[], i
       verify: async (copy) => {
         const wrong = differences(expected, await countsOf(copy))
         if (wrong.length > 0) throw new CommandFailed(`the copy does not match the source (nothing committed): ${wrong.join(', ')}`)
+        // Writes the service took while we copied are not in the copy: committed, they would be lost
+        // on moving day by a script that started PostgreSQL without reading the exit code.
+        const late = await feedHeadNow(await admin(async () => source.snapshot())) - expected.feedHead
+        if (late > 0) {
+          throw new CommandFailed(`${plural(late, 'change')} reached the data folder during the copy, so nothing was committed and ${target.address} is left empty: ` +
+            'stop the service\'s writes and run migrate again')
+        }
       }
     })
   } catch (err) {
@@ -82,7 +89,7 @@ async function runMigrate (values: Record<string, any>, positionals: string[], i
     await snapshot.close()
   }
 
-  // Writes the service took while we copied are not in PostgreSQL: say so rather than lose them quietly.
+  // A write between the check above and the commit: said, not lost quietly.
   const after = await feedHeadNow(await admin(async () => source.snapshot()))
   io.stdout.write(`migrated the data folder ${dataDir} to ${target.address} in ${formatDuration(Date.now() - started)}\n` +
     `  plants          ${expected.plants.toLocaleString('en')} (last id handed out ${expected.lastId}; ${expected.inventory})\n` +

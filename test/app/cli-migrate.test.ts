@@ -109,6 +109,37 @@ test('migrate copies a catalogue into PostgreSQL with ids, versions, the id sequ
   assert.match(again.stderr, /already holds a catalogue/)
 })
 
+test('migrate commits nothing when the service writes during the copy, and says so; run again once writes stop, it copies all', {
+  skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set (.ci/run sets it when PostgreSQL is installed)'
+}, async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'plants-migrate-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const dataDir = join(dir, 'data')
+  const sqlite = openSqliteStore({ dataDir, feedRetentionMs: 7 * DAY })
+  t.after(() => sqlite.close())
+  for (let i = 0; i < 2000; i += 500) {
+    await sqlite.batch(Array.from({ length: 500 }, (_, j) => ({ op: 'create', fields: { name: `Plant ${i + j}`, category: null, tags: [], status: 'available' } }) as const))
+  }
+  const target = await freshSchema()
+  t.after(target.drop)
+  // The service goes on writing while migrate copies, a batch of 100 a time.
+  let writing = true
+  let written = 0
+  const writes = (async () => {
+    while (writing) { await sqlite.create({ name: `Late ${written}`, category: null, tags: [], status: 'available' }); written++ }
+  })()
+  const during = await plants(['migrate', '--data-dir', dataDir, '--to', target.url, '--batch-size', '100'])
+  writing = false
+  await writes
+  assert.ok(written > 0)
+  assert.equal(during.code, 1)
+  assert.match(during.stderr, /changes? reached the data folder during the copy, so nothing was committed and .* is left empty: stop the service's writes and run migrate again/)
+  assert.doesNotMatch(during.stdout, /verified/)
+  const after = await plants(['migrate', '--data-dir', dataDir, '--to', target.url])
+  assert.equal(after.code, 0, after.stderr)
+  assert.match(after.stdout, new RegExp(`plants +${(2000 + written).toLocaleString('en')} `))
+})
+
 test('migrate refuses a URL that is not PostgreSQL and a folder without a catalogue', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'plants-migrate-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
