@@ -2,22 +2,18 @@ import { plantAddress } from './address.js'
 import { api, ApiError, Cancelled, describe, type Change, type Plant } from './api.js'
 import { changedWords, clearChanged, markChanged } from './changed-marks.js'
 import { outcome, theirVersion } from './editor-words.js'
-import { orNull, same, splitTags } from './form-text.js'
+import { EMPTY, FIELDS, inputs, shown, values, type Fields } from './editor-fields.js'
+import { same } from './form-text.js'
 import { byId, confirmFirst, el, say } from './dom.js'
 import { fieldWords } from './field-words.js'
 import { historyChanged, resetHistory, setUpHistory } from './history-part.js'
 import { keyAtFirstNeed } from './key.js'
-import { priceOf } from './money.js'
 import { resetPhotoMessages, showPhotos } from './photos.js'
 import { scanGuard } from './scan-guard.js'
 import { undoDelete, undoPatch } from './undo.js'
 
 // The plant dialog: add a plant, or edit one with PATCH and If-Match. When someone else changed
 // the plant meanwhile, the 412 shows their version beside what was typed, which stays in the form.
-
-type Fields = Pick<Plant, 'name' | 'category' | 'tags' | 'status' | 'price' | 'sku' | 'barcode' | 'description'>
-const FIELDS = ['name', 'category', 'tags', 'status', 'price', 'sku', 'barcode', 'description'] as const
-const EMPTY: Fields = { name: '', category: null, tags: [], status: 'available', price: null, sku: null, barcode: null, description: null }
 
 interface EditorEvents {
   /**
@@ -38,16 +34,6 @@ const alertBox = byId('editor-alert')
 const statusBox = byId('editor-status')
 const conflict = byId('conflict')
 const theirs = byId('theirs')
-const inputs = {
-  name: byId<HTMLInputElement>('f-name'),
-  category: byId<HTMLInputElement>('f-category'),
-  tags: byId<HTMLInputElement>('f-tags'),
-  status: byId<HTMLSelectElement>('f-status'),
-  price: byId<HTMLInputElement>('f-price'),
-  sku: byId<HTMLInputElement>('f-sku'),
-  barcode: byId<HTMLInputElement>('f-barcode'),
-  description: byId<HTMLTextAreaElement>('f-description')
-}
 const saveButton = byId<HTMLButtonElement>('save')
 const soldButton = byId<HTMLButtonElement>('mark-sold')
 const deleteButton = byId<HTMLButtonElement>('delete')
@@ -64,19 +50,6 @@ let gone = false
 let creation: { body: string, key: string } | undefined
 let events: EditorEvents
 
-function values (): Fields {
-  return {
-    name: inputs.name.value,
-    category: orNull(inputs.category.value),
-    tags: splitTags(inputs.tags.value),
-    status: inputs.status.value,
-    price: priceOf(inputs.price.value),
-    sku: orNull(inputs.sku.value),
-    barcode: orNull(inputs.barcode.value.replace(/\s/g, '')),
-    description: orNull(inputs.description.value)
-  }
-}
-
 /** The merge patch of what staff changed in the form: only those fields are sent. */
 function changes (): Partial<Fields> {
   const now = values()
@@ -91,12 +64,6 @@ function changes (): Partial<Fields> {
 function dirty (): boolean {
   const now = values()
   return FIELDS.some((field) => !same(now[field], origin[field]))
-}
-
-/** A field's value as its box shows it. */
-function shown (field: keyof Fields, plant: Fields): string {
-  const value = plant[field]
-  return Array.isArray(value) ? value.join(', ') : value ?? ''
 }
 
 function fill (plant: Fields): void {

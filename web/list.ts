@@ -1,6 +1,7 @@
 import { listKey, readView, state, writeView, type View } from './address.js'
 import { api, ApiError, isAbort, patiently, type Plant } from './api.js'
-import { byId, debounce, eager, say } from './dom.js'
+import { byId, eager, say } from './dom.js'
+import { setUpFilters, syncCards } from './filters.js'
 import { currencyReady } from './money.js'
 import { merge, note, row, setRowActions, type RowActions } from './rows.js'
 import { BURST_MS, keyPressed, looksLikeCode, missedWords, scanned, type Missed } from './scanner.js'
@@ -35,8 +36,6 @@ const empty = byId('empty')
 const emptyText = byId('empty-text')
 const clear = byId<HTMLButtonElement>('clear-filters')
 const retry = byId<HTMLButtonElement>('retry')
-const toggle = byId<HTMLButtonElement>('filters-toggle')
-const cards = [...document.querySelectorAll<HTMLButtonElement>('#counts [data-status]')]
 /** The last code scanned (or typed, then Enter) that opened no plant. */
 let missed: Missed | undefined
 /** The search box's text when Enter last looked it up and found no plant with that SKU or barcode. */
@@ -323,14 +322,6 @@ function neighbour (at: number): HTMLElement | null {
   return names.find((name) => rowOf(name) > at) ?? names.reverse().find((name) => rowOf(name) < at) ?? null
 }
 
-/** The count cards show which status the list is filtered by (a card is a filter). */
-function syncCards (): void {
-  for (const card of cards) card.setAttribute('aria-pressed', String(status.value === card.dataset.status))
-  // Folded on a phone, the filters button says how many filters are on.
-  const on = [status.value, category.value.trim(), tag.value.trim(), sort.value === 'id' ? '' : sort.value].filter(Boolean).length
-  toggle.textContent = on === 0 ? 'Filters' : `Filters (${on})`
-}
-
 const searchSoon = eager(() => changed('replace'), BURST_MS)
 /** When a key last changed the search, category or tag box (performance clock). */
 let typedAt = -Infinity
@@ -389,47 +380,7 @@ export function setUpList (handlers: ListEvents): void {
       events.open(found.plant.id, q)
     })
   })
-  // A closed select changes at each arrow key: the list follows once the choice settles, not at each press.
-  const settled = debounce(() => changed('push'), 400)
-  let keyed = false
-  for (const select of [status, sort]) {
-    select.addEventListener('change', () => {
-      syncCards()
-      settled()
-      // Chosen with the pointer or in the open list of options: at once.
-      if (!keyed) settled.flush()
-      keyed = false
-    })
-    select.addEventListener('keydown', (event) => {
-      keyed = event.key.startsWith('Arrow') || ['Home', 'End', 'PageUp', 'PageDown'].includes(event.key) || event.key.length === 1
-      if (event.key === 'Enter') settled.flush()
-    })
-    select.addEventListener('blur', () => settled.flush())
-  }
-  byId('filters').addEventListener('submit', (event) => {
-    event.preventDefault()
-    searchSoon.cancel()
-    changed('replace')
-  })
-  for (const card of cards) {
-    card.addEventListener('click', () => {
-      status.value = status.value === card.dataset.status ? '' : card.dataset.status ?? ''
-      settled.cancel()
-      changed('push')
-    })
-  }
-  clear.addEventListener('click', () => {
-    q.value = ''
-    status.value = ''
-    category.value = ''
-    tag.value = ''
-    changed('push')
-    q.focus()
-  })
-  toggle.addEventListener('click', () => {
-    toggle.setAttribute('aria-expanded', String(toggle.getAttribute('aria-expanded') !== 'true'))
-  })
-  for (const input of [category, tag]) input.addEventListener('input', syncCards)
+  setUpFilters(changed, () => searchSoon.cancel())
   retry.addEventListener('click', () => {
     // Hidden while it has the focus, the button would drop it to the page: the list's heading takes
     // it, above where the plants (or the error again, with Retry) show.
