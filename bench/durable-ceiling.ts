@@ -4,7 +4,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { filterKey } from '../src/catalogue/query.js'
-import { priceCents } from '../src/catalogue/store-fields.js'
+import { priceCents } from '../src/catalogue/price-sku-barcode.js'
 import { migrate as migrateSqlite } from '../src/store/sqlite/migrations.js'
 import { searchBacklog } from '../src/store/sqlite/search-backlog.js'
 import { migrate as migratePostgres } from '../src/store/postgres/migrate.js'

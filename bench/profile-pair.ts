@@ -40,7 +40,7 @@ async function freePort (): Promise<number> {
   })
 }
 
-const hasStoreFields = (dir: string): boolean => !seedOnly && spawnSync('test', ['-e', join(dir, 'src/catalogue/store-fields.ts')]).status === 0
+const hasStoreFields = (dir: string): boolean => !seedOnly && spawnSync('test', ['-e', join(dir, 'src/catalogue/price-sku-barcode.ts')]).status === 0
 
 async function preload (dir: string, dataDir: string, full: boolean): Promise<void> {
   const { openSqliteStore } = await import(join(dir, 'src/store/sqlite/sqlite-plant-store.ts')) as { openSqliteStore: (o: object) => Promise<PlantStore> }

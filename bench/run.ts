@@ -506,7 +506,7 @@ async function measureTargets (tmp: string, load: ReturnType<typeof startLoad>, 
     }
     // A baseline from before issue 25 refuses the store fields as unknown: it is preloaded and
     // written with the seed's fields alone (the service with every field, unless --seed-only).
-    const seedOnly = settings.seedOnly || !existsSync(join(dir, 'src/catalogue/store-fields.ts'))
+    const seedOnly = settings.seedOnly || !existsSync(join(dir, 'src/catalogue/price-sku-barcode.ts'))
     log(`preloading ${settings.small} plants through the baseline's store${seedOnly ? ' (the seed\'s fields alone)' : ''}…`)
     await preload(env.DATABASE_URL ?? env.DATA_DIR, settings.small, dir, seedOnly)
     const profiled = settings.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench/results/profiles')}`] : []

@@ -18,7 +18,7 @@ import { registerReadBudget } from './http/read-budget.js'
 import { registerComponents } from './http/components.js'
 import { apiIndexRoutes } from './http/api-index.js'
 import { corsOptions } from './http/cors.js'
-import { connectionTurns } from './http/connection-turns.js'
+import { connectionTurns } from './http/one-request-per-connection.js'
 import { capConnectionsPerClient } from './http/client-connections.js'
 import { LazySchemas } from './http/lazy-schemas.js'
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js'
@@ -36,7 +36,7 @@ import { keyRoutes } from './keys/routes.js'
 import { docsPage } from './ops/docs-page.js'
 import { healthRoutes, type Readiness } from './ops/health.js'
 import { registerFeedMetrics, registerMetrics, registerQueuedMetrics } from './ops/metrics.js'
-import { observedClientErrors } from './ops/parser-refusals.js'
+import { observedClientErrors } from './ops/malformed-requests.js'
 import { versionRoutes } from './ops/version.js'
 import { PhotoMetrics } from './photos/metrics.js'
 import { photoOrderRoute } from './photos/order-route.js'
@@ -151,7 +151,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     return503OnClosing: false,
     trustProxy: config.trustProxy,
     clientErrorHandler: observedClientErrors(clientErrorHandler, refusals),
-    // One request at a time per connection, and node's own answers in the contract's shape (see connection-turns.ts).
+    // One request at a time per connection, and node's own answers in the contract's shape (see one-request-per-connection.ts).
     serverFactory: (handler, options) => {
       const server = connectionTurns(handler, options)
       capConnectionsPerClient(server, { perClient: config.maxConnectionsPerClient, trustProxy: config.trustProxy }, (client) => {

@@ -14,7 +14,7 @@ export interface SeedFields {
   status: PlantStatus
 }
 
-/** Store fields (catalogue/store-fields.ts): each optional in a request, null when not given. */
+/** Store fields (catalogue/price-sku-barcode.ts): each optional in a request, null when not given. */
 export interface StoreFields {
   description: string | null
   /** A decimal string (PRICE_PATTERN); the record shows it with 2 fraction digits. */

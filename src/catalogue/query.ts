@@ -2,7 +2,7 @@ import { nameKey } from './name-key.js'
 import { nameOrderKey } from './name-order.js'
 import { foldKey, keyHolds } from './search-key.js'
 import type { Plant, PlantStatus } from './plant.js'
-import { gtinKey, priceCents, skuKey } from './store-fields.js'
+import { gtinKey, priceCents, skuKey } from './price-sku-barcode.js'
 
 // What a list query means, in one place: the route parses requests into a PlantQuery, both engines
 // translate it to SQL, and the property test walks the same functions over an in-memory catalogue.
@@ -21,7 +21,7 @@ export interface PlantQuery {
   terms: string[]
   /** The plant with this SKU, ignoring case. */
   sku?: string
-  /** Plants whose barcode stands for this GTIN at any length (store-fields.ts gtinKey): given as its key. */
+  /** Plants whose barcode stands for this GTIN at any length (price-sku-barcode.ts gtinKey): given as its key. */
   barcode?: string
   /** Plants whose updatedAt is at or after this time (epoch milliseconds). */
   updatedSince?: number

@@ -1,5 +1,5 @@
 import type { Plant } from '../catalogue/plant.js'
-import { skuKey } from '../catalogue/store-fields.js'
+import { skuKey } from '../catalogue/price-sku-barcode.js'
 import type { PlantFinder } from '../store/admin-store.js'
 import type { Catalogue } from './catalogue-interface.js'
 import type { Format } from './command.js'

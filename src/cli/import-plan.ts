@@ -1,6 +1,6 @@
 import type { BatchOperation } from '../catalogue/batch.js'
 import type { Plant, PlantFields, PlantPatch } from '../catalogue/plant.js'
-import { canonicalPrice, skuKey } from '../catalogue/store-fields.js'
+import { canonicalPrice, skuKey } from '../catalogue/price-sku-barcode.js'
 import { deletedSinceExport, inTrash } from './batches.js'
 import { after, exportedAt, exportTimeOf, type ExportBase } from './import-base.js'
 import { identityOf, type Row } from './rows.js'

@@ -1,5 +1,5 @@
 import type { PlantQuery } from '../catalogue/query.js'
-import { formatCents } from '../catalogue/store-fields.js'
+import { formatCents } from '../catalogue/price-sku-barcode.js'
 import { UsageError, type Options } from './command.js'
 
 // A list's filters on the command line: the names of GET /v3/plant's query parameters, checked by

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http'
 import type { Socket } from 'node:net'
 import proxyAddr from '@fastify/proxy-addr'
-import { answerAndClose } from './connection-turns.js'
+import { answerAndClose } from './one-request-per-connection.js'
 
 export interface ConnectionLimit {
   /** Connections one client address may hold open at once (0: no cap). */

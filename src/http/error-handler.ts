@@ -10,7 +10,7 @@ import { DuplicateMember } from './json-body.js'
 import { HttpProblem, problemBody, problemType, type FieldError, type ProblemCode } from './problem.js'
 import { noteProblem } from './request-logger.js'
 import { routeNotFound } from './unrouted.js'
-import { answerAndClose } from './connection-turns.js'
+import { answerAndClose } from './one-request-per-connection.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { components } from './components.js'
-import { findMembers, MAX_DEPTH } from './json-members.js'
+import { findMembers, MAX_DEPTH } from './json-text-scan.js'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 

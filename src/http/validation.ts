@@ -1,10 +1,10 @@
 import { Ajv, type Options } from 'ajv'
-import { GTIN_PATTERN, isGtin } from '../catalogue/store-fields.js'
+import { GTIN_PATTERN, isGtin } from '../catalogue/price-sku-barcode.js'
 import type { FastifyInstance } from 'fastify'
 import type { LazySchemas } from './lazy-schemas.js'
 import { components } from './components.js'
 import { sameIgnoringCase } from './messages.js'
-import { withPrecheck } from './text-prechecks.js'
+import { withPrecheck } from './raw-value-checks.js'
 
 /**
  * Bodies are validated strictly: no type coercion and nothing silently removed, so `"12"` is not

@@ -5,7 +5,7 @@ import { writeSecurity } from '../http/auth.js'
 import { COMMIT_SIZE_BUCKETS, commitSizes } from '../store/commit-sizes.js'
 import { StorageUnavailable } from '../catalogue/errors.js'
 import { clusterMetricsReader, exposition } from './cluster-metrics.js'
-import { parserRefusals } from './parser-refusals.js'
+import { parserRefusals } from './malformed-requests.js'
 
 const NAME = 'http_request_duration_seconds'
 const HELP = 'Time to answer HTTP requests, by method, route and status'

@@ -105,7 +105,7 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
       const release = queue.admit()
       // The response closes however the upload ends: answered, its client gone, or its request
       // timed out (the whole request within 30 s: the 408 is written straight on the socket, which
-      // is then destroyed, connection-turns.ts), so a client trickling its body holds it no longer.
+      // is then destroyed, one-request-per-connection.ts), so a client trickling its body holds it no longer.
       reply.raw.once('close', release)
       done()
     } catch (err) {

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify'
 import { BatchRefused, type BatchOperation, type BatchRefusal, type BatchResult } from '../catalogue/batch.js'
 import { PlantNotFound, SkuTaken, VersionMismatch } from '../catalogue/errors.js'
 import { toRecord } from '../catalogue/plant.js'
-import { identityFields, skuKey } from '../catalogue/store-fields.js'
+import { identityFields, skuKey } from '../catalogue/price-sku-barcode.js'
 import type { Scope } from '../catalogue/keys.js'
 import { securityFor, writeMetaOf } from '../http/auth.js'
 import { ref } from '../http/components.js'
@@ -12,7 +12,7 @@ import { etagOf, ifMatchVersions } from '../http/etag.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses, type FieldError } from '../http/problem.js'
 import { strictJsonParser } from '../http/json-body.js'
-import { oneATurn } from '../http/one-a-turn.js'
+import { oneATurn } from '../http/event-loop-queue.js'
 import { batchBodyValidator } from './batch-validator.js'
 import { BatchResults, PlantBatch } from './batch-schemas.js'
 import { statusOnlyIsSelling } from './patch-route.js'
@@ -146,7 +146,7 @@ function refusalOf (named: Named[], { index, error }: BatchRefusal, refused: Set
 export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
   const { store } = options
   // This plugin's own JSON parser (parsers are per plugin): each batch body is decoded, parsed,
-  // validated and handed to the store in a turn of the event loop of its own (one-a-turn.ts), so
+  // validated and handed to the store in a turn of the event loop of its own (event-loop-queue.ts), so
   // batches that arrive together do not hold the loop for all of them at once.
   const strict = strictJsonParser(app)
   const inTurn = oneATurn()

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { nameKey } from '../catalogue/name-key.js'
 import { foldKey } from '../catalogue/search-key.js'
 import { filterKey, sortKeyOf, type PlantQuery, type Position } from '../catalogue/query.js'
-import { gtinKey, parseTimestamp, priceCents, skuKey } from '../catalogue/store-fields.js'
+import { gtinKey, parseTimestamp, priceCents, skuKey } from '../catalogue/price-sku-barcode.js'
 import { HttpProblem } from '../http/problem.js'
 import type { ListQuery } from './schemas.js'
 

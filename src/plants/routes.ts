@@ -12,7 +12,7 @@ import { canonicalId, guardStatuses, type RouteOptions } from '../http/route-par
 import { feedPositionHook } from '../http/feed-position.js'
 import { PlantNotFound } from '../catalogue/errors.js'
 import { toRecord } from '../catalogue/plant.js'
-import { identityFields } from '../catalogue/store-fields.js'
+import { identityFields } from '../catalogue/price-sku-barcode.js'
 import { positionOf } from '../catalogue/query.js'
 import { decodeCursor, encodeCursor, plantQueryOf } from './query.js'
 import { sendPlant, tags } from './record.js'

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { STATUSES, type PlantStatus } from '../catalogue/plant.js'
 import { SORTS, type Sort } from '../catalogue/query.js'
-import { GTIN_PATTERN, PRICE_PATTERN, SKU_PATTERN } from '../catalogue/store-fields.js'
+import { GTIN_PATTERN, PRICE_PATTERN, SKU_PATTERN } from '../catalogue/price-sku-barcode.js'
 import { component, ref } from '../http/components.js'
 import { FREE_TEXT_PATTERN, LABEL_PATTERN, LABEL_RULE, TEXT_PATTERN, TEXT_RULE } from '../http/messages.js'
 import { Id, Plant } from './record.js'
@@ -31,7 +31,7 @@ const Tags = Type.Array(Tag, {
   'x-distinct-ignoring-case': true,
   description: 'Up to 20 distinct labels, distinct also ignoring the case of A–Z (as tag filters compare them: "BIG" and "big" together are refused).'
 })
-// Store fields (catalogue/store-fields.ts holds their rules). A price is a string so that no binary
+// Store fields (catalogue/price-sku-barcode.ts holds their rules). A price is a string so that no binary
 // float ever holds it: a JSON number, even 3, is refused.
 const PRICE_MESSAGE = 'must be a decimal string ≥ 0 and < 1000000000 with at most 2 fraction digits, such as "12" or "12.50" (no sign, exponent, spaces or leading zeros)'
 const SKU_MESSAGE = 'must be 1–64 characters of A–Z, a–z, 0–9, ".", "_" and "-"'

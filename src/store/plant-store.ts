@@ -32,7 +32,7 @@ export interface ListFilter {
   terms?: string[]
   /** SKU, ignoring case (see catalogue/query.ts for these four). */
   sku?: string
-  /** A GTIN-14 key (catalogue/store-fields.ts gtinKey): plants whose barcode stands for it at any length. */
+  /** A GTIN-14 key (catalogue/price-sku-barcode.ts gtinKey): plants whose barcode stands for it at any length. */
   barcode?: string
   /** Epoch milliseconds. */
   updatedSince?: number

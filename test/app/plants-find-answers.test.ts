@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { parseTimestamp } from '../../src/catalogue/store-fields.js'
+import { parseTimestamp } from '../../src/catalogue/price-sku-barcode.js'
 import { build, type TestApp } from '../helpers/app.js'
 import { ENGINES } from '../helpers/engines.js'
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { isGtin, timestamp } from '../../src/catalogue/store-fields.js'
+import { isGtin, timestamp } from '../../src/catalogue/price-sku-barcode.js'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { build } from '../helpers/app.js'
 import { ENGINES } from '../helpers/engines.js'

@@ -1,7 +1,7 @@
 import type { ChangeKind } from '../../catalogue/changes.js'
 import { KIND_CODES, type HistoryKind } from '../../catalogue/history.js'
 import type { PlantFields, StoredPlant } from '../../catalogue/plant.js'
-import { priceCents } from '../../catalogue/store-fields.js'
+import { priceCents } from '../../catalogue/price-sku-barcode.js'
 import { nameColumns } from './search-columns.js'
 import { toPostgresText as toDb } from './text-escape.js'
 

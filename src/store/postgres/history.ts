@@ -4,7 +4,7 @@ import { cursorBeforeRestore, fieldsAt, kindOfCode, plantFieldsOf, sameFields, t
 import type { StoredPlant } from '../../catalogue/plant.js'
 import type { RevertOptions } from '../plant-store.js'
 import { purgeInBatches } from '../../catalogue/purge.js'
-import { timestamp } from '../../catalogue/store-fields.js'
+import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import type { Tx } from './group-commit.js'
 import { ROW_COLUMNS, toPlant, writeGroup, type PlantRow } from './group-writes.js'
 

@@ -1,7 +1,7 @@
 import pg from 'pg'
 import { sortKeyOf, UNPRICED } from '../../catalogue/query.js'
 import { isShortTerm } from '../../catalogue/search-key.js'
-import { gtinKey, skuKey } from '../../catalogue/store-fields.js'
+import { gtinKey, skuKey } from '../../catalogue/price-sku-barcode.js'
 import type { ListFilter } from '../plant-store.js'
 import { toPostgresText } from './text-escape.js'
 
@@ -49,7 +49,7 @@ export function listQuery (filter: ListFilter, columns: string): { text: string,
   let from = 'plants p'
   let id = 'p.id'
   // A SKU names one plant, a barcode a handful: their indexes (plants_sku; plants_gtin, migration
-  // 011: a barcode's GTIN-14 key, catalogue/store-fields.ts gtinKey, the same expression) lead,
+  // 011: a barcode's GTIN-14 key, catalogue/price-sku-barcode.ts gtinKey, the same expression) lead,
   // whatever else is asked. OFFSET 0 plans them apart: joined to the rest, the planner guessed a
   // barcode common and walked the order's index past every plant for it.
   const lookup: string[] = []

@@ -3,7 +3,7 @@ import { SkuTaken, TrashedNotFound, VersionMismatch } from '../../catalogue/erro
 import { fileNamesOf, type Photo } from '../../catalogue/photo.js'
 import { toRecord, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { purgeInBatches } from '../../catalogue/purge.js'
-import { priceCents, skuKey } from '../../catalogue/store-fields.js'
+import { priceCents, skuKey } from '../../catalogue/price-sku-barcode.js'
 import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
 import { nameKey } from '../../catalogue/name-key.js'
 import { nameOrderKey } from '../../catalogue/name-order.js'

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3'
 import { HistoryCursorGone } from '../../catalogue/errors.js'
 import { cursorBeforeRestore, kindOfCode, type FieldChanges, type HistoryEntry, type RestoredPast } from '../../catalogue/history.js'
 import { purgeInBatches } from '../../catalogue/purge.js'
-import { timestamp } from '../../catalogue/store-fields.js'
+import { timestamp } from '../../catalogue/price-sku-barcode.js'
 
 // Plants' history on SQLite (catalogue/history.ts). Rows are appended in commit order (seq), so
 // the retention purge walks the oldest first and needs no index on time. Only the changed values

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3'
 import { QueryTooSlow } from '../../catalogue/errors.js'
 import { sortKeyOf, UNPRICED } from '../../catalogue/query.js'
 import { foldKey, isShortTerm, keyHolds, startTrigram } from '../../catalogue/search-key.js'
-import { gtinKey, skuKey } from '../../catalogue/store-fields.js'
+import { gtinKey, skuKey } from '../../catalogue/price-sku-barcode.js'
 import type { CountFilter, ListFilter } from '../plant-store.js'
 import { PLANT_COLUMNS } from './plant-rows.js'
 import { INDEXED_UP_TO } from './search-backlog.js'
@@ -40,7 +40,7 @@ const COLUMN_INDEXES: Record<Column, string> = { category: 'plants_category_key'
 const NUMBER_KEYS = { price: `coalesce(p.price, ${UNPRICED})`, updated: 'p.updated_at' }
 const NUMBER_INDEXES = { price: 'plants_price', updated: 'plants_updated' }
 /**
- * A barcode's GTIN-14 key (catalogue/store-fields.ts gtinKey) in SQL: the expression of the index
+ * A barcode's GTIN-14 key (catalogue/price-sku-barcode.ts gtinKey) in SQL: the expression of the index
  * plants_gtin (migrations.ts), written here exactly as there so SQLite seeks it.
  */
 export const GTIN_KEY = "substr('0000000000000' || p.barcode, -14)"

@@ -238,7 +238,7 @@ function filterKeys (db: Database.Database, progress: (message: string) => void)
 }
 
 /**
- * barcode= finds a GTIN at any length (catalogue/store-fields.ts gtinKey): the barcode index by its
+ * barcode= finds a GTIN at any length (catalogue/price-sku-barcode.ts gtinKey): the barcode index by its
  * GTIN-14 key (zeros on the left; list-query.ts GTIN_KEY writes the same expression) replaces the
  * one by the code as written. An index build only (one read of the table), said on a large catalogue.
  */

@@ -1,5 +1,5 @@
 import type { PlantStatus, StoredPlant } from '../../catalogue/plant.js'
-import { formatCents, timestamp } from '../../catalogue/store-fields.js'
+import { formatCents, timestamp } from '../../catalogue/price-sku-barcode.js'
 
 // A plant's row as SQLite reads it, and the plant it is: the one mapping, for the store and the commands.
 

@@ -3,7 +3,7 @@ import { recordOfChange, type Change, type ChangePage } from '../../catalogue/ch
 import { FeedGone, QueryTooSlow } from '../../catalogue/errors.js'
 import type { HistoryEntry } from '../../catalogue/history.js'
 import type { StoredPlant } from '../../catalogue/plant.js'
-import { timestamp } from '../../catalogue/store-fields.js'
+import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
 import type { CountFilter, ListFilter } from '../plant-store.js'
 import { historyReader } from './history.js'

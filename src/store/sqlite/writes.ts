@@ -6,7 +6,7 @@ import { fieldChanges, fieldsAt, KIND_CODES, NO_CHANGES, sameFields, type FieldC
 import type { NewPhoto, Photo } from '../../catalogue/photo.js'
 import { toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { filterKey } from '../../catalogue/query.js'
-import { canonicalPrice, formatCents, priceCents, skuKey, timestamp } from '../../catalogue/store-fields.js'
+import { canonicalPrice, formatCents, priceCents, skuKey, timestamp } from '../../catalogue/price-sku-barcode.js'
 import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
 import { historyForgetter, historySince, INSERT_HISTORY } from './history.js'
 import { photoFiles, type PhotoRefusal } from './photo-writes.js'
