@@ -349,7 +349,7 @@ function issue25Table (summary: Judged[], baseline: Target | undefined): string[
 
 /**
  * Waits until the service has used under 5 % of a core for a second (at most a minute). Once
- * listening, it compiles every route's schemas in the background (src/http/lazy-schemas.ts
+ * listening, it compiles every route's schemas in the background (src/http/schemas/lazy-schemas.ts
  * compileRest): seconds of CPU, on the core every server shares. Measured straight away, the first
  * operation's rounds paid for it, the service's CPU per request most of all (a quick run's GET
  * by id once read 1.37× the baseline's CPU, where a fixed count of requests after it gave 1.10×).

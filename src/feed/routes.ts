@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { ref } from '../http/components.js'
+import { ref } from '../http/schemas/components.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { guardStatuses, type RouteOptions } from '../http/route-parts.js'

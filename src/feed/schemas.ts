@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { component, ref } from '../http/components.js'
+import { component, ref } from '../http/schemas/components.js'
 import { Plant } from '../plants/record.js'
 
 const Seq = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })

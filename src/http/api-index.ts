@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from '@sinclair/typebox'
-import { component, ref } from './components.js'
+import { component, ref } from './schemas/components.js'
 import { methodNotAllowed } from './method-not-allowed.js'
 import { HEADERS, problemResponses } from './problem.js'
 

@@ -1,8 +1,8 @@
 import { Ajv, type Options } from 'ajv'
 import { GTIN_PATTERN, isGtin } from '../catalogue/price-sku-barcode.js'
 import type { FastifyInstance } from 'fastify'
-import type { LazySchemas } from './lazy-schemas.js'
-import { components } from './components.js'
+import type { LazySchemas } from './schemas/lazy-schemas.js'
+import { components } from './schemas/components.js'
 import { sameIgnoringCase } from './messages.js'
 import { withPrecheck } from './raw-value-checks.js'
 
@@ -14,7 +14,7 @@ import { withPrecheck } from './raw-value-checks.js'
 const common: Options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false, verbose: true }
 
 const addedTo = new WeakMap<Ajv, Set<string>>()
-/** Adds the named components (src/http/components.ts) not yet known to `ajv`, so `$ref`s to them resolve. */
+/** Adds the named components (src/http/schemas/components.ts) not yet known to `ajv`, so `$ref`s to them resolve. */
 function withComponents (ajv: Ajv): Ajv {
   let added = addedTo.get(ajv)
   if (!added) addedTo.set(ajv, added = new Set())

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { keyStatus, SCOPES, type ApiKey as StoredKey, type Scope as ScopeName } from '../catalogue/keys.js'
-import { component, ref } from '../http/components.js'
+import { component, ref } from '../http/schemas/components.js'
 import { EXPIRY_FORMS, KEY_NAME_RULE } from './manage.js'
 
 // The key resource's schemas: the only source of its validation, types and document.

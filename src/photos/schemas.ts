@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { MAX_PHOTOS } from '../catalogue/photo.js'
-import { component } from '../http/components.js'
+import { component } from '../http/schemas/components.js'
 
 // The photo resource on the wire: the upload limits and the order of a plant's pictures (the
 // photo record is plants/record.ts's, as part of the plant's). The record, its files

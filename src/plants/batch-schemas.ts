@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { MAX_BATCH_OPERATIONS } from '../catalogue/batch.js'
-import { component, ref } from '../http/components.js'
+import { component, ref } from '../http/schemas/components.js'
 import { NewPlant, PlantPatch, PlantUpdate } from './schemas.js'
 import { Id, Plant } from './record.js'
 

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { HISTORY_KINDS, HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX, type HistoryKind } from '../catalogue/history.js'
-import { component, ref } from '../http/components.js'
+import { component, ref } from '../http/schemas/components.js'
 
 // A plant's history and its revert on the wire: the only source of their validation, types and document.
 

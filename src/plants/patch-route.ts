@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { securityFor, writeMetaOf } from '../http/auth.js'
-import { ref } from '../http/components.js'
+import { ref } from '../http/schemas/components.js'
 import { ifMatchVersions } from '../http/etag.js'
 import { strictJsonParser } from '../http/json-body.js'
 import { allowHeader } from '../http/method-not-allowed.js'

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyReply } from 'fastify'
 import { MAX_PHOTOS } from '../catalogue/photo.js'
 import { toRecord, type StoredPlant } from '../catalogue/plant.js'
-import { component, ref } from '../http/components.js'
+import { component, ref } from '../http/schemas/components.js'
 import { etagOf } from '../http/etag.js'
 
 // The stored plant on the wire, its photos included, and how a route sends one: what the plant,

@@ -2,14 +2,14 @@ import { Type, type Static } from '@sinclair/typebox'
 import { STATUSES, type PlantStatus } from '../catalogue/plant.js'
 import { SORTS, type Sort } from '../catalogue/query.js'
 import { GTIN_PATTERN, PRICE_PATTERN, SKU_PATTERN } from '../catalogue/price-sku-barcode.js'
-import { component, ref } from '../http/components.js'
+import { component, ref } from '../http/schemas/components.js'
 import { FREE_TEXT_PATTERN, LABEL_PATTERN, LABEL_RULE, TEXT_PATTERN, TEXT_RULE } from '../http/messages.js'
 import { Id, Plant } from './record.js'
 
 // The plant resource on the wire: these schemas validate requests, serialise responses and
 // generate the OpenAPI document. Their types are the catalogue's (src/catalogue/), checked to
 // be the same at compile time (schema-types.ts), so the two cannot drift.
-// A schema clients should know by name is a component (see src/http/components.ts for the pattern).
+// A schema clients should know by name is a component (see src/http/schemas/components.ts for the pattern).
 // The stored plant itself, which photos and the feed send too, is record.ts's.
 
 const Status = Type.Unsafe<PlantStatus>({ type: 'string', enum: [...STATUSES], description: 'Sale status of the plant.' })

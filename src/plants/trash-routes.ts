@@ -5,7 +5,7 @@ import type { TrashedPlant as Trashed, TrashPosition } from '../catalogue/trash.
 import { TRASH_PAGE_DEFAULT } from '../catalogue/trash.js'
 import { toRecord } from '../catalogue/plant.js'
 import { securityFor, writeMetaOf, writeSecurity } from '../http/auth.js'
-import { ref } from '../http/components.js'
+import { ref } from '../http/schemas/components.js'
 import { etagOf, ifMatchMistake, ifMatchVersions } from '../http/etag.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { decodePair, encodePair } from '../http/pair-cursor.js'

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { TRASH_PAGE_DEFAULT, TRASH_PAGE_MAX } from '../catalogue/trash.js'
-import { component, ref } from '../http/components.js'
+import { component, ref } from '../http/schemas/components.js'
 import { Plant } from './record.js'
 
 // The trash's schemas: the only source of its validation, types and document.

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { CHANGE_KINDS, SECRET_OVERLAP_MS, signingSecrets, type DeliveryAttempt, type Webhook as StoredWebhook } from '../catalogue/webhook.js'
 import { securityFor } from '../http/auth.js'
-import { ref } from '../http/components.js'
+import { ref } from '../http/schemas/components.js'
 import { methodNotAllowed } from '../http/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
 import type { PlantStore } from '../store/plant-store.js'

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { ChangeKind } from '../catalogue/changes.js'
 import { CHANGE_KINDS, WEBHOOK_STATUSES, type WebhookStatus } from '../catalogue/webhook.js'
-import { component } from '../http/components.js'
+import { component } from '../http/schemas/components.js'
 
 // The webhook resource: the TypeBox schemas behind validation, serialisation and the OpenAPI document.
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { buildApp } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
-import { serializersCompiled } from '../../src/http/lazy-schemas.js'
+import { serializersCompiled } from '../../src/http/schemas/lazy-schemas.js'
 import { validatorsCompiled } from '../../src/http/validation.js'
 import { sqliteEngine } from '../helpers/engines.js'
 
