@@ -1,5 +1,5 @@
 import { fieldErrors } from '../http/error-handler.js'
-import type { AjvError } from '../http/messages.js'
+import type { AjvError } from '../http/problems/messages.js'
 import { bodyValidator } from '../http/validation.js'
 import { NewPlant, PlantPatch, type PlantFields } from '../plants/schemas.js'
 

@@ -5,11 +5,11 @@ import {
 } from '../catalogue/errors.js'
 import { toRecord } from '../catalogue/plant.js'
 import { etagOf, ifMatchMistake } from './etag.js'
-import { messageOf, type AjvError } from './messages.js'
+import { messageOf, type AjvError } from './problems/messages.js'
 import { DuplicateMember } from './json-body.js'
-import { HttpProblem, problemBody, problemType, type FieldError, type ProblemCode } from './problem.js'
+import { HttpProblem, problemBody, problemType, type FieldError, type ProblemCode } from './problems/problem.js'
 import { noteProblem } from './request-logger.js'
-import { routeNotFound } from './unrouted.js'
+import { routeNotFound } from './problems/unrouted.js'
 import { answerAndClose } from './one-request-per-connection.js'
 
 declare module 'fastify' {

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { PlantStore } from '../store/plant-store.js'
-import { HttpProblem } from './problem.js'
+import { HttpProblem } from './problems/problem.js'
 import type { QueuedBytes } from './queued-bytes.js'
 
 // What the routes of every resource (plants, photos, the feed) share.

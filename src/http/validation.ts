@@ -3,7 +3,7 @@ import { GTIN_PATTERN, isGtin } from '../catalogue/price-sku-barcode.js'
 import type { FastifyInstance } from 'fastify'
 import type { LazySchemas } from './schemas/lazy-schemas.js'
 import { components } from './schemas/components.js'
-import { sameIgnoringCase } from './messages.js'
+import { sameIgnoringCase } from './problems/messages.js'
 import { withPrecheck } from './raw-value-checks.js'
 
 /**

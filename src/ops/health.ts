@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { sendProblem } from '../http/error-handler.js'
-import { HEADERS, HttpProblem, problemResponses } from '../http/problem.js'
+import { HEADERS, HttpProblem, problemResponses } from '../http/problems/problem.js'
 import { StorageUnavailable } from '../catalogue/errors.js'
 import type { PlantStore } from '../store/plant-store.js'
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { Gauge, type Registry } from 'prom-client'
 import { component, ref } from '../http/schemas/components.js'
-import { HEADERS, problemResponses } from '../http/problem.js'
+import { HEADERS, problemResponses } from '../http/problems/problem.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { PACKAGE_VERSION } from '../version.js'
 

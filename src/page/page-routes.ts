@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { extname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
-import { HttpProblem } from '../http/problem.js'
+import { HttpProblem } from '../http/problems/problem.js'
 
 // The staff page: a few small files built from web/ into dist/web, served from memory so that a
 // request never opens a file. The page is a client of the public API like any other.

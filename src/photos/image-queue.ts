@@ -1,4 +1,4 @@
-import { HttpProblem } from '../http/problem.js'
+import { HttpProblem } from '../http/problems/problem.js'
 
 /**
  * Bounds the image work: at most `active` pictures are processed at once, and at most `waiting`

@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import type { Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import { HttpProblem } from '../http/problem.js'
+import { HttpProblem } from '../http/problems/problem.js'
 import { ByteReader } from './byte-reader.js'
 import { invalidPicture, type Processed } from './images.js'
 import type { UploadType } from './schemas.js'

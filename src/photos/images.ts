@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Metadata, OutputInfo, Sharp } from 'sharp'
-import { HttpProblem } from '../http/problem.js'
+import { HttpProblem } from '../http/problems/problem.js'
 import type { PhotoFile } from '../catalogue/photo.js'
 import { MAX_PIXELS, MAX_UPLOAD_BYTES, type UploadType } from './schemas.js'
 

@@ -1,6 +1,6 @@
 import type { ValidateFunction } from 'ajv'
 import { MAX_BATCH_OPERATIONS } from '../catalogue/batch.js'
-import type { AjvError } from '../http/messages.js'
+import type { AjvError } from '../http/problems/messages.js'
 import { bodyValidator } from '../http/validation.js'
 import { OPERATIONS } from './batch-schemas.js'
 
@@ -51,7 +51,7 @@ function outlineErrors (body: unknown): FieldError[] {
   const { operations } = body as { operations?: unknown }
   if (operations === undefined) return [...errors, at('', 'required', 'is required', { missingProperty: 'operations' })]
   if (!Array.isArray(operations)) return [...errors, at('/operations', 'type', 'must be an array', { type: 'array' })]
-  // A keyword of its own, so the messages (http/messages.ts) keep these words rather than minItems' generic "items".
+  // A keyword of its own, so the messages (http/problems/messages.ts) keep these words rather than minItems' generic "items".
   if (operations.length === 0) errors.push(at('/operations', 'x-operation-count', 'must hold at least 1 operation', { limit: 1 }))
   if (operations.length > MAX_BATCH_OPERATIONS) errors.push(at('/operations', 'x-operation-count', `must hold at most ${MAX_BATCH_OPERATIONS} operations`, { limit: MAX_BATCH_OPERATIONS }))
   return errors

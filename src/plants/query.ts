@@ -3,7 +3,7 @@ import { nameKey } from '../catalogue/name-key.js'
 import { foldKey } from '../catalogue/search-key.js'
 import { filterKey, sortKeyOf, type PlantQuery, type Position } from '../catalogue/query.js'
 import { gtinKey, parseTimestamp, priceCents, skuKey } from '../catalogue/price-sku-barcode.js'
-import { HttpProblem } from '../http/problem.js'
+import { HttpProblem } from '../http/problems/problem.js'
 import type { ListQuery } from './schemas.js'
 
 // A list query as HTTP speaks it: `q` split into terms, and the cursors that carry a page's end.

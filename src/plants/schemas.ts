@@ -3,7 +3,7 @@ import { STATUSES, type PlantStatus } from '../catalogue/plant.js'
 import { SORTS, type Sort } from '../catalogue/query.js'
 import { GTIN_PATTERN, PRICE_PATTERN, SKU_PATTERN } from '../catalogue/price-sku-barcode.js'
 import { component, ref } from '../http/schemas/components.js'
-import { FREE_TEXT_PATTERN, LABEL_PATTERN, LABEL_RULE, TEXT_PATTERN, TEXT_RULE } from '../http/messages.js'
+import { FREE_TEXT_PATTERN, LABEL_PATTERN, LABEL_RULE, TEXT_PATTERN, TEXT_RULE } from '../http/problems/messages.js'
 import { Id, Plant } from './record.js'
 
 // The plant resource on the wire: these schemas validate requests, serialise responses and

@@ -5,7 +5,7 @@ import { component } from '../http/schemas/components.js'
 
 // The webhook resource: the TypeBox schemas behind validation, serialisation and the OpenAPI document.
 
-// Enums rather than unions of literals: a wrong value is then told "must be one of …" (src/http/messages.ts),
+// Enums rather than unions of literals: a wrong value is then told "must be one of …" (src/http/problems/messages.ts),
 // as a plant's status is, not Ajv's "must be equal to constant" once per literal.
 const Kind = Type.Unsafe<ChangeKind>({ type: 'string', enum: [...CHANGE_KINDS] })
 const Time = Type.String({ description: 'RFC 3339, UTC, with milliseconds.' })

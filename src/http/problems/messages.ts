@@ -1,4 +1,4 @@
-import { filterKey } from '../catalogue/query.js'
+import { filterKey } from '../../catalogue/query.js'
 
 // Validation messages that say the fix: the allowed values, the limit, the rule broken; one
 // message a rule, never Ajv's generic wording ("must be equal to one of the allowed values").

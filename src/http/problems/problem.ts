@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import type { Plant } from '../catalogue/plant.js'
-import { component, ref } from './schemas/components.js'
+import type { Plant } from '../../catalogue/plant.js'
+import { component, ref } from '../schemas/components.js'
 
 const TITLES = {
   'invalid-input': 'Invalid input',
