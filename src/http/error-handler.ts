@@ -8,7 +8,7 @@ import { etagOf, ifMatchMistake } from './etag.js'
 import { messageOf, type AjvError } from './problems/messages.js'
 import { DuplicateMember } from './json-body.js'
 import { HttpProblem, problemBody, problemType, type FieldError, type ProblemCode } from './problems/problem.js'
-import { noteProblem } from './request-logger.js'
+import { noteProblem } from './logging/request-logger.js'
 import { routeNotFound } from './problems/unrouted.js'
 import { answerAndClose } from './one-request-per-connection.js'
 

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net'
-import type { RefusalLog } from '../http/refusal-log.js'
+import type { RefusalLog } from '../http/logging/refusal-log.js'
 
 // Requests the HTTP parser refuses (400, 408, 431) never reach a route, a hook or the access log:
 // they are counted and logged here (through the refusal log, which summarises a flood of them), on

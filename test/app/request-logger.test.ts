@@ -3,7 +3,7 @@ import { Writable } from 'node:stream'
 import { test } from 'node:test'
 import Fastify from 'fastify'
 import { pino, type Logger } from 'pino'
-import { lazyRequestLoggers } from '../../src/http/request-logger.js'
+import { lazyRequestLoggers } from '../../src/http/logging/request-logger.js'
 
 function capture (level: string): { logger: Logger, lines: () => any[] } {
   const chunks: string[] = []

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { redactUrl } from '../../src/http/redact-url.js'
+import { redactUrl } from '../../src/http/logging/redact-url.js'
 import { send, startService } from '../helpers/process.js'
 
 test('key-like query parameters are redacted from a URL, everything else is kept as sent', () => {
