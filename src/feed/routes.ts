@@ -10,7 +10,7 @@ import { CHANGES_PAGE_SIZE, ChangePage, ChangesQuery, EventsHeaders, EventsQuery
 import { EVENT_STREAM_HEADERS, EventStream } from './event-stream.js'
 import type { FeedHub } from './hub.js'
 import type { StreamLimits } from '../http/stream-limits.js'
-import { admitLargePages, QUEUE_FULL_OR_STORAGE } from '../http/queued-bytes.js'
+import { admitLargePages, QUEUE_FULL_OR_STORAGE } from '../http/connections/queued-bytes.js'
 
 const tags = ['plant']
 

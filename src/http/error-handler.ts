@@ -10,7 +10,7 @@ import { DuplicateMember } from './json-body.js'
 import { HttpProblem, problemBody, problemType, type FieldError, type ProblemCode } from './problems/problem.js'
 import { noteProblem } from './logging/request-logger.js'
 import { routeNotFound } from './problems/unrouted.js'
-import { answerAndClose } from './one-request-per-connection.js'
+import { answerAndClose } from './connections/one-request-per-connection.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -164,7 +164,7 @@ export function registerFeedMetrics (registry: Registry, feed: FeedStats): void 
   })
 }
 
-/** What the bytes queued to clients report (src/http/queued-bytes.ts). */
+/** What the bytes queued to clients report (src/http/connections/queued-bytes.ts). */
 export interface QueuedStats { readonly queued: number, readonly bound: number, readonly connectionsCharged: number }
 
 /** The bytes queued to clients in large answers and their bound, read when /metrics is scraped. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import http, { STATUS_CODES, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import { problemBody, type ProblemCode } from './problems/problem.js'
+import { problemBody, type ProblemCode } from '../problems/problem.js'
 
 /**
  * One request at a time per connection.

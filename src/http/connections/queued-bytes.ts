@@ -3,7 +3,7 @@ import { Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import type { onSendHookHandler } from 'fastify'
 import { connectionKey, readSendQueues, type Family } from './kernel-send-queues.js'
-import { HttpProblem } from './problems/problem.js'
+import { HttpProblem } from '../problems/problem.js'
 
 /**
  * An answer larger than this is a large answer: as large as a photo file's chunk, so a file of
