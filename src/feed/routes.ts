@@ -9,7 +9,7 @@ import type { PlantStore } from '../store/plant-store.js'
 import { CHANGES_PAGE_SIZE, ChangePage, ChangesQuery, EventsHeaders, EventsQuery } from './schemas.js'
 import { EVENT_STREAM_HEADERS, EventStream } from './event-stream.js'
 import type { FeedHub } from './hub.js'
-import type { StreamLimits } from '../http/stream-limits.js'
+import type { StreamLimits } from '../http/limits/stream-limits.js'
 import { admitLargePages, QUEUE_FULL_OR_STORAGE } from '../http/connections/queued-bytes.js'
 
 const tags = ['plant']

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { oneATurn } from '../../src/http/event-loop-queue.js'
+import { oneATurn } from '../../src/http/limits/event-loop-queue.js'
 
 // Batch bodies (and their answers' slices) that arrive together run one per turn of the event loop
-// (src/http/event-loop-queue.ts), so timers and other sockets are served between them.
+// (src/http/limits/event-loop-queue.ts), so timers and other sockets are served between them.
 
 test('work queued together runs in order, one piece per turn of the event loop', async () => {
   const inTurn = oneATurn()

@@ -1,4 +1,4 @@
-import { HttpProblem } from './problems/problem.js'
+import { HttpProblem } from '../problems/problem.js'
 
 /** Seconds a refused client is asked to wait: streams are long-lived, so a slot frees slowly. */
 const RETRY_AFTER = '5'

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { HttpProblem, problemResponses } from './problems/problem.js'
+import { HttpProblem, problemResponses } from '../problems/problem.js'
 
 // The reads that can cost more than a point lookup share a budget per client: how many it may
 // have running at once. One client then holds at most its share of the reader threads (SQLite) or
