@@ -39,7 +39,7 @@ export async function listQueryOf (values: Record<string, unknown>): Promise<Pla
   for (const name of LIST_FILTERS) if (values[name] !== undefined) given[name] = values[name]
   if (Object.keys(given).length === 0) return undefined
   const [{ ListQuery }, { plantQueryOf }, { queryValidator }, { fieldErrors }, { HttpProblem }] = await Promise.all([
-    import('../plants/schemas.js'), import('../plants/query.js'), import('../http/validation.js'), import('../http/error-handler.js'), import('../http/problems/problem.js')
+    import('../plants/schemas.js'), import('../plants/query.js'), import('../http/input/validation.js'), import('../http/error-handler.js'), import('../http/problems/problem.js')
   ])
   const validate = queryValidator(ListQuery)
   if (!validate(given)) throw refusal(fieldErrors(validate.errors as Parameters<typeof fieldErrors>[0]))

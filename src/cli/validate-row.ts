@@ -1,6 +1,6 @@
 import { fieldErrors } from '../http/error-handler.js'
 import type { AjvError } from '../http/problems/messages.js'
-import { bodyValidator } from '../http/validation.js'
+import { bodyValidator } from '../http/input/validation.js'
 import { NewPlant, PlantPatch, type PlantFields } from '../plants/schemas.js'
 
 // A row is checked by the API's own schemas, validator and error wording: a new plant by NewPlant,

@@ -6,7 +6,7 @@ import {
 import { toRecord } from '../catalogue/plant.js'
 import { etagOf, ifMatchMistake } from './etag.js'
 import { messageOf, type AjvError } from './problems/messages.js'
-import { DuplicateMember } from './json-body.js'
+import { DuplicateMember } from './input/json-body.js'
 import { HttpProblem, problemBody, problemType, type FieldError, type ProblemCode } from './problems/problem.js'
 import { noteProblem } from './logging/request-logger.js'
 import { routeNotFound } from './problems/unrouted.js'

@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv'
 import { MAX_BATCH_OPERATIONS } from '../catalogue/batch.js'
 import type { AjvError } from '../http/problems/messages.js'
-import { bodyValidator } from '../http/validation.js'
+import { bodyValidator } from '../http/input/validation.js'
 import { OPERATIONS } from './batch-schemas.js'
 
 // The batch body validated an operation at a time, each by the schema its `op` names: a union

@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { buildApp } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
 import { serializersCompiled } from '../../src/http/schemas/lazy-schemas.js'
-import { validatorsCompiled } from '../../src/http/validation.js'
+import { validatorsCompiled } from '../../src/http/input/validation.js'
 import { sqliteEngine } from '../helpers/engines.js'
 
 // Validators, serialisers and the OpenAPI document are compiled once a process: a second app of

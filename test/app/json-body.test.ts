@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { findMembers, MAX_DEPTH } from '../../src/http/json-text-scan.js'
+import { findMembers, MAX_DEPTH } from '../../src/http/input/json-text-scan.js'
 import { build } from '../helpers/app.js'
 import { ENGINES } from '../helpers/engines.js'
 

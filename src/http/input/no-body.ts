@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest, preParsingAsyncHookHandler } from 'fastify'
-import { HttpProblem } from './problems/problem.js'
+import { HttpProblem } from '../problems/problem.js'
 
 // An operation without a body (a restore from the trash, a purge, a delete, a revoke) refuses one:
 // `{"sku":null}` sent to a restore was parsed and silently ignored, the plant restored with its SKU,

@@ -1,9 +1,9 @@
 import { Ajv, type Options } from 'ajv'
-import { GTIN_PATTERN, isGtin } from '../catalogue/price-sku-barcode.js'
+import { GTIN_PATTERN, isGtin } from '../../catalogue/price-sku-barcode.js'
 import type { FastifyInstance } from 'fastify'
-import type { LazySchemas } from './schemas/lazy-schemas.js'
-import { components } from './schemas/components.js'
-import { sameIgnoringCase } from './problems/messages.js'
+import type { LazySchemas } from '../schemas/lazy-schemas.js'
+import { components } from '../schemas/components.js'
+import { sameIgnoringCase } from '../problems/messages.js'
 import { withPrecheck } from './raw-value-checks.js'
 
 /**

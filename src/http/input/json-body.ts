@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { components } from './schemas/components.js'
+import { components } from '../schemas/components.js'
 import { findMembers, MAX_DEPTH } from './json-text-scan.js'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
