@@ -41,7 +41,7 @@ export function keyStatus (key: ApiKey, now: number): KeyStatus {
   return key.expiresAt !== null && now >= key.expiresAt ? 'expired' : 'active'
 }
 
-/** A request's key, as the key cache (keys/key-cache.ts) answers for the auth hook (http/auth.ts). */
+/** A request's key, as the key cache (keys/key-cache.ts) answers for the auth hook (http/auth/auth.ts). */
 export type KeyCheck =
   | { ok: true, name: string, scope: Scope }
   | { ok: false, why: 'unknown' }

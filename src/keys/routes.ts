@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { ENV_KEY_NAME, KeyNameTaken, KeyNotFound } from '../catalogue/keys.js'
-import { securityFor, writeMetaOf } from '../http/auth.js'
+import { securityFor, writeMetaOf } from '../http/auth/auth.js'
 import { ref } from '../http/schemas/components.js'
 import { methodNotAllowed } from '../http/problems/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problems/problem.js'

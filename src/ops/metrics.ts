@@ -1,7 +1,7 @@
 import cluster from 'node:cluster'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
-import { writeSecurity } from '../http/auth.js'
+import { writeSecurity } from '../http/auth/auth.js'
 import { COMMIT_SIZE_BUCKETS, commitSizes } from '../store/commit-sizes.js'
 import { StorageUnavailable } from '../catalogue/errors.js'
 import { clusterMetricsReader, exposition } from './cluster-metrics.js'

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import type { Config } from '../config.js'
-import { OPEN_WITH_READ_KEYS } from '../http/auth.js'
+import { OPEN_WITH_READ_KEYS } from '../http/auth/auth.js'
 import { PACKAGE_VERSION } from '../version.js'
 
 /** Where PostgreSQL is, as host:port/database: never the user's password (nor the query's options). */

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { PhotoOrderInvalid, PlantNotFound, VersionMismatch } from '../catalogue/errors.js'
 import { photoOrderProblem } from '../catalogue/photo.js'
-import { writeMetaOf, writeSecurity } from '../http/auth.js'
+import { writeMetaOf, writeSecurity } from '../http/auth/auth.js'
 import { ref } from '../http/schemas/components.js'
 import { ifMatchVersions } from '../http/etag.js'
 import { methodNotAllowed } from '../http/problems/method-not-allowed.js'

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { writeMetaOf, writeSecurity } from '../http/auth.js'
+import { writeMetaOf, writeSecurity } from '../http/auth/auth.js'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
 import { methodNotAllowed } from '../http/problems/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problems/problem.js'
@@ -71,7 +71,7 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
     socket.once('close', release)
   }
   app.addHook('onClose', async () => { await images.close() })
-  // Declared on every write; enforced only when keys are configured (src/http/auth.ts).
+  // Declared on every write; enforced only when keys are configured (src/http/auth/auth.ts).
   const security = writeSecurity
   const writeGuards = guardStatuses(true)
   const readGuards = guardStatuses(false)

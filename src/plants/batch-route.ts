@@ -6,7 +6,7 @@ import { PlantNotFound, SkuTaken, VersionMismatch } from '../catalogue/errors.js
 import { toRecord } from '../catalogue/plant.js'
 import { identityFields, skuKey } from '../catalogue/price-sku-barcode.js'
 import type { Scope } from '../catalogue/keys.js'
-import { securityFor, writeMetaOf } from '../http/auth.js'
+import { securityFor, writeMetaOf } from '../http/auth/auth.js'
 import { ref } from '../http/schemas/components.js'
 import { etagOf, ifMatchVersions } from '../http/etag.js'
 import { methodNotAllowed } from '../http/problems/method-not-allowed.js'
@@ -51,7 +51,7 @@ function toOperation (o: Operation): BatchOperation {
 /**
  * Each operation needs its single route's scope, so the batch needs the highest: a batch of patches
  * of `status` alone is a till's (`sell`); any other operation needs `write`, and is named by index.
- * Read once the body is valid (http/auth.ts).
+ * Read once the body is valid (http/auth/auth.ts).
  */
 function scopeOfBatch (body: unknown): { scope: Scope, paths: string[] } {
   const operations = (body as { operations?: unknown } | null)?.operations

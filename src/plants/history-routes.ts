@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { HISTORY_PAGE_DEFAULT } from '../catalogue/history.js'
 import { PlantNotFound, VersionNotKept } from '../catalogue/errors.js'
-import { writeMetaOf, writeSecurity } from '../http/auth.js'
+import { writeMetaOf, writeSecurity } from '../http/auth/auth.js'
 import { ref } from '../http/schemas/components.js'
 import { ifMatchVersions } from '../http/etag.js'
 import { methodNotAllowed } from '../http/problems/method-not-allowed.js'

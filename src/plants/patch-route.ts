@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { securityFor, writeMetaOf } from '../http/auth.js'
+import { securityFor, writeMetaOf } from '../http/auth/auth.js'
 import { ref } from '../http/schemas/components.js'
 import { ifMatchVersions } from '../http/etag.js'
 import { strictJsonParser } from '../http/input/json-body.js'

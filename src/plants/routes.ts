@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { writeMetaOf, writeSecurity } from '../http/auth.js'
+import { writeMetaOf, writeSecurity } from '../http/auth/auth.js'
 import { ref } from '../http/schemas/components.js'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/etag.js'
 import { allowHeader, methodNotAllowed } from '../http/problems/method-not-allowed.js'
@@ -28,7 +28,7 @@ export const idempotencyClaimKey = (request: FastifyRequest, key: string): strin
 
 export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
   const { store, queued } = options
-  // Declared on every write; enforced only when keys are configured (src/http/auth.ts).
+  // Declared on every write; enforced only when keys are configured (src/http/auth/auth.ts).
   const security = writeSecurity
   const writeGuards = guardStatuses(true)
   const readGuards = guardStatuses(false)

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { CHANGE_KINDS, SECRET_OVERLAP_MS, signingSecrets, type DeliveryAttempt, type Webhook as StoredWebhook } from '../catalogue/webhook.js'
-import { securityFor } from '../http/auth.js'
+import { securityFor } from '../http/auth/auth.js'
 import { ref } from '../http/schemas/components.js'
 import { methodNotAllowed } from '../http/problems/method-not-allowed.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problems/problem.js'

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ConfigError, type Config } from '../config.js'
-import { ANONYMOUS, type WriteMeta } from '../catalogue/changes.js'
-import { SCOPES, scopeIncludes, type KeyCheck, type Scope } from '../catalogue/keys.js'
+import { ConfigError, type Config } from '../../config.js'
+import { ANONYMOUS, type WriteMeta } from '../../catalogue/changes.js'
+import { SCOPES, scopeIncludes, type KeyCheck, type Scope } from '../../catalogue/keys.js'
 import { keyInUrl, presentedKey, type Presented } from './credentials.js'
-import { HttpProblem, problemResponses, type FieldError } from './problems/problem.js'
+import { HttpProblem, problemResponses, type FieldError } from '../problems/problem.js'
 
 const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest()
 
