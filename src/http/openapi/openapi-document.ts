@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger'
 import type { OpenAPIV3_1 as OpenApi31 } from 'openapi-types'
 import type { FastifyInstance, RouteOptions } from 'fastify'
-import { securitySchemes } from './auth/auth.js'
+import { securitySchemes } from '../auth/auth.js'
 
 type OpenApiDocument = ReturnType<FastifyInstance['swagger']> & object
 
