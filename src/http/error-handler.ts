@@ -4,7 +4,7 @@ import {
   FeedGone, HistoryCursorGone, IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PlantNotFound, QueryTooSlow, SkuTaken, StorageUnavailable, TrashedNotFound, VersionMismatch, VersionNotKept
 } from '../catalogue/errors.js'
 import { toRecord } from '../catalogue/plant.js'
-import { etagOf, ifMatchMistake } from './etag.js'
+import { etagOf, ifMatchMistake } from './resources/etag.js'
 import { messageOf, type AjvError } from './problems/messages.js'
 import { DuplicateMember } from './input/json-body.js'
 import { HttpProblem, problemBody, problemType, type FieldError, type ProblemCode } from './problems/problem.js'

@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify'
 import { MAX_PHOTOS } from '../catalogue/photo.js'
 import { toRecord, type StoredPlant } from '../catalogue/plant.js'
 import { component, ref } from '../http/schemas/components.js'
-import { etagOf } from '../http/etag.js'
+import { etagOf } from '../http/resources/etag.js'
 
 // The stored plant on the wire, its photos included, and how a route sends one: what the plant,
 // photo, history and trash routes answer, and what the feed and webhooks carry. Its type is the

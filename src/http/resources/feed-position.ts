@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { PlantStore } from '../store/plant-store.js'
+import type { PlantStore } from '../../store/plant-store.js'
 
 type Hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void
 

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { PlantStore } from '../store/plant-store.js'
-import { HttpProblem } from './problems/problem.js'
-import type { QueuedBytes } from './connections/queued-bytes.js'
+import type { PlantStore } from '../../store/plant-store.js'
+import { HttpProblem } from '../problems/problem.js'
+import type { QueuedBytes } from '../connections/queued-bytes.js'
 
 // What the routes of every resource (plants, photos, the feed) share.
 

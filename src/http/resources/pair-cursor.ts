@@ -1,4 +1,4 @@
-import { HttpProblem } from './problems/problem.js'
+import { HttpProblem } from '../problems/problem.js'
 
 // The opaque cursor of the history and the trash pages: two whole numbers (base64url JSON) that
 // name where the last page ended. Read back only if it is exactly what encodePair wrote.
