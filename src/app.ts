@@ -25,7 +25,7 @@ import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './htt
 import { registerJsonBody } from './http/input/json-body.js'
 import { registerOpenApi } from './http/openapi/openapi-document.js'
 import { refuseUnexpectedBodies } from './http/input/no-body.js'
-import { answerUnknownPathsEarly } from './http/problems/unrouted.js'
+import { answerUnknownPathsEarly } from './http/problems/unserved.js'
 import { redactedRequest, redactUrl } from './http/logging/redact-url.js'
 import { HttpProblem, problemResponses } from './http/problems/problem.js'
 import { RefusalLog } from './http/logging/refusal-log.js'

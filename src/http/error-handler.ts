@@ -9,7 +9,7 @@ import { messageOf, type AjvError } from './problems/messages.js'
 import { DuplicateMember } from './input/json-body.js'
 import { HttpProblem, problemBody, problemType, type FieldError, type ProblemCode } from './problems/problem.js'
 import { noteProblem } from './logging/request-logger.js'
-import { routeNotFound } from './problems/unrouted.js'
+import { routeNotFound } from './problems/unserved.js'
 import { answerAndClose } from './connections/one-request-per-connection.js'
 
 declare module 'fastify' {

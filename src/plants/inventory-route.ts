@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ref } from '../http/schemas/components.js'
-import { methodNotAllowed } from '../http/problems/method-not-allowed.js'
+import { methodNotAllowed } from '../http/problems/unserved.js'
 import { HEADERS, problemResponses } from '../http/problems/problem.js'
 import { feedPositionHook } from '../http/resources/feed-position.js'
 import { guardStatuses, type RouteOptions } from '../http/resources/route-parts.js'

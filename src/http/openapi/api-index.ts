@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from '@sinclair/typebox'
 import { component, ref } from '../schemas/components.js'
-import { methodNotAllowed } from '../problems/method-not-allowed.js'
+import { methodNotAllowed } from '../problems/unserved.js'
 import { HEADERS, problemResponses } from '../problems/problem.js'
 
 // GET /v3: where a newcomer who types the base address lands, pointed at what to read next.
