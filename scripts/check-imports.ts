@@ -14,15 +14,15 @@ export const FLOORS: Record<string, number> = {
   store: 1, // the store interface and its engines
   version: 2,
   config: 2,
-  http: 2, // what every route shares: errors, problems, bodies, auth, connections
+  http: 2, // what every route shares, a folder per concern (schemas/, problems/, input/, auth/, connections/, …)
   plants: 3,
   photos: 3,
   feed: 3,
-  keys: 2, // API keys: the scope model and the key cache the auth hook reads, and their admin routes
   ops: 3,
   page: 3,
   client: 3,
   webhooks: 3, // subscriptions, the deliverer, signing, the SSRF-safe client
+  keys: 3, // API keys: the key cache the auth hook is given (app.ts wires it), and their admin routes
   app: 4,
   server: 4,
   cli: 4
