@@ -185,8 +185,8 @@ function bodyMessage (code: string, message: string, patch: boolean): string {
 }
 
 /**
- * A refusal names at most this many errors: 15,000 wrong tags in 60 KB once made a 1.2 MB answer
- * and a 439 KB log line (20 times the request). The first ones say what to fix.
+ * A refusal names at most this many errors: a small body of many wrong tags once made an answer
+ * and a log line many times the request's size. The first ones say what to fix.
  */
 export const MAX_FIELD_ERRORS = 20
 

@@ -19,7 +19,7 @@ export function trustedPeer (trustProxy: string[] | false): (address: string) =>
 
 /**
  * A client that opens connections and sends nothing held one descriptor each until the header
- * timeout: 20,000 of them reached the open-files limit in 40 s. Past `perClient` open connections
+ * timeout, and enough of them soon reached the open-files limit. Past `perClient` open connections
  * from one address, a new one is answered 429 and closed at once, before any request is read, and
  * `refused` is told the address.
  */

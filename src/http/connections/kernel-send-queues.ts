@@ -3,8 +3,8 @@ import { readFile } from 'node:fs/promises'
 // Where Linux lists this network namespace's TCP sockets, one a line, with the bytes each has sent
 // and not yet had acknowledged by its peer (`tx_queue`): what the kernel holds for a client that
 // does not read, which Node.js itself cannot see once a write has been taken. Each file walks
-// every socket of the host's table whatever it shows (3-4 ms on a busy 2-core machine), so only
-// the families asked for are read, and off the event loop.
+// every socket of the host's table whatever it shows, which costs milliseconds on a busy host, so
+// only the families asked for are read, and off the event loop.
 const TABLES = { IPv4: '/proc/net/tcp', IPv6: '/proc/net/tcp6' }
 
 export type Family = keyof typeof TABLES

@@ -43,8 +43,8 @@ const mib = (bytes: number): string => (bytes / 1048576).toFixed(1)
  * A client that does not read leaves bytes in two places. The service holds what the kernel has
  * not taken yet (`writableLength`: a chunk for a file, which writes its next only once the last
  * drained; a whole page). The kernel holds what it took and the client has not acknowledged, up
- * to its send buffer (4 MiB on Linux): 400 photo downloads never read held 1.5 GiB there, and 50
- * MiB (a chunk each) in the service. So a connection is charged both: the kernel's part as Linux last counted it
+ * to its send buffer (4 MiB on Linux): far more there than the chunk each holds in the service.
+ * So a connection is charged both: the kernel's part as Linux last counted it
  * (read at most every 100 ms, off the event loop), plus what the socket handed it since, at most a send buffer. An answer
  * in progress is charged at least what it may queue (its size, at most a send buffer and what the
  * service holds at once), so answers admitted together cannot overshoot the bound; once it is over
@@ -129,9 +129,8 @@ export class QueuedBytes {
   /**
    * A connection closed however it ended: what the service held for it is gone, but when the
    * service closed it (an idle keep-alive, a client cut off) the kernel goes on sending what it
-   * took, as long as the client keeps its end open: 400 non-reading downloads of 1 MiB left 246 MiB
-   * there. So its kernel part stays charged until a look finds it sent or dropped; where the kernel
-   * says nothing, it goes at once.
+   * took, as long as the client keeps its end open. So its kernel part stays charged until a look
+   * finds it sent or dropped; where the kernel says nothing, it goes at once.
    */
   private close (socket: Socket, connection: Connection): void {
     this.connections.delete(socket)

@@ -2,7 +2,7 @@
  * What JSON.parse cannot tell about a text it accepted: a member named twice in one object (the last
  * one would silently win) and numbers written with a fraction or an exponent (`1.0` and `1e2` parse
  * to the integers 1 and 100). The text is walked once, after JSON.parse has accepted it, so nothing
- * here checks syntax. Libraries that report both (jsonc-parser's visitor, lossless-json) cost 5 to 7
+ * here checks syntax. Libraries that report both (jsonc-parser's visitor, lossless-json) cost several
  * times the parse itself on a plant; this walk costs a fraction of it.
  */
 export interface MemberFindings {
@@ -23,8 +23,8 @@ interface Frame {
 
 /**
  * No body this service reads nests deeper than a few levels (a batch's plant's tags: 5). A pointer
- * costs its depth, so without a bound 12,000 numbers under 8,000 brackets cost depth x count (20 s
- * for 64 KB); with it the walk stays linear in the text's length.
+ * costs its depth, so without a bound a small body of numbers under many brackets costs depth x
+ * count; with it the walk stays linear in the text's length.
  */
 export const MAX_DEPTH = 32
 

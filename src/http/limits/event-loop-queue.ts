@@ -1,8 +1,8 @@
 /**
  * Runs the work given to it one piece per turn of the event loop, in the order given. Requests that
  * arrive together are read in one turn (libuv's poll phase hands over every socket that has data),
- * and work done for each there adds up: 32 batches of 100 plants, each body decoded, parsed, scanned
- * and validated on arrival, held the loop 170 ms at a time in the bench where one batch takes a few.
+ * and work done for each there adds up: batches arriving together, each body decoded, parsed,
+ * scanned and validated on arrival, held the loop many times as long as one batch takes.
  * A piece queued here runs in a check phase of its own (an immediate queued by an immediate waits
  * for the next turn), so timers and other sockets are served between pieces.
  */

@@ -6,8 +6,8 @@ const RETRY_AFTER = '5'
 /**
  * Caps long answers open at once, in all and per client address: an event stream holds a socket, a
  * heartbeat and a place in the feed; a large photo file sent to a client that does not read fills
- * its socket's kernel buffer (up to 4 MiB each on loopback: 240 such GETs pinned 915 MB). Without
- * a cap one client could hold the process's sockets or the machine's memory.
+ * its socket's kernel buffer (up to 4 MiB each on loopback). Without a cap one client could hold
+ * the process's sockets or the machine's memory.
  */
 export class StreamLimits {
   private open = 0

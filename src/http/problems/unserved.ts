@@ -9,8 +9,8 @@ export const routeNotFound = (request: FastifyRequest): HttpProblem =>
 
 /**
  * An unknown path is answered in onRequest, before its body is read or parsed: a path that reads
- * no body must not pay for one (64 KB of nested brackets once cost 20 s of parsing on `POST /nope`,
- * with no key). Register it after the hooks every answer needs (request id, CORS, rate limit).
+ * no body must not pay for one (a body of nested brackets once cost seconds of parsing on
+ * `POST /nope`, with no key). Register it after the hooks every answer needs (request id, CORS, rate limit).
  */
 export function answerUnknownPathsEarly (app: FastifyInstance): void {
   // A callback hook, not an async one: it runs on every request, and a promise each shows in the profile.

@@ -1,8 +1,8 @@
 import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-stringify-compiler'
 
 // Fastify compiles every route's validators and response serialisers when the app becomes ready:
-// some 80 functions (every route, HEAD twins and every status), about 40 % of the CPU of a cold
-// start, for a first request that needs two of them. Here each is compiled when first used
+// a function for every route, HEAD twin and status, much of the CPU of a cold start, for a first
+// request that needs two of them. Here each is compiled when first used
 // instead, and `compileRest` compiles the others once the service is listening (server.ts), so
 // neither readiness nor, a moment later, a first request waits for them, and a schema that does
 // not compile is still found at start (test/process/start-up.test.ts compiles them all).
@@ -45,11 +45,11 @@ export class LazySchemas {
   /**
    * Fastify's own serialiser factory (fast-json-stringify), each serialiser compiled when first used,
    * and each compiled once for every response of the same shape. Every route answers its errors with
-   * the Problem schema (so some 300 of the 420 responses are alike), and each fast-json-stringify
+   * the Problem schema (so most responses are alike), and each fast-json-stringify
    * build validates and indexes every external schema it is given: so one serialiser serves every
    * response of a shape (`description` and `headers` are the document's, not the serialiser's), and a
-   * build is given only the components its schema reaches through `$ref`. That took the background
-   * compiling after listen from ~1.3 s to ~0.4 s of CPU (0.3 s at 953998e, which had 180 responses, not 420).
+   * build is given only the components its schema reaches through `$ref`, which makes the background
+   * compiling after listen a fraction of what it was.
    */
   serializers (): SerializerFactory {
     const eager = SerializerSelector()
