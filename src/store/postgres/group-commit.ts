@@ -38,10 +38,10 @@ interface PendingChange { kind: ChangeKind, id: number, version: number, plant: 
 
 const ATTEMPTS = 3
 /**
- * What each write of a batch beyond the first adds to its deadline: a 500-operation batch waits up
- * to about 6.5 s for its commit, a single write 1.5 s. A fixed deadline sized for one write turned
- * most batches of 100 into 503s on a loaded machine (16 of 22 at load 16) while PostgreSQL was
- * answering, only slowly; the deadline is there for a storage that does not answer.
+ * What each write of a batch beyond the first adds to its deadline, so a large batch waits longer
+ * for its commit than a single write. A fixed deadline sized for one write turned most batches of
+ * 100 into 503s on a loaded machine while PostgreSQL was answering, only slowly; the deadline is
+ * there for a storage that does not answer.
  */
 const PER_WRITE_MS = 10
 

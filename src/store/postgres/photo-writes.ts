@@ -91,8 +91,8 @@ FROM unnest($1::text[], $2::text[], $3::int[]) AS w (key, name, n) JOIN photo_fi
  * bytes fetches only the TOAST rows it covers, so a chunk costs its own size, not the file's.
  * A file's name is its content's hash, so a chunk kept in memory never goes stale; whether the file
  * still exists is asked every time (a file another instance has just removed is not served), but
- * the bytes of a small file only once: the bytes were what cost (hex text twice their size):
- * thumbs were served at 0.35-0.6x the req/s of GET by id.
+ * the bytes of a small file only once: the bytes were what cost (hex text twice their size), and
+ * thumbs were served at a fraction of the rate of GET by id.
  */
 export class FileReader {
   private readonly kept = new LRUCache<string, Uint8Array>({ maxSize: CACHE_BYTES, sizeCalculation: (bytes) => Math.max(1, bytes.length) })

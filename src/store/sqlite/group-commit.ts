@@ -81,7 +81,7 @@ export class GroupCommit {
     // The committer has what it needs (the writer thread its copy: postMessage copies at once), so
     // the writes are let go here rather than kept until their commit lands. A 500-plant batch kept
     // through its write was copied by each scavenge of the event loop's heap and then promoted: the
-    // scavenges that held the loop 16–20 ms beside POSTs (bench/results/issue-27-import-batches.md).
+    // scavenges that held the loop beside POSTs (bench/results/issue-27-import-batches.md).
     for (const p of batch) p.op = undefined
     this.inFlight = committed
       .catch((err: Error & { code?: string }): GroupResult => ({ failure: { code: err.code, message: err.message } }))
@@ -114,8 +114,8 @@ export function inThreadCommitter (db: Database.Database, idempotencyTtlMs: numb
 
 /**
  * The memory of a batch's photo files, moved to the writer thread rather than copied where the
- * photo says its files' memory is its own (`movable`): a copy of a phone picture's files (about
- * 2.7 MB) held the event loop 1–2 ms, which landed in the p99 of the reads served beside uploads.
+ * photo says its files' memory is its own (`movable`): a copy of a phone picture's files held the
+ * event loop long enough to land in the p99 of the reads served beside uploads.
  * A moved buffer reads as empty here afterwards.
  */
 function movedFiles (batch: WriteOp[]): ArrayBuffer[] {

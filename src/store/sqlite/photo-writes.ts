@@ -5,8 +5,8 @@ import { FILE_CHUNK_BYTES, fileNamesOf, inOrder, MAX_PHOTOS, photoOrderProblem, 
 // names them, so a committed record never names missing bytes and a backup holds both. A file is
 // a row of photo_files (its name, references and size) and its bytes rows of photo_file_chunks,
 // FILE_CHUNK_BYTES each: a body is served a chunk at a time, each chunk one short read, since
-// better-sqlite3 has no incremental BLOB reads and substr() of a BLOB reads all of it first
-// (2 ms a chunk of a 20 MB file, on the event loop).
+// better-sqlite3 has no incremental BLOB reads and substr() of a BLOB reads all of it first (on the
+// event loop, for every chunk of a large file).
 
 /** A file's bytes as the chunks it is stored in. */
 export function chunksOf (bytes: Uint8Array): Uint8Array[] {

@@ -19,7 +19,8 @@ export interface ReadFailure { name: string, message: string, code?: string, rea
  * How much lower this thread runs than the rest of the process (its nice value, added): beside a
  * busy reader the event loop and the writer thread are scheduled first, so a request by id or a
  * write waits for a core no longer than it would on an idle machine; an idle core is still the
- * reader's. Same core, 4 readers looping: a write's median 4.7× its quiet one at nice 0.
+ * reader's. On the same core as readers looping at nice 0, a write's median was several times its
+ * quiet one.
  */
 const NICER = 10
 

@@ -9,20 +9,20 @@ import { batchWriter, connect, type WriteOp } from './writes.js'
 const { filename, idempotencyTtlMs } = workerData as { filename: string, idempotencyTtlMs: number }
 const db = connect(filename)
 // No memory map on this connection. Its pages mapped into the process and stayed counted in its
-// RSS: with photos, the database grew by their files and the writer's map of it reached 80–110 MB of
-// file pages (the service's RSS beside 8 uploaders 275–301 MB, 196 MB without). Its reads (the row a
+// RSS: with photos, the database grew by their files and the writer's map of it became a large
+// share of the service's RSS beside uploaders. Its reads (the row a
 // write changes, the index pages above it) come through SQLite's page cache instead, given 8 MB
-// (a pread of a cached page costs about a microsecond, against a hundred for a write).
+// (a pread of a cached page costs a small part of what a write does).
 db.pragma('mmap_size = 0')
 db.pragma('cache_size = -8192')
 const write = batchWriter(db, idempotencyTtlMs)
 
 /**
- * A collection of this thread's heap, for after a batch that carried photo files. Their memory
- * (a few MB, moved or copied here) is outside V8's heap, and this thread makes almost no other garbage: V8
- * collected them only once 64 MB of them had piled up (up to 31 MB seen held here). The heap is
- * a few MB, so a minor collection costs well under a millisecond, on this thread, not the event
- * loop's. `gc` comes from the flag set at run time and a new context, which V8 gives the function.
+ * A collection of this thread's heap, for after a batch that carried photo files. Their memory (a
+ * few MB, moved or copied here) is outside V8's heap, and this thread makes almost no other
+ * garbage: V8 collected them only once many of them had piled up. The heap is small, so a minor
+ * collection is cheap, and on this thread, not the event loop's. `gc` comes from the flag set at
+ * run time and a new context, which V8 gives the function.
  */
 setFlagsFromString('--expose-gc')
 const collect = runInNewContext('gc') as (options: { type: 'minor' | 'major' }) => void
