@@ -4,10 +4,10 @@ interface Wanted { buffer: Buffer, filled: number, resolve: (bytes: Buffer) => v
 
 /**
  * Reads byte strings of known lengths, in the order asked, from a stream: the pictures and their
- * files between the service and its image worker (image-worker.ts). Each is copied into a buffer
- * of its own as its chunks arrive (64 KiB at a time), so a picture never costs one long copy on
- * the event loop (a 2.6 MB copy held it 1–2 ms), and the buffer is the picture's alone: nothing
- * else shares its memory, so it may be moved to another thread.
+ * files between the service and its image worker (image-worker.ts). Each is copied into a buffer of
+ * its own as its chunks arrive (64 KiB at a time), so a picture never costs one long copy on the
+ * event loop (a whole picture's copy showed in the reads' p99), and the buffer is the picture's
+ * alone: nothing else shares its memory, so it may be moved to another thread.
  */
 export class ByteReader {
   private readonly wanted: Wanted[] = []

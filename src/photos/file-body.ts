@@ -10,8 +10,8 @@ export const asBuffer = (bytes: Uint8Array): Buffer =>
  * client takes it. The first chunk comes with the read that found the file; each next one is read
  * only once the response has taken the one before: highWaterMark 0 reads nothing ahead, and the
  * response's pipe pauses this stream while its socket is full. So a client that stops reading
- * holds one chunk, not the file (300 non-reading GETs of a 4.3 MB photo had pinned 984 MB when
- * each read its whole file), and no read costs the event loop more than a chunk.
+ * holds one chunk, not the file (non-reading GETs of a large photo had pinned their whole files
+ * when each read all of it), and no read costs the event loop more than a chunk.
  */
 export class FileBody extends Readable {
   private next = 1

@@ -17,7 +17,7 @@ const nice = Number(process.argv[2] ?? 0)
  * Puts every thread of this process in Linux's idle scheduling class (SCHED_IDLE), which any
  * process may enter: it runs only on cycles no ordinary thread wants, and an ordinary thread that
  * wakes takes the core from it at once. At nice 10 the event loop still waited for the worker's
- * slices: GET p99 beside 8 uploaders was 2.8–3.5× its value alone. Threads started later (libuv's
+ * slices: GET p99 beside uploaders was several times its value alone. Threads started later (libuv's
  * pool, libvips') inherit the class from the thread that starts them. Node cannot set a policy
  * itself; util-linux's chrt (in every Linux base system) does. Without it, the nice value remains.
  */
@@ -72,9 +72,9 @@ process.on('message', (job: ImageJob) => {
     }
   ).then(() => {
     // The picture's buffers (the upload, the files) live outside V8's heap, and this process
-    // makes almost no other garbage: V8 collected them only once 64 MB of them had piled up (the
-    // worker's memory swung between 75 and 140 MB). A collection of this small heap costs a few
-    // ms, against a few hundred for the picture.
+    // makes almost no other garbage: V8 collected them only once many of them had piled up, and
+    // the worker's memory swung widely. A collection of this small heap costs little beside the
+    // picture's own work.
     globalThis.gc?.()
     // The first picture started libuv's pool and libvips' threads: make sure of them once.
     if (!rechecked && !idle) lowerPriority()

@@ -20,7 +20,7 @@ export const FILES_FD = 5
  * The worker's priority. It puts itself in the idle scheduling class (image-process.ts): it runs
  * on cycles the service's requests leave, and a request that wakes takes the core at once. Where
  * that cannot be had, this nice value (19, the lowest) is used: at 10 the worker's threads still
- * held a core for slices of a few ms that landed in the reads' p99 (2.8–3.5× beside uploads).
+ * held a core for slices that landed in the reads' p99 beside uploads.
  */
 const IMAGE_NICE = 19
 
@@ -34,7 +34,7 @@ const workerStopped = (): HttpProblem =>
 
 /**
  * The longest one picture may take in the worker. libvips cannot be interrupted from outside, and
- * some pictures cost far more than their bytes say (a 1,970-byte 50-megapixel WebP took 5–26 s):
+ * some pictures cost far more than their bytes say (a WebP of a few kilobytes and many megapixels):
  * past this the worker is killed and the next picture starts a new one. The work is given up
  * rather than refused as invalid, since the same picture may be quick on an idle machine.
  */
@@ -57,7 +57,7 @@ interface Waiting { resolve: (p: Processed) => void, reject: (err: Error) => voi
  *    the upload in progress is answered 503 and the next starts a new child.
  * Jobs and answers go over the IPC channel; the bytes go over two pipes of their own. Sent on the
  * channel they were copied whole on the event loop: serialised, framed, then joined from their
- * chunks (1–2 ms each for a phone picture, in the p99 of the reads beside uploads). A picture is
+ * chunks (for a phone picture, long enough each to show in the p99 of the reads beside uploads). A picture is
  * written to its pipe from the upload's own buffer, and files arrive a chunk at a time into
  * buffers of their own (ByteReader), which the store may then move to its writer thread.
  */

@@ -72,8 +72,8 @@ export async function processImage (bytes: Buffer, declared: UploadType, maxFile
     // The small sizes decode the JPEG at 1/2 to 1/8 scale (shrink-on-load), so they cost little;
     // the full size (decode, turn, encode) is the longest of the three.
     const [thumb, display, full] = await Promise.all([
-      // effort 2 (of 0–6; 4 by default): a 12-megapixel phone picture's display file cost 0.65×
-      // the CPU for 3 % more bytes, at the same quality.
+      // effort 2 (of 0–6; 4 by default): a phone picture's display file costs clearly less CPU for
+      // a few more bytes, at the same quality.
       fit(256).webp({ quality: 80, effort: 2 }).toBuffer(),
       fit(1280).webp({ quality: 80, effort: 2 }).toBuffer(),
       encode(input(), format).toBuffer({ resolveWithObject: true })
@@ -99,8 +99,8 @@ const FITTING_TRIES = 4
 /**
  * The full file when its own format would store more than the upload limit: no stored file is
  * larger than a body may be. A picture can be small on the wire and huge once re-encoded (a PNG
- * whose rows its filters make zeros, each wider than deflate's 32 KB window: 191 KB sent,
- * 150 MB as a PNG of libvips' default filter): such a picture is kept as a JPEG at quality 80
+ * whose rows its filters make zeros, each wider than deflate's 32 KB window, grows far past the limit
+ * as a PNG of libvips' default filter): such a picture is kept as a JPEG at quality 80
  * (transparency on white), scaled down by the ratio it overshot until it fits.
  */
 async function fitting (input: () => Sharp, width: number, tooLarge: number, maxFileBytes: number): Promise<{ data: Buffer, info: OutputInfo, ext: string }> {
@@ -120,7 +120,7 @@ async function fitting (input: () => Sharp, width: number, tooLarge: number, max
 
 function encode (image: Sharp, format: 'jpeg' | 'png' | 'webp'): Sharp {
   // Standard Huffman tables rather than ones optimised for the picture (a second pass over it):
-  // a 12-megapixel phone picture's full file cost 0.6× the CPU for 4 % more bytes.
+  // a phone picture's full file costs clearly less CPU for a few more bytes.
   if (format === 'jpeg') return image.jpeg({ quality: 90, optimiseCoding: false })
   if (format === 'png') return image.png()
   return image.webp({ quality: 90 })

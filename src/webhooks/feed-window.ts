@@ -12,8 +12,8 @@ const entry = (c: Change): FeedEntry => ({ seq: c.seq, kind: c.kind, body: Buffe
 /**
  * Up to a page of changes, oldest first: `entries[start]` to `entries[end - 1]`. A view of the
  * window's own array rather than a copy of it: with 50 loops each taking a page every few changes,
- * the copies outlived the young generation (a loop holds its page while it sends it): some 7 %
- * of what grew the old one (the webhooks' memory target: bench/README.md, current figures).
+ * the copies outlived the young generation (a loop holds its page while it sends it) and grew the
+ * old one (the webhooks' memory target: bench/README.md, current figures).
  */
 export interface FeedPage { readonly entries: readonly FeedEntry[], readonly start: number, readonly end: number }
 

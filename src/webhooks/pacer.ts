@@ -5,10 +5,10 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 export const PACE_WINDOW_MS = 100
 /**
  * The process counts as busy from this share of its time working (see PacerSignals.utilization)…
- * Half, not more: with 32 writers on the bench's one core, a service waiting on its commits' fsyncs
- * works 65–80 % of the time, and at 70 % the pacer held in about half the windows (the fast
- * receiver got some 600 changes a second against 400 at 50 %; POSTs 0.73–1.07 of none by round,
- * against 0.92–1.33). Requests still queue there: each delivery's work lengthens their answers.
+ * Half, not more: with many writers on the bench's one core, a service waiting on its commits'
+ * fsyncs works most of the time, and a higher threshold held the pacer in only some windows,
+ * delivering faster while POSTs slowed. Requests still queue there: each delivery's work lengthens
+ * their answers.
  */
 export const BUSY_UTILIZATION = 0.5
 /** …with at least this many requests in flight on average over the window: requests are queueing. */
@@ -51,14 +51,14 @@ function processUtilization (): () => number {
 }
 
 /**
- * Requests before deliveries. A delivery costs the event loop about a third of what the write that
- * made it cost (its HTTP request, the signature, the answer read: some 100 µs against some 285 µs
- * a POST, measured on the bench's core), and a receiver that answers at once takes every change as
- * fast as it is sent. So while requests queue on a busy process, deliveries are held to BUSY_SENDS
- * a window; they fall behind, and catch up at full speed once the load eases (the lag metrics show
- * it). Busy alone is not enough: at 1,000 writes a second the bench's one core is 50–100 % busy
- * with one or two requests in flight, and holding deliveries there only made them late. Nor are
- * queued requests alone (slow uploads on an idle process), nor a process busy with deliveries.
+ * Requests before deliveries. A delivery costs the event loop a good part of what the write that
+ * made it cost (its HTTP request, the signature, the answer read), and a receiver that answers at
+ * once takes every change as fast as it is sent. So while requests queue on a busy process,
+ * deliveries are held to BUSY_SENDS a window; they fall behind, and catch up at full speed once the
+ * load eases (the lag metrics show it). Busy alone is not enough: under a steady stream of writes
+ * the bench's one core is busy with one or two requests in flight, and holding deliveries there
+ * only made them late. Nor are queued requests alone (slow uploads on an idle process), nor a
+ * process busy with deliveries.
  */
 export class DeliveryPacer {
   /** Time spent holding deliveries back since the start (metrics). */
