@@ -19,7 +19,7 @@ import { listParamsOf } from './list-filters.js'
 import { reasonOf } from './network-reason.js'
 
 // The service's modules are loaded only by the paths that use them: the configuration schema alone
-// weighs some 15 MB, which an export given --data-dir has no need of (its memory is a promise).
+// weighs much memory, which an export given --data-dir has no need of (its memory is a promise).
 export async function serviceConfig (io: Io): Promise<Config> {
   const { ConfigError, loadConfig } = await import('../config.js')
   try {

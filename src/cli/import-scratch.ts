@@ -7,11 +7,11 @@ import type { Given, Known, SoFar } from './import-plan.js'
 // What an import learns of its file and of the catalogue, kept on disk instead of in memory: the
 // file's ids, SKUs and new plants' names (read before anything is written), the plants its rows
 // name as the catalogue had them, and what earlier rows did (the plants they named, the SKUs they
-// gave). Held in Maps and Sets, all of it grew with the file: a dry run of 2,000,000 rows reached
-// 2.8 GB. Here it is in SQLite's temporary database, a file unlinked as soon as it is
-// opened (in SQLITE_TMPDIR or TMPDIR, else /var/tmp or /tmp) with a page cache of CACHE_KIB: the
-// memory is the same at any size of file; the disk is some tens of bytes a row (its keys) and the
-// record of each plant the file names (some 500 bytes of JSON).
+// gave). Held in Maps and Sets, all of it grew with the file, without bound. Here it is in
+// SQLite's temporary database, a file unlinked as soon as it is opened (in SQLITE_TMPDIR or
+// TMPDIR, else /var/tmp or /tmp) with a page cache of CACHE_KIB: the memory is the same at any
+// size of file; the disk is some tens of bytes a row (its keys) and the record of each plant the
+// file names (some 500 bytes of JSON).
 
 /** The scratch database's own page cache (the rest of it is read back through the system's). */
 const CACHE_KIB = 16 * 1024

@@ -37,7 +37,7 @@ const DEFAULT_BATCH = { store: MAX_BATCH_OPERATIONS, service: 200 }
  * megabyte (some 6,000 rows) at a time, and planning ran through it with no turn: a batch handed to
  * the store did not even start (its group commit waits for a turn) until the next batch was planned,
  * and each of its round trips then waited for the planning in hand. Planning and writing took turns
- * instead of overlapping (PostgreSQL idle 45 % of the import, the CLI 65 %).
+ * instead of overlapping (PostgreSQL and the CLI each idle much of the import).
  */
 const ROWS_A_TURN = 20
 /** Rows whose plants are looked up at a time, where the catalogue looks them up by key (Lookup). */
@@ -209,7 +209,7 @@ async function importFile (file: string, format: Format, given: number | undefin
           // Refusals wait for the batch with the catalogue to be said in line order: that many are not kept waiting longer.
           if (batches.waiting >= WAITING_MAX) await batches.settle()
           // A line a row, to a pipe slower than the import (a pager, a grep), waits for it rather
-          // than piling up in memory: a dry run of 1,000,000 rows into a pipe held 425 MB, 189 MB into a file.
+          // than piling up in memory, which a large dry run into a pipe did.
           await drained(io.stdout)
           await drained(io.stderr)
         }

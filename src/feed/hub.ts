@@ -14,7 +14,7 @@ export interface Subscriber {
   end (): void
 }
 
-/** Whole pages kept for streams replaying near one another (a page of 256 changes is ~60 KiB to ~700 KiB). */
+/** Whole pages kept for streams replaying near one another (a page's size goes with its changes' bodies). */
 const CACHE_BYTES = 8 * 1024 * 1024
 /** Page reads from the store at once: replays never crowd out the reads of plants. */
 const CONCURRENT_LOADS = 2

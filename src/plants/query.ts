@@ -75,8 +75,8 @@ const refuseTime = (text: string): never => {
 // Cursors: the position after which the next page starts, plus a fingerprint of the sort and filters
 // the cursor was made for, so a cursor sent with other ones is refused instead of silently skipping.
 
-// A page request checks its cursor's fingerprint and makes the next one's: a hash each time was
-// 2–3 % of a list page's CPU. The few filter sets clients page through are remembered.
+// A page request checks its cursor's fingerprint and makes the next one's: a hash each time showed
+// in a list page's CPU profile. The few filter sets clients page through are remembered.
 const fingerprints = new Map<string, string>()
 const REMEMBERED = 512
 
