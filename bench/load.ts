@@ -89,8 +89,8 @@ export function requestsFor (op: Op, idMax: number, connection: number, paths: s
   // request's number), and an updated plant keeps its own (skuFor its id, as the preload gave it,
   // or none), and its own barcode.
   // autocannon sends the same requests again once a connection has sent them all, which would make
-  // each repeated POST a 409 sku-taken: POST connections get enough not to come round (4,096 each:
-  // 26,000 req/s for 5 s at 32 connections, far beyond what a write reaches here).
+  // each repeated POST a 409 sku-taken: POST connections get enough not to come round (4,096 each,
+  // far beyond what a write reaches here in a round).
   const job = Math.random().toString(36).slice(2, 8)
   const created = (n: number): object => {
     if (seedOnly) return seedPlantFor(n)
@@ -195,7 +195,7 @@ function percentile (sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 }
 
-/** The exact time of every 2xx answer (autocannon's own histogram keeps whole milliseconds; at these rates p50 is about 1 ms). */
+/** The exact time of every 2xx answer (autocannon's own histogram keeps whole milliseconds, as coarse as a fast p50). */
 function recorder (): { record: (client: unknown, status: number, size: number, ms: number) => void, figures: (results: autocannon.Result[], seconds: number) => Figures } {
   let times = new Float64Array(1 << 16)
   let count = 0
@@ -236,10 +236,9 @@ async function measure (job: Job): Promise<Figures> {
     const op = c < mixing ? job.mix!.op : job.op
     const instance = autocannon({ url: job.url, connections: 1, duration: job.seconds, headers: job.headers, requests: requestsFor(op, job.idMax, c, job.paths, job.seedOnly) })
     // Each connection's first answer is not timed: autocannon starts its clock as the instance is
-    // made, and the instances made after it (each builds its request buffers, some 30 ms for 4,096
-    // POSTs) keep this process from sending or reading anything until all 32 exist. That first
-    // answer measured the generator's own setup, about 1 s: the first 500-operation batch of each
-    // round was its p99 (1.2–1.6 s against 30–70 ms for the rest).
+    // made, and the instances made after it (each builds its request buffers) keep this process
+    // from sending or reading anything until all of them exist. That first answer measured the
+    // generator's own setup: the first 500-operation batch of each round was its p99.
     let first = true
     const record = c < mixing ? mixed.record : main.record
     instance.on('response', (client: unknown, status: number, size: number, ms: number) => {
@@ -256,8 +255,8 @@ async function measure (job: Job): Promise<Figures> {
 /**
  * The same measurement through undici's dispatcher, which hands each body over as Buffers and
  * is told to drop them. autocannon appends every body to a JS string (`req.body += data`): a
- * 10 KiB WebP decoded as UTF-8 cost the generator about 0.5 ms, so with 64 different thumbs it
- * saturated its own core at about 7,000 req/s while the service sat at 30 % of one. Only for
+ * WebP thumb decoded as UTF-8 cost the generator more than the service spent serving it, so with
+ * many different thumbs it saturated its own core while the service had most of one to spare. Only for
  * comparisons made inside one job kind: photo files against GET by id, both measured this way.
  */
 async function measureBinary (job: Job): Promise<Figures> {

@@ -16,9 +16,9 @@ import { isMainThread } from 'node:worker_threads'
 //
 // The main thread only: `--import` is inherited by every worker thread, and the SQLite writer's
 // thread holds its own loop through each write by design (better-sqlite3 is synchronous). Before
-// this check its windows went to the same file, and a 500-operation batch's write (20–150 ms on
-// this machine) was read as the service's event loop held (found with strace: the main thread
-// polled every 1.2 ms through such a "delay").
+// this check its windows went to the same file, and a 500-operation batch's write was read as the
+// service's event loop held (found with strace: the main thread kept polling through such a
+// "delay").
 
 const file = process.env.LOOP_PROBE_FILE
 if (file && isMainThread) {

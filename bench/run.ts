@@ -203,9 +203,9 @@ async function openBenchStore (where: string, root = ROOT): Promise<PlantStore> 
 
 /**
  * A preload of 10,000 creates a commit leaves FTS5 in the middle of merging its large segments, and
- * automerge makes the next writes finish that work: the first thousands of random PUTs on 1,000,000
- * plants paid 0.8 ms each for it. A catalogue grown by the API's small commits has no such backlog;
- * merging it once here (2.5 s at 1,000,000) measures that steady state rather than the preload's wake.
+ * automerge makes the next writes finish that work: the first thousands of random PUTs on a large
+ * catalogue paid for it. A catalogue grown by the API's small commits has no such backlog; merging
+ * it once here measures that steady state rather than the preload's wake.
  */
 async function settleSearchIndex (file: string): Promise<void> {
   const { default: Database } = await import('better-sqlite3')
@@ -351,8 +351,7 @@ function issue25Table (summary: Judged[], baseline: Target | undefined): string[
  * Waits until the service has used under 5 % of a core for a second (at most a minute). Once
  * listening, it compiles every route's schemas in the background (src/http/schemas/lazy-schemas.ts
  * compileRest): seconds of CPU, on the core every server shares. Measured straight away, the first
- * operation's rounds paid for it, the service's CPU per request most of all (a quick run's GET
- * by id once read 1.37× the baseline's CPU, where a fixed count of requests after it gave 1.10×).
+ * operation's rounds paid for it, the service's CPU per request most of all.
  */
 async function settle (child: ChildProcess): Promise<number> {
   const started = performance.now()

@@ -107,7 +107,7 @@ export async function measureWebhooks (ctx: PhaseContext): Promise<WebhookFigure
       const three = [await open('fast'), await open('slow'), await open('dead')]
       await ctx.runLoad({ ...job, seconds: ctx.warmSeconds })
       // The delivery code is warmed up as the writes are: without this the first round with
-      // subscriptions paid its compiles (0.50 and 0.54 of none in two runs, against 0.8 to 1.05 after).
+      // subscriptions paid its compiles, well below the rounds after it.
       const warming = []
       for (const x of three) warming.push(await subscribe(service, x.url))
       await ctx.runLoad({ ...job, seconds: ctx.warmSeconds })

@@ -27,7 +27,7 @@ const run = promisify(execFile)
 const BUILD = new URL('../test-output/build/', import.meta.url).pathname
 
 // The figures are for the command as installed (compiled JavaScript); --tsx measures the dev mode,
-// whose loader alone takes some 40 MB more. Built apart from dist/ so no one else's build is touched.
+// whose loader alone takes memory of its own. Built apart from dist/ so no one else's build is touched.
 let CLI = [new URL('../src/cli/plants.ts', import.meta.url).pathname]
 if (values.tsx) {
   CLI = ['--import', 'tsx', ...CLI]

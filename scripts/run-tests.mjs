@@ -2,8 +2,8 @@
 // tier's time and outcome. `npm run test:fast` runs the app tier alone, while working. `npm test`
 // builds once before (its pretest): tests use that build and never make one of their own.
 //  - app: the app in the test's own process, through inject or an in-process socket. Loading tsx
-//    and the service's modules costs a process about 2 s of CPU, more than most of these files
-//    take to run: the files are dealt into a few processes (shards), which run side by side;
+//    and the service's modules costs a process more CPU than most of these files take to run:
+//    the files are dealt into a few processes (shards), which run side by side;
 //  - process: the service, the CLI and the deploy recipes as processes of their own;
 //  - browser: the staff page and the docs page in Chromium, one file at a time: two at once loaded
 //    the machine so that a scanner's keys (told apart from typing by their timing) came too far apart;
