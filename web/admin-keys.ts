@@ -1,6 +1,6 @@
 import { api, ApiError, describe } from './api.js'
 import { confirmFirst, el, say } from './dom.js'
-import { at, choices, dayBefore, field, isMidnightUtc, neededNotice, newId, once, refusalOf, shownOnce, showRefusal, type Part } from './admin-parts.js'
+import { at, choices, dayBefore, field, isMidnightUtc, listLoader, newId, once, refusalOf, shownOnce, showRefusal, type Part } from './admin-parts.js'
 import { tell } from './toast.js'
 
 // The keys a manager gives out (GET, POST /v3/keys, DELETE /v3/keys/{name}): each till, shop front
@@ -220,37 +220,19 @@ export function keysPart (give: () => void, retry: () => void): Part {
     }
   }
 
-  let controller: AbortController | undefined
-
   /** Reads the keys and shows them; a refusal is thrown to the caller, which says what is needed. */
-  async function load (): Promise<void> {
-    controller?.abort()
-    const mine = new AbortController()
-    controller = mine
-    if (body.firstChild !== content) body.replaceChildren(content)
-    list.setAttribute('aria-busy', 'true')
-    try {
-      const { body: answer } = await api<{ items: ApiKey[] }>('GET', '/v3/keys', { key: true, signal: mine.signal })
-      if (mine.signal.aborted) return
-      // The keys of the service's settings are not the page's to revoke (the hint above says where they are).
-      const stored = answer.items.filter((key) => key.source !== 'environment')
-      list.replaceChildren(...stored.map(keyRow))
-      empty.hidden = stored.length !== 0
-    } finally {
-      if (controller === mine) list.removeAttribute('aria-busy')
-    }
-  }
-
-  function needed (refusal: 'none' | 'lower'): void {
-    controller?.abort()
-    body.replaceChildren(neededNotice('the keys', refusal, give))
-  }
-
-  function failed (err: unknown): void {
-    const again = el('button', { text: 'Try again', attrs: { type: 'button' } })
-    again.addEventListener('click', retry)
-    body.replaceChildren(el('p', { class: 'alert', attrs: { role: 'alert' }, text: `The keys could not be loaded. ${describe(err, 'The list')}` }), again)
-  }
+  const { load, needed, failed } = listLoader<ApiKey>({
+    body,
+    content,
+    list,
+    empty,
+    what: 'the keys',
+    path: '/v3/keys',
+    // The keys of the service's settings are not the page's to revoke (the hint above says where they are).
+    rows: (items) => items.filter((key) => key.source !== 'environment').map(keyRow),
+    give,
+    retry
+  })
 
   /** Reads the list again after something was done, saying so if it cannot be. */
   const refresh = (): Promise<void> => load().catch((err: unknown) => showRefusal({ needed, failed }, err))

@@ -1,4 +1,4 @@
-import { ApiError, Cancelled, isAbort } from './api.js'
+import { api, ApiError, Cancelled, describe, isAbort } from './api.js'
 import { el, say } from './dom.js'
 
 // What the manager's parts of the settings share: times in the browser's language, form fields
@@ -188,4 +188,56 @@ export function neededNotice (what: string, refusal: Refusal, give: () => void):
     el('p', { class: 'needed-text', text: `A manager’s key is needed to see and change ${what}.` }),
     el('p', { class: 'hint', text: `${why} Ask your manager, or give a manager’s key for this tab.` }),
     el('div', { class: 'panel-actions' }, button))
+}
+
+/** What a part shows its list in, and how it reads it. */
+export interface ListedPart<T> {
+  /** The part's body: its content once read, or what stops it (a key needed, a failure). */
+  body: HTMLElement
+  content: HTMLElement
+  list: HTMLElement
+  /** Shown when the list has no rows. */
+  empty: HTMLElement
+  /** What the list is, as a sentence names it ("the keys"). */
+  what: string
+  path: string
+  rows: (items: T[]) => HTMLElement[]
+  give: () => void
+  retry: () => void
+}
+
+/**
+ * A part's load, needed and failed over its list: each load aborts the one before it (the newest
+ * answer is the one shown), and the list is marked busy while it is read.
+ */
+export function listLoader<T> (part: ListedPart<T>): Pick<Part, 'load' | 'needed' | 'failed'> {
+  const { body, content, list, empty, what } = part
+  let controller: AbortController | undefined
+  async function load (): Promise<void> {
+    controller?.abort()
+    const mine = new AbortController()
+    controller = mine
+    if (body.firstChild !== content) body.replaceChildren(content)
+    list.setAttribute('aria-busy', 'true')
+    try {
+      const { body: answer } = await api<{ items: T[] }>('GET', part.path, { key: true, signal: mine.signal })
+      if (mine.signal.aborted) return
+      const rows = part.rows(answer.items)
+      list.replaceChildren(...rows)
+      empty.hidden = rows.length !== 0
+    } finally {
+      if (controller === mine) list.removeAttribute('aria-busy')
+    }
+  }
+  function needed (refusal: Refusal): void {
+    controller?.abort()
+    body.replaceChildren(neededNotice(what, refusal, part.give))
+  }
+  function failed (err: unknown): void {
+    const again = el('button', { text: 'Try again', attrs: { type: 'button' } })
+    again.addEventListener('click', part.retry)
+    const sentence = `${what.charAt(0).toUpperCase()}${what.slice(1)} could not be loaded. ${describe(err, 'The list')}`
+    body.replaceChildren(el('p', { class: 'alert', attrs: { role: 'alert' }, text: sentence }), again)
+  }
+  return { load, needed, failed }
 }

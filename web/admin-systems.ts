@@ -1,6 +1,6 @@
 import { api, ApiError, describe } from './api.js'
 import { confirmFirst, el, say } from './dom.js'
-import { at, atSeconds, choices, field, neededNotice, newId, once, refusalOf, shownOnce, showRefusal, type Part } from './admin-parts.js'
+import { at, atSeconds, choices, field, listLoader, newId, once, refusalOf, shownOnce, showRefusal, type Part } from './admin-parts.js'
 import { addressProblem, KINDS, outcome, outcomeInSentence, toldOf, type Kind } from './admin-outcome.js'
 import { tell } from './toast.js'
 
@@ -257,34 +257,17 @@ export function systemsPart (give: () => void, retry: () => void): Part {
   /** Reads the list again after something was done, saying so if it cannot be. */
   const refresh = (): Promise<void> => load().catch((err: unknown) => showRefusal({ needed, failed }, err))
 
-  let controller: AbortController | undefined
-
-  async function load (): Promise<void> {
-    controller?.abort()
-    const mine = new AbortController()
-    controller = mine
-    if (body.firstChild !== content) body.replaceChildren(content)
-    list.setAttribute('aria-busy', 'true')
-    try {
-      const { body: answer } = await api<{ items: Hook[] }>('GET', '/v3/webhooks', { key: true, signal: mine.signal })
-      if (mine.signal.aborted) return
-      list.replaceChildren(...answer.items.map(hookRow))
-      empty.hidden = answer.items.length !== 0
-    } finally {
-      if (controller === mine) list.removeAttribute('aria-busy')
-    }
-  }
-
-  function needed (refusal: 'none' | 'lower'): void {
-    controller?.abort()
-    body.replaceChildren(neededNotice('the connected systems', refusal, give))
-  }
-
-  function failed (err: unknown): void {
-    const button = el('button', { text: 'Try again', attrs: { type: 'button' } })
-    button.addEventListener('click', retry)
-    body.replaceChildren(el('p', { class: 'alert', attrs: { role: 'alert' }, text: `The connected systems could not be loaded. ${describe(err, 'The list')}` }), button)
-  }
+  const { load, needed, failed } = listLoader<Hook>({
+    body,
+    content,
+    list,
+    empty,
+    what: 'the connected systems',
+    path: '/v3/webhooks',
+    rows: (items) => items.map(hookRow),
+    give,
+    retry
+  })
 
   return { root, load, needed, failed, forget: () => { secretSlot.replaceChildren() } }
 }
