@@ -2,11 +2,11 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { get as httpGet } from 'node:http'
 import module from 'node:module'
-import { createServer } from 'node:net'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
+import { freePort } from './free-port.js'
 
 // node --import tsx bench/cold-start.ts [--runs=10] [--no-load] [--baseline=DIR]   (after npm run build)
 //
@@ -29,15 +29,6 @@ const twoCores = availableParallelism() >= 2 && spawnSync('taskset', ['-c', '1',
 const compileCache = typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function'
 
 interface Target { name: string, entry: string, env: Record<string, string>, wall: number[], cpu: number[] }
-
-async function freePort (): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number }
-      s.close(() => resolve(port))
-    })
-  })
-}
 
 const status = (url: string): Promise<number> => new Promise((resolve) => {
   const req = httpGet(url, { agent: false }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)) })

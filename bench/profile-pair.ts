@@ -1,12 +1,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Client } from 'undici'
 import { encodeCursor } from '../src/plants/query.js'
 import type { PlantStore } from '../src/store/plant-store.js'
 import { plantFor, seedPlantFor } from './plants.js'
+import { freePort } from './free-port.js'
 
 // node --import tsx bench/profile-pair.ts [--ops=get,list,put,post] [--requests=N] [--seed-only] DIR [DIR…]
 //
@@ -30,15 +30,6 @@ const PLANTS = 1000
 const CONNECTIONS = 16
 if (dirs.length === 0) throw new Error('usage: profile-pair.ts [--ops=…] [--requests=N] [--seed-only] DIR [DIR…]')
 const log = (line: string): void => { process.stderr.write(`${line}\n`) }
-
-async function freePort (): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const address = s.address()
-      s.close(() => { typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')) })
-    })
-  })
-}
 
 const hasStoreFields = (dir: string): boolean => !seedOnly && spawnSync('test', ['-e', join(dir, 'src/catalogue/price-sku-barcode.ts')]).status === 0
 

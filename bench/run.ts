@@ -1,7 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { get as httpGet } from 'node:http'
-import { createServer } from 'node:net'
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -17,6 +16,7 @@ import { measureWebhooks, WEBHOOK_OPS, webhookTable } from './webhooks.js'
 import { HISTORY_OPS, historyTable, measureHistory } from './history.js'
 import { KEY_OPS, keyTable, measureKeys } from './keys.js'
 import { holdTable, measureReadsHold, READS_HOLD_OPS } from './reads-hold.js'
+import { freePort } from './free-port.js'
 
 // npm run bench [-- --quick] [--tsx] [--rounds=N] [--seconds=N] [--big=N] [--ops=get,list,put,post,search,search-rare,sorted,inventory,patch,batch,
 //                search-short,search-accent,sku,barcode,sort-price,sort-updated,count,upload,photo,batches,import,webhooks,history-1,history-1000,keys]
@@ -83,15 +83,6 @@ const SERVER_CORE = 0
 const LOAD_CORE = 1
 
 const log = (line: string): void => { process.stderr.write(`${line}\n`) }
-
-async function freePort (): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const address = s.address()
-      s.close(() => { typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')) })
-    })
-  })
-}
 
 /** Resolves with the status of GET url, or rejects when nothing answers. */
 function probe (url: string): Promise<number> {
