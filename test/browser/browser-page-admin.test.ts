@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import type { Locator, Page } from 'playwright-core'
 import { Webhook as Verifier } from 'standardwebhooks'
-import { bothWidths, giveKey, KEY, plantButton, staffPageTests, unexpectedErrors, type StaffPage } from '../helpers/staff-page.js'
+import { bothWidths, giveKey, KEY, OWN_SERVICE, plantButton, staffPageTests, unexpectedErrors, type StaffPage } from '../helpers/staff-page.js'
 import { receiver, until } from '../helpers/receiver.js'
 
 // The settings' parts for a manager (issue 29 item 6): the keys (made with what they may do, the
@@ -140,7 +140,7 @@ staffPageTest('a manager makes a key that may only sell (its secret shown once, 
 
   assert.deepEqual(unexpectedErrors(staff.errors), [])
   assert.deepEqual(await staff.refusedStatuses(), [409, 409], 'the refusals the page met: the name taken, env-1')
-})
+}, OWN_SERVICE) // it reads the key list as empty before its key
 
 staffPageTest('a manager connects a system (its secret shown once), sends a test and sees what it answered, pauses and resumes it, reads its deliveries, sees a failing one marked plainly, and removes one after a question', async (staff, { t, engine }) => {
   const { page } = staff
@@ -336,7 +336,7 @@ staffPageTest('the keyboard alone makes a key, copies it, and revokes one, with 
   assert.equal((await focused()).text, 'shop-front', 'focus is on the revoked key')
   assert.equal((await staff.call('GET', '/v3/keys')).body.items[0].status, 'revoked')
   assert.deepEqual(unexpectedErrors(staff.errors), [])
-})
+}, OWN_SERVICE) // its Tab stops and the first listed key are those of an empty key list
 
 staffPageTest('a manager revoking the key the page itself uses is asked a second time, naming it; Cancel keeps it, the second yes revokes it', async (staff) => {
   const { page } = staff
@@ -386,4 +386,4 @@ staffPageTest('a key revoked while its secret is still shown takes the secret of
   await secretBox.waitFor({ state: 'detached' })
   assert.equal(await page.evaluate((s) => [...document.querySelectorAll('input')].some((input) => input.value === s) || document.body.innerText.includes(s), secret), false)
   assert.deepEqual(unexpectedErrors(staff.errors), [])
-})
+}, OWN_SERVICE) // it reads the key list as empty before its key

@@ -16,11 +16,20 @@ const DAY = 86_400_000
 
 type Headers = Record<string, string>
 
-/** A key named `name` with `scope`, made through the API; the headers a till holding it sends. */
+/** The keys made so far, by service, then name and scope: a service keeps its keys between tests, and never gives a name twice. */
+const made = new WeakMap<StaffPage['app'], Map<string, Headers>>()
+
+/** A key named `name` with `scope`, made through the API (once a service); the headers a till holding it sends. */
 async function keyFor (staff: StaffPage, name: string, scope: string): Promise<Headers> {
+  const keys = made.get(staff.app) ?? new Map<string, Headers>()
+  made.set(staff.app, keys)
+  const known = keys.get(`${name} ${scope}`)
+  if (known) return known
   const res = await staff.call('POST', '/v3/keys', { name, scope })
   assert.equal(res.status, 201, JSON.stringify(res.body))
-  return { authorization: `Bearer ${res.body.secret}` }
+  const headers = { authorization: `Bearer ${res.body.secret}` }
+  keys.set(`${name} ${scope}`, headers)
+  return headers
 }
 
 async function write (staff: StaffPage, method: string, path: string, body: unknown, headers: Headers = {}): Promise<any> {

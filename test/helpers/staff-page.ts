@@ -67,17 +67,43 @@ export interface StaffPageService {
 }
 
 /**
+ * For a test that reads what emptying the catalogue leaves (the list of API keys, which revoked
+ * keys stay in): a service of its own, set up as the file's.
+ */
+export const OWN_SERVICE: StaffPageService = Object.freeze({})
+
+/**
  * The staff page's browser tests: `staffPageTest(name, body)` runs `body` once per engine, each on
- * a fresh service and page in the file's one Chromium (skipped without Chromium or the engine);
- * `service` sets up every test's service, `own` one test's (over the file's).
+ * a fresh page in the file's one Chromium (skipped without Chromium or the engine). The file's tests
+ * share one service per engine, set up by `service` and emptied before each test (`emptyCatalogue`);
+ * a test given its own setup (`own`, over the file's) gets a service of its own.
  * Call at the top level of the file.
  */
 export function staffPageTests (service: StaffPageService = {}): (name: string, body: (staff: StaffPage, run: StaffPageRun) => Promise<void>, own?: StaffPageService) => void {
   const browser = sharedBrowser()
-  return (name, body, own = {}) => {
+  // Building an app and opening a store for every test cost more than the page work of many tests.
+  const shared = new Map<Engine['name'], StaffService>()
+  before(async () => {
+    if (NO_CHROMIUM) return
+    for (const engine of ENGINES) if (!engine.skip) shared.set(engine.name, await openStaffService(engine, service))
+  })
+  after(async () => {
+    for (const s of shared.values()) await s.close()
+  })
+  return (name, body, own) => {
     for (const engine of ENGINES) {
       test(`${engine.name}: ${name}`, { skip: NO_CHROMIUM || engine.skip, timeout: 120_000 }, async (t) => {
-        await body(await openStaffPage(t, browser(), engine, { ...service, ...own }), { t, engine, browser: browser() })
+        let on = shared.get(engine.name)!
+        if (own) {
+          on = await openStaffService(engine, { ...service, ...own })
+          t.after(() => on.close())
+        } else {
+          // Every page of the test before closed first (its own hooks close the contexts it made):
+          // a request one of them left under way could otherwise change this test's catalogue.
+          await noConnections(on.app)
+          await emptyCatalogue(on)
+        }
+        await body(await openStaffPage(t, browser(), on), { t, engine, browser: browser() })
       })
     }
   }
@@ -132,20 +158,36 @@ export interface StaffPage {
   refusedStatuses (): Promise<number[]>
 }
 
-/** A service on a fresh store of `engine` with API keys on, and a browser page on it. */
-export async function openStaffPage (t: TestContext, browser: Browser, engine: Engine, service: StaffPageService = {}): Promise<StaffPage> {
+/** A service on a store of its own, listening on a loopback port, with API keys on. */
+export interface StaffService {
+  url: string
+  app: FastifyInstance
+  /** Closes the service, then its store. */
+  close (): Promise<void>
+}
+
+/** A service on a fresh store of `engine` with API keys on. */
+export async function openStaffService (engine: Engine, service: StaffPageService = {}): Promise<StaffService> {
   const store = await engine.open(service.store)
   const app = await buildApp(testConfig({ apiKeys: [KEY], ...service.config }), { ...service.app, store })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const { port } = app.server.address() as AddressInfo
-  const url = `http://127.0.0.1:${port}`
+  return {
+    url: `http://127.0.0.1:${port}`,
+    app,
+    close: async () => {
+      app.server.closeAllConnections()
+      await app.close()
+      await store.close()
+    }
+  }
+}
+
+/** A browser page on `service`, in a context of its own, closed after the test. */
+export async function openStaffPage (t: TestContext, browser: Browser, service: StaffService): Promise<StaffPage> {
+  const { url, app } = service
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-  t.after(async () => {
-    await context.close()
-    app.server.closeAllConnections()
-    await app.close()
-    await store.close()
-  })
+  t.after(() => context.close())
   const page = await context.newPage()
   const errors: string[] = []
   const foreign: string[] = []
@@ -166,27 +208,7 @@ export async function openStaffPage (t: TestContext, browser: Browser, engine: E
   })
 
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> =>
-    new Promise((resolve, reject) => {
-      const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body))
-      const req = http.request(`${url}${path}`, {
-        method,
-        agent: false, // a connection of its own: dropping the page's connections must not break it
-        headers: {
-          authorization: `Bearer ${KEY}`,
-          ...(payload ? { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json', 'content-length': payload.length } : {}),
-          ...headers
-        }
-      }, (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (c: Buffer) => chunks.push(c))
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8')
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text === '' ? undefined : JSON.parse(text) })
-        })
-      })
-      req.on('error', reject)
-      req.end(payload)
-    })
+    request(url, method, path, body, headers)
   const add = async (plant: Record<string, unknown>): Promise<any> => {
     const res = await call('POST', '/v3/plant', plant)
     if (res.status !== 200) throw new Error(`add failed: ${res.status} ${JSON.stringify(res.body)}`)
@@ -198,6 +220,68 @@ export async function openStaffPage (t: TestContext, browser: Browser, engine: E
   }
   const refusedStatuses = async (): Promise<number[]> => refusals.map((r) => Number(r.split(' ')[0]))
   return { url, app, context, page, errors, foreign, requests, refusals, call, addPhoto, add, refusedStatuses }
+}
+
+/** A write or read through the API of the service at `url`, with the staff key, on a connection of its own. */
+export function request (url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body))
+    const req = http.request(`${url}${path}`, {
+      method,
+      agent: false, // a connection of its own: dropping the page's connections must not break it
+      headers: {
+        authorization: `Bearer ${KEY}`,
+        ...(payload ? { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json', 'content-length': payload.length } : {}),
+        ...headers
+      }
+    }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text === '' ? undefined : JSON.parse(text) })
+      })
+    })
+    req.on('error', reject)
+    req.end(payload)
+  })
+}
+
+/** `request`, refused unless the answer has status `status`. */
+async function expect (status: number, url: string, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await request(url, method, path, body)
+  if (res.status !== status) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`)
+  return res.body
+}
+
+/**
+ * Empties the catalogue of a shared service through the API, as staff could: every plant deleted,
+ * the trash emptied, every webhook removed. What the API cannot take away stays, and tests must
+ * not depend on it: the change feed, the history of deleted plants, the ids already given (the
+ * next plant's id is higher), and API keys (revoked, they stay listed).
+ */
+export async function emptyCatalogue ({ url }: StaffService): Promise<void> {
+  for (const hook of (await expect(200, url, 'GET', '/v3/webhooks')).items) await expect(204, url, 'DELETE', `/v3/webhooks/${hook.id}`)
+  for (;;) {
+    const plants = (await expect(200, url, 'GET', '/v3/plant?limit=100')).items as Array<{ id: number }>
+    if (plants.length === 0) break
+    await expect(200, url, 'POST', '/v3/plant/batch', { operations: plants.map((p) => ({ op: 'delete', id: p.id })) })
+  }
+  for (;;) {
+    const trashed = (await expect(200, url, 'GET', '/v3/trash?limit=100')).items as Array<{ id: number }>
+    if (trashed.length === 0) break
+    for (const plant of trashed) await expect(204, url, 'DELETE', `/v3/trash/${plant.id}`)
+  }
+}
+
+/** Settles once `app` holds no connection (the browser's and the API client's all closed). */
+async function noConnections (app: FastifyInstance): Promise<void> {
+  const count = () => new Promise<number>((resolve, reject) => app.server.getConnections((err, n) => err ? reject(err) : resolve(n)))
+  const deadline = Date.now() + 30_000
+  while (await count() > 0) {
+    if (Date.now() > deadline) throw new Error(`the service still holds ${await count()} connections after the test before closed its pages`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
 }
 
 /**
