@@ -3,9 +3,9 @@ import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test } from 'node:test'
-import { chromium } from 'playwright-core'
-import { listenOn } from '../../scripts/lib/listening-service.js'
+import { after, before, test } from 'node:test'
+import { chromium, type Browser } from 'playwright-core'
+import { listenOn, type ListeningService } from '../../scripts/lib/listening-service.js'
 import { build } from '../helpers/app.js'
 import { sqliteEngine } from '../helpers/engines.js'
 import { picture } from '../helpers/pictures.js'
@@ -14,6 +14,21 @@ import { picture } from '../helpers/pictures.js'
 const CHROMIUM = '/usr/bin/chromium'
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run']
 const OUTPUT = new URL('../../test-output/', import.meta.url).pathname
+const NO_CHROMIUM = existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium)`
+
+// The browser tests share one service and one Chromium (a context of its own for each test): neither
+// test needs an empty catalogue, and starting them again for each test cost more than the test.
+let shared: ListeningService | undefined
+let browser: Browser | undefined
+before(async () => {
+  if (NO_CHROMIUM) return
+  shared = await listenOn(':memory:')
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS })
+})
+after(async () => {
+  await browser?.close()
+  await shared?.close()
+})
 
 test('the docs page and the OpenAPI document speak for the service: its own logo and icon (not Fastify\'s or Swagger\'s), and no pointer to documents a user of the package lacks', async (t) => {
   const { app } = await build(t, sqliteEngine)
@@ -38,22 +53,12 @@ test('the docs page and the OpenAPI document speak for the service: its own logo
   assert.doesNotMatch(document, /\bseed\b|\.\.\/shared|CONTRACT\.md/i, 'the document says things in the package\'s own words')
 })
 
-test('the docs page at /v3/docs adds a plant through "Try it out" in a real browser', {
-  skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium)`,
-  timeout: 120_000
-}, async (t) => {
-  const service = await listenOn(':memory:')
-  t.after(() => service.close())
-  const profile = await mkdtemp(join(tmpdir(), 'plants-chromium-'))
-  const browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS })
-  // One hook, in this order: Node 20 runs t.after hooks first-registered first, and removing the
-  // profile while Chromium still writes to it fails (ENOTEMPTY), leaving the browser (and the run) hanging.
-  t.after(async () => {
-    await browser.close()
-    await rm(profile, { recursive: true, force: true })
-  })
+test('the docs page at /v3/docs adds a plant through "Try it out" in a real browser', { skip: NO_CHROMIUM, timeout: 120_000 }, async (t) => {
+  const service = shared!
+  const context = await browser!.newContext()
+  t.after(() => context.close())
 
-  const page = browser.pages()[0] ?? await browser.newPage()
+  const page = await context.newPage()
   // The page must work offline: anything it asks of another origin is a defect.
   const foreign: string[] = []
   page.on('request', (request) => {
@@ -99,24 +104,20 @@ test('the docs page at /v3/docs adds a plant through "Try it out" in a real brow
   assert.deepEqual(errors, [])
 })
 
-test('the docs page at /v3/docs uploads a photo through "Try it out" (a file picker for the binary body)', {
-  skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium)`,
-  timeout: 120_000
-}, async (t) => {
-  const service = await listenOn(':memory:')
-  t.after(() => service.close())
+test('the docs page at /v3/docs uploads a photo through "Try it out" (a file picker for the binary body)', { skip: NO_CHROMIUM, timeout: 120_000 }, async (t) => {
+  const service = shared!
   const plant = await (await fetch(`${service.url}/v3/plant`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Photographed"}' })).json() as { id: number }
-  const profile = await mkdtemp(join(tmpdir(), 'plants-chromium-'))
-  const browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS })
-  // One hook, the browser closed before its profile is removed (see the test above).
+  const folder = await mkdtemp(join(tmpdir(), 'plants-docs-'))
+  const context = await browser!.newContext()
+  // One hook, the context closed before the picked file's folder is removed.
   t.after(async () => {
-    await browser.close()
-    await rm(profile, { recursive: true, force: true })
+    await context.close()
+    await rm(folder, { recursive: true, force: true })
   })
-  const file = join(profile, 'fern.png')
+  const file = join(folder, 'fern.png')
   await writeFile(file, await picture('png', 3, 400))
 
-  const page = browser.pages()[0] ?? await browser.newPage()
+  const page = await context.newPage()
   await page.goto(`${service.url}/v3/docs`)
   const operation = page.locator('#operations-plant-add-plant-photo')
   await operation.locator('.opblock-summary').click()
