@@ -81,7 +81,8 @@ export const OWN_SERVICE: StaffPageService = Object.freeze({})
  */
 export function staffPageTests (service: StaffPageService = {}): (name: string, body: (staff: StaffPage, run: StaffPageRun) => Promise<void>, own?: StaffPageService) => void {
   const browser = sharedBrowser()
-  // Building an app and opening a store for every test cost more than the page work of many tests.
+  // A store opened and an app built for each test and engine was work none of them needs: one
+  // service per engine, emptied before each test, serves the same page.
   const shared = new Map<Engine['name'], StaffService>()
   before(async () => {
     if (NO_CHROMIUM) return
