@@ -56,8 +56,8 @@ export type GroupResult = { outcomes: Outcome[] } | { failure: { code?: string, 
 /** How much of the database file is memory-mapped for reads (a larger file is read beyond it as before). */
 export const MMAP_BYTES = 1024 * 1024 * 1024
 
-/** Opens a connection with the settings every connection to the catalogue must have. */
-export function connect (filename: string): Database.Database {
+/** Opens a connection with the settings every connection to the catalogue must have (a file's, ':memory:', or an in-memory copy of a serialised database). */
+export function connect (filename: string | Buffer): Database.Database {
   const db = new Database(filename)
   db.pragma('journal_mode = WAL')
   // FULL: a commit is fsynced before it returns, so an acknowledged write survives power loss.
