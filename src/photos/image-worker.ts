@@ -1,6 +1,9 @@
 import { fork, type ChildProcess } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import type { Socket } from 'node:net'
-import { fileURLToPath } from 'node:url'
+import { dirname, join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { HttpProblem } from '../http/problems/problem.js'
 import { ByteReader } from './byte-reader.js'
 import { invalidPicture, type Processed } from './images.js'
@@ -24,10 +27,33 @@ export const FILES_FD = 5
  */
 const IMAGE_NICE = 19
 
-// Run from source (tests, tools under tsx) the worker is the .ts file beside this one, started
-// with tsx's loader; built, the .js beside this module (dist/src/photos/ or dist/bundle/).
+// Built, the worker is the .js beside this module (dist/src/photos/ or dist/bundle/). Run from
+// source (tests, tools under tsx), it is the .ts file beside this one, bundled by esbuild (a
+// development dependency, as tsx is) once a process: started with tsx's loader, each worker
+// compiled its modules again, and the tests start one for every app that is sent a picture.
 const FROM_SOURCE = import.meta.url.endsWith('.ts')
 const ENTRY = fileURLToPath(new URL(FROM_SOURCE ? './image-process.ts' : './image-process.js', import.meta.url))
+
+/**
+ * From source, the worker's bundled script, written once a process into a folder of its own under
+ * node_modules/.cache (so that its packages, sharp's dynamic import included, resolve as from the
+ * source), removed when the process exits.
+ */
+let bundledEntry: string | undefined
+function sourceEntry (): string {
+  if (bundledEntry === undefined) {
+    const require = createRequire(ENTRY)
+    const { buildSync } = require('esbuild') as typeof import('esbuild')
+    const { outputFiles } = buildSync({ entryPoints: [ENTRY], bundle: true, platform: 'node', format: 'cjs', packages: 'external', write: false, logLevel: 'silent', define: { 'import.meta.url': JSON.stringify(pathToFileURL(ENTRY).href) } })
+    const cache = join(dirname(dirname(require.resolve('esbuild/package.json'))), '.cache')
+    mkdirSync(cache, { recursive: true })
+    const dir = mkdtempSync(join(cache, 'plants-image-process-'))
+    process.once('exit', () => { rmSync(dir, { recursive: true, force: true }) })
+    bundledEntry = join(dir, 'image-process.cjs')
+    writeFileSync(bundledEntry, outputFiles[0].text)
+  }
+  return bundledEntry
+}
 
 const workerStopped = (): HttpProblem =>
   new HttpProblem(503, 'images-busy', 'The image worker stopped while processing the picture; retry shortly', undefined, { 'retry-after': '2' })
@@ -102,9 +128,9 @@ export class ImageWorker {
   }
 
   private start (): NonNullable<ImageWorker['child']> {
-    const child = fork(ENTRY, [String(IMAGE_NICE)], {
+    const child = fork(FROM_SOURCE ? sourceEntry() : ENTRY, [String(IMAGE_NICE)], {
       // --expose-gc: see image-process.ts, after each picture.
-      execArgv: [...(FROM_SOURCE ? ['--import', 'tsx'] : []), '--expose-gc'],
+      execArgv: ['--expose-gc'],
       env: { ...process.env, MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '1048576' },
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc', 'pipe', 'pipe']
