@@ -20,7 +20,7 @@ const plants = new Map<number, Plant>()
 let lastId = 0
 // The record's times, as the service sets them (one string: the floor measures the framework, not a clock).
 const times = { createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() }
-const stored = (id: number, fields: PlantInput): Plant => ({ id, ...completeFields(fields), photos: [], ...times, version: 1 })
+const stored = (id: number, fields: PlantInput): Plant => ({ id, ...completeFields(fields), stock: null, photos: [], ...times, version: 1 })
 for (let i = 0; i < Number(process.env.PRELOAD ?? 0); i++) plants.set(++lastId, stored(lastId, plantFor(i)))
 
 const app = Fastify({

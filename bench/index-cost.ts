@@ -40,7 +40,7 @@ async function fill (): Promise<void> {
 /** The body of a PUT of plant `id` (plant n's fields, the plant's own SKU and barcode), as bench/load.ts sends it. */
 function updated (id: number, n: number): PlantFields {
   const body = plantFor(n)
-  return { ...body, sku: body.sku === null ? null : skuFor(id), barcode: hasBarcode(id - 1) ? barcodeFor(id - 1) : null }
+  return { ...body, sku: body.sku === null ? null : skuFor(id), barcode: hasBarcode(id - 1) ? barcodeFor(id - 1) : null, lowStockAt: null }
 }
 
 interface Cost { walBytes: number, cpuUs: number }
@@ -63,7 +63,7 @@ function measure (drop: string | undefined, kind: 'put' | 'post'): Cost {
     const now = Date.now()
     if (kind === 'post') {
       const body = plantFor(n)
-      return { kind: 'create', fields: { ...body, sku: body.sku === null ? null : `NEW-${job}-${n}` }, now, actor: 'bench' }
+      return { kind: 'create', fields: { ...body, sku: body.sku === null ? null : `NEW-${job}-${n}`, lowStockAt: null }, now, actor: 'bench' }
     }
     const id = 1 + Math.floor(Math.random() * plants)
     return { kind: 'update', id, fields: updated(id, n), now, actor: 'bench' }

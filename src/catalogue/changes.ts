@@ -1,4 +1,4 @@
-import type { Plant } from './plant.js'
+import { toRecord, type Plant } from './plant.js'
 
 // The change feed: every committed write, in order, as the store hands it out.
 
@@ -31,7 +31,8 @@ export interface ChangePage { items: Change[], next: number }
 
 /**
  * A change's record as its store kept it (JSON), with the change's version: the plant's version
- * after the change is the change's own, and records kept before the record carried a version lack it.
+ * after the change is the change's own, and records kept before the record carried a version (or
+ * stock) lack it.
  */
 export const recordOfChange = (json: string | null, version: number): Plant | null =>
-  json === null ? null : { ...JSON.parse(json) as Plant, version }
+  json === null ? null : toRecord({ ...JSON.parse(json) as Plant, version })

@@ -7,10 +7,13 @@ import type { Plant, PlantFields, PlantStatus } from './plant.js'
 // each field's `before`: no version needs to be stored whole.
 
 /** The fields a history entry speaks of, in the record's order; photos as their ids. */
-export const HISTORY_FIELDS = ['name', 'category', 'tags', 'status', 'description', 'price', 'sku', 'barcode', 'photos'] as const
+export const HISTORY_FIELDS = ['name', 'category', 'tags', 'status', 'description', 'price', 'sku', 'barcode', 'lowStockAt', 'stock', 'photos'] as const
 export type HistoryField = typeof HISTORY_FIELDS[number]
 
-/** Each changed field with its value before and after (`photos`: the photos' ids, in order). */
+/**
+ * Each changed field with its value before and after (`photos`: the photos' ids, in order; `stock`:
+ * the totals, which only movements change, so a revert never puts them back).
+ */
 export type FieldChanges = Partial<Record<HistoryField, [unknown, unknown]>>
 
 /**
@@ -66,11 +69,16 @@ export const cursorBeforeRestore = (id: number, before: number | undefined, past
 /** Days a version is kept when HISTORY_RETENTION_DAYS is not set. */
 export const HISTORY_RETENTION_DAYS = 365
 
-const valueOf = (record: Plant, field: HistoryField): unknown => field === 'photos' ? (record.photos ?? []).map((p) => p.id) : record[field]
+const valueOf = (record: Plant, field: HistoryField): unknown =>
+  field === 'photos' ? (record.photos ?? []).map((p) => p.id) : (record[field] ?? null)
 
-/** Equal as JSON values (the fields are strings, nulls and lists of strings). */
+/** Fields a revert does not put back: photos have operations of their own, stock moves only by movements. */
+const NOT_REVERTED: readonly HistoryField[] = ['photos', 'stock']
+
+/** Equal as JSON values (the fields are strings, numbers, nulls, lists of strings and the stock's totals). */
 const same = (a: unknown, b: unknown): boolean => {
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => x === b[i])
+  if (a !== null && b !== null && typeof a === 'object' && typeof b === 'object') return JSON.stringify(a) === JSON.stringify(b)
   return a === b
 }
 
@@ -108,16 +116,16 @@ export function fieldsAt (current: PlantFields, currentVersion: number, version:
     if (entry.version !== currentVersion - i) return undefined
     if (entry.version === version) break
     for (const [field, change] of Object.entries(entry.changes)) {
-      if (field !== 'photos' && change !== undefined) fields[field] = change[0]
+      if (!NOT_REVERTED.includes(field as HistoryField) && change !== undefined) fields[field] = change[0]
     }
   }
   return fields as unknown as PlantFields
 }
 
 /** The fields of a stored plant (its record's price form), for a revert to compare and write. */
-export const plantFieldsOf = ({ name, category, tags, status, description, price, sku, barcode }: Plant): PlantFields =>
-  ({ name, category, tags, status: status as PlantStatus, description, price, sku, barcode })
+export const plantFieldsOf = ({ name, category, tags, status, description, price, sku, barcode, lowStockAt }: Plant): PlantFields =>
+  ({ name, category, tags, status: status as PlantStatus, description, price, sku, barcode, lowStockAt: lowStockAt ?? null })
 
 /** Whether two sets of fields are the same (a revert to them would change nothing). */
 export const sameFields = (a: PlantFields, b: PlantFields): boolean =>
-  HISTORY_FIELDS.every((field) => field === 'photos' || same(a[field], b[field]))
+  HISTORY_FIELDS.every((field) => NOT_REVERTED.includes(field) || same(a[field as keyof PlantFields] ?? null, b[field as keyof PlantFields] ?? null))

@@ -21,6 +21,8 @@ export interface StoreFields {
   price: string | null
   sku: string | null
   barcode: string | null
+  /** Stock at or below this many available is low (lowStock=true, the stock.low event); null: never low. */
+  lowStockAt: number | null
 }
 
 /** A plant's fields once validated and defaulted: what a create or a whole update writes. */
@@ -30,8 +32,15 @@ export interface PlantFields extends SeedFields, StoreFields {}
 export type PlantInput = SeedFields & Partial<StoreFields>
 
 export const completeFields = (fields: PlantInput): PlantFields => ({
-  ...fields, description: fields.description ?? null, price: fields.price ?? null, sku: fields.sku ?? null, barcode: fields.barcode ?? null
+  ...fields, description: fields.description ?? null, price: fields.price ?? null, sku: fields.sku ?? null, barcode: fields.barcode ?? null, lowStockAt: fields.lowStockAt ?? null
 })
+
+/** A tracked plant's totals over the store's locations (catalogue/stock.ts): available = onHand − reserved. */
+export interface StockTotals {
+  onHand: number
+  reserved: number
+  available: number
+}
 
 /** A JSON merge patch of the fields: members present change, absent ones are kept; `{}` changes nothing. */
 export type PlantPatch = Partial<PlantFields>
@@ -48,6 +57,9 @@ export interface Plant {
   price: string | null
   sku: string | null
   barcode: string | null
+  /** Null when the plant does not track stock (its status set by hand); read-only, moved by stock movements. */
+  stock: StockTotals | null
+  lowStockAt: number | null
   photos: Photo[]
   /** RFC 3339, UTC, milliseconds; set by the service, updatedAt with every version. */
   createdAt: string
@@ -63,8 +75,12 @@ export interface Plant {
 export type StoredPlant = Plant
 
 /** The record a client sees (and the feed keeps), in the record's order, whatever else the value held. */
-export const toRecord = ({ id, name, category, tags, status, description, price, sku, barcode, photos, createdAt, updatedAt, version }: Plant): Plant =>
-  ({ id, name, category, tags, status, description, price, sku, barcode, photos: photos ?? [], createdAt, updatedAt, version })
+export const toRecord = ({ id, name, category, tags, status, description, price, sku, barcode, stock, lowStockAt, photos, createdAt, updatedAt, version }: Plant): Plant =>
+  ({ id, name, category, tags, status, description, price, sku, barcode, stock: stock ?? null, lowStockAt: lowStockAt ?? null, photos: photos ?? [], createdAt, updatedAt, version })
+
+/** The totals as their three columns hold them: null when the plant does not track stock. */
+export const stockOf = (onHand: number | null, reserved: number | null, available: number | null): StockTotals | null =>
+  onHand === null || onHand === undefined ? null : { onHand: Number(onHand), reserved: Number(reserved ?? 0), available: Number(available ?? 0) }
 
 /** The number of plants of each status. */
 export type Inventory = Record<PlantStatus, number>

@@ -56,9 +56,11 @@ export const gtinKey = (code: string): string => code.padStart(14, '0')
  * Idempotency-Key's) or two rows (an import's) for the same plant apart. The seed's fields alone
  * give the list they always gave, so what was remembered before still matches.
  */
-export function identityFields ({ name, category, tags, status, description, price, sku, barcode }: PlantFields): unknown[] {
+export function identityFields ({ name, category, tags, status, description, price, sku, barcode, lowStockAt }: PlantFields): unknown[] {
   const seed = [name, category, tags, status]
-  return description === null && price === null && sku === null && barcode === null ? seed : [...seed, description, canonicalPrice(price), sku, barcode]
+  const store = description === null && price === null && sku === null && barcode === null ? seed : [...seed, description, canonicalPrice(price), sku, barcode]
+  // Appended only when set, so a key used before the field existed still hashes as it did.
+  return lowStockAt === null || lowStockAt === undefined ? store : [...store, { lowStockAt }]
 }
 
 /** What SKUs are unique and found by: the SKU in lower case. */

@@ -29,9 +29,9 @@ const CSV_COLUMNS = ['name', 'category', 'tags', 'status', 'description', 'price
  * times and versions are the catalogue's to set, and photos are uploaded pictures, not fields
  * (POST /v3/plant/{id}/photos).
  */
-const IGNORED = ['photos', 'createdAt', 'version']
-/** An exported record's members that go without saying: a file with updatedAt was written by export. */
-const UNSAID = ['photos', 'version']
+const IGNORED = ['photos', 'createdAt', 'version', 'stock']
+/** An exported record's members that go without saying: a file with updatedAt was written by export; stock moves by movements. */
+const UNSAID = ['photos', 'version', 'stock']
 /** Why the ignored columns are ignored, said of those the file has: a file with photos alone is told nothing of times. */
 const ignoredBecause = (ignored: string[]): string => [
   ...(ignored.some((column) => !UNSAID.includes(column)) ? ['the catalogue sets the times'] : []),

@@ -217,7 +217,9 @@ const READ_ONLY_TIMES = ['createdAt', 'updatedAt']
 const READ_ONLY_TIME = 'is read-only: the service sets createdAt and updatedAt'
 /** The record's version: a client that sends a record back to write over that version means If-Match. */
 const READ_ONLY_VERSION = 'is read-only: the service sets the version; to write only over this version, send "<id>.<version>" as If-Match (a batch operation\'s ifMatch)'
-const READ_ONLY_MESSAGES = [READ_ONLY_TIME, READ_ONLY_VERSION]
+/** The stock's totals, which only movements change. */
+const READ_ONLY_STOCK = 'is read-only: the stock changes by movements (POST /v3/plant/{id}/stock/movements); lowStockAt is the field a plant body may set'
+const READ_ONLY_MESSAGES = [READ_ONLY_TIME, READ_ONLY_VERSION, READ_ONLY_STOCK]
 /** Where a body holds a plant's members: the body itself, or a batch operation's plant or patch. */
 const PLANT_AT = /^(\/operations\/\d+\/(plant|patch))?$/
 
@@ -246,7 +248,7 @@ export function fieldError (e: AjvError, bodyTakes?: string): FieldError {
     const message = field === 'photos' && e.instancePath === ''
       ? 'is read-only: send the plant without photos, createdAt, updatedAt and version; add a photo with POST /v3/plant/{id}/photos, ' +
         'remove one with DELETE /v3/plant/{id}/photos/{photoId}, reorder them with PUT /v3/plant/{id}/photos/order'
-      : !PLANT_AT.test(e.instancePath) ? 'is not a known field' : READ_ONLY_TIMES.includes(field) ? READ_ONLY_TIME : field === 'version' ? READ_ONLY_VERSION : 'is not a known field'
+      : !PLANT_AT.test(e.instancePath) ? 'is not a known field' : READ_ONLY_TIMES.includes(field) ? READ_ONLY_TIME : field === 'version' ? READ_ONLY_VERSION : field === 'stock' ? READ_ONLY_STOCK : 'is not a known field'
     return { path: `${e.instancePath}/${escapePointer(field)}`, message }
   }
   return { path: e.instancePath, message: messageOf(e) }

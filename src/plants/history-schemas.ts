@@ -8,6 +8,8 @@ const pair = (value: TSchema, what: string) =>
   Type.Optional(Type.Array(value, { minItems: 2, maxItems: 2, description: `${what}: [before, after].` }))
 const Text = Type.Union([Type.String(), Type.Null()])
 const List = Type.Union([Type.Array(Type.String()), Type.Null()])
+const Count = Type.Union([Type.Integer(), Type.Null()])
+const Totals = Type.Union([Type.Object({ onHand: Type.Integer(), reserved: Type.Integer(), available: Type.Integer() }), Type.Null()])
 
 export const FieldChanges = component('FieldChanges', Type.Object({
   name: pair(Text, 'The name'),
@@ -18,6 +20,8 @@ export const FieldChanges = component('FieldChanges', Type.Object({
   price: pair(Text, 'The price, as the record shows it ("12.50")'),
   sku: pair(Text, 'The SKU'),
   barcode: pair(Text, 'The barcode'),
+  lowStockAt: pair(Count, 'The low-stock threshold'),
+  stock: pair(Totals, 'The stock\'s totals (a movement; the movements list is the full ledger)'),
   photos: pair(List, 'The photos\' ids, in order')
 }, {
   additionalProperties: false,

@@ -32,6 +32,12 @@ export const Photos = Type.Array(ref(Photo), {
   description: `The plant's photos in the order added; the first is the cover. At most ${MAX_PHOTOS}. Read-only: sent in a plant body, it is invalid input.`
 })
 
+export const StockTotals = component('StockTotals', Type.Object({
+  onHand: Type.Integer({ minimum: 0, description: 'Units held over every location.' }),
+  reserved: Type.Integer({ minimum: 0, description: 'Units held for open reservations.' }),
+  available: Type.Integer({ minimum: 0, description: 'onHand − reserved, never below 0: what may be sold.' })
+}, { description: 'A tracked plant\'s stock, the totals over the store\'s locations.' }))
+
 export const Plant = component('Plant', Type.Object({
   id: Id,
   name: Type.String(),
@@ -42,6 +48,10 @@ export const Plant = component('Plant', Type.Object({
   price: Type.Union([Type.String({ description: 'Always 2 fraction digits ("12.50").' }), Type.Null()]),
   sku: Type.Union([Type.String(), Type.Null()]),
   barcode: Type.Union([Type.String(), Type.Null()]),
+  stock: Type.Union([ref(StockTotals), Type.Null()], {
+    description: 'Null when the plant does not track stock (its status is set by hand). A plant tracks stock from its first movement (POST /v3/plant/{id}/stock/movements). Read-only: sent in a plant body, it is invalid input.'
+  }),
+  lowStockAt: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Stock is low at or below this many available (lowStock=true); null: never low.' }),
   photos: Photos,
   createdAt: Time,
   updatedAt: { ...Time, description: 'RFC 3339, UTC, with milliseconds; moves with every version of the plant (photo changes included).' },

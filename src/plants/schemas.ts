@@ -65,6 +65,13 @@ const Barcode = Type.Unsafe<string | null>({
   description: 'GTIN (EAN-8, UPC-A, EAN-13 or GTIN-14): 8, 12, 13 or 14 digits with a valid check digit; or null. Kept as written; barcode= finds it at any length (zeros on the left). Not unique: identical plants may share one.'
 })
 
+const LowStockAt = Type.Unsafe<number | null>({
+  type: ['integer', 'null'],
+  minimum: 0,
+  maximum: Number.MAX_SAFE_INTEGER,
+  description: 'Stock is low when its available units are at or below this (lowStock=true finds it); null: never low.'
+})
+
 // The fields a client sends; absent optional fields take the defaults (PUT replaces the whole plant).
 const fields = {
   name: Name,
@@ -74,7 +81,8 @@ const fields = {
   description: Type.Optional({ ...Description, default: null }),
   price: Type.Optional({ ...Price, default: null }),
   sku: Type.Optional({ ...Sku, default: null }),
-  barcode: Type.Optional({ ...Barcode, default: null })
+  barcode: Type.Optional({ ...Barcode, default: null }),
+  lowStockAt: Type.Optional({ ...LowStockAt, default: null })
 }
 
 export const NewPlant = component('NewPlant', Type.Object(fields, {
@@ -96,7 +104,8 @@ export const PlantPatch = component('PlantPatch', Type.Object({
   description: Type.Optional(Description),
   price: Type.Optional(Price),
   sku: Type.Optional(Sku),
-  barcode: Type.Optional(Barcode)
+  barcode: Type.Optional(Barcode),
+  lowStockAt: Type.Optional(LowStockAt)
 }, {
   additionalProperties: false,
   description: 'A JSON merge patch (RFC 7396) of a plant: only the members sent change; `{}` changes nothing. An id or unknown member is invalid input.'

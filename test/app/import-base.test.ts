@@ -17,6 +17,8 @@ const plant: Plant = {
   price: '4.50',
   sku: null,
   barcode: null,
+  stock: null,
+  lowStockAt: null,
   photos: [],
   createdAt: '2026-11-01T09:00:00.000Z',
   updatedAt: '2026-11-27T12:00:02.500Z',

@@ -33,7 +33,7 @@ async function checkMigrated (store: PlantStore): Promise<void> {
   try {
     const get = async (url: string): Promise<any> => (await app.inject({ method: 'GET', url })).json()
     const expected = {
-      ...SEED_RECORD, description: null, price: null, sku: null, barcode: null, createdAt: new Date(CREATED).toISOString(), updatedAt: new Date(UPDATED).toISOString(), version: 2
+      ...SEED_RECORD, description: null, price: null, sku: null, barcode: null, stock: null, lowStockAt: null, createdAt: new Date(CREATED).toISOString(), updatedAt: new Date(UPDATED).toISOString(), version: 2
     }
     assert.deepEqual(await get('/v3/plant/1'), expected)
     assert.deepEqual((await get('/v3/plant')).items, [expected])

@@ -75,7 +75,7 @@ test('every 200 of the document has a description of its own and declares X-Requ
 test('named schemas still validate requests and shape responses: the stored record, never more', async (t) => {
   const { request, add } = await build(t, sqliteEngine)
   const plant = await add({ name: 'Fern', tags: ['green'] })
-  assert.deepEqual(Object.keys(plant).sort(), ['barcode', 'category', 'createdAt', 'description', 'id', 'name', 'photos', 'price', 'sku', 'status', 'tags', 'updatedAt', 'version'])
+  assert.deepEqual(Object.keys(plant).sort(), ['barcode', 'category', 'createdAt', 'description', 'id', 'lowStockAt', 'name', 'photos', 'price', 'sku', 'status', 'stock', 'tags', 'updatedAt', 'version'])
   const refused = await request({ method: 'PUT', url: '/v3/plant', payload: { id: plant.id, name: 'Fern', colour: 'green' } })
   assert.deepEqual(refused.json().errors, [{ path: '/colour', message: 'is not a known field' }])
   const page = await request({ method: 'GET', url: '/v3/plant' })

@@ -68,7 +68,7 @@ for (const engine of ENGINES) {
       assert.equal(res.statusCode, 200, res.body)
       const plant = res.json()
       assert.deepEqual({ ...plant, createdAt: undefined, updatedAt: undefined }, {
-        id: plant.id, name: 'Monstera', category: null, tags: [], status: 'available', description: sent.description, price: '12.50', sku: 'MON-001', barcode: '4006381333931', photos: [], createdAt: undefined, updatedAt: undefined, version: 1
+        id: plant.id, name: 'Monstera', category: null, tags: [], status: 'available', description: sent.description, price: '12.50', sku: 'MON-001', barcode: '4006381333931', stock: null, lowStockAt: null, photos: [], createdAt: undefined, updatedAt: undefined, version: 1
       })
       assert.match(plant.createdAt, TIME)
       assert.equal(plant.updatedAt, plant.createdAt)

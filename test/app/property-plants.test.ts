@@ -101,7 +101,7 @@ for (const engine of ENGINES) {
         assert.equal(created.statusCode, 200, created.body)
         const { id, createdAt, updatedAt } = created.json()
         const fields = { ...defaultsOf(NewPlant), ...plant }
-        const expected = { id, ...fields, price: canonicalPrice(fields.price as string | null), photos: [], createdAt, updatedAt, version: 1 }
+        const expected = { id, ...fields, price: canonicalPrice(fields.price as string | null), stock: null, photos: [], createdAt, updatedAt, version: 1 }
         assert.match(createdAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
         assert.equal(updatedAt, createdAt)
         assert.deepEqual(created.json(), expected)
@@ -241,7 +241,7 @@ type IfMatch = 'none' | 'current' | 'stale' | 'star' | 'garbage'
  * it, the times as the service set them; the version the one its ETag names.
  */
 function recordOf (answer: Record_, fields: Record<string, unknown>, version: number, etag: unknown): Record_ {
-  const record = { id: answer.id, ...fields, price: canonicalPrice(fields.price as string | null), photos: [], createdAt: answer.createdAt, updatedAt: answer.updatedAt, version }
+  const record = { id: answer.id, ...fields, price: canonicalPrice(fields.price as string | null), stock: null, photos: [], createdAt: answer.createdAt, updatedAt: answer.updatedAt, version }
   assert.deepEqual(answer, record)
   assert.equal(etag, `"${String(answer.id)}.${version}"`)
   assert.match(String(record.createdAt), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)

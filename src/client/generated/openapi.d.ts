@@ -712,6 +712,8 @@ export interface components {
             category?: (string | null)[];
             /** @description The description: [before, after]. */
             description?: (string | null)[];
+            /** @description The low-stock threshold: [before, after]. */
+            lowStockAt?: (number | null)[];
             /** @description The name: [before, after]. */
             name?: (string | null)[];
             /** @description The photos' ids, in order: [before, after]. */
@@ -722,6 +724,12 @@ export interface components {
             sku?: (string | null)[];
             /** @description The status: [before, after]. */
             status?: (string | null)[];
+            /** @description The stock's totals (a movement; the movements list is the full ledger): [before, after]. */
+            stock?: ({
+                available: number;
+                onHand: number;
+                reserved: number;
+            } | null)[];
             /** @description The tags: [before, after]. */
             tags?: (string[] | null)[];
         };
@@ -780,6 +788,11 @@ export interface components {
              * @default null
              */
             description?: string | null;
+            /**
+             * @description Stock is low when its available units are at or below this (lowStock=true finds it); null: never low.
+             * @default null
+             */
+            lowStockAt?: number | null;
             /** @description Name of the plant: 1–200 characters, no white space at either end (refused, not trimmed). */
             name: string;
             /**
@@ -852,6 +865,8 @@ export interface components {
             description: string | null;
             /** @description Server-assigned identifier; increasing, never reused. */
             id: number;
+            /** @description Stock is low at or below this many available (lowStock=true); null: never low. */
+            lowStockAt: number | null;
             name: string;
             /** @description The plant's photos in the order added; the first is the cover. At most 12. Read-only: sent in a plant body, it is invalid input. */
             photos: components["schemas"]["Photo"][];
@@ -859,6 +874,8 @@ export interface components {
             sku: string | null;
             /** @description Status of the plant: available, pending or sold today; any string in answers, so a client should accept one it does not know. */
             status: string;
+            /** @description Null when the plant does not track stock (its status is set by hand). A plant tracks stock from its first movement (POST /v3/plant/{id}/stock/movements). Read-only: sent in a plant body, it is invalid input. */
+            stock: components["schemas"]["StockTotals"] | null;
             tags: string[];
             /** @description RFC 3339, UTC, with milliseconds; moves with every version of the plant (photo changes included). */
             updatedAt: string;
@@ -891,6 +908,8 @@ export interface components {
             category?: string | null;
             /** @description Text for a shop front, 1–2,000 characters, stored exactly as sent (white space at either end included; white space alone is refused); or null. */
             description?: string | null;
+            /** @description Stock is low when its available units are at or below this (lowStock=true finds it); null: never low. */
+            lowStockAt?: number | null;
             /** @description Name of the plant: 1–200 characters, no white space at either end (refused, not trimmed). */
             name?: string;
             /** @description Price in the catalogue's currency (GET /v3 names it) as a decimal string ≥ 0 and < 1,000,000,000 with at most 2 fraction digits ("12", "12.5"); or null (not priced). The record shows 2 fraction digits ("12.50"). A JSON number is refused. */
@@ -924,6 +943,11 @@ export interface components {
             description?: string | null;
             /** @description Server-assigned identifier; increasing, never reused. */
             id: number;
+            /**
+             * @description Stock is low when its available units are at or below this (lowStock=true finds it); null: never low.
+             * @default null
+             */
+            lowStockAt?: number | null;
             /** @description Name of the plant: 1–200 characters, no white space at either end (refused, not trimmed). */
             name: string;
             /**
@@ -976,6 +1000,15 @@ export interface components {
             status?: boolean;
             /** @description The version whose fields the plant gets back (GET /v3/plant/{id}/history lists them). */
             version: number;
+        };
+        /** @description A tracked plant's stock, the totals over the store's locations. */
+        StockTotals: {
+            /** @description onHand − reserved, never below 0: what may be sold. */
+            available: number;
+            /** @description Units held over every location. */
+            onHand: number;
+            /** @description Units held for open reservations. */
+            reserved: number;
         };
         /** @description A deleted plant in the trash, as it was when deleted (photos included): `plant.version` is its last version, one below the entry's `version`, which a restore's If-Match names. */
         TrashedPlant: {

@@ -19,20 +19,20 @@ export const WRITE = `
 WITH c AS (
   SELECT nextval(pg_get_serial_sequence('plants', 'id')) AS id, c.*
   FROM json_to_recordset($2::json) AS c (n int, name text, name_key text, name_order_key text, category text, tags text[], status text, idem text, response text,
-    description text, price bigint, sku text, barcode text, search_key text, search_starts text[])
+    description text, price bigint, sku text, barcode text, search_key text, search_starts text[], low_stock_at bigint)
 ), created AS (
-  INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, version, created_at, updated_at) OVERRIDING SYSTEM VALUE
-  SELECT id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, 1, $1, $1 FROM c
+  INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, low_stock_at, version, created_at, updated_at) OVERRIDING SYSTEM VALUE
+  SELECT id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, low_stock_at, 1, $1, $1 FROM c
 ), created_tags AS (
   INSERT INTO plant_tags (tag, plant_id) SELECT t, c.id FROM c, unnest(c.tags) AS t
 ), answered AS (
   UPDATE idempotency_keys k SET plant_id = c.id, response = '{"id":' || c.id || ',' || c.response FROM c WHERE k.key = c.idem
 ), u AS (
   SELECT * FROM json_to_recordset($3::json) AS u (id bigint, name text, name_key text, name_order_key text, category text, tags text[], status text, version int,
-    description text, price bigint, sku text, barcode text, search_key text, search_starts text[], retag boolean)
+    description text, price bigint, sku text, barcode text, search_key text, search_starts text[], low_stock_at bigint, retag boolean)
 ), updated AS (
   UPDATE plants p SET name = u.name, name_key = u.name_key, name_order_key = u.name_order_key, category = u.category, tags = u.tags, status = u.status, version = u.version, updated_at = $1,
-    description = u.description, price = u.price, sku = u.sku, barcode = u.barcode, search_key = u.search_key, search_starts = u.search_starts
+    description = u.description, price = u.price, sku = u.sku, barcode = u.barcode, search_key = u.search_key, search_starts = u.search_starts, low_stock_at = u.low_stock_at
   FROM u WHERE p.id = u.id
 ), dropped AS (
   -- Tag rows only for plants whose tags the group changed (retag): the others' rows are already
@@ -86,7 +86,7 @@ const sameTags = (a: string[] | undefined, b: string[]): boolean => a !== undefi
 const centsOf = (price: string | null): number | null => price === null ? null : priceCents(price)!
 
 /** A plant's fields as the plants table's columns, the search columns with them: a create's and an update's alike. */
-function plantColumns (f: Pick<StoredPlant, 'name' | 'category' | 'tags' | 'status' | 'description' | 'price' | 'sku' | 'barcode'>): Record<string, unknown> {
+function plantColumns (f: Pick<StoredPlant, 'name' | 'category' | 'tags' | 'status' | 'description' | 'price' | 'sku' | 'barcode' | 'lowStockAt'>): Record<string, unknown> {
   const names = nameColumns(f.name)
   return {
     name: toDb(f.name),
@@ -100,7 +100,8 @@ function plantColumns (f: Pick<StoredPlant, 'name' | 'category' | 'tags' | 'stat
     sku: f.sku,
     barcode: f.barcode,
     search_key: names.searchKey,
-    search_starts: names.searchStarts
+    search_starts: names.searchStarts,
+    low_stock_at: f.lowStockAt ?? null
   }
 }
 

@@ -2,7 +2,7 @@ import type pg from 'pg'
 import type { Photo } from '../../catalogue/photo.js'
 import { IdempotencyKeyReused, PlantNotFound, SkuTaken, VersionMismatch } from '../../catalogue/errors.js'
 import { fieldChanges } from '../../catalogue/history.js'
-import { toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import { stockOf, toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { canonicalPrice, formatCents, skuKey, timestamp } from '../../catalogue/price-sku-barcode.js'
 import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
 import { WRITE, writeValues, type ChangeRow, type TrashRow } from './group-statement.js'
@@ -47,11 +47,15 @@ export interface PlantRow {
   sku: string | null,
   barcode: string | null,
   created_at: number,
-  updated_at: number
+  updated_at: number,
+  low_stock_at: number | null,
+  on_hand: number | null,
+  reserved: number | null,
+  available: number | null
 }
 
 /** The columns of a plant's row (PlantRow), for every statement that reads one. */
-export const ROW_COLUMNS = 'id, version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at'
+export const ROW_COLUMNS = 'id, version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at, low_stock_at, on_hand, reserved, available'
 const LOCK = `SELECT ${ROW_COLUMNS} FROM plants WHERE id = ANY`
 // Keys first (in key order), then plants (in id order): every group takes its locks in one order.
 // A key already held (and not expired) is locked too, and left as it is: its answer is read after.
@@ -93,6 +97,9 @@ export const toPlant = (r: PlantRow): StoredPlant => ({
   price: r.price === null ? null : formatCents(r.price),
   sku: r.sku,
   barcode: r.barcode,
+  // json_agg hands BIGINTs over as JSON numbers, a row as the parsed INT8: Number() both.
+  stock: stockOf(r.on_hand, r.reserved, r.available),
+  lowStockAt: r.low_stock_at === null || r.low_stock_at === undefined ? null : Number(r.low_stock_at),
   photos: JSON.parse(r.photos) as Photo[],
   createdAt: timestamp(r.created_at),
   updatedAt: timestamp(r.updated_at),
@@ -250,13 +257,13 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
         outcomes[index] = { ok: true, value: plant }
         return
       }
-      const { name, category, tags, status, description, price, sku, barcode } = plant
+      const { name, category, tags, status, description, price, sku, barcode, lowStockAt } = plant
       const fields: PlantFields = op.kind === 'update'
         ? op.fields
-        : { name, category, tags, status: status as PlantStatus, description, price, sku, barcode, ...op.patch }
+        : { name, category, tags, status: status as PlantStatus, description, price, sku, barcode, lowStockAt, ...op.patch }
       takeSku(fields.sku, op.id, plant.sku)
       const next: StoredPlant = {
-        ...storedCreate(op.id, fields, now), photos: plant.photos, version: plant.version + 1, createdAt: plant.createdAt
+        ...storedCreate(op.id, fields, now), stock: plant.stock, photos: plant.photos, version: plant.version + 1, createdAt: plant.createdAt
       }
       if (next.status !== plant.status) {
         count(plant.status, -1)
@@ -302,9 +309,9 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
 }
 
 /** A new plant as the store answers it (and keeps it for a replay): the record, then its version. */
-function storedCreate (id: number, { name, category, tags, status, description, price, sku, barcode }: PlantFields, now: number): StoredPlant {
+function storedCreate (id: number, { name, category, tags, status, description, price, sku, barcode, lowStockAt }: PlantFields, now: number): StoredPlant {
   const at = timestamp(now)
-  return { id, name, category, tags, status, description, price: canonicalPrice(price), sku, barcode, photos: [], createdAt: at, updatedAt: at, version: 1 }
+  return { id, name, category, tags, status, description, price: canonicalPrice(price), sku, barcode, stock: null, lowStockAt, photos: [], createdAt: at, updatedAt: at, version: 1 }
 }
 
 /** A write that must wait for the next group: it wants a SKU another write of this group moves. */

@@ -52,7 +52,7 @@ export interface PostgresStoreOptions {
 interface ChangeRow { floor: number, head: number, seq: number | null, kind: Change['kind'], plant_id: number, version: number, actor: string, at: number, plant: string | null }
 
 const DAY = 86_400_000
-const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version, p.photos, p.description, p.price, p.sku, p.barcode, p.created_at, p.updated_at'
+const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version, p.photos, p.description, p.price, p.sku, p.barcode, p.created_at, p.updated_at, p.low_stock_at, p.on_hand, p.reserved, p.available'
 
 const toDb = toPostgresText
 

@@ -59,14 +59,17 @@ export async function restoreTrashed (tx: Tx, id: number, expectedVersions: numb
     if (holder) throw new SkuTaken(was.sku, Number(holder.id))
   }
   const version = entry.version + 1
-  const plant: StoredPlant = { ...was, id, version, updatedAt: new Date(now).toISOString() }
+  const plant: StoredPlant = { ...was, stock: was.stock ?? null, lowStockAt: was.lowStockAt ?? null, id, version, updatedAt: new Date(now).toISOString() }
   const db = (s: string | null): string | null => s === null ? null : toDb(s)
   // No plant of that id can exist: ids are never handed out twice.
-  await tx.query(`INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, photos, version, created_at, updated_at)
-    OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11, $12, $13::text[], $14, $15, $16, $17)`, [
+  const stock = was.stock ?? null
+  await tx.query(`INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, search_key, search_starts, photos, version, created_at, updated_at,
+      low_stock_at, on_hand, reserved, available)
+    OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11, $12, $13::text[], $14, $15, $16, $17, $18, $19, $20, $21)`, [
     id, toDb(was.name), toKey(nameKey(was.name)), nameOrderKey(was.name), db(was.category), textArray(was.tags.map(toDb)), was.status, db(was.description),
     was.price === null ? null : priceCents(was.price), was.sku, was.barcode, searchKeyOf(was.name), textArray(searchStartsOf(was.name)),
-    JSON.stringify(was.photos), version, Date.parse(was.createdAt), now
+    JSON.stringify(was.photos), version, Date.parse(was.createdAt), now,
+    was.lowStockAt ?? null, stock?.onHand ?? null, stock?.reserved ?? null, stock?.available ?? null
   ])
   await tx.query('INSERT INTO plant_tags (tag, plant_id) SELECT t, $1 FROM unnest($2::text[]) AS t', [id, was.tags.map(toDb)])
   await tx.query('DELETE FROM trash WHERE id = $1', [id])

@@ -9,6 +9,7 @@ import { WEBHOOK_RESPONSES_MIGRATION, WEBHOOKS_MIGRATION } from './webhook-store
 import { API_KEYS_MIGRATION } from './sqlite-key-store.js'
 import { TRASH_MIGRATION } from './trash.js'
 import { HISTORY_KINDS_MIGRATION, HISTORY_MIGRATION } from './history.js'
+import { STOCK_MIGRATION } from './stock-migration.js'
 
 // Versioned by PRAGMA user_version; each step runs in its own transaction. Append, never edit.
 const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: string) => void) => void)> = [
@@ -116,7 +117,8 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   tagKeys,
   nameOrderKeys,
   WEBHOOK_RESPONSES_MIGRATION,
-  HISTORY_KINDS_MIGRATION
+  HISTORY_KINDS_MIGRATION,
+  STOCK_MIGRATION
 ]
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */
@@ -319,6 +321,8 @@ export const NAME_ORDER_VERSION = MIGRATIONS.indexOf(nameOrderKeys)
 export const WEBHOOK_RESPONSES_VERSION = MIGRATIONS.indexOf(WEBHOOK_RESPONSES_MIGRATION)
 /** The user_version before the migration that gives reverts and restores history kinds of their own. */
 export const HISTORY_KINDS_VERSION = MIGRATIONS.indexOf(HISTORY_KINDS_MIGRATION)
+/** The user_version before stock (totals on the plant, locations, levels, the ledger). */
+export const STOCK_VERSION = MIGRATIONS.indexOf(STOCK_MIGRATION)
 /** The user_version before the search texts' migration (accents, word starts). */
 export const SEARCH_TEXT_VERSION = MIGRATIONS.indexOf(searchTextMigration)
 

@@ -4,7 +4,7 @@ import { nameOrderKey } from '../../catalogue/name-order.js'
 import type { BatchResult } from '../../catalogue/batch.js'
 import { fieldChanges, fieldsAt, KIND_CODES, NO_CHANGES, sameFields, type FieldChanges } from '../../catalogue/history.js'
 import type { NewPhoto, Photo } from '../../catalogue/photo.js'
-import { toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import { stockOf, toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StockTotals, type StoredPlant } from '../../catalogue/plant.js'
 import { filterKey } from '../../catalogue/query.js'
 import { canonicalPrice, formatCents, priceCents, skuKey, timestamp } from '../../catalogue/price-sku-barcode.js'
 import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
@@ -89,15 +89,22 @@ interface CurrentRow {
   barcode: string | null,
   created_at: number,
   updated_at: number,
+  low_stock_at: number | null,
+  on_hand: number | null,
+  reserved: number | null,
+  available: number | null,
   /** The seq of its newest history entry (history.ts), null before history was kept. */
   history_seq: number | null
 }
 
 /** The stored plant a write answers: its fields (price as the record shows it) and times. */
-function storedPlant (id: number, fields: PlantFields, photos: Photo[], version: number, createdAt: number, updatedAt: number): StoredPlant {
-  const { name, category, tags, status, description, price, sku, barcode } = fields
-  return { id, name, category, tags, status, description, price: canonicalPrice(price), sku, barcode, photos, createdAt: timestamp(createdAt), updatedAt: timestamp(updatedAt), version }
+function storedPlant (id: number, fields: PlantFields, photos: Photo[], version: number, createdAt: number, updatedAt: number, stock: StockTotals | null): StoredPlant {
+  const { name, category, tags, status, description, price, sku, barcode, lowStockAt } = fields
+  return { id, name, category, tags, status, description, price: canonicalPrice(price), sku, barcode, stock, lowStockAt, photos, createdAt: timestamp(createdAt), updatedAt: timestamp(updatedAt), version }
 }
+
+/** The stock's totals as a row holds them. */
+const stockOfRow = (row: CurrentRow): StockTotals | null => stockOf(row.on_hand, row.reserved, row.available)
 
 /** The fields of a stored row (price back to its record form). */
 const fieldsOf = (row: CurrentRow): PlantFields => ({
@@ -108,7 +115,8 @@ const fieldsOf = (row: CurrentRow): PlantFields => ({
   description: row.description,
   price: row.price === null ? null : formatCents(row.price),
   sku: row.sku,
-  barcode: row.barcode
+  barcode: row.barcode,
+  lowStockAt: row.low_stock_at
 })
 
 const centsOf = (price: string | null): number | null => price === null ? null : priceCents(price)!
@@ -123,13 +131,13 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     release: db.prepare('RELEASE batch'),
     rollbackTo: db.prepare('ROLLBACK TO batch'),
     current: db.prepare<[number], CurrentRow>(
-      'SELECT version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at, history_seq FROM plants WHERE id = ?'),
+      'SELECT version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at, low_stock_at, on_hand, reserved, available, history_seq FROM plants WHERE id = ?'),
     // The plant holding a SKU (ignoring case): the unique index plants_sku answers it.
     skuHolder: db.prepare<[string], number>('SELECT id FROM plants WHERE sku IS NOT NULL AND lower(sku) = ?').pluck(),
     setPhotos: db.prepare('UPDATE plants SET photos = ?, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
     // A new plant's first entry is written once its id is known.
     setHistoryHead: db.prepare('UPDATE plants SET history_seq = ? WHERE id = ?'),
-    insert: db.prepare('INSERT INTO plants (name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)'),
+    insert: db.prepare('INSERT INTO plants (name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, low_stock_at, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)'),
     count: db.prepare("UPDATE sqlite_sequence SET seq = seq + ? WHERE name = 'status:' || ?"),
     delete: db.prepare('DELETE FROM plants WHERE id = ?'),
     // A tag row is keyed by the tag's key, the one the tag filter compares (catalogue/query.ts filterKey).
@@ -142,7 +150,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     trash: db.prepare('INSERT INTO trash (id, plant, version, trashed_at, trashed_by, history_seq) VALUES (?, ?, ?, ?, ?, ?)'),
     trashed: db.prepare<[number], { plant: string, version: number, history_seq: number | null }>('SELECT plant, version, history_seq FROM trash WHERE id = ?'),
     untrash: db.prepare('DELETE FROM trash WHERE id = ?'),
-    insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at, history_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at, history_seq, low_stock_at, on_hand, reserved, available) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     // index_remove / index_add: what the write changes in the name search index (search-backlog.ts).
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     // Every change records its version in the plant's history (history.ts), in the same transaction.
@@ -167,7 +175,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const mask = (name ? 1 : 0) + (status ? 2 : 0) + (category ? 4 : 0) + (price ? 8 : 0) + (sku ? 16 : 0) + (barcode ? 32 : 0)
     let statement = updates.get(mask)
     if (!statement) {
-      const set = ['tags = ?', 'version = ?', 'updated_at = ?', 'description = ?', 'history_seq = ?', ...(name ? ['name = ?', 'name_key = ?', 'name_order_key = ?'] : []), ...(status ? ['status = ?'] : []),
+      const set = ['tags = ?', 'version = ?', 'updated_at = ?', 'description = ?', 'history_seq = ?', 'low_stock_at = ?', ...(name ? ['name = ?', 'name_key = ?', 'name_order_key = ?'] : []), ...(status ? ['status = ?'] : []),
         ...(category ? ['category = ?'] : []), ...(price ? ['price = ?'] : []), ...(sku ? ['sku = ?'] : []), ...(barcode ? ['barcode = ?'] : [])]
       statement = db.prepare(`UPDATE plants SET ${set.join(', ')} WHERE id = ?`)
       updates.set(mask, statement)
@@ -204,13 +212,13 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
           return { plant: JSON.parse(earlier.response) as StoredPlant, replayed: true }
         }
       }
-      const { name, category, tags, status, description, price, sku, barcode } = fields
+      const { name, category, tags, status, description, price, sku, barcode, lowStockAt } = fields
       claimSku(sku, undefined)
       const key = nameKey(name)
-      const id = Number(s.insert.run(name, key, nameOrderKey(name), category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, now, now).lastInsertRowid)
+      const id = Number(s.insert.run(name, key, nameOrderKey(name), category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, lowStockAt, now, now).lastInsertRowid)
       for (const tag of tags) s.insertTag.run(filterKey(tag), tag, id)
       count(status, 1)
-      const plant = storedPlant(id, fields, [], 1, now, now)
+      const plant = storedPlant(id, fields, [], 1, now, now, null)
       if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, id, JSON.stringify(plant), now)
       s.insertChange.run('created', id, 1, JSON.stringify(toRecord(plant)), now, null, key, op.actor)
       s.setHistoryHead.run(record('created', id, 1, now, op.actor, fieldChanges(null, plant), null), id)
@@ -225,7 +233,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       s.delete.run(op.id)
       for (const tag of JSON.parse(current.tags) as string[]) s.deleteTag.run(filterKey(tag), tag, op.id)
       // The photos' files keep their references: the trash names them until the plant is purged.
-      const was = storedPlant(op.id, fieldsOf(current), JSON.parse(current.photos) as Photo[], current.version, current.created_at, current.updated_at)
+      const was = storedPlant(op.id, fieldsOf(current), JSON.parse(current.photos) as Photo[], current.version, current.created_at, current.updated_at, stockOfRow(current))
       const head = record('deleted', op.id, current.version + 1, now, op.actor, NO_CHANGES, current.history_seq)
       s.trash.run(op.id, JSON.stringify(was), current.version + 1, now, op.actor, head)
       count(current.status, -1)
@@ -239,7 +247,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
         : op.kind === 'remove-photo' ? files.remove(before, op.photoId) : files.order(before, op.order)
       if (typeof photos === 'string') throw new Refused(photos)
       const version = current.version + 1
-      const plant = storedPlant(op.id, fieldsOf(current), photos, version, current.created_at, now)
+      const plant = storedPlant(op.id, fieldsOf(current), photos, version, current.created_at, now, stockOfRow(current))
       const head = record('updated', op.id, version, now, op.actor, fieldChanges({ ...plant, photos: before }, plant), current.history_seq)
       s.setPhotos.run(JSON.stringify(photos), version, now, head, op.id)
       s.insertChange.run('updated', op.id, version, JSON.stringify(toRecord(plant)), now, null, null, op.actor)
@@ -251,8 +259,9 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     // different fields both keep their change.
     const fields: PlantFields = op.kind === 'update' ? op.fields : { ...fieldsOf(current), ...op.patch }
     const photos = JSON.parse(current.photos) as Photo[]
-    if (op.kind === 'patch' && Object.keys(op.patch).length === 0) return storedPlant(id, fields, photos, current.version, current.created_at, current.updated_at)
-    const { name, category, tags, status, description, sku, barcode } = fields
+    const stock = stockOfRow(current)
+    if (op.kind === 'patch' && Object.keys(op.patch).length === 0) return storedPlant(id, fields, photos, current.version, current.created_at, current.updated_at, stock)
+    const { name, category, tags, status, description, sku, barcode, lowStockAt } = fields
     const price = centsOf(fields.price)
     if (sku !== null && (current.sku === null || skuKey(sku) !== skuKey(current.sku))) claimSku(sku, id)
     const version = current.version + 1
@@ -264,10 +273,10 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const barcodeChanged = barcode !== current.barcode
     const [oldKey, newKey] = nameChanged ? [nameKey(current.name), nameKey(name)] : []
     const reindexed = oldKey !== newKey
-    const plant = storedPlant(id, fields, photos, version, current.created_at, now)
-    const was = storedPlant(id, { ...fieldsOf(current), tags: before }, photos, current.version, current.created_at, current.updated_at)
+    const plant = storedPlant(id, fields, photos, version, current.created_at, now, stock)
+    const was = storedPlant(id, { ...fieldsOf(current), tags: before }, photos, current.version, current.created_at, current.updated_at, stock)
     const head = record(op.kind === 'update' && op.reverted === true ? 'reverted' : 'updated', id, version, now, op.actor, fieldChanges(was, plant), current.history_seq)
-    const args: unknown[] = [JSON.stringify(tags), version, now, description, head]
+    const args: unknown[] = [JSON.stringify(tags), version, now, description, head, lowStockAt]
     if (nameChanged) args.push(name, newKey, nameOrderKey(name))
     if (statusChanged) args.push(status)
     if (categoryChanged) args.push(category)
@@ -299,17 +308,20 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     }
     if (op.expectedVersions && !op.expectedVersions.includes(entry.version)) throw new Refused('version-mismatch')
     const { name, category, tags, description, price, sku, barcode } = was
+    const lowStockAt = was.lowStockAt ?? null
+    const stock = was.stock ?? null
     const status = was.status as PlantStatus
     claimSku(sku, undefined)
     const version = entry.version + 1
     const createdAt = Date.parse(was.createdAt)
     const key = nameKey(name)
     const head = record('restored', op.id, version, op.now, op.actor, NO_CHANGES, entry.history_seq)
-    s.insertAgain.run(op.id, name, key, nameOrderKey(name), category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, JSON.stringify(was.photos), version, createdAt, op.now, head)
+    s.insertAgain.run(op.id, name, key, nameOrderKey(name), category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, JSON.stringify(was.photos), version, createdAt, op.now, head,
+      lowStockAt, stock?.onHand ?? null, stock?.reserved ?? null, stock?.available ?? null)
     for (const tag of tags) s.insertTag.run(filterKey(tag), tag, op.id)
     count(status, 1)
     s.untrash.run(op.id)
-    const plant = storedPlant(op.id, { name, category, tags, status, description, price, sku, barcode }, was.photos, version, createdAt, op.now)
+    const plant = storedPlant(op.id, { name, category, tags, status, description, price, sku, barcode, lowStockAt }, was.photos, version, createdAt, op.now, stock)
     s.insertChange.run('created', op.id, version, JSON.stringify(toRecord(plant)), op.now, null, key, op.actor)
     return plant
   }
@@ -327,7 +339,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const then = fieldsAt(now, current.version, op.version, since(op.id, current.history_seq, op.version))
     if (then === undefined) throw new Refused('version-not-kept')
     const fields = op.status ? then : { ...then, status: now.status }
-    if (sameFields(fields, now)) return storedPlant(op.id, now, JSON.parse(current.photos) as Photo[], current.version, current.created_at, current.updated_at)
+    if (sameFields(fields, now)) return storedPlant(op.id, now, JSON.parse(current.photos) as Photo[], current.version, current.created_at, current.updated_at, stockOfRow(current))
     return apply({ kind: 'update', id: op.id, fields, now: op.now, actor: op.actor, reverted: true }) as StoredPlant
   }
 
