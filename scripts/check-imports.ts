@@ -21,6 +21,7 @@ export const FLOORS: Record<string, number> = {
   ops: 3,
   page: 3,
   client: 3,
+  stock: 3, // locations, levels, movements: their routes and schemas
   webhooks: 3, // subscriptions, the deliverer, signing, the SSRF-safe client
   keys: 3, // API keys: the key cache the auth hook is given (app.ts wires it), and their admin routes
   app: 4,

@@ -31,6 +31,7 @@ import { HttpProblem, problemResponses } from './http/problems/problem.js'
 import { RefusalLog } from './http/logging/refusal-log.js'
 import { lazyRequestLoggers, registerAccessLog } from './http/logging/request-logger.js'
 import { registerValidators } from './http/input/validation.js'
+import { stockRoutes } from './stock/routes.js'
 import { KeyCache } from './keys/key-cache.js'
 import { keyRoutes } from './keys/routes.js'
 import { docsPage } from './ops/docs-page.js'
@@ -249,6 +250,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(patchRoute, routeOptions)
   await app.register(batchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)
+  await app.register(stockRoutes, routeOptions)
   await app.register(countRoute, routeOptions)
   await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits('event streams', config.feedMaxStreams, config.feedMaxStreamsPerClient, Math.max(1, Math.floor(config.feedMaxStreams / 2))) })
   await app.register(photoRoutes, { ...routeOptions, metrics: new PhotoMetrics(registry), trustProxy: config.trustProxy, pictureDeadlineMs: options.pictureDeadlineMs })

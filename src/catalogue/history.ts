@@ -36,6 +36,20 @@ export interface HistoryEntry {
    */
   kind: HistoryKind
   changes: FieldChanges
+  /** A stock movement's reason (catalogue/stock.ts), for the version a movement made. */
+  reason?: string
+}
+
+/** The member of a stored entry's changes that holds a movement's reason (never a field's name). */
+const REASON_MEMBER = 'reason'
+
+/** A movement's entry as stored: the fields it changed and its reason beside them. */
+export const movementChanges = (changes: FieldChanges, reason: string): string => JSON.stringify({ ...changes, [REASON_MEMBER]: reason })
+
+/** A stored entry's changes (JSON) as the entry shows them: a movement's reason apart from the fields. */
+export function entryOf (json: string): { changes: FieldChanges, reason?: string } {
+  const { [REASON_MEMBER]: reason, ...changes } = JSON.parse(json) as FieldChanges & { reason?: string }
+  return reason === undefined ? { changes } : { changes, reason }
 }
 
 /**
@@ -116,7 +130,7 @@ export function fieldsAt (current: PlantFields, currentVersion: number, version:
     if (entry.version !== currentVersion - i) return undefined
     if (entry.version === version) break
     for (const [field, change] of Object.entries(entry.changes)) {
-      if (!NOT_REVERTED.includes(field as HistoryField) && change !== undefined) fields[field] = change[0]
+      if (HISTORY_FIELDS.includes(field as HistoryField) && !NOT_REVERTED.includes(field as HistoryField) && change !== undefined) fields[field] = change[0]
     }
   }
   return fields as unknown as PlantFields

@@ -11,6 +11,7 @@ import { HttpProblem, problemBody, problemType, type FieldError, type ProblemCod
 import { noteProblem } from './logging/request-logger.js'
 import { routeNotFound } from './problems/unserved.js'
 import { answerAndClose } from './connections/one-request-per-connection.js'
+import { stockProblem } from './problems/stock-problems.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -91,6 +92,9 @@ export function sendProblem (reply: FastifyReply, problem: HttpProblem, cause?: 
   const body = problemBody(status, problem.code, reply.request.id, message, problem.errors)
   if (problem.current !== undefined) body.current = problem.current
   if (problem.holder !== undefined) body.holder = problem.holder
+  if (problem.available !== undefined) body.available = problem.available
+  if (problem.onHand !== undefined) body.onHand = problem.onHand
+  if (problem.location !== undefined) body.location = problem.location
   if (problem.scope !== undefined) body.scope = problem.scope
   return reply.send(body)
 }
@@ -101,6 +105,8 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   const invalidStatus = config.invalidStatus ?? 400
   if (error.validation) return validationProblem(error.validation as AjvError[], error.validationContext, invalidStatus, config.idInBody === true, config.bodyTakes)
   if (error instanceof PlantNotFound) return new HttpProblem(404, 'not-found')
+  const stock = stockProblem(error)
+  if (stock !== undefined) return stock
   if (error instanceof TrashedNotFound) return new HttpProblem(404, 'not-found', 'No plant with this id in the trash')
   if (error instanceof VersionMismatch) return new HttpProblem(412, 'precondition-failed', 'If-Match does not match the current ETag of the plant')
   if (error instanceof VersionNotKept) {

@@ -41,7 +41,8 @@ export const HistoryEntry = component('HistoryEntry', Type.Object({
       'A revert made before reverts had a kind of their own stays `updated` (nothing told them apart); a restore made before is `restored`. ' +
       'A restore of the whole catalogue from a backup adds no version: the history is the backup\'s, its versions moved up with the plants\'.'
   }),
-  changes: ref(FieldChanges)
+  changes: ref(FieldChanges),
+  reason: Type.Optional(Type.String({ description: 'A stock movement\'s reason (received, sale, return, damaged, count, correction): the version it made, with `stock` among its changes.' }))
 }, { additionalProperties: false, description: 'One version of a plant, as its history keeps it.' }))
 export type HistoryEntry = Static<typeof HistoryEntry>
 

@@ -5,17 +5,15 @@ import type { NewPhoto, StoredFile } from '../catalogue/photo.js'
 import type { Inventory, PlantInput, PlantPatch, PlantStatus, StoredPlant } from '../catalogue/plant.js'
 import type { Sort } from '../catalogue/query.js'
 import type { TrashedPlant, TrashPosition } from '../catalogue/trash.js'
+import type { IdempotencyClaim } from './idempotency.js'
 import type { KeyStore } from './key-store.js'
+import type { StockStore } from './stock-store.js'
 import type { WebhookStore } from './webhook-store.js'
 
 // The storage boundary: routes speak to this interface only; one implementation per engine.
 // It speaks the catalogue's words (src/catalogue/) and throws its errors (catalogue/errors.ts).
 
-export interface IdempotencyClaim {
-  key: string
-  /** A hash of the request body: the same key with another body is refused. */
-  requestHash: string
-}
+export type { IdempotencyClaim } from './idempotency.js'
 
 export interface CreateResult {
   plant: StoredPlant
@@ -66,6 +64,8 @@ export interface PlantStore {
   readonly keys: KeyStore
   /** The webhooks' subscriptions and delivery state, in the same database. */
   readonly webhooks: WebhookStore
+  /** Locations, levels, movements (catalogue/stock.ts), in the same database and transactions as the plants. */
+  readonly stock: StockStore
   /** Refused with SkuTaken when another plant has the SKU (ignoring case), also when racing another instance. */
   create (fields: PlantInput, idempotency?: IdempotencyClaim, meta?: WriteMeta): Promise<CreateResult>
   /** Replaces the plant's fields. `expectedVersions` (from If-Match) makes the update conditional. */

@@ -97,6 +97,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/locations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The store's locations (`main` always among them) */
+        get: operations["list-locations"];
+        put?: never;
+        /** Add a location */
+        post: operations["add-location"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/locations/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a location that holds no stock (`main` stays) */
+        delete: operations["delete-location"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/photos/{file}": {
         parameters: {
             query?: never;
@@ -250,6 +285,45 @@ export interface paths {
          * @description One `updated` change in the feed, by the key that sent it, and a `reverted` version in the plant's history. The status stays as it is (a sale or a hold happened in the world) unless the body says `"status": true`. Checks in this order: the path id and the body (400), the plant (404), If-Match (412), the version (404 version-not-kept), the SKU (409 sku-taken: another plant has taken it since). A revert to the fields the plant has already answers the plant as it is: no new version, no change.
          */
         post: operations["revert-plant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/plant/{id}/stock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A plant's stock at each location */
+        get: operations["plant-stock"];
+        put?: never;
+        post?: never;
+        /** Stop tracking a plant's stock (only when it holds none): its stock becomes null, its status is set by hand again */
+        delete: operations["untrack-stock"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/plant/{id}/stock/movements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A plant's ledger of movements, newest first, one page at a time */
+        get: operations["stock-movements"];
+        put?: never;
+        /**
+         * Move stock: a delta with its reason, or a count (compare and set)
+         * @description One write that checks and applies: a movement that would take the location's available below 0 is 409 insufficient-stock naming what is available, and nothing is applied. The plant tracks stock from its first movement; each movement is a new version (ETag), one `updated` change in the feed and an entry in its history (with the reason). Status follows stock: to 0 available sets `sold`, above 0 from `sold` sets `available`; `pending` stays. With an Idempotency-Key a retry answers the first result and moves nothing (a till that retries a sale sells once). If-Match is optional.
+         */
+        post: operations["move-stock"];
         delete?: never;
         options?: never;
         head?: never;
@@ -745,6 +819,8 @@ export interface components {
              * @enum {string}
              */
             kind: "created" | "updated" | "deleted" | "reverted" | "restored";
+            /** @description A stock movement's reason (received, sale, return, damaged, count, correction): the version it made, with `stock` among its changes. */
+            reason?: string;
             /** @description The version this change made: the ETag `"<id>.<version>"` it had. */
             version: number;
         };
@@ -760,6 +836,71 @@ export interface components {
             pending: number;
             sold: number;
         };
+        /** @description A place that holds stock (a shop, a greenhouse). */
+        Location: {
+            /** @description RFC 3339, UTC, with milliseconds. */
+            createdAt: string;
+            /** @description A location's name: 1–64 characters of a–z 0–9 -. `main` always exists. */
+            name: string;
+        };
+        LocationList: {
+            /** @description Every location, by name; `main` among them. */
+            items: components["schemas"]["Location"][];
+        };
+        /** @description One movement of the ledger. */
+        Movement: {
+            /** @description Who made it: the API key's name, `anonymous` without one. */
+            actor: string;
+            /** @description RFC 3339, UTC, with milliseconds. */
+            at: string;
+            delta: number;
+            location: string;
+            /** @description The location's onHand after it. */
+            onHandAfter: number;
+            /** @enum {string} */
+            reason: "received" | "sale" | "return" | "damaged" | "count" | "correction";
+            reference: string | null;
+            /** @description The ledger's order: higher is newer. */
+            seq: number;
+        };
+        /** @description A delta with its reason, or a count (compare and set on the location's onHand). */
+        MovementBody: {
+            /** @description Units added (> 0) or taken (< 0); never 0. received and return add; sale and damaged take; correction either. */
+            delta: number;
+            /** @description The location moved at; absent: `main`. */
+            location?: string;
+            /** @enum {string} */
+            reason: "received" | "sale" | "return" | "damaged" | "correction";
+            /** @description Free text naming what the movement belongs to (an order, a delivery note). */
+            reference?: string;
+        } | {
+            /** @description The onHand the counter started from: another count → 409 stock-changed naming the current one, nothing applied. */
+            expected?: number;
+            /** @description The location moved at; absent: `main`. */
+            location?: string;
+            /** @enum {string} */
+            reason: "count";
+            /** @description Free text naming what the movement belongs to (an order, a delivery note). */
+            reference?: string;
+            /** @description The count: the location's onHand becomes this. */
+            set: number;
+        };
+        MovementPage: {
+            /** @description Newest first. */
+            items: components["schemas"]["Movement"][];
+            /** @description Pass as `cursor` for the next (older) page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /** @description The movement applied, the location's and the plant's new counts. */
+        MovementResult: {
+            /** @description The plant. */
+            id: number;
+            level: components["schemas"]["StockLevel"];
+            movement: components["schemas"]["Movement"];
+            stock: components["schemas"]["StockTotals"];
+            /** @description The plant's new version (its ETag `"<id>.<version>"`, also in the ETag header). */
+            version: number;
+        };
         NewApiKey: {
             /** @description When the key stops working (default: never): a date (2027-01-31: the key works through that day, UTC, and expires at the start of the next) or an RFC 3339 date-time with its zone (2027-01-31T18:00:00Z, taken as given). A date that does not exist (2027-02-30) is refused. */
             expiresAt?: string;
@@ -770,6 +911,11 @@ export interface components {
              * @enum {string}
              */
             scope: "read" | "sell" | "write" | "admin";
+        };
+        /** @description The location to add. */
+        NewLocation: {
+            /** @description A location's name: 1–64 characters of a–z 0–9 -. `main` always exists. */
+            name: string;
         };
         /** @description Details of the plant to add. Unknown members (an id included) and members given twice are invalid input. */
         NewPlant: {
@@ -974,6 +1120,8 @@ export interface components {
         };
         /** @description Problem details (RFC 9457), served as application/json. */
         Problem: {
+            /** @description 409 insufficient-stock only: what the location has available. */
+            available?: number;
             current?: components["schemas"]["Plant"];
             detail?: string;
             errors?: {
@@ -983,6 +1131,10 @@ export interface components {
             }[];
             /** @description 409 sku-taken only: the id of the plant that has the SKU. */
             holder?: number;
+            /** @description 409 insufficient-stock and stock-changed: the location moved at. */
+            location?: string;
+            /** @description 409 stock-changed only: the location's onHand now (a count compares with it). */
+            onHand?: number;
             requestId: string;
             /**
              * @description 403 insufficient-scope only: the scope the request needs (also in WWW-Authenticate, as RFC 6750 says).
@@ -991,7 +1143,7 @@ export interface components {
             scope?: "read" | "sell" | "write" | "admin";
             status: number;
             title: string;
-            /** @description A URI reference naming the kind of problem; its last segment is the stable code, one of invalid-input, invalid-id, not-found, route-not-found, method-not-allowed, precondition-failed, version-not-kept, sku-taken, idempotency-key-reused, payload-too-large, headers-too-large, request-timeout, unauthorized, insufficient-scope, key-not-found, key-name-taken, key-from-environment, revoking-own-key, too-many-requests, gone, storage-unavailable, unsupported-media-type, photo-not-found, webhook-not-found, webhook-url-taken, too-many-photos, images-busy, service-busy, send-queue-full, query-too-slow, shutting-down, internal. */
+            /** @description A URI reference naming the kind of problem; its last segment is the stable code, one of invalid-input, invalid-id, not-found, route-not-found, method-not-allowed, precondition-failed, version-not-kept, sku-taken, insufficient-stock, stock-changed, stock-held, location-not-found, location-name-taken, location-not-empty, idempotency-key-reused, payload-too-large, headers-too-large, request-timeout, unauthorized, insufficient-scope, key-not-found, key-name-taken, key-from-environment, revoking-own-key, too-many-requests, gone, storage-unavailable, unsupported-media-type, photo-not-found, webhook-not-found, webhook-url-taken, too-many-photos, images-busy, service-busy, send-queue-full, query-too-slow, shutting-down, internal. */
             type: string;
         };
         /** @description The version to go back to, and whether its status comes back too. */
@@ -1000,6 +1152,18 @@ export interface components {
             status?: boolean;
             /** @description The version whose fields the plant gets back (GET /v3/plant/{id}/history lists them). */
             version: number;
+        };
+        /** @description A plant's stock at one location. */
+        StockLevel: {
+            /** @description onHand − reserved at this location. */
+            available: number;
+            location: string;
+            onHand: number;
+            reserved: number;
+        };
+        StockLevels: {
+            /** @description Each location the plant has held stock at, by name. */
+            items: components["schemas"]["StockLevel"][];
         };
         /** @description A tracked plant's stock, the totals over the store's locations. */
         StockTotals: {
@@ -1553,6 +1717,310 @@ export interface operations {
                 };
             };
             /** @description A key of API_KEYS or API_KEYS_FILE (key-from-environment), or the key this request is made with, without ?confirm=true (revoking-own-key) */
+            409: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "list-locations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every location, by name */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LocationList"];
+                };
+            };
+            /** @description Unknown query parameter */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include read (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "add-location": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewLocation"];
+            };
+        };
+        responses: {
+            /** @description The location added */
+            201: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Location"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include admin (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description location-name-taken: a location has this name */
+            409: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "delete-location": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A location's name: 1–64 characters of a–z 0–9 -. `main` always exists. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input, or `main` (every catalogue has it), or a body sent (this operation takes none) */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include admin (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No location with this name */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description location-not-empty: a plant (live or in the trash) holds stock there */
             409: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -3192,6 +3660,497 @@ export interface operations {
             };
             /** @description Body larger than 64 KiB */
             413: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "plant-stock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Server-assigned identifier; increasing, never reused. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The levels, by location (none for a plant that does not track stock) */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StockLevels"];
+                };
+            };
+            /** @description Invalid ID supplied */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include read (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Plant not found */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "untrack-stock": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Apply only if the plant still has this ETag (else 412). */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Server-assigned identifier; increasing, never reused. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plant, its stock null, and its ETag */
+            200: {
+                headers: {
+                    /** @description The version of the plant, for If-Match and If-None-Match. */
+                    etag?: string;
+                    /** @description /v3/plant/{id} of the plant. */
+                    location?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plant"];
+                };
+            };
+            /** @description Invalid ID supplied, or a body sent (this operation takes none) */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Plant not found */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description stock-held: the plant holds stock (on hand or reserved) */
+            409: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, the ETag header and the detail its ETag; the detail also says when If-Match lacks the quotes of an ETag (`3.2` for `"3.2"`) or is weak (`W/"3.2"`), which never match */
+            412: {
+                headers: {
+                    /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
+                    etag?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "stock-movements": {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+                /** @description Movements a page: 1–100, default 20. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Server-assigned identifier; increasing, never reused. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the ledger; pass nextCursor back as cursor for the next, older one */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MovementPage"];
+                };
+            };
+            /** @description Invalid ID supplied, or invalid input */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include read (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Plant not found */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "move-stock": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and body returns the first response, marked Idempotent-Replayed: true, and creates nothing; the same key with another body is 422 saying when the key was used (keys kept 24 h from that use, scoped per API key). */
+                "idempotency-key"?: string;
+                /** @description Apply only if the plant still has this ETag (else 412). */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Server-assigned identifier; increasing, never reused. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MovementBody"];
+            };
+        };
+        responses: {
+            /** @description The movement, the location's and the plant's new counts */
+            201: {
+                headers: {
+                    /** @description The version of the plant, for If-Match and If-None-Match. */
+                    etag?: string;
+                    /** @description `true` when this is the answer to an earlier request with the same Idempotency-Key and body, sent again (nothing was written this time); absent on an answer written now. */
+                    "idempotent-replayed"?: "true";
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MovementResult"];
+                };
+            };
+            /** @description Invalid ID supplied, or invalid input (a delta of 0, or of the wrong sign for its reason) */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include write or sell (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No plant with this id, or no location with this name */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description insufficient-stock (`available`: what the location has), stock-changed (a count's `expected` is not the location's onHand: `onHand` is) */
+            409: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match does not match the current ETag: `current` is the plant as it is now, the ETag header and the detail its ETag; the detail also says when If-Match lacks the quotes of an ETag (`3.2` for `"3.2"`) or is weak (`W/"3.2"`), which never match */
+            412: {
+                headers: {
+                    /** @description The current ETag of the plant (the version `current` shows): send it as If-Match to retry. */
+                    etag?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Idempotency-Key used before for another request (a different body): the detail says when, and until when the key is kept */
+            422: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;

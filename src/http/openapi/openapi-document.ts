@@ -41,7 +41,7 @@ export async function registerOpenApi (app: FastifyInstance, webhooks: OpenApi31
       components: { securitySchemes },
       // What the service sends to a subscribed URL (OpenAPI 3.1 top-level webhooks).
       webhooks,
-      tags: [{ name: 'plant', description: 'The plant catalogue' }, { name: 'operations', description: 'Health and readiness' }, { name: 'webhooks', description: 'Changes pushed to other systems, signed (Standard Webhooks)' }, { name: 'keys', description: 'API keys and their scopes (admin)' }, { name: 'trash', description: 'Deleted plants, kept TRASH_RETENTION_DAYS: restore or purge' }]
+      tags: [{ name: 'plant', description: 'The plant catalogue' }, { name: 'operations', description: 'Health and readiness' }, { name: 'webhooks', description: 'Changes pushed to other systems, signed (Standard Webhooks)' }, { name: 'keys', description: 'API keys and their scopes (admin)' }, { name: 'trash', description: 'Deleted plants, kept TRASH_RETENTION_DAYS: restore or purge' }, { name: 'stock', description: 'Stock per location: movements, counts, the ledger' }]
     }
   })
   let document: OpenApiDocument | undefined

@@ -11,6 +11,12 @@ const TITLES = {
   'precondition-failed': 'Precondition failed',
   'version-not-kept': 'Version not kept',
   'sku-taken': 'SKU taken',
+  'insufficient-stock': 'Insufficient stock',
+  'stock-changed': 'Stock changed',
+  'stock-held': 'Stock held',
+  'location-not-found': 'Location not found',
+  'location-name-taken': 'Location name taken',
+  'location-not-empty': 'Location not empty',
   'idempotency-key-reused': 'Idempotency key reused with a different body',
   'payload-too-large': 'Payload too large',
   'headers-too-large': 'Request header fields too large',
@@ -55,6 +61,9 @@ export const Problem = component('Problem', Type.Object({
     description: '412 only: the plant as it is now, its ETag in the ETag header, so a client can merge and retry without reading it first.'
   })),
   holder: Type.Optional(Type.Integer({ minimum: 1, description: '409 sku-taken only: the id of the plant that has the SKU.' })),
+  available: Type.Optional(Type.Integer({ minimum: 0, description: '409 insufficient-stock only: what the location has available.' })),
+  onHand: Type.Optional(Type.Integer({ minimum: 0, description: '409 stock-changed only: the location\'s onHand now (a count compares with it).' })),
+  location: Type.Optional(Type.String({ description: '409 insufficient-stock and stock-changed: the location moved at.' })),
   scope: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['read', 'sell', 'write', 'admin'], description: '403 insufficient-scope only: the scope the request needs (also in WWW-Authenticate, as RFC 6750 says).' }))
 }, { description: 'Problem details (RFC 9457), served as application/json.' }))
 export type Problem = Static<typeof Problem>
@@ -68,6 +77,10 @@ export class HttpProblem extends Error {
   holder?: number
   /** A 403 insufficient-scope's `scope`: the scope the request needs. */
   scope?: string
+  /** Stock's 409s: what the location has available (insufficient-stock), its onHand (stock-changed), and which location. */
+  available?: number
+  onHand?: number
+  location?: string
 
   constructor (
     readonly status: number,

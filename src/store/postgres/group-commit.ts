@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { stockRefusalOf } from '../../catalogue/stock.js'
 import type { ChangeKind } from '../../catalogue/changes.js'
 import { KIND_CODES, type FieldChanges, type HistoryKind } from '../../catalogue/history.js'
 import { BatchRefused } from '../../catalogue/batch.js'
@@ -74,7 +75,7 @@ SELECT value AS head, pg_notify('plant_changes', current_schema() || ':' || valu
 const isDomainError = (err: unknown): boolean =>
   err instanceof PlantNotFound || err instanceof VersionMismatch || err instanceof IdempotencyKeyReused || err instanceof SkuTaken ||
   err instanceof PhotoNotFound || err instanceof PhotoLimitReached || err instanceof BatchRefused || err instanceof TrashedNotFound ||
-  err instanceof VersionNotKept
+  err instanceof VersionNotKept || stockRefusalOf(err) !== undefined
 
 /**
  * Group commit, as on SQLite: writes that arrive while a commit is in flight run together in the

@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import { HistoryCursorGone, PlantNotFound, VersionMismatch, VersionNotKept } from '../../catalogue/errors.js'
-import { cursorBeforeRestore, fieldsAt, kindOfCode, plantFieldsOf, sameFields, type FieldChanges, type HistoryEntry } from '../../catalogue/history.js'
+import { cursorBeforeRestore, entryOf, fieldsAt, kindOfCode, plantFieldsOf, sameFields, type FieldChanges, type HistoryEntry } from '../../catalogue/history.js'
 import type { StoredPlant } from '../../catalogue/plant.js'
 import type { RevertOptions } from '../plant-store.js'
 import { purgeInBatches } from '../../catalogue/purge.js'
@@ -34,7 +34,7 @@ export async function readHistory (client: Pick<pg.PoolClient, 'query'>, id: num
   const past = lastId === null || versionShift === null ? undefined : { lastId: Number(lastId), versionShift: Number(versionShift) }
   if (cursorBeforeRestore(id, before, past)) throw new HistoryCursorGone()
   return rows.filter((r) => r.version !== null).map((r) => ({
-    version: r.version!, at: timestamp(Number(r.at)), actor: r.actor, kind: kindOfCode(r.kind), changes: JSON.parse(r.changes) as FieldChanges
+    version: r.version!, at: timestamp(Number(r.at)), actor: r.actor, kind: kindOfCode(r.kind), ...entryOf(r.changes)
   }))
 }
 

@@ -9,6 +9,8 @@ import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import { completeFields, toRecord, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import type { KeyStore } from '../key-store.js'
+import type { StockStore } from '../stock-store.js'
+import { postgresStockStore } from './stock-store.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore, RevertOptions } from '../plant-store.js'
 import { toWriteOp, writeBatch } from './batch-writes.js'
 import { purgeExpiredHistory, readHistory, revertPlant } from './history.js'
@@ -103,6 +105,7 @@ class PostgresPlantStore implements PlantStore {
   readonly engine = 'postgres'
   readonly keys: KeyStore
   readonly webhooks: PostgresWebhookStore
+  readonly stock: StockStore
   private readonly now: () => number
   private readonly idempotencyTtlMs: number
   private readonly session: Session
@@ -140,6 +143,7 @@ class PostgresPlantStore implements PlantStore {
     this.keys = postgresKeyStore(this.session)
     this.webhooks = new PostgresWebhookStore(this.session)
     this.commits = new GroupCommit(this.session, timeouts.operationMs, (head) => { this.seen(head) }, { now: () => this.now(), idempotencyTtlMs: this.idempotencyTtlMs })
+    this.stock = postgresStockStore({ session: this.session, work: (work) => this.work(work), now: () => this.now(), idempotencyTtlMs: this.idempotencyTtlMs })
   }
 
   /** Settles when migrated, or when `waitMs` passes with the database unreachable (it keeps trying). */

@@ -2,6 +2,7 @@ import type { Worker } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
 import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid, PlantNotFound, SkuTaken, TrashedNotFound, VersionMismatch, VersionNotKept } from '../../catalogue/errors.js'
 import { BatchRefused } from '../../catalogue/batch.js'
+import { stockErrorOf, type StockRefusal } from '../../catalogue/stock.js'
 import { batchWriter, type GroupResult, type IndexedRefusal, type KeyUse, type Refusal, type WriteOp } from './writes.js'
 import { recordCommit } from '../commit-sizes.js'
 import { isWebhookWrite } from './webhook-writes.js'
@@ -17,7 +18,7 @@ export interface Committer {
 interface Pending { op: WriteOp | undefined, feed: boolean, resolve: (v: any) => void, reject: (e: unknown) => void }
 export interface Failure { code?: string, message: string }
 
-const REFUSALS: Record<Exclude<Refusal, 'sku-taken' | 'batch' | 'idempotency-key-reused'>, new () => Error> = {
+const REFUSALS: Record<Exclude<Refusal, 'sku-taken' | 'batch' | 'idempotency-key-reused' | 'stock'>, new () => Error> = {
   'not-found': PlantNotFound,
   'trashed-not-found': TrashedNotFound,
   'version-mismatch': VersionMismatch,
@@ -26,12 +27,14 @@ const REFUSALS: Record<Exclude<Refusal, 'sku-taken' | 'batch' | 'idempotency-key
   'photo-not-found': PhotoNotFound,
   'photo-order': PhotoOrderInvalid
 }
-const refused = ({ refusal, sku, holder, refusals, key }: Omit<IndexedRefusal, 'index'> & { refusals?: IndexedRefusal[], key?: KeyUse }): Error =>
-  refusal === 'batch'
-    ? new BatchRefused(refusals!.map((r) => ({ index: r.index, error: refused(r) })))
-    : refusal === 'sku-taken'
-      ? new SkuTaken(sku!, holder!)
-      : refusal === 'idempotency-key-reused' ? new IdempotencyKeyReused(key!.usedAt, key!.keptUntil) : new REFUSALS[refusal]()
+const refused = ({ refusal, sku, holder, refusals, key, stock }: Omit<IndexedRefusal, 'index'> & { refusals?: IndexedRefusal[], key?: KeyUse, stock?: StockRefusal }): Error =>
+  refusal === 'stock'
+    ? stockErrorOf(stock!)
+    : refusal === 'batch'
+      ? new BatchRefused(refusals!.map((r) => ({ index: r.index, error: refused(r) })))
+      : refusal === 'sku-taken'
+        ? new SkuTaken(sku!, holder!)
+        : refusal === 'idempotency-key-reused' ? new IdempotencyKeyReused(key!.usedAt, key!.keptUntil) : new REFUSALS[refusal]()
 
 /**
  * Group commit: writes that arrive while the previous commit is being flushed, or in the same

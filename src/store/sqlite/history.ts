@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
 import { HistoryCursorGone } from '../../catalogue/errors.js'
-import { cursorBeforeRestore, kindOfCode, type FieldChanges, type HistoryEntry, type RestoredPast } from '../../catalogue/history.js'
+import { cursorBeforeRestore, entryOf, kindOfCode, type FieldChanges, type HistoryEntry, type RestoredPast } from '../../catalogue/history.js'
 import { purgeInBatches } from '../../catalogue/purge.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 
@@ -78,7 +78,7 @@ function headReader (db: Database.Database): (id: number) => { head: number | nu
 }
 
 const toEntry = (r: HistoryRow): HistoryEntry =>
-  ({ version: r.version, at: timestamp(r.at), actor: r.actor, kind: kindOfCode(r.kind), changes: JSON.parse(r.changes) as FieldChanges })
+  ({ version: r.version, at: timestamp(r.at), actor: r.actor, kind: kindOfCode(r.kind), ...entryOf(r.changes) })
 
 /**
  * A page of a plant's history, newest first, below `before`; undefined when no plant, live or

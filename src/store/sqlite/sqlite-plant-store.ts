@@ -7,6 +7,8 @@ import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
 import { completeFields, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { TRASH_RETENTION_MS, type TrashedPlant, type TrashPosition } from '../../catalogue/trash.js'
 import type { KeyStore } from '../key-store.js'
+import type { StockStore } from '../stock-store.js'
+import { sqliteStockStore } from './stock-store.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore, RevertOptions } from '../plant-store.js'
 import { prepareDataDir } from './data-dir.js'
 import { purgeExpiredHistory } from './history.js'
@@ -96,6 +98,7 @@ class SqlitePlantStore implements PlantStore {
   /** A file's key table is written through a connection of its own (sqlite-key-store.ts). */
   private readonly keyDb: Database.Database | undefined
   readonly webhooks: SqliteWebhookStore
+  readonly stock: StockStore
   private readonly now: () => number
   private readonly idempotencyTtlMs: number
   private readonly listeners = new Set<() => void>()
@@ -149,6 +152,7 @@ class SqlitePlantStore implements PlantStore {
     this.readPhotoFile = photoFileReader(db)
     this.readTrashEntry = trashEntryReader(db)
     this.webhooks = new SqliteWebhookStore(db, this.endSnapshot, async (op) => await this.commits.run(op))
+    this.stock = sqliteStockStore(db, (fn) => this.read(fn), async (op) => await this.commits.run(op), () => this.now())
     const readers = filename === ':memory:' ? 0 : options.readers ?? 1
     const searchRejectBudget = options.searchRejectBudget
     const onLoop = sqliteReads(db, { queryTimeoutMs: options.queryTimeoutMs ?? 250, searchRejectBudget })

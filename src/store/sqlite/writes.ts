@@ -12,6 +12,9 @@ import { historyForgetter, historySince, INSERT_HISTORY } from './history.js'
 import { photoFiles, type PhotoRefusal } from './photo-writes.js'
 import { searchBacklog } from './search-backlog.js'
 import { isWebhookWrite, webhookWriter, type WebhookWriteOp } from './webhook-writes.js'
+import { isStockWrite, stockWriter, type StockWriteOp } from './stock-writes.js'
+import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
+import { stockRefusalOf, type Location, type MovementResult, type StockRefusal } from '../../catalogue/stock.js'
 
 // The write side of the SQLite store as plain data in, plain data out, so the same code commits
 // in the calling thread (an in-memory database) or in the writer thread (a database file).
@@ -38,18 +41,20 @@ export type WriteOp =
   | { kind: 'purge-trashed', id: number, now: number, actor: string }
   /** The webhook deliverer's attempts, cursor and leases (webhook-writes.ts): no change, no plant. */
   | WebhookWriteOp
+  /** Locations and movements (stock-writes.ts). */
+  | StockWriteOp
   /** Gives a plant the fields it had at `version` (its history walked back), as an update would. */
   | { kind: 'revert', id: number, version: number, expectedVersions?: number[], status: boolean, now: number, actor: string }
 
-export type Refusal = 'not-found' | 'trashed-not-found' | 'version-mismatch' | 'version-not-kept' | 'idempotency-key-reused' | 'sku-taken' | 'batch' | PhotoRefusal
+export type Refusal = 'not-found' | 'trashed-not-found' | 'version-mismatch' | 'version-not-kept' | 'idempotency-key-reused' | 'sku-taken' | 'batch' | 'stock' | PhotoRefusal
 /** A refused write of a batch, by its index in the batch. */
 export interface IndexedRefusal { index: number, refusal: Refusal, sku?: string, holder?: number }
 /** An Idempotency-Key's first use and the end of its keeping (epoch ms), for 'idempotency-key-reused'. */
 export interface KeyUse { usedAt: number, keptUntil: number }
 /** A refusal, with the SKU and the plant holding it for 'sku-taken', and each refused write for 'batch'. */
 export type Outcome =
-  | { ok: true, value: CreateResult | StoredPlant | BatchResult | boolean | undefined }
-  | { ok: false, refusal: Refusal, sku?: string, holder?: number, refusals?: IndexedRefusal[], key?: KeyUse }
+  | { ok: true, value: CreateResult | StoredPlant | BatchResult | MovementResult | Location | boolean | undefined }
+  | { ok: false, refusal: Refusal, sku?: string, holder?: number, refusals?: IndexedRefusal[], key?: KeyUse, stock?: StockRefusal }
 /** Every write of a group commits together, or the group fails as a whole. */
 export type GroupResult = { outcomes: Outcome[] } | { failure: { code?: string, message: string } }
 
@@ -72,7 +77,7 @@ export function connect (filename: string | Buffer): Database.Database {
 }
 
 class Refused {
-  constructor (readonly refusal: Refusal, readonly sku?: string, readonly holder?: number, readonly refusals?: IndexedRefusal[], readonly key?: KeyUse) {}
+  constructor (readonly refusal: Refusal, readonly sku?: string, readonly holder?: number, readonly refusals?: IndexedRefusal[], readonly key?: KeyUse, readonly stock?: StockRefusal) {}
 }
 
 /** A plant's row as the writes read it (price in cents, times in epoch milliseconds). */
@@ -161,6 +166,29 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   const reused = (usedAt: number): Refused =>
     new Refused('idempotency-key-reused', undefined, undefined, undefined, { usedAt, keptUntil: usedAt + idempotencyTtlMs })
   const webhooks = webhookWriter(db)
+  const stockWrite = stockWriter(db, idempotencyTtlMs, {
+    load: (id) => {
+      const row = s.current.get(id)
+      return row && { plant: storedPlant(id, fieldsOf(row), JSON.parse(row.photos) as Photo[], row.version, row.created_at, row.updated_at, stockOfRow(row)), historySeq: row.history_seq }
+    },
+    record: (id, version, now, actor, changes, prev) => Number(s.insertHistory.run(id, version, KIND_CODES.updated, now, actor, changes, prev).lastInsertRowid),
+    change: (plant, now, actor) => { s.insertChange.run('updated', plant.id, plant.version, JSON.stringify(toRecord(plant)), now, null, null, actor) },
+    count: (status, delta) => { count(status, delta) }
+  })
+  /** A stock write, its refusals as the writer's. */
+  const stockWrites = (op: StockWriteOp): MovementResult | StoredPlant | Location | undefined => {
+    try {
+      return stockWrite(op)
+    } catch (error) {
+      if (error instanceof IdempotencyKeyReused) throw reused(error.usedAt)
+      if (error instanceof Refused) throw error
+      const refusal = stockRefusalOf(error)
+      if (refusal !== undefined) throw new Refused('stock', undefined, undefined, undefined, undefined, refusal)
+      if (error instanceof PlantNotFound) throw new Refused('not-found')
+      if (error instanceof VersionMismatch) throw new Refused('version-mismatch')
+      throw error
+    }
+  }
   const since = historySince(db)
   const forgetHistory = historyForgetter(db)
   /** Appends a version to the plant's history after `prev`; answers its seq, the plant's new history_seq. */
@@ -199,8 +227,9 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
 
   // Each write refuses (not found, version mismatch, SKU taken) before it changes anything, so a
   // refused write leaves nothing behind in the shared transaction.
-  function apply (op: WriteOp): CreateResult | StoredPlant | BatchResult | boolean | undefined {
+  function apply (op: WriteOp): CreateResult | StoredPlant | BatchResult | MovementResult | Location | boolean | undefined {
     if (isWebhookWrite(op)) return webhooks(op)
+    if (isStockWrite(op)) return stockWrites(op)
     if (op.kind === 'batch') return applyBatch(op)
     const now = op.now
     if (op.kind === 'create') {
@@ -394,10 +423,10 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
           outcomes.push({ ok: true, value: apply(op) })
         } catch (error) {
           if (!(error instanceof Refused)) throw error // anything else aborts the whole batch
-          outcomes.push({ ok: false, refusal: error.refusal, sku: error.sku, holder: error.holder, refusals: error.refusals, key: error.key })
+          outcomes.push({ ok: false, refusal: error.refusal, sku: error.sku, holder: error.holder, refusals: error.refusals, key: error.key, stock: error.stock })
         }
       }
-      search.settle(batch.reduce((n, op) => n + (op.kind === 'batch' ? op.ops.length : isWebhookWrite(op) ? 0 : 1), 0))
+      search.settle(batch.reduce((n, op) => n + (op.kind === 'batch' ? op.ops.length : isWebhookWrite(op) || isStockWrite(op) ? 0 : 1), 0))
       for (const [status, delta] of counts) if (delta !== 0) s.count.run(delta, status)
       s.commit.run()
       return { outcomes }

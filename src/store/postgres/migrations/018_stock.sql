@@ -32,4 +32,5 @@ CREATE TABLE stock_movements (
   on_hand_after BIGINT NOT NULL
 );
 CREATE INDEX stock_movements_plant ON stock_movements (plant_id, seq);
-INSERT INTO meta (key, value) VALUES ('units_on_hand', 0), ('units_reserved', 0);
+-- Kept by every movement beside the status counts (the same names: count_…), for the inventory's units.
+INSERT INTO meta (key, value) VALUES ('count_units_on_hand', 0), ('count_units_reserved', 0);

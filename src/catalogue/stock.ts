@@ -1,0 +1,164 @@
+import type { PlantStatus, StockTotals } from './plant.js'
+
+// Stock in the catalogue's own words: locations, levels, movements and their rules (what a
+// movement may do, how the totals follow, how the status follows the stock). Both engines apply a
+// movement through applyMovement, inside the one write that checks and applies it.
+
+/** Every catalogue has this location; a movement that names none uses it. */
+export const MAIN_LOCATION = 'main'
+export const LOCATION_NAME_PATTERN = '^[a-z0-9-]{1,64}$'
+
+export const REASONS = ['received', 'sale', 'return', 'damaged', 'count', 'correction'] as const
+export type Reason = typeof REASONS[number]
+/** What a till (scope `sell`) may record; every reason needs `write`. */
+export const SELL_REASONS: readonly Reason[] = ['sale', 'return']
+
+/** The sign a delta must have for its reason (count sets, correction goes either way). */
+const SIGN: Partial<Record<Reason, 1 | -1>> = { received: 1, return: 1, sale: -1, damaged: -1 }
+
+/** A movement as asked for: a delta with its reason, or a count (compare and set on the location's onHand). */
+export type MovementInput =
+  | { delta: number, reason: Exclude<Reason, 'count'>, location?: string, reference?: string }
+  | { set: number, expected?: number, reason: 'count', location?: string, reference?: string }
+
+export interface Location { name: string, createdAt: string }
+/** One location's level of one plant. */
+export interface StockLevel { location: string, onHand: number, reserved: number, available: number }
+/** A movement as the ledger keeps it. */
+export interface Movement {
+  seq: number
+  at: string
+  actor: string
+  location: string
+  delta: number
+  reason: Reason
+  reference: string | null
+  onHandAfter: number
+}
+
+/** What a movement answers: the movement, the location's and the plant's new counts, and the plant's new version (its ETag). */
+export interface MovementResult {
+  movement: Movement
+  level: StockLevel
+  stock: StockTotals
+  id: number
+  version: number
+  /** True when an earlier request with the same Idempotency-Key made the movement. */
+  replayed: boolean
+}
+
+export class LocationNotFound extends Error {
+  constructor (readonly location: string) { super(`no location named ${location}`) }
+}
+export class LocationNameTaken extends Error {
+  constructor (readonly location: string) { super(`a location named ${location} exists`) }
+}
+export class LocationNotEmpty extends Error {
+  constructor (readonly location: string) { super(`location ${location} holds stock`) }
+}
+/** A movement that would take the location's available below 0: nothing applied. */
+export class InsufficientStock extends Error {
+  constructor (readonly available: number, readonly location: string) { super(`only ${available} available at ${location}`) }
+}
+/** A count whose `expected` is not the location's onHand: nothing applied. */
+export class StockChanged extends Error {
+  constructor (readonly onHand: number, readonly location: string) { super(`the count at ${location} is ${onHand}`) }
+}
+/** Stop tracking a plant that still holds stock. */
+export class StockHeld extends Error {
+  constructor (readonly onHand: number, readonly reserved: number) { super(`the plant holds ${onHand} on hand, ${reserved} reserved`) }
+}
+/** A delta whose sign its reason does not allow (a sale that adds), or 0. */
+export class MovementInvalid extends Error {}
+
+/** The reason's rule for a delta: refused with MovementInvalid. */
+export function checkDelta (reason: Reason, delta: number): void {
+  if (delta === 0) throw new MovementInvalid('a delta of 0 moves nothing')
+  const sign = SIGN[reason]
+  if (sign !== undefined && Math.sign(delta) !== sign) throw new MovementInvalid(`a ${reason} must ${sign > 0 ? 'add' : 'take'} stock (delta ${sign > 0 ? '> 0' : '< 0'})`)
+}
+
+/** What a movement does to a location's level and the plant's totals and status, worked out before anything is written. */
+export interface Applied {
+  delta: number
+  level: StockLevel
+  stock: StockTotals
+  status: PlantStatus
+}
+
+/**
+ * Applies `input` to the location's level (absent: nothing held there yet) and the plant's totals
+ * (null: it starts tracking now). Refused: StockChanged (a count's `expected`), InsufficientStock
+ * (the location's available below 0), MovementInvalid.
+ */
+export function applyMovement (input: MovementInput, location: string, level: { onHand: number, reserved: number } | undefined, totals: StockTotals | null, status: PlantStatus): Applied {
+  const onHand = level?.onHand ?? 0
+  const reserved = level?.reserved ?? 0
+  let delta: number
+  if ('set' in input) {
+    if (input.expected !== undefined && input.expected !== onHand) throw new StockChanged(onHand, location)
+    delta = input.set - onHand
+  } else {
+    checkDelta(input.reason, input.delta)
+    delta = input.delta
+  }
+  const after = onHand + delta
+  if (after - reserved < 0 || after < 0) throw new InsufficientStock(Math.max(0, onHand - reserved), location)
+  const before = totals ?? { onHand: 0, reserved: 0, available: 0 }
+  const stock = { onHand: before.onHand + delta, reserved: before.reserved, available: Math.max(0, before.onHand + delta - before.reserved) }
+  return {
+    delta,
+    level: { location, onHand: after, reserved, available: after - reserved },
+    stock,
+    status: statusAfter(status, totals === null ? null : totals.available, stock.available)
+  }
+}
+
+/**
+ * Status follows stock at a crossing: to 0 available sets `sold`, above 0 from `sold` sets
+ * `available`; `pending` is a hold set by hand and is left alone. Between crossings a status set
+ * by hand stands. A plant that starts tracking crosses from nothing.
+ */
+export function statusAfter (status: PlantStatus, before: number | null, after: number): PlantStatus {
+  if (status === 'pending') return status
+  if (after === 0 && (before === null || before > 0)) return 'sold'
+  if (after > 0 && (before === null || before === 0) && status === 'sold') return 'available'
+  return status
+}
+
+/** The most a page of the ledger holds, and the size of a page when none is asked for. */
+export const MOVEMENTS_PAGE_MAX = 100
+export const MOVEMENTS_PAGE_DEFAULT = 20
+
+/** A stock refusal as plain data: what crosses from the SQLite writer thread to the event loop. */
+export type StockRefusal =
+  | { error: 'location-not-found' | 'location-name-taken' | 'location-not-empty', location: string }
+  | { error: 'insufficient-stock', available: number, location: string }
+  | { error: 'stock-changed', onHand: number, location: string }
+  | { error: 'stock-held', onHand: number, reserved: number }
+  | { error: 'movement-invalid', message: string }
+
+/** The refusal of a stock error, or undefined for any other error. */
+export function stockRefusalOf (error: unknown): StockRefusal | undefined {
+  if (error instanceof LocationNotFound) return { error: 'location-not-found', location: error.location }
+  if (error instanceof LocationNameTaken) return { error: 'location-name-taken', location: error.location }
+  if (error instanceof LocationNotEmpty) return { error: 'location-not-empty', location: error.location }
+  if (error instanceof InsufficientStock) return { error: 'insufficient-stock', available: error.available, location: error.location }
+  if (error instanceof StockChanged) return { error: 'stock-changed', onHand: error.onHand, location: error.location }
+  if (error instanceof StockHeld) return { error: 'stock-held', onHand: error.onHand, reserved: error.reserved }
+  if (error instanceof MovementInvalid) return { error: 'movement-invalid', message: error.message }
+  return undefined
+}
+
+/** The error a refusal stands for. */
+export function stockErrorOf (r: StockRefusal): Error {
+  switch (r.error) {
+    case 'location-not-found': return new LocationNotFound(r.location)
+    case 'location-name-taken': return new LocationNameTaken(r.location)
+    case 'location-not-empty': return new LocationNotEmpty(r.location)
+    case 'insufficient-stock': return new InsufficientStock(r.available, r.location)
+    case 'stock-changed': return new StockChanged(r.onHand, r.location)
+    case 'stock-held': return new StockHeld(r.onHand, r.reserved)
+    case 'movement-invalid': return new MovementInvalid(r.message)
+  }
+}

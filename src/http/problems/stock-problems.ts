@@ -1,0 +1,35 @@
+import { stockRefusalOf } from '../../catalogue/stock.js'
+import { HttpProblem } from './problem.js'
+
+// Stock's refusals (catalogue/stock.ts) as the contract's problems, for the one error handler.
+
+/** The problem a stock error is answered with, or undefined for any other error. */
+export function stockProblem (error: unknown): HttpProblem | undefined {
+  const refusal = stockRefusalOf(error)
+  if (refusal === undefined) return undefined
+  switch (refusal.error) {
+    case 'insufficient-stock': {
+      const problem = new HttpProblem(409, 'insufficient-stock', `only ${refusal.available} available at ${refusal.location}: nothing was applied`)
+      problem.available = refusal.available
+      problem.location = refusal.location
+      return problem
+    }
+    case 'stock-changed': {
+      const problem = new HttpProblem(409, 'stock-changed', `the count at ${refusal.location} is ${refusal.onHand}, not the expected one: nothing was applied; count again from it`,
+        [{ path: '/expected', message: `is not the current count (${refusal.onHand})` }])
+      problem.onHand = refusal.onHand
+      problem.location = refusal.location
+      return problem
+    }
+    case 'stock-held':
+      return new HttpProblem(409, 'stock-held', `the plant holds ${refusal.onHand} on hand and ${refusal.reserved} reserved: move them out first`)
+    case 'location-not-found':
+      return new HttpProblem(404, 'location-not-found', `no location named ${refusal.location}`, [{ path: '/location', message: 'is not a location (GET /v3/locations)' }])
+    case 'location-name-taken':
+      return new HttpProblem(409, 'location-name-taken', `a location named ${refusal.location} exists`, [{ path: '/name', message: 'is taken' }])
+    case 'location-not-empty':
+      return new HttpProblem(409, 'location-not-empty', `location ${refusal.location} holds stock: move it out first`)
+    case 'movement-invalid':
+      return new HttpProblem(400, 'invalid-input', refusal.message, [{ path: '/delta', message: refusal.message }])
+  }
+}

@@ -1,0 +1,130 @@
+import type Database from 'better-sqlite3'
+import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
+import { fieldChanges, movementChanges, NO_CHANGES, type FieldChanges } from '../../catalogue/history.js'
+import type { PlantStatus, StoredPlant } from '../../catalogue/plant.js'
+import { timestamp } from '../../catalogue/price-sku-barcode.js'
+import { applyMovement, LocationNameTaken, LocationNotEmpty, LocationNotFound, StockHeld, type Location, type MovementInput, type MovementResult } from '../../catalogue/stock.js'
+import type { IdempotencyClaim } from '../idempotency.js'
+
+// Stock writes on SQLite, inside the writer's transaction (writes.ts): each movement reads the
+// level and the plant's row and writes them back in the same transaction, which the single writer
+// holds alone, so the check and the apply are one step no other write can come between.
+
+export type StockWriteOp =
+  | { kind: 'stock-move', id: number, input: MovementInput, idempotency?: IdempotencyClaim, expectedVersions?: number[], now: number, actor: string }
+  | { kind: 'stock-untrack', id: number, expectedVersions?: number[], now: number, actor: string }
+  | { kind: 'location-add', name: string, now: number, actor: string }
+  | { kind: 'location-remove', name: string, now: number, actor: string }
+
+const KINDS = new Set(['stock-move', 'stock-untrack', 'location-add', 'location-remove'])
+export const isStockWrite = (op: { kind: string }): op is StockWriteOp => KINDS.has(op.kind)
+
+/** What the plant writes (writes.ts) lend the stock writes: the plant as it is, and the feed and history. */
+export interface PlantContext {
+  /** The plant as stored now, and the seq of its newest history entry. */
+  load (id: number): { plant: StoredPlant, historySeq: number | null } | undefined
+  /** Appends a history entry after `prev` (the changes as stored, JSON); answers its seq. */
+  record (id: number, version: number, now: number, actor: string, changes: string, prev: number | null): number
+  /** One 'updated' change of the feed with the record after it. */
+  change (plant: StoredPlant, now: number, actor: string): void
+  count (status: string, delta: number): void
+}
+
+export function stockWriter (db: Database.Database, idempotencyTtlMs: number, plants: PlantContext): (op: StockWriteOp) => MovementResult | StoredPlant | Location | undefined {
+  const s = {
+    location: db.prepare<[string], { name: string }>('SELECT name FROM locations WHERE name = ?'),
+    addLocation: db.prepare('INSERT INTO locations (name, created_at) VALUES (?, ?)'),
+    held: db.prepare<[string], number>('SELECT 1 FROM stock_levels WHERE location = ? AND (on_hand <> 0 OR reserved <> 0) LIMIT 1').pluck(),
+    dropLevels: db.prepare('DELETE FROM stock_levels WHERE location = ?'),
+    dropLocation: db.prepare('DELETE FROM locations WHERE name = ?'),
+    level: db.prepare<[number, string], { on_hand: number, reserved: number }>('SELECT on_hand, reserved FROM stock_levels WHERE plant_id = ? AND location = ?'),
+    setLevel: db.prepare('INSERT INTO stock_levels (plant_id, location, on_hand, reserved) VALUES (?, ?, ?, ?) ON CONFLICT (plant_id, location) DO UPDATE SET on_hand = excluded.on_hand'),
+    setPlant: db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, status = ?, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
+    untrack: db.prepare('UPDATE plants SET on_hand = NULL, reserved = NULL, available = NULL, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
+    dropPlantLevels: db.prepare('DELETE FROM stock_levels WHERE plant_id = ?'),
+    ledger: db.prepare('INSERT INTO stock_movements (plant_id, at, actor, location, delta, reason, reference, on_hand_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+    units: db.prepare("UPDATE meta SET value = value + ? WHERE key = 'units_on_hand'"),
+    getKey: db.prepare<[string, number], { request_hash: string, response: string, created_at: number }>(
+      'SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = ? AND created_at > ?'),
+    putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)')
+  }
+
+  /** The plant's new version: its row, one change, one history entry. */
+  const version = (before: StoredPlant, after: StoredPlant, historySeq: number | null, changes: string, op: { now: number, actor: string }): number => {
+    const head = plants.record(after.id, after.version, op.now, op.actor, changes, historySeq)
+    plants.change(after, op.now, op.actor)
+    if (after.status !== before.status) {
+      plants.count(before.status, -1)
+      plants.count(after.status, 1)
+    }
+    return head
+  }
+
+  function move (op: Extract<StockWriteOp, { kind: 'stock-move' }>): MovementResult {
+    const { idempotency, input, now } = op
+    if (idempotency) {
+      const earlier = s.getKey.get(idempotency.key, now - idempotencyTtlMs)
+      if (earlier) {
+        if (earlier.request_hash !== idempotency.requestHash) throw new IdempotencyKeyReused(earlier.created_at, earlier.created_at + idempotencyTtlMs)
+        return { ...JSON.parse(earlier.response) as MovementResult, replayed: true }
+      }
+    }
+    const found = plants.load(op.id)
+    if (!found) throw new PlantNotFound()
+    const { plant, historySeq } = found
+    if (op.expectedVersions && !op.expectedVersions.includes(plant.version)) throw new VersionMismatch()
+    const location = input.location ?? 'main'
+    if (!s.location.get(location)) throw new LocationNotFound(location)
+    const row = s.level.get(op.id, location)
+    const applied = applyMovement(input, location, row && { onHand: row.on_hand, reserved: row.reserved }, plant.stock, plant.status as PlantStatus)
+    const after: StoredPlant = { ...plant, stock: applied.stock, status: applied.status, version: plant.version + 1, updatedAt: timestamp(now) }
+    const changes = movementChanges(fieldChanges(plant, after), input.reason)
+    const head = version(plant, after, historySeq, changes, op)
+    s.setPlant.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, applied.status, after.version, now, head, op.id)
+    s.setLevel.run(op.id, location, applied.level.onHand, applied.level.reserved)
+    const seq = Number(s.ledger.run(op.id, now, op.actor, location, applied.delta, input.reason, input.reference ?? null, applied.level.onHand).lastInsertRowid)
+    s.units.run(applied.delta)
+    const result: MovementResult = {
+      movement: { seq, at: timestamp(now), actor: op.actor, location, delta: applied.delta, reason: input.reason, reference: input.reference ?? null, onHandAfter: applied.level.onHand },
+      level: applied.level,
+      stock: applied.stock,
+      id: op.id,
+      version: after.version,
+      replayed: false
+    }
+    if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, op.id, JSON.stringify(result), now)
+    return result
+  }
+
+  function untrack (op: Extract<StockWriteOp, { kind: 'stock-untrack' }>): StoredPlant {
+    const found = plants.load(op.id)
+    if (!found) throw new PlantNotFound()
+    const { plant, historySeq } = found
+    if (op.expectedVersions && !op.expectedVersions.includes(plant.version)) throw new VersionMismatch()
+    if (plant.stock === null) return plant
+    if (plant.stock.onHand !== 0 || plant.stock.reserved !== 0) throw new StockHeld(plant.stock.onHand, plant.stock.reserved)
+    const after: StoredPlant = { ...plant, stock: null, version: plant.version + 1, updatedAt: timestamp(op.now) }
+    const changes: FieldChanges = fieldChanges(plant, after)
+    const head = version(plant, after, historySeq, JSON.stringify(changes ?? NO_CHANGES), op)
+    s.untrack.run(after.version, op.now, head, op.id)
+    s.dropPlantLevels.run(op.id)
+    return after
+  }
+
+  return (op) => {
+    switch (op.kind) {
+      case 'stock-move': return move(op)
+      case 'stock-untrack': return untrack(op)
+      case 'location-add':
+        if (s.location.get(op.name)) throw new LocationNameTaken(op.name)
+        s.addLocation.run(op.name, op.now)
+        return { name: op.name, createdAt: timestamp(op.now) }
+      case 'location-remove':
+        if (!s.location.get(op.name)) throw new LocationNotFound(op.name)
+        if (s.held.get(op.name) !== undefined) throw new LocationNotEmpty(op.name)
+        s.dropLevels.run(op.name)
+        s.dropLocation.run(op.name)
+        return undefined
+    }
+  }
+}
