@@ -170,7 +170,8 @@ export interface StaffService {
 /** A service on a fresh store of `engine` with API keys on. */
 export async function openStaffService (engine: Engine, service: StaffPageService = {}): Promise<StaffService> {
   const store = await engine.open(service.store)
-  const app = await buildApp(testConfig({ apiKeys: [KEY], ...service.config }), { ...service.app, store })
+  // A loaded machine can take longer than the service's 20 s to make a photo's sizes (as in test/helpers/app.ts).
+  const app = await buildApp(testConfig({ apiKeys: [KEY], ...service.config }), { pictureDeadlineMs: 120_000, ...service.app, store })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const { port } = app.server.address() as AddressInfo
   return {
