@@ -7,7 +7,7 @@ import { gtinKey, priceCents, skuKey } from './price-sku-barcode.js'
 // What a list query means, in one place: the route parses requests into a PlantQuery, both engines
 // translate it to SQL, and the property test walks the same functions over an in-memory catalogue.
 
-export const SORTS = ['id', '-id', 'name', '-name', 'price', '-price', 'updated', '-updated'] as const
+export const SORTS = ['id', '-id', 'name', '-name', 'price', '-price', 'updated', '-updated', 'available', '-available'] as const
 export type Sort = typeof SORTS[number]
 
 export interface PlantQuery {
@@ -28,6 +28,10 @@ export interface PlantQuery {
   /** Prices in cents, both inclusive; either excludes unpriced plants. */
   priceMin?: number
   priceMax?: number
+  /** true: available > 0; false: tracked with none available. Untracked plants match neither. */
+  inStock?: boolean
+  /** Tracked plants whose available is at or below their lowStockAt. */
+  lowStock?: boolean
   sort: Sort
 }
 
@@ -44,9 +48,14 @@ export const UNPRICED = 100_000_000_000
 export const sortKeyOf = (sort: Sort): 'id' | 'name' | 'number' =>
   sort === 'id' || sort === '-id' ? 'id' : sort === 'name' || sort === '-name' ? 'name' : 'number'
 
-/** The number sort=price or sort=updated orders a plant by: its cents (UNPRICED when none), or its updatedAt in epoch milliseconds. */
+/**
+ * The number sort=price, sort=available or sort=updated orders a plant by: its cents (UNPRICED when
+ * none), its available stock (UNPRICED when untracked: after every count), or its updatedAt in epoch milliseconds.
+ */
 export const sortValue = (plant: Plant, sort: Sort): number =>
-  sort === 'price' || sort === '-price' ? (plant.price === null ? UNPRICED : priceCents(plant.price)!) : Date.parse(plant.updatedAt)
+  sort === 'price' || sort === '-price'
+    ? (plant.price === null ? UNPRICED : priceCents(plant.price)!)
+    : sort === 'available' || sort === '-available' ? (plant.stock === null ? UNPRICED : plant.stock.available) : Date.parse(plant.updatedAt)
 
 /** Compares by Unicode code point (JavaScript's < compares UTF-16 units, which orders astral characters differently). */
 export function compareCodePoints (a: string, b: string): number {
@@ -79,6 +88,8 @@ export function matches (plant: Plant, query: PlantQuery): boolean {
     const cents = plant.price === null ? undefined : priceCents(plant.price)
     if (cents === undefined || cents < (query.priceMin ?? 0) || cents > (query.priceMax ?? Infinity)) return false
   }
+  if (query.inStock !== undefined && (plant.stock === null || (plant.stock.available > 0) !== query.inStock)) return false
+  if (query.lowStock === true && (plant.stock === null || plant.lowStockAt === null || plant.stock.available > plant.lowStockAt)) return false
   const folded = foldKey(nameKey(plant.name))
   return query.terms.every((t) => keyHolds(folded, t))
 }

@@ -40,7 +40,7 @@ export function parseTerms (q: string | undefined): string[] {
  * parse through here, so a filter added to the list's query string counts as it lists.
  */
 export function plantQueryOf (query: Omit<ListQuery, 'limit' | 'cursor'>): PlantQuery {
-  const { status, category, tag, q, sort = 'id', sku, barcode, updatedSince, priceMin, priceMax } = query
+  const { status, category, tag, q, sort = 'id', sku, barcode, updatedSince, priceMin, priceMax, inStock, lowStock } = query
   // Category and tags as their keys: "Indoor" and "indoor" are one filter, and one cursor.
   const found: PlantQuery = { statuses: [...new Set(status)], category: category === undefined ? undefined : filterKey(category), tags: [...new Set(tag?.map(filterKey))], terms: parseTerms(q), sort }
   // Absent filters stay absent: the cursor's fingerprint of a query without them is as before.
@@ -51,6 +51,8 @@ export function plantQueryOf (query: Omit<ListQuery, 'limit' | 'cursor'>): Plant
   // The schema's pattern has checked both prices.
   if (priceMin !== undefined) found.priceMin = priceCents(priceMin)
   if (priceMax !== undefined) found.priceMax = priceCents(priceMax)
+  if (inStock !== undefined) found.inStock = inStock
+  if (lowStock === true) found.lowStock = true
   if (found.priceMin !== undefined && found.priceMax !== undefined && found.priceMin > found.priceMax) {
     // Nothing could match: a client that swapped them is told rather than shown an empty list.
     const why = `priceMin (${priceMin!}) is above priceMax (${priceMax!}): no price lies between them`
@@ -92,7 +94,10 @@ function fingerprint (query: PlantQuery, before = false): string {
   // The store fields' filters only when one is given, so a cursor made before they existed still fits.
   const { sku, barcode, updatedSince, priceMin, priceMax } = query
   const more = [sku, barcode, updatedSince, priceMin, priceMax]
-  const canonical = JSON.stringify(more.some((v) => v !== undefined) ? [...seed, more.map((v) => v ?? null)] : seed)
+  const withStore = more.some((v) => v !== undefined) ? [...seed, more.map((v) => v ?? null)] : seed
+  // The stock's filters likewise only when given.
+  const stock = [query.inStock, query.lowStock]
+  const canonical = JSON.stringify(stock.some((v) => v !== undefined) ? [...withStore, more.map((v) => v ?? null), stock.map((v) => v ?? null)] : withStore)
   let value = fingerprints.get(canonical)
   if (value === undefined) {
     value = createHash('sha256').update(canonical).digest('base64url').slice(0, 11)

@@ -159,13 +159,15 @@ export const ListQuery = Type.Object({
   })),
   priceMin: Type.Optional(Type.String({ pattern: PRICE_PATTERN, 'x-pattern-message': PRICE_MESSAGE, description: 'Plants priced at least this (inclusive); unpriced plants are left out.' })),
   priceMax: Type.Optional(Type.String({ pattern: PRICE_PATTERN, 'x-pattern-message': PRICE_MESSAGE, description: 'Plants priced at most this (inclusive); unpriced plants are left out. Below priceMin: 400 naming both.' })),
+  inStock: Type.Optional(Type.Boolean({ description: 'true: plants with stock available (> 0); false: plants that track stock and have none available. Plants that do not track stock match neither.' })),
+  lowStock: Type.Optional(Type.Literal(true, { description: 'true: plants that track stock with available at or below their lowStockAt.' })),
   sort: Type.Optional(Type.Unsafe<Sort>({
     type: 'string',
     enum: [...SORTS],
     default: 'id',
     description: '`name` orders names as people read them: case, accents and compatibility forms ignored, each run of digits by its value ' +
       '("6 cm" before "14 cm"; leading zeros only break a tie, fewer first), otherwise by Unicode code point, ties by id; `price` by price, unpriced plants last, ties by id; ' +
-      '`updated` by updatedAt, ties by id; `-` reverses both (so `-price` puts unpriced plants first).'
+      '`updated` by updatedAt, ties by id; `available` by available stock, plants that do not track stock last, ties by id; `-` reverses both (so `-price` puts unpriced plants first, `-available` untracked ones).'
   })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: PAGE_SIZE, description: 'Plants a page: 1–500, default 50.' })),
   cursor: Type.Optional(Type.String({ maxLength: 2048, description: 'The nextCursor of the previous page, sent with the same sort and filters. A sort=name cursor made before names ordered as read (numbers by value) is refused: start again without one.' }))

@@ -37,6 +37,10 @@ export interface ListFilter {
   /** Cents, inclusive. */
   priceMin?: number
   priceMax?: number
+  /** true: available > 0; false: tracked, none available (catalogue/query.ts). */
+  inStock?: boolean
+  /** Tracked plants with available ≤ lowStockAt. */
+  lowStock?: boolean
   sort?: Sort
   /**
    * Start after this id (0: from the start); with a name sort, after (afterKey, afterId); with a

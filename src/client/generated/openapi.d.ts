@@ -2171,8 +2171,12 @@ export interface operations {
                 category?: string;
                 /** @description The nextCursor of the previous page, sent with the same sort and filters. A sort=name cursor made before names ordered as read (numbers by value) is refused: start again without one. */
                 cursor?: string;
+                /** @description true: plants with stock available (> 0); false: plants that track stock and have none available. Plants that do not track stock match neither. */
+                inStock?: boolean;
                 /** @description Plants a page: 1–500, default 50. */
                 limit?: number;
+                /** @description true: plants that track stock with available at or below their lowStockAt. */
+                lowStock?: true;
                 /** @description Plants priced at most this (inclusive); unpriced plants are left out. Below priceMin: 400 naming both. */
                 priceMax?: string;
                 /** @description Plants priced at least this (inclusive); unpriced plants are left out. */
@@ -2181,8 +2185,8 @@ export interface operations {
                 q?: string;
                 /** @description The plant with this SKU, ignoring case. */
                 sku?: string;
-                /** @description `name` orders names as people read them: case, accents and compatibility forms ignored, each run of digits by its value ("6 cm" before "14 cm"; leading zeros only break a tie, fewer first), otherwise by Unicode code point, ties by id; `price` by price, unpriced plants last, ties by id; `updated` by updatedAt, ties by id; `-` reverses both (so `-price` puts unpriced plants first). */
-                sort?: "id" | "-id" | "name" | "-name" | "price" | "-price" | "updated" | "-updated";
+                /** @description `name` orders names as people read them: case, accents and compatibility forms ignored, each run of digits by its value ("6 cm" before "14 cm"; leading zeros only break a tie, fewer first), otherwise by Unicode code point, ties by id; `price` by price, unpriced plants last, ties by id; `updated` by updatedAt, ties by id; `available` by available stock, plants that do not track stock last, ties by id; `-` reverses both (so `-price` puts unpriced plants first, `-available` untracked ones). */
+                sort?: "id" | "-id" | "name" | "-name" | "price" | "-price" | "updated" | "-updated" | "available" | "-available";
                 /** @description Repeat to accept any of the statuses given. */
                 status?: ("available" | "pending" | "sold")[];
                 /** @description Repeat to require every tag given. Ignores the case of A–Z: tag=Big finds "big" (not of other letters: "É" is not "é"). */
@@ -4445,6 +4449,10 @@ export interface operations {
                 barcode?: string;
                 /** @description Plants of this category, ignoring the case of A–Z: category=Indoor finds "indoor" (not of other letters: "É" is not "é"). */
                 category?: string;
+                /** @description true: plants with stock available (> 0); false: plants that track stock and have none available. Plants that do not track stock match neither. */
+                inStock?: boolean;
+                /** @description true: plants that track stock with available at or below their lowStockAt. */
+                lowStock?: true;
                 /** @description Plants priced at most this (inclusive); unpriced plants are left out. Below priceMin: 400 naming both. */
                 priceMax?: string;
                 /** @description Plants priced at least this (inclusive); unpriced plants are left out. */

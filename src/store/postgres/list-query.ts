@@ -39,8 +39,10 @@ export function listQuery (filter: ListFilter, columns: string): { text: string,
   const sort = filter.sort ?? 'id'
   const byName = sort === 'name' || sort === '-name'
   const numbered = sortKeyOf(sort) === 'number'
-  // What sort=price and sort=updated order by: the index expressions of migration 004, written alike.
-  const keyExpr = byName ? 'p.name_order_key' : sort.endsWith('price') ? `coalesce(p.price, ${UNPRICED})` : 'p.updated_at'
+  // What sort=price, sort=updated and sort=available order by: the index expressions of migrations 004 and 018, written alike.
+  const keyExpr = byName
+    ? 'p.name_order_key'
+    : sort.endsWith('price') ? `coalesce(p.price, ${UNPRICED})` : sort.endsWith('available') ? `coalesce(p.available, ${UNPRICED})` : 'p.updated_at'
   const desc = sort.startsWith('-')
   const tags = filter.tags ?? []
   const values: unknown[] = []
@@ -92,6 +94,9 @@ export function listQuery (filter: ListFilter, columns: string): { text: string,
   if (filter.priceMin !== undefined || filter.priceMax !== undefined) {
     where.push(`coalesce(p.price, ${UNPRICED}) BETWEEN ${param(filter.priceMin ?? 0)}::bigint AND ${param(filter.priceMax ?? UNPRICED - 1)}::bigint`)
   }
+  // As the partial indexes' own predicates (migration 018), so the planner may walk them.
+  if (filter.inStock !== undefined) where.push(filter.inStock ? 'p.available > 0' : 'p.available = 0')
+  if (filter.lowStock === true) where.push('p.available <= p.low_stock_at')
   const statuses = filter.statuses ?? []
   if (statuses.length > 0) where.push(`p.status = ANY (${param(statuses)}::text[])`)
   // The key, as the index plants_category_key holds it.

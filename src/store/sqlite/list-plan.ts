@@ -20,6 +20,8 @@ function columnCandidates (filter: ListFilter): Candidate[] {
   // Sorted by the same column, the sort's own walk starts and stops at the bound: nothing to gain.
   if ((filter.priceMin !== undefined || filter.priceMax !== undefined) && !sort.endsWith('price')) out.push({ kind: 'column', column: 'price' })
   if (filter.updatedSince !== undefined && !sort.endsWith('updated')) out.push({ kind: 'column', column: 'updated' })
+  if (filter.inStock !== undefined) out.push({ kind: 'column', column: 'inStock' })
+  if (filter.lowStock === true) out.push({ kind: 'column', column: 'lowStock' })
   return out
 }
 

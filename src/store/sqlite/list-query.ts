@@ -28,23 +28,26 @@ export type Driver =
   | { kind: 'column', column: Column }
 
 /** A filter's column with an index of its own (migrations.ts). */
-export type Column = 'category' | 'status' | 'price' | 'updated'
+export type Column = 'category' | 'status' | 'price' | 'updated' | 'inStock' | 'lowStock'
 /** A driver that list-plan.ts counts before choosing it. */
 export type Candidate = Exclude<Driver, { kind: 'order' } | { kind: 'lookup' }>
-const COLUMN_INDEXES: Record<Column, string> = { category: 'plants_category_key', status: 'plants_status', price: 'plants_price', updated: 'plants_updated' }
+const COLUMN_INDEXES: Record<Exclude<Column, 'inStock'>, string> = { category: 'plants_category_key', status: 'plants_status', price: 'plants_price', updated: 'plants_updated', lowStock: 'plants_low_stock' }
+/** A column's index: inStock's is one of two partial indexes (stock-migration.ts), by the value asked. */
+const columnIndex = (column: Column, filter: ListFilter): string =>
+  column === 'inStock' ? (filter.inStock === true ? 'plants_in_stock' : 'plants_out_of_stock') : COLUMN_INDEXES[column]
 
 /**
  * What sort=price and sort=updated order by: index expressions (migrations.ts), written here exactly
  * as there so SQLite walks the index. An unpriced plant orders as UNPRICED cents: after every price.
  */
-const NUMBER_KEYS = { price: `coalesce(p.price, ${UNPRICED})`, updated: 'p.updated_at' }
-const NUMBER_INDEXES = { price: 'plants_price', updated: 'plants_updated' }
+const NUMBER_KEYS = { price: `coalesce(p.price, ${UNPRICED})`, updated: 'p.updated_at', available: `coalesce(p.available, ${UNPRICED})` }
+const NUMBER_INDEXES = { price: 'plants_price', updated: 'plants_updated', available: 'plants_available' }
 /**
  * A barcode's GTIN-14 key (catalogue/price-sku-barcode.ts gtinKey) in SQL: the expression of the index
  * plants_gtin (migrations.ts), written here exactly as there so SQLite seeks it.
  */
 export const GTIN_KEY = "substr('0000000000000' || p.barcode, -14)"
-const numberKey = (sort: string): 'price' | 'updated' => sort.endsWith('price') ? 'price' : 'updated'
+const numberKey = (sort: string): 'price' | 'updated' | 'available' => sort.endsWith('price') ? 'price' : sort.endsWith('available') ? 'available' : 'updated'
 
 /**
  * A MATCH expression for FTS5: a few trigrams of each term, each quoted (a quote doubled), all
@@ -90,7 +93,7 @@ function tiles (chars: string[], keep: (trigram: string) => boolean = () => true
 export function probeSql (driver: Candidate, filter: ListFilter, cap: number): Sql {
   if (driver.kind === 'column') {
     const { text, args } = columnTerm(driver.column, filter, '')
-    return { text: `SELECT count(*) FROM (SELECT 1 FROM plants p INDEXED BY ${COLUMN_INDEXES[driver.column]} WHERE ${text} LIMIT ?)`, args: [...args, cap] }
+    return { text: `SELECT count(*) FROM (SELECT 1 FROM plants p INDEXED BY ${columnIndex(driver.column, filter)} WHERE ${text} LIMIT ?)`, args: [...args, cap] }
   }
   return driver.kind === 'tag'
     ? { text: 'SELECT count(*) FROM (SELECT 1 FROM plant_tags WHERE tag_key = ? LIMIT ?)', args: [driver.tag, cap] }
@@ -115,6 +118,11 @@ function columnTerm (column: Column, filter: ListFilter, prefix: '' | '+'): Sql 
       return { text: `${prefix}${NUMBER_KEYS.price} BETWEEN ? AND ?`, args: [filter.priceMin ?? 0, filter.priceMax ?? UNPRICED - 1] }
     case 'updated':
       return { text: `${prefix}p.updated_at >= ?`, args: [filter.updatedSince] }
+    // As the partial indexes' own terms (stock-migration.ts), so SQLite may walk them.
+    case 'inStock':
+      return { text: filter.inStock === true ? `${prefix}p.available > 0` : `${prefix}p.available = 0`, args: [] }
+    case 'lowStock':
+      return { text: `${prefix}p.available <= p.low_stock_at`, args: [] }
   }
 }
 
@@ -249,6 +257,8 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
   const bare: Record<Column, boolean> = {
     updated: order && numbered && numberKey(sort) === 'updated',
     price: order && numbered && numberKey(sort) === 'price',
+    inStock: false,
+    lowStock: false,
     // The unary + keeps the planner from trading the ordered walk for the status index and a sort.
     status: order && sortKeyOf(sort) === 'id' && single,
     category: order && sortKeyOf(sort) === 'id'
@@ -258,9 +268,11 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
     updated: filter.updatedSince !== undefined,
     price: filter.priceMin !== undefined || filter.priceMax !== undefined,
     status: statuses(filter).length > 0,
-    category: filter.category !== undefined
+    category: filter.category !== undefined,
+    inStock: filter.inStock !== undefined,
+    lowStock: filter.lowStock === true
   }
-  for (const column of ['updated', 'price', 'status', 'category'] as const) {
+  for (const column of ['updated', 'price', 'status', 'category', 'inStock', 'lowStock'] as const) {
     if (!asked[column]) continue
     const term = columnTerm(column, filter, bare[column] ? '' : '+')
     where.push(term.text)
@@ -271,7 +283,7 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
   const orderBy = sortKeyOf(sort) !== 'id' ? `${keyExpr}${dir}, ${id}${dir}` : `${id}${dir}`
   args.push(filter.limit)
   const indexed = driver.kind === 'column'
-    ? ` INDEXED BY ${COLUMN_INDEXES[driver.column]}`
+    ? ` INDEXED BY ${columnIndex(driver.column, filter)}`
     : !order ? '' : byName ? ' INDEXED BY plants_name' : numbered ? ` INDEXED BY ${NUMBER_INDEXES[numberKey(sort)]}` : ''
   return {
     text: `SELECT ${PLANT_COLUMNS}${withKey ? `, ${keyExpr}` : ''} FROM ${from.replace('plants p', `plants p${indexed}`)} ${where.length > 0 ? `WHERE ${where.join(' AND ')} ` : ''}ORDER BY ${orderBy} LIMIT ?`,

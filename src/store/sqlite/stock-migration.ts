@@ -7,8 +7,10 @@ export const STOCK_MIGRATION = `
   ALTER TABLE plants ADD COLUMN on_hand INTEGER;
   ALTER TABLE plants ADD COLUMN reserved INTEGER;
   ALTER TABLE plants ADD COLUMN available INTEGER;
-  -- Partial: untracked plants (most of a catalogue that does not count stock) cost no entry.
-  CREATE INDEX plants_available ON plants (available, id) WHERE available IS NOT NULL;
+  -- sort=available: untracked plants order after every count (catalogue/query.ts UNPRICED), as
+  -- unpriced ones do for sort=price; the expression is list-query.ts's, written alike.
+  CREATE INDEX plants_available ON plants (coalesce(available, 100000000000), id);
+  -- The filters: partial, so untracked plants (most of a catalogue that does not count stock) cost no entry.
   CREATE INDEX plants_in_stock ON plants (id) WHERE available > 0;
   CREATE INDEX plants_out_of_stock ON plants (id) WHERE available = 0;
   CREATE INDEX plants_low_stock ON plants (id) WHERE available <= low_stock_at;

@@ -3,8 +3,10 @@
 -- UPDATE of that row (WHERE available >= n), which PostgreSQL serialises on the row's lock across
 -- instances. Nullable columns without a default: instant on any catalogue.
 ALTER TABLE plants ADD COLUMN low_stock_at BIGINT, ADD COLUMN on_hand BIGINT, ADD COLUMN reserved BIGINT, ADD COLUMN available BIGINT;
--- Partial: untracked plants cost no entry.
-CREATE INDEX plants_available ON plants (available, id) WHERE available IS NOT NULL;
+-- sort=available: untracked plants order after every count, as unpriced ones do for sort=price
+-- (catalogue/query.ts UNPRICED; list-query.ts writes the expression alike).
+CREATE INDEX plants_available ON plants ((coalesce(available, 100000000000)), id);
+-- The filters: partial, so untracked plants cost no entry.
 CREATE INDEX plants_in_stock ON plants (id) WHERE available > 0;
 CREATE INDEX plants_out_of_stock ON plants (id) WHERE available = 0;
 CREATE INDEX plants_low_stock ON plants (id) WHERE available <= low_stock_at;
