@@ -265,6 +265,22 @@ test('the typed client drives every documented operation against a listening ser
   assert.equal((await client.DELETE('/v3/webhooks/{id}', { params: hookId, headers: asAdmin })).response.status, 204)
   assert.equal((await client.GET('/v3/webhooks/{id}', { params: hookId, headers: asAdmin })).response.status, 404)
 
+  // stock: locations, a movement (409 insufficient-stock naming what is available), levels, the ledger, untracking
+  assert.deepEqual((await client.GET('/v3/locations')).data?.items.map((l) => l.name), ['main'])
+  assert.equal((await client.POST('/v3/locations', { headers: asAdmin, body: { name: 'shop' } })).response.status, 201)
+  const potted = (await client.POST('/v3/plant', { headers: asAdmin, body: { name: 'Potted fern', lowStockAt: 1 } })).data as Plant
+  const pottedId = { path: { id: potted.id } }
+  const received = await client.POST('/v3/plant/{id}/stock/movements', { params: pottedId, headers: asAdmin, body: { delta: 2, reason: 'received', location: 'shop' } })
+  assert.deepEqual([received.response.status, received.data?.stock], [201, { onHand: 2, reserved: 0, available: 2 }])
+  const oversold = await client.POST('/v3/plant/{id}/stock/movements', { params: pottedId, headers: asAdmin, body: { delta: -3, reason: 'sale', location: 'shop' } })
+  assert.deepEqual([oversold.response.status, oversold.error?.available], [409, 2])
+  assert.equal((await client.GET('/v3/plant/{id}/stock', { params: pottedId })).data?.items[0].onHand, 2)
+  assert.equal((await client.GET('/v3/plant/{id}/stock/movements', { params: pottedId })).data?.items.length, 1)
+  assert.equal((await client.DELETE('/v3/plant/{id}/stock', { params: pottedId, headers: asAdmin })).response.status, 409)
+  await client.POST('/v3/plant/{id}/stock/movements', { params: pottedId, headers: asAdmin, body: { set: 0, expected: 2, reason: 'count', location: 'shop' } })
+  assert.equal((await client.DELETE('/v3/plant/{id}/stock', { params: pottedId, headers: asAdmin })).data?.stock, null)
+  assert.equal((await client.DELETE('/v3/locations/{name}', { params: { path: { name: 'shop' } }, headers: asAdmin })).response.status, 204)
+
   // Every operation of the document went through the client: a new route must be added here.
   const doc = await servedDocument()
   const documented = Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
