@@ -5,7 +5,7 @@ import { BATCH_PLANTS, LARGEST_BATCH, type Figures } from './load.js'
 import type { LoopDelay, PhaseContext } from './phase.js'
 import { median, r2 } from './figures.js'
 
-// Issue 27's measured targets, a phase of `npm run bench` on services of their own:
+// Many plants at once, measured targets: a phase of `npm run bench` on services of their own:
 //   `batches`: plants created per second through batches of 100 against single POSTs, both at the
 //     run's connections (32); a 500-operation batch's p99 (one connection sending them beside 31
 //     sending single POSTs) against a single POST's p99 alone; the longest the service's event loop
@@ -106,9 +106,9 @@ const csvCell = (cell: string): string => /[",\r\n]/.test(cell) ? `"${cell.repla
 const whole = (x: number): string => Number.isFinite(x) ? Math.round(x).toLocaleString('en') : '-'
 const mark = (ok: boolean): string => ok ? 'met' : 'not met'
 
-/** Issue 27's table: each figure beside its target; ratios are medians of per-round ratios. */
+/** The many-plants table: each figure beside its target; ratios are medians of per-round ratios. */
 export function bulkTable (f: BulkFigures): string[] {
-  const lines = ['', 'issue 27 (many plants at once):', '', '| target | wanted | measured | |', '|---|---|---|---|']
+  const lines = ['', 'many plants at once:', '', '| target | wanted | measured | |', '|---|---|---|---|']
   if (f.batches) {
     const b = f.batches
     const m = (pick: (r: BatchRound) => number): number => median(b.map(pick))

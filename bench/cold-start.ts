@@ -15,8 +15,8 @@ import { freePort } from './free-port.js'
 // each way the build can be run: the esbuild bundle (`npm start`, the package's command) and the
 // tsc output it is built beside. The targets take turns, start by start, so a change in the
 // machine's load falls on both alike. The service runs on core 0; unless --no-load, a busy
-// process spins on core 1 the whole time (issue 15: "with another process loading the other
-// core"). Besides wall time, each start's CPU time up to ready (user + system, every thread, from
+// process spins on core 1 the whole time (the target is measured
+// "with another process loading the other core"). Besides wall time, each start's CPU time up to ready (user + system, every thread, from
 // /proc), which moves much less with the machine's load. --baseline=DIR adds another checkout's
 // bundle (built there, e.g. a git worktree of an older commit), in turn with the others, on a data
 // folder of its own: "not slower than before" measured in one run.

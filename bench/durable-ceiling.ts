@@ -45,7 +45,7 @@ function send (res: ServerResponse, status: number, json: string): void {
   res.end(json)
 }
 const fail = (res: ServerResponse, err: unknown): void => { send(res, 503, JSON.stringify({ status: 503, detail: String(err) })) }
-// The store fields (issue 25) as the body has them: the ceiling does not canonicalise a price.
+// The store fields as the body has them: the ceiling does not canonicalise a price.
 // A record's members between its id and its photos (PostgreSQL's outbox rows put the two around them).
 const members = (b: Body): string =>
   `"name":${JSON.stringify(b.name)},"category":${JSON.stringify(b.category ?? null)},"tags":${JSON.stringify(b.tags ?? [])},"status":${JSON.stringify(b.status ?? 'available')},` +

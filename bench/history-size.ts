@@ -9,7 +9,7 @@ import { openPostgresStore } from '../src/store/postgres/postgres-plant-store.js
 import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { plantFor } from './plants.js'
 
-// What the plants' history costs on disk (issue 26: at most 300 bytes a version beyond the changed
+// What the plants' history costs on disk (the target: at most 300 bytes a version beyond the changed
 // values): PLANTS plants created through the store (a first version listing their fields), then
 // given VERSIONS - 1 more versions each, a status change at a time (a till's sale and its undoing),
 // PLANTS writes at once a round as a shop's traffic would group them. The history's bytes (table and

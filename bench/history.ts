@@ -3,7 +3,7 @@ import type { PhaseContext } from './phase.js'
 import { median, r2 } from './figures.js'
 import { HISTORY_PLANTS } from './history-plants.js'
 
-// Issue 26's history target, the `history-1` and `history-1000` operations of `npm run bench`, a
+// The history target, the `history-1` and `history-1000` operations of `npm run bench`, a
 // phase on a service of its own: GET /v3/plant/{id}/history (a first page, 20 versions) of a plant
 // with 1 version against one with 1,000, each at the run's connections, round by round; wanted:
 // the p99 of the second at most 3× the first's (a page costs the same whatever the plant's past).
@@ -46,12 +46,12 @@ export async function measureHistory (ctx: PhaseContext): Promise<HistoryFigures
   }
 }
 
-/** Issue 26's history row: the p99 ratio is the median of per-round ratios. */
+/** The history row: the p99 ratio is the median of per-round ratios. */
 export function historyTable (f: HistoryFigures): string[] {
   const ratio = median(f.rounds.map((r) => r.many.p99 / r.one.p99))
   const m = (pick: (r: HistoryRound) => number): string => r2(median(f.rounds.map(pick)))
   return [
-    '', 'issue 26 (history):', '', '| target | wanted | measured | |', '|---|---|---|---|',
+    '', 'history:', '', '| target | wanted | measured | |', '|---|---|---|---|',
     `| history page p99, plant of ${f.versions} versions ÷ plant of 1 | ≤ 3 | ${r2(ratio)} (${m((r) => r.many.p99)} ms against ${m((r) => r.one.p99)} ms; ` +
       `${m((r) => r.many.rps)} against ${m((r) => r.one.rps)} req/s) | ${Number.isFinite(ratio) ? (ratio <= 3 ? 'met' : 'not met') : '-'} |`
   ]

@@ -7,7 +7,7 @@ import { plantFor } from './plants.js'
 
 // node --import tsx bench/import-memory.ts [--rows=200000,1000000] [--steps=dry,import,again,update] [DIR …]
 //
-// The peak memory of `plants import` as its file grows (issue 48: a dry run's memory grew with
+// The peak memory of `plants import` as its file grows (a dry run's memory once grew with
 // its file). For each size N a CSV of N new plants is written once (bench/plants.ts: every
 // store field, a SKU on 4 in 5), then each step is run from each DIR's dist/ in turn (a checkout
 // with node_modules, default `.`, built with tsc first), on a data folder of the DIR's own:

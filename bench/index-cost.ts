@@ -6,7 +6,7 @@ import { openSqliteStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { batchWriter, connect, type WriteOp } from '../src/store/sqlite/writes.js'
 import { barcodeFor, hasBarcode, plantFor, skuFor } from './plants.js'
 
-// What each index costs a write on SQLite (issue 25: "measure which, try the cheaper layout"):
+// What each index costs a write on SQLite (the brief: "measure which, try the cheaper layout"):
 // a catalogue of PLANTS plants is made once; then, for the full schema and for the schema with each
 // index of the written tables dropped in turn, a copy of it takes WRITES PUTs (a whole new body for
 // a random plant, keeping its SKU and barcode, as the bench's PUTs do) and WRITES POSTs, 16 a

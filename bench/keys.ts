@@ -3,7 +3,7 @@ import type { Figures } from './load.js'
 import type { PhaseContext } from './phase.js'
 import { median, r2 } from './figures.js'
 
-// Issue 26's key target, the `keys` operation of `npm run bench`, a phase on a service of its own:
+// The key target, the `keys` operation of `npm run bench`, a phase on a service of its own:
 // GET by id sent with a key of the database (scope read, made through POST /v3/keys) against the
 // same GET sent with an API_KEYS key, round by round; wanted: the first at least 0.95× the
 // second's req/s (a named key costs a cached lookup, no more). Reads stay public (the bench's
@@ -48,13 +48,13 @@ export async function measureKeys (ctx: PhaseContext): Promise<KeyFigures> {
   }
 }
 
-/** Issue 26's key row: the ratio is the median of per-round ratios. */
+/** The key row: the ratio is the median of per-round ratios. */
 export function keyTable (f: KeyFigures): string[] {
   const ratio = median(f.rounds.map((r) => r.scoped.rps / r.env.rps))
   const m = (pick: (r: KeyRound) => number): string => r2(median(f.rounds.map(pick)))
   const failures = f.rounds.reduce((n, r) => n + r.env.non2xx + r.env.errors + r.scoped.non2xx + r.scoped.errors, 0)
   return [
-    '', 'issue 26 (keys):', '', '| target | wanted | measured | |', '|---|---|---|---|',
+    '', 'keys:', '', '| target | wanted | measured | |', '|---|---|---|---|',
     `| GET by id req/s, a read key of the database ÷ an API_KEYS key | ≥ 0.95 | ${r2(ratio)} (${m((r) => r.scoped.rps)} against ${m((r) => r.env.rps)} req/s; ` +
       `p99 ${m((r) => r.scoped.p99)} against ${m((r) => r.env.p99)} ms${failures > 0 ? `; ${failures} failures` : ''}) | ${Number.isFinite(ratio) && failures === 0 ? (ratio >= 0.95 ? 'met' : 'not met') : '-'} |`
   ]

@@ -10,20 +10,20 @@ import { HISTORY_PLANTS } from './history-plants.js'
 // run, so no measurement pays for a node start-up.
 
 export type Op = 'post' | 'put' | 'get' | 'list' | 'search' | 'search-rare' | 'sorted' | 'inventory' | 'patch' | 'batch' | 'batch500' | 'photo' | 'path' | 'healthz' | 'hold' | FindingOp | HistoryOp
-/** Issue 26's history pages (bench/history.ts): a plant with 1 version, and one with 1,000. */
+/** The history pages (bench/history.ts): a plant with 1 version, and one with 1,000. */
 export type HistoryOp = keyof typeof HISTORY_PLANTS
-/** Issue 25's reads, each judged by its p99 on the large catalogue against the small one. */
+/** The finding reads, each judged by its p99 on the large catalogue against the small one. */
 export type FindingOp = 'search-short' | 'search-accent' | 'sku' | 'barcode' | 'sort-price' | 'sort-updated' | 'count'
 export const FINDING_OPS: FindingOp[] = ['search-short', 'search-accent', 'sku', 'barcode', 'sort-price', 'sort-updated', 'count']
 /** The operations only the service has: the ceiling, the floor and an older baseline are not measured on them. */
 export const SERVICE_ONLY: Op[] = ['search', 'search-rare', 'sorted', 'inventory', 'patch', 'batch', ...FINDING_OPS]
 /** Plants created by one request of `batch` (its req/s times this is its plants/s, to set beside `post`'s req/s). */
 export const BATCH_PLANTS = 100
-/** Operations of one `batch500` request: the most a batch may hold (issue 27 judges its latency). */
+/** Operations of one `batch500` request: the most a batch may hold (the bulk phase judges its latency). */
 export const LARGEST_BATCH = 500
 const FIRST_PAGE: PlantQuery = { statuses: [], tags: [], terms: [], sort: 'id' }
 /**
- * Issue 48's `hold`: the most expensive reads the API allows, as an anonymous client would send
+ * `hold`: the most expensive reads the API allows, as an anonymous client would send
  * them: filters that match nothing with a sort (the four first measured), tags that are each common
  * but never on one plant (large and pet-safe: bench/plants.ts), a count of them, a common term
  * sorted by price, and the feed's largest page from its start.
@@ -45,7 +45,7 @@ const STATUSES = ['available', 'pending', 'sold']
  * `binary`: measure with a client that never looks at the bodies (see measureBinary).
  * `mix`: the first `connections` of the job's connections send `op` instead, measured apart
  * (`Figures.mixed`): one kind of request beside a load of another.
- * `seedOnly`: the target knows only the seed's fields (a --baseline from before issue 25, which
+ * `seedOnly`: the target knows only the seed's fields (a --baseline from before the store fields, which
  * refuses the store fields as unknown): its POST, PUT and batch bodies leave them out.
  */
 export interface Job {

@@ -3,7 +3,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { isMainThread } from 'node:worker_threads'
 
 // Preloaded into a service the bench starts (`node --import ./bench/loop-probe.mjs …`): how long
-// its event loop was held, measured inside the process with monitorEventLoopDelay (issue 27: a
+// its event loop was held, measured inside the process with monitorEventLoopDelay (a
 // batch must never hold it for more than 20 ms at a time). Every 100 ms it appends a line to
 // LOOP_PROBE_FILE, `<epoch ms> <longest delay ms> <p99 ms>` of the window just ended, and starts
 // the next; the bench takes the windows of the time it measured. No signal: the service's

@@ -7,7 +7,7 @@ import { buildPage, KEY, launchBrowser, png } from '../test/helpers/staff-page.j
 
 // node --import tsx bench/page-cold-load.ts [--plants=300] [--runs=5]
 //
-// The staff page's first usable list on a cold load (issue 29: ≤ 1 s, measured, not asserted): a
+// The staff page's first usable list on a cold load (the target: ≤ 1 s, measured, not asserted): a
 // service on SQLite holding N plants with a photo each (a picture of its own, so the first page
 // fetches 20 different thumbnails), keys on as in the browser tests; each run a fresh Chromium
 // context (an empty cache) loads / and reads the browser's performance timeline: the page's

@@ -9,7 +9,7 @@ import { buildPage, KEY, launchBrowser } from '../test/helpers/staff-page.js'
 
 // node --import tsx bench/page-filter.ts [--plants=100000] [--changes=15] [--key-ms=120]
 //
-// The staff page's filter change on a large catalogue (issue 29: "a filter change answered on
+// The staff page's filter change on a large catalogue (the target: "a filter change answered on
 // screen ≤ 150 ms median on 100,000 plants", measured, not asserted): a service on SQLite holding N
 // plants (written through the store's own batch path, 500 a transaction, not N single POSTs), keys on
 // as in the browser tests. In Chromium at 1280 px the page changes a filter `changes` times each way:

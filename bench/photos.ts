@@ -4,7 +4,7 @@ import sharp from 'sharp'
 import type { Figures, Job } from './load.js'
 import { median, r2 } from './figures.js'
 
-// Issue 13's measured targets, one phase of `npm run bench` (ops `upload` and `photo`), against a
+// The photos' measured targets, one phase of `npm run bench` (ops `upload` and `photo`), against a
 // service of its own on a fresh catalogue of the small size:
 //   1. a ~2 MB phone JPEG's upload, answered with all three files stored: p50 of sequential uploads
 //      with nothing else running;
@@ -234,7 +234,7 @@ export async function measurePhotos (phase: PhotoPhase, log: (line: string) => v
 
 const whole = (x: number): string => Number.isFinite(x) ? String(Math.round(x)) : '-'
 
-/** The issue 13 table: each figure beside its target. */
+/** The photos table: each figure beside its target. */
 export function photoTable (f: PhotoFigures): string[] {
   const m = (pick: (r: PhotoFigures['rounds'][number]) => number): number => median(f.rounds.map(pick))
   const p99Ratio = m((r) => r.beside.p99 / r.get.p99)
@@ -244,7 +244,7 @@ export function photoTable (f: PhotoFigures): string[] {
   const mark = (ok: boolean): string => ok ? 'met' : 'not met'
   return [
     '',
-    `issue 13 (photos): a ${(f.picture.bytes / 1048576).toFixed(2)} MB ${f.picture.width}×${f.picture.height} JPEG (EXIF orientation 6), ${f.picture.distinct} different pictures; ` +
+    `photos: a ${(f.picture.bytes / 1048576).toFixed(2)} MB ${f.picture.width}×${f.picture.height} JPEG (EXIF orientation 6), ${f.picture.distinct} different pictures; ` +
       `files made of it: thumb ${kib(f.files.thumbBytes)}, display ${kib(f.files.displayBytes)}, full ${kib(f.files.fullBytes)}`,
     '',
     '| target | wanted | measured | |',

@@ -1,6 +1,6 @@
 // Realistic plant bodies, the same for the preload, the ceiling and the load generator.
 
-// One name in ten is the ZZ plant, whose short name `q=zz` finds at a word start (issue 25).
+// One name in ten is the ZZ plant, whose short name `q=zz` finds at a word start.
 const NAMES = ['Monstera deliciosa', 'Ficus lyrata', 'Sansevieria trifasciata', 'Calathea orbifolia', 'Pilea peperomioides',
   'Strelitzia nicolai', 'ZZ plant Zamioculcas zamiifolia', 'Epipremnum aureum', 'Alocasia zebrina', 'Philodendron birkin']
 /** One plant in 25 (none of them a Monstera, so `search`'s one in ten stays) is spelt without its accent: `q=café` finds it. */
@@ -11,9 +11,9 @@ const STATUSES = ['available', 'pending', 'sold'] as const
 const CARE = ['Bright indirect light; water when the top 3 cm of soil are dry.', 'Tolerates low light and a missed watering or two.',
   'Keep away from draughts; mist in winter.', 'Repot every second spring in a free-draining mix.', 'Feed monthly from April to September.']
 
-/** The seed's fields: what every version of the service accepts (a --baseline from before issue 25 knows no others). */
+/** The seed's fields: what every version of the service accepts (a --baseline from before the store fields knows no others). */
 export interface SeedBody { name: string, category: string | null, tags: string[], status: typeof STATUSES[number] }
-/** With issue 25's store fields. */
+/** With the store fields. */
 export interface PlantBody extends SeedBody { description: string | null, price: string | null, sku: string | null, barcode: string | null }
 
 /**

@@ -18,7 +18,7 @@ import { freePort } from './free-port.js'
 // CPU per request, by function and by package, side by side. A fixed number of requests, not a
 // fixed time, so the figures do not move with the machine's load the way req/s does; only the
 // event loop is profiled (the SQLite writer thread's commits are not in it).
-// Store fields (issue 25) are sent to a checkout that has them, unless --seed-only.
+// Store fields are sent to a checkout that has them, unless --seed-only.
 
 const args = process.argv.slice(2)
 const option = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1]

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 // node --import tsx bench/profile-stretches.ts <file.cpuprofile> [count] [--from=µs] [--to=µs]
 //
 // The longest stretches the event loop ran without going idle, from a profile written by
-// `node --cpu-prof`: what holds the loop for tens of milliseconds at a time (issue 27: a batch must
+// `node --cpu-prof`: what holds the loop for tens of milliseconds at a time (a batch must
 // never hold it for more than 20 ms), which a summary of self time (profile-summary.ts) spreads over
 // the whole run. A stretch is a run of consecutive samples none of which is `(idle)`; its length is
 // the sum of their intervals (a gap the process spent off the core counts too: read it beside the

@@ -3,7 +3,7 @@ import type { Figures, Op } from './load.js'
 import type { PhaseContext } from './phase.js'
 import { barcodeFor, skuFor } from './plants.js'
 
-// Issue 48's phase, a service of its own on each catalogue size (100,000 and 1,000,000 plants):
+// Reads that hold the service, a phase on a service of its own on each catalogue size (100,000 and 1,000,000 plants):
 //   `probes`: /healthz, a plant by id and a write (PATCH status), one connection each, measured
 //     quiet and then beside 4 anonymous connections looping over the most expensive reads the
 //     API allows (load.ts HOLD_PATHS): their median within 2× the quiet one, their p99 within 2× the
@@ -104,7 +104,7 @@ function probeRow (label: string, rows: HoldProbe[]): string {
 export function holdTable (figures: HoldFigures[]): string[] {
   const lines: string[] = []
   for (const f of figures) {
-    lines.push('', `| issue 48, ${f.plants.toLocaleString('en')} plants (load average ${f.loadAverage.map((x) => x.toFixed(2)).join(', ')}) | quiet p50 | beside ${HOLDERS} holders p50 | ratio (≤ 2) | quiet p99 | beside p99 | bound | |`,
+    lines.push('', `| reads that hold, ${f.plants.toLocaleString('en')} plants (load average ${f.loadAverage.map((x) => x.toFixed(2)).join(', ')}) | quiet p50 | beside ${HOLDERS} holders p50 | ratio (≤ 2) | quiet p99 | beside p99 | bound | |`,
       '|---|--:|--:|--:|--:|--:|--:|---|')
     for (const [label, probes] of [['', f.probes], [', SQLITE_READERS=0', f.onLoop]] as const) {
       for (const op of PROBES) lines.push(probeRow(`${op}${label}`, probes.map((round) => round.find((p) => p.op === op)!)))

@@ -38,7 +38,7 @@ const option = (name: string, fallback: number): number => {
 }
 const quick = flag('quick')
 const isPhotoOp = (op: string): boolean => (PHOTO_OPS as readonly string[]).includes(op)
-// Phases of their own, each on services of its own: photos (issue 13), batches and import (27), webhooks (28), history and keys (26).
+// Phases of their own, each on services of its own: photos, batches and import, webhooks, history, keys and reads that hold.
 const PHASE_OPS: readonly string[] = [...PHOTO_OPS, ...BULK_OPS, ...WEBHOOK_OPS, ...HISTORY_OPS, ...KEY_OPS, ...READS_HOLD_OPS]
 const opsGiven = args.find((a) => a.startsWith('--ops='))?.split('=')[1].split(',') ?? ['get', 'list', 'put', 'post', ...SERVICE_ONLY, ...PHASE_OPS]
 const settings = {
@@ -52,22 +52,22 @@ const settings = {
   ops: opsGiven.filter((op) => !PHASE_OPS.includes(op)) as Op[],
   // upload and photo are one phase of their own (bench/photos.ts), on a service of their own.
   photos: opsGiven.some(isPhotoOp),
-  // Issue 27's phase (bench/bulk.ts): batches against single POSTs, and an import's rows/s.
+  // The bulk phase (bench/bulk.ts): batches against single POSTs, and an import's rows/s.
   batches: opsGiven.includes('batches'),
   importRows: opsGiven.includes('import') ? option('import-rows', quick ? 10_000 : 100_000) : 0,
-  // Issue 28's phase (bench/webhooks.ts).
+  // The webhooks phase (bench/webhooks.ts).
   webhooks: opsGiven.includes('webhooks'),
-  // Issue 26's phase (bench/history.ts): history-1 and history-1000 are measured together.
+  // The history phase (bench/history.ts): history-1 and history-1000 are measured together.
   history: opsGiven.some((op) => (HISTORY_OPS as readonly string[]).includes(op)),
-  // Issue 26's other phase (bench/keys.ts): GET with a read key of the database against an API_KEYS key.
+  // The keys phase (bench/keys.ts): GET with a read key of the database against an API_KEYS key.
   keys: opsGiven.includes('keys'),
-  // Issue 48's phase (bench/reads-hold.ts), on catalogues of these sizes.
+  // The reads-hold phase (bench/reads-hold.ts), on catalogues of these sizes.
   hold: opsGiven.includes('reads-hold'),
   holdSizes: (args.find((a) => a.startsWith('--hold-sizes='))?.split('=')[1].split(',').map(Number)) ?? (quick ? [20_000] : [100_000, 1_000_000]),
   runtime: flag('tsx') ? 'tsx' : 'dist',
   cpuProf: flag('cpu-prof'),
   // Every target preloaded and written with the seed's fields alone: the other shape of a before/after
-  // against a baseline from before issue 25 (which is never sent the store fields).
+  // against a baseline from before the store fields (which is never sent them).
   seedOnly: flag('seed-only'),
   baseline: args.find((a) => a.startsWith('--baseline='))?.split('=')[1]
 }
@@ -108,7 +108,7 @@ async function waitForAnswer (url: string, child: ChildProcess, timeoutMs: numbe
   }
 }
 
-/** `seedOnly`: the target knows only the seed's fields (a --baseline from before issue 25): its write bodies leave the store fields out. */
+/** `seedOnly`: the target knows only the seed's fields (a --baseline from before the store fields): its write bodies leave the store fields out. */
 interface Target { name: string, url: string, child: ChildProcess, idMax: number, coldStartMs?: number, seedOnly?: boolean, hasHistory?: boolean }
 
 async function startServer (name: string, command: string[], env: Record<string, string>, logFile: string, idMax: number,
@@ -139,7 +139,7 @@ type Memory = { peakMb: number, rssMb: number, peakAnonMb: number, peakFileMb: n
 /**
  * Memory of the services. The kernel keeps a peak only for the whole RSS (VmHWM), which counts
  * SQLite's file pages the kernel can drop; the process's own memory is RssAnon, sampled here
- * every 100 ms through the whole run so its peak is not missed (issue 15 judges RssAnon).
+ * every 100 ms through the whole run so its peak is not missed (the memory target judges RssAnon).
  */
 function memorySampler (): { watch: (child: ChildProcess) => void, read: (child: ChildProcess) => Memory, stop: () => void } {
   const peaks = new Map<ChildProcess, { anon: number, file: number }>()
@@ -202,7 +202,7 @@ async function settleSearchIndex (file: string): Promise<void> {
   const { default: Database } = await import('better-sqlite3')
   const db = new Database(file)
   try {
-    // A --baseline from before the search index (issue 12) has none to settle.
+    // A --baseline from before the search index has none to settle.
     const hasIndex = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'plants_fts'").get() !== undefined
     if (hasIndex) db.exec("INSERT INTO plants_fts (plants_fts) VALUES ('optimize')")
     db.pragma('wal_checkpoint(TRUNCATE)')
@@ -273,7 +273,7 @@ function startLoad (): { run: (job: Job) => Promise<Figures>, close: () => void 
 }
 
 /**
- * Issue 13's phase: a service of its own on a fresh catalogue of the small size, NOT pinned (a
+ * The photos phase: a service of its own on a fresh catalogue of the small size, NOT pinned (a
  * picture may use both cores, as it would in production; the load generator stays on core 1).
  */
 async function photoPhase (tmp: string, load: ReturnType<typeof startLoad>, pgDatabases: string[]): Promise<PhotoFigures> {
@@ -316,17 +316,17 @@ const round2 = (x: number): number => Math.round(x * 100) / 100
 
 interface Judged { op: Op, small: { p99: number }, big: { p99: number }, scaling: { p99: number }, overBaseline?: { rps: number } }
 /**
- * Issue 25's must-reach: each finding operation's p99 on the large catalogue at most 3× its p99 on
+ * Finding and writes: each finding operation's p99 on the large catalogue at most 3× its p99 on
  * the small one (the median of per-round ratios), and POST and PUT with every store field at least
  * 0.8× the baseline's req/s (a baseline without store fields is sent the seed's fields alone).
- * Issue 26's: POST, PUT and PATCH with history at least 0.85× a baseline from before it (139f5ea):
- * the same rows, judged against the bound of the issue the baseline is from.
+ * Against a baseline from before history (139f5ea): POST, PUT and PATCH with history at least 0.85×
+ * its req/s, the same rows judged against that bound.
  */
-function issue25Table (summary: Judged[], baseline: Target | undefined): string[] {
+function findingAndWritesTable (summary: Judged[], baseline: Target | undefined): string[] {
   const finding = summary.filter((s) => (FINDING_OPS as Op[]).includes(s.op))
   const writes = summary.filter((s) => (s.op === 'put' || s.op === 'post' || s.op === 'patch') && s.overBaseline !== undefined)
   if (finding.length === 0 && writes.length === 0) return []
-  // A baseline with the store fields but no history table is issue 26's "before".
+  // A baseline with the store fields but no history table is the "before" of history.
   const history = baseline !== undefined && !baseline.seedOnly && !baseline.hasHistory
   const bound = history ? 0.85 : 0.8
   // A round with no answers has no p99 (null): its ratio is 0 or NaN, and says nothing.
@@ -335,7 +335,7 @@ function issue25Table (summary: Judged[], baseline: Target | undefined): string[
     ...finding.map((s) => `| ${s.op} p99 ${settings.big}/${settings.small} | ≤ 3 | ${s.small.p99} → ${s.big.p99} ms | ${s.scaling.p99} | ${verdict(s.scaling.p99 <= 3, s.scaling.p99)} |`),
     ...writes.map((s) => `| ${s.op} req/s service/baseline${baseline?.seedOnly ? ' (baseline sent the seed\'s fields)' : ''} | ≥ ${bound} | | ${s.overBaseline!.rps} | ${verdict(s.overBaseline!.rps >= bound, s.overBaseline!.rps)} |`)
   ]
-  return ['', `| issue 25${history ? ' and 26' : ''} | wanted | figures | ratio | |`, '|---|--:|--:|--:|---|', ...rows]
+  return ['', `| finding and writes${history ? ' (with history)' : ''} | wanted | figures | ratio | |`, '|---|--:|--:|--:|---|', ...rows]
 }
 
 /**
@@ -494,7 +494,7 @@ async function measureTargets (tmp: string, load: ReturnType<typeof startLoad>, 
     } else {
       env = { DATA_DIR: join(tmp, 'baseline') }
     }
-    // A baseline from before issue 25 refuses the store fields as unknown: it is preloaded and
+    // A baseline from before the store fields refuses them as unknown: it is preloaded and
     // written with the seed's fields alone (the service with every field, unless --seed-only).
     const seedOnly = settings.seedOnly || !existsSync(join(dir, 'src/catalogue/price-sku-barcode.ts'))
     log(`preloading ${settings.small} plants through the baseline's store${seedOnly ? ' (the seed\'s fields alone)' : ''}…`)
@@ -537,7 +537,7 @@ async function measureTargets (tmp: string, load: ReturnType<typeof startLoad>, 
   for (const op of settings.ops) {
     figures[op] = {}
     // The ceiling, the floor and the baseline do not serve what only the service has: they are left out
-    // of those (a baseline has had PATCH since issue 9: issue 26 sets the service's against it).
+    // of those (a baseline has had PATCH long enough that history's target sets the service's against it).
     const measured = SERVICE_ONLY.includes(op) ? targets.filter((t) => t.name.startsWith('service@') || (t.name === 'baseline' && op === 'patch')) : targets
     for (const t of targets) figures[op][t.name] = []
     for (const t of measured) {
@@ -603,7 +603,7 @@ async function measureTargets (tmp: string, load: ReturnType<typeof startLoad>, 
       // The gap split in two: the framework's share (floor/ceiling) and the service's own (service/floor).
       floorRatio: { rps: pairRatio(floor, 'rps', ceiling), p99: pairRatio(floor, 'p99', ceiling) },
       overFloor: { rps: pairRatio(small, 'rps', floor), cpu: round2(of(small).cpuUs / of(floor).cpuUs) },
-      // Against the durable ceiling: the same storage work and durability with nothing else (issue 15).
+      // Against the durable ceiling: the same storage work and durability with nothing else.
       durableRatio: { rps: pairRatio(durable, 'rps', ceiling), p99: pairRatio(durable, 'p99', ceiling) },
       overDurable: { rps: pairRatio(small, 'rps', durable), p99: pairRatio(small, 'p99', durable), cpu: round2(of(small).cpuUs / of(durable).cpuUs) },
       bigOverDurable: { rps: pairRatio(big, 'rps', durable), p99: pairRatio(big, 'p99', durable) },
@@ -656,7 +656,7 @@ async function measureTargets (tmp: string, load: ReturnType<typeof startLoad>, 
       ? ['', ...summary.filter((s) => figures[s.op].baseline.length > 0).map((s) => `${s.op}: baseline ${n(s.baseline!.rps)} req/s, p99 ${n(s.baseline!.p99)} ms, ${n(s.baseline!.cpuUs)} µs CPU/req; ` +
       `service/baseline: req/s ${s.overBaseline!.rps}, p99 ${s.overBaseline!.p99}, CPU/req ${round2(s.small.cpuUs / s.baseline!.cpuUs)}`)]
       : []),
-    ...issue25Table(summary, baseline),
+    ...findingAndWritesTable(summary, baseline),
     '',
     `latency in ms; ratios are medians of per-round ratios; failures (non-2xx + errors): ${summary.map((s) => `${s.op} ${s.small.failures + s.big.failures + s.ceiling.failures + s.floor.failures + s.durable.failures + s.durableThread.failures}`).join(', ')}`,
     ...services.map((t) => `${t.name}: cold start ${t.coldStartMs} ms, peak RssAnon ${memory[t.name].peakAnonMb} MB (the process's own), peak RssFile ${memory[t.name].peakFileMb} MB, peak RSS ${memory[t.name].peakMb} MB, RSS at the end ${memory[t.name].rssMb} MB`),

@@ -8,7 +8,7 @@ import { plantFor } from './plants.js'
 import { median, r2 } from './figures.js'
 import { charged } from './process-cpu.js'
 
-// Issue 28's measured targets, the `webhooks` phase of `npm run bench`, on services of their own
+// The webhooks' measured targets, the `webhooks` phase of `npm run bench`, on services of their own
 // with WEBHOOK_ALLOW_PRIVATE=true; every receiver is a node:http server on loopback in the bench's
 // own process (fast: 204 at once; slow: 204 after 200 ms; dead: takes the request, never answers,
 // so each attempt waits for the service's 10 s limit):
@@ -243,7 +243,7 @@ async function memoryRounds (ctx: PhaseContext, open: (kind: Kind) => Promise<Re
 const whole = (x: number): string => Number.isFinite(x) ? Math.round(x).toLocaleString('en') : '-'
 const mark = (ok: boolean): string => ok ? 'met' : 'not met'
 
-/** Issue 28's table: each figure beside its target; ratios are medians of per-round ratios. */
+/** The webhooks table: each figure beside its target; ratios are medians of per-round ratios. */
 export function webhookTable (f: WebhookFigures): string[] {
   const ratio = median(f.overhead.map((r) => r.three.rps / r.none.rps))
   const after = Math.max(...f.burst.map((r) => r.afterLastCommitMs))
@@ -251,7 +251,7 @@ export function webhookTable (f: WebhookFigures): string[] {
   const grown = f.memory.many.peakMb - f.memory.none.peakMb
   return [
     '',
-    'issue 28 (webhooks):',
+    'webhooks:',
     '',
     '| target | wanted | measured | |',
     '|---|---|---|---|',

@@ -10,7 +10,7 @@ import { build, type TestApp } from '../helpers/app.js'
 import { ENGINES } from '../helpers/engines.js'
 import { picture } from '../helpers/pictures.js'
 
-// Issue 26, attribution: every change in the feed says who made it (the key's name, `anonymous`
+// Attribution: every change in the feed says who made it (the key's name, `anonymous`
 // without one, `cli` for the command line) and when.
 
 const ENV_KEY = 'env-admin-key-0123456789'

@@ -11,7 +11,7 @@ import type { GroupResult, WriteOp } from '../../src/store/sqlite/writes.js'
 import { ENGINES } from '../helpers/engines.js'
 import { overriding } from '../helpers/overriding.js'
 
-// Issue 27: a batch's plants are not kept on the event loop's heap while they are being written.
+// A batch's plants are not kept on the event loop's heap while they are being written.
 // Kept, 500 plants were copied by every scavenge that fell in their write and then promoted: the
 // collections that held the loop longest beside single writes (bench/results/issue-27-import-batches.md).
 // A WeakRef to a plant of the request, read after a full collection while the write is still awaited.

@@ -11,7 +11,7 @@ import { lastImport } from '../../src/cli/import.js'
 import { plants } from '../../scripts/lib/cli-harness.js'
 import { freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
 
-// `plants import` holds a bounded number of rows at once, whatever the file's size (issue 48): a
+// `plants import` holds a bounded number of rows at once, whatever the file's size: a
 // dry run of 2,000,000 rows reached 2.8 GB when every row's keys, records and plants were kept in
 // memory. What the import must remember of the whole file is kept on disk (import-scratch.ts).
 
@@ -153,7 +153,7 @@ test('a dry run into a slow pipe waits for it: what waits to be written stays wi
 test('a dry run\'s heap, after collection, is no larger for a file four times as long', async (t) => {
   // A net for what the test above cannot see (rows kept in arrays, text kept whole): the live heap,
   // after a full collection at eight points of each run. Its bound is loose, some 110 bytes a row:
-  // the Maps of the import before issue 48 came to a few hundred bytes a row, but V8 freed some as
+  // the Maps of the import before it was bounded came to a few hundred bytes a row, but V8 freed some as
   // their last use passed, and its figures moved by up to 15 MB from run to run (the test above is
   // the one that failed it). The reader's buffers are full long before 12,000 rows.
   setFlagsFromString('--expose-gc')

@@ -7,7 +7,7 @@ import { build, type TestApp } from '../helpers/app.js'
 import { ENGINES } from '../helpers/engines.js'
 import { picture } from '../helpers/pictures.js'
 
-// A plant's history and its revert (issue 26 item 3): every write records a version in the same
+// A plant's history and its revert: every write records a version in the same
 // transaction (its fields' before and after), readable newest first in pages, for a plant in the
 // trash too; a revert gives a version's fields back as a new version.
 

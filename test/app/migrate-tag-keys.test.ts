@@ -10,7 +10,7 @@ import { openSqliteStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { connect } from '../../src/store/sqlite/writes.js'
 import { tempDir } from '../helpers/process.js'
 
-// SQLite's tag rows become one table keyed by the tag's key (issue 25, the cheaper layout) on a
+// SQLite's tag rows become one table keyed by the tag's key (the cheaper layout) on a
 // catalogue made by the release before: every tag row is kept under its key, tag filters find the
 // plants they found before (a plant holding two tags of one key once), and writes keep the rows in
 // step with the plants' tags.

@@ -13,7 +13,7 @@ import { listen } from '../helpers/listen.js'
 import { recordFileReads, storeFile } from '../helpers/photo-files.js'
 import { filteredRowsPng, picture } from '../helpers/pictures.js'
 
-// The photo attacks of issue 30: a picture whose stored file outgrows the upload limit, file
+// Photo attacks: a picture whose stored file outgrows the upload limit, file
 // reads that held the event loop and the memory of clients that never read, and upload places
 // held by clients trickling their bodies.
 

@@ -9,7 +9,7 @@ import { connect } from '../../src/store/sqlite/writes.js'
 import { wholeFile } from '../helpers/photo-files.js'
 import { tempDir } from '../helpers/process.js'
 
-// SQLite migration 9 moves each photo file's bytes into chunks (issue 30): a catalogue with
+// SQLite migration 9 moves each photo file's bytes into chunks: a catalogue with
 // photos from before serves the same bytes after, and the column that held them whole is gone.
 
 test('SQLite migration 9: files stored whole are split into chunks with their sizes; every photo keeps its bytes', async (t) => {

@@ -32,7 +32,7 @@ for (const engine of ENGINES) {
   })
 }
 
-// An adversarial q on SQLite (issue 30): a term whose trigrams are all common while the term itself
+// An adversarial q on SQLite: a term whose trigrams are all common while the term itself
 // is in few names makes the trigram index's candidates false matches, each a row read and a check.
 // Bounded by count, not time: a search rejects at most searchRejectBudget names (lowered here to 150,
 // above the index's backlog of 128 names, which a search checks beside the index).

@@ -7,7 +7,7 @@ import type { ListQuery } from '../../src/plants/schemas.js'
 import { build, type TestApp } from '../helpers/app.js'
 import { ENGINES } from '../helpers/engines.js'
 
-// Finding plants, second round (issue 25): sku, barcode, updatedSince, priceMin and priceMax filters,
+// Finding plants, second round: sku, barcode, updatedSince, priceMin and priceMax filters,
 // and the price and updated sorts, each paging with cursors bound to its sort and filters.
 
 const START = Date.parse('2026-05-01T12:00:00.000Z')

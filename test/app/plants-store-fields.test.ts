@@ -6,7 +6,7 @@ import { build } from '../helpers/app.js'
 import { ENGINES } from '../helpers/engines.js'
 import { picture } from '../helpers/pictures.js'
 
-// Store fields (issue 25): description, price, sku, barcode on every write; createdAt and updatedAt
+// Store fields: description, price, sku, barcode on every write; createdAt and updatedAt
 // set by the service; the catalogue's currency at GET /v3.
 
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/

@@ -13,7 +13,7 @@ import { listen, type Listening } from '../helpers/listen.js'
 import { OpenApiCheck } from '../helpers/openapi-check.js'
 import { storeFile } from '../helpers/photo-files.js'
 
-// Issue 48: photo downloads never read, 400 of them from 25 addresses, held 1.47 GiB of the host's
+// Photo downloads never read, 400 of them from 25 addresses, held 1.47 GiB of the host's
 // TCP memory; nothing bounded the bytes queued to clients over all addresses together.
 
 /** What one connection with a large file in progress is charged: a kernel send buffer and the chunk the service holds. */

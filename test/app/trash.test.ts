@@ -4,7 +4,7 @@ import { build, type TestApp } from '../helpers/app.js'
 import { ENGINES } from '../helpers/engines.js'
 import { picture } from '../helpers/pictures.js'
 
-// The trash (issue 26 item 4): DELETE moves a plant there; it is then as deleted for every other
+// The trash: DELETE moves a plant there; it is then as deleted for every other
 // operation; it can be listed, restored (same id, fields, photos; a new version) or purged.
 
 const DAY = 86_400_000

@@ -5,7 +5,7 @@ import { heldRequests, type WebhookConnection } from '../../src/webhooks/connect
 import { receiver } from '../helpers/receiver.js'
 
 // undici keeps finished requests in a connection's array until 256 have piled up; a webhook's
-// connection lets go of them before each request (connection.ts, issue 28's memory target).
+// connection lets go of them before each request (connection.ts, for the webhooks' memory target).
 
 /** A client whose connections the test can look into. */
 function watched (t: TestContext): { client: WebhookClient, connections: WebhookConnection[] } {

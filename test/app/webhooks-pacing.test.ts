@@ -6,7 +6,7 @@ import { build } from '../helpers/app.js'
 import { ENGINES } from '../helpers/engines.js'
 import { receiver, until } from '../helpers/receiver.js'
 
-// Requests before deliveries (issue 28: POSTs with a fast receiver subscribed kept at 0.9 of none):
+// Requests before deliveries (the target: POSTs with a fast receiver subscribed kept at 0.9 of none):
 // while requests queue on a busy process, deliveries are held to BUSY_SENDS a window; a process busy
 // with deliveries alone, or requests queueing on an idle one, are not held back. The windows are
 // ticked by hand here, the signals given.

@@ -12,7 +12,7 @@ import { ENGINES } from '../helpers/engines.js'
 import { logCollector } from '../helpers/log-lines.js'
 import { receiver, until, type Receiver } from '../helpers/receiver.js'
 
-// Webhooks (issue 28): subscriptions through /v3/webhooks, deliveries of the change feed signed by
+// Webhooks: subscriptions through /v3/webhooks, deliveries of the change feed signed by
 // the Standard Webhooks scheme, retried with the same webhook-id, paused, resumed, failing.
 
 /**

@@ -4,7 +4,7 @@ import { Webhook as Verifier } from 'standardwebhooks'
 import { bothWidths, giveKey, KEY, OWN_SERVICE, plantButton, staffPageTests, unexpectedErrors, type StaffPage } from '../helpers/staff-page.js'
 import { receiver, until } from '../helpers/receiver.js'
 
-// The settings' parts for a manager (issue 29 item 6): the keys (made with what they may do, the
+// The settings' parts for a manager: the keys (made with what they may do, the
 // secret shown once, listed, revoked after a question naming the key) and the connected systems
 // (webhooks: added with their secret shown once, a test sent and its answer said, paused and
 // resumed, deliveries listed, a failing one marked plainly, removed after a question). Without a

@@ -1,4 +1,4 @@
-// Records carry the store fields, times (issue 25) and version beside the seed's members; a test of the
+// Records carry the store fields, times and version beside the seed's members; a test of the
 // seed's behaviour compares what the seed's client sees, so a record made a moment later still equals.
 
 /** The record without description, price, sku, barcode, stock, lowStockAt, createdAt, updatedAt and version. */

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 
 // The bench's event-loop probe (bench/loop-probe.mjs) is preloaded with --import, which worker
 // threads inherit. It must report the main thread's loop only: the SQLite writer's thread holds its
-// own loop through each write by design, and was once read as the service's (issue 27's figures).
+// own loop through each write by design, and was once read as the service's (the bulk phase's figures).
 
 const PROBE = join(import.meta.dirname, '../..', 'bench', 'loop-probe.mjs')
 

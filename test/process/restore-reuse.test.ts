@@ -13,7 +13,7 @@ import { openStore } from '../../src/store/open/open-store.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
 import { freshDatabase, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
 
-// Issue 26 item 5: after a restore from a backup, nothing handed out before it names something
+// After a restore from a backup, nothing handed out before it names something
 // else. The operator's reproduction: backup, one more plant (id 5, Feed-Position 5), restore; then a
 // new plant got id 5, ETag "5.1", seq 5 again, and changes?after=5 answered an empty page.
 

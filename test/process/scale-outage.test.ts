@@ -27,7 +27,7 @@ async function assertUnavailable (instance: Instance, id: number | undefined): P
     assert.ok(a.ms < BOUND_MS, `${what}: answered after ${Math.round(a.ms)} ms`)
     assert.match(a.res.headers.get('content-type') ?? '', /^application\/json/)
     assert.doesNotMatch(JSON.stringify(a.body), /SELECT|INSERT|at .*\.ts|postgres:\/\//i, `${what}: leaks ${JSON.stringify(a.body)}`)
-    // Readiness names the cause for the operator (issue 17.5); every other answer keeps it to itself.
+    // Readiness names the cause for the operator; every other answer keeps it to itself.
     if (requests[i][0] !== '/readyz') assert.doesNotMatch(JSON.stringify(a.body), /ECONN/, `${what}: leaks ${JSON.stringify(a.body)}`)
   })
   assert.equal((await timed(`${instance.url}/healthz`)).res.status, 200) // alive all along

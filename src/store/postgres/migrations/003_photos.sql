@@ -1,4 +1,4 @@
--- Photos (issue 13). A plant's photo records ride in its row (JSON text, in the order added), so
+-- Photos. A plant's photo records ride in its row (JSON text, in the order added), so
 -- reads need no join. The files are bytea rows in the same database: every instance serves every
 -- photo, and a file is written in the transaction that names it. refs counts the photos naming a
 -- file; the transaction that brings it to 0 deletes the row.

@@ -1,4 +1,4 @@
--- Store fields (issue 25): description, price, SKU and barcode. Nullable columns without a default,
+-- Store fields: description, price, SKU and barcode. Nullable columns without a default,
 -- so adding them rewrites no row of a filled catalogue; then one index build each. Plants keep the
 -- created_at and updated_at their rows have held since the first release.
 ALTER TABLE plants ADD COLUMN description TEXT;

@@ -1,4 +1,4 @@
--- Webhooks (issue 28): subscriptions to the change feed, each with its delivery cursor and attempt
+-- Webhooks: subscriptions to the change feed, each with its delivery cursor and attempt
 -- state, and a short log of attempts. Times are epoch milliseconds, as the store hands them out;
 -- the delivery lease is the database's own clock, so instances with skewed clocks still agree.
 CREATE TABLE webhooks (

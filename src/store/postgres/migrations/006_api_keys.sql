@@ -1,4 +1,4 @@
--- API keys (issue 26): one row a key, found by the SHA-256 of its secret (hex); the secret is never
+-- API keys: one row a key, found by the SHA-256 of its secret (hex); the secret is never
 -- stored. Revoked keys keep their row and name: the feed and the logs name keys, and a name that
 -- came back would make those ambiguous.
 CREATE TABLE api_keys (

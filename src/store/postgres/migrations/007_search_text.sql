@@ -1,4 +1,4 @@
--- q, second round (issue 25): accents ignored and short terms at the start of a word. Both columns
+-- q, second round: accents ignored and short terms at the start of a word. Both columns
 -- are computed by the application (search-columns.ts, the same JavaScript as SQLite's index) and
 -- filled at start-up for the plants already there, as name_key was; added empty, so this rewrites
 -- no row. The name key's trigram index gives way to the folded key's.

@@ -1,4 +1,4 @@
--- Category and tag filters ignore the case of A–Z (issue 25): lower() under the "C" collation folds
+-- Category and tag filters ignore the case of A–Z: lower() under the "C" collation folds
 -- those letters alone, as SQLite's lower() and the application's filterKey do, so both engines find
 -- the same plants. The category index by its key replaces the one by its value; tag rows gain one.
 CREATE INDEX plants_category_key ON plants (lower(category COLLATE "C"), id);

@@ -1,4 +1,4 @@
--- The trash (issue 26). A deleted plant leaves the plants table (its tag rows, counts and search
+-- The trash. A deleted plant leaves the plants table (its tag rows, counts and search
 -- columns with it) exactly as before, so lists and searches pay nothing for the trash; its record,
 -- photos included, moves here, and its photo files keep the reference the trash now holds.
 CREATE TABLE trash (

@@ -1,4 +1,4 @@
--- Plants' history (issue 26): one row per version, written in the same transaction as the change,
+-- Plants' history: one row per version, written in the same transaction as the change,
 -- with only the changed fields ([before, after] each). A new table: instant on any catalogue.
 CREATE TABLE history (
   plant_id BIGINT NOT NULL,
