@@ -2,7 +2,7 @@ import { userInfo } from 'node:os'
 import pino from 'pino'
 import type { Config } from '../config.js'
 import type { Io } from './command.js'
-import { CLI_WRITE } from './catalogue.js'
+import { CLI_WRITE } from './target.js'
 
 // What cannot be undone, or changes who may do what, is logged by the command line as the service
 // logs it: the same message and fields, at `info`, in the service's JSON form (LOG_LEVEL applies),

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs'
 import { admin, adminFailure, openCatalogueAdmin } from './admin.js'
-import { locate } from './catalogue.js'
+import { locate } from './target.js'
 import { CommandFailed, formatDuration, plural, UsageError, type Command, type Io } from './command.js'
 import { cannotWrite, checkOutputFolder } from './output-file.js'
 

@@ -1,6 +1,6 @@
 import { BatchRefused, type BatchOperation } from '../catalogue/batch.js'
 import { PlantNotFound, SkuTaken, VersionMismatch } from '../catalogue/errors.js'
-import type { ApplyOutcome } from './catalogue-interface.js'
+import type { ApplyOutcome } from './target-interface.js'
 
 type ClientModule = typeof import('../client/plant-client.js')
 

@@ -1,5 +1,5 @@
 import type { BatchOperation } from '../catalogue/batch.js'
-import type { Catalogue } from './catalogue-interface.js'
+import type { Catalogue } from './target-interface.js'
 import { CommandFailed } from './command.js'
 
 // An import's planned rows written in batches, each all or nothing, in line order: a batch is

@@ -1,7 +1,7 @@
 import type { Plant } from '../catalogue/plant.js'
 import { skuKey } from '../catalogue/price-sku-barcode.js'
 import type { PlantFinder } from '../store/admin-store.js'
-import type { Catalogue } from './catalogue-interface.js'
+import type { Catalogue } from './target-interface.js'
 import type { Format } from './command.js'
 import { after, exportTimeOf, recordAt, type ExportedAt } from './import-base.js'
 import { rowId, rowName, rowSku, targetOf, type Known } from './import-plan.js'

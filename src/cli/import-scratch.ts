@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3'
 import type { Plant } from '../catalogue/plant.js'
-import type { IdSet } from './catalogue-interface.js'
+import type { IdSet } from './target-interface.js'
 import { CommandFailed } from './command.js'
 import type { Given, Known, SoFar } from './import-plan.js'
 

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import type { Writable } from 'node:stream'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { MAX_BATCH_OPERATIONS } from '../catalogue/batch.js'
-import { emptyCatalogue, locate, openCatalogue, type Location } from './catalogue.js'
+import { emptyCatalogue, locate, openCatalogue, type Location } from './target.js'
 import type { PlantFinder } from '../store/admin-store.js'
 import { admin, openCatalogueAdmin } from './admin.js'
 import {

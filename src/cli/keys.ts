@@ -1,7 +1,7 @@
 import { ENV_KEY_NAME, KeyNameTaken, keyStatus, KeyNotFound, SCOPES, type ApiKey, type Scope } from '../catalogue/keys.js'
 import { createKey, newKeyProblem, parseExpiry } from '../keys/manage.js'
 import { auditLog } from './audit.js'
-import { withCatalogueStore } from './catalogue-store.js'
+import { withCatalogueStore } from './with-store.js'
 import { CommandFailed, jsonArray, oneOf, UsageError, type Command, type Io } from './command.js'
 import { keyRecord } from '../keys/schemas.js'
 

@@ -1,6 +1,6 @@
 import type { CatalogueAdmin, CatalogueSnapshot } from '../store/admin-store.js'
 import { admin, adminFailure, openCatalogueAdmin } from './admin.js'
-import { dataDirOf, serviceConfig } from './catalogue.js'
+import { dataDirOf, serviceConfig } from './target.js'
 import { CommandFailed, formatDuration, plural, positiveInteger, UsageError, type Command, type Io } from './command.js'
 import { countsOf, differences, type CopyCounts } from './migrate-verify.js'
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { parseMarks, type RestoreMarks } from '../store/restore-marks.js'
 import { admin, openCatalogueAdmin } from './admin.js'
-import { locate } from './catalogue.js'
+import { locate } from './target.js'
 import { CommandFailed, plural, UsageError, type Command, type Io } from './command.js'
 import { cannotWrite, checkOutputFolder } from './output-file.js'
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { parseMarks, type RestoreMarks } from '../store/restore-marks.js'
 import { admin, adminFailure, openCatalogueAdmin } from './admin.js'
-import { locate } from './catalogue.js'
+import { locate } from './target.js'
 import { toldReceivers } from './restore-marks.js'
 import { CommandFailed, formatDuration, plural, UsageError, type Command, type Io } from './command.js'
 

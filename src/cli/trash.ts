@@ -2,7 +2,7 @@ import { TrashedNotFound } from '../catalogue/errors.js'
 import { TRASH_PAGE_MAX, type TrashedPlant, type TrashPosition } from '../catalogue/trash.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { auditLog } from './audit.js'
-import { withCatalogueStore } from './catalogue-store.js'
+import { withCatalogueStore } from './with-store.js'
 import { CommandFailed, jsonArray, UsageError, type Command, type Io } from './command.js'
 
 export const trashCommand: Command = {

@@ -2,8 +2,8 @@ import { CHANGE_KINDS, SECRET_OVERLAP_MS, signingSecrets, type DeliveryAttempt, 
 import type { ChangeKind } from '../catalogue/changes.js'
 import type { Config } from '../config.js'
 import type { PlantStore } from '../store/plant-store.js'
-import { serviceConfig } from './catalogue.js'
-import { withCatalogueStore } from './catalogue-store.js'
+import { serviceConfig } from './target.js'
+import { withCatalogueStore } from './with-store.js'
 import { CommandFailed, jsonArray, UsageError, type Command, type Io } from './command.js'
 import { privateReach, shownUrl } from '../webhooks/target.js'
 

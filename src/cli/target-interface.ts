@@ -5,7 +5,7 @@ import type { PlantQuery } from '../catalogue/query.js'
 import type { PlantFinder } from '../store/admin-store.js'
 
 // The catalogue a command works on, whatever holds it (a data folder, PostgreSQL, a running service):
-// each holder's module implements this, and catalogue.ts opens the one the command names.
+// each holder's module implements this, and target.ts opens the one the command names.
 
 /** A batch applied, or refused as a whole: each refused operation by its index, with why. */
 export type ApplyOutcome = { ok: true } | { ok: false, refused: Array<{ index: number, reason: string }> }

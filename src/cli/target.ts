@@ -13,7 +13,7 @@ import type { CatalogueSnapshot, PlantFinder } from '../store/admin-store.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { admin, openCatalogueAdmin, openStoreAt, requireCatalogue } from './admin.js'
 import { refusedByService, refusedByStore, wireOperation } from './batches.js'
-import type { ApplyOutcome, Catalogue, IdSet } from './catalogue-interface.js'
+import type { ApplyOutcome, Catalogue, IdSet } from './target-interface.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
 import { listParamsOf } from './list-filters.js'
 import { reasonOf } from './network-reason.js'
@@ -29,8 +29,8 @@ export async function serviceConfig (io: Io): Promise<Config> {
   }
 }
 
-// The catalogue a command works on (catalogue-interface.ts): the embedded database in a data
-// folder, PostgreSQL (postgres-catalogue.ts), or a running service.
+// The catalogue a command works on (target-interface.ts): a data folder or PostgreSQL, both through
+// the store (StoreCatalogue), or a running service through its API (ServiceCatalogue).
 
 export interface TargetValues { 'data-dir'?: string, url?: string, 'api-key-file'?: string }
 

@@ -1,7 +1,7 @@
 import type { Config } from '../config.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { openCatalogueAdmin, openStoreAt, requireCatalogue } from './admin.js'
-import { locate, serviceConfig, type Location } from './catalogue.js'
+import { locate, serviceConfig, type Location } from './target.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
 
 export interface CatalogueStoreOptions {
