@@ -1,5 +1,5 @@
 import type { Config } from '../config.js'
-import { AdminRefused, CatalogueUnreachable, type CatalogueAdmin, type CatalogueLocation } from '../store/admin-store.js'
+import { AdminRefused, CatalogueUnreachable, type CatalogueAdmin, type CatalogueLocation, type EngineAdmin, type FolderAdmin, type FolderLocation, type PostgresAdmin, type PostgresLocation } from '../store/admin-store.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { CommandFailed } from './command.js'
 import { reasonOf } from './network-reason.js'
@@ -22,7 +22,10 @@ export async function admin<T> (fn: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function openCatalogueAdmin (where: CatalogueLocation): Promise<CatalogueAdmin> {
+export async function openCatalogueAdmin (where: FolderLocation): Promise<FolderAdmin>
+export async function openCatalogueAdmin (where: PostgresLocation): Promise<PostgresAdmin>
+export async function openCatalogueAdmin (where: CatalogueLocation): Promise<EngineAdmin>
+export async function openCatalogueAdmin (where: CatalogueLocation): Promise<EngineAdmin> {
   const { openAdmin } = await import('../store/open/open-admin.js')
   return admin(async () => openAdmin(where))
 }

@@ -49,7 +49,7 @@ async function runBackup (values: Record<string, any>, positionals: string[], io
   if (existsSync(target) && !values.force) throw new CommandFailed(`${target} exists (pass --force to replace it)`)
   const started = Date.now()
   try {
-    const check = await folder.backup!(target)
+    const check = await folder.backup(target)
     io.stdout.write(`backed up the data folder ${dataDir} to ${target} in ${formatDuration(Date.now() - started)}: ` +
       `${plural(check.plants, 'plant')}${check.plants > 0 ? ` (ids up to ${check.maxId})` : ''}, ${plural(check.photoFiles, 'photo file')}, ` +
       `${(statSync(target).size / 1048576).toFixed(1)} MB, integrity ok\n`)

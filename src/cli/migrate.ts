@@ -1,4 +1,4 @@
-import type { CatalogueAdmin, CatalogueSnapshot } from '../store/admin-store.js'
+import type { CatalogueSnapshot, PostgresAdmin } from '../store/admin-store.js'
 import { admin, adminFailure, openCatalogueAdmin } from './admin.js'
 import { dataDirOf, serviceConfig } from './target.js'
 import { CommandFailed, formatDuration, plural, positiveInteger, UsageError, type Command, type Io } from './command.js'
@@ -51,7 +51,7 @@ async function runMigrate (values: Record<string, any>, positionals: string[], i
   // The target defaults to the service's own DATABASE_URL: migrate, then start the service as configured.
   const to: string | undefined = values.to ?? (await serviceConfig(io)).databaseUrl
   if (to === undefined) throw new UsageError('--to postgres://… is required (or set DATABASE_URL, as for the service)')
-  let target: CatalogueAdmin
+  let target: PostgresAdmin
   try {
     target = await openCatalogueAdmin({ kind: 'postgres', databaseUrl: to })
   } catch (err) {
@@ -67,7 +67,7 @@ async function runMigrate (values: Record<string, any>, positionals: string[], i
   let expected: CopyCounts
   try {
     expected = await countsOf(snapshot)
-    await target.receive!(snapshot, {
+    await target.receive(snapshot, {
       batchSize,
       verify: async (copy) => {
         const wrong = differences(expected, await countsOf(copy))

@@ -58,7 +58,7 @@ async function runRestoreMarks (values: Record<string, any>, positionals: string
     const marks = await admin(async () => catalogue.readMarks())
     // A timer's save beside the running service is as documented (for a catalogue lost with its
     // disk); before a restore it is a mistake: what the service hands out next is missed.
-    const running = await admin(async () => await catalogue.serviceConnections?.() ?? 0)
+    const running = await admin(async () => catalogue.kind === 'postgres' ? await catalogue.serviceConnections() : 0)
     if (running > 0) {
       io.stderr.write(`warning: the service is connected to this database (${plural(running, 'connection')}): what it hands out after this is not in ${file}. ` +
         'Before a restore, stop every instance and save again\n')
@@ -83,7 +83,7 @@ async function runRestoreMarks (values: Record<string, any>, positionals: string
     throw new CommandFailed(`${file}: ${(err as Error).message}`)
   }
   const catalogue = await openCatalogueAdmin(where)
-  const outcome = await admin(async () => catalogue.applyMarks!(marks, (message) => io.stderr.write(`${message}\n`)))
+  const outcome = await admin(async () => catalogue.applyMarks(marks, (message) => io.stderr.write(`${message}\n`)))
   io.stdout.write(`applied ${file} to ${catalogue.address}: ${outcome.plants} plants; new ids start after ${outcome.lastId}, ` +
     `feed positions up to ${outcome.feedFloor - 1} are gone (410) and the feed follows from ${outcome.feedFloor}, ` +
     `versions moved up by ${outcome.versionShift} (ETags from before are 412), ${outcome.keys} API keys; ${toldReceivers(outcome.told)}\n`)

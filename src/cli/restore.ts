@@ -57,7 +57,7 @@ async function runRestore (values: Record<string, any>, positionals: string[], i
     throw new CommandFailed(`${where.dataDir} still holds its catalogue, which knows what it handed out better than ${values.marks}: run restore without --marks. ` +
       '--marks is for a catalogue that is lost (one that cannot be read: move it aside first); nothing was restored')
   }
-  const check = await admin(async () => folder.checkBackup!(backup))
+  const check = await admin(async () => folder.checkBackup(backup))
   if (!await folder.hasCatalogue() && values.marks === undefined) {
     throw new CommandFailed(`no catalogue in ${where.dataDir} to read what it handed out: if it is lost, pass --marks FILE saved from it (plants restore-marks save; with none saved, docs/backup-restore.md: "When the catalogue is lost")`)
   }
@@ -70,7 +70,7 @@ async function runRestore (values: Record<string, any>, positionals: string[], i
     }
   }
   try {
-    const { outcome, replaced } = await folder.restore!(backup, { marks, progress: (message) => io.stderr.write(`${message}\n`) })
+    const { outcome, replaced } = await folder.restore(backup, { marks, progress: (message) => io.stderr.write(`${message}\n`) })
     io.stdout.write(`restored ${backup} into ${where.dataDir} in ${formatDuration(Date.now() - started)}: ${plural(check.plants, 'plant')}, ` +
       `${plural(check.photoFiles, 'photo file')}; new ids start after ${outcome.lastId}, feed positions up to ${outcome.feedFloor - 1} are gone (410) and ` +
       `the feed follows from ${outcome.feedFloor}, versions moved up by ${outcome.versionShift} (ETags from before are 412), ${plural(outcome.keys, 'API key')} kept; ${toldReceivers(outcome.told)}` +

@@ -93,7 +93,7 @@ export async function openCatalogue (where: Location, io: Io, { create = false, 
   else await requireCatalogue(catalogue, NO_CATALOGUE_HINT)
   const config = await serviceConfig(io)
   const store = await openStoreAt(where, config)
-  const finder = catalogue.finder === undefined ? undefined : async () => new ReadingFinder(await admin(catalogue.finder!))
+  const finder = catalogue.kind === 'postgres' ? async () => new ReadingFinder(await admin(async () => catalogue.finder())) : undefined
   return new StoreCatalogue(store, catalogue.where, (err) => err instanceof StorageUnavailable, config.historyRetentionMs, finder)
 }
 

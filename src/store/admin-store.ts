@@ -7,7 +7,9 @@ import type { RestoreMarks, RestoreOutcome } from './restore-marks.js'
 // inside its own folder; store/open/open-admin.ts picks one, and the CLI sees only this module.
 
 /** Where a catalogue is kept: the embedded database of a data folder, or PostgreSQL. */
-export type CatalogueLocation = { kind: 'folder', dataDir: string } | { kind: 'postgres', databaseUrl: string }
+export interface FolderLocation { kind: 'folder', dataDir: string }
+export interface PostgresLocation { kind: 'postgres', databaseUrl: string }
+export type CatalogueLocation = FolderLocation | PostgresLocation
 
 /** A refusal worded for the person running the command: shown as it is. */
 export class AdminRefused extends Error {}
@@ -114,31 +116,44 @@ export interface CatalogueAdmin {
   requireCatalogue (): Promise<void>
   /** A read-only snapshot; refused (AdminRefused) where there is no catalogue. */
   snapshot (): Promise<CatalogueSnapshot>
-  /** Looks plants up by key on a connection of its own, holding no snapshot (PostgreSQL only). */
-  finder?: () => Promise<PlantFinder>
   /** What the catalogue has handed out (store/restore-marks.ts). */
   readMarks (): Promise<RestoreMarks>
-  /** Connections the service's instances hold to this catalogue now (PostgreSQL: marks saved beside one miss what it hands out next). */
-  serviceConnections?: () => Promise<number>
-  /** Moves a restored catalogue past the marks, its schema brought up to date first (PostgreSQL, after pg_restore). */
-  applyMarks?: (marks: RestoreMarks, progress: (message: string) => void) => Promise<RestoreOutcome>
+  close (): Promise<void>
+}
+
+/** The admin part for a data folder's embedded database: backed up and restored as a file. */
+export interface FolderAdmin extends CatalogueAdmin {
+  readonly kind: 'folder'
+  /** A checked snapshot to `file` while the service keeps serving. */
+  backup (file: string): Promise<BackupCheck>
+  /** Proves `file` a whole backup before anything is touched, or refuses (AdminRefused) saying what is wrong with it. */
+  checkBackup (file: string): Promise<BackupCheck>
+  /**
+   * Replaces the catalogue with a backup (checked first), moved past `marks`, else past what the
+   * replaced catalogue handed out; refused while another process has the catalogue open.
+   */
+  restore (backup: string, options: RestoreOptions): Promise<RestoreResult>
+}
+
+/** The admin part for PostgreSQL: backed up with pg_dump, restored with pg_restore and the marks; the target of a copy. */
+export interface PostgresAdmin extends CatalogueAdmin {
+  readonly kind: 'postgres'
+  /** Looks plants up by key on a connection of its own, holding no snapshot. */
+  finder (): Promise<PlantFinder>
+  /** Connections the service's instances hold to this catalogue now (marks saved beside one miss what it hands out next). */
+  serviceConnections (): Promise<number>
+  /** Moves a restored catalogue past the marks, its schema brought up to date first (after pg_restore). */
+  applyMarks (marks: RestoreMarks, progress: (message: string) => void): Promise<RestoreOutcome>
   /**
    * Copies `source` whole into this catalogue (its schema made or brought up to date; it must hold no
    * catalogue yet) in one transaction, which commits only if `verify`, given the copy as read back
    * inside it, returns. Refusals (unreachable, not empty) are AdminRefused; a failed copy commits nothing.
    */
-  receive?: (source: CatalogueSnapshot, options: CopyOptions) => Promise<void>
-  /** A checked snapshot to `file` while the service keeps serving (a data folder). */
-  backup?: (file: string) => Promise<BackupCheck>
-  /** Proves `file` a whole backup before anything is touched, or refuses (AdminRefused) saying what is wrong with it. */
-  checkBackup?: (file: string) => Promise<BackupCheck>
-  /**
-   * Replaces the catalogue with a backup (checked first), moved past `marks`, else past what the
-   * replaced catalogue handed out; refused while another process has the catalogue open.
-   */
-  restore?: (backup: string, options: RestoreOptions) => Promise<RestoreResult>
-  close (): Promise<void>
+  receive (source: CatalogueSnapshot, options: CopyOptions): Promise<void>
 }
+
+/** The admin part of whichever engine holds a catalogue: `kind` says which, as the location's does. */
+export type EngineAdmin = FolderAdmin | PostgresAdmin
 
 export interface CopyOptions {
   batchSize: number

@@ -1,4 +1,4 @@
-import { AdminRefused, type CatalogueAdmin, type CatalogueSnapshot, type CopyOptions, type PlantFinder } from '../admin-store.js'
+import { AdminRefused, type CatalogueSnapshot, type CopyOptions, type PlantFinder, type PostgresAdmin } from '../admin-store.js'
 import type { RestoreMarks, RestoreOutcome } from '../restore-marks.js'
 import { parseDatabaseUrl } from './connection.js'
 import { copyInto } from './copy-in.js'
@@ -9,7 +9,8 @@ import { connectAdmin, hasPlantsTable, PostgresSnapshot, redactUrl } from './sna
 
 // The admin part of the store (admin-store.ts) on PostgreSQL: each call on a connection of its own.
 
-export class PostgresAdmin implements CatalogueAdmin {
+export class PostgresDatabaseAdmin implements PostgresAdmin {
+  readonly kind = 'postgres'
   readonly where: string
   readonly address: string
   private readonly connectionString: string

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { AdminRefused, type BackupCheck, type CatalogueAdmin, type CatalogueSnapshot, type RestoreOptions, type RestoreResult } from '../admin-store.js'
+import { AdminRefused, type BackupCheck, type CatalogueSnapshot, type FolderAdmin, type RestoreOptions, type RestoreResult } from '../admin-store.js'
 import type { RestoreMarks } from '../restore-marks.js'
 import { backupTo, checkBackup, restoreFrom } from './backup.js'
 import { readMarks } from './restore-marks.js'
@@ -11,7 +11,8 @@ import { SqliteSnapshot } from './snapshot.js'
 // written without the store's threads: the service may be running (snapshots, backups) or must be
 // stopped (restore, which locks the file to be sure).
 
-export class SqliteAdmin implements CatalogueAdmin {
+export class SqliteAdmin implements FolderAdmin {
+  readonly kind = 'folder'
   readonly where: string
   readonly file: string
 
