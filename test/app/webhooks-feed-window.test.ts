@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Change, ChangePage } from '../../src/catalogue/changes.js'
-import { DeliveredLog } from '../../src/webhooks/deliverer.js'
+import { DeliveredLog } from '../../src/webhooks/delivered-log.js'
 import { FeedWindow, pageEntries } from '../../src/webhooks/feed-window.js'
 
 // The webhooks' shared view of the feed's newest changes: loops at the head share one read of the
