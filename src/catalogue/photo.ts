@@ -1,4 +1,7 @@
-// A plant's photos as the catalogue keeps them: the record, its files, the limit on how many.
+import { PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid } from './errors.js'
+
+// A plant's photos as the catalogue keeps them: the record, its files, the limit on how many, and
+// the rules each engine applies inside a write's transaction, to the photos as read there.
 // The HTTP schema (photos/schemas.ts) is checked against these types (plants/schema-types.ts).
 
 /** At most this many photos a plant (the 13th upload is a 409). */
@@ -62,3 +65,38 @@ export function photoOrderProblem (photos: Photo[], order: string[]): { at?: num
 
 /** `photos` in `order`, an order photoOrderProblem accepts. */
 export const inOrder = (photos: Photo[], order: string[]): Photo[] => order.map((id) => photos.find((p) => p.id === id)!)
+
+/** Refuses (PhotoLimitReached) a new photo for a plant that has MAX_PHOTOS already. */
+export function checkRoomForPhoto (photos: Photo[]): void {
+  if (photos.length >= MAX_PHOTOS) throw new PhotoLimitReached()
+}
+
+/** `photos` with `added` last; PhotoLimitReached when there is no room for it. */
+export function withPhotoAdded (photos: Photo[], added: Photo): Photo[] {
+  checkRoomForPhoto(photos)
+  return [...photos, added]
+}
+
+/** `photos` without the one `photoId` names, and that one (its files lose a reference); PhotoNotFound when none has it. */
+export function withPhotoRemoved (photos: Photo[], photoId: string): { photos: Photo[], gone: Photo } {
+  const gone = photos.find((p) => p.id === photoId)
+  if (!gone) throw new PhotoNotFound()
+  return { photos: photos.filter((p) => p !== gone), gone }
+}
+
+/** `photos` in `order`; PhotoOrderInvalid when it does not name each of them once (photoOrderProblem says where). */
+export function reordered (photos: Photo[], order: string[]): Photo[] {
+  if (photoOrderProblem(photos, order) !== undefined) throw new PhotoOrderInvalid()
+  return inOrder(photos, order)
+}
+
+/**
+ * The photo rules' refusals by a name: an error's class does not cross from SQLite's writer thread
+ * to the store, its name does, and the store throws the same error again.
+ */
+export const PHOTO_REFUSALS = { 'photo-limit': PhotoLimitReached, 'photo-not-found': PhotoNotFound, 'photo-order': PhotoOrderInvalid } as const
+export type PhotoRefusal = keyof typeof PHOTO_REFUSALS
+
+/** The name of `err` when a photo rule threw it, else undefined. */
+export const photoRefusalOf = (err: unknown): PhotoRefusal | undefined =>
+  (Object.keys(PHOTO_REFUSALS) as PhotoRefusal[]).find((refusal) => err instanceof PHOTO_REFUSALS[refusal])

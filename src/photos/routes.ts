@@ -9,8 +9,8 @@ import { methodNotAllowed } from '../http/problems/unserved.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problems/problem.js'
 import { ref } from '../http/schemas/components.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/resources/route-parts.js'
-import { PhotoLimitReached, PlantNotFound, VersionMismatch } from '../catalogue/errors.js'
-import { FILE_CHUNK_BYTES, FILES_PATH, MAX_PHOTOS, type NewPhoto } from '../catalogue/photo.js'
+import { PlantNotFound, VersionMismatch } from '../catalogue/errors.js'
+import { checkRoomForPhoto, FILE_CHUNK_BYTES, FILES_PATH, MAX_PHOTOS, type NewPhoto } from '../catalogue/photo.js'
 import { StreamLimits } from '../http/limits/stream-limits.js'
 import { LARGE_ANSWER_BYTES, QUEUE_FULL_OR_STORAGE } from '../http/connections/queued-bytes.js'
 import { trustedPeer } from '../http/connections/client-connections.js'
@@ -128,7 +128,7 @@ export const photoRoutes: FastifyPluginAsyncTypebox<PhotoRouteOptions> = async (
     const plant = await store.get(id)
     if (!plant) throw new PlantNotFound()
     if (expected && !expected.includes(plant.version)) throw new VersionMismatch()
-    if (plant.photos.length >= MAX_PHOTOS) throw new PhotoLimitReached()
+    checkRoomForPhoto(plant.photos)
   }
 
   app.post('/v3/plant/:id/photos', {

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache'
 import type { PoolClient } from 'pg'
-import { PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
-import { FILE_CHUNK_BYTES, fileNamesOf, inOrder, MAX_PHOTOS, photoOrderProblem, type NewPhoto, type Photo, type StoredFile } from '../../catalogue/photo.js'
+import { PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
+import { FILE_CHUNK_BYTES, fileNamesOf, reordered, withPhotoAdded, withPhotoRemoved, type NewPhoto, type Photo, type StoredFile } from '../../catalogue/photo.js'
 import type { Tx } from './group-commit.js'
 import { ROW_COLUMNS, type PlantRow } from './group-writes.js'
 
@@ -47,28 +47,23 @@ async function setPhotos (tx: Tx, id: number, row: Current, photos: Photo[], now
 
 export async function addPhoto (tx: Tx, id: number, added: NewPhoto, expectedVersions: number[] | undefined, now: number): Promise<PhotoWrite> {
   const row = await current(tx, id, expectedVersions)
-  const photos = JSON.parse(row.photos) as Photo[]
-  if (photos.length >= MAX_PHOTOS) throw new PhotoLimitReached()
+  const photos = withPhotoAdded(JSON.parse(row.photos) as Photo[], added.photo)
   for (const file of [...added.files].sort((a, b) => a.name < b.name ? -1 : 1)) {
     await tx.query(CLAIM, [file.name, Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength)])
   }
-  return setPhotos(tx, id, row, [...photos, added.photo], now)
+  return setPhotos(tx, id, row, photos, now)
 }
 
 export async function removePhoto (tx: Tx, id: number, photoId: string, expectedVersions: number[] | undefined, now: number): Promise<PhotoWrite> {
   const row = await current(tx, id, expectedVersions)
-  const photos = JSON.parse(row.photos) as Photo[]
-  const gone = photos.find((p) => p.id === photoId)
-  if (!gone) throw new PhotoNotFound()
+  const { photos, gone } = withPhotoRemoved(JSON.parse(row.photos) as Photo[], photoId)
   await releaseFiles(tx, [gone])
-  return setPhotos(tx, id, row, photos.filter((p) => p !== gone), now)
+  return setPhotos(tx, id, row, photos, now)
 }
 
 export async function orderPhotos (tx: Tx, id: number, order: string[], expectedVersions: number[] | undefined, now: number): Promise<PhotoWrite> {
   const row = await current(tx, id, expectedVersions)
-  const photos = JSON.parse(row.photos) as Photo[]
-  if (photoOrderProblem(photos, order) !== undefined) throw new PhotoOrderInvalid()
-  return setPhotos(tx, id, row, inOrder(photos, order), now)
+  return setPhotos(tx, id, row, reordered(JSON.parse(row.photos) as Photo[], order), now)
 }
 
 /** Chunks of files this small are kept in memory once read (thumbs and display sizes: most of the reads). */

@@ -1,8 +1,9 @@
 import type { Worker } from 'node:worker_threads'
 import type Database from 'better-sqlite3'
-import { IdempotencyKeyReused, PhotoLimitReached, PhotoNotFound, PhotoOrderInvalid, PlantNotFound, SkuTaken, TrashedNotFound, VersionMismatch, VersionNotKept } from '../../catalogue/errors.js'
+import { IdempotencyKeyReused, PlantNotFound, SkuTaken, TrashedNotFound, VersionMismatch, VersionNotKept } from '../../catalogue/errors.js'
 import { BatchRefused } from '../../catalogue/batch.js'
 import { stockErrorOf, type StockRefusal } from '../../catalogue/stock.js'
+import { PHOTO_REFUSALS } from '../../catalogue/photo.js'
 import { batchWriter, type GroupResult, type IndexedRefusal, type KeyUse, type Refusal, type WriteOp } from './writes.js'
 import { recordCommit } from '../commit-sizes.js'
 import { isWebhookWrite } from './webhook-writes.js'
@@ -23,9 +24,7 @@ const REFUSALS: Record<Exclude<Refusal, 'sku-taken' | 'batch' | 'idempotency-key
   'trashed-not-found': TrashedNotFound,
   'version-mismatch': VersionMismatch,
   'version-not-kept': VersionNotKept,
-  'photo-limit': PhotoLimitReached,
-  'photo-not-found': PhotoNotFound,
-  'photo-order': PhotoOrderInvalid
+  ...PHOTO_REFUSALS
 }
 const refused = ({ refusal, sku, holder, refusals, key, stock }: Omit<IndexedRefusal, 'index'> & { refusals?: IndexedRefusal[], key?: KeyUse, stock?: StockRefusal }): Error =>
   refusal === 'stock'

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import { FILE_CHUNK_BYTES, fileNamesOf, inOrder, MAX_PHOTOS, photoOrderProblem, type NewPhoto, type Photo, type StoredFile } from '../../catalogue/photo.js'
+import { FILE_CHUNK_BYTES, fileNamesOf, reordered, withPhotoAdded, withPhotoRemoved, type NewPhoto, type Photo, type StoredFile } from '../../catalogue/photo.js'
 
 // Photo files on SQLite: BLOBs in the catalogue's own database, written in the transaction that
 // names them, so a committed record never names missing bytes and a backup holds both. A file is
@@ -15,17 +15,16 @@ export function chunksOf (bytes: Uint8Array): Uint8Array[] {
   return chunks
 }
 
-export type PhotoRefusal = 'photo-limit' | 'photo-not-found' | 'photo-order'
-
+/** The photo rules (catalogue/photo.ts) with the files they claim and release; each throws the rule's error. */
 export interface PhotoFiles {
-  /** The plant's photos with `added` appended; the refusal when it already has the most allowed. */
-  add (photos: Photo[], added: NewPhoto): Photo[] | PhotoRefusal
-  /** The plant's photos without `photoId`, whose files lose a reference. */
-  remove (photos: Photo[], photoId: string): Photo[] | PhotoRefusal
+  /** The plant's photos with `added` appended (withPhotoAdded), its files stored. */
+  add (photos: Photo[], added: NewPhoto): Photo[]
+  /** The plant's photos without `photoId` (withPhotoRemoved), whose files lose a reference. */
+  remove (photos: Photo[], photoId: string): Photo[]
   /** Drops a reference to each file of `photos` (their plant is deleted). */
   release (photos: Photo[]): void
-  /** The plant's photos in `order` (their files untouched); the refusal when it does not name each once. */
-  order (photos: Photo[], order: string[]): Photo[] | PhotoRefusal
+  /** The plant's photos in `order` (reordered), their files untouched. */
+  order (photos: Photo[], order: string[]): Photo[]
 }
 
 export function photoFiles (db: Database.Database): PhotoFiles {
@@ -47,21 +46,20 @@ export function photoFiles (db: Database.Database): PhotoFiles {
   }
   return {
     add (photos, added) {
-      if (photos.length >= MAX_PHOTOS) return 'photo-limit'
+      const after = withPhotoAdded(photos, added.photo)
       for (const file of added.files) {
         if (s.claim.get(file.name, file.bytes.length) !== 1) continue
         chunksOf(file.bytes).forEach((chunk, n) => s.chunk.run(file.name, n, chunk))
       }
-      return [...photos, added.photo]
+      return after
     },
     remove (photos, photoId) {
-      const gone = photos.find((p) => p.id === photoId)
-      if (!gone) return 'photo-not-found'
+      const { photos: after, gone } = withPhotoRemoved(photos, photoId)
       release([gone])
-      return photos.filter((p) => p !== gone)
+      return after
     },
     release,
-    order: (photos, order) => photoOrderProblem(photos, order) === undefined ? inOrder(photos, order) : 'photo-order'
+    order: reordered
   }
 }
 

@@ -3,13 +3,13 @@ import { nameKey } from '../../catalogue/name-key.js'
 import { nameOrderKey } from '../../catalogue/name-order.js'
 import type { BatchResult } from '../../catalogue/batch.js'
 import { fieldChanges, fieldsAt, KIND_CODES, NO_CHANGES, sameFields, type FieldChanges } from '../../catalogue/history.js'
-import type { NewPhoto, Photo } from '../../catalogue/photo.js'
+import { photoRefusalOf, type NewPhoto, type Photo, type PhotoRefusal } from '../../catalogue/photo.js'
 import { stockOf, toRecord, type PlantFields, type PlantPatch, type PlantStatus, type StockTotals, type StoredPlant } from '../../catalogue/plant.js'
 import { filterKey } from '../../catalogue/query.js'
 import { canonicalPrice, formatCents, priceCents, skuKey, timestamp } from '../../catalogue/price-sku-barcode.js'
 import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
 import { historyForgetter, historySince, INSERT_HISTORY } from './history.js'
-import { photoFiles, type PhotoRefusal } from './photo-writes.js'
+import { photoFiles } from './photo-writes.js'
 import { searchBacklog } from './search-backlog.js'
 import { isWebhookWrite, webhookWriter, type WebhookWriteOp } from './webhook-writes.js'
 import { isStockWrite, stockWriter, type StockWriteOp } from './stock-writes.js'
@@ -271,10 +271,15 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     }
     if (op.kind === 'add-photo' || op.kind === 'remove-photo' || op.kind === 'order-photos') {
       const before = JSON.parse(current.photos) as Photo[]
-      const photos = op.kind === 'add-photo'
-        ? files.add(before, op.photo)
-        : op.kind === 'remove-photo' ? files.remove(before, op.photoId) : files.order(before, op.order)
-      if (typeof photos === 'string') throw new Refused(photos)
+      let photos: Photo[]
+      try {
+        photos = op.kind === 'add-photo'
+          ? files.add(before, op.photo)
+          : op.kind === 'remove-photo' ? files.remove(before, op.photoId) : files.order(before, op.order)
+      } catch (err) {
+        const refusal = photoRefusalOf(err)
+        throw refusal === undefined ? err : new Refused(refusal)
+      }
       const version = current.version + 1
       const plant = storedPlant(op.id, fieldsOf(current), photos, version, current.created_at, now, stockOfRow(current))
       const head = record('updated', op.id, version, now, op.actor, fieldChanges({ ...plant, photos: before }, plant), current.history_seq)
