@@ -1,6 +1,5 @@
 import cluster from 'node:cluster'
 import { randomUUID } from 'node:crypto'
-import { availableParallelism } from 'node:os'
 import type { IncomingHttpHeaders } from 'node:http'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
@@ -8,7 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import pino from 'pino'
-import type { Config } from './config.js'
+import { workerCount, type Config } from './config.js'
 import { FeedHub } from './feed/hub.js'
 import { changeRoutes } from './feed/routes.js'
 import { StreamLimits } from './http/limits/stream-limits.js'
@@ -106,8 +105,7 @@ const hasBody = (headers: IncomingHttpHeaders): boolean =>
 /** A worker's share of MAX_QUEUED_BYTES: the bound is the host's, whatever the number of processes serving. */
 function queuedBytesShare (config: Config): number {
   if (!cluster.isWorker) return config.maxQueuedBytes
-  const workers = config.workers === 'auto' ? availableParallelism() : config.workers
-  return Math.floor(config.maxQueuedBytes / workers)
+  return Math.floor(config.maxQueuedBytes / workerCount(config))
 }
 
 const OPERATIONS_PATHS = new Set(['/healthz', '/readyz', '/metrics'])

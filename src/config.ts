@@ -301,6 +301,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
   }
 }
 
+/** The processes that serve: WORKERS, with auto the host's cores. */
+export const workerCount = ({ workers }: Pick<Config, 'workers'>): number => workers === 'auto' ? availableParallelism() : workers
+
 /** A config for tests and tools: the defaults with some values replaced. */
 export function testConfig (overrides: Partial<Config> = {}): Config {
   return { ...loadConfig({}), logLevel: 'silent', ...overrides }

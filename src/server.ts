@@ -2,11 +2,10 @@
 import cluster from 'node:cluster'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { availableParallelism } from 'node:os'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { loadEnvKeys, protectedModeRefusal } from './http/auth/auth.js'
-import { ConfigError, loadConfig, type Config } from './config.js'
+import { ConfigError, loadConfig, workerCount, type Config } from './config.js'
 import { serveClusterMetrics } from './ops/cluster-metrics.js'
 import { unavailableReason } from './ops/health.js'
 import { databaseLocation, startupFacts } from './ops/startup.js'
@@ -108,7 +107,7 @@ function main (): void {
     process.stderr.write(`${err.message}\n`)
     process.exit(1)
   }
-  const workers = config.workers === 'auto' ? availableParallelism() : config.workers
+  const workers = workerCount(config)
   if (workers > 1 && cluster.isPrimary) {
     runPrimary(workers)
     return

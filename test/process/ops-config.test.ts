@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { buildApp } from '../../src/app.js'
-import { ConfigError, loadConfig, MIN_KEY_LENGTH, testConfig } from '../../src/config.js'
+import { ConfigError, loadConfig, MIN_KEY_LENGTH, testConfig, workerCount } from '../../src/config.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { ROOT, serviceCommand, serviceEnv, tempDir } from '../helpers/process.js'
 
@@ -65,6 +66,12 @@ describe('strict settings', () => {
     assert.equal(c.feedRetentionMs, 43_200_000)
     assert.equal(c.allowAnonymousWrites, false)
     assert.equal(loadConfig({ WORKERS: 'auto' }).workers, 'auto')
+  })
+
+  test('the processes that serve: WORKERS as given, auto the host\'s cores', () => {
+    assert.equal(workerCount(loadConfig({ WORKERS: '3' })), 3)
+    assert.equal(workerCount(loadConfig({ WORKERS: 'auto' })), availableParallelism())
+    assert.equal(workerCount(loadConfig({})), 1)
   })
 
   test('HISTORY_RETENTION_DAYS: 365 days unless set; a number of days above 0', () => {
