@@ -26,7 +26,7 @@ export async function listen (t: TestContext, store: PlantStore, config: Partial
 }
 
 /** Two stores on one database: two instances of the service as far as the feed can tell. */
-export const PAIRS: Record<string, { skip: string | false, open (t: TestContext): Promise<PlantStore[]> }> = {
+export const PAIRS: Record<string, { skip: string | false, open (t: TestContext, postgres?: { operationTimeoutMs?: number }): Promise<PlantStore[]> }> = {
   sqlite: {
     skip: false,
     open: async (t) => {
@@ -38,9 +38,9 @@ export const PAIRS: Record<string, { skip: string | false, open (t: TestContext)
   },
   postgres: {
     skip: postgresEngine.skip,
-    open: async (t) => {
+    open: async (t, postgres = {}) => {
       const scratch = await freshSchema()
-      const stores = await Promise.all([0, 1].map(() => openPostgresStore({ connectionString: scratch.url, feedRetentionMs: DAY })))
+      const stores = await Promise.all([0, 1].map(() => openPostgresStore({ connectionString: scratch.url, feedRetentionMs: DAY, ...postgres })))
       t.after(async () => { for (const s of stores) await s.close(); await scratch.drop() })
       return stores
     }
