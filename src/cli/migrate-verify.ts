@@ -24,7 +24,12 @@ export interface CopyCounts {
   historyDigest: string,
   webhooks: number,
   webhookDeliveries: number,
-  webhookDigest: string
+  webhookDigest: string,
+  locations: number,
+  stockLevels: number,
+  movements: number,
+  lastMovementSeq: number,
+  stockDigest: string
 }
 
 const PAGE = 5000
@@ -48,7 +53,7 @@ export async function countsOf (snapshot: CatalogueSnapshot): Promise<CopyCounts
   const t = await snapshot.tallies()
   // Every plant in id order, its photo list included.
   const plants = createHash('sha256')
-  await digestRows(snapshot, 'plants', plants, (r) => `${JSON.stringify([r.id, r.name, r.category, r.tags, r.status, r.version, r.photos, r.description, r.price, r.sku, r.barcode, r.created_at, r.updated_at])}\n`)
+  await digestRows(snapshot, 'plants', plants, (r) => `${JSON.stringify([r.id, r.name, r.category, r.tags, r.status, r.version, r.photos, r.description, r.price, r.sku, r.barcode, r.created_at, r.updated_at, r.low_stock_at, r.on_hand, r.reserved, r.available])}\n`)
   // Every photo file in name order: its name, reference count and a hash of its bytes.
   const files = createHash('sha256')
   const photoFiles = await digestRows(snapshot, 'photoFiles', files, (f) => `${f.name}\t${f.refs}\t${createHash('sha256').update(f.bytes).digest('base64url')}\n`)
@@ -63,6 +68,14 @@ export async function countsOf (snapshot: CatalogueSnapshot): Promise<CopyCounts
   const subscriptions = await digestRows(snapshot, 'webhooks', webhooks, columns)
   webhooks.update('deliveries\n')
   const deliveries = await digestRows(snapshot, 'webhookDeliveries', webhooks, columns)
+  // Stock: the locations, every level, and the ledger movement by movement, with its positions.
+  const stock = createHash('sha256')
+  const locations = await digestRows(snapshot, 'locations', stock, (r) => `${JSON.stringify([r.name, r.created_at])}\n`)
+  stock.update('levels\n')
+  const stockLevels = await digestRows(snapshot, 'stockLevels', stock, (r) => `${JSON.stringify([r.plant_id, r.location, r.on_hand, r.reserved])}\n`)
+  stock.update('movements\n')
+  const movements = await digestRows(snapshot, 'stockMovements', stock, (r) =>
+    `${JSON.stringify([r.seq, r.plant_id, r.at, r.actor, r.location, r.delta, r.reason, r.reference, r.on_hand_after])}\n`)
   return {
     plants: t.plants,
     inventory: `available ${t.inventory.available}, pending ${t.inventory.pending}, sold ${t.inventory.sold}`,
@@ -83,7 +96,12 @@ export async function countsOf (snapshot: CatalogueSnapshot): Promise<CopyCounts
     historyDigest: history.digest('hex'),
     webhooks: subscriptions,
     webhookDeliveries: deliveries,
-    webhookDigest: webhooks.digest('hex')
+    webhookDigest: webhooks.digest('hex'),
+    locations,
+    stockLevels,
+    movements,
+    lastMovementSeq: t.lastMovementSeq,
+    stockDigest: stock.digest('hex')
   }
 }
 

@@ -13,8 +13,9 @@ plants with their ids and versions (so ETags stay valid), the id sequence (an id
 SQLite, even one since deleted, is never handed out again), the change feed with its sequence
 numbers (clients resume where they were), the Idempotency-Keys still remembered, the trash, the
 plants' history, the API keys, the webhooks (with their secrets, their place in the feed and their
-recent attempts), and the photos: each plant's list and every photo file (BLOB rows become bytea
-rows, so every instance serves them).
+recent attempts), the photos: each plant's list and every photo file (BLOB rows become bytea
+rows, so every instance serves them), and the stock: the locations, each plant's level at each,
+and the ledger of movements with its positions.
 
 The target's schema is created (or brought up to date) by the store's own migrations; the target
 must hold no catalogue yet. Everything is copied in one transaction, and before it commits the
@@ -101,7 +102,8 @@ async function runMigrate (values: Record<string, any>, positionals: string[], i
     `  in the trash    ${expected.trash.toLocaleString('en')}\n` +
     `  history         ${expected.history.toLocaleString('en')} versions\n` +
     `  webhooks        ${expected.webhooks.toLocaleString('en')} (with their secrets and places in the feed; ${plural(expected.webhookDeliveries, 'attempt')} in their logs)\n` +
-    '  verified: counts, the inventory, sequences, a digest of every plant, of every photo file, of every API key, of the trash, of the history and of the webhooks match the source\n')
+    `  stock           ${plural(expected.locations, 'location')}, ${plural(expected.stockLevels, 'level')}, ${plural(expected.movements, 'movement')} in the ledger (last position ${expected.lastMovementSeq})\n` +
+    '  verified: counts, the inventory, sequences, a digest of every plant, of every photo file, of every API key, of the trash, of the history and of the webhooks match the source, and so does a digest of the stock (locations, levels, the ledger)\n')
   if (after > expected.feedHead) {
     io.stderr.write(`warning: ${plural(after - expected.feedHead, 'change')} reached the data folder after the snapshot and ${after - expected.feedHead === 1 ? 'is' : 'are'} not in PostgreSQL; stop the service's writes and migrate into an empty database again\n`)
     return 1

@@ -36,13 +36,22 @@ export interface PlantRow {
   sku: string | null,
   barcode: string | null,
   created_at: number,
-  updated_at: number
+  updated_at: number,
+  /** Stock (catalogue/stock.ts): the threshold, and the totals over the locations (null: not tracked). */
+  low_stock_at: number | null,
+  on_hand: number | null,
+  reserved: number | null,
+  available: number | null
 }
 export interface ChangeRow { seq: number, kind: string, plant_id: number, version: number, plant: string | null, at: number, actor: string | null }
 export interface IdempotencyRow { key: string, request_hash: string, plant_id: number | null, response: string, created_at: number }
 export interface ApiKeyRow { name: string, scope: string, hash: string, created_at: number, expires_at: number | null, last_used_at: number | null, revoked_at: number | null }
 export interface TrashRow { id: number, plant: string, version: number, trashed_at: number, trashed_by: string | null }
 export interface HistoryRow { plant_id: number, version: number, kind: number, at: number, actor: string, changes: string }
+export interface LocationRow { name: string, created_at: number }
+export interface StockLevelRow { plant_id: number, location: string, on_hand: number, reserved: number }
+/** One movement of the ledger, as its movement wrote it. */
+export interface MovementRow { seq: number, plant_id: number, at: number, actor: string, location: string, delta: number, reason: string, reference: string | null, on_hand_after: number }
 export interface PhotoFileRow { name: string, refs: number, bytes: Buffer }
 /** A webhook or an attempt in its log, column by column (store/webhook-rows.ts names them). */
 export type ColumnRow = Record<string, string | number | null>
@@ -60,6 +69,10 @@ export interface CatalogueKinds {
   photoFiles: PhotoFileRow
   webhooks: ColumnRow
   webhookDeliveries: ColumnRow
+  /** Stock: the locations (by name), each plant's level per location (by plant, then location), the ledger (by seq). */
+  locations: LocationRow
+  stockLevels: StockLevelRow
+  stockMovements: MovementRow
 }
 export type Kind = keyof CatalogueKinds
 
@@ -79,6 +92,8 @@ export interface CatalogueTallies {
   /** The highest webhook id and attempt number ever handed out. */
   lastWebhookId: number
   lastDeliveryN: number
+  /** The highest ledger position ever handed out (the movements list's cursor). */
+  lastMovementSeq: number
 }
 
 /** One consistent read of a whole catalogue (one read transaction), a page at a time. */

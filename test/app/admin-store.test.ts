@@ -13,7 +13,7 @@ import { freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
 // leaves the database as it was.
 
 const DAY = 86_400_000
-const KINDS: Kind[] = ['plants', 'changes', 'idempotencyKeys', 'apiKeys', 'trash', 'history', 'photoFiles', 'webhooks', 'webhookDeliveries']
+const KINDS: Kind[] = ['plants', 'changes', 'idempotencyKeys', 'apiKeys', 'trash', 'history', 'photoFiles', 'webhooks', 'webhookDeliveries', 'locations', 'stockLevels', 'stockMovements']
 
 async function everything (snapshot: CatalogueSnapshot): Promise<Record<string, unknown[]>> {
   const rows: Record<string, unknown[]> = {}

@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import { AdminRefused, type CatalogueKinds, type CatalogueSnapshot, type CopyOptions, type Kind } from '../admin-store.js'
+import { MOVEMENT_COLUMNS } from '../stock-rows.js'
 import { WEBHOOK_COLUMNS, DELIVERY_COLUMNS } from '../webhook-rows.js'
 import { hasPlantsTable, PostgresSnapshot } from './snapshot.js'
 import { toPostgresText } from './text-escape.js'
@@ -7,17 +8,21 @@ import { toPostgresText } from './text-escape.js'
 // A whole catalogue copied into PostgreSQL (plants migrate), as the PostgreSQL store keeps it: ids
 // and versions (ETags stay valid), the sequences (an id or feed position handed out before is never
 // handed out again), the feed, remembered Idempotency-Keys, API keys by their hash, the trash, the
-// history, the webhooks (secrets, place in the feed, recent attempts) and every photo file. The
+// history, the webhooks (secrets, place in the feed, recent attempts), every photo file, and the
+// stock: locations, levels and the ledger with its positions. The
 // webhooks' delivery lease is not copied: the first instance started on PostgreSQL takes it.
 
 const ms = (column: string): string => `timestamptz 'epoch' + ${column} * interval '1 millisecond'`
 
+const PLANT_COLUMNS = 'id, name, category, tags, status, version, photos, description, price, sku, barcode, created_at, updated_at, low_stock_at, on_hand, reserved, available'
+
 /** Each kind's INSERT from a page of rows as JSON ($1); text and times as both engines keep them. */
 const INSERTS: Record<Exclude<Kind, 'photoFiles'>, string> = {
-  plants: `INSERT INTO plants (id, name, category, tags, status, version, photos, description, price, sku, barcode, created_at, updated_at) OVERRIDING SYSTEM VALUE
-    SELECT id, name, category, tags, status, version, photos, description, price, sku, barcode, created_at, updated_at
+  plants: `INSERT INTO plants (${PLANT_COLUMNS}) OVERRIDING SYSTEM VALUE
+    SELECT ${PLANT_COLUMNS}
     FROM json_to_recordset($1::json) AS r(id bigint, name text, category text, tags text[], status text, version int, photos text,
-      description text, price bigint, sku text, barcode text, created_at bigint, updated_at bigint)`,
+      description text, price bigint, sku text, barcode text, created_at bigint, updated_at bigint,
+      low_stock_at bigint, on_hand bigint, reserved bigint, available bigint)`,
   // Change records and stored answers are JSON text, which escapes U+0000: they are copied as they are.
   changes: `INSERT INTO changes (seq, kind, plant_id, version, plant, at, actor)
     SELECT * FROM json_to_recordset($1::json) AS r(seq bigint, kind text, plant_id bigint, version int, plant text, at bigint, actor text)`,
@@ -37,7 +42,16 @@ const INSERTS: Record<Exclude<Kind, 'photoFiles'>, string> = {
     SELECT * FROM json_to_recordset($1::json) AS r(id bigint, url text, events text, status text, secret text, previous_secret text,
       previous_secret_until bigint, cursor bigint, attempts int, next_attempt_at bigint, failing_since bigint, last_error text, created_at bigint)`,
   webhookDeliveries: `INSERT INTO webhook_deliveries (webhook_id, ${DELIVERY_COLUMNS}) OVERRIDING SYSTEM VALUE
-    SELECT * FROM json_to_recordset($1::json) AS r(webhook_id bigint, n bigint, seq bigint, attempt int, at bigint, status_code int, error text, duration_ms int, response text)`
+    SELECT * FROM json_to_recordset($1::json) AS r(webhook_id bigint, n bigint, seq bigint, attempt int, at bigint, status_code int, error text, duration_ms int, response text)`,
+  // The migrations made main: the source's locations replace it (main among them, with its time).
+  locations: `INSERT INTO locations (name, created_at)
+    SELECT * FROM json_to_recordset($1::json) AS r(name text, created_at bigint)`,
+  stockLevels: `INSERT INTO stock_levels (plant_id, location, on_hand, reserved)
+    SELECT * FROM json_to_recordset($1::json) AS r(plant_id bigint, location text, on_hand bigint, reserved bigint)`,
+  // The ledger with its positions: a movements cursor a client holds still means the same movement.
+  stockMovements: `INSERT INTO stock_movements (${MOVEMENT_COLUMNS}) OVERRIDING SYSTEM VALUE
+    SELECT * FROM json_to_recordset($1::json) AS r(seq bigint, plant_id bigint, at bigint, actor text, location text, delta bigint,
+      reason text, reference text, on_hand_after bigint)`
 }
 
 /** PostgreSQL's text cannot hold U+0000: a plant's strings are escaped (text-escape.ts). */
@@ -63,7 +77,8 @@ export async function copyInto (client: pg.Client, address: string, source: Cata
   await client.query('BEGIN')
   try {
     // The history in the order it was written, so the retention purge still meets the oldest first.
-    for (const kind of ['plants', 'changes', 'idempotencyKeys', 'apiKeys', 'trash', 'history', 'webhooks', 'webhookDeliveries'] as const) {
+    await client.query('DELETE FROM locations')
+    for (const kind of ['plants', 'changes', 'idempotencyKeys', 'apiKeys', 'trash', 'history', 'webhooks', 'webhookDeliveries', 'locations', 'stockLevels', 'stockMovements'] as const) {
       for await (const page of source.rows(kind, batchSize, 'written')) {
         const rows = kind === 'plants' ? (page as Array<CatalogueKinds['plants']>).map(escaped) : page
         await client.query(INSERTS[kind], [JSON.stringify(rows)])
@@ -76,11 +91,15 @@ export async function copyInto (client: pg.Client, address: string, source: Cata
     const marks = await source.tallies()
     // Every identity moves past the highest handed out (deleted ones included): a plant or webhook
     // made after the move never gets an id a client, receiver or script still holds.
-    for (const [table, column, last] of [['plants', 'id', marks.lastId], ['webhooks', 'id', marks.lastWebhookId], ['webhook_deliveries', 'n', marks.lastDeliveryN]] as const) {
+    for (const [table, column, last] of [['plants', 'id', marks.lastId], ['webhooks', 'id', marks.lastWebhookId], ['webhook_deliveries', 'n', marks.lastDeliveryN],
+      ['stock_movements', 'seq', marks.lastMovementSeq]] as const) {
       if (last > 0) await client.query('SELECT setval(pg_get_serial_sequence($1, $2), $3, true)', [table, column, last])
     }
     // The inventory's counts were made by the migrations while plants was empty: count what was copied.
     await client.query("UPDATE meta SET value = (SELECT count(*) FROM plants WHERE status = substr(meta.key, 7)) WHERE key IN ('count_available', 'count_pending', 'count_sold')")
+    // The inventory's units likewise, from the copied totals (null: a plant that does not track stock).
+    await client.query(`UPDATE meta SET value = (SELECT coalesce(sum(CASE WHEN meta.key LIKE '%on_hand' THEN on_hand ELSE reserved END), 0) FROM plants)
+      WHERE key IN ('units_on_hand', 'units_reserved', 'count_units_on_hand', 'count_units_reserved')`)
     await client.query("UPDATE meta SET value = $1 WHERE key = 'feed_head'", [marks.feedHead])
     await client.query("UPDATE meta SET value = $1 WHERE key = 'feed_floor'", [marks.feedFloor])
     await verify(PostgresSnapshot.within(client))

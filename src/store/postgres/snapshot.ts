@@ -2,6 +2,7 @@ import pg from 'pg'
 import { toRecord, type Plant } from '../../catalogue/plant.js'
 import { positionOf, type PlantQuery, type Position } from '../../catalogue/query.js'
 import { CatalogueUnreachable, type CatalogueKinds, type CatalogueSnapshot, type CatalogueTallies, type Kind } from '../admin-store.js'
+import { MOVEMENT_COLUMNS } from '../stock-rows.js'
 import { WEBHOOK_COLUMNS, DELIVERY_COLUMNS } from '../webhook-rows.js'
 import { parseDatabaseUrl, types } from './connection.js'
 import { ROW_COLUMNS, toPlant, type PlantRow } from './group-writes.js'
@@ -38,7 +39,7 @@ const unescape = (s: string | null): string | null => s === null ? null : fromPo
 
 /** Each kind read a keyset page at a time: its columns, its table, the key it is ordered by (byte order for text, as SQLite's). */
 const KIND_SQL: Record<Kind, { columns: string, table: string, key: string[] }> = {
-  plants: { columns: 'id, name, category, tags, status, version, photos, description, price, sku, barcode, created_at, updated_at', table: 'plants', key: ['id'] },
+  plants: { columns: 'id, name, category, tags, status, version, photos, description, price, sku, barcode, created_at, updated_at, low_stock_at, on_hand, reserved, available', table: 'plants', key: ['id'] },
   changes: { columns: 'seq, kind, plant_id, version, plant, at, actor', table: 'changes', key: ['seq'] },
   idempotencyKeys: { columns: 'key, request_hash, plant_id, response, created_at', table: 'idempotency_keys', key: ['key COLLATE "C"'] },
   apiKeys: { columns: `name, scope, hash, ${['created_at', 'expires_at', 'last_used_at', 'revoked_at'].map(ms).join(', ')}`, table: 'api_keys', key: ['name COLLATE "C"'] },
@@ -46,7 +47,10 @@ const KIND_SQL: Record<Kind, { columns: string, table: string, key: string[] }> 
   history: { columns: 'plant_id, version, kind, at, actor, changes', table: 'history', key: ['plant_id', 'version'] },
   photoFiles: { columns: 'name, refs, bytes', table: 'photo_files', key: ['name COLLATE "C"'] },
   webhooks: { columns: WEBHOOK_COLUMNS, table: 'webhooks', key: ['id'] },
-  webhookDeliveries: { columns: `webhook_id, ${DELIVERY_COLUMNS}`, table: 'webhook_deliveries', key: ['n'] }
+  webhookDeliveries: { columns: `webhook_id, ${DELIVERY_COLUMNS}`, table: 'webhook_deliveries', key: ['n'] },
+  locations: { columns: 'name, created_at', table: 'locations', key: ['name COLLATE "C"'] },
+  stockLevels: { columns: 'plant_id, location, on_hand, reserved', table: 'stock_levels', key: ['plant_id', 'location COLLATE "C"'] },
+  stockMovements: { columns: MOVEMENT_COLUMNS, table: 'stock_movements', key: ['seq'] }
 }
 
 /** The column a key expression reads (`name COLLATE "C"` reads name). */
@@ -125,7 +129,8 @@ export class PostgresSnapshot implements CatalogueSnapshot {
       feedHead: Number(c.feed_head),
       feedFloor: Number(c.feed_floor),
       lastWebhookId: await this.handedOut('webhooks', 'id'),
-      lastDeliveryN: await this.handedOut('webhook_deliveries', 'n')
+      lastDeliveryN: await this.handedOut('webhook_deliveries', 'n'),
+      lastMovementSeq: await this.handedOut('stock_movements', 'seq')
     }
   }
 

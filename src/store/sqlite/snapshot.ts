@@ -2,6 +2,7 @@ import Database from 'better-sqlite3'
 import { toRecord, type Plant } from '../../catalogue/plant.js'
 import { positionOf, type PlantQuery, type Position } from '../../catalogue/query.js'
 import type { CatalogueKinds, CatalogueSnapshot, CatalogueTallies, Kind } from '../admin-store.js'
+import { MOVEMENT_COLUMNS } from '../stock-rows.js'
 import { WEBHOOK_COLUMNS, DELIVERY_COLUMNS } from '../webhook-rows.js'
 import { listSql, searchFunctions } from './list-query.js'
 import { storedPhotoFiles } from './photo-writes.js'
@@ -21,14 +22,17 @@ const handedOut = (db: Database.Database, table: string, column: string): number
 
 /** Each kind's query, in its order; a table a catalogue of an older release lacks reads as empty. */
 const KIND_SQL: Record<Exclude<Kind, 'photoFiles'>, { table: string, sql: string }> = {
-  plants: { table: 'plants', sql: 'SELECT id, name, category, tags, status, version, photos, description, price, sku, barcode, created_at, updated_at FROM plants ORDER BY id' },
+  plants: { table: 'plants', sql: 'SELECT id, name, category, tags, status, version, photos, description, price, sku, barcode, created_at, updated_at, low_stock_at, on_hand, reserved, available FROM plants ORDER BY id' },
   changes: { table: 'changes', sql: 'SELECT seq, kind, plant_id, version, plant, at, actor FROM changes ORDER BY seq' },
   idempotencyKeys: { table: 'idempotency_keys', sql: 'SELECT key, request_hash, plant_id, response, created_at FROM idempotency_keys ORDER BY key' },
   apiKeys: { table: 'api_keys', sql: 'SELECT name, scope, hash, created_at, expires_at, last_used_at, revoked_at FROM api_keys ORDER BY name' },
   trash: { table: 'trash', sql: 'SELECT id, plant, version, trashed_at, trashed_by FROM trash ORDER BY id' },
   history: { table: 'history', sql: 'SELECT plant_id, version, kind, at, actor, changes FROM history ORDER BY plant_id, version' },
   webhooks: { table: 'webhooks', sql: `SELECT ${WEBHOOK_COLUMNS} FROM webhooks ORDER BY id` },
-  webhookDeliveries: { table: 'webhook_deliveries', sql: `SELECT webhook_id, ${DELIVERY_COLUMNS} FROM webhook_deliveries ORDER BY n` }
+  webhookDeliveries: { table: 'webhook_deliveries', sql: `SELECT webhook_id, ${DELIVERY_COLUMNS} FROM webhook_deliveries ORDER BY n` },
+  locations: { table: 'locations', sql: 'SELECT name, created_at FROM locations ORDER BY name' },
+  stockLevels: { table: 'stock_levels', sql: 'SELECT plant_id, location, on_hand, reserved FROM stock_levels ORDER BY plant_id, location' },
+  stockMovements: { table: 'stock_movements', sql: `SELECT ${MOVEMENT_COLUMNS} FROM stock_movements ORDER BY seq` }
 }
 
 export class SqliteSnapshot implements CatalogueSnapshot {
@@ -116,7 +120,8 @@ export class SqliteSnapshot implements CatalogueSnapshot {
       feedHead: handedOut(db, 'changes', 'seq'),
       feedFloor: db.prepare("SELECT value FROM meta WHERE key = 'feed_floor'").pluck().get() as number,
       lastWebhookId: webhooks ? handedOut(db, 'webhooks', 'id') : 0,
-      lastDeliveryN: webhooks ? handedOut(db, 'webhook_deliveries', 'n') : 0
+      lastDeliveryN: webhooks ? handedOut(db, 'webhook_deliveries', 'n') : 0,
+      lastMovementSeq: hasTable(db, 'stock_movements') ? handedOut(db, 'stock_movements', 'seq') : 0
     }
   }
 
