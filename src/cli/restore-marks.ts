@@ -9,9 +9,9 @@ export const restoreMarksCommand: Command = {
   name: 'restore-marks',
   usage: `Usage: plants restore-marks save FILE | apply FILE [options]
 
-What a catalogue has handed out (its highest id, feed position and version, and its API keys), so
-that a restore from a backup moves past it and reuses none of it, and what its webhook receivers
-may hold (every plant's version), so that they are sent what the restore changed
+What a catalogue has handed out (its highest id, feed position and version, its ledger position
+and its API keys), so that a restore from a backup moves past it and reuses none of it, and what
+its webhook receivers may hold (every plant's version), so that they are sent what the restore changed
 (docs/backup-restore.md).
 
   save FILE    writes the marks of the catalogue about to be replaced to FILE (mode 0600: it holds

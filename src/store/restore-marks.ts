@@ -11,6 +11,8 @@ import type { Told } from '../catalogue/restore-changes.js'
 //   a client holds matches any plant again (412) while ids and ETags keep their shape;
 // - the API keys are the replaced catalogue's: a restore never brings back a revoked key, nor
 //   drops one handed out since the backup;
+// - the ledger's positions continue after the highest the replaced catalogue gave, so a movements
+//   cursor a client holds never names another movement;
 // - webhook receivers are told: what they may hold of the replaced catalogue (its plants' versions,
 //   and what changed after the slowest webhook's place) is compared with the restored plants, and
 //   each that differs is written into the feed as a change after the floor (catalogue/restore-changes.ts).
@@ -38,6 +40,8 @@ export interface RestoreMarks {
   keys: RestoreKey[]
   /** What webhook receivers may hold of the catalogue; absent from marks saved before it was kept. */
   told?: Told
+  /** The highest ledger position handed out (a movements cursor); absent from marks saved before stock. */
+  lastMovementSeq?: number
 }
 
 /** What applying the marks did, for the operator. */
@@ -78,6 +82,7 @@ export function parseMarks (value: unknown): RestoreMarks {
       throw new Error('not a marks file: each key needs name, scope, hash and createdAt')
     }
   }
+  if (m.lastMovementSeq !== undefined && !count(m.lastMovementSeq)) throw new Error('not a marks file: lastMovementSeq must be a whole number, 0 or more')
   if (m.told !== undefined) {
     const t = m.told as Partial<Told> | null
     const pair = (p: unknown): boolean => Array.isArray(p) && p.length === 2 && count(p[0]) && count(p[1])

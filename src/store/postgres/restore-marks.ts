@@ -27,6 +27,14 @@ const KEYS = `SELECT name, scope, hash, ${ms('created_at')}, ${ms('expires_at')}
 const num = (v: unknown): number => v === null || v === undefined ? 0 : Number(v)
 const orNull = (v: unknown): number | null => v === null ? null : Number(v)
 
+/** The ledger's highest position handed out (a database from before stock has none). */
+async function lastMovementSeq (client: Client): Promise<number> {
+  const { rows: [{ name }] } = await client.query<{ name: string | null }>("SELECT CASE WHEN to_regclass('stock_movements') IS NULL THEN NULL ELSE pg_get_serial_sequence('stock_movements', 'seq') END AS name")
+  if (name === null) return 0
+  const { rows: [s] } = await client.query(`SELECT last_value, is_called, (SELECT coalesce(max(seq), 0) FROM stock_movements) AS max_seq FROM ${name}`)
+  return Math.max(s.is_called === true ? num(s.last_value) : 0, num(s.max_seq))
+}
+
 async function ownMarks (client: Client): Promise<OwnMarks> {
   const { rows: [r] } = await client.query(MARKS)
   const { rows: [present] } = await client.query<{ trash: boolean }>("SELECT to_regclass('trash') IS NOT NULL AS trash")
@@ -87,7 +95,7 @@ export async function readMarks (client: Client): Promise<RestoreMarks> {
     const keys = rows.map((r): RestoreKey => ({
       name: r.name, scope: r.scope, hash: r.hash, createdAt: num(r.created_at), expiresAt: orNull(r.expires_at), lastUsedAt: orNull(r.last_used_at), revokedAt: orNull(r.revoked_at)
     }))
-    return { ...marks, keys, told: await readTold(client) }
+    return { ...marks, keys, told: await readTold(client), lastMovementSeq: await lastMovementSeq(client) }
   } finally {
     await client.query('COMMIT').catch(() => {})
   }
@@ -124,6 +132,8 @@ export async function applyMarks (client: Client, replaced: RestoreMarks): Promi
     await client.query(`INSERT INTO meta (key, value) VALUES ('restore_last_id', $1), ('restore_version_shift', $2)
       ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [marks.lastId, marks.versionHigh])
     if (marks.lastId > 0) await client.query("SELECT setval(pg_get_serial_sequence('plants', 'id'), $1, true)", [marks.lastId])
+    const ledger = Math.max(replaced.lastMovementSeq ?? 0, await lastMovementSeq(client))
+    if (ledger > 0) await client.query("SELECT setval(pg_get_serial_sequence('stock_movements', 'seq'), $1, true)", [ledger])
     // Webhooks resume at the floor: what follows tells their receivers what the restore undid.
     await client.query('UPDATE webhooks SET cursor = $1, attempts = 0, next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL', [floor])
     await client.query('DELETE FROM api_keys')

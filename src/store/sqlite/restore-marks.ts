@@ -21,7 +21,7 @@ export function readMarks (db: Database.Database): RestoreMarks {
       ? (db.prepare('SELECT name, scope, hash, created_at, expires_at, last_used_at, revoked_at FROM api_keys ORDER BY name').all() as Array<Record<string, any>>)
           .map((r): RestoreKey => ({ name: r.name, scope: r.scope, hash: r.hash, createdAt: r.created_at, expiresAt: r.expires_at, lastUsedAt: r.last_used_at, revokedAt: r.revoked_at }))
       : []
-    return { ...ownMarks(db), keys, told: readTold(db) }
+    return { ...ownMarks(db), keys, told: readTold(db), lastMovementSeq: lastMovementSeq(db) }
   })()
 }
 
@@ -32,6 +32,11 @@ function readTold (db: Database.Database): Told {
   const unsure = slowest === null ? [] : db.prepare('SELECT DISTINCT plant_id FROM changes WHERE seq > ? ORDER BY plant_id').pluck().all(slowest) as number[]
   return { plants, unsure }
 }
+
+/** The ledger's highest position handed out (a catalogue from before stock has none). */
+const lastMovementSeq = (db: Database.Database): number => hasTable(db, 'stock_movements')
+  ? Math.max(sequence(db, 'stock_movements'), (db.prepare('SELECT max(seq) FROM stock_movements').pluck().get() as number | null) ?? 0)
+  : 0
 
 function ownMarks (db: Database.Database): OwnMarks {
   const number = (sql: string): number => (db.prepare(sql).pluck().get() as number | null) ?? 0
@@ -69,6 +74,8 @@ export function applyMarks (db: Database.Database, replaced: RestoreMarks): Rest
       }
     }
     setSequence('plants', marks.lastId)
+    const ledger = Math.max(replaced.lastMovementSeq ?? 0, lastMovementSeq(db))
+    if (ledger > 0) setSequence('stock_movements', ledger)
     // History cursors from before name a plant up to lastId and a version up to the shift (catalogue/history.ts cursorBeforeRestore).
     const keep = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
     keep.run('restore_last_id', marks.lastId)
