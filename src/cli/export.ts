@@ -5,7 +5,7 @@ import type { Plant } from '../catalogue/plant.js'
 import { locate, openCatalogue } from './target.js'
 import { CommandFailed, FORMATS, oneOf, plural, TARGET_READ_HELP, TARGET_OPTIONS, UsageError, type Command, type Format, type Io } from './command.js'
 import { LIST_FILTER_HELP, LIST_FILTER_OPTIONS, listQueryOf } from './list-filters.js'
-import { formatOf } from './rows.js'
+import { formatOf, STOCK_COLUMN } from './rows.js'
 import { neutraliseFormula } from './formula-cells.js'
 import { cannotWrite, checkOutputFolder } from './output-file.js'
 
@@ -20,10 +20,13 @@ GET /v3/plant finds with them, and with --sort, in its order. The catalogue is r
 and written as it is read, so memory stays flat whatever its size. From a data folder the export
 is one consistent snapshot, taken while the service keeps running.
 
-CSV has the header id,name,category,tags,status,description,price,sku,barcode,photos,updatedAt
-(tags joined by |; price with 2 fraction digits; photos: the URL of each photo's full picture,
-joined by |; updatedAt: when the plant last changed); JSON Lines has one record per line, as the
-API returns it, photos with all their URLs and the createdAt and updatedAt times. The URLs are
+CSV has the header id,name,category,tags,status,description,price,sku,barcode,lowStockAt,
+stock.main,…,photos,updatedAt (tags joined by |; price with 2 fraction digits; a stock.LOCATION
+column for each location, main first, holding a tracked plant's onHand there, empty for a plant
+that does not track stock; photos: the URL of each photo's full picture, joined by |; updatedAt:
+when the plant last changed); JSON Lines has one record per line, as the API returns it, photos
+with all their URLs and the createdAt and updatedAt times, and for a tracked plant its
+stock.LOCATION members. plants import --stock counts the stock columns back in. The URLs are
 paths on the service (/v3/photos/…); the pictures themselves travel in backups and migrate, not in
 an export. Both load back with plants import, which updates the plant each id names (an id the
 catalogue does not hold adds a new plant, with an id of its own; one in its trash is refused),
@@ -66,18 +69,23 @@ async function runExport (values: Record<string, any>, positionals: string[], io
   let count = 0
   let pipeTags = 0
   try {
+    // A column a location, read before the first page (the snapshot's, so the same moment's).
+    const locations = catalogue.stock === undefined ? [] : await catalogue.stock.locations()
     // The header goes with the first page: a catalogue that cannot be read writes nothing at all.
-    let header = format === 'csv' ? 'id,name,category,tags,status,description,price,sku,barcode,photos,updatedAt\n' : ''
+    let header = format === 'csv' ? `${csvHeader(locations)}\n` : ''
     for await (const page of catalogue.pages(PAGE, query)) {
       if (failed) break
       let chunk = header
       header = ''
+      const tracked = page.filter((p) => p.stock !== null).map((p) => p.id)
+      const levels = catalogue.stock === undefined || tracked.length === 0 ? new Map<number, Map<string, number>>() : await catalogue.stock.onHand(tracked)
       for (const plant of page) {
+        const stock = stockCells(plant, locations, levels.get(plant.id))
         if (format === 'jsonl') {
-          chunk += `${JSON.stringify(plant)}\n`
+          chunk += `${JSON.stringify(stock === undefined ? plant : { ...plant, ...stock })}\n`
         } else {
           if (plant.tags.some((t) => t.includes('|'))) pipeTags++
-          chunk += csvLine(plant)
+          chunk += csvLine(plant, locations, stock)
         }
       }
       count += page.length
@@ -127,9 +135,24 @@ async function write (out: NodeJS.WritableStream, chunk: string): Promise<void> 
   })
 }
 
-function csvLine (p: Plant): string {
+/** The stock columns sit beside lowStockAt, before the columns import ignores or checks (photos, updatedAt). */
+export const csvHeader = (locations: string[]): string =>
+  ['id,name,category,tags,status,description,price,sku,barcode,lowStockAt', ...locations.map((l) => `${STOCK_COLUMN}${l}`), 'photos,updatedAt'].join(',')
+
+/**
+ * A tracked plant's onHand at each location, as `stock.<location>` members (0 where it holds no
+ * level); none for a plant that does not track stock, whose cells stay empty: a count of 0 would
+ * start tracking it when the file is imported with --stock.
+ */
+function stockCells (p: Plant, locations: string[], levels: Map<string, number> | undefined): Record<string, number> | undefined {
+  if (p.stock === null) return undefined
+  return Object.fromEntries(locations.map((l) => [`${STOCK_COLUMN}${l}`, levels?.get(l) ?? 0]))
+}
+
+function csvLine (p: Plant, locations: string[], stock: Record<string, number> | undefined): string {
   const fields = [p.name, p.category ?? '', p.tags.join('|'), p.status, p.description ?? '', p.price ?? '', p.sku ?? '', p.barcode ?? '']
-  return `${p.id},${fields.map(cell).join(',')},${p.photos.map((photo) => photo.urls.full).join('|')},${p.updatedAt}\n`
+  const counts = locations.map((l) => `,${stock?.[`${STOCK_COLUMN}${l}`] ?? ''}`).join('')
+  return `${p.id},${fields.map(cell).join(',')},${p.lowStockAt ?? ''}${counts},${p.photos.map((photo) => photo.urls.full).join('|')},${p.updatedAt}\n`
 }
 
 // Quoted when it holds a delimiter or quote, or begins or ends with white space a reader might trim.

@@ -72,7 +72,7 @@ export type Plan =
   | { kind: 'unchanged' }
 
 /** An empty CSV cell in a column an update names: what an empty cell means in an add (the API's default). */
-const EMPTY: Record<string, unknown> = { name: '', category: null, tags: [], status: 'available', description: null, price: null, sku: null, barcode: null }
+const EMPTY: Record<string, unknown> = { name: '', category: null, tags: [], status: 'available', description: null, price: null, sku: null, barcode: null, lowStockAt: null }
 
 /** The id a row names: a positive integer (digits in a CSV cell); undefined for none. */
 export function rowId (raw: unknown): number | undefined | { invalid: string } {

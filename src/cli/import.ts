@@ -63,12 +63,12 @@ batches, each all or nothing (as POST /v3/plant/batch).
 The catalogue is the one the service uses: --url, --data-dir, else DATABASE_URL when it is set,
 else DATA_DIR (default ./data).
 
-FILE is CSV with the header id,name,category,tags,status,description,price,sku,barcode in any order
-(tags separated by |), or JSON Lines (one add-plant body per line, with an id to update); plants
+FILE is CSV with the header id,name,category,tags,status,description,price,sku,barcode,lowStockAt
+in any order (tags separated by |), or JSON Lines (one add-plant body per line, with an id to update); plants
 export writes both. Every column is optional: a file without name (say sku,price) updates the plants
 its rows name, and a row of it that names none is refused, as a new plant needs a name. An empty
 cell means the API's default, in an update too: it clears the value (category, description, price,
-sku, barcode null; tags empty; status available); an empty name is refused. To leave a value as it
+sku, barcode, lowStockAt null; tags empty; status available); an empty name is refused. To leave a value as it
 is, leave its column out. A broken quote (a quoted cell never closed, or text after its closing
 quote) stops the import before anything is written, naming FILE:LINE where that cell starts.
 
@@ -157,6 +157,8 @@ async function importFile (file: string, format: Format, given: number | undefin
   let fromExport = false
   /** The first line that updates a plant by id with nothing to check it against (no updatedAt). */
   let unchecked: number | undefined
+  /** Without --stock: the stock.<location> columns whose counts were left alone, and the rows that had one. */
+  const uncounted = { columns: new Set<string>(), rows: 0 }
   try {
     // 2. What the catalogue holds that the file names. Where it can look plants up by key
     // (PostgreSQL), the plants each slice of rows names are looked up as it is planned, while the
@@ -193,6 +195,10 @@ async function importFile (file: string, format: Format, given: number | undefin
           if (batches.writing && done % ROWS_A_TURN === 0) await nextTurn()
           if (!row.ok) batches.refuse(row.line, row.reason)
           else {
+            if (row.stock !== undefined) {
+              uncounted.rows++
+              for (const { column } of row.stock) uncounted.columns.add(column)
+            }
             const plan = planner.plan(row)
             if (plan.kind === 'refused') batches.refuse(row.line, plan.reason)
             else if (plan.kind === 'unchanged') {
@@ -237,6 +243,11 @@ async function importFile (file: string, format: Format, given: number | undefin
   if (unchecked !== undefined) {
     notice(`note: rows update plants by id with no updatedAt (the first: ${file}:${unchecked}): their cells ${dryRun ? 'would be' : 'were'} written over the plants as they are now, ` +
       'including any change made since the file was written (a sale); a file from plants export has the updatedAt column that keeps such changes')
+  }
+  // An export's counts load back with its plants only when asked: a file edited for its prices must not set the stock as it was when exported.
+  if (uncounted.rows > 0) {
+    notice(`note: the ${[...uncounted.columns].join(', ')} column${uncounted.columns.size === 1 ? '' : 's'} of ${file} (${plural(uncounted.rows, 'row')} with a count) ${uncounted.columns.size === 1 ? 'was' : 'were'} not counted: ` +
+      'run the import with --stock to set each plant\'s stock at those locations (a count, in the ledger)')
   }
   if (!dryRun && counts.updated > 0 && fromExport) notice(`note: ${file} is now older than the plants it updated: export again before editing it further`)
   // Said ahead, as the dry run passed without a key: the import itself would stop at its first batch.

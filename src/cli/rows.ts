@@ -18,10 +18,25 @@ import { restoreFormula } from './formula-cells.js'
  * plant changes.
  */
 export type Row =
-  | { line: number, ok: true, value: Record<string, unknown>, id?: unknown, updatedAt?: unknown, columns?: string[] }
+  | { line: number, ok: true, value: Record<string, unknown>, id?: unknown, updatedAt?: unknown, columns?: string[], stock?: StockCell[] }
   | { line: number, ok: false, reason: string }
 
-const CSV_COLUMNS = ['name', 'category', 'tags', 'status', 'description', 'price', 'sku', 'barcode']
+/** A column (JSON Lines: a member) `stock.<location>`: a tracked plant's onHand at that location. */
+export const STOCK_COLUMN = 'stock.'
+
+/** A row's stock.<location> cell that is not empty: counted by import --stock, else left alone. */
+export interface StockCell { column: string, location: string, value: unknown }
+
+const isStockColumn = (column: string): boolean => column.startsWith(STOCK_COLUMN) && column.length > STOCK_COLUMN.length
+
+/** A CSV header is read in lower case; a member's own spelling, where it has capitals. */
+const MEMBER_OF: Record<string, string> = { lowstockat: 'lowStockAt' }
+const memberOf = (column: string): string => MEMBER_OF[column] ?? column
+
+/** A count or threshold cell: digits are the number they spell; anything else is left for the schema to refuse in its words. */
+const wholeNumber = (cell: string): unknown => /^[0-9]{1,15}$/.test(cell) ? Number(cell) : cell
+
+const CSV_COLUMNS = ['name', 'category', 'tags', 'status', 'description', 'price', 'sku', 'barcode', 'lowstockat']
 /**
  * Export writes ids, photo URLs, the record's times and (JSON Lines) its version; import accepts
  * them so an export loads back. An id names the plant a row updates, and updatedAt when that plant
@@ -102,26 +117,30 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
         // An export's own photos column (beside its updatedAt) goes without saying on every round trip.
         const ignored = columns.filter((c) => IGNORED_CSV.includes(c) && !(UNSAID.includes(c) && columns!.includes(UPDATED_AT_CSV)))
         if (ignored.length > 0) notice(`note: the ${ignored.join(' and ')} column${ignored.length > 1 ? 's' : ''} of ${file} ${ignored.length > 1 ? 'are' : 'is'} ignored; ${ignoredBecause(ignored)}`)
-        members = columns.filter((c) => c !== 'id' && c !== UPDATED_AT_CSV && !IGNORED_CSV.includes(c))
+        members = columns.filter((c) => c !== 'id' && c !== UPDATED_AT_CSV && !IGNORED_CSV.includes(c) && !isStockColumn(c)).map(memberOf)
         continue
       }
       const value: Record<string, unknown> = {}
       let id: string | undefined
       let updatedAt: string | undefined
+      let stock: StockCell[] | undefined
       for (let i = 0; i < columns.length; i++) {
         const column = columns[i]
         const cell = restoreFormula(record[i])
         if (column === 'name') value.name = cell
         else if (column === 'id') id = cell === '' ? undefined : cell
         else if (column === UPDATED_AT_CSV) updatedAt = cell === '' ? undefined : cell
+        // An empty stock cell counts nothing (an untracked plant's, as export writes it).
+        else if (isStockColumn(column)) {
+          if (cell !== '') (stock ??= []).push({ column, location: column.slice(STOCK_COLUMN.length), value: wholeNumber(cell) })
         // A spreadsheet cannot tell an empty cell from a missing one: empty takes the API's default.
-        else if (cell !== '' && !IGNORED_CSV.includes(column)) value[column] = column === 'tags' ? cell.split('|') : cell
+        } else if (cell !== '' && !IGNORED_CSV.includes(column)) value[memberOf(column)] = column === 'tags' ? cell.split('|') : column === 'lowstockat' ? wholeNumber(cell) : cell
       }
-      rows.push({ line: r.line, ok: true, value, id, updatedAt, columns: members })
+      rows.push({ line: r.line, ok: true, value, id, updatedAt, columns: members, stock })
     }
     if (rows.length > 0) yield rows
   }
-  if (!columns) throw new UsageError(`${file} has no header line (expected id,${CSV_COLUMNS.join(',')}, id optional)`)
+  if (!columns) throw new UsageError(`${file} has no header line (expected id,${CSV_COLUMNS.map(memberOf).join(',')}, id optional)`)
 }
 
 /** Reports the cell whose quote breaks the file as FILE:LINE: reason, then stops the import before it writes. */
@@ -175,11 +194,11 @@ export function firstBrokenQuote (text: string): { line: number, unclosed: boole
 
 function header (record: string[], file: string): string[] {
   const columns = record.map((c) => c.trim().toLowerCase())
-  const unknown = columns.filter((c) => !CSV_COLUMNS.includes(c) && c !== 'id' && c !== UPDATED_AT_CSV && !IGNORED_CSV.includes(c))
+  const unknown = columns.filter((c) => !CSV_COLUMNS.includes(c) && c !== 'id' && c !== UPDATED_AT_CSV && !IGNORED_CSV.includes(c) && !isStockColumn(c))
   if (unknown.length > 0) {
     // A spreadsheet set to another locale saves "CSV" with semicolons: the whole header is one column then.
     const separator = columns.length === 1 && /[;\t]/.test(columns[0]) ? `; the file looks separated by ${columns[0].includes(';') ? 'semicolons' : 'tabs'}: save it as CSV with commas` : ''
-    throw new UsageError(`${file}: unknown column ${unknown.map((c) => JSON.stringify(c)).join(', ')} (allowed: id, ${CSV_COLUMNS.join(', ')}, updatedAt)${separator}`)
+    throw new UsageError(`${file}: unknown column ${unknown.map((c) => JSON.stringify(c)).join(', ')} (allowed: id, ${CSV_COLUMNS.map(memberOf).join(', ')}, stock.LOCATION, updatedAt)${separator}`)
   }
   const repeated = columns.filter((c, i) => columns.indexOf(c) !== i)
   if (repeated.length > 0) throw new UsageError(`${file}: column ${JSON.stringify(repeated[0])} appears twice`)
@@ -234,6 +253,12 @@ async function * jsonLines (file: string, notice: (message: string) => void): As
       }
     }
     const { id, updatedAt, ...members } = record
-    yield { line, ok: true, value: members, id, updatedAt }
+    let stock: StockCell[] | undefined
+    for (const member of Object.keys(members)) {
+      if (!isStockColumn(member)) continue
+      if (members[member] !== null) (stock ??= []).push({ column: member, location: member.slice(STOCK_COLUMN.length), value: members[member] })
+      delete members[member]
+    }
+    yield { line, ok: true, value: members, id, updatedAt, stock }
   }
 }

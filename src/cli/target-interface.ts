@@ -16,6 +16,14 @@ export interface IdSet extends Iterable<number> {
   has (id: number): boolean
 }
 
+/** Stock per location as a catalogue holds it: what an export's stock.<location> columns say. */
+export interface StockReader {
+  /** The catalogue's locations, main first, then by name. */
+  locations (): Promise<string[]>
+  /** Each of these plants' onHand at each location it holds a level at (a location it has none at holds 0). */
+  onHand (ids: number[]): Promise<Map<number, Map<string, number>>>
+}
+
 export interface Catalogue {
   /** For messages: "data folder ./data" or "service http://…". */
   readonly where: string
@@ -48,6 +56,8 @@ export interface Catalogue {
   history?: (id: number) => AsyncGenerator<HistoryEntry[]>
   /** How long the catalogue keeps every version, where this run knows it (its own store's setting): a history that ends is then whole back to that far. */
   readonly historyRetentionMs?: number
+  /** Stock per location, where this catalogue can read it. */
+  readonly stock?: StockReader
   /** Where the catalogue can look plants up by key (PostgreSQL): a finder, for an import to read only the plants its rows name. */
   finder?: () => Promise<PlantFinder>
   close (): Promise<void>

@@ -13,7 +13,7 @@ import type { CatalogueSnapshot, PlantFinder } from '../store/admin-store.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { admin, openCatalogueAdmin, openStoreAt, requireCatalogue } from './admin.js'
 import { refusedByService, refusedByStore, wireOperation } from './batches.js'
-import type { ApplyOutcome, Catalogue, IdSet } from './target-interface.js'
+import type { ApplyOutcome, Catalogue, IdSet, StockReader } from './target-interface.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
 import { listParamsOf } from './list-filters.js'
 import { reasonOf } from './network-reason.js'
@@ -185,9 +185,29 @@ export class StoreCatalogue implements Catalogue {
   }
 }
 
+/** Locations as the commands show them: main (every catalogue's, where a one-place store keeps all) first. */
+export const mainFirst = (names: string[]): string[] => [...names.filter((n) => n === 'main'), ...names.filter((n) => n !== 'main').sort()]
+
 /** A whole catalogue read in one snapshot (an export): the admin store's, on either engine. */
 class SnapshotCatalogue implements Catalogue {
   constructor (readonly where: string, private readonly snapshot: CatalogueSnapshot) {}
+
+  readonly stock: StockReader = {
+    locations: async () => {
+      const names: string[] = []
+      for await (const page of this.snapshot.rows('locations', 1000)) names.push(...page.map((l) => l.name))
+      return mainFirst(names)
+    },
+    onHand: async (ids) => {
+      const levels = new Map<number, Map<string, number>>()
+      for (const l of await this.snapshot.levels(ids)) {
+        let plant = levels.get(l.plant_id)
+        if (plant === undefined) levels.set(l.plant_id, plant = new Map())
+        plant.set(l.location, l.on_hand)
+      }
+      return levels
+    }
+  }
 
   pages (pageSize: number, query?: PlantQuery): AsyncGenerator<Plant[]> {
     return this.snapshot.plants(pageSize, query)

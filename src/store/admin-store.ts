@@ -103,6 +103,8 @@ export interface CatalogueSnapshot {
   /** Every row of a kind, in the kind's order (ids, positions, names). */
   rows<K extends Kind> (kind: K, pageSize: number, order?: 'written' | 'key'): AsyncGenerator<Array<CatalogueKinds[K]>>
   tallies (): Promise<CatalogueTallies>
+  /** These plants' levels (by plant, then location), in the same snapshot: an export's stock.<location> cells. */
+  levels (ids: number[]): Promise<StockLevelRow[]>
   close (): Promise<void>
 }
 

@@ -108,7 +108,7 @@ test('export --output picks the format from the extension, as import does; --for
     assert.deepEqual(seedView(JSON.parse(lines[0])), { id: 1, name: 'Monstera', category: 'indoor', tags: ['large', 'green'], status: 'available', photos: [] })
   }
   assert.equal((await plants(['export', '--data-dir', dataDir, '--output', join(dir, 'out.csv')])).code, 0)
-  assert.match(readFileSync(join(dir, 'out.csv'), 'utf8'), /^id,name,category,tags,status,description,price,sku,barcode,photos,updatedAt\n1,Monstera,indoor,large\|green,available,,,,,,20\d\d-/)
+  assert.match(readFileSync(join(dir, 'out.csv'), 'utf8'), /^id,name,category,tags,status,description,price,sku,barcode,lowStockAt,stock.main,photos,updatedAt\n1,Monstera,indoor,large\|green,available,,,,,,,,20\d\d-/)
   assert.equal((await plants(['export', '--data-dir', dataDir, '--format', 'csv', '--output', join(dir, 'forced.jsonl')])).code, 0)
   assert.match(readFileSync(join(dir, 'forced.jsonl'), 'utf8'), /^id,name,/)
 
@@ -116,7 +116,7 @@ test('export --output picks the format from the extension, as import does; --for
   assert.equal(unknown.code, 2)
   assert.match(unknown.stderr, /cannot tell the format of .*out\.txt from its name: pass --format csv or --format jsonl/)
   assert.equal(existsSync(join(dir, 'out.txt')), false)
-  assert.equal((await plants(['export', '--data-dir', dataDir])).stdout.split('\n')[0], 'id,name,category,tags,status,description,price,sku,barcode,photos,updatedAt', 'standard output stays CSV by default')
+  assert.equal((await plants(['export', '--data-dir', dataDir])).stdout.split('\n')[0], 'id,name,category,tags,status,description,price,sku,barcode,lowStockAt,stock.main,photos,updatedAt', 'standard output stays CSV by default')
 })
 
 test('an unreachable --url is named for what it is and leaves no file, half-written or whole', async (t) => {

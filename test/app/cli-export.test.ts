@@ -131,7 +131,7 @@ test('a tag holding | is counted in a warning for CSV; export of a folder withou
   const result = await plants(['export', '--data-dir', join(dir, 'data'), '--output', join(dir, 'out.csv')])
   assert.equal(result.code, 0)
   assert.match(result.stderr, /1 plant has a tag holding \|/)
-  assert.match(await readFile(join(dir, 'out.csv'), 'utf8'), /^id,name,category,tags,status,description,price,sku,barcode,photos,updatedAt\n1,Piped,,a\|b,available,,,,,,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n$/)
+  assert.match(await readFile(join(dir, 'out.csv'), 'utf8'), /^id,name,category,tags,status,description,price,sku,barcode,lowStockAt,stock.main,photos,updatedAt\n1,Piped,,a\|b,available,,,,,,,,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n$/)
   const missing = await plants(['export', '--data-dir', join(dir, 'nothing-here')])
   assert.equal(missing.code, 1)
   assert.match(missing.stderr, /no catalogue in/)

@@ -183,7 +183,7 @@ test('a CSV header with an unknown column is refused before anything is written,
   await writeFile(file, 'name,colour\nFern,green\n')
   const result = await plants(['import', '--create', file, '--data-dir', join(dir, 'data')])
   assert.equal(result.code, 2)
-  assert.match(result.stderr, /unknown column "colour" \(allowed: id, name, category, tags, status, description, price, sku, barcode, updatedAt\)\n/)
+  assert.match(result.stderr, /unknown column "colour" \(allowed: id, name, category, tags, status, description, price, sku, barcode, lowStockAt, stock.LOCATION, updatedAt\)\n/)
   assert.equal((await plants(['import', '--create', join(dir, 'plants.txt'), '--data-dir', join(dir, 'data')])).code, 2, 'no format for .txt')
   // Saved by a spreadsheet that separates with semicolons: the whole header is one unknown column.
   await writeFile(file, 'id;name;price\n1;Fern;2.50\n')

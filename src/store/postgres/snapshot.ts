@@ -1,7 +1,7 @@
 import pg from 'pg'
 import { toRecord, type Plant } from '../../catalogue/plant.js'
 import { positionOf, type PlantQuery, type Position } from '../../catalogue/query.js'
-import { CatalogueUnreachable, type CatalogueKinds, type CatalogueSnapshot, type CatalogueTallies, type Kind } from '../admin-store.js'
+import { CatalogueUnreachable, type CatalogueKinds, type CatalogueSnapshot, type CatalogueTallies, type Kind, type StockLevelRow } from '../admin-store.js'
 import { MOVEMENT_COLUMNS } from '../stock-rows.js'
 import { WEBHOOK_COLUMNS, DELIVERY_COLUMNS } from '../webhook-rows.js'
 import { parseDatabaseUrl, types } from './connection.js'
@@ -132,6 +132,13 @@ export class PostgresSnapshot implements CatalogueSnapshot {
       lastDeliveryN: await this.handedOut('webhook_deliveries', 'n'),
       lastMovementSeq: await this.handedOut('stock_movements', 'seq')
     }
+  }
+
+  async levels (ids: number[]): Promise<StockLevelRow[]> {
+    if (ids.length === 0) return []
+    const { rows } = await this.client.query<StockLevelRow>(`SELECT plant_id, location, on_hand, reserved FROM stock_levels
+      WHERE plant_id = ANY($1::bigint[]) ORDER BY plant_id, location COLLATE "C"`, [ids])
+    return rows
   }
 
   /** The highest id an identity column has handed out (0 before its first). */

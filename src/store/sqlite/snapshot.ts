@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3'
 import { toRecord, type Plant } from '../../catalogue/plant.js'
 import { positionOf, type PlantQuery, type Position } from '../../catalogue/query.js'
-import type { CatalogueKinds, CatalogueSnapshot, CatalogueTallies, Kind } from '../admin-store.js'
+import type { CatalogueKinds, CatalogueSnapshot, CatalogueTallies, Kind, StockLevelRow } from '../admin-store.js'
 import { MOVEMENT_COLUMNS } from '../stock-rows.js'
 import { WEBHOOK_COLUMNS, DELIVERY_COLUMNS } from '../webhook-rows.js'
 import { listSql, searchFunctions } from './list-query.js'
@@ -123,6 +123,12 @@ export class SqliteSnapshot implements CatalogueSnapshot {
       lastDeliveryN: webhooks ? handedOut(db, 'webhook_deliveries', 'n') : 0,
       lastMovementSeq: hasTable(db, 'stock_movements') ? handedOut(db, 'stock_movements', 'seq') : 0
     }
+  }
+
+  async levels (ids: number[]): Promise<StockLevelRow[]> {
+    if (ids.length === 0 || !hasTable(this.db, 'stock_levels')) return []
+    return this.db.prepare(`SELECT plant_id, location, on_hand, reserved FROM stock_levels
+      WHERE plant_id IN (SELECT value FROM json_each(?)) ORDER BY plant_id, location`).all(JSON.stringify(ids)) as StockLevelRow[]
   }
 
   async close (): Promise<void> {
