@@ -11,7 +11,8 @@ import {
 } from './command.js'
 import { Batches, RowsInHand, type Counts } from './import-apply.js'
 import { loadBases, Lookup, newPlantsKnown, surveyFile, trashedOfFile, wholeCatalogue } from './import-known.js'
-import { Planner } from './import-plan.js'
+import { Planner, targetOf } from './import-plan.js'
+import { countSaid, StockCounts, type PlannedCount } from './import-stock.js'
 import { Scratch } from './import-scratch.js'
 import { startProgress } from './progress.js'
 import { formatOf, readRows } from './rows.js'
@@ -87,6 +88,8 @@ ${TARGET_HELP}
   --dry-run            print what would be added and updated (FILE:LINE: what), count what would be
                        left unchanged, report the bad rows (the same as the import would); change nothing
   --overwrite          where a cell edited in the file has also changed since the export, write the file's value (see below)
+  --stock              count the stock.LOCATION cells: set each named plant's onHand there (a movement
+                       with reason count, in the ledger; see below); without it they are left alone
   --quiet              no progress output
   -h, --help           this help
 
@@ -101,6 +104,13 @@ older than the plants it updated: export again before editing it further. A row 
 (an empty cell; a hand-made price list) updates the plant as it is now: every cell that differs is
 written, and the import says so.
 
+plants export writes a stock.LOCATION column a location (a tracked plant's onHand there). With
+--stock, each non-empty such cell of a row naming a plant of the catalogue (by id or sku) sets its
+onHand at that location, compared with the level read as the row is planned (a sale in between
+refuses that count rather than undo it); --dry-run names each change (stock.main 9 → 12). A
+location the catalogue lacks is refused, naming the line and column: the import makes none. A row
+adding a plant cannot carry counts (its id is not known yet): import it first, then count it.
+
 Exit status: 0 when every row is in the catalogue, 1 when some rows were rejected or the import
 failed, 2 for a usage mistake.`,
   options: {
@@ -109,6 +119,7 @@ failed, 2 for a usage mistake.`,
     'batch-size': { type: 'string' },
     'dry-run': { type: 'boolean' },
     overwrite: { type: 'boolean' },
+    stock: { type: 'boolean' },
     create: { type: 'boolean' },
     quiet: { type: 'boolean' }
   },
@@ -143,6 +154,7 @@ async function importFile (file: string, format: Format, given: number | undefin
 
   const where = await locate(values, io)
   if (values.create && where.kind === 'service') throw new UsageError('--create goes with a data folder or DATABASE_URL, not --url')
+  if (values.stock && where.kind === 'service') throw new UsageError('--stock goes with a data folder or DATABASE_URL, not --url (over HTTP: POST /v3/plant/{id}/stock/movements with reason count)')
   const batchSize = given ?? DEFAULT_BATCH[where.kind === 'service' ? 'service' : 'store']
   // A dry run writes nothing, so it may check a file against a folder or a database that has no
   // catalogue yet: it does not make one (not even with --create).
@@ -159,6 +171,9 @@ async function importFile (file: string, format: Format, given: number | undefin
   let unchecked: number | undefined
   /** Without --stock: the stock.<location> columns whose counts were left alone, and the rows that had one. */
   const uncounted = { columns: new Set<string>(), rows: 0 }
+  /** With --stock: the counts, planned as their rows are, applied once every plant is written. */
+  const stockCounts = values.stock === true ? new StockCounts(catalogue.counter) : undefined
+  const counted: PlannedCount[] = []
   try {
     // 2. What the catalogue holds that the file names. Where it can look plants up by key
     // (PostgreSQL), the plants each slice of rows names are looked up as it is planned, while the
@@ -178,6 +193,7 @@ async function importFile (file: string, format: Format, given: number | undefin
     const print = (line: number, reason: string): void => { counts.rejected++; progress.log(`${file}:${line}: ${reason}`) }
     const tell = (line: number, what: string): void => { progress.log(`${file}:${line}: ${what}`) }
     const planner = new Planner(scratch.known, scratch.soFar, values.overwrite === true)
+    if (stockCounts !== undefined) await stockCounts.start()
     const hand = new RowsInHand()
     const batches = new Batches(catalogue, batchSize, counts, { refused: print, added: tell }, hand)
     let done = 0
@@ -193,13 +209,22 @@ async function importFile (file: string, format: Format, given: number | undefin
           // Each row: the bar takes the count as often as it redraws (progress.ts), not in steps of a thousand rows.
           progress.update(++done)
           if (batches.writing && done % ROWS_A_TURN === 0) await nextTurn()
+          // The plant a row's counts go to, as the rows before it leave the catalogue (planning it moves on).
+          const target = row.ok && row.stock !== undefined && stockCounts !== undefined ? targetOf(row, scratch.known) : undefined
+          const stockRefused = row.ok && row.stock !== undefined && stockCounts !== undefined ? stockCounts.refusal(row.stock, target?.plant) : undefined
           if (!row.ok) batches.refuse(row.line, row.reason)
+          else if (stockRefused !== undefined) batches.refuse(row.line, stockRefused)
           else {
-            if (row.stock !== undefined) {
+            if (row.stock !== undefined && stockCounts === undefined) {
               uncounted.rows++
               for (const { column } of row.stock) uncounted.columns.add(column)
             }
             const plan = planner.plan(row)
+            const count = plan.kind === 'refused' || target === undefined || row.stock === undefined ? undefined : await stockCounts!.plan(row.line, target.plant, row.stock)
+            if (count !== undefined) {
+              if (dryRun) io.stdout.write(`${file}:${row.line}: would ${countSaid(count)}\n`)
+              counted.push(count)
+            }
             if (plan.kind === 'refused') batches.refuse(row.line, plan.reason)
             else if (plan.kind === 'unchanged') {
               counts.unchanged++
@@ -221,6 +246,9 @@ async function importFile (file: string, format: Format, given: number | undefin
         }
       }
       await batches.finish()
+      // Counted once every plant of the file is written: each count is a movement of its own (the store's
+      // compare and set against the level the row was planned with), outside the import's batches.
+      if (!dryRun) for (const count of counted) await stockCounts!.apply(count, (line, reason) => { counts.rejected++; progress.log(`${file}:${line}: ${reason}`) })
       progress.update(done)
       counts.matchedById = planner.matched.id
       counts.matchedBySku = planner.matched.sku
@@ -238,6 +266,7 @@ async function importFile (file: string, format: Format, given: number | undefin
     await catalogue.close()
   }
   summarise(io, file, catalogue.where, dryRun, counts, Date.now() - started)
+  if (stockCounts !== undefined) io.stdout.write(dryRun ? `  would be counted ${plural(counted.reduce((n, c) => n + c.changes.length, 0), 'location')} (the "would count" lines)\n` : `  counted          ${plural(stockCounts.counted, 'location')} (movements with reason count)\n`)
   // Its updatedAt cells now name the times before this import's own writes: a further edit of those
   // cells would be taken for a change over one made since (import-plan.ts).
   if (unchecked !== undefined) {

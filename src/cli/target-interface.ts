@@ -24,6 +24,16 @@ export interface StockReader {
   onHand (ids: number[]): Promise<Map<number, Map<string, number>>>
 }
 
+/** Counts written through the store's movements (plants import --stock). */
+export interface StockCounter {
+  /** The catalogue's locations. */
+  locations (): Promise<string[]>
+  /** A plant's onHand at each location it holds a level at; null when it does not track stock (or is gone). */
+  onHand (id: number): Promise<Map<string, number> | null>
+  /** Sets onHand at `location` to `set` when it is `expected` now: a movement with reason count. A refusal in the catalogue's words, else undefined. */
+  count (id: number, location: string, set: number, expected: number): Promise<string | undefined>
+}
+
 export interface Catalogue {
   /** For messages: "data folder ./data" or "service http://…". */
   readonly where: string
@@ -58,6 +68,8 @@ export interface Catalogue {
   readonly historyRetentionMs?: number
   /** Stock per location, where this catalogue can read it. */
   readonly stock?: StockReader
+  /** Where an import can count stock (a data folder or PostgreSQL). */
+  readonly counter?: StockCounter
   /** Where the catalogue can look plants up by key (PostgreSQL): a finder, for an import to read only the plants its rows name. */
   finder?: () => Promise<PlantFinder>
   close (): Promise<void>

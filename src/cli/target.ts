@@ -8,12 +8,14 @@ import type { WriteMeta } from '../catalogue/changes.js'
 import { HISTORY_PAGE_MAX, type HistoryEntry } from '../catalogue/history.js'
 import { toRecord, type Plant } from '../catalogue/plant.js'
 import { positionOf, type PlantQuery, type Position } from '../catalogue/query.js'
+import { PlantNotFound } from '../catalogue/errors.js'
+import { stockRefusalOf } from '../catalogue/stock.js'
 import { TRASH_PAGE_MAX, type TrashPosition } from '../catalogue/trash.js'
 import type { CatalogueSnapshot, PlantFinder } from '../store/admin-store.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { admin, openCatalogueAdmin, openStoreAt, requireCatalogue } from './admin.js'
 import { refusedByService, refusedByStore, wireOperation } from './batches.js'
-import type { ApplyOutcome, Catalogue, IdSet, StockReader } from './target-interface.js'
+import type { ApplyOutcome, Catalogue, IdSet, StockCounter, StockReader } from './target-interface.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
 import { listParamsOf } from './list-filters.js'
 import { reasonOf } from './network-reason.js'
@@ -160,6 +162,27 @@ export class StoreCatalogue implements Catalogue {
       yield page
       if (page.length < HISTORY_PAGE_MAX) return
       before = page[page.length - 1].version
+    }
+  }
+
+  readonly counter: StockCounter = {
+    locations: async () => (await this.store.stock.locations()).map((l) => l.name),
+    onHand: async (id) => {
+      const plant = await this.store.get(id)
+      if (plant === undefined || plant.stock === null) return null
+      return new Map((await this.store.stock.levels(id) ?? []).map((l) => [l.location, l.onHand]))
+    },
+    count: async (id, location, set, expected) => {
+      try {
+        await this.store.stock.move(id, { set, expected, reason: 'count', location }, undefined, undefined, CLI_WRITE)
+        return undefined
+      } catch (err) {
+        const refusal = stockRefusalOf(err)
+        if (refusal?.error === 'stock-changed') return `the count there is ${refusal.onHand} now, not ${expected} as read: a movement came between (a sale); nothing counted, run the import again to count over it`
+        if (err instanceof PlantNotFound) return `plant ${id} was deleted while the import ran; nothing counted`
+        if (refusal !== undefined) return `refused: ${(err as Error).message}`
+        throw err
+      }
     }
   }
 

@@ -9,7 +9,7 @@ import type { CatalogueLocation, CatalogueSnapshot, Kind } from '../../src/store
 import { openAdmin } from '../../src/store/open/open-admin.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { adminQuery, freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
-import { seedStock, type SeededMovement } from '../helpers/stock-rows.js'
+import { moveStock, type StockMove } from '../helpers/stock-rows.js'
 
 // A backup holds the stock, and a restore brings it back as it was at the backup: the locations,
 // every level, the ledger; the ledger's positions continue after the highest the replaced
@@ -32,15 +32,21 @@ async function stockAt (where: CatalogueLocation): Promise<Record<string, unknow
   }
 }
 
-const BEFORE: SeededMovement[] = [
+const BEFORE: StockMove[] = [
   { plant: 1, location: 'main', delta: 10, reason: 'received', reference: null },
   { plant: 1, location: 'greenhouse', delta: 4, reason: 'received', reference: null },
   { plant: 2, location: 'main', delta: 3, reason: 'received', reference: null }
 ]
-const SINCE: SeededMovement[] = [
+const SINCE: StockMove[] = [
   { plant: 1, location: 'main', delta: -2, reason: 'sale', reference: 'order-9' },
   { plant: 2, location: 'main', delta: -3, reason: 'sale', reference: null }
 ]
+
+/** More movements in a closed data folder's catalogue. */
+async function moveIn (dataDir: string, movements: StockMove[]): Promise<void> {
+  const store = openSqliteStore({ dataDir, feedRetentionMs: 7 * DAY })
+  try { await moveStock(store, movements, []) } finally { await store.close() }
+}
 
 async function folderWithStock (t: import('node:test').TestContext): Promise<{ dir: string, dataDir: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'plants-backup-stock-'))
@@ -49,8 +55,8 @@ async function folderWithStock (t: import('node:test').TestContext): Promise<{ d
   const store = openSqliteStore({ dataDir, feedRetentionMs: 7 * DAY })
   await store.create({ name: 'Fern', category: null, tags: [], status: 'available', lowStockAt: 2 })
   await store.create({ name: 'Palm', category: null, tags: [], status: 'available' })
+  await moveStock(store, BEFORE)
   await store.close()
-  seedStock(dataDir, BEFORE)
   return { dir, dataDir }
 }
 
@@ -69,7 +75,7 @@ test('data folder: backup and restore keep the locations, every level and the le
   const backup = await plants(['backup', file, '--data-dir', dataDir])
   assert.equal(backup.code, 0, backup.stderr)
 
-  seedStock(dataDir, SINCE, [])
+  await moveIn(dataDir, SINCE)
   assert.notDeepEqual(await stockAt(folder), expected)
   const restore = await plants(['restore', file, '--data-dir', dataDir])
   assert.equal(restore.code, 0, restore.stderr)
@@ -96,7 +102,7 @@ test('PostgreSQL: restore-marks apply keeps a restored database\'s stock and mov
   const later = join(dir, 'later')
   await mkdir(later)
   await copyFile(join(dataDir, 'catalogue.db'), join(later, 'catalogue.db'))
-  seedStock(later, SINCE, [])
+  await moveIn(later, SINCE)
   const replaced = await freshSchema()
   t.after(() => replaced.drop())
   assert.equal((await plants(['migrate', '--to', replaced.url, '--data-dir', later])).code, 0)

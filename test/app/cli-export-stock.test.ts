@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { plants } from '../../scripts/lib/cli-harness.js'
 import { CLI_TARGETS } from '../helpers/cli-targets.js'
-import { seedStockAt } from '../helpers/stock-rows.js'
+import { moveStock } from '../helpers/stock-rows.js'
 
 // plants export writes lowStockAt and a stock.<location> column a location (a tracked plant's
 // onHand there, empty for one that does not track stock); plants import reads lowStockAt as a
@@ -23,13 +23,13 @@ for (const [where, target] of Object.entries(CLI_TARGETS)) {
       await store.create({ name: 'Fern', category: null, tags: [], status: 'available', lowStockAt: 3 })
       await store.create({ name: 'Palm', category: null, tags: [], status: 'available' })
       await store.create({ name: 'Untracked', category: null, tags: [], status: 'available', lowStockAt: 0 })
-      await store.close()
-      await seedStockAt({ env, args }, [
+      await moveStock(store, [
         { plant: 1, location: 'main', delta: 10, reason: 'received', reference: null },
         { plant: 1, location: 'greenhouse', delta: 5, reason: 'received', reference: null },
         { plant: 1, location: 'main', delta: -1, reason: 'sale', reference: null },
         { plant: 2, location: 'main', delta: 2, reason: 'received', reference: null }
       ])
+      await store.close()
 
       const exported = await plants(['export', ...args], env)
       assert.equal(exported.code, 0, exported.stderr)

@@ -9,7 +9,7 @@ import { openAdmin } from '../../src/store/open/open-admin.js'
 import { openPostgresStore } from '../../src/store/postgres/postgres-plant-store.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { adminQuery, freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
-import { seedStock } from '../helpers/stock-rows.js'
+import { moveStock } from '../helpers/stock-rows.js'
 
 // plants migrate carries the stock: the locations, every plant's level at each, the ledger with its
 // positions, the totals and thresholds on the plants; its check compares them before it commits.
@@ -36,14 +36,14 @@ test('migrate copies the locations, every level and every movement of the ledger
   const fern = (await sqlite.create({ name: 'Fern', category: null, tags: [], status: 'available', lowStockAt: 3 })).plant
   const palm = (await sqlite.create({ name: 'Palm', category: null, tags: [], status: 'available' })).plant
   await sqlite.create({ name: 'Untracked', category: null, tags: [], status: 'available', lowStockAt: 1 })
-  await sqlite.close()
-  seedStock(dataDir, [
+  await moveStock(sqlite, [
     { plant: fern.id, location: 'main', delta: 10, reason: 'received', reference: null },
     { plant: fern.id, location: 'greenhouse', delta: 5, reason: 'received', reference: 'delivery 12' },
     { plant: fern.id, location: 'main', delta: -1, reason: 'sale', reference: 'order-7' },
     { plant: palm.id, location: 'main', delta: 2, reason: 'received', reference: null },
     { plant: palm.id, location: 'main', delta: -2, reason: 'sale', reference: null }
   ])
+  await sqlite.close()
   const source = openSqliteStore({ dataDir, feedRetentionMs: 7 * DAY })
   const records = await source.list({ afterId: 0, limit: 10 })
   await source.close()

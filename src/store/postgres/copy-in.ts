@@ -99,7 +99,7 @@ export async function copyInto (client: pg.Client, address: string, source: Cata
     await client.query("UPDATE meta SET value = (SELECT count(*) FROM plants WHERE status = substr(meta.key, 7)) WHERE key IN ('count_available', 'count_pending', 'count_sold')")
     // The inventory's units likewise, from the copied totals (null: a plant that does not track stock).
     await client.query(`UPDATE meta SET value = (SELECT coalesce(sum(CASE WHEN meta.key LIKE '%on_hand' THEN on_hand ELSE reserved END), 0) FROM plants)
-      WHERE key IN ('units_on_hand', 'units_reserved', 'count_units_on_hand', 'count_units_reserved')`)
+      WHERE key IN ('count_units_on_hand', 'count_units_reserved')`)
     await client.query("UPDATE meta SET value = $1 WHERE key = 'feed_head'", [marks.feedHead])
     await client.query("UPDATE meta SET value = $1 WHERE key = 'feed_floor'", [marks.feedFloor])
     await verify(PostgresSnapshot.within(client))
