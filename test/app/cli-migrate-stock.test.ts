@@ -65,4 +65,7 @@ test('migrate copies the locations, every level and every movement of the ledger
   // The ledger's positions carry on after the highest: a cursor held from before never names another movement.
   const [{ next }] = await adminQuery<{ next: number }>("SELECT nextval(pg_get_serial_sequence('stock_movements', 'seq'))::int AS next", [], scratch.url)
   assert.equal(next, 6)
+  // The units the inventory counts, kept by every movement, start from what was copied.
+  const units = await adminQuery<{ key: string, value: number }>("SELECT key, value::int AS value FROM meta WHERE key LIKE 'count_units_%' ORDER BY key", [], scratch.url)
+  assert.deepEqual(units, [{ key: 'count_units_on_hand', value: 14 }, { key: 'count_units_reserved', value: 0 }])
 })
