@@ -18,7 +18,9 @@ import { refusedByService, refusedByStore, wireOperation } from './batches.js'
 import type { ApplyOutcome, Catalogue, IdSet, StockCounter, StockReader } from './target-interface.js'
 import { CommandFailed, UsageError, type Io } from './command.js'
 import { listParamsOf } from './list-filters.js'
+import { mainFirst } from './locations.js'
 import { reasonOf } from './network-reason.js'
+import { serviceStock } from './service-stock.js'
 
 // The service's modules are loaded only by the paths that use them: the configuration schema alone
 // weighs much memory, which an export given --data-dir has no need of (its memory is a promise).
@@ -208,9 +210,6 @@ export class StoreCatalogue implements Catalogue {
   }
 }
 
-/** Locations as the commands show them: main (every catalogue's, where a one-place store keeps all) first. */
-export const mainFirst = (names: string[]): string[] => [...names.filter((n) => n === 'main'), ...names.filter((n) => n !== 'main').sort()]
-
 /** A whole catalogue read in one snapshot (an export): the admin store's, on either engine. */
 class SnapshotCatalogue implements Catalogue {
   constructor (readonly where: string, private readonly snapshot: CatalogueSnapshot) {}
@@ -286,7 +285,15 @@ export class ServiceCatalogue implements Catalogue {
     }
     this.where = `service ${origin.origin}`
     this.client = lib.createPlantClient({ baseUrl: origin.origin, apiKey: apiKey?.value })
+    this.stock = serviceStock(this.client, async (attempt) => withRetries(`reading ${this.where}`, async () => {
+      const { data, error, response } = await attempt()
+      this.answered = true
+      if (data !== undefined) return data
+      throw this.failure(response, error)
+    }, this.retryable))
   }
+
+  readonly stock: StockReader
 
   async * pages (pageSize: number, query?: PlantQuery): AsyncGenerator<Plant[]> {
     let cursor: string | undefined

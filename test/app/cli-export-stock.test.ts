@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { plants } from '../../scripts/lib/cli-harness.js'
+import { listenOn } from '../../scripts/lib/listening-service.js'
 import { CLI_TARGETS } from '../helpers/cli-targets.js'
 import { moveStock } from '../helpers/stock-rows.js'
 
@@ -38,6 +39,20 @@ for (const [where, target] of Object.entries(CLI_TARGETS)) {
       assert.match(lines[1], /^1,Fern,,,available,,,,,3,9,5,,\d{4}-/)
       assert.match(lines[2], /^2,Palm,,,available,,,,,,2,0,,\d{4}-/, 'a location the plant holds no level at holds 0')
       assert.match(lines[3], /^3,Untracked,,,available,,,,,0,,,,\d{4}-/, 'a plant that does not track stock: empty cells')
+
+      if (target.skip === false && args[0] === '--data-dir') {
+        // Through a running service: the locations, then each tracked plant's levels (GET /v3/plant/{id}/stock).
+        const service = await listenOn(args[1])
+        try {
+          for (const format of ['csv', 'jsonl']) {
+            const viaApi = await plants(['export', '--url', service.url, '--format', format])
+            assert.equal(viaApi.code, 0, viaApi.stderr)
+            assert.equal(viaApi.stdout, (await plants(['export', '--format', format, ...args], env)).stdout, format)
+          }
+        } finally {
+          await service.close()
+        }
+      }
 
       const jsonl = await plants(['export', '--format', 'jsonl', ...args], env)
       const records = jsonl.stdout.trimEnd().split('\n').map((l) => JSON.parse(l))
