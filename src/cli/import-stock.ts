@@ -1,6 +1,6 @@
 import type { Plant } from '../catalogue/plant.js'
 import { MAIN_LOCATION } from '../catalogue/stock.js'
-import type { StockCounter } from './catalogue-interface.js'
+import type { StockCounter } from './target-interface.js'
 import type { StockCell } from './rows.js'
 
 // plants import --stock: each non-empty stock.<location> cell of a row naming a plant of the

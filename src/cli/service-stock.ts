@@ -1,5 +1,5 @@
 import type { PlantClient } from '../client/plant-client.js'
-import type { StockReader } from './catalogue-interface.js'
+import type { StockReader } from './target-interface.js'
 import { mainFirst } from './locations.js'
 
 // An export's stock columns through a running service (--url): GET /v3/locations once, then
