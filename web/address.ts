@@ -9,6 +9,8 @@ export interface View {
   status: string
   category: string
   tag: string
+  /** The stock filter: '', `low`, `in` or `out`. */
+  stock: string
   sort: string
   /** 0 for the first page. */
   page: number
@@ -49,6 +51,7 @@ export function readView (): View {
     status: p.get('status') ?? '',
     category: p.get('category') ?? '',
     tag: p.get('tag') ?? '',
+    stock: p.get('stock') ?? '',
     sort: p.get('sort') ?? 'id',
     page: page > 0 && p.has('after') ? page : 0,
     after: page > 0 ? p.get('after') ?? undefined : undefined,
@@ -63,7 +66,7 @@ export function state (): State {
 /** The address of `view`: only what differs from the defaults, so the plain list is just `/`. */
 function addressOf (view: View): string {
   const p = new URLSearchParams()
-  for (const key of ['q', 'status', 'category', 'tag'] as const) if (view[key] !== '') p.set(key, view[key])
+  for (const key of ['q', 'status', 'category', 'tag', 'stock'] as const) if (view[key] !== '') p.set(key, view[key])
   if (view.sort !== 'id') p.set('sort', view.sort)
   if (view.page > 0 && view.after !== undefined) {
     p.set('page', String(view.page + 1))

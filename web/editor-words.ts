@@ -25,6 +25,7 @@ export function theirVersion (plant: Plant): Array<[string, string]> {
     ['Price', money(plant.price) || '—'],
     ['SKU', plant.sku ?? '—'],
     ['Barcode', plant.barcode ?? '—'],
-    ['Description', plant.description ?? '—']
+    ['Description', plant.description ?? '—'],
+    ['Low stock at', plant.lowStockAt === null ? '—' : String(plant.lowStockAt)]
   ]
 }

@@ -10,6 +10,7 @@ import { historyChanged, resetHistory, setUpHistory } from './history-part.js'
 import { keyAtFirstNeed } from './key.js'
 import { resetPhotoMessages, showPhotos } from './photos.js'
 import { scanGuard } from './scan-guard.js'
+import { ownMovement, setUpStockPart, showStock, stockChanged } from './stock-editor.js'
 import { undoDelete, undoPatch } from './undo.js'
 
 // The plant dialog: add a plant, or edit one with PATCH and If-Match. When someone else changed
@@ -114,6 +115,7 @@ function setMode (plant: Plant | undefined): void {
   deleteButton.hidden = plant === undefined
   saveButton.textContent = plant === undefined ? 'Add plant' : 'Save'
   showPhotos(plant)
+  showStock(plant)
   resetHistory(base)
 }
 
@@ -296,18 +298,21 @@ export async function refresh (change?: Change): Promise<void> {
   }
   if (base === undefined) return
   const moved = FIELDS.filter((f) => !same(fresh.body[f], base!.plant[f])).map((f) => inputs[f])
-  const kept = moved.length > 0 && dirty()
+  // Stock moved from this editor (its status may follow) is no one else's change.
+  const mine = ownMovement(fresh.etag)
+  const kept = moved.length > 0 && dirty() && !mine
   if (!kept) {
     // Nothing typed is at stake: take the new version (photos, or fields nobody is editing).
     base = { plant: fresh.body, etag: fresh.etag ?? '' }
-    if (moved.length > 0) fill(fresh.body)
+    if (moved.length > 0 && !dirty()) fill(fresh.body)
   }
   // Otherwise the base stays: Save meets a 412 and shows their version beside what was typed.
-  if (moved.length > 0) {
+  if (moved.length > 0 && !mine) {
     markChanged(moved)
     say(statusBox, changedWords(moved, kept))
   }
   showPhotos(fresh.body)
+  stockChanged(fresh.body)
   historyChanged(fresh.body, fresh.etag ?? '')
 }
 
@@ -378,6 +383,7 @@ async function changedBeforeDelete (): Promise<void> {
 
 export function setUpEditor (handlers: EditorEvents): void {
   events = handlers
+  setUpStockPart()
   setUpHistory({
     current: () => base === undefined || gone ? undefined : { ...base },
     discardFirst,

@@ -8,6 +8,7 @@ const q = byId<HTMLInputElement>('q')
 const status = byId<HTMLSelectElement>('status')
 const category = byId<HTMLInputElement>('category')
 const tag = byId<HTMLInputElement>('tag')
+const stock = byId<HTMLSelectElement>('stock')
 const sort = byId<HTMLSelectElement>('sort')
 const clear = byId<HTMLButtonElement>('clear-filters')
 const toggle = byId<HTMLButtonElement>('filters-toggle')
@@ -17,8 +18,17 @@ const cards = [...document.querySelectorAll<HTMLButtonElement>('#counts [data-st
 export function syncCards (): void {
   for (const card of cards) card.setAttribute('aria-pressed', String(status.value === card.dataset.status))
   // Folded on a phone, the filters button says how many filters are on.
-  const on = [status.value, category.value.trim(), tag.value.trim(), sort.value === 'id' ? '' : sort.value].filter(Boolean).length
+  const on = [status.value, category.value.trim(), tag.value.trim(), stock.value, sort.value === 'id' ? '' : sort.value].filter(Boolean).length
   toggle.textContent = on === 0 ? 'Filters' : `Filters (${on})`
+}
+
+/** A filter narrows the list (the sort alone does not). */
+export const filtering = (): boolean => q.value.trim() !== '' || status.value !== '' || category.value.trim() !== '' || tag.value.trim() !== '' || stock.value !== ''
+
+/** The stock filter's query: low stock, in stock (some available) or out of stock. */
+export function stockFilter (params: URLSearchParams): void {
+  if (stock.value === 'low') params.set('lowStock', 'true')
+  if (stock.value === 'in' || stock.value === 'out') params.set('inStock', String(stock.value === 'in'))
 }
 
 /** `changed` loads the list for the filters as they are now (a new history entry or not); `cancelSearch` drops a search typed but not yet sent. */
@@ -26,7 +36,7 @@ export function setUpFilters (changed: (how: 'push' | 'replace') => void, cancel
   // A closed select changes at each arrow key: the list follows once the choice settles, not at each press.
   const settled = debounce(() => changed('push'), 400)
   let keyed = false
-  for (const select of [status, sort]) {
+  for (const select of [status, stock, sort]) {
     select.addEventListener('change', () => {
       syncCards()
       settled()
@@ -57,6 +67,7 @@ export function setUpFilters (changed: (how: 'push' | 'replace') => void, cancel
     status.value = ''
     category.value = ''
     tag.value = ''
+    stock.value = ''
     changed('push')
     q.focus()
   })

@@ -15,7 +15,16 @@ export interface HistoryEntry {
   at: string
   actor: string
   kind: 'created' | 'updated' | 'deleted' | 'reverted' | 'restored'
-  changes: Partial<Record<FieldName | 'photos', [Value, Value]>>
+  changes: Partial<Record<FieldName | 'photos', [Value, Value]>> & { stock?: [Stock | null, Stock | null], lowStockAt?: [number | null, number | null] }
+  /** A stock movement's reason, for the version a movement made. */
+  reason?: string
+}
+
+interface Stock { onHand: number, reserved: number, available: number }
+
+/** How the line of a version a stock movement made begins, by its reason. */
+const MOVEMENTS: Record<string, string> = {
+  received: 'Stock received', sale: 'Sold', return: 'Returned to stock', damaged: 'Taken off stock as damaged', count: 'Stock counted', correction: 'Stock corrected'
 }
 
 /** The editor's order of the fields. */
@@ -77,6 +86,7 @@ function photoLines (before: string[], after: string[]): string[] {
 
 /** What kind of change a version was, as its line begins. */
 function kindWords (entry: HistoryEntry): string {
+  if (entry.reason !== undefined) return MOVEMENTS[entry.reason] ?? 'Stock moved'
   if (entry.kind === 'deleted') return 'Moved to the trash'
   if (entry.kind === 'restored') return 'Restored from the trash'
   if (entry.kind === 'reverted') return 'Went back to an earlier version'
@@ -104,9 +114,20 @@ export function changeLines (entry: HistoryEntry): string[] {
     if (entry.kind === 'created') lines.push(`${LABELS[field]}: ${valueWords(field, after)}`)
     else lines.push(fieldLine(field, before, after))
   }
+  const stock = entry.changes.stock
+  if (stock !== undefined) lines.push(stockLine(stock[0], stock[1]))
+  const low = entry.changes.lowStockAt
+  if (low !== undefined) lines.push(`Low stock at: ${low[0] ?? 'never'} → ${low[1] ?? 'never'}`)
   const photos = entry.changes.photos
   if (photos !== undefined) lines.push(...photoLines((photos[0] ?? []) as string[], (photos[1] ?? []) as string[]))
   return lines
+}
+
+/** "On hand: 12 → 11 (11 available)": a movement's totals; a plant that stops tracking says so. */
+function stockLine (before: Stock | null, after: Stock | null): string {
+  if (after === null) return 'Stock: no longer tracked'
+  const available = after.available === after.onHand ? '' : ` (${after.available.toLocaleString()} available)`
+  return `On hand: ${before === null ? 'not tracked' : before.onHand.toLocaleString()} → ${after.onHand.toLocaleString()}${available}`
 }
 
 /** The version changed a field (not only photos): going back to it means something. */

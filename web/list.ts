@@ -1,7 +1,7 @@
 import { listKey, readView, state, writeView, type View } from './address.js'
 import { api, ApiError, isAbort, patiently, type Plant } from './api.js'
 import { byId, eager, say } from './dom.js'
-import { setUpFilters, syncCards } from './filters.js'
+import { filtering, setUpFilters, stockFilter, syncCards } from './filters.js'
 import { currencyReady } from './money.js'
 import { merge, note, row, setRowActions, type RowActions } from './rows.js'
 import { BURST_MS, keyPressed, looksLikeCode, missedWords, scanned, type Missed } from './scanner.js'
@@ -23,6 +23,7 @@ const qHint = byId('q-hint')
 const status = byId<HTMLSelectElement>('status')
 const category = byId<HTMLInputElement>('category')
 const tag = byId<HTMLInputElement>('tag')
+const stock = byId<HTMLSelectElement>('stock')
 const sort = byId<HTMLSelectElement>('sort')
 const list = byId<HTMLUListElement>('plants')
 const summary = byId('summary')
@@ -71,6 +72,7 @@ function query (): URLSearchParams | 'refused' {
   for (const s of status.value.split(',').filter(Boolean)) params.append('status', s)
   if (category.value.trim() !== '') params.set('category', category.value.trim())
   for (const t of tag.value.split(',').map((s) => s.trim()).filter(Boolean)) params.append('tag', t)
+  stockFilter(params)
   if (sort.value !== 'id') params.set('sort', sort.value)
   const cursor = cursors[page]
   if (page > 0 && cursor !== null && cursor !== undefined) params.set('cursor', cursor)
@@ -85,6 +87,7 @@ export function currentView (): View {
     status: status.value,
     category: category.value.trim(),
     tag: tag.value.trim(),
+    stock: stock.value,
     sort: sort.value,
     page: page > 0 && cursor !== null && cursor !== undefined ? page : 0,
     after: page > 0 ? cursor ?? undefined : undefined,
@@ -98,6 +101,7 @@ export function showView (view: View): void {
   status.value = [...status.options].some((o) => o.value === view.status) ? view.status : ''
   category.value = view.category
   tag.value = view.tag
+  stock.value = [...stock.options].some((o) => o.value === view.stock) ? view.stock : ''
   sort.value = [...sort.options].some((o) => o.value === view.sort) ? view.sort : 'id'
   const known = state().cursors
   page = view.page
@@ -239,7 +243,7 @@ async function countOf (params: URLSearchParams, signal: AbortSignal, stop: Abor
 
 /** "1–20 of 240 plants", or "Showing 1–20" until the count is known. */
 function summarise (listed: number, total: { count: number, exact: boolean } | undefined): void {
-  const filtered = q.value.trim() !== '' || status.value !== '' || category.value.trim() !== '' || tag.value.trim() !== ''
+  const filtered = filtering()
   const onePage = page === 0 && nextCursor === null
   const plants = (n: number): string => `${filtered ? 'matching ' : ''}plant${n === 1 ? '' : 's'}`
   const from = page * PAGE_SIZE + 1
@@ -285,7 +289,7 @@ function render (rows: HTMLLIElement[]): void {
       neighbour(rows.findIndex((li) => li.dataset.id === focused.id))
     again?.focus()
   }
-  const filtered = q.value.trim() !== '' || status.value !== '' || category.value.trim() !== '' || tag.value.trim() !== ''
+  const filtered = filtering()
   const onePage = page === 0 && nextCursor === null
   const text = q.value.trim()
   const scan = missed !== undefined && text.endsWith(missed.code) ? missed : undefined

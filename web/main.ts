@@ -9,6 +9,7 @@ import { follow } from './live.js'
 import { note, STATUS_LABELS } from './rows.js'
 import { setUpPhotos } from './photos.js'
 import { setUpSettings, showSettings } from './settings.js'
+import { onMoved, sellOne } from './stock.js'
 import { setUpToast, tell } from './toast.js'
 import { loadTrash, setUpTrash } from './trash.js'
 import { onUndone, undoPatch } from './undo.js'
@@ -49,6 +50,10 @@ async function mark (plant: Plant, status: 'sold' | 'available', button: HTMLBut
 
 setUpKey()
 setUpToast()
+onMoved(() => {
+  refreshSoon()
+  void refresh()
+})
 onUndone((plant) => {
   note(plant.id, plant)
   refreshSoon()
@@ -70,6 +75,7 @@ function forgetPlant (): void {
 setUpList({
   open: (id, opener) => { void open(id, opener, 'page') },
   mark: (plant, status, button) => { void mark(plant, status, button) },
+  sell: (plant, button) => { void sellOne(plant, button) },
   loaded: (position) => {
     // Follow the feed from the first page's position: nothing between that read and the stream is missed.
     if (following) return

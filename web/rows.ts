@@ -2,6 +2,7 @@ import { plantAddress } from './address.js'
 import type { Plant } from './api.js'
 import { el } from './dom.js'
 import { money } from './money.js'
+import { stockBadges } from './stock.js'
 
 // The list's rows. After a change (made here or elsewhere) the rows on screen keep their places:
 // a row whose plant left the list's answer (sold under "For sale") or was deleted stays where it
@@ -13,6 +14,8 @@ export interface RowActions {
   open (id: number, opener: HTMLElement): void
   /** Sets a plant's status from its row: sold, or back to available. */
   mark (plant: Plant, status: 'sold' | 'available', button: HTMLButtonElement): void
+  /** Sells one unit of a plant that tracks stock. */
+  sell (plant: Plant, button: HTMLButtonElement): void
 }
 
 let events: RowActions
@@ -62,9 +65,13 @@ function plantRow (plant: Plant, state: RowState, putBack: boolean): HTMLLIEleme
   if (plant.price !== null) meta.append(el('span', { class: 'price', text: money(plant.price) }))
   if (plant.sku !== null) meta.append(el('span', { class: 'code', text: `SKU ${plant.sku}` }))
   if (plant.barcode !== null) meta.append(el('span', { class: 'code', text: `Barcode ${plant.barcode}` }))
+  meta.append(...stockBadges(plant))
   const badge = el('span', { class: `status status-${plant.status}`, text: STATUS_LABELS[plant.status] ?? plant.status })
   const actions = el('div', { class: 'plant-actions' })
-  if (plant.status !== 'sold') actions.append(statusButton(plant, 'sold', 'Mark sold'))
+  // A plant that tracks stock is sold a unit at a time; its status follows what is available.
+  if (plant.stock !== null) {
+    if (plant.stock.available > 0) actions.append(sellButton(plant))
+  } else if (plant.status !== 'sold') actions.append(statusButton(plant, 'sold', 'Mark sold'))
   else if (putBack) actions.append(statusButton(plant, 'available', 'Mark available'))
   const text = el('div', { class: 'plant-text' }, open, meta)
   if (plant.description !== null) text.append(el('p', { class: 'plant-description', text: plant.description }))
@@ -78,6 +85,12 @@ function statusButton (plant: Plant, status: 'sold' | 'available', words: string
   // The visible words start the accessible name; the plant's name tells the buttons apart.
   const button = el('button', { class: 'small', text: words, attrs: { type: 'button', 'data-role': status, 'aria-label': `${words}: ${plant.name}` } })
   button.addEventListener('click', () => events.mark(plant, status, button))
+  return button
+}
+
+function sellButton (plant: Plant): HTMLButtonElement {
+  const button = el('button', { class: 'small', text: 'Sell one', attrs: { type: 'button', 'data-role': 'sell', 'aria-label': `Sell one: ${plant.name}` } })
+  button.addEventListener('click', () => events.sell(plant, button))
   return button
 }
 

@@ -1,0 +1,192 @@
+import { api, ApiError, describe, type Plant } from './api.js'
+import { byId, el, say } from './dom.js'
+import { movedHere, newKey, stockWords, type Moved } from './stock.js'
+
+// The open plant's Stock part: what it holds at each place, and two movements made there:
+// receiving units, and a count. A count is a compare and set on the units on hand at that place
+// as this part last read them: when someone sold or received there meanwhile, the count is refused,
+// the part shows the count as it is now and staff count again (or save theirs over it). Neither is
+// part of Save: each is written at once, as a movement.
+
+interface Level { location: string, onHand: number, reserved: number, available: number }
+type Listed<T> = T[] | { items: T[] }
+
+const part = byId('stock-part')
+const summary = byId('stock-summary')
+const table = byId('stock-levels')
+const tableRows = byId('stock-rows')
+const place = byId<HTMLSelectElement>('s-location')
+const received = byId<HTMLInputElement>('s-received')
+const counted = byId<HTMLInputElement>('s-counted')
+const receiveButton = byId<HTMLButtonElement>('s-receive')
+const countButton = byId<HTMLButtonElement>('s-count')
+const statusBox = byId('stock-status')
+const alertBox = byId('stock-alert')
+
+let plant: Plant | undefined
+let levels: Level[] = []
+/** The plant's totals when the levels were last read: another change to them reads them again. */
+let readFor = ''
+let controller: AbortController | undefined
+/** A movement from here is on its way. */
+let busy = false
+/** The last movement that got no answer, with its key: sent again unchanged, it moves stock once. */
+let unanswered: { body: string, key: string } | undefined
+/** The versions of the plant that movements from here made: the editor does not say someone else made them. */
+const own = new Set<string>()
+
+const itemsOf = <T>(body: Listed<T>): T[] => Array.isArray(body) ? body : body.items
+
+/** The plant as this version (its ETag) was made by a movement from here, or one is on its way. */
+export const ownMovement = (etag: string | null): boolean => busy || (etag !== null && own.has(etag))
+
+/** A plant was opened (undefined: a new one, which holds no stock yet). */
+export function showStock (shown: Plant | undefined): void {
+  controller?.abort()
+  plant = shown
+  part.hidden = shown === undefined
+  levels = []
+  readFor = ''
+  unanswered = undefined
+  received.value = ''
+  counted.value = ''
+  for (const box of [statusBox, alertBox, byId('s-received-error'), byId('s-counted-error')]) say(box, '')
+  for (const input of [received, counted]) input.removeAttribute('aria-invalid')
+  render()
+  if (shown !== undefined) void read()
+}
+
+/** The open plant changed (here or elsewhere): its levels are read again when its totals moved. */
+export function stockChanged (now: Plant): void {
+  if (plant?.id !== now.id) return
+  plant = now
+  if (JSON.stringify(now.stock) !== readFor) void read()
+  else render()
+}
+
+/** Reads the plant's levels (a plant that does not track stock has none), and the store's places for the choice of where. */
+async function read (): Promise<void> {
+  if (plant === undefined) return
+  controller?.abort()
+  const mine = new AbortController()
+  controller = mine
+  const at = plant
+  const places = api<Listed<{ name: string }>>('GET', '/v3/locations', { signal: mine.signal }).then((a) => itemsOf(a.body), () => undefined)
+  try {
+    const stock = at.stock === null ? [] : itemsOf((await api<Listed<Level>>('GET', `/v3/plant/${at.id}/stock`, { signal: mine.signal })).body)
+    const names = await places
+    if (mine.signal.aborted) return
+    levels = stock
+    readFor = JSON.stringify(at.stock)
+    // Without the places (not read just now), main at least: a one-place store never names another.
+    const chosen = place.value
+    place.replaceChildren(...(names ?? [{ name: 'main' }]).map((p) => el('option', { text: p.name, attrs: { value: p.name } })))
+    place.value = [...place.options].some((o) => o.value === chosen) ? chosen : 'main'
+    render()
+  } catch (err) {
+    // A plant deleted meanwhile is said by the editor itself.
+    if (mine.signal.aborted || (err instanceof ApiError && err.status === 404)) return
+    say(alertBox, `The stock could not be read. ${describe(err)}`)
+  }
+}
+
+function render (): void {
+  const stock = plant?.stock ?? null
+  const low = plant?.lowStockAt ?? null
+  summary.textContent = stock === null
+    ? 'This plant does not track stock: its status is set by hand. Receive or count units to track it.'
+    : `${stockWords(stock)}${stock.reserved > 0 ? `, ${stock.reserved.toLocaleString()} reserved` : ''}.${low === null ? '' : ` Low at ${low.toLocaleString()} available or fewer.`}`
+  tableRows.replaceChildren(...levels.map((l) => el('tr', {},
+    el('th', { text: l.location, attrs: { scope: 'row' } }),
+    ...[l.onHand, l.reserved, l.available].map((n) => el('td', { text: n.toLocaleString() })))))
+  table.hidden = levels.length === 0
+}
+
+/** A whole number of units typed in `input` (at least `least`), or undefined with the field's error said. */
+function units (input: HTMLInputElement, least: number): number | undefined {
+  const text = input.value.trim()
+  const n = /^\d{1,9}$/.test(text) ? Number(text) : NaN
+  const ok = n >= least
+  say(byId(`${input.id}-error`), ok ? '' : `Enter a whole number of units, ${least} or more.`)
+  input.setAttribute('aria-invalid', String(!ok))
+  if (!ok) input.focus()
+  return ok ? n : undefined
+}
+
+/** Sends a movement; the same movement sent again after no answer keeps its Idempotency-Key. */
+async function move (body: Record<string, unknown>): Promise<Moved> {
+  const text = JSON.stringify(body)
+  const key = unanswered?.body === text ? unanswered.key : newKey()
+  unanswered = { body: text, key }
+  try {
+    const answer = await api<Moved>('POST', `/v3/plant/${plant!.id}/stock/movements`, { body, idempotencyKey: key })
+    unanswered = undefined
+    if (answer.etag !== null) own.add(answer.etag)
+    return answer.body ?? {}
+  } catch (err) {
+    // A refusal moved nothing: the next try is a new movement. No answer at all may have moved it.
+    if (err instanceof ApiError && err.status !== 0 && err.status < 500) unanswered = undefined
+    throw err
+  }
+}
+
+async function act (button: HTMLButtonElement, input: HTMLInputElement, least: number, body: (n: number) => Record<string, unknown>, said: (n: number, answer: Moved) => string): Promise<void> {
+  if (busy || plant === undefined) return
+  const n = units(input, least)
+  if (n === undefined) return
+  busy = true
+  button.disabled = true
+  say(statusBox, '')
+  say(alertBox, '')
+  try {
+    const answer = await move(body(n))
+    input.value = ''
+    say(statusBox, said(n, answer))
+    await read()
+    movedHere()
+  } catch (err) {
+    await refused(err, input)
+  } finally {
+    busy = false
+    button.disabled = false
+  }
+}
+
+async function refused (err: unknown, input: HTMLInputElement): Promise<void> {
+  if (err instanceof ApiError && err.code === 'stock-changed') {
+    // The count as it is now, read again: the next Save count is conditional on it.
+    const where = place.value
+    await read()
+    const now = levels.find((l) => l.location === where)?.onHand ?? 0
+    say(alertBox, `Not saved: the count at ${where} changed while you were counting (someone sold or received there). It is now ${now.toLocaleString()} on hand. Count again, then save your count.`)
+    input.focus()
+    return
+  }
+  say(alertBox, `Nothing was changed. ${describe(err, 'This plant')}`)
+}
+
+const onHandAt = (where: string): number => levels.find((l) => l.location === where)?.onHand ?? 0
+const name = (): string => plant?.name ?? ''
+const there = (answer: Moved, where: string): string => answer.level === undefined ? '' : ` ${answer.level.onHand.toLocaleString()} on hand at ${where}.`
+
+export function setUpStockPart (): void {
+  receiveButton.addEventListener('click', () => {
+    const where = place.value || 'main'
+    void act(receiveButton, received, 1, (n) => ({ delta: n, reason: 'received', location: where }),
+      (n, answer) => `Received ${n.toLocaleString()} of “${name()}” at ${where}.${there(answer, where)}`)
+  })
+  countButton.addEventListener('click', () => {
+    const where = place.value || 'main'
+    const expected = onHandAt(where)
+    void act(countButton, counted, 0, (n) => ({ set: n, expected, reason: 'count', location: where }),
+      (n) => `Counted ${n.toLocaleString()} of “${name()}” at ${where}.`)
+  })
+  // Enter in a box makes its movement, not the editor's Save.
+  for (const [input, button] of [[received, receiveButton], [counted, countButton]] as const) {
+    input.addEventListener('keydown', (event) => {
+      if (event.key !== 'Enter') return
+      event.preventDefault()
+      button.click()
+    })
+  }
+}

@@ -1,0 +1,80 @@
+import { api, describe, type Plant } from './api.js'
+import { el } from './dom.js'
+import { tell } from './toast.js'
+import { notUndone } from './undo.js'
+
+// Stock as the list shows it, and the list's "Sell one": a sale of one unit at the store's main
+// place (a movement, never a status set by hand), whose Undo puts the unit back with a return.
+
+export type StockTotals = NonNullable<Plant['stock']>
+
+/** What a movement answers (the movement itself, the location's and the plant's new counts). */
+export interface Moved {
+  movement?: { seq: number, onHandAfter: number }
+  level?: { location: string, onHand: number, available: number }
+  stock?: StockTotals
+}
+
+/** A fresh Idempotency-Key: a till's retry of the same request moves stock once. */
+export function newKey (): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16))
+  return `page-${[...bytes].map((b) => b.toString(16).padStart(2, '0')).join('')}`
+}
+
+/** Low: available at or below the plant's threshold. */
+export const isLow = (plant: Plant): boolean => plant.stock !== null && plant.lowStockAt !== null && plant.stock.available <= plant.lowStockAt
+
+/** "12 on hand, 10 available", the stock as a row shows it. */
+export const stockWords = (stock: StockTotals): string => `${stock.onHand.toLocaleString()} on hand, ${stock.available.toLocaleString()} available`
+
+/** A row's stock, beside its price and codes: nothing for a plant that does not track stock. */
+export function stockBadges (plant: Plant): HTMLElement[] {
+  if (plant.stock === null) return []
+  const badges: HTMLElement[] = [el('span', { class: 'stock', text: stockWords(plant.stock), attrs: { 'data-role': 'stock' } })]
+  if (plant.stock.available === 0) badges.push(el('span', { class: 'stock-flag stock-out', text: 'None available' }))
+  else if (isLow(plant)) badges.push(el('span', { class: 'stock-flag stock-low', text: 'Low stock' }))
+  return badges
+}
+
+/** A movement of `delta` units at main, with its own Idempotency-Key. */
+async function move (id: number, delta: number, reason: 'sale' | 'return'): Promise<Moved> {
+  const { body } = await api<Moved>('POST', `/v3/plant/${id}/stock/movements`, { body: { delta, reason }, idempotencyKey: newKey() })
+  return body ?? {}
+}
+
+/** After a movement here: the list and the open plant follow. */
+let moved: () => void = () => {}
+
+export function onMoved (handler: () => void): void {
+  moved = handler
+}
+
+/** Stock was moved from the page (a sale, its undo, a receipt, a count). */
+export const movedHere = (): void => moved()
+
+/**
+ * Sells one unit of `plant` from its row. The message says how many are left, with Undo (a return
+ * of that unit, so a sale made since at another till is never taken back with it).
+ */
+export async function sellOne (plant: Plant, button: HTMLButtonElement): Promise<void> {
+  if (document.activeElement === button) button.closest('li')?.querySelector<HTMLElement>('[data-role="open"]')?.focus()
+  button.disabled = true
+  try {
+    const answer = await move(plant.id, -1, 'sale')
+    const left = answer.stock === undefined ? '' : ` ${answer.stock.available.toLocaleString()} left.`
+    tell(`Sold one “${plant.name}”.${left}`, async () => {
+      try {
+        const back = await move(plant.id, 1, 'return')
+        movedHere()
+        const now = back.stock === undefined ? '' : ` ${back.stock.available.toLocaleString()} available.`
+        return `Undone: one “${plant.name}” is back in stock.${now}`
+      } catch (err) {
+        return notUndone(err, plant.name)
+      }
+    })
+    movedHere()
+  } catch (err) {
+    button.disabled = false
+    tell(`“${plant.name}” was not sold. ${describe(err)}`)
+  }
+}
