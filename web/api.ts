@@ -12,6 +12,10 @@ export type Plant = Schemas['Plant']
 export type Change = Schemas['Change']
 export type Problem = Schemas['Problem']
 export type Inventory = Schemas['Inventory']
+export type StockLevel = Schemas['StockLevel']
+export type StockLevels = Schemas['StockLevels']
+export type LocationList = Schemas['LocationList']
+export type MovementResult = Schemas['MovementResult']
 
 export class ApiError extends Error {
   constructor (readonly status: number, readonly problem: Problem | undefined, readonly retryAfter: string | null = null) {

@@ -1,15 +1,12 @@
-import { api, ApiError, describe, type Plant } from './api.js'
+import { api, ApiError, describe, type LocationList, type MovementResult, type Plant, type StockLevel, type StockLevels } from './api.js'
 import { byId, el, say } from './dom.js'
-import { movedHere, newKey, stockWords, type Moved } from './stock.js'
+import { movedHere, newKey, stockWords } from './stock.js'
 
 // The open plant's Stock part: what it holds at each place, and two movements made there:
 // receiving units, and a count. A count is a compare and set on the units on hand at that place
 // as this part last read them: when someone sold or received there meanwhile, the count is refused,
 // the part shows the count as it is now and staff count again (or save theirs over it). Neither is
 // part of Save: each is written at once, as a movement.
-
-interface Level { location: string, onHand: number, reserved: number, available: number }
-type Listed<T> = T[] | { items: T[] }
 
 const part = byId('stock-part')
 const summary = byId('stock-summary')
@@ -24,7 +21,7 @@ const statusBox = byId('stock-status')
 const alertBox = byId('stock-alert')
 
 let plant: Plant | undefined
-let levels: Level[] = []
+let levels: StockLevel[] = []
 /** The plant's totals when the levels were last read: another change to them reads them again. */
 let readFor = ''
 let controller: AbortController | undefined
@@ -34,8 +31,6 @@ let busy = false
 let unanswered: { body: string, key: string } | undefined
 /** The versions of the plant that movements from here made: the editor does not say someone else made them. */
 const own = new Set<string>()
-
-const itemsOf = <T>(body: Listed<T>): T[] => Array.isArray(body) ? body : body.items
 
 /** The plant as this version (its ETag) was made by a movement from here, or one is on its way. */
 export const ownMovement = (etag: string | null): boolean => busy || (etag !== null && own.has(etag))
@@ -64,16 +59,33 @@ export function stockChanged (now: Plant): void {
   else render()
 }
 
+/** The newest read of the levels: a change arriving meanwhile starts another, which aborts it. */
+let reading: Promise<void> = Promise.resolve()
+
+function read (): Promise<void> {
+  reading = readNow()
+  return reading
+}
+
+/** Once the newest read (whichever it is by then) is done: the levels are as the service last said. */
+async function settled (): Promise<void> {
+  let seen: Promise<void>
+  do {
+    seen = reading
+    await seen
+  } while (seen !== reading)
+}
+
 /** Reads the plant's levels (a plant that does not track stock has none), and the store's places for the choice of where. */
-async function read (): Promise<void> {
+async function readNow (): Promise<void> {
   if (plant === undefined) return
   controller?.abort()
   const mine = new AbortController()
   controller = mine
   const at = plant
-  const places = api<Listed<{ name: string }>>('GET', '/v3/locations', { signal: mine.signal }).then((a) => itemsOf(a.body), () => undefined)
+  const places = api<LocationList>('GET', '/v3/locations', { signal: mine.signal }).then((a) => a.body.items, () => undefined)
   try {
-    const stock = at.stock === null ? [] : itemsOf((await api<Listed<Level>>('GET', `/v3/plant/${at.id}/stock`, { signal: mine.signal })).body)
+    const stock = at.stock === null ? [] : (await api<StockLevels>('GET', `/v3/plant/${at.id}/stock`, { signal: mine.signal })).body.items
     const names = await places
     if (mine.signal.aborted) return
     levels = stock
@@ -114,15 +126,15 @@ function units (input: HTMLInputElement, least: number): number | undefined {
 }
 
 /** Sends a movement; the same movement sent again after no answer keeps its Idempotency-Key. */
-async function move (body: Record<string, unknown>): Promise<Moved> {
+async function move (body: Record<string, unknown>): Promise<MovementResult> {
   const text = JSON.stringify(body)
   const key = unanswered?.body === text ? unanswered.key : newKey()
   unanswered = { body: text, key }
   try {
-    const answer = await api<Moved>('POST', `/v3/plant/${plant!.id}/stock/movements`, { body, idempotencyKey: key })
+    const answer = await api<MovementResult>('POST', `/v3/plant/${plant!.id}/stock/movements`, { body, idempotencyKey: key })
     unanswered = undefined
     if (answer.etag !== null) own.add(answer.etag)
-    return answer.body ?? {}
+    return answer.body
   } catch (err) {
     // A refusal moved nothing: the next try is a new movement. No answer at all may have moved it.
     if (err instanceof ApiError && err.status !== 0 && err.status < 500) unanswered = undefined
@@ -130,7 +142,7 @@ async function move (body: Record<string, unknown>): Promise<Moved> {
   }
 }
 
-async function act (button: HTMLButtonElement, input: HTMLInputElement, least: number, body: (n: number) => Record<string, unknown>, said: (n: number, answer: Moved) => string): Promise<void> {
+async function act (button: HTMLButtonElement, input: HTMLInputElement, least: number, body: (n: number) => Record<string, unknown>, said: (n: number, answer: MovementResult) => string): Promise<void> {
   if (busy || plant === undefined) return
   const n = units(input, least)
   if (n === undefined) return
@@ -157,7 +169,8 @@ async function refused (err: unknown, input: HTMLInputElement): Promise<void> {
     // The count as it is now, read again: the next Save count is conditional on it.
     const where = place.value
     await read()
-    const now = levels.find((l) => l.location === where)?.onHand ?? 0
+    await settled()
+    const now = onHandAt(where)
     say(alertBox, `Not saved: the count at ${where} changed while you were counting (someone sold or received there). It is now ${now.toLocaleString()} on hand. Count again, then save your count.`)
     input.focus()
     return
@@ -167,7 +180,7 @@ async function refused (err: unknown, input: HTMLInputElement): Promise<void> {
 
 const onHandAt = (where: string): number => levels.find((l) => l.location === where)?.onHand ?? 0
 const name = (): string => plant?.name ?? ''
-const there = (answer: Moved, where: string): string => answer.level === undefined ? '' : ` ${answer.level.onHand.toLocaleString()} on hand at ${where}.`
+const there = (answer: MovementResult, where: string): string => ` ${answer.level.onHand.toLocaleString()} on hand at ${where}.`
 
 export function setUpStockPart (): void {
   receiveButton.addEventListener('click', () => {

@@ -1,4 +1,4 @@
-import { api, describe, type Plant } from './api.js'
+import { api, describe, type MovementResult, type Plant } from './api.js'
 import { el } from './dom.js'
 import { tell } from './toast.js'
 import { notUndone } from './undo.js'
@@ -7,13 +7,6 @@ import { notUndone } from './undo.js'
 // place (a movement, never a status set by hand), whose Undo puts the unit back with a return.
 
 export type StockTotals = NonNullable<Plant['stock']>
-
-/** What a movement answers (the movement itself, the location's and the plant's new counts). */
-export interface Moved {
-  movement?: { seq: number, onHandAfter: number }
-  level?: { location: string, onHand: number, available: number }
-  stock?: StockTotals
-}
 
 /** A fresh Idempotency-Key: a till's retry of the same request moves stock once. */
 export function newKey (): string {
@@ -37,9 +30,9 @@ export function stockBadges (plant: Plant): HTMLElement[] {
 }
 
 /** A movement of `delta` units at main, with its own Idempotency-Key. */
-async function move (id: number, delta: number, reason: 'sale' | 'return'): Promise<Moved> {
-  const { body } = await api<Moved>('POST', `/v3/plant/${id}/stock/movements`, { body: { delta, reason }, idempotencyKey: newKey() })
-  return body ?? {}
+async function move (id: number, delta: number, reason: 'sale' | 'return'): Promise<MovementResult> {
+  const { body } = await api<MovementResult>('POST', `/v3/plant/${id}/stock/movements`, { body: { delta, reason }, idempotencyKey: newKey() })
+  return body
 }
 
 /** After a movement here: the list and the open plant follow. */
@@ -61,13 +54,11 @@ export async function sellOne (plant: Plant, button: HTMLButtonElement): Promise
   button.disabled = true
   try {
     const answer = await move(plant.id, -1, 'sale')
-    const left = answer.stock === undefined ? '' : ` ${answer.stock.available.toLocaleString()} left.`
-    tell(`Sold one “${plant.name}”.${left}`, async () => {
+    tell(`Sold one “${plant.name}”. ${answer.stock.available.toLocaleString()} left.`, async () => {
       try {
         const back = await move(plant.id, 1, 'return')
         movedHere()
-        const now = back.stock === undefined ? '' : ` ${back.stock.available.toLocaleString()} available.`
-        return `Undone: one “${plant.name}” is back in stock.${now}`
+        return `Undone: one “${plant.name}” is back in stock. ${back.stock.available.toLocaleString()} available.`
       } catch (err) {
         return notUndone(err, plant.name)
       }

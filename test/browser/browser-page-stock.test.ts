@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict'
+import type { Locator, Page } from 'playwright-core'
+import { bothWidths, giveKey, plantButton, staffPageTests, unexpectedErrors, type StaffPage } from '../helpers/staff-page.js'
+
+// Stock on the staff page: each plant that tracks stock shows it in the list, and is sold a unit
+// at a time ("Sell one", a sale movement at main with an Idempotency-Key; Undo returns the unit);
+// the editor's Stock part receives and counts per place (a count is a compare and set: a sale made
+// meanwhile is said, with the count as it is now, and the count saved on the second try); a
+// low-stock filter; the movements in the plant's history. axe-clean at 1280 and 375 px.
+
+const staffPageTest = staffPageTests()
+
+type Headers = Record<string, string>
+
+async function write (staff: StaffPage, method: string, path: string, body: unknown, headers: Headers = {}): Promise<any> {
+  const res = await staff.call(method, path, body, headers)
+  assert.ok(res.status === 200 || res.status === 201, `${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`)
+  return res.body
+}
+
+/** A movement through the API, as another till would make it. */
+const move = (staff: StaffPage, id: number, body: Record<string, unknown>, headers: Headers = {}): Promise<any> =>
+  write(staff, 'POST', `/v3/plant/${id}/stock/movements`, body, headers)
+
+/** The plant's ledger through the API, newest first. */
+async function ledger (staff: StaffPage, id: number): Promise<Array<{ location: string, delta: number, reason: string, onHandAfter: number }>> {
+  const res = await staff.call('GET', `/v3/plant/${id}/stock/movements?limit=100`)
+  assert.equal(res.status, 200)
+  return res.body.items.map((m: any) => ({ location: m.location, delta: m.delta, reason: m.reason, onHandAfter: m.onHandAfter }))
+}
+
+/** The plant's levels through the API: onHand by place. */
+async function onHandAt (staff: StaffPage, id: number): Promise<Record<string, number>> {
+  const res = await staff.call('GET', `/v3/plant/${id}/stock`)
+  assert.equal(res.status, 200)
+  return Object.fromEntries(res.body.items.map((l: any) => [l.location, l.onHand]))
+}
+
+const rowOf = (page: Page, id: number): Locator => page.locator(`#plants li[data-id="${id}"]`)
+
+/** The editor's Stock table, row by row: place, on hand, reserved, available. */
+const levelsShown = (editor: Locator) => editor.locator('#stock-rows tr').evaluateAll((rows) =>
+  rows.map((r) => [...r.children].map((c) => c.textContent).join(' ')))
+
+staffPageTest('stock shows beside each plant that tracks it; Sell one sells a unit at main with an Idempotency-Key, and Undo returns it', async (staff, { engine }) => {
+  const { page } = staff
+  const fern = await staff.add({ name: 'Fern' })
+  const ivy = await staff.add({ name: 'Ivy' })
+  await move(staff, fern.id, { delta: 3, reason: 'received' })
+  await page.goto(staff.url + '/')
+  await plantButton(page, 'Fern').waitFor()
+  await rowOf(page, fern.id).getByText('3 on hand, 3 available', { exact: true }).waitFor()
+  assert.equal(await rowOf(page, ivy.id).locator('[data-role="stock"]').count(), 0, 'nothing for a plant that does not track stock')
+  assert.equal(await rowOf(page, ivy.id).getByRole('button', { name: 'Mark sold: Ivy' }).count(), 1)
+  assert.equal(await rowOf(page, fern.id).getByRole('button', { name: 'Mark sold: Fern' }).count(), 0, 'a tracked plant is sold a unit at a time')
+
+  const sale = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith(`/v3/plant/${fern.id}/stock/movements`))
+  await page.getByRole('button', { name: 'Sell one: Fern' }).click()
+  await giveKey(page)
+  const sent = await sale
+  assert.deepEqual(sent.postDataJSON(), { delta: -1, reason: 'sale' })
+  assert.match(sent.headers()['idempotency-key'] ?? '', /^page-[0-9a-f]{32}$/)
+  await page.getByRole('status').filter({ hasText: 'Sold one “Fern”. 2 left.' }).waitFor()
+  await rowOf(page, fern.id).getByText('2 on hand, 2 available', { exact: true }).waitFor()
+  assert.deepEqual((await ledger(staff, fern.id))[0], { location: 'main', delta: -1, reason: 'sale', onHandAfter: 2 })
+
+  await page.getByRole('button', { name: 'Undo', exact: true }).click()
+  await page.getByRole('status').filter({ hasText: 'Undone: one “Fern” is back in stock. 3 available.' }).waitFor()
+  await rowOf(page, fern.id).getByText('3 on hand, 3 available', { exact: true }).waitFor()
+  assert.deepEqual((await ledger(staff, fern.id)).slice(0, 2), [
+    { location: 'main', delta: 1, reason: 'return', onHandAfter: 3 },
+    { location: 'main', delta: -1, reason: 'sale', onHandAfter: 2 }
+  ])
+
+  // The last unit sold: the plant is sold (its status follows its stock), and no Sell one is left.
+  await move(staff, fern.id, { delta: -2, reason: 'sale' })
+  await rowOf(page, fern.id).getByText('1 on hand, 1 available', { exact: true }).waitFor()
+  await page.getByRole('button', { name: 'Sell one: Fern' }).click()
+  await page.getByRole('status').filter({ hasText: 'Sold one “Fern”. 0 left.' }).waitFor()
+  await rowOf(page, fern.id).getByText('None available', { exact: true }).waitFor()
+  assert.equal(await rowOf(page, fern.id).getByRole('button', { name: 'Sell one: Fern' }).count(), 0)
+  assert.equal((await staff.call('GET', `/v3/plant/${fern.id}`)).body.status, 'sold')
+  await bothWidths(page, 'list with stock', `browser-page-stock-${engine.name}-list`)
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+  assert.deepEqual(staff.refusals, [])
+})
+
+staffPageTest('the editor receives and counts per place; a count meeting a sale made meanwhile shows the count as it is now and saves on the second try', async (staff, { engine }) => {
+  const { page } = staff
+  await write(staff, 'POST', '/v3/locations', { name: 'greenhouse' })
+  const fern = await staff.add({ name: 'Fern', lowStockAt: 2 })
+  await move(staff, fern.id, { delta: 5, reason: 'received' })
+  await page.goto(staff.url + '/')
+  await plantButton(page, 'Fern').click()
+  await giveKey(page)
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  await editor.getByText('5 on hand, 5 available. Low at 2 available or fewer.', { exact: true }).waitFor()
+  assert.deepEqual(await levelsShown(editor), ['main 5 0 5'])
+
+  // Receive at the greenhouse (Enter in the box receives; it does not save the plant).
+  await editor.getByRole('combobox', { name: 'Place' }).selectOption('greenhouse')
+  await editor.getByRole('textbox', { name: 'Units received' }).fill('4')
+  await editor.getByRole('textbox', { name: 'Units received' }).press('Enter')
+  await editor.getByRole('status').filter({ hasText: 'Received 4 of “Fern” at greenhouse. 4 on hand at greenhouse.' }).waitFor()
+  await editor.getByText('9 on hand, 9 available. Low at 2 available or fewer.', { exact: true }).waitFor()
+  assert.deepEqual(await onHandAt(staff, fern.id), { main: 5, greenhouse: 4 })
+  assert.ok(await editor.isVisible(), 'the editor stays open')
+  // Units to receive must be a whole number, 1 or more: said beside the box, nothing sent.
+  await editor.getByRole('textbox', { name: 'Units received' }).fill('0')
+  await editor.getByRole('button', { name: 'Receive' }).click()
+  await editor.getByText('Enter a whole number of units, 1 or more.').waitFor()
+
+  // A count at main, while another till sells one there: the count, made against 5 on hand, is
+  // refused; the part says the count is now 4, and the same count saved again is taken.
+  await editor.getByRole('combobox', { name: 'Place' }).selectOption('main')
+  await editor.getByRole('textbox', { name: 'Units counted' }).fill('7')
+  let sold = false
+  await page.route(`**/v3/plant/${fern.id}/stock/movements`, async (route) => {
+    if (!sold && route.request().method() === 'POST') {
+      sold = true
+      await move(staff, fern.id, { delta: -1, reason: 'sale' })
+    }
+    await route.continue()
+  })
+  await editor.getByRole('button', { name: 'Save count' }).click()
+  await editor.getByRole('alert').filter({ hasText: 'Not saved: the count at main changed while you were counting (someone sold or received there). It is now 4 on hand. Count again, then save your count.' }).waitFor()
+  assert.deepEqual(await onHandAt(staff, fern.id), { main: 4, greenhouse: 4 }, 'the refused count moved nothing')
+  assert.equal(await editor.getByRole('textbox', { name: 'Units counted' }).inputValue(), '7', 'what was counted stays')
+  await bothWidths(page, 'editor with a count refused', `browser-page-stock-${engine.name}-count-refused`)
+  await editor.getByRole('button', { name: 'Save count' }).click()
+  await editor.getByRole('status').filter({ hasText: 'Counted 7 of “Fern” at main.' }).waitFor()
+  assert.deepEqual(await onHandAt(staff, fern.id), { main: 7, greenhouse: 4 })
+  assert.deepEqual((await ledger(staff, fern.id))[0], { location: 'main', delta: 3, reason: 'count', onHandAfter: 7 })
+  await editor.getByText('11 on hand, 11 available. Low at 2 available or fewer.', { exact: true }).waitFor()
+  assert.deepEqual(await levelsShown(editor), ['greenhouse 4 0 4', 'main 7 0 7'], 'by name')
+  // The movements made here are not reported as someone else's change.
+  assert.equal(await editor.getByText('Someone else just changed this plant', { exact: false }).count(), 0)
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+  assert.deepEqual(await staff.refusedStatuses(), [409])
+})
+
+staffPageTest('a plant\'s history shows each stock movement: what it was, who made it, and the units on hand after', async (staff) => {
+  const { page } = staff
+  const till = (await write(staff, 'POST', '/v3/keys', { name: 'till-3', scope: 'sell' })).secret
+  const fern = await staff.add({ name: 'Fern' })
+  await move(staff, fern.id, { delta: 5, reason: 'received' })
+  await move(staff, fern.id, { delta: -1, reason: 'sale' }, { authorization: `Bearer ${till}` })
+  await page.goto(staff.url + '/')
+  await plantButton(page, 'Fern').click()
+  await giveKey(page)
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  await editor.getByRole('button', { name: 'History', exact: true }).click()
+  const list = editor.locator('#history-list')
+  await list.locator(':scope > li').nth(2).waitFor()
+  const versions = await list.locator(':scope > li').evaluateAll((rows) => rows.map((row) => ({
+    line: row.querySelector('.version-line')?.textContent ?? '',
+    changes: [...row.querySelectorAll('.version-changes li')].map((li) => li.textContent)
+  })))
+  assert.match(versions[0]!.line, /^Sold .* by till-3$/)
+  assert.deepEqual(versions[0]!.changes, ['On hand: 5 → 4'])
+  assert.match(versions[1]!.line, /^Stock received .* by env-1$/)
+  assert.deepEqual(versions[1]!.changes, ['On hand: not tracked → 5'])
+
+  // A count made here follows at once, with the page's key as its actor.
+  await editor.getByRole('textbox', { name: 'Units counted' }).fill('2')
+  await editor.getByRole('button', { name: 'Save count' }).click()
+  await list.locator(':scope > li').nth(3).waitFor()
+  assert.match(await list.locator('.version-line').first().innerText(), /^Stock counted .* by env-1$/)
+  assert.deepEqual(await list.locator(':scope > li').first().locator('.version-changes li').allInnerTexts(), ['On hand: 4 → 2'])
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})
