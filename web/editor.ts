@@ -10,7 +10,7 @@ import { historyChanged, resetHistory, setUpHistory } from './history-part.js'
 import { keyAtFirstNeed } from './key.js'
 import { resetPhotoMessages, showPhotos } from './photos.js'
 import { scanGuard } from './scan-guard.js'
-import { ownMovement, setUpStockPart, showStock, stockChanged } from './stock-editor.js'
+import { ownMovement, stockPart } from './stock.js'
 import { undoDelete, undoPatch } from './undo.js'
 
 // The plant dialog: add a plant, or edit one with PATCH and If-Match. When someone else changed
@@ -115,7 +115,8 @@ function setMode (plant: Plant | undefined): void {
   deleteButton.hidden = plant === undefined
   saveButton.textContent = plant === undefined ? 'Add plant' : 'Save'
   showPhotos(plant)
-  showStock(plant)
+  // Should its script fail to load, the Stock part stays hidden and the rest of the editor works.
+  void stockPart().then((part) => part.showStock(plant), () => {})
   resetHistory(base)
 }
 
@@ -312,7 +313,7 @@ export async function refresh (change?: Change): Promise<void> {
     say(statusBox, changedWords(moved, kept))
   }
   showPhotos(fresh.body)
-  stockChanged(fresh.body)
+  void stockPart().then((part) => part.stockChanged(fresh.body), () => {})
   historyChanged(fresh.body, fresh.etag ?? '')
 }
 
@@ -383,7 +384,6 @@ async function changedBeforeDelete (): Promise<void> {
 
 export function setUpEditor (handlers: EditorEvents): void {
   events = handlers
-  setUpStockPart()
   setUpHistory({
     current: () => base === undefined || gone ? undefined : { ...base },
     discardFirst,

@@ -1,6 +1,6 @@
 import { api, ApiError, describe, type LocationList, type MovementResult, type Plant, type StockLevel, type StockLevels } from './api.js'
 import { byId, el, say } from './dom.js'
-import { movedHere, newKey, stockWords } from './stock.js'
+import { movedHere, moveStock, newKey, stockWords } from './stock.js'
 
 // The open plant's Stock part: what it holds at each place, and two movements made there:
 // receiving units, and a count. A count is a compare and set on the units on hand at that place
@@ -25,15 +25,10 @@ let levels: StockLevel[] = []
 /** The plant's totals when the levels were last read: another change to them reads them again. */
 let readFor = ''
 let controller: AbortController | undefined
-/** A movement from here is on its way. */
+/** A movement from this part is on its way. */
 let busy = false
 /** The last movement that got no answer, with its key: sent again unchanged, it moves stock once. */
 let unanswered: { body: string, key: string } | undefined
-/** The versions of the plant that movements from here made: the editor does not say someone else made them. */
-const own = new Set<string>()
-
-/** The plant as this version (its ETag) was made by a movement from here, or one is on its way. */
-export const ownMovement = (etag: string | null): boolean => busy || (etag !== null && own.has(etag))
 
 /** A plant was opened (undefined: a new one, which holds no stock yet). */
 export function showStock (shown: Plant | undefined): void {
@@ -131,9 +126,8 @@ async function move (body: Record<string, unknown>): Promise<MovementResult> {
   const key = unanswered?.body === text ? unanswered.key : newKey()
   unanswered = { body: text, key }
   try {
-    const answer = await api<MovementResult>('POST', `/v3/plant/${plant!.id}/stock/movements`, { body, idempotencyKey: key })
+    const answer = await moveStock(plant!.id, body, key)
     unanswered = undefined
-    if (answer.etag !== null) own.add(answer.etag)
     return answer.body
   } catch (err) {
     // A refusal moved nothing: the next try is a new movement. No answer at all may have moved it.

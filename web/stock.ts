@@ -1,4 +1,4 @@
-import { api, describe, type MovementResult, type Plant } from './api.js'
+import { api, describe, type Answer, type MovementResult, type Plant } from './api.js'
 import { el } from './dom.js'
 import { tell } from './toast.js'
 import { notUndone } from './undo.js'
@@ -29,10 +29,40 @@ export function stockBadges (plant: Plant): HTMLElement[] {
   return badges
 }
 
+/** The plants' versions that movements from this page made; how many movements are on their way. */
+const own = new Set<string>()
+let moving = 0
+
+/** A movement of plant `id`'s stock, as `key` names it. */
+export async function moveStock (id: number, body: Record<string, unknown>, key: string): Promise<Answer<MovementResult>> {
+  moving += 1
+  try {
+    const answer = await api<MovementResult>('POST', `/v3/plant/${id}/stock/movements`, { body, idempotencyKey: key })
+    if (answer.etag !== null) own.add(answer.etag)
+    return answer
+  } finally {
+    moving -= 1
+  }
+}
+
+/** This version of a plant (its ETag) was made by a movement from here, or one is on its way: the editor does not say someone else made it. */
+export const ownMovement = (etag: string | null): boolean => moving > 0 || (etag !== null && own.has(etag))
+
 /** A movement of `delta` units at main, with its own Idempotency-Key. */
 async function move (id: number, delta: number, reason: 'sale' | 'return'): Promise<MovementResult> {
-  const { body } = await api<MovementResult>('POST', `/v3/plant/${id}/stock/movements`, { body: { delta, reason }, idempotencyKey: newKey() })
-  return body
+  return (await moveStock(id, { delta, reason }, newKey())).body
+}
+
+type Part = typeof import('./stock-editor.js')
+let part: Promise<Part> | undefined
+
+/** The editor's Stock part, fetched the first time a plant is opened: the page's first load does not carry it. */
+export function stockPart (): Promise<Part> {
+  part ??= import('./stock-editor.js').then((loaded) => {
+    loaded.setUpStockPart()
+    return loaded
+  })
+  return part
 }
 
 /** After a movement here: the list and the open plant follow. */
