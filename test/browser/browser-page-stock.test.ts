@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import type { Locator, Page } from 'playwright-core'
-import { bothWidths, giveKey, plantButton, staffPageTests, unexpectedErrors, type StaffPage } from '../helpers/staff-page.js'
+import { bothWidths, giveKey, listShown, plantButton, staffPageTests, unexpectedErrors, type StaffPage } from '../helpers/staff-page.js'
 
 // Stock on the staff page: each plant that tracks stock shows it in the list, and is sold a unit
 // at a time ("Sell one", a sale movement at main with an Idempotency-Key; Undo returns the unit);
@@ -137,6 +137,41 @@ staffPageTest('the editor receives and counts per place; a count meeting a sale 
   assert.equal(await editor.getByText('Someone else just changed this plant', { exact: false }).count(), 0)
   assert.deepEqual(unexpectedErrors(staff.errors), [])
   assert.deepEqual(await staff.refusedStatuses(), [409])
+})
+
+staffPageTest('the low-stock filter lists the plants at or below their threshold, beside the other filters and in the address', async (staff, { engine }) => {
+  const { page } = staff
+  const fern = await staff.add({ name: 'Fern', lowStockAt: 3 })
+  const ivy = await staff.add({ name: 'Ivy' })
+  await staff.add({ name: 'Palm' })
+  await move(staff, fern.id, { delta: 2, reason: 'received' })
+  await move(staff, ivy.id, { delta: 10, reason: 'received' })
+  await page.goto(staff.url + '/')
+  await plantButton(page, 'Palm').waitFor()
+  await rowOf(page, fern.id).getByText('Low stock', { exact: true }).waitFor()
+  assert.equal(await rowOf(page, ivy.id).getByText('Low stock', { exact: true }).count(), 0)
+
+  // A threshold set in the editor ("Low stock at", saved with the plant's fields).
+  await plantButton(page, 'Ivy').click()
+  await giveKey(page)
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  await editor.getByRole('textbox', { name: 'Low stock at' }).fill('10')
+  await editor.getByRole('button', { name: 'Save', exact: true }).click()
+  await page.getByRole('status').filter({ hasText: 'Saved “Ivy”.' }).waitFor()
+  assert.equal((await staff.call('GET', `/v3/plant/${ivy.id}`)).body.lowStockAt, 10)
+  await rowOf(page, ivy.id).getByText('Low stock', { exact: true }).waitFor()
+
+  await page.getByRole('combobox', { name: 'Stock' }).selectOption({ label: 'Low stock' })
+  await listShown(page, 'lowStock=true')
+  assert.deepEqual(await page.locator('#plants > li').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.id)), [String(fern.id), String(ivy.id)])
+  assert.equal(new URL(page.url()).searchParams.get('stock'), 'low')
+  await page.reload()
+  await listShown(page, 'lowStock=true')
+  assert.equal(await page.getByRole('combobox', { name: 'Stock' }).inputValue(), 'low')
+  await bothWidths(page, 'low-stock list', `browser-page-stock-${engine.name}-low`)
+  await page.getByRole('combobox', { name: 'Stock' }).selectOption({ label: 'Any stock' })
+  await plantButton(page, 'Palm').waitFor()
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
 })
 
 staffPageTest('a plant\'s history shows each stock movement: what it was, who made it, and the units on hand after', async (staff) => {
