@@ -82,5 +82,11 @@ export const toRecord = ({ id, name, category, tags, status, description, price,
 export const stockOf = (onHand: number | null, reserved: number | null, available: number | null): StockTotals | null =>
   onHand === null || onHand === undefined ? null : { onHand: Number(onHand), reserved: Number(reserved ?? 0), available: Number(available ?? 0) }
 
-/** The number of plants of each status. */
-export type Inventory = Record<PlantStatus, number>
+/** The number of plants of each status, and the units the plants that track stock hold (the trash's count nowhere). */
+export type Inventory = Record<PlantStatus, number> & { units: StockTotals }
+
+/** An inventory of an empty catalogue. */
+export const emptyInventory = (): Inventory => ({ available: 0, pending: 0, sold: 0, units: { onHand: 0, reserved: 0, available: 0 } })
+
+/** The units' totals from the kept on-hand and reserved counters: every tracked plant holds onHand ≥ reserved. */
+export const unitsOf = (onHand: number, reserved: number): StockTotals => ({ onHand, reserved, available: onHand - reserved })

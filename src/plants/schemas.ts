@@ -4,7 +4,7 @@ import { SORTS, type Sort } from '../catalogue/query.js'
 import { GTIN_PATTERN, PRICE_PATTERN, SKU_PATTERN } from '../catalogue/price-sku-barcode.js'
 import { component, ref } from '../http/schemas/components.js'
 import { FREE_TEXT_PATTERN, LABEL_PATTERN, LABEL_RULE, TEXT_PATTERN, TEXT_RULE } from '../http/problems/messages.js'
-import { Id, Plant } from './record.js'
+import { Id, Plant, StockTotals } from './record.js'
 
 // The plant resource on the wire: these schemas validate requests, serialise responses and
 // generate the OpenAPI document. Their types are the catalogue's (src/catalogue/), checked to
@@ -115,8 +115,9 @@ export type PlantPatch = Static<typeof PlantPatch>
 export const Inventory = component('Inventory', Type.Object({
   available: Type.Integer({ minimum: 0 }),
   pending: Type.Integer({ minimum: 0 }),
-  sold: Type.Integer({ minimum: 0 })
-}, { description: 'The number of plants of each status, exact at one moment.' }))
+  sold: Type.Integer({ minimum: 0 }),
+  units: { ...ref(StockTotals), description: 'The units held by the plants that track stock, summed (a plant in the trash counts nowhere).' }
+}, { description: 'The number of plants of each status and the units of stock they hold, exact at one moment.' }))
 
 export type NewPlant = Static<typeof NewPlant>
 /** A plant's fields once validated and defaulted. */

@@ -57,7 +57,7 @@ test('migrate copies a catalogue into PostgreSQL with ids, versions, the id sequ
   const histories = { kept: await sqlite.history(kept.plant.id, undefined, 100), trashed: await sqlite.history(last.id, undefined, 100) }
   assert.equal(histories.kept!.length, 4)
   const inventory = await sqlite.inventory()
-  assert.deepEqual(inventory, { available: 0, pending: 1, sold: 1200 })
+  assert.deepEqual(inventory, { available: 0, pending: 1, sold: 1200, units: { onHand: 0, reserved: 0, available: 0 } })
   await sqlite.close()
 
   const scratch = await freshSchema()

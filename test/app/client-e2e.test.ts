@@ -122,7 +122,7 @@ test('the typed client drives every documented operation against a listening ser
 
   // get-inventory: every status, counted at one moment
   const inventory = await client.GET('/v3/store/inventory')
-  assert.deepEqual(inventory.data, { available: 2, pending: 0, sold: 1 })
+  assert.deepEqual(inventory.data, { available: 2, pending: 0, sold: 1, units: { onHand: 0, reserved: 0, available: 0 } })
 
   // count-plants: the list's filters, exact up to 10,000; a list-only parameter is 400
   assert.deepEqual((await client.GET('/v3/plant/count', { params: { query: { status: ['available'] } } })).data, { count: 2, exact: true })

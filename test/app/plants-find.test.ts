@@ -126,23 +126,23 @@ for (const engine of ENGINES) {
       assert.deepEqual(await refusal(api, 'search=fern'), [400, 'invalid-input', ['/search']])
     })
 
-    test('the inventory counts each status, all three keys always present, and follows every kind of write', async (t) => {
+    test('the inventory counts each status, all three keys and the units always present, and follows every kind of write', async (t) => {
       const api = await build(t, engine)
       const inventory = async (): Promise<unknown> => (await api.request({ method: 'GET', url: '/v3/store/inventory' })).json()
-      assert.deepEqual(await inventory(), { available: 0, pending: 0, sold: 0 })
+      assert.deepEqual(await inventory(), { available: 0, pending: 0, sold: 0, units: { onHand: 0, reserved: 0, available: 0 } })
       const a = await api.add({ name: 'A' })
       // Like every read of plants, it says which change of the feed it reflects.
       assert.equal((await api.request({ method: 'GET', url: '/v3/store/inventory' })).headers['feed-position'], '1')
       const b = await api.add({ name: 'B', status: 'pending' })
-      assert.deepEqual(await inventory(), { available: 1, pending: 1, sold: 0 })
+      assert.deepEqual(await inventory(), { available: 1, pending: 1, sold: 0, units: { onHand: 0, reserved: 0, available: 0 } })
       await api.request({ method: 'PUT', url: '/v3/plant', payload: { id: a.id, name: 'A', status: 'sold' } })
       await api.request({ method: 'PATCH', url: `/v3/plant/${b.id}`, payload: { status: 'sold' } })
-      assert.deepEqual(await inventory(), { available: 0, pending: 0, sold: 2 })
+      assert.deepEqual(await inventory(), { available: 0, pending: 0, sold: 2, units: { onHand: 0, reserved: 0, available: 0 } })
       await api.request({ method: 'DELETE', url: `/v3/plant/${a.id}` })
       // Refused writes change nothing.
       await api.request({ method: 'PATCH', url: `/v3/plant/${a.id}`, payload: { status: 'pending' } })
       await api.request({ method: 'PUT', url: '/v3/plant', headers: { 'if-match': '"0.0"' }, payload: { id: b.id, name: 'B', status: 'pending' } })
-      assert.deepEqual(await inventory(), { available: 0, pending: 0, sold: 1 })
+      assert.deepEqual(await inventory(), { available: 0, pending: 0, sold: 1, units: { onHand: 0, reserved: 0, available: 0 } })
       // Each new route has its own latency series in /metrics.
       const metrics = (await api.request({ method: 'GET', url: '/metrics' })).body
       assert.match(metrics, /http_request_duration_seconds_count\{method="GET",route="\/v3\/store\/inventory",status_code="200"\} \d+/)

@@ -93,7 +93,7 @@ describe('PostgreSQL group writes', { skip: postgresEngine.skip }, () => {
     })
     assert.deepEqual((await store.list({ tags: ['succulent'], afterId: 0, limit: 10 })).map((p) => p.name), ['Aloe', 'Echeveria'])
     assert.deepEqual((await store.list({ tags: ['red'], afterId: 0, limit: 10 })).map((p) => p.id), [b.id])
-    assert.deepEqual(await store.inventory(), { available: 3, pending: 0, sold: 1 }) // Aloe, Cactus, Echeveria; Begonia
+    assert.deepEqual(await store.inventory(), { available: 3, pending: 0, sold: 1, units: { onHand: 0, reserved: 0, available: 0 } }) // Aloe, Cactus, Echeveria; Begonia
 
     // The feed: one change per stored write, in the group's order, and nothing else.
     const page = await store.changes(head, 100)
@@ -131,14 +131,14 @@ describe('PostgreSQL group writes', { skip: postgresEngine.skip }, () => {
     assert.equal(oneUpdate.statements, 3)
     assert.equal(manyMixed.statements, 4)
     // 30 + 1 + 30 created, 1 sold, 10 patched to pending, 9 more created
-    assert.deepEqual(await store.inventory(), { available: 61 - 1 - 10 + 9, pending: 10, sold: 1 })
+    assert.deepEqual(await store.inventory(), { available: 61 - 1 - 10 + 9, pending: 10, sold: 1, units: { onHand: 0, reserved: 0, available: 0 } })
 
     const manyUpdates = await group(() => plants.slice(0, 29).map((p, i) => i % 2 === 0 ? store.update(p.id, fields(`again${i}`)) : store.remove(p.id)) as Array<Promise<unknown>>)
     assert.equal(manyUpdates.commits, 1)
     assert.ok(manyUpdates.settled.every((r) => r.status === 'fulfilled'), 'every write of the group succeeded')
     assert.equal(manyUpdates.statements, 3)
     // The even ones updated back to available (5 of them were pending), the odd ones deleted (5 pending, 9 available)
-    assert.deepEqual(await store.inventory(), { available: 59 + 5 - 9, pending: 0, sold: 1 })
+    assert.deepEqual(await store.inventory(), { available: 59 + 5 - 9, pending: 0, sold: 1, units: { onHand: 0, reserved: 0, available: 0 } })
   })
 
   it('text that array literals and JSON escape (quotes, backslashes, braces, commas, NULL, control characters, U+0000) goes through a group\'s create, update and delete exactly', async (t) => {
@@ -190,7 +190,7 @@ describe('PostgreSQL group writes', { skip: postgresEngine.skip }, () => {
     assert.deepEqual(reads.settled.slice(0, 20).map(value), plants)
     assert.deepEqual(value(reads.settled[20]), plants[3])
     assert.equal(value(reads.settled[21]), undefined)
-    assert.deepEqual(value(reads.settled[22]), { available: 15, pending: 0, sold: 5 })
-    assert.deepEqual(value(reads.settled[23]), { available: 15, pending: 0, sold: 5 })
+    assert.deepEqual(value(reads.settled[22]), { available: 15, pending: 0, sold: 5, units: { onHand: 0, reserved: 0, available: 0 } })
+    assert.deepEqual(value(reads.settled[23]), { available: 15, pending: 0, sold: 5, units: { onHand: 0, reserved: 0, available: 0 } })
   })
 })

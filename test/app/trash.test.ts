@@ -36,7 +36,7 @@ for (const engine of ENGINES) {
       assert.equal((await app.request({ method: 'GET', url: `/v3/plant/${plant.id}/photos/${photo.id}` })).statusCode, 404)
       assert.equal((await app.request({ method: 'GET', url: '/v3/plant?sku=mon-1' })).json().items.length, 0)
       assert.equal((await app.request({ method: 'GET', url: '/v3/plant?q=monstera' })).json().items.length, 0)
-      assert.deepEqual((await app.request({ method: 'GET', url: '/v3/store/inventory' })).json(), { available: 0, pending: 0, sold: 0 })
+      assert.deepEqual((await app.request({ method: 'GET', url: '/v3/store/inventory' })).json(), { available: 0, pending: 0, sold: 0, units: { onHand: 0, reserved: 0, available: 0 } })
       const deleted = await changesAfter(app, head)
       assert.deepEqual(deleted.map((c) => [c.kind, c.id, c.plant]), [['deleted', plant.id, null]])
       // The photo's bytes stay: the trash names them.
@@ -66,7 +66,7 @@ for (const engine of ENGINES) {
       assert.equal((await app.request({ method: 'GET', url: '/v3/plant?sku=MON-1' })).json().items[0].id, plant.id)
       assert.equal((await app.request({ method: 'GET', url: '/v3/plant?q=monst' })).json().items[0].id, plant.id)
       assert.equal((await app.request({ method: 'GET', url: `/v3/plant/${plant.id}/photos/${photo.id}` })).statusCode, 200)
-      assert.deepEqual((await app.request({ method: 'GET', url: '/v3/store/inventory' })).json(), { available: 1, pending: 0, sold: 0 })
+      assert.deepEqual((await app.request({ method: 'GET', url: '/v3/store/inventory' })).json(), { available: 1, pending: 0, sold: 0, units: { onHand: 0, reserved: 0, available: 0 } })
       const created = (await changesAfter(app, deleted[0].seq))
       assert.deepEqual(created.map((c) => [c.kind, c.id, c.version]), [['created', plant.id, entry.version + 1]])
       assert.deepEqual(created[0].plant, back)

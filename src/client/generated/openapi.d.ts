@@ -830,11 +830,12 @@ export interface components {
             /** @description Pass as `cursor` for the next (older) page; null on the last page. */
             nextCursor: string | null;
         };
-        /** @description The number of plants of each status, exact at one moment. */
+        /** @description The number of plants of each status and the units of stock they hold, exact at one moment. */
         Inventory: {
             available: number;
             pending: number;
             sold: number;
+            units: components["schemas"]["StockTotals"];
         };
         /** @description A place that holds stock (a shop, a greenhouse). */
         Location: {

@@ -245,6 +245,11 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
       if (op.kind === 'remove') {
         if (plant.sku !== null) movedInGroup.add(skuKey(plant.sku))
         count(plant.status, -1)
+        // Its stock goes to the trash with it: counted nowhere until a restore.
+        if (plant.stock !== null) {
+          count('units_on_hand', -plant.stock.onHand)
+          count('units_reserved', -plant.stock.reserved)
+        }
         // The photos' files keep their references: the trash names them until the plant is purged.
         trashed.set(op.id, { id: op.id, plant: JSON.stringify(plant), version: plant.version + 1, actor: op.actor })
         changes.push({ kind: 'deleted', id: op.id, ref: null, version: plant.version + 1, plant: null, actor: op.actor, history: '{}' })

@@ -6,7 +6,7 @@ import { fieldChanges, HISTORY_RETENTION_DAYS, type HistoryEntry } from '../../c
 import { nameKey } from '../../catalogue/name-key.js'
 import { nameOrderKey } from '../../catalogue/name-order.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
-import { completeFields, toRecord, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import { completeFields, emptyInventory, toRecord, unitsOf, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import type { KeyStore } from '../key-store.js'
 import type { StockStore } from '../stock-store.js'
@@ -67,7 +67,7 @@ WHERE f.key = 'feed_floor'
 ORDER BY c.seq`
 const HEAD = "SELECT value FROM meta WHERE key = 'feed_head'"
 const GET_PLANTS = `SELECT ${PLANT_COLUMNS} FROM plants p WHERE p.id = ANY ($1::bigint[])`
-const COUNTS = "SELECT key, value FROM meta WHERE key IN ('count_available', 'count_pending', 'count_sold')"
+const COUNTS = "SELECT key, value FROM meta WHERE key IN ('count_available', 'count_pending', 'count_sold', 'count_units_on_hand', 'count_units_reserved')"
 
 /** statement_timeout: the query itself is too slow, not the storage away. */
 function tooSlowOr (err: unknown): unknown {
@@ -112,7 +112,7 @@ class PostgresPlantStore implements PlantStore {
   private readonly commits: GroupCommit
   /** GETs by id (and inventory reads) of one turn of the event loop: one query, one checkout. */
   private readonly gets = new ReadBatch<number, StoredPlant | undefined>((ids) => this.loadPlants(ids), undefined)
-  private readonly counts = new ReadBatch<'all', Inventory>(() => this.loadCounts(), { available: 0, pending: 0, sold: 0 })
+  private readonly counts = new ReadBatch<'all', Inventory>(() => this.loadCounts(), emptyInventory())
   private readonly fileReader = new FileReader()
   private readonly files = new ReadBatch<string, StoredFile | undefined>((keys) => this.session.run((c) => this.fileReader.read(c, keys)), undefined)
   private readonly listeners = new Set<() => void>()
@@ -305,7 +305,8 @@ class PostgresPlantStore implements PlantStore {
 
   async inventory (): Promise<Inventory> {
     // A copy each: callers of one batch must not share a mutable object.
-    return { ...await this.counts.get('all') }
+    const counts = await this.counts.get('all')
+    return { ...counts, units: { ...counts.units } }
   }
 
   private async loadPlants (ids: number[]): Promise<Map<number, StoredPlant | undefined>> {
@@ -315,8 +316,13 @@ class PostgresPlantStore implements PlantStore {
 
   private async loadCounts (): Promise<Map<'all', Inventory>> {
     const { rows } = await this.session.run((c) => c.query<{ key: string, value: number }>({ name: 'plants-counts', text: COUNTS }))
-    const counts: Inventory = { available: 0, pending: 0, sold: 0 }
-    for (const { key, value } of rows) counts[key.slice('count_'.length) as PlantStatus] = value
+    const kept = new Map(rows.map(({ key, value }) => [key.slice('count_'.length), Number(value)]))
+    const counts: Inventory = {
+      available: kept.get('available') ?? 0,
+      pending: kept.get('pending') ?? 0,
+      sold: kept.get('sold') ?? 0,
+      units: unitsOf(kept.get('units_on_hand') ?? 0, kept.get('units_reserved') ?? 0)
+    }
     return new Map([['all', counts]])
   }
 

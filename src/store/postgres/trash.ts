@@ -74,6 +74,10 @@ export async function restoreTrashed (tx: Tx, id: number, expectedVersions: numb
   await tx.query('INSERT INTO plant_tags (tag, plant_id) SELECT t, $1 FROM unnest($2::text[]) AS t', [id, was.tags.map(toDb)])
   await tx.query('DELETE FROM trash WHERE id = $1', [id])
   tx.count(was.status as PlantStatus, 1)
+  if (stock !== null) {
+    tx.count('units_on_hand', stock.onHand)
+    tx.count('units_reserved', stock.reserved)
+  }
   // The fields are those it was deleted with: its history's entry names no change.
   tx.change('created', id, version, toRecord(plant), now, actor, NO_CHANGES, 'restored')
   return plant

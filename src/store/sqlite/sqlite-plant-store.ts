@@ -4,7 +4,7 @@ import { ANONYMOUS_WRITE, type ChangePage, type WriteMeta } from '../../catalogu
 import { StorageUnavailable } from '../../catalogue/errors.js'
 import { HISTORY_RETENTION_DAYS, type HistoryEntry } from '../../catalogue/history.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
-import { completeFields, type Inventory, type PlantInput, type PlantPatch, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import { completeFields, unitsOf, type Inventory, type PlantInput, type PlantPatch, type StoredPlant } from '../../catalogue/plant.js'
 import { TRASH_RETENTION_MS, type TrashedPlant, type TrashPosition } from '../../catalogue/trash.js'
 import type { KeyStore } from '../key-store.js'
 import type { StockStore } from '../stock-store.js'
@@ -131,7 +131,9 @@ class SqlitePlantStore implements PlantStore {
       purgeChanges: db.prepare('DELETE FROM changes WHERE seq <= ?'),
       setFloor: db.prepare("UPDATE meta SET value = max(value, ?) WHERE key = 'feed_floor'"),
       ping: db.prepare('SELECT 1'),
-      inventory: db.prepare<[], { status: PlantStatus, n: number }>("SELECT substr(name, 8) AS status, seq AS n FROM sqlite_sequence WHERE name IN ('status:available', 'status:pending', 'status:sold')"),
+      // One statement, so one snapshot: the status counts and the units' counters of one moment.
+      inventory: db.prepare<[], { key: string, n: number }>(`SELECT substr(name, 8) AS key, seq AS n FROM sqlite_sequence WHERE name IN ('status:available', 'status:pending', 'status:sold')
+        UNION ALL SELECT key, value FROM meta WHERE key IN ('units_on_hand', 'units_reserved')`),
       beginRead: db.prepare('BEGIN'),
       endRead: db.prepare('COMMIT'),
       // Prepared once: db.pragma() compiles its statement on every call, and this runs after every commit.
@@ -263,9 +265,13 @@ class SqlitePlantStore implements PlantStore {
   }
 
   async inventory (): Promise<Inventory> {
-    const counts: Inventory = { available: 0, pending: 0, sold: 0 }
-    for (const { status, n } of this.read(() => this.s.inventory.all())) counts[status] = n
-    return counts
+    const kept = new Map(this.read(() => this.s.inventory.all()).map(({ key, n }) => [key, n]))
+    return {
+      available: kept.get('available') ?? 0,
+      pending: kept.get('pending') ?? 0,
+      sold: kept.get('sold') ?? 0,
+      units: unitsOf(kept.get('units_on_hand') ?? 0, kept.get('units_reserved') ?? 0)
+    }
   }
 
   async changes (after: number, limit: number): Promise<ChangePage> {

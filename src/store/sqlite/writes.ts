@@ -144,6 +144,9 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     setHistoryHead: db.prepare('UPDATE plants SET history_seq = ? WHERE id = ?'),
     insert: db.prepare('INSERT INTO plants (name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, low_stock_at, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)'),
     count: db.prepare("UPDATE sqlite_sequence SET seq = seq + ? WHERE name = 'status:' || ?"),
+    // The units the plants that track stock hold (stock-writes.ts keeps them through movements).
+    units: db.prepare("UPDATE meta SET value = value + ? WHERE key = 'units_on_hand'"),
+    unitsReserved: db.prepare("UPDATE meta SET value = value + ? WHERE key = 'units_reserved'"),
     delete: db.prepare('DELETE FROM plants WHERE id = ?'),
     // A tag row is keyed by the tag's key, the one the tag filter compares (catalogue/query.ts filterKey).
     insertTag: db.prepare('INSERT INTO plant_tags (tag_key, tag, plant_id) VALUES (?, ?, ?)'),
@@ -162,6 +165,11 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     insertHistory: db.prepare(INSERT_HISTORY)
   }
   const files = photoFiles(db)
+  const moveUnits = (stock: StockTotals | null, sign: 1 | -1): void => {
+    if (stock === null) return
+    s.units.run(sign * stock.onHand)
+    s.unitsReserved.run(sign * stock.reserved)
+  }
   /** A key used for another request: the 422 says when, and until when the key is kept. */
   const reused = (usedAt: number): Refused =>
     new Refused('idempotency-key-reused', undefined, undefined, undefined, { usedAt, keptUntil: usedAt + idempotencyTtlMs })
@@ -266,6 +274,8 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       const head = record('deleted', op.id, current.version + 1, now, op.actor, NO_CHANGES, current.history_seq)
       s.trash.run(op.id, JSON.stringify(was), current.version + 1, now, op.actor, head)
       count(current.status, -1)
+      // Its stock goes to the trash with it: counted nowhere until a restore.
+      moveUnits(was.stock, -1)
       s.insertChange.run('deleted', op.id, current.version + 1, null, now, nameKey(current.name), null, op.actor)
       return undefined
     }
@@ -354,6 +364,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       lowStockAt, stock?.onHand ?? null, stock?.reserved ?? null, stock?.available ?? null)
     for (const tag of tags) s.insertTag.run(filterKey(tag), tag, op.id)
     count(status, 1)
+    moveUnits(stock, 1)
     s.untrash.run(op.id)
     const plant = storedPlant(op.id, { name, category, tags, status, description, price, sku, barcode, lowStockAt }, was.photos, version, createdAt, op.now, stock)
     s.insertChange.run('created', op.id, version, JSON.stringify(toRecord(plant)), op.now, null, key, op.actor)
