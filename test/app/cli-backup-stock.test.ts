@@ -8,7 +8,7 @@ import { plants } from '../../scripts/lib/cli-harness.js'
 import type { CatalogueLocation, CatalogueSnapshot, Kind } from '../../src/store/admin-store.js'
 import { openAdmin } from '../../src/store/open/open-admin.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-plant-store.js'
-import { adminQuery, freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
+import { adminQuery, freshDatabase, freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
 import { moveStock, type StockMove } from '../helpers/stock-rows.js'
 
 // A backup holds the stock, and a restore brings it back as it was at the backup: the locations,
@@ -95,7 +95,9 @@ test('PostgreSQL: restore-marks apply keeps a restored database\'s stock and mov
 }, async (t) => {
   const { dir, dataDir } = await folderWithStock(t)
   // The database as the dump held it (the stock of BEFORE), and the one it replaces (a ledger since).
-  const restored = await freshSchema()
+  // A database of its own: apply refuses while a service is connected to the database, and other
+  // test files' stores are connected to the shared test database.
+  const restored = await freshDatabase()
   t.after(() => restored.drop())
   assert.equal((await plants(['migrate', '--to', restored.url, '--data-dir', dataDir])).code, 0)
   const expected = await stockAt({ kind: 'postgres', databaseUrl: restored.url })

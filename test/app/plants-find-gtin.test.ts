@@ -118,8 +118,8 @@ test('PostgreSQL migration 011 on 60,000 plants: barcodes indexed by their GTIN-
   assert.match(plan, /plants_gtin/)
   // A barcode no plant has, with every sort: still the barcode's index, never a walk of the sort's
   // index past every plant (joined to the order, the planner guessed such a barcode common).
-  // (Not by name: this schema stops at migration 011, before the name's order key.)
-  for (const sort of SORTS.filter((s) => !s.endsWith('name'))) {
+  // (Not by name or available: this schema stops at migration 011, before the name's order key and stock.)
+  for (const sort of SORTS.filter((s) => !s.endsWith('name') && !s.endsWith('available'))) {
     const none = listQuery({ barcode: gtinKey('4006381333931'), sort, afterId: 0, limit: 1 }, 'p.id')
     const walk = (await client.query(`EXPLAIN ${none.text}`, none.values)).rows.map((r) => r['QUERY PLAN'] as string).join('\n')
     assert.match(walk, /plants_gtin/, `sort=${sort}: ${walk}`)

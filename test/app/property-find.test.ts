@@ -150,8 +150,11 @@ async function listAll (api: TestApp): Promise<Plant[]> {
 }
 
 async function inventoryMatches (api: TestApp): Promise<void> {
-  const counted = { available: 0, pending: 0, sold: 0 }
-  for (const p of await listAll(api)) counted[p.status as PlantStatus]++
+  const counted = { available: 0, pending: 0, sold: 0, units: { onHand: 0, reserved: 0, available: 0 } }
+  for (const p of await listAll(api)) {
+    counted[p.status as PlantStatus]++
+    for (const unit of ['onHand', 'reserved', 'available'] as const) counted.units[unit] += p.stock?.[unit] ?? 0
+  }
   const res = await api.request({ method: 'GET', url: '/v3/store/inventory' })
   assert.equal(res.statusCode, 200)
   assert.deepEqual(res.json(), counted)
