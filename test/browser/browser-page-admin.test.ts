@@ -262,7 +262,7 @@ staffPageTest('a key that is not a manager’s is told a manager’s key is need
   await plantButton(page, 'Basil').click()
   const editor = page.getByRole('dialog', { name: 'Edit plant' })
   await editor.getByRole('textbox', { name: 'Category' }).fill('herbs')
-  await editor.getByRole('button', { name: 'Save' }).click()
+  await editor.getByRole('button', { name: 'Save', exact: true }).click()
   await page.getByRole('status').filter({ hasText: 'Saved “Basil”.' }).waitFor()
 
   // Given a manager's key from the settings, the parts show what they hold.
