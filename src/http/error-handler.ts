@@ -234,6 +234,7 @@ const PLANT_AT = /^(\/operations\/\d+\/(plant|patch))?$/
  * when there is a list of them, else the wrong type, else every rule broken.
  */
 export function fieldErrors (errors: AjvError[], bodyTakes?: string): FieldError[] {
+  errors = nearestBranches(errors)
   const at = (keyword: string) => new Set(errors.filter((e) => e.keyword === keyword).map((e) => e.instancePath))
   const listed = at('enum')
   const mistyped = at('type')
@@ -241,6 +242,31 @@ export function fieldErrors (errors: AjvError[], bodyTakes?: string): FieldError
     ? e.keyword === 'enum'
     : !mistyped.has(e.instancePath) || e.keyword === 'type').map((e) => fieldError(e, bodyTakes))
 }
+
+/**
+ * An object that matches no branch of a union (a movement is a delta or a count) hears the errors
+ * of the branch it came nearest, the one with the fewest: "/delta must be at most 1000000000", not
+ * that and every other branch's complaints and "must match a schema in anyOf". A scalar's union (a
+ * value or null) keeps every branch's type, which together say what it may be.
+ */
+function nearestBranches (errors: AjvError[]): AjvError[] {
+  let kept = errors
+  for (const union of errors.filter((e) => (e.keyword === 'anyOf' || e.keyword === 'oneOf') && isObject(e.data))) {
+    const prefix = `${union.schemaPath ?? ''}/`
+    const branches = new Map<string, AjvError[]>()
+    for (const e of kept) {
+      if (e === union || !e.schemaPath?.startsWith(prefix) || !e.instancePath.startsWith(union.instancePath)) continue
+      const branch = e.schemaPath.slice(prefix.length).split('/')[0]
+      branches.set(branch, [...branches.get(branch) ?? [], e])
+    }
+    if (branches.size === 0) continue
+    const nearest = [...branches.values()].reduce((a, b) => (b.length < a.length ? b : a))
+    kept = kept.filter((e) => e !== union && (!e.schemaPath?.startsWith(prefix) || !e.instancePath.startsWith(union.instancePath) || nearest.includes(e)))
+  }
+  return kept
+}
+
+const isObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** One validation error as the contract names it: a JSON pointer and a message (`bodyTakes`: see FastifyContextConfig). */
 export function fieldError (e: AjvError, bodyTakes?: string): FieldError {

@@ -148,5 +148,5 @@ const orderBefore = (): HttpProblem => new HttpProblem(400, 'invalid-input',
   [{ path: '/cursor', message: 'belongs to the name order before' }])
 
 const otherQuery = (): HttpProblem => new HttpProblem(400, 'invalid-input',
-  'cursor was made for another sort or other filters: send it with the same sort, status, tag, category, q, sku, barcode, updatedSince, priceMin and priceMax as the page it came from',
+  'cursor was made for another sort or other filters: send it with the same sort, status, tag, category, q, sku, barcode, updatedSince, priceMin, priceMax, inStock and lowStock as the page it came from',
   [{ path: '/cursor', message: 'belongs to another sort or other filters' }])

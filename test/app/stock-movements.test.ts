@@ -91,6 +91,26 @@ for (const engine of ENGINES) {
       assert.equal(current.statusCode, 201, current.body)
     })
 
+    test('a body that is neither a delta nor a count hears what is wrong with the one it came nearest, nothing else', async (t) => {
+      const api = await build(t, engine)
+      const plant = await api.add({ name: 'Fern' })
+      const cases: Array<[Record<string, unknown>, string]> = [
+        [{ delta: 2147483647, reason: 'received' }, '/delta must be at most 1000000000'],
+        [{ delta: 1 }, '/reason is required'],
+        [{ set: -1, reason: 'count' }, '/set must be at least 0'],
+        [{ delta: 1, reason: 'received', reference: '' }, '/reference must not be empty'],
+        [{ delta: 1, reason: 'received', location: null }, '/location must be a string']
+      ]
+      for (const [body, detail] of cases) {
+        const res = await move(api, plant.id, body)
+        assert.equal(res.statusCode, 400, res.body)
+        assert.equal(res.json().detail, detail, JSON.stringify(body))
+      }
+      const query = await api.request({ method: 'GET', url: '/v3/plant?lowStock=false' })
+      assert.equal(query.statusCode, 400)
+      assert.equal(query.json().detail, 'querystring /lowStock must be true or left out')
+    })
+
     test('a count compares and sets: the expected onHand applies, another is 409 stock-changed naming the count', async (t) => {
       const api = await build(t, engine)
       const plant = await api.add({ name: 'Fern' })
@@ -104,6 +124,21 @@ for (const engine of ENGINES) {
       assert.match(stale.json().type, /stock-changed$/)
       assert.equal(stale.json().onHand, 5)
       assert.equal((await api.request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json().stock.onHand, 5)
+    })
+
+    test('a refused sale keeps nothing under its Idempotency-Key: retried after a delivery, it sells', async (t) => {
+      const api = await build(t, engine)
+      const plant = await api.add({ name: 'Fern' })
+      const key = { 'idempotency-key': 'till-1-sale-7' }
+      const refused = await move(api, plant.id, { delta: -1, reason: 'sale' }, key)
+      assert.equal(refused.statusCode, 409, refused.body)
+      assert.equal((await move(api, plant.id, { delta: 2, reason: 'received' })).statusCode, 201)
+      const sold = await move(api, plant.id, { delta: -1, reason: 'sale' }, key)
+      assert.equal(sold.statusCode, 201, sold.body)
+      assert.equal(sold.headers['idempotent-replayed'], undefined)
+      const replayed = await move(api, plant.id, { delta: -1, reason: 'sale' }, key)
+      assert.equal(replayed.headers['idempotent-replayed'], 'true')
+      assert.equal(replayed.json().stock.onHand, 1)
     })
 
     test('with an Idempotency-Key a retried sale sells once and answers the first result; the key with another body is 422', async (t) => {

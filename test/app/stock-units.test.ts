@@ -43,6 +43,36 @@ for (const engine of ENGINES) {
       assert.deepEqual({ ...inventory, units: undefined }, { available: 1, pending: 0, sold: 1, units: undefined })
     })
 
+    test('a purged plant takes its levels and ledger with it, by hand or by the retention purge: the places it held stock at can be deleted', async (t) => {
+      const DAY = 86_400_000
+      let now = Date.parse('2026-03-01T00:00:00Z')
+      const api = await build(t, engine, {}, { now: () => now, trashRetentionMs: 30 * DAY })
+      const add = async (name: string): Promise<void> => {
+        const res = await api.request({ method: 'POST', url: '/v3/locations', payload: { name } })
+        assert.equal(res.statusCode, 201, res.body)
+      }
+      await add('yard')
+      await add('shed')
+      const byHand = (await api.add({ name: 'Purged by hand' })).id as number
+      const byTime = (await api.add({ name: 'Purged in time' })).id as number
+      await move(api, byHand, { delta: 3, reason: 'received', location: 'yard' })
+      await move(api, byTime, { delta: 2, reason: 'received', location: 'shed' })
+      for (const id of [byHand, byTime]) assert.equal((await api.request({ method: 'DELETE', url: `/v3/plant/${id}` })).statusCode, 204)
+      // In the trash its stock still holds the places: a restore brings it back.
+      assert.equal((await api.request({ method: 'DELETE', url: '/v3/locations/yard' })).statusCode, 409)
+
+      assert.equal((await api.request({ method: 'DELETE', url: `/v3/trash/${byHand}` })).statusCode, 204)
+      now += 31 * DAY
+      await (api.app.store as unknown as { purge (): Promise<void> | void }).purge()
+      assert.deepEqual((await api.request({ method: 'GET', url: '/v3/trash' })).json().items, [])
+      for (const name of ['yard', 'shed']) {
+        const res = await api.request({ method: 'DELETE', url: `/v3/locations/${name}` })
+        assert.equal(res.statusCode, 204, `${name}: ${res.body}`)
+      }
+      for (const id of [byHand, byTime]) assert.equal((await api.request({ method: 'GET', url: `/v3/plant/${id}/stock/movements` })).statusCode, 404)
+      assert.deepEqual(await units(api), { onHand: 0, reserved: 0, available: 0 })
+    })
+
     test('a batch that deletes tracked plants takes their units with them', async (t) => {
       const api = await build(t, engine)
       const a = (await api.add({ name: 'A' })).id as number

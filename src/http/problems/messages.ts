@@ -5,7 +5,7 @@ import { filterKey } from '../../catalogue/query.js'
 
 /** One of Ajv's errors, as far as the messages and the error handler read it. */
 export interface AjvError {
-  instancePath: string, keyword: string, message?: string, params: Record<string, unknown>, parentSchema?: Record<string, unknown>, schema?: unknown, data?: unknown
+  instancePath: string, schemaPath?: string, keyword: string, message?: string, params: Record<string, unknown>, parentSchema?: Record<string, unknown>, schema?: unknown, data?: unknown
 }
 
 /**
@@ -52,6 +52,8 @@ const TYPE_NAMES: Record<string, string> = {
 export function messageOf (e: AjvError): string {
   const p = e.params
   switch (e.keyword) {
+    case 'const':
+      return `must be ${JSON.stringify(p.allowedValue)}${typeof p.allowedValue === 'boolean' ? ' or left out' : ''}`
     case 'enum':
       return `must be one of ${(p.allowedValues as unknown[]).map(String).join(', ')}`
     case 'type': {

@@ -90,6 +90,17 @@ export async function purgeTrashed (tx: Tx, id: number): Promise<void> {
   await tx.query('DELETE FROM trash WHERE id = $1', [id])
   // Gone for good: its history goes too (GET …/history is then 404, as for any unknown id).
   await tx.query('DELETE FROM history WHERE plant_id = $1', [id])
+  await forgetStock(tx, [id])
+}
+
+/**
+ * A purged plant's stock goes with it: its levels (else a location it held stock at could never be
+ * deleted) and its ledger, kept as long as the plant's history. Trashing already took its units out
+ * of the inventory, so no count moves here.
+ */
+async function forgetStock (client: Pick<pg.PoolClient, 'query'>, ids: number[]): Promise<void> {
+  await client.query('DELETE FROM stock_levels WHERE plant_id = ANY ($1::bigint[])', [ids])
+  await client.query('DELETE FROM stock_movements WHERE plant_id = ANY ($1::bigint[])', [ids])
 }
 
 async function releasePhotos (client: Pick<pg.PoolClient, 'query'>, photos: Photo[]): Promise<void> {
@@ -113,7 +124,10 @@ export async function purgeExpiredTrash (transaction: (work: (c: pg.PoolClient) 
     const { rows } = await c.query<{ id: string, plant: string }>(`DELETE FROM trash WHERE id IN (
       SELECT id FROM trash WHERE trashed_at <= $1 ORDER BY trashed_at, id LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING id, plant`, [cutoff, batch])
     await releasePhotos(c, rows.flatMap((r) => (JSON.parse(r.plant) as StoredPlant).photos))
-    if (rows.length > 0) await c.query('DELETE FROM history WHERE plant_id = ANY ($1::bigint[])', [rows.map((r) => r.id)])
+    if (rows.length > 0) {
+      await c.query('DELETE FROM history WHERE plant_id = ANY ($1::bigint[])', [rows.map((r) => r.id)])
+      await forgetStock(c, rows.map((r) => Number(r.id)))
+    }
     return rows.length
   }), PURGE_BATCH)
 }

@@ -48,6 +48,17 @@ export function trashEntryReader (db: Database.Database): (id: number) => Trashe
   }
 }
 
+/**
+ * A purged plant's stock goes with it: its levels (else a location it held stock at could never be
+ * deleted) and its ledger, which is kept as long as the plant's history. Trashing already took its
+ * units out of the inventory, so no count moves here.
+ */
+export function stockForgetter (db: Database.Database): (id: number) => void {
+  const levels = db.prepare('DELETE FROM stock_levels WHERE plant_id = ?')
+  const ledger = db.prepare('DELETE FROM stock_movements WHERE plant_id = ?')
+  return (id) => { levels.run(id); ledger.run(id) }
+}
+
 /** How many entries one transaction of the retention purge takes: a purge never holds the writer long. */
 const PURGE_BATCH = 200
 
@@ -63,6 +74,7 @@ export function purgeExpiredTrash (db: Database.Database, cutoff: number): numbe
   const remove = db.prepare('DELETE FROM trash WHERE id = ?')
   // Purged for good: its history goes with it (GET …/history is then 404, as for any unknown id).
   const forget = historyForgetter(db)
+  const forgetStock = stockForgetter(db)
   const files = photoFiles(db)
   return purgeInBatches((batch) => db.transaction(() => {
     const rows = oldest.all(cutoff, batch)
@@ -70,6 +82,7 @@ export function purgeExpiredTrash (db: Database.Database, cutoff: number): numbe
       files.release((JSON.parse(row.plant) as { photos: Photo[] }).photos)
       remove.run(row.id)
       forget(row.id, row.history_seq)
+      forgetStock(row.id)
     }
     return rows.length
   }).immediate(), PURGE_BATCH)

@@ -9,6 +9,7 @@ import { filterKey } from '../../catalogue/query.js'
 import { canonicalPrice, formatCents, priceCents, skuKey, timestamp } from '../../catalogue/price-sku-barcode.js'
 import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
 import { historyForgetter, historySince, INSERT_HISTORY } from './history.js'
+import { stockForgetter } from './trash.js'
 import { photoFiles } from './photo-writes.js'
 import { searchBacklog } from './search-backlog.js'
 import { isWebhookWrite, webhookWriter, type WebhookWriteOp } from './webhook-writes.js'
@@ -199,6 +200,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   }
   const since = historySince(db)
   const forgetHistory = historyForgetter(db)
+  const forgetStock = stockForgetter(db)
   /** Appends a version to the plant's history after `prev`; answers its seq, the plant's new history_seq. */
   const record = (kind: keyof typeof KIND_CODES, id: number, version: number, now: number, actor: string, changes: FieldChanges, prev: number | null): number =>
     Number(s.insertHistory.run(id, version, KIND_CODES[kind], now, actor, JSON.stringify(changes), prev).lastInsertRowid)
@@ -348,6 +350,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       files.release(was.photos)
       s.untrash.run(op.id)
       forgetHistory(op.id, entry.history_seq)
+      forgetStock(op.id)
       return undefined
     }
     if (op.expectedVersions && !op.expectedVersions.includes(entry.version)) throw new Refused('version-mismatch')
