@@ -31,6 +31,8 @@ import { RefusalLog } from './http/logging/refusal-log.js'
 import { lazyRequestLoggers, registerAccessLog } from './http/logging/request-logger.js'
 import { registerValidators } from './http/input/validation.js'
 import { stockRoutes } from './stock/routes.js'
+import { reservationRoutes } from './stock/reservation-routes.js'
+import { ReservationExpirer } from './stock/expirer.js'
 import { KeyCache } from './keys/key-cache.js'
 import { keyRoutes } from './keys/routes.js'
 import { docsPage } from './ops/docs-page.js'
@@ -72,6 +74,8 @@ declare module 'fastify' {
     feedHub: FeedHub
     /** Pushes the change feed to the webhooks this process holds the lease of. */
     webhookDeliverer: WebhookDeliverer
+    /** Releases reservations past their expiresAt while this process holds the expirer's lease. */
+    reservationExpirer: ReservationExpirer
     /** The routes' validators and serialisers, compiled when first used (server.ts compiles the rest after listening). */
     lazySchemas: LazySchemas
   }
@@ -249,6 +253,11 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await app.register(batchRoute, routeOptions)
   await app.register(inventoryRoute, routeOptions)
   await app.register(stockRoutes, routeOptions)
+  await app.register(reservationRoutes, routeOptions)
+  const expirer = new ReservationExpirer(store, app.log, { pollMs: config.reservationExpiryPollMs, leaseMs: config.reservationLeaseMs })
+  app.decorate('reservationExpirer', expirer)
+  app.addHook('onReady', async () => { expirer.start() })
+  app.addHook('preClose', async () => { await expirer.close() })
   await app.register(countRoute, routeOptions)
   await app.register(changeRoutes, { ...routeOptions, hub, limits: new StreamLimits('event streams', config.feedMaxStreams, config.feedMaxStreamsPerClient, Math.max(1, Math.floor(config.feedMaxStreams / 2))) })
   await app.register(photoRoutes, { ...routeOptions, metrics: new PhotoMetrics(registry), trustProxy: config.trustProxy, pictureDeadlineMs: options.pictureDeadlineMs })

@@ -39,6 +39,8 @@ const Env = Type.Object({
   WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'true or false' }),
   WEBHOOK_PRIVATE_NETWORKS: Type.Optional(Type.String({ description: 'comma-separated addresses or CIDR networks (e.g. 10.20.0.0/16,fd12:3456::/48,192.168.1.7) of the internal receivers WEBHOOK_ALLOW_PRIVATE=true may reach; with WEBHOOK_ALLOW_PRIVATE=true only' })),
   WEBHOOK_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 20_000, description: 'an integer from 1000 to 600000 (milliseconds)' }),
+  RESERVATION_EXPIRY_POLL_MS: Type.Integer({ minimum: 10, maximum: 600_000, default: 5000, description: 'an integer from 10 to 600000 (milliseconds)' }),
+  RESERVATION_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 20_000, description: 'an integer from 1000 to 600000 (milliseconds)' }),
   READS: Type.Union([Type.Literal('public'), Type.Literal('keys')], { default: 'public', description: 'public (anyone may read) or keys (every read needs a key of scope read)' })
 })
 type Env = Static<typeof Env>
@@ -294,6 +296,10 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env) {
     webhookPrivateNetworks: privateNetworks(e.WEBHOOK_PRIVATE_NETWORKS, e.WEBHOOK_ALLOW_PRIVATE),
     /** How long an instance's hold on a webhook lasts unrenewed: another takes a dead one's webhooks over after it. */
     webhookLeaseMs: e.WEBHOOK_LEASE_MS,
+    /** How often the reservation expirer looks for reservations past their expiresAt. */
+    reservationExpiryPollMs: e.RESERVATION_EXPIRY_POLL_MS,
+    /** How long an instance's hold on the reservation expirer lasts unrenewed: another takes over after it. */
+    reservationLeaseMs: e.RESERVATION_LEASE_MS,
     /** READS=keys: every read under /v3 needs a key of scope `read` (default: reads are public). */
     readsNeedKey: e.READS === 'keys',
     /** The currency of every price in the catalogue (ISO 4217), shown by GET /v3. */

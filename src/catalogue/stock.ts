@@ -71,6 +71,24 @@ export class StockHeld extends Error {
 /** A delta whose sign its reason does not allow (a sale that adds), or 0. */
 export class MovementInvalid extends Error {}
 
+/** A line of a reservation that cannot be held in full: by its index, with what its plant has available at its location. */
+export interface ShortLine { index: number, plant: number, location: string, quantity: number, available: number }
+/** A reservation some of whose lines cannot be held (lines of one plant and location counted together): nothing held. */
+export class ReservationShort extends Error {
+  constructor (readonly lines: ShortLine[]) { super(`${lines.length} line(s) cannot be held`) }
+}
+/** A reservation line naming a plant (not live) or a location that does not exist: nothing held. */
+export class ReservationLineUnknown extends Error {
+  constructor (readonly what: 'plant' | 'location', readonly indexes: number[]) { super(`unknown ${what} in line(s) ${indexes.join(', ')}`) }
+}
+export class ReservationNotFound extends Error {
+  constructor (readonly id: string) { super(`no reservation ${id}`) }
+}
+/** A reservation already committed, released or expired (or past its expiresAt): nothing applied. */
+export class ReservationGone extends Error {
+  constructor (readonly id: string, readonly state: string) { super(`reservation ${id} is ${state}`) }
+}
+
 /** The reason's rule for a delta: refused with MovementInvalid. */
 export function checkDelta (reason: Reason, delta: number): void {
   if (delta === 0) throw new MovementInvalid('a delta of 0 moves nothing')
@@ -137,6 +155,10 @@ export type StockRefusal =
   | { error: 'stock-changed', onHand: number, location: string }
   | { error: 'stock-held', onHand: number, reserved: number }
   | { error: 'movement-invalid', message: string }
+  | { error: 'reservation-short', lines: ShortLine[] }
+  | { error: 'reservation-line-unknown', what: 'plant' | 'location', indexes: number[] }
+  | { error: 'reservation-not-found', id: string }
+  | { error: 'reservation-gone', id: string, state: string }
 
 /** The refusal of a stock error, or undefined for any other error. */
 export function stockRefusalOf (error: unknown): StockRefusal | undefined {
@@ -147,6 +169,10 @@ export function stockRefusalOf (error: unknown): StockRefusal | undefined {
   if (error instanceof StockChanged) return { error: 'stock-changed', onHand: error.onHand, location: error.location }
   if (error instanceof StockHeld) return { error: 'stock-held', onHand: error.onHand, reserved: error.reserved }
   if (error instanceof MovementInvalid) return { error: 'movement-invalid', message: error.message }
+  if (error instanceof ReservationShort) return { error: 'reservation-short', lines: error.lines }
+  if (error instanceof ReservationLineUnknown) return { error: 'reservation-line-unknown', what: error.what, indexes: error.indexes }
+  if (error instanceof ReservationNotFound) return { error: 'reservation-not-found', id: error.id }
+  if (error instanceof ReservationGone) return { error: 'reservation-gone', id: error.id, state: error.state }
   return undefined
 }
 
@@ -160,5 +186,9 @@ export function stockErrorOf (r: StockRefusal): Error {
     case 'stock-changed': return new StockChanged(r.onHand, r.location)
     case 'stock-held': return new StockHeld(r.onHand, r.reserved)
     case 'movement-invalid': return new MovementInvalid(r.message)
+    case 'reservation-short': return new ReservationShort(r.lines)
+    case 'reservation-line-unknown': return new ReservationLineUnknown(r.what, r.indexes)
+    case 'reservation-not-found': return new ReservationNotFound(r.id)
+    case 'reservation-gone': return new ReservationGone(r.id, r.state)
   }
 }

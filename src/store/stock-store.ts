@@ -2,12 +2,13 @@ import type { WriteMeta } from '../catalogue/changes.js'
 import type { StoredPlant } from '../catalogue/plant.js'
 import type { Location, Movement, MovementInput, MovementResult, StockLevel } from '../catalogue/stock.js'
 import type { IdempotencyClaim } from './idempotency.js'
+import type { ReservationStore } from './reservation-store.js'
 
 // Stock behind the store (catalogue/stock.ts), exposed by PlantStore as `stock`. Each movement is one
 // write that checks and applies, in the same transaction as the plant's new totals, version, feed
 // change and history entry.
 
-export interface StockStore {
+export interface StockStore extends ReservationStore {
   locations (): Promise<Location[]>
   /** Refused: LocationNameTaken. */
   addLocation (name: string): Promise<Location>

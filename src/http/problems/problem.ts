@@ -17,6 +17,8 @@ const TITLES = {
   'location-not-found': 'Location not found',
   'location-name-taken': 'Location name taken',
   'location-not-empty': 'Location not empty',
+  'reservation-not-found': 'Reservation not found',
+  'reservation-gone': 'Reservation gone',
   'idempotency-key-reused': 'Idempotency key reused with a different body',
   'payload-too-large': 'Payload too large',
   'headers-too-large': 'Request header fields too large',
@@ -64,6 +66,14 @@ export const Problem = component('Problem', Type.Object({
   available: Type.Optional(Type.Integer({ minimum: 0, description: '409 insufficient-stock only: what the location has available.' })),
   onHand: Type.Optional(Type.Integer({ minimum: 0, description: '409 stock-changed only: the location\'s onHand now (a count compares with it).' })),
   location: Type.Optional(Type.String({ description: '409 insufficient-stock and stock-changed: the location moved at.' })),
+  lines: Type.Optional(Type.Array(Type.Object({
+    path: Type.String({ description: 'The line, as a JSON pointer (`/lines/2`).' }),
+    plant: Type.Integer({ minimum: 1 }),
+    location: Type.String(),
+    quantity: Type.Integer({ minimum: 1 }),
+    available: Type.Integer({ minimum: 0, description: 'What the plant has available at the location now (the lines of one plant and location count together).' })
+  }), { description: '409 insufficient-stock of a reservation only: every line that cannot be held.' })),
+  state: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['committed', 'released', 'expired'], description: '410 reservation-gone only: what became of the reservation.' })),
   scope: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['read', 'sell', 'write', 'admin'], description: '403 insufficient-scope only: the scope the request needs (also in WWW-Authenticate, as RFC 6750 says).' }))
 }, { description: 'Problem details (RFC 9457), served as application/json.' }))
 export type Problem = Static<typeof Problem>
@@ -81,6 +91,10 @@ export class HttpProblem extends Error {
   available?: number
   onHand?: number
   location?: string
+  /** A reservation's 409 insufficient-stock: every short line. */
+  lines?: Array<{ path: string, plant: number, location: string, quantity: number, available: number }>
+  /** A 410 reservation-gone's `state`. */
+  state?: string
 
   constructor (
     readonly status: number,

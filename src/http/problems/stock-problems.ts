@@ -29,6 +29,24 @@ export function stockProblem (error: unknown): HttpProblem | undefined {
       return new HttpProblem(409, 'location-name-taken', `a location named ${refusal.location} exists`, [{ path: '/name', message: 'is taken' }])
     case 'location-not-empty':
       return new HttpProblem(409, 'location-not-empty', `location ${refusal.location} holds stock: move it out first`)
+    case 'reservation-short': {
+      const lines = refusal.lines.map((l) => ({ path: `/lines/${l.index}`, plant: l.plant, location: l.location, quantity: l.quantity, available: l.available }))
+      const problem = new HttpProblem(409, 'insufficient-stock', `${lines.length} line(s) cannot be held: nothing was held`,
+        lines.map((l) => ({ path: l.path, message: `plant ${l.plant} has ${l.available} available at ${l.location} (the lines of one plant and location count together)` })))
+      problem.lines = lines
+      return problem
+    }
+    case 'reservation-line-unknown':
+      return refusal.what === 'plant'
+        ? new HttpProblem(404, 'not-found', 'a line names a plant that does not exist: nothing was held', refusal.indexes.map((i) => ({ path: `/lines/${i}/plant`, message: 'is not a plant' })))
+        : new HttpProblem(404, 'location-not-found', 'a line names a location that does not exist: nothing was held', refusal.indexes.map((i) => ({ path: `/lines/${i}/location`, message: 'is not a location (GET /v3/locations)' })))
+    case 'reservation-not-found':
+      return new HttpProblem(404, 'reservation-not-found', `no reservation ${refusal.id}`)
+    case 'reservation-gone': {
+      const problem = new HttpProblem(410, 'reservation-gone', `the reservation is ${refusal.state}: nothing was applied`)
+      problem.state = refusal.state
+      return problem
+    }
     case 'movement-invalid':
       return new HttpProblem(400, 'invalid-input', refusal.message, [{ path: '/delta', message: refusal.message }])
   }

@@ -12,6 +12,7 @@ import type { StockStore } from '../stock-store.js'
 import type { Session } from './connection.js'
 import type { Tx } from './group-commit.js'
 import { ROW_COLUMNS, toPlant, type PlantRow } from './group-writes.js'
+import { postgresReservations } from './reservations.js'
 
 // The PostgreSQL store's stock (store/stock-store.ts). A movement locks its plant's row first (FOR
 // UPDATE), so every movement of one plant, on any instance, checks and applies in turn against the
@@ -118,6 +119,7 @@ export function postgresStockStore ({ session, work, now, idempotencyTtlMs }: Op
     c.query('SELECT 1 FROM plants WHERE id = $1 UNION ALL SELECT 1 FROM trash WHERE id = $1', [id]))).rowCount! > 0
 
   return {
+    ...postgresReservations({ session, work, now, idempotencyTtlMs }),
     locations: async () => (await session.run((c) => c.query<{ name: string, created_at: number }>('SELECT name, created_at FROM locations ORDER BY name'))).rows
       .map((r): Location => ({ name: r.name, createdAt: timestamp(Number(r.created_at)) })),
     addLocation: async (name) => await work(async (tx) => {

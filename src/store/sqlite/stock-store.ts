@@ -5,6 +5,7 @@ import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import type { Location, Movement, MovementResult, Reason, StockLevel } from '../../catalogue/stock.js'
 import type { StockStore } from '../stock-store.js'
 import type { StockWriteOp } from './stock-writes.js'
+import { sqliteReservations } from './reservation-store.js'
 
 // The SQLite store's stock (store/stock-store.ts): writes through the group commit (stock-writes.ts),
 // reads on the store's read snapshot of the turn.
@@ -20,6 +21,7 @@ export function sqliteStockStore (db: Database.Database, read: <T>(fn: () => T) 
       'SELECT seq, at, actor, location, delta, reason, reference, on_hand_after FROM stock_movements WHERE plant_id = ? AND seq < ? ORDER BY plant_id DESC, seq DESC LIMIT ?')
   }
   return {
+    ...sqliteReservations(db, read, write, now),
     locations: async () => read(() => s.locations.all()).map((r): Location => ({ name: r.name, createdAt: timestamp(r.created_at) })),
     addLocation: async (name) => await write<Location>({ kind: 'location-add', name, now: now(), actor: ANONYMOUS_WRITE.actor }),
     removeLocation: async (name) => { await write<undefined>({ kind: 'location-remove', name, now: now(), actor: ANONYMOUS_WRITE.actor }) },

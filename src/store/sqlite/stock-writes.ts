@@ -5,6 +5,8 @@ import type { PlantStatus, StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import { applyMovement, LocationNameTaken, LocationNotEmpty, LocationNotFound, StockHeld, type Location, type MovementInput, type MovementResult } from '../../catalogue/stock.js'
 import type { IdempotencyClaim } from '../idempotency.js'
+import type { PlantContext } from './plant-context.js'
+import { RESERVATION_KINDS, reservationWriter, type ReservationWriteOp, type ReservationWriteResult } from './reservation-writes.js'
 
 // Stock writes on SQLite, inside the writer's transaction (writes.ts): each movement reads the
 // level and the plant's row and writes them back in the same transaction, which the single writer
@@ -15,22 +17,18 @@ export type StockWriteOp =
   | { kind: 'stock-untrack', id: number, expectedVersions?: number[], now: number, actor: string }
   | { kind: 'location-add', name: string, now: number, actor: string }
   | { kind: 'location-remove', name: string, now: number, actor: string }
+  | ReservationWriteOp
 
-const KINDS = new Set(['stock-move', 'stock-untrack', 'location-add', 'location-remove'])
+/** What a stock write answers. */
+export type StockWriteResult = MovementResult | StoredPlant | Location | ReservationWriteResult
+
+const KINDS = new Set(['stock-move', 'stock-untrack', 'location-add', 'location-remove', ...RESERVATION_KINDS])
 export const isStockWrite = (op: { kind: string }): op is StockWriteOp => KINDS.has(op.kind)
 
-/** What the plant writes (writes.ts) lend the stock writes: the plant as it is, and the feed and history. */
-export interface PlantContext {
-  /** The plant as stored now, and the seq of its newest history entry. */
-  load (id: number): { plant: StoredPlant, historySeq: number | null } | undefined
-  /** Appends a history entry after `prev` (the changes as stored, JSON); answers its seq. */
-  record (id: number, version: number, now: number, actor: string, changes: string, prev: number | null): number
-  /** One 'updated' change of the feed with the record after it. */
-  change (plant: StoredPlant, now: number, actor: string): void
-  count (status: string, delta: number): void
-}
+export type { PlantContext } from './plant-context.js'
 
-export function stockWriter (db: Database.Database, idempotencyTtlMs: number, plants: PlantContext): (op: StockWriteOp) => MovementResult | StoredPlant | Location | undefined {
+export function stockWriter (db: Database.Database, idempotencyTtlMs: number, plants: PlantContext): (op: StockWriteOp) => StockWriteResult {
+  const reservations = reservationWriter(db, idempotencyTtlMs, plants)
   const s = {
     location: db.prepare<[string], { name: string }>('SELECT name FROM locations WHERE name = ?'),
     addLocation: db.prepare('INSERT INTO locations (name, created_at) VALUES (?, ?)'),
@@ -125,6 +123,7 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
         s.dropLevels.run(op.name)
         s.dropLocation.run(op.name)
         return undefined
+      default: return reservations(op)
     }
   }
 }

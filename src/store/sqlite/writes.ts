@@ -13,9 +13,9 @@ import { stockForgetter } from './trash.js'
 import { photoFiles } from './photo-writes.js'
 import { searchBacklog } from './search-backlog.js'
 import { isWebhookWrite, webhookWriter, type WebhookWriteOp } from './webhook-writes.js'
-import { isStockWrite, stockWriter, type StockWriteOp } from './stock-writes.js'
+import { isStockWrite, stockWriter, type StockWriteOp, type StockWriteResult } from './stock-writes.js'
 import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
-import { stockRefusalOf, type Location, type MovementResult, type StockRefusal } from '../../catalogue/stock.js'
+import { stockRefusalOf, type StockRefusal } from '../../catalogue/stock.js'
 
 // The write side of the SQLite store as plain data in, plain data out, so the same code commits
 // in the calling thread (an in-memory database) or in the writer thread (a database file).
@@ -54,7 +54,7 @@ export interface IndexedRefusal { index: number, refusal: Refusal, sku?: string,
 export interface KeyUse { usedAt: number, keptUntil: number }
 /** A refusal, with the SKU and the plant holding it for 'sku-taken', and each refused write for 'batch'. */
 export type Outcome =
-  | { ok: true, value: CreateResult | StoredPlant | BatchResult | MovementResult | Location | boolean | undefined }
+  | { ok: true, value: CreateResult | BatchResult | StockWriteResult }
   | { ok: false, refusal: Refusal, sku?: string, holder?: number, refusals?: IndexedRefusal[], key?: KeyUse, stock?: StockRefusal }
 /** Every write of a group commits together, or the group fails as a whole. */
 export type GroupResult = { outcomes: Outcome[] } | { failure: { code?: string, message: string } }
@@ -185,7 +185,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     count: (status, delta) => { count(status, delta) }
   })
   /** A stock write, its refusals as the writer's. */
-  const stockWrites = (op: StockWriteOp): MovementResult | StoredPlant | Location | undefined => {
+  const stockWrites = (op: StockWriteOp): StockWriteResult => {
     try {
       return stockWrite(op)
     } catch (error) {
@@ -237,7 +237,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
 
   // Each write refuses (not found, version mismatch, SKU taken) before it changes anything, so a
   // refused write leaves nothing behind in the shared transaction.
-  function apply (op: WriteOp): CreateResult | StoredPlant | BatchResult | MovementResult | Location | boolean | undefined {
+  function apply (op: WriteOp): CreateResult | BatchResult | StockWriteResult {
     if (isWebhookWrite(op)) return webhooks(op)
     if (isStockWrite(op)) return stockWrites(op)
     if (op.kind === 'batch') return applyBatch(op)

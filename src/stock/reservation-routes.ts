@@ -1,0 +1,117 @@
+import { createHash, randomUUID } from 'node:crypto'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { ReservationNotFound } from '../catalogue/stock.js'
+import { securityFor, writeMetaOf } from '../http/auth/auth.js'
+import { ref } from '../http/schemas/components.js'
+import { methodNotAllowed } from '../http/problems/unserved.js'
+import { HEADERS, problemResponses } from '../http/problems/problem.js'
+import { guardStatuses, type RouteOptions } from '../http/resources/route-parts.js'
+import { idempotencyClaimKey } from '../plants/routes.js'
+import { WriteHeaders } from '../plants/schemas.js'
+import type { IdempotencyClaim } from '../store/idempotency.js'
+import { CommitResult, NewReservation, Reservation, ReservationParams } from './reservation-schemas.js'
+
+// Reservations' routes: a checkout holds units (all lines or none), reads its reservation, commits
+// it into sales or releases it. Scope `sell` (a till's, and any above it).
+
+const tags = ['stock']
+const security = securityFor('sell')
+const GONE: [number, string] = [410, 'reservation-gone: committed, released or expired (`state` says which): nothing was applied']
+const NOT_FOUND: [number, string] = [404, 'reservation-not-found: no reservation with this id']
+const location = { location: { type: 'string', description: '/v3/reservations/{id} of the reservation.' } }
+
+/** The claim of an Idempotency-Key over what the request asks (`what`): a retry with the same key and request answers the first result. */
+function claimOf (request: Parameters<typeof idempotencyClaimKey>[0], what: unknown): IdempotencyClaim | undefined {
+  const key = request.headers['idempotency-key']
+  return typeof key !== 'string' ? undefined : { key: idempotencyClaimKey(request, key), requestHash: createHash('sha256').update(JSON.stringify(what)).digest('base64url') }
+}
+
+export const reservationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
+  app.post('/v3/reservations', {
+    schema: {
+      operationId: 'reserve-stock',
+      tags,
+      security,
+      summary: 'Hold units of plants for a checkout: every line or none',
+      description: 'One write that checks and applies: each line\'s units are held at its location (`reserved` rises, `available` drops: a till cannot sell them), ' +
+        'and each plant touched gets a new version, one `updated` change and a history entry (reason `reserve`); status follows stock. Lines of one plant and location ' +
+        'count together; when any cannot be held, 409 insufficient-stock names every short line (`lines`, and `errors` with `/lines/2`) and nothing is held. ' +
+        'At `expiresAt` the units are released by themselves. With an Idempotency-Key a retry answers the first reservation and holds nothing more.',
+      headers: WriteHeaders,
+      body: ref(NewReservation),
+      response: {
+        201: { ...ref(Reservation), description: 'The reservation, held', headers: { ...HEADERS.requestId, ...location, ...HEADERS.idempotentReplayed } },
+        ...problemResponses(...guardStatuses(true), 400, [404, 'A line names a plant (not-found) or a location (location-not-found) that does not exist: `errors` names each line'],
+          [409, 'insufficient-stock: `lines` names every line that cannot be held, with what is available'], 413, 422, 503)
+      }
+    }
+  }, async (request, reply) => {
+    const { replayed, reservation } = await store.stock.reserve({ id: randomUUID(), ...request.body }, claimOf(request, ['reserve', request.body]), writeMetaOf(request))
+    reply.code(201).header('cache-control', 'no-store').header('location', `/v3/reservations/${reservation.id}`)
+    if (replayed) reply.header('idempotent-replayed', 'true')
+    return reservation
+  })
+  methodNotAllowed(app, '/v3/reservations', ['POST'])
+
+  app.get('/v3/reservations/:id', {
+    schema: {
+      operationId: 'get-reservation',
+      tags,
+      security,
+      summary: 'A reservation and its state (a checkout asks whether its hold still stands)',
+      params: ReservationParams,
+      response: {
+        200: { ...ref(Reservation), description: 'The reservation; a held one past expiresAt shows as expired', headers: HEADERS.requestId },
+        ...problemResponses(...guardStatuses(false), 400, NOT_FOUND, 503)
+      }
+    }
+  }, async (request, reply) => {
+    const reservation = await store.stock.reservation(request.params.id)
+    if (reservation === undefined) throw new ReservationNotFound(request.params.id)
+    reply.header('cache-control', 'no-store')
+    return reservation
+  })
+
+  app.delete('/v3/reservations/:id', {
+    schema: {
+      operationId: 'release-reservation',
+      tags,
+      security,
+      summary: 'Release a held reservation: its units are available again',
+      params: ReservationParams,
+      response: {
+        204: { type: 'null', description: 'Released', headers: HEADERS.requestId },
+        ...problemResponses(...guardStatuses(true), 400, NOT_FOUND, GONE, 503)
+      }
+    }
+  }, async (request, reply) => {
+    await store.stock.releaseReservation(request.params.id, writeMetaOf(request))
+    reply.code(204)
+  })
+  methodNotAllowed(app, '/v3/reservations/:id', ['GET', 'DELETE'])
+
+  app.post('/v3/reservations/:id/commit', {
+    schema: {
+      operationId: 'commit-reservation',
+      tags,
+      security,
+      summary: 'Commit a held reservation: each line becomes a sale',
+      description: 'Each line becomes a movement with reason `sale` and the reservation\'s id as `reference`: onHand and reserved drop together (available stays). ' +
+        'Each plant gets one new version and one `updated` change. Once committed, released or expired it is 410 reservation-gone; with an Idempotency-Key a ' +
+        'retried commit answers the first result instead.',
+      params: ReservationParams,
+      headers: WriteHeaders,
+      response: {
+        200: { ...ref(CommitResult), description: 'The sales and each plant\'s new counts', headers: { ...HEADERS.requestId, ...HEADERS.idempotentReplayed } },
+        ...problemResponses(...guardStatuses(true), 400, NOT_FOUND, GONE, 422, 503)
+      }
+    }
+  }, async (request, reply) => {
+    const { id } = request.params
+    const { replayed, ...result } = await store.stock.commitReservation(id, claimOf(request, ['commit', id]), writeMetaOf(request))
+    reply.header('cache-control', 'no-store')
+    if (replayed) reply.header('idempotent-replayed', 'true')
+    return result
+  })
+  methodNotAllowed(app, '/v3/reservations/:id/commit', ['POST'])
+}

@@ -1,0 +1,15 @@
+import type { StoredPlant } from '../../catalogue/plant.js'
+
+// What the plant writes (writes.ts) lend the stock and reservation writes (stock-writes.ts,
+// reservation-writes.ts) inside the writer's transaction.
+
+/** What the plant writes (writes.ts) lend the stock writes: the plant as it is, and the feed and history. */
+export interface PlantContext {
+  /** The plant as stored now, and the seq of its newest history entry. */
+  load (id: number): { plant: StoredPlant, historySeq: number | null } | undefined
+  /** Appends a history entry after `prev` (the changes as stored, JSON); answers its seq. */
+  record (id: number, version: number, now: number, actor: string, changes: string, prev: number | null): number
+  /** One 'updated' change of the feed with the record after it. */
+  change (plant: StoredPlant, now: number, actor: string): void
+  count (status: string, delta: number): void
+}

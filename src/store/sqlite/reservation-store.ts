@@ -1,0 +1,30 @@
+import type Database from 'better-sqlite3'
+import { ANONYMOUS_WRITE } from '../../catalogue/changes.js'
+import { reservationOf, RESERVATION_COLUMNS, type CommitResult, type ReservationResult, type ReservationRow } from '../../catalogue/reservation.js'
+import type { ReservationStore } from '../reservation-store.js'
+import type { StockWriteOp } from './stock-writes.js'
+
+// The SQLite store's reservations (store/reservation-store.ts): every step through the group
+// commit (reservation-writes.ts), reads on the store's read snapshot of the turn.
+
+/** The expirer's writes name no key: it acts for the service. */
+const EXPIRER = 'expiry'
+
+export function sqliteReservations (db: Database.Database, read: <T>(fn: () => T) => T, write: <T>(op: StockWriteOp) => Promise<T>, now: () => number): ReservationStore {
+  const get = db.prepare<[string], ReservationRow>(`SELECT ${RESERVATION_COLUMNS} FROM reservations WHERE id = ?`)
+  return {
+    reserve: async (input, idempotency, { actor } = ANONYMOUS_WRITE) => await write<ReservationResult>({ kind: 'reserve', input, idempotency, now: now(), actor }),
+    reservation: async (id) => {
+      const row = read(() => get.get(id))
+      return row === undefined ? undefined : reservationOf(row, now())
+    },
+    commitReservation: async (id, idempotency, { actor } = ANONYMOUS_WRITE) => await write<CommitResult>({ kind: 'reservation-commit', id, idempotency, now: now(), actor }),
+    releaseReservation: async (id, { actor } = ANONYMOUS_WRITE) => { await write<undefined>({ kind: 'reservation-release', id, now: now(), actor }) },
+    expireReservations: async (limit) => await write<number>({ kind: 'reservation-expire', now: now(), limit, actor: EXPIRER }),
+    leaseExpirer: async (owner, leaseMs) => {
+      const at = now()
+      return await write<boolean>({ kind: 'expirer-lease', owner, until: at + leaseMs, now: at })
+    },
+    releaseExpirer: async (owner) => { await write<undefined>({ kind: 'expirer-release', owner }) }
+  }
+}
