@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { InsufficientStock } from '../../src/catalogue/stock.js'
+import { InsufficientStock, ReservationShort } from '../../src/catalogue/stock.js'
 import { PAIRS } from '../helpers/listen.js'
 
 // Never oversold: 64 tills selling the last 20 pots of one plant through two instances on one
@@ -46,6 +46,31 @@ for (const [engine, pair] of Object.entries(PAIRS)) {
       assert.equal(results.filter((r) => !r.replayed).length, 1)
       assert.ok(results.every((r) => r.movement.seq === results[0].movement.seq))
       assert.equal((await b.get(plant.id))?.stock?.available, 4)
+    })
+
+    test(`${TILLS} concurrent reservations of the last ${LAST} (one or two units, with sales beside them): exactly as many units held and sold as there were`, async (t) => {
+      const [a, b] = await pair.open(t, PATIENT)
+      const { plant } = await a.create({ name: 'Monstera', category: null, tags: [], status: 'available' })
+      await a.stock.move(plant.id, { delta: LAST, reason: 'received' })
+      const asks = Array.from({ length: TILLS }, (_, i) => 1 + (i % 2))
+      const outcomes = await Promise.allSettled(asks.map((quantity, i) => {
+        const store = i % 2 === 0 ? a : b
+        // Every fourth is a till's sale racing the checkouts for the same units.
+        return i % 4 === 3
+          ? store.stock.move(plant.id, { delta: -quantity, reason: 'sale' }).then(() => ({ sold: quantity, held: 0 }))
+          : store.stock.reserve({ id: `r-${i}`, lines: [{ plant: plant.id, quantity }], ttlSeconds: 900 }).then(() => ({ sold: 0, held: quantity }))
+      }))
+      const done = outcomes.filter((o): o is PromiseFulfilledResult<{ sold: number, held: number }> => o.status === 'fulfilled').map((o) => o.value)
+      for (const o of outcomes) if (o.status === 'rejected') assert.ok(o.reason instanceof ReservationShort || o.reason instanceof InsufficientStock, String(o.reason))
+      const held = done.reduce((n, o) => n + o.held, 0)
+      const sold = done.reduce((n, o) => n + o.sold, 0)
+      assert.equal(held + sold, LAST, 'every unit held or sold once, none twice')
+      const after = await b.get(plant.id)
+      assert.deepEqual(after?.stock, { onHand: LAST - sold, reserved: held, available: 0 })
+      assert.equal(after?.status, 'sold')
+      assert.equal(after?.version, 2 + done.length)
+      const levels = await a.stock.levels(plant.id)
+      assert.deepEqual(levels, [{ location: 'main', onHand: LAST - sold, reserved: held, available: 0 }])
     })
   })
 }
