@@ -124,26 +124,28 @@ for (const engine of ENGINES) {
             }
             continue
           }
-          const level = levelOf(c.plant, c.location)
-          const before = tracked[c.plant] ? available(c.plant) : null
+          // What is left is a movement: a delta or a count.
+          const m = c as Extract<Command, { kind: 'delta' | 'count' }>
+          const level = levelOf(m.plant, m.location)
+          const before = tracked[m.plant] ? available(m.plant) : null
           let next: number
           let sent: object
-          if (c.kind === 'count') {
-            const expected = c.stale ? c.set + 1 : level.onHand
-            sent = { set: c.set, expected, reason: 'count', location: c.location }
-            next = expected === level.onHand ? c.set : -1
+          if (m.kind === 'count') {
+            const expected = m.stale ? m.set + 1 : level.onHand
+            sent = { set: m.set, expected, reason: 'count', location: m.location }
+            next = expected === level.onHand ? m.set : -1
           } else {
-            const delta = SIGN[c.reason] * c.amount
-            sent = { delta, reason: c.reason, location: c.location }
+            const delta = SIGN[m.reason] * m.amount
+            sent = { delta, reason: m.reason, location: m.location }
             next = level.onHand + delta
           }
           const status409 = next < level.reserved
-          assert.equal(await movement(api, ids[c.plant], sent), status409 ? 409 : 201, JSON.stringify(c))
+          assert.equal(await movement(api, ids[m.plant], sent), status409 ? 409 : 201, JSON.stringify(m))
           if (status409) continue
-          levels[c.plant].set(c.location, { ...level, onHand: next })
-          tracked[c.plant] = true
-          ledger[c.plant]++
-          versioned(c.plant, before)
+          levels[m.plant].set(m.location, { ...level, onHand: next })
+          tracked[m.plant] = true
+          ledger[m.plant]++
+          versioned(m.plant, before)
         }
         for (const [i, id] of ids.entries()) {
           const plant = (await api.request({ method: 'GET', url: `/v3/plant/${id}` })).json()
