@@ -42,7 +42,7 @@ export const HistoryEntry = component('HistoryEntry', Type.Object({
       'A restore of the whole catalogue from a backup adds no version: the history is the backup\'s, its versions moved up with the plants\'.'
   }),
   changes: ref(FieldChanges),
-  reason: Type.Optional(Type.String({ description: 'A stock movement\'s reason (received, sale, return, damaged, count, correction): the version it made, with `stock` among its changes.' }))
+  reason: Type.Optional(Type.String({ description: 'A stock movement\'s reason (received, sale, return, damaged, count, correction), or a reservation\'s step (reserve, release, expire; a commit\'s versions are sales): the version it made, with `stock` among its changes.' }))
 }, { additionalProperties: false, description: 'One version of a plant, as its history keeps it.' }))
 export type HistoryEntry = Static<typeof HistoryEntry>
 

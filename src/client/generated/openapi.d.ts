@@ -410,6 +410,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/reservations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hold units of plants for a checkout: every line or none
+         * @description One write that checks and applies: each line's units are held at its location (`reserved` rises, `available` drops: a till cannot sell them), and each plant touched gets a new version, one `updated` change and a history entry (reason `reserve`); status follows stock. Lines of one plant and location count together; when any cannot be held, 409 insufficient-stock names every short line (`lines`, and `errors` with `/lines/2`) and nothing is held. At `expiresAt` the units are released by themselves. With an Idempotency-Key a retry answers the first reservation and holds nothing more.
+         */
+        post: operations["reserve-stock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/reservations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A reservation and its state (a checkout asks whether its hold still stands) */
+        get: operations["get-reservation"];
+        put?: never;
+        post?: never;
+        /** Release a held reservation: its units are available again */
+        delete: operations["release-reservation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/reservations/{id}/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Commit a held reservation: each line becomes a sale
+         * @description Each line becomes a movement with reason `sale` and the reservation's id as `reference`: onHand and reserved drop together (available stays). Each plant gets one new version and one `updated` change. Once committed, released or expired it is 410 reservation-gone; with an Idempotency-Key a retried commit answers the first result instead.
+         */
+        post: operations["commit-reservation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/store/inventory": {
         parameters: {
             query?: never;
@@ -819,7 +877,7 @@ export interface components {
              * @enum {string}
              */
             kind: "created" | "updated" | "deleted" | "reverted" | "restored";
-            /** @description A stock movement's reason (received, sale, return, damaged, count, correction): the version it made, with `stock` among its changes. */
+            /** @description A stock movement's reason (received, sale, return, damaged, count, correction), or a reservation's step (reserve, release, expire; a commit's versions are sales): the version it made, with `stock` among its changes. */
             reason?: string;
             /** @description The version this change made: the ETag `"<id>.<version>"` it had. */
             version: number;
@@ -963,6 +1021,22 @@ export interface components {
              * @default []
              */
             tags?: string[];
+        };
+        /** @description What a checkout holds: every line or none. */
+        NewReservation: {
+            /** @description 1–100 lines; lines of one plant and location count together. */
+            lines: components["schemas"]["NewReservationLine"][];
+            /** @description How long the units are held before they are released by themselves: 30–86400 seconds. */
+            ttlSeconds: number;
+        };
+        /** @description A line of a reservation as asked for. */
+        NewReservationLine: {
+            /** @description Where the units are held; absent: `main`. */
+            location?: string;
+            /** @description The plant's id. */
+            plant: number;
+            /** @description Units held (≥ 1). */
+            quantity: number;
         };
         NewWebhook: {
             /** @description The kinds of change sent (default all three). */
@@ -1132,6 +1206,16 @@ export interface components {
             }[];
             /** @description 409 sku-taken only: the id of the plant that has the SKU. */
             holder?: number;
+            /** @description 409 insufficient-stock of a reservation only: every line that cannot be held. */
+            lines?: {
+                /** @description What the plant has available at the location now (the lines of one plant and location count together). */
+                available: number;
+                location: string;
+                /** @description The line, as a JSON pointer (`/lines/2`). */
+                path: string;
+                plant: number;
+                quantity: number;
+            }[];
             /** @description 409 insufficient-stock and stock-changed: the location moved at. */
             location?: string;
             /** @description 409 stock-changed only: the location's onHand now (a count compares with it). */
@@ -1142,10 +1226,66 @@ export interface components {
              * @enum {string}
              */
             scope?: "read" | "sell" | "write" | "admin";
+            /**
+             * @description 410 reservation-gone only: what became of the reservation.
+             * @enum {string}
+             */
+            state?: "committed" | "released" | "expired";
             status: number;
             title: string;
-            /** @description A URI reference naming the kind of problem; its last segment is the stable code, one of invalid-input, invalid-id, not-found, route-not-found, method-not-allowed, precondition-failed, version-not-kept, sku-taken, insufficient-stock, stock-changed, stock-held, location-not-found, location-name-taken, location-not-empty, idempotency-key-reused, payload-too-large, headers-too-large, request-timeout, unauthorized, insufficient-scope, key-not-found, key-name-taken, key-from-environment, revoking-own-key, too-many-requests, gone, storage-unavailable, unsupported-media-type, photo-not-found, webhook-not-found, webhook-url-taken, too-many-photos, images-busy, service-busy, send-queue-full, query-too-slow, shutting-down, internal. */
+            /** @description A URI reference naming the kind of problem; its last segment is the stable code, one of invalid-input, invalid-id, not-found, route-not-found, method-not-allowed, precondition-failed, version-not-kept, sku-taken, insufficient-stock, stock-changed, stock-held, location-not-found, location-name-taken, location-not-empty, reservation-not-found, reservation-gone, idempotency-key-reused, payload-too-large, headers-too-large, request-timeout, unauthorized, insufficient-scope, key-not-found, key-name-taken, key-from-environment, revoking-own-key, too-many-requests, gone, storage-unavailable, unsupported-media-type, photo-not-found, webhook-not-found, webhook-url-taken, too-many-photos, images-busy, service-busy, send-queue-full, query-too-slow, shutting-down, internal. */
             type: string;
+        };
+        /** @description A reservation: units of plants held for a checkout. */
+        Reservation: {
+            /** @description Who made it: the API key's name, `anonymous` without one. */
+            actor: string;
+            /** @description RFC 3339, UTC, with milliseconds. */
+            createdAt: string;
+            /** @description When it was committed, released or expired; null while held. */
+            endedAt: string | null;
+            /** @description When a held reservation is released by itself. */
+            expiresAt: string;
+            /** @description The reservation's id (its address is /v3/reservations/{id}). */
+            id: string;
+            lines: components["schemas"]["ReservationLine"][];
+            /**
+             * @description held (the units are held), committed (sold), released, or expired (past expiresAt: its units are let go by themselves).
+             * @enum {string}
+             */
+            state: "held" | "committed" | "released" | "expired";
+        };
+        /** @description A committed reservation: each line a sale with the reservation's id as reference. */
+        ReservationCommit: {
+            /** @description Each plant's new counts, by id. */
+            plants: {
+                /** @description The plant's id. */
+                id: number;
+                stock: components["schemas"]["StockTotals"];
+                /** @description The plant's new version (one a plant, however many lines it has). */
+                version: number;
+            }[];
+            reservation: components["schemas"]["Reservation"];
+            /** @description One sale a line, in the lines' order. */
+            sales: components["schemas"]["ReservationSale"][];
+        };
+        /** @description A line as held. */
+        ReservationLine: {
+            /** @description Where the units are held. */
+            location: string;
+            /** @description The plant's id. */
+            plant: number;
+            /** @description Units held (≥ 1). */
+            quantity: number;
+        };
+        /** @description A line turned into a sale: the ledger's movement and the location's counts after it. */
+        ReservationSale: {
+            level: components["schemas"]["StockLevel"];
+            /** @description The line's index in the reservation. */
+            line: number;
+            movement: components["schemas"]["Movement"];
+            /** @description The plant's id. */
+            plant: number;
         };
         /** @description The version to go back to, and whether its status comes back too. */
         RevertBody: {
@@ -4641,6 +4781,479 @@ export interface operations {
                 };
             };
             /** @description Too many event streams on this instance (or, without a key, too many streams without one), or too many bytes queued to clients that have not read them (send-queue-full), or storage unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "reserve-stock": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and body returns the first response, marked Idempotent-Replayed: true, and creates nothing; the same key with another body is 422 saying when the key was used (keys kept 24 h from that use, scoped per API key). */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewReservation"];
+            };
+        };
+        responses: {
+            /** @description The reservation, held */
+            201: {
+                headers: {
+                    /** @description `true` when this is the answer to an earlier request with the same Idempotency-Key and body, sent again (nothing was written this time); absent on an answer written now. */
+                    "idempotent-replayed"?: "true";
+                    /** @description /v3/reservations/{id} of the reservation. */
+                    location?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include sell (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A line names a plant (not-found) or a location (location-not-found) that does not exist: `errors` names each line */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description insufficient-stock: `lines` names every line that cannot be held, with what is available */
+            409: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Idempotency-Key used before for another request (a different body): the detail says when, and until when the key is kept */
+            422: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "get-reservation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The reservation's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reservation; a held one past expiresAt shows as expired */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include sell (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description reservation-not-found: no reservation with this id */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "release-reservation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The reservation's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Released */
+            204: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input, or a body sent (this operation takes none) */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include sell (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description reservation-not-found: no reservation with this id */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description reservation-gone: committed, released or expired (`state` says which): nothing was applied */
+            410: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "commit-reservation": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and body returns the first response, marked Idempotent-Replayed: true, and creates nothing; the same key with another body is 422 saying when the key was used (keys kept 24 h from that use, scoped per API key). */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The reservation's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sales and each plant's new counts */
+            200: {
+                headers: {
+                    /** @description `true` when this is the answer to an earlier request with the same Idempotency-Key and body, sent again (nothing was written this time); absent on an answer written now. */
+                    "idempotent-replayed"?: "true";
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReservationCommit"];
+                };
+            };
+            /** @description Invalid input, or a body sent (this operation takes none) */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include sell (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description reservation-not-found: no reservation with this id */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description reservation-gone: committed, released or expired (`state` says which): nothing was applied */
+            410: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Idempotency-Key used before for another request (a different body): the detail says when, and until when the key is kept */
+            422: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
