@@ -29,7 +29,10 @@ export interface CopyCounts {
   stockLevels: number,
   movements: number,
   lastMovementSeq: number,
-  stockDigest: string
+  stockDigest: string,
+  reservations: number,
+  /** Of them, those still held (their units among the levels' reserved). */
+  heldReservations: number
 }
 
 const PAGE = 5000
@@ -76,6 +79,13 @@ export async function countsOf (snapshot: CatalogueSnapshot): Promise<CopyCounts
   stock.update('movements\n')
   const movements = await digestRows(snapshot, 'stockMovements', stock, (r) =>
     `${JSON.stringify([r.seq, r.plant_id, r.at, r.actor, r.location, r.delta, r.reason, r.reference, r.on_hand_after])}\n`)
+  // The reservations, each with its state and lines (the open ones carry on holding after the move).
+  stock.update('reservations\n')
+  let heldReservations = 0
+  const reservations = await digestRows(snapshot, 'reservations', stock, (r) => {
+    if (r.state === 'held') heldReservations++
+    return `${JSON.stringify([r.id, r.state, r.lines, Number(r.created_at), Number(r.expires_at), r.ended_at === null ? null : Number(r.ended_at), r.actor])}\n`
+  })
   return {
     plants: t.plants,
     inventory: `available ${t.inventory.available}, pending ${t.inventory.pending}, sold ${t.inventory.sold}`,
@@ -101,7 +111,9 @@ export async function countsOf (snapshot: CatalogueSnapshot): Promise<CopyCounts
     stockLevels,
     movements,
     lastMovementSeq: t.lastMovementSeq,
-    stockDigest: stock.digest('hex')
+    stockDigest: stock.digest('hex'),
+    reservations,
+    heldReservations
   }
 }
 

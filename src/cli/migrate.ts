@@ -103,7 +103,8 @@ async function runMigrate (values: Record<string, any>, positionals: string[], i
     `  history         ${expected.history.toLocaleString('en')} versions\n` +
     `  webhooks        ${expected.webhooks.toLocaleString('en')} (with their secrets and places in the feed; ${plural(expected.webhookDeliveries, 'attempt')} in their logs)\n` +
     `  stock           ${plural(expected.locations, 'location')}, ${plural(expected.stockLevels, 'level')}, ${plural(expected.movements, 'movement')} in the ledger (last position ${expected.lastMovementSeq})\n` +
-    '  verified: counts, the inventory, sequences, a digest of every plant, of every photo file, of every API key, of the trash, of the history and of the webhooks match the source, and so does a digest of the stock (locations, levels, the ledger)\n')
+    `  reservations    ${expected.reservations.toLocaleString('en')} (${expected.heldReservations.toLocaleString('en')} held, still holding their units)\n` +
+    '  verified: counts, the inventory, sequences, a digest of every plant, of every photo file, of every API key, of the trash, of the history and of the webhooks match the source, and so does a digest of the stock (locations, levels, the ledger, the reservations)\n')
   if (after > expected.feedHead) {
     io.stderr.write(`warning: ${plural(after - expected.feedHead, 'change')} reached the data folder after the snapshot and ${after - expected.feedHead === 1 ? 'is' : 'are'} not in PostgreSQL; stop the service's writes and migrate into an empty database again\n`)
     return 1

@@ -53,6 +53,8 @@ export interface StockLevelRow { plant_id: number, location: string, on_hand: nu
 /** One movement of the ledger, as its movement wrote it. */
 export interface MovementRow { seq: number, plant_id: number, at: number, actor: string, location: string, delta: number, reason: string, reference: string | null, on_hand_after: number }
 export interface PhotoFileRow { name: string, refs: number, bytes: Buffer }
+/** A reservation, held or ended (catalogue/reservation.ts ReservationRow). */
+export interface ReservationKindRow { id: string, state: string, lines: string, created_at: number, expires_at: number, ended_at: number | null, actor: string }
 /** A webhook or an attempt in its log, column by column (store/webhook-rows.ts names them). */
 export type ColumnRow = Record<string, string | number | null>
 
@@ -73,6 +75,8 @@ export interface CatalogueKinds {
   locations: LocationRow
   stockLevels: StockLevelRow
   stockMovements: MovementRow
+  /** Reservations (by id): the held ones carry their hold (the levels' reserved), the ended ones their answers to reads. */
+  reservations: ReservationKindRow
 }
 export type Kind = keyof CatalogueKinds
 

@@ -13,7 +13,7 @@ import { freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
 // leaves the database as it was.
 
 const DAY = 86_400_000
-const KINDS: Kind[] = ['plants', 'changes', 'idempotencyKeys', 'apiKeys', 'trash', 'history', 'photoFiles', 'webhooks', 'webhookDeliveries', 'locations', 'stockLevels', 'stockMovements']
+const KINDS: Kind[] = ['plants', 'changes', 'idempotencyKeys', 'apiKeys', 'trash', 'history', 'photoFiles', 'webhooks', 'webhookDeliveries', 'locations', 'stockLevels', 'stockMovements', 'reservations']
 
 async function everything (snapshot: CatalogueSnapshot): Promise<Record<string, unknown[]>> {
   const rows: Record<string, unknown[]> = {}
@@ -35,6 +35,11 @@ test('a data folder\'s snapshot received by PostgreSQL reads back as the same ro
   for (let i = 0; i < 5; i++) await store.create({ name: `Plant ${i}`, category: 'even', tags: ['x'], status: 'pending' })
   await store.update(gone.plant.id, { name: 'Fern', category: 'outdoor', tags: [], status: 'sold' })
   await store.remove(gone.plant.id)
+  // Stock and a reservation held, one committed: the reservations are a kind of their own.
+  await store.stock.move(gone.plant.id + 1, { delta: 5, reason: 'received' })
+  await store.stock.reserve({ id: 'held-1', lines: [{ plant: gone.plant.id + 1, quantity: 2 }], ttlSeconds: 900 })
+  await store.stock.reserve({ id: 'done-1', lines: [{ plant: gone.plant.id + 1, quantity: 1 }], ttlSeconds: 900 })
+  await store.stock.commitReservation('done-1')
   await store.close()
 
   const schema = await freshSchema()
@@ -46,6 +51,7 @@ test('a data folder\'s snapshot received by PostgreSQL reads back as the same ro
   const expected = await everything(snapshot)
   assert.equal(expected.plants.length, 6)
   assert.equal(expected.trash.length, 1)
+  assert.equal(expected.reservations.length, 2)
 
   await assert.rejects(target.receive(snapshot, { batchSize: 2, verify: async () => { throw new Error('refused by the check') } }), /refused by the check/)
   const empty = await target.snapshot()

@@ -1,6 +1,7 @@
 import type pg from 'pg'
 import { AdminRefused, type CatalogueKinds, type CatalogueSnapshot, type CopyOptions, type Kind } from '../admin-store.js'
 import { MOVEMENT_COLUMNS } from '../stock-rows.js'
+import { RESERVATION_COLUMNS } from '../../catalogue/reservation.js'
 import { WEBHOOK_COLUMNS, DELIVERY_COLUMNS } from '../webhook-rows.js'
 import { hasPlantsTable, PostgresSnapshot } from './snapshot.js'
 import { toPostgresText } from './text-escape.js'
@@ -9,8 +10,8 @@ import { toPostgresText } from './text-escape.js'
 // and versions (ETags stay valid), the sequences (an id or feed position handed out before is never
 // handed out again), the feed, remembered Idempotency-Keys, API keys by their hash, the trash, the
 // history, the webhooks (secrets, place in the feed, recent attempts), every photo file, and the
-// stock: locations, levels and the ledger with its positions. The
-// webhooks' delivery lease is not copied: the first instance started on PostgreSQL takes it.
+// stock: locations, levels and the ledger with its positions, and the reservations. The webhooks'
+// delivery leases and the reservation expirer's are not copied: the first instance started on PostgreSQL takes them.
 
 const ms = (column: string): string => `timestamptz 'epoch' + ${column} * interval '1 millisecond'`
 
@@ -51,7 +52,10 @@ const INSERTS: Record<Exclude<Kind, 'photoFiles'>, string> = {
   // The ledger with its positions: a movements cursor a client holds still means the same movement.
   stockMovements: `INSERT INTO stock_movements (${MOVEMENT_COLUMNS}) OVERRIDING SYSTEM VALUE
     SELECT * FROM json_to_recordset($1::json) AS r(seq bigint, plant_id bigint, at bigint, actor text, location text, delta bigint,
-      reason text, reference text, on_hand_after bigint)`
+      reason text, reference text, on_hand_after bigint)`,
+  // Open reservations keep holding (the levels' reserved copied above is theirs); ended ones still answer reads.
+  reservations: `INSERT INTO reservations (${RESERVATION_COLUMNS})
+    SELECT * FROM json_to_recordset($1::json) AS r(id text, state text, lines text, created_at bigint, expires_at bigint, ended_at bigint, actor text)`
 }
 
 /** PostgreSQL's text cannot hold U+0000: a plant's strings are escaped (text-escape.ts). */
@@ -78,7 +82,7 @@ export async function copyInto (client: pg.Client, address: string, source: Cata
   try {
     // The history in the order it was written, so the retention purge still meets the oldest first.
     await client.query('DELETE FROM locations')
-    for (const kind of ['plants', 'changes', 'idempotencyKeys', 'apiKeys', 'trash', 'history', 'webhooks', 'webhookDeliveries', 'locations', 'stockLevels', 'stockMovements'] as const) {
+    for (const kind of ['plants', 'changes', 'idempotencyKeys', 'apiKeys', 'trash', 'history', 'webhooks', 'webhookDeliveries', 'locations', 'stockLevels', 'stockMovements', 'reservations'] as const) {
       for await (const page of source.rows(kind, batchSize, 'written')) {
         const rows = kind === 'plants' ? (page as Array<CatalogueKinds['plants']>).map(escaped) : page
         await client.query(INSERTS[kind], [JSON.stringify(rows)])

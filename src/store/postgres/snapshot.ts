@@ -3,6 +3,7 @@ import { toRecord, type Plant } from '../../catalogue/plant.js'
 import { positionOf, type PlantQuery, type Position } from '../../catalogue/query.js'
 import { CatalogueUnreachable, type CatalogueKinds, type CatalogueSnapshot, type CatalogueTallies, type Kind, type StockLevelRow } from '../admin-store.js'
 import { MOVEMENT_COLUMNS } from '../stock-rows.js'
+import { RESERVATION_COLUMNS } from '../../catalogue/reservation.js'
 import { WEBHOOK_COLUMNS, DELIVERY_COLUMNS } from '../webhook-rows.js'
 import { parseDatabaseUrl, types } from './connection.js'
 import { ROW_COLUMNS, toPlant, type PlantRow } from './group-writes.js'
@@ -50,7 +51,8 @@ const KIND_SQL: Record<Kind, { columns: string, table: string, key: string[] }> 
   webhookDeliveries: { columns: `webhook_id, ${DELIVERY_COLUMNS}`, table: 'webhook_deliveries', key: ['n'] },
   locations: { columns: 'name, created_at', table: 'locations', key: ['name COLLATE "C"'] },
   stockLevels: { columns: 'plant_id, location, on_hand, reserved', table: 'stock_levels', key: ['plant_id', 'location COLLATE "C"'] },
-  stockMovements: { columns: MOVEMENT_COLUMNS, table: 'stock_movements', key: ['seq'] }
+  stockMovements: { columns: MOVEMENT_COLUMNS, table: 'stock_movements', key: ['seq'] },
+  reservations: { columns: RESERVATION_COLUMNS, table: 'reservations', key: ['id COLLATE "C"'] }
 }
 
 /** The column a key expression reads (`name COLLATE "C"` reads name). */

@@ -3,6 +3,7 @@ import { toRecord, type Plant } from '../../catalogue/plant.js'
 import { positionOf, type PlantQuery, type Position } from '../../catalogue/query.js'
 import type { CatalogueKinds, CatalogueSnapshot, CatalogueTallies, Kind, StockLevelRow } from '../admin-store.js'
 import { MOVEMENT_COLUMNS } from '../stock-rows.js'
+import { RESERVATION_COLUMNS } from '../../catalogue/reservation.js'
 import { WEBHOOK_COLUMNS, DELIVERY_COLUMNS } from '../webhook-rows.js'
 import { listSql, searchFunctions } from './list-query.js'
 import { storedPhotoFiles } from './photo-writes.js'
@@ -32,7 +33,8 @@ const KIND_SQL: Record<Exclude<Kind, 'photoFiles'>, { table: string, sql: string
   webhookDeliveries: { table: 'webhook_deliveries', sql: `SELECT webhook_id, ${DELIVERY_COLUMNS} FROM webhook_deliveries ORDER BY n` },
   locations: { table: 'locations', sql: 'SELECT name, created_at FROM locations ORDER BY name' },
   stockLevels: { table: 'stock_levels', sql: 'SELECT plant_id, location, on_hand, reserved FROM stock_levels ORDER BY plant_id, location' },
-  stockMovements: { table: 'stock_movements', sql: `SELECT ${MOVEMENT_COLUMNS} FROM stock_movements ORDER BY seq` }
+  stockMovements: { table: 'stock_movements', sql: `SELECT ${MOVEMENT_COLUMNS} FROM stock_movements ORDER BY seq` },
+  reservations: { table: 'reservations', sql: `SELECT ${RESERVATION_COLUMNS} FROM reservations ORDER BY id` }
 }
 
 export class SqliteSnapshot implements CatalogueSnapshot {
