@@ -101,7 +101,8 @@ export interface ServiceOptions {
 // Variables of the service: cleared so that the developer's shell cannot change what a test runs.
 const SERVICE_VARS = ['HOST', 'PORT', 'DATA_DIR', 'DATABASE_URL', 'LOG_LEVEL', 'API_KEYS', 'API_KEYS_FILE',
   'ALLOW_ANONYMOUS_WRITES', 'RATE_LIMIT', 'TRUST_PROXY', 'CORS_ORIGINS', 'SHUTDOWN_GRACE_MS', 'FEED_RETENTION_DAYS', 'WORKERS',
-  'FEED_MAX_STREAMS', 'FEED_MAX_STREAMS_PER_CLIENT', 'MAX_CONNECTIONS_PER_CLIENT', 'MAX_QUEUED_BYTES', 'WEBHOOK_ALLOW_PRIVATE', 'WEBHOOK_PRIVATE_NETWORKS', 'WEBHOOK_LEASE_MS', 'TRASH_RETENTION_DAYS', 'HISTORY_RETENTION_DAYS']
+  'FEED_MAX_STREAMS', 'FEED_MAX_STREAMS_PER_CLIENT', 'MAX_CONNECTIONS_PER_CLIENT', 'MAX_QUEUED_BYTES', 'WEBHOOK_ALLOW_PRIVATE', 'WEBHOOK_PRIVATE_NETWORKS', 'WEBHOOK_LEASE_MS', 'TRASH_RETENTION_DAYS', 'HISTORY_RETENTION_DAYS',
+  'RESERVATION_EXPIRY_POLL_MS', 'RESERVATION_LEASE_MS']
 
 /** The environment for a service process: this one's, without the service's variables and the test runner's flags, plus `env`. */
 export function serviceEnv (env: Record<string, string> = {}): NodeJS.ProcessEnv {
