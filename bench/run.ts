@@ -16,10 +16,11 @@ import { measureWebhooks, WEBHOOK_OPS, webhookTable } from './webhooks.js'
 import { HISTORY_OPS, historyTable, measureHistory } from './history.js'
 import { KEY_OPS, keyTable, measureKeys } from './keys.js'
 import { holdTable, measureReadsHold, READS_HOLD_OPS } from './reads-hold.js'
+import { measureReservations, RESERVATION_OPS, reservationTable } from './stock-reservations.js'
 import { freePort } from './free-port.js'
 
 // npm run bench [-- --quick] [--tsx] [--rounds=N] [--seconds=N] [--big=N] [--ops=get,list,put,post,search,search-rare,sorted,inventory,patch,batch,
-//                search-short,search-accent,sku,barcode,sort-price,sort-updated,count,upload,photo,batches,import,webhooks,history-1,history-1000,keys]
+//                search-short,search-accent,sku,barcode,sort-price,sort-updated,count,upload,photo,batches,import,webhooks,history-1,history-1000,keys,reservations]
 //                [--import-rows=N] [--cpu-prof] [--seed-only] [--hold-sizes=100000,1000000]
 //                [--baseline=DIR]  (another checkout, e.g. a git worktree of an older commit: measured as one
 //                                   more target on the small catalogue, for a before/after ratio in one run)
@@ -39,7 +40,7 @@ const option = (name: string, fallback: number): number => {
 const quick = flag('quick')
 const isPhotoOp = (op: string): boolean => (PHOTO_OPS as readonly string[]).includes(op)
 // Phases of their own, each on services of its own: photos, batches and import, webhooks, history, keys and reads that hold.
-const PHASE_OPS: readonly string[] = [...PHOTO_OPS, ...BULK_OPS, ...WEBHOOK_OPS, ...HISTORY_OPS, ...KEY_OPS, ...READS_HOLD_OPS]
+const PHASE_OPS: readonly string[] = [...PHOTO_OPS, ...BULK_OPS, ...WEBHOOK_OPS, ...HISTORY_OPS, ...KEY_OPS, ...READS_HOLD_OPS, ...RESERVATION_OPS]
 const opsGiven = args.find((a) => a.startsWith('--ops='))?.split('=')[1].split(',') ?? ['get', 'list', 'put', 'post', ...SERVICE_ONLY, ...PHASE_OPS]
 const settings = {
   warmSeconds: option('warm', quick ? 1 : 3),
@@ -61,6 +62,8 @@ const settings = {
   history: opsGiven.some((op) => (HISTORY_OPS as readonly string[]).includes(op)),
   // The keys phase (bench/keys.ts): GET with a read key of the database against an API_KEYS key.
   keys: opsGiven.includes('keys'),
+  // The reservations phase (bench/stock-reservations.ts): a checkout's CPU against a sale's.
+  reservations: opsGiven.includes('reservations'),
   // The reads-hold phase (bench/reads-hold.ts), on catalogues of these sizes.
   hold: opsGiven.includes('reads-hold'),
   holdSizes: (args.find((a) => a.startsWith('--hold-sizes='))?.split('=')[1].split(',').map(Number)) ?? (quick ? [20_000] : [100_000, 1_000_000]),
@@ -704,8 +707,10 @@ async function main (): Promise<void> {
     const history = settings.history ? await measureHistory(phase) : undefined
     const keys = settings.keys ? await measureKeys(phase) : undefined
     const hold = settings.hold ? await measureReadsHold(phase, settings.holdSizes, loadavg) : undefined
+    const reservations = settings.reservations ? await measureReservations(phase, loadavg) : undefined
     const lines = [...measured?.lines ?? [], ...(photos ? photoTable(photos) : []), ...(bulk ? bulkTable(bulk) : []), ...(hooks ? webhookTable(hooks) : []),
-      ...(history ? historyTable(history) : []), ...(keys ? keyTable(keys) : []), ...(hold ? holdTable(hold) : [])]
+      ...(history ? historyTable(history) : []), ...(keys ? keyTable(keys) : []), ...(hold ? holdTable(hold) : []),
+      ...(reservations ? reservationTable(reservations) : [])]
     process.stdout.write(`${lines.join('\n')}\n`)
 
     const result = {
@@ -718,7 +723,8 @@ async function main (): Promise<void> {
       webhooks: hooks,
       history,
       keys,
-      hold
+      hold,
+      reservations
     }
     const dir = join(ROOT, 'bench/results')
     mkdirSync(dir, { recursive: true })
