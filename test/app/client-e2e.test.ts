@@ -281,6 +281,22 @@ test('the typed client drives every documented operation against a listening ser
   assert.equal((await client.DELETE('/v3/plant/{id}/stock', { params: pottedId, headers: asAdmin })).data?.stock, null)
   assert.equal((await client.DELETE('/v3/locations/{name}', { params: { path: { name: 'shop' } }, headers: asAdmin })).response.status, 204)
 
+  // reservations: hold (409 naming every short line), read, commit into sales, release, 410 once gone
+  const stocked = (await client.POST('/v3/plant', { headers: asAdmin, body: { name: 'Reserved fern' } })).data as Plant
+  await client.POST('/v3/plant/{id}/stock/movements', { params: { path: { id: stocked.id } }, headers: asAdmin, body: { delta: 3, reason: 'received' } })
+  const shortLines = await client.POST('/v3/reservations', { headers: asAdmin, body: { lines: [{ plant: stocked.id, quantity: 2 }, { plant: stocked.id, quantity: 2 }], ttlSeconds: 60 } })
+  assert.deepEqual([shortLines.response.status, shortLines.error?.lines?.map((l) => l.path)], [409, ['/lines/0', '/lines/1']])
+  const held = await client.POST('/v3/reservations', { headers: asAdmin, body: { lines: [{ plant: stocked.id, quantity: 2 }], ttlSeconds: 60 } })
+  assert.equal(held.response.status, 201)
+  const heldId = { path: { id: held.data!.id } }
+  assert.equal((await client.GET('/v3/reservations/{id}', { params: heldId, headers: asAdmin })).data?.state, 'held')
+  const sold = await client.POST('/v3/reservations/{id}/commit', { params: heldId, headers: asAdmin })
+  assert.deepEqual(sold.data?.plants[0].stock, { onHand: 1, reserved: 0, available: 1 })
+  const again = await client.POST('/v3/reservations/{id}/commit', { params: heldId, headers: asAdmin })
+  assert.deepEqual([again.response.status, again.error?.state], [410, 'committed'])
+  const other = await client.POST('/v3/reservations', { headers: asAdmin, body: { lines: [{ plant: stocked.id, quantity: 1 }], ttlSeconds: 60 } })
+  assert.equal((await client.DELETE('/v3/reservations/{id}', { params: { path: { id: other.data!.id } }, headers: asAdmin })).response.status, 204)
+
   // Every operation of the document went through the client: a new route must be added here.
   const doc = await servedDocument()
   const documented = Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
