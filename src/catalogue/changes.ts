@@ -1,4 +1,5 @@
 import { toRecord, type Plant } from './plant.js'
+import type { StockCrossing } from './stock.js'
 
 // The change feed: every committed write, in order, as the store hands it out.
 
@@ -28,6 +29,16 @@ export interface Change {
 }
 
 export interface ChangePage { items: Change[], next: number }
+
+/** The stock crossings of a change (a movement's), by the change's seq: not part of the feed's change, sent to webhooks subscribed to them. */
+export interface ChangeCrossing extends StockCrossing { seq: number }
+
+/** A page of the feed as the store reads it: the changes, and the crossings of those that carry any (webhooks; absent: none). */
+export interface FeedRead extends ChangePage { crossings?: ChangeCrossing[] }
+
+/** A change row's crossing (JSON as the store keeps it), or none. */
+export const crossingOfChange = (seq: number, json: string | null): ChangeCrossing[] =>
+  json === null ? [] : [{ seq, ...JSON.parse(json) as StockCrossing }]
 
 /**
  * A change's record as its store kept it (JSON), with the change's version: the plant's version

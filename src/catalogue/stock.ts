@@ -144,6 +144,34 @@ export function statusAfter (status: PlantStatus, before: number | null, after: 
   return status
 }
 
+/** What webhooks may subscribe to beside the feed's kinds of change: a plant crossing into low or no stock. */
+export const STOCK_EVENT_KINDS = ['stock.low', 'stock.out'] as const
+export type StockEventKind = typeof STOCK_EVENT_KINDS[number]
+
+/** A movement that crossed into low or no stock, kept on its change's row (the durable feed) for the webhooks. */
+export interface StockCrossing {
+  /** stock.low, stock.out or both (a movement from above lowStockAt straight to 0 crosses both), in that order. */
+  events: StockEventKind[]
+  movement: Movement
+  /** The location's level after the movement. */
+  level: StockLevel
+}
+
+/**
+ * The crossings of one movement: into low stock (available from above lowStockAt to at or below
+ * it) and into none (available from above 0 to 0). A plant that stays low crosses nothing; one
+ * lifted above and taken down again crosses again. As for the status, a plant's first movement
+ * crosses from nothing (`before` null): a first count of 0 is out of stock, one at or below
+ * lowStockAt is low. Without lowStockAt a plant is never low.
+ */
+export function stockCrossings (before: StockTotals | null, after: StockTotals, lowStockAt: number | null): StockEventKind[] {
+  const events: StockEventKind[] = []
+  const low = (stock: StockTotals | null): boolean => stock !== null && lowStockAt !== null && stock.available <= lowStockAt
+  if (low(after) && !low(before)) events.push('stock.low')
+  if (after.available === 0 && (before === null || before.available > 0)) events.push('stock.out')
+  return events
+}
+
 /** The most a page of the ledger holds, and the size of a page when none is asked for. */
 export const MOVEMENTS_PAGE_MAX = 100
 export const MOVEMENTS_PAGE_DEFAULT = 20

@@ -1,10 +1,14 @@
 import type { ChangeKind } from './changes.js'
+import { STOCK_EVENT_KINDS, type StockEventKind } from './stock.js'
 
 // Webhooks in the catalogue's words: a subscription to the change feed, pushed to a URL.
 
 export type WebhookStatus = 'active' | 'paused' | 'failing'
 export const WEBHOOK_STATUSES: readonly WebhookStatus[] = ['active', 'paused', 'failing']
 export const CHANGE_KINDS: readonly ChangeKind[] = ['created', 'updated', 'deleted']
+/** What a webhook may subscribe to: the feed's kinds of change, and a plant's crossing into low or no stock. */
+export type WebhookEvent = ChangeKind | StockEventKind
+export const WEBHOOK_EVENTS: readonly WebhookEvent[] = [...CHANGE_KINDS, ...STOCK_EVENT_KINDS]
 
 /** After a rotation the old secret keeps signing beside the new one this long, while receivers switch. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000
@@ -12,7 +16,7 @@ export const SECRET_OVERLAP_MS = 24 * 3_600_000
 export interface Webhook {
   id: number
   url: string
-  events: ChangeKind[]
+  events: WebhookEvent[]
   status: WebhookStatus
   /** `whsec_<base64>`: signs every delivery. */
   secret: string

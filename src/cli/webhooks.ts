@@ -1,5 +1,4 @@
-import { CHANGE_KINDS, SECRET_OVERLAP_MS, signingSecrets, type DeliveryAttempt, type Webhook } from '../catalogue/webhook.js'
-import type { ChangeKind } from '../catalogue/changes.js'
+import { CHANGE_KINDS, SECRET_OVERLAP_MS, WEBHOOK_EVENTS, type WebhookEvent, signingSecrets, type DeliveryAttempt, type Webhook } from '../catalogue/webhook.js'
 import type { Config } from '../config.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { serviceConfig } from './target.js'
@@ -32,7 +31,7 @@ admin key. Every running instance picks a change up within seconds.
                send), the attempt at it, when, the receiver's status or the error, how long
 
 Options:
-  --events KINDS   add: comma-separated kinds of change to send (default created,updated,deleted)
+  --events KINDS   add: comma-separated kinds of change to send (default created,updated,deleted; also stock.low, stock.out)
   --json           list, deliveries: a JSON array, each item as GET /v3/webhooks (or its
                    /deliveries) shows it
   --data-dir DIR   the service's data folder (default: the catalogue in $DATABASE_URL when set,
@@ -158,12 +157,12 @@ async function rotate (store: PlantStore, id: number, io: Io): Promise<number> {
   return 0
 }
 
-function eventsOf (text: string | undefined): ChangeKind[] {
+function eventsOf (text: string | undefined): WebhookEvent[] {
   if (text === undefined) return [...CHANGE_KINDS]
   const kinds = [...new Set(text.split(',').map((k) => k.trim()))]
-  const wrong = kinds.find((k) => !(CHANGE_KINDS as readonly string[]).includes(k))
-  if (wrong !== undefined || kinds.length === 0) throw new UsageError(`--events must list kinds among ${CHANGE_KINDS.join(', ')}, not ${JSON.stringify(wrong ?? text)}`)
-  return kinds as ChangeKind[]
+  const wrong = kinds.find((k) => !(WEBHOOK_EVENTS as readonly string[]).includes(k))
+  if (wrong !== undefined || kinds.length === 0) throw new UsageError(`--events must list kinds among ${WEBHOOK_EVENTS.join(', ')}, not ${JSON.stringify(wrong ?? text)}`)
+  return kinds as WebhookEvent[]
 }
 
 function idOf (action: string, text: string | undefined): number {

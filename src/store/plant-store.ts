@@ -1,5 +1,5 @@
 import type { BatchOperation, BatchOptions, BatchResult } from '../catalogue/batch.js'
-import type { ChangePage, WriteMeta } from '../catalogue/changes.js'
+import type { FeedRead, WriteMeta } from '../catalogue/changes.js'
 import type { HistoryEntry } from '../catalogue/history.js'
 import type { NewPhoto, StoredFile } from '../catalogue/photo.js'
 import type { Inventory, PlantInput, PlantPatch, PlantStatus, StoredPlant } from '../catalogue/plant.js'
@@ -127,7 +127,7 @@ export interface PlantStore {
    * Changes with seq > after, oldest first. Throws FeedGone when `after` precedes the retention
    * ('expired') or is beyond the head ('ahead': a restored or another database).
    */
-  changes (after: number, limit: number): Promise<ChangePage>
+  changes (after: number, limit: number): Promise<FeedRead>
   /** The newest sequence number handed out (the floor when every change has expired); read now. */
   head (): Promise<number>
   /**

@@ -1,5 +1,4 @@
-import type { ChangeKind } from '../catalogue/changes.js'
-import type { AttemptKind, LoggedAttempt, Webhook, WebhookStatus } from '../catalogue/webhook.js'
+import type { AttemptKind, LoggedAttempt, Webhook, WebhookEvent, WebhookStatus } from '../catalogue/webhook.js'
 import type { WebhookChanges } from './webhook-store.js'
 
 // Webhook rows as both engines store them (the same columns), turned into the catalogue's words.
@@ -31,7 +30,7 @@ export const WEBHOOK_COLUMNS = 'id, url, events, status, secret, previous_secret
 export const toWebhook = (r: WebhookRow): Webhook => ({
   id: r.id,
   url: r.url,
-  events: JSON.parse(r.events) as ChangeKind[],
+  events: JSON.parse(r.events) as WebhookEvent[],
   status: r.status,
   secret: r.secret,
   previousSecret: r.previous_secret,

@@ -1,11 +1,10 @@
-import type { ChangeKind } from '../catalogue/changes.js'
-import type { AttemptKind, DeliveryAttempt, LoggedAttempt, Webhook, WebhookStatus } from '../catalogue/webhook.js'
+import type { AttemptKind, DeliveryAttempt, LoggedAttempt, Webhook, WebhookEvent, WebhookStatus } from '../catalogue/webhook.js'
 
 // The webhooks' storage, one implementation per engine beside the plants (sqlite/, postgres/):
 // subscriptions, each with its delivery cursor and attempt state, and a short log of attempts.
 
-export interface NewWebhook { url: string, events: ChangeKind[], secret: string }
-export interface WebhookChanges { url?: string, events?: ChangeKind[], status?: WebhookStatus }
+export interface NewWebhook { url: string, events: WebhookEvent[], secret: string }
+export interface WebhookChanges { url?: string, events?: WebhookEvent[], status?: WebhookStatus }
 
 /** What one attempt leaves behind: the cursor moves on a success; the attempt state says what comes next. */
 export interface AttemptOutcome {

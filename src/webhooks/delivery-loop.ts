@@ -5,7 +5,7 @@ import type { PlantStore } from '../store/plant-store.js'
 import type { AttemptOutcome } from '../store/webhook-store.js'
 import type { SendResult, WebhookClient } from './client.js'
 import { DeliveredLog } from './delivered-log.js'
-import type { FeedEntry, FeedPage, FeedWindow } from './feed-window.js'
+import { sendsOf, type FeedPage, type FeedWindow, type Send } from './feed-window.js'
 import type { WebhookMetrics } from './metrics.js'
 import type { DeliveryPacer } from './pacer.js'
 import { signedHeaders } from './signing.js'
@@ -45,6 +45,11 @@ export class DeliveryLoop {
   cursor = 0
   /** Waiting for a retry's time: commits do not wake it (a dead receiver's loop would otherwise read on every write). */
   private retrying = false
+  /**
+   * The parts of the change after the cursor already delivered (a change and its stock events go
+   * in parts): kept here, not stored, so only a crash or a hand-over sends them again.
+   */
+  private partial: { seq: number, sent: number } | undefined
   /** Deliveries made since the last save. */
   private readonly delivered = new DeliveredLog(HELD_BETWEEN_SAVES)
 
@@ -152,80 +157,95 @@ export class DeliveryLoop {
     }
     for (let i = page.start; i < page.end; i++) {
       const change = page.entries[i]
-      if (this.stopped || !await this.holdLease(settings.now())) { await save(); return 0 }
-      if (!webhook.events.includes(change.kind)) {
+      const sends = sendsOf(webhook.events, change)
+      if (sends.length === 0) {
         // Not subscribed: passed over, the cursor moves on with the next delivery (or now, at the page's end).
         this.cursor = change.seq
         continue
       }
-      await this.deliverer.pacer.turn()
-      if (this.stopped) { await save(); return 0 }
-      const result = await this.send(webhook, change)
-      const tried = settings.now()
-      // Stopped meanwhile (the service stopping, the webhook paused or handed over): the attempt is
-      // recorded, not lost. Delivered, the cursor moves on; failed, the failure is not counted
-      // against the receiver (its retries and 3 days are not the stop's doing): the change is sent
-      // again by whoever delivers next.
-      if (this.crashed) return 0
-      if (this.stopped) {
+      // A change with stock events is sent in parts; the cursor passes it once every part is delivered,
+      // and a retry sends only the parts not delivered yet (after a crash, all of them again).
+      for (let part = this.partial?.seq === change.seq ? this.partial.sent : 0; part < sends.length; part++) {
+        const last = part === sends.length - 1
+        /** A part delivered: the cursor moves past the change with its last part. */
+        const passed = (): void => {
+          if (last) {
+            this.cursor = change.seq
+            this.partial = undefined
+          } else {
+            this.partial = { seq: change.seq, sent: part + 1 }
+          }
+        }
+        if (this.stopped || !await this.holdLease(settings.now())) { await save(); return 0 }
+        await this.deliverer.pacer.turn()
+        if (this.stopped) { await save(); return 0 }
+        const result = await this.send(webhook, sends[part])
+        const tried = settings.now()
+        // Stopped meanwhile (the service stopping, the webhook paused or handed over): the attempt is
+        // recorded, not lost. Delivered, the cursor moves on; failed, the failure is not counted
+        // against the receiver (its retries and 3 days are not the stop's doing): the change is sent
+        // again by whoever delivers next.
+        if (this.crashed) return 0
+        if (this.stopped) {
+          if (result.error === null) {
+            passed()
+            delivered.add(change.seq, attempts + 1, tried, result.statusCode, result.durationMs, result.response)
+            await save()
+          } else {
+            // In the log alone: the webhook's retry state may be another instance's by now.
+            await save()
+            await webhooks.recordAttempts(this.id, [{ seq: change.seq, attempt: attempts + 1, at: tried, ...result, error: `${result.error}; ${CUT_BY_SHUTDOWN}` }])
+          }
+          return 0
+        }
         if (result.error === null) {
-          this.cursor = change.seq
+          this.deliverer.metrics?.delivered('delivered')
+          passed()
           delivered.add(change.seq, attempts + 1, tried, result.statusCode, result.durationMs, result.response)
-          await save()
+          if (tried - savedAt >= FLUSH_MS) await save()
+          attempts = 0
+          failingSince = null
+          continue
+        }
+        // Its URL changed while this attempt was out: the failure was the old address's. Not recorded
+        // against the new one (a reviewer saw a new receiver blamed for the old one's timeout, and not
+        // tried for the retry's delay); the new address is tried at once.
+        if ((await webhooks.get(this.id))?.url !== webhook.url) { await save(); return 0 }
+        failingSince ??= tried
+        const failing = tried - failingSince >= settings.retryForMs
+        const outcome: AttemptOutcome = {
+          cursor: this.cursor,
+          attempts: attempts + 1,
+          nextAttemptAt: failing ? null : tried + settings.retryDelayMs(attempts + 1),
+          failingSince,
+          lastError: result.error,
+          failing
+        }
+        this.deliverer.metrics?.delivered(failing ? 'gave-up' : 'failed')
+        this.retrying = !failing
+        await save({ attempt: { seq: change.seq, attempt: attempts + 1, at: tried, ...result }, outcome })
+        // One line per failed attempt: the URL and why, never the secret.
+        const next = outcome.nextAttemptAt === null ? null : new Date(outcome.nextAttemptAt).toISOString()
+        const log = { webhook: this.id, url: shownUrl(webhook.url), seq: change.seq, attempt: attempts + 1, statusCode: result.statusCode, error: result.error, nextAttemptAt: next }
+        if (failing) {
+          this.deliverer.log.error(log, 'webhook failing: retries ran out; it keeps its place until resumed')
+          this.stopped = true
         } else {
-          // In the log alone: the webhook's retry state may be another instance's by now.
-          await save()
-          await webhooks.recordAttempts(this.id, [{ seq: change.seq, attempt: attempts + 1, at: tried, ...result, error: `${result.error}; ${CUT_BY_SHUTDOWN}` }])
+          this.deliverer.log.warn(log, 'webhook delivery failed; will retry')
         }
         return 0
       }
-      if (result.error === null) {
-        this.deliverer.metrics?.delivered('delivered')
-        this.cursor = change.seq
-        delivered.add(change.seq, attempts + 1, tried, result.statusCode, result.durationMs, result.response)
-        if (tried - savedAt >= FLUSH_MS) await save()
-        attempts = 0
-        failingSince = null
-        continue
-      }
-      // Its URL changed while this attempt was out: the failure was the old address's. Not recorded
-      // against the new one (a reviewer saw a new receiver blamed for the old one's timeout, and not
-      // tried for the retry's delay); the new address is tried at once.
-      if ((await webhooks.get(this.id))?.url !== webhook.url) { await save(); return 0 }
-      failingSince ??= tried
-      const failing = tried - failingSince >= settings.retryForMs
-      const outcome: AttemptOutcome = {
-        cursor: this.cursor,
-        attempts: attempts + 1,
-        nextAttemptAt: failing ? null : tried + settings.retryDelayMs(attempts + 1),
-        failingSince,
-        lastError: result.error,
-        failing
-      }
-      this.deliverer.metrics?.delivered(failing ? 'gave-up' : 'failed')
-      this.retrying = !failing
-      await save({ attempt: { seq: change.seq, attempt: attempts + 1, at: tried, ...result }, outcome })
-      // One line per failed attempt: the URL and why, never the secret.
-      const next = outcome.nextAttemptAt === null ? null : new Date(outcome.nextAttemptAt).toISOString()
-      const log = { webhook: this.id, url: shownUrl(webhook.url), seq: change.seq, attempt: attempts + 1, statusCode: result.statusCode, error: result.error, nextAttemptAt: next }
-      if (failing) {
-        this.deliverer.log.error(log, 'webhook failing: retries ran out; it keeps its place until resumed')
-        this.stopped = true
-      } else {
-        this.deliverer.log.warn(log, 'webhook delivery failed; will retry')
-      }
-      return 0
     }
     // The page's end: what was delivered, and any changes passed over as not subscribed, move its place.
     await save()
     return 0
   }
 
-  private async send (webhook: Webhook, change: FeedEntry): Promise<SendResult> {
+  private async send (webhook: Webhook, send: Send): Promise<SendResult> {
     const { client, settings } = this.deliverer
     const now = settings.now()
-    const headers = signedHeaders(signingSecrets(webhook, now), `${webhook.id}-${change.seq}`, Math.floor(now / 1000), change.body)
-    return await client.post(webhook.url, change.body, headers)
+    const headers = signedHeaders(signingSecrets(webhook, now), `${webhook.id}-${send.suffix}`, Math.floor(now / 1000), send.body)
+    return await client.post(webhook.url, send.body, headers)
   }
 
   private async holdLease (now: number): Promise<boolean> {

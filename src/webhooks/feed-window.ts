@@ -1,13 +1,50 @@
-import type { Change, ChangeKind } from '../catalogue/changes.js'
+import type { Change, ChangeCrossing, ChangeKind, FeedRead } from '../catalogue/changes.js'
+import type { StockEventKind } from '../catalogue/stock.js'
+import type { WebhookEvent } from '../catalogue/webhook.js'
 import type { PlantStore } from '../store/plant-store.js'
 
 /**
  * A change as a webhook sends it: its body serialised once, whatever the number of webhooks, and
  * as the bytes sent (the HTTP client would otherwise encode a string afresh for every attempt).
  */
-export interface FeedEntry { seq: number, kind: ChangeKind, body: Buffer }
+export interface FeedEntry {
+  seq: number
+  kind: ChangeKind
+  body: Buffer
+  /** A movement's crossings into low or no stock (webhooks stock.low, stock.out), each a body of its own. */
+  stock?: Array<{ kind: StockEventKind, body: Buffer }>
+}
 
-const entry = (c: Change): FeedEntry => ({ seq: c.seq, kind: c.kind, body: Buffer.from(JSON.stringify(c)) })
+const entry = (c: Change, crossing: ChangeCrossing | undefined): FeedEntry => {
+  const e: FeedEntry = { seq: c.seq, kind: c.kind, body: Buffer.from(JSON.stringify(c)) }
+  if (crossing !== undefined) {
+    const { movement, level } = crossing
+    e.stock = crossing.events.map((kind) =>
+      ({ kind, body: Buffer.from(JSON.stringify({ kind, seq: c.seq, id: c.id, version: c.version, actor: c.actor, at: c.at, plant: c.plant, movement, level })) }))
+  }
+  return e
+}
+
+/** A page's changes as entries, each with its crossing. */
+const entries = (page: FeedRead): FeedEntry[] => {
+  const crossings = new Map((page.crossings ?? []).map((c) => [c.seq, c]))
+  return page.items.map((c) => entry(c, crossings.get(c.seq)))
+}
+
+const bytes = (e: FeedEntry): number => e.body.length + (e.stock ?? []).reduce((n, s) => n + s.body.length, 0)
+
+/** One send to a webhook: its webhook-id's suffix after `<webhook>-` and the body. */
+export interface Send { suffix: string, body: Buffer }
+
+/**
+ * What a webhook subscribed to `events` is sent of one change, in order: the change itself, then
+ * its stock events (stock.low before stock.out). None: the change is passed over.
+ */
+export function sendsOf (events: readonly WebhookEvent[], e: FeedEntry): Send[] {
+  const sends: Send[] = events.includes(e.kind) ? [{ suffix: String(e.seq), body: e.body }] : []
+  for (const s of e.stock ?? []) if (events.includes(s.kind)) sends.push({ suffix: `${e.seq}-${s.kind}`, body: s.body })
+  return sends
+}
 
 /**
  * Up to a page of changes, oldest first: `entries[start]` to `entries[end - 1]`. A view of the
@@ -76,7 +113,7 @@ export class FeedWindow {
   }
 
   private async own (after: number, limit: number): Promise<FeedPage> {
-    return whole((await this.store.changes(after, limit)).items.map(entry))
+    return whole(entries(await this.store.changes(after, limit)))
   }
 
   private restart (at: number): void {
@@ -101,23 +138,22 @@ export class FeedWindow {
 
   private async fetch (): Promise<void> {
     const after = this.to
-    let items: Change[]
+    let items: FeedEntry[]
     try {
-      items = (await this.store.changes(after, this.fetchSize)).items
+      items = entries(await this.store.changes(after, this.fetchSize))
     } catch (err) {
       this.restart(-1)
       throw err
     }
     if (after !== this.to) return // restarted meanwhile
-    for (const change of items) {
-      const e = entry(change)
+    for (const e of items) {
       this.entries.push(e)
-      this.size += e.body.length
+      this.size += bytes(e)
     }
     if (items.length > 0) this.to = items[items.length - 1].seq
     const wanted = this.oldestWanted()
     let extra = 0
-    while ((this.size > this.keepBytes || this.entries[extra].seq <= wanted) && extra < this.entries.length - 1) this.size -= this.entries[extra++].body.length
+    while ((this.size > this.keepBytes || this.entries[extra].seq <= wanted) && extra < this.entries.length - 1) this.size -= bytes(this.entries[extra++])
     if (extra > 0) {
       this.from = this.entries[extra - 1].seq
       this.entries = this.entries.slice(extra)

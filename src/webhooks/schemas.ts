@@ -1,16 +1,20 @@
-import { Type, type Static } from '@sinclair/typebox'
-import type { ChangeKind } from '../catalogue/changes.js'
-import { CHANGE_KINDS, WEBHOOK_STATUSES, type WebhookStatus } from '../catalogue/webhook.js'
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { STOCK_EVENT_KINDS, type StockEventKind } from '../catalogue/stock.js'
+import { WEBHOOK_EVENTS, WEBHOOK_STATUSES, type WebhookEvent, type WebhookStatus } from '../catalogue/webhook.js'
 import { component } from '../http/schemas/components.js'
 
 // The webhook resource: the TypeBox schemas behind validation, serialisation and the OpenAPI document.
 
 // Enums rather than unions of literals: a wrong value is then told "must be one of …" (src/http/problems/messages.ts),
 // as a plant's status is, not Ajv's "must be equal to constant" once per literal.
-const Kind = Type.Unsafe<ChangeKind>({ type: 'string', enum: [...CHANGE_KINDS] })
+const Kind = Type.Unsafe<WebhookEvent>({ type: 'string', enum: [...WEBHOOK_EVENTS] })
 const Time = Type.String({ description: 'RFC 3339, UTC, with milliseconds.' })
 const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'Where each change is POSTed: an http:// or https:// URL, without a user name or password, that does not name or resolve to a loopback, private, link-local or metadata address (unless the service runs with WEBHOOK_ALLOW_PRIVATE=true, which its WEBHOOK_PRIVATE_NETWORKS may narrow to the networks it names); a cloud metadata service\'s address (169.254.169.254, fd00:ec2::254 and the like, in any writing) is refused whatever is allowed. A name is resolved when saved and again before every attempt.' })
-const Events = Type.Array(Kind, { minItems: 1, uniqueItems: true, description: 'The kinds of change sent (default all three).' })
+const Events = Type.Array(Kind, {
+  minItems: 1,
+  uniqueItems: true,
+  description: 'What is sent: the kinds of change (default created, updated and deleted), and stock.low / stock.out, a plant crossing into low or no stock (StockEvent), sent only when named.'
+})
 
 export const WebhookParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) })
 
@@ -96,3 +100,21 @@ export const WebhookTest = component('WebhookTest', Type.Object({
   kind: Type.Unsafe<'test'>({ type: 'string', enum: ['test'] }),
   webhook: Type.Integer({ minimum: 1, description: 'The webhook sent to.' })
 }, { description: 'The body of a test send.' }))
+
+/** A component by name, typed loosely: the record, the movement and the level are the stock and plants resources' own. */
+const named = (name: string, description: string): TSchema => Type.Unsafe({ ...Type.Ref(name), description })
+
+export const StockEvent = component('StockEvent', Type.Object({
+  kind: Type.Unsafe<StockEventKind>({ type: 'string', enum: [...STOCK_EVENT_KINDS] }),
+  seq: Type.Integer({ minimum: 1, description: 'The movement\'s change in the feed (its updated change has the same seq).' }),
+  id: Type.Integer({ minimum: 1 }),
+  version: Type.Integer({ minimum: 1, description: 'The plant\'s version after the movement.' }),
+  actor: Type.String({ description: 'Who made the movement: the name of the API key it came with, `anonymous` without one, `cli` for the command line.' }),
+  at: Time,
+  plant: named('Plant', 'The record after the movement: its stock (the totals over every location) and lowStockAt.'),
+  movement: named('Movement', 'The movement that crossed, as the ledger keeps it.'),
+  level: named('StockLevel', 'The movement\'s location after it.')
+}, {
+  description: 'A plant crossing into low stock (stock.low: available from above lowStockAt to at or below it) or into none (stock.out: available from above 0 to 0), ' +
+    'sent to the webhooks subscribed to it, once per crossing. A plant that stays low sends nothing more; lifted above and taken down again, it sends again.'
+}))

@@ -114,14 +114,16 @@ test('GET /v3 answers 200 with where the docs page, the OpenAPI document and the
   assert.equal(post.headers.allow, 'GET, HEAD')
 })
 
-test('the document\'s webhooks (OpenAPI 3.1) describe what a receiver is sent: the Change or the test body, and the signed headers', async () => {
+test('the document\'s webhooks (OpenAPI 3.1) describe what a receiver is sent: the Change, a StockEvent or the test body, and the signed headers', async () => {
   const doc = await documentWith({})
   assert.equal(doc.openapi, '3.1.0')
-  assert.deepEqual(Object.keys(doc.webhooks).sort(), ['change', 'test'])
+  assert.deepEqual(Object.keys(doc.webhooks).sort(), ['change', 'stock', 'test'])
   const change = doc.webhooks.change.post
   assert.deepEqual(change.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/Change' })
   assert.deepEqual(doc.webhooks.test.post.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/WebhookTest' })
   assert.ok(doc.components.schemas.WebhookTest, 'the test body is a named schema')
+  assert.deepEqual(doc.webhooks.stock.post.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/StockEvent' })
+  assert.deepEqual(doc.components.schemas.StockEvent.properties.kind.enum, ['stock.low', 'stock.out'])
   assert.deepEqual(change.parameters.map((p: { name: string, in: string, required: boolean }) => `${p.in} ${p.name} ${p.required}`),
     ['header webhook-id true', 'header webhook-timestamp true', 'header webhook-signature true', 'header user-agent true'])
   assert.match(change.responses['2XX'].description, /within 10 s/)

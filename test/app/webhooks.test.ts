@@ -123,13 +123,13 @@ for (const engine of ENGINES) {
       // A wrong kind or status is said once, with what is allowed (not "must be equal to constant" per literal).
       const sold = await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url: 'https://shop.example/', events: ['sold'] } })
       assert.equal(sold.statusCode, 400)
-      assert.deepEqual(sold.json().errors, [{ path: '/events/0', message: 'must be one of created, updated, deleted' }])
+      assert.deepEqual(sold.json().errors, [{ path: '/events/0', message: 'must be one of created, updated, deleted, stock.low, stock.out' }])
       const { id } = (await api.request({ method: 'POST', url: '/v3/webhooks', payload: { url: 'https://shop.example/' } })).json()
       const failing = await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { status: 'failing' } })
       assert.equal(failing.statusCode, 400)
       assert.deepEqual(failing.json().errors, [{ path: '/status', message: 'must be one of active, paused' }])
       const events = await api.request({ method: 'PATCH', url: `/v3/webhooks/${id}`, payload: { events: ['sold'] } })
-      assert.deepEqual(events.json().errors, [{ path: '/events/0', message: 'must be one of created, updated, deleted' }])
+      assert.deepEqual(events.json().errors, [{ path: '/events/0', message: 'must be one of created, updated, deleted, stock.low, stock.out' }])
     })
 
     test('a name resolving to a private address is refused when saved (POST and PATCH), naming the address', async (t) => {

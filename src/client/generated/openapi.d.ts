@@ -684,6 +684,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    stock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A plant crossing into low or no stock, POSTed to each webhook subscribed to stock.low or stock.out
+         * @description Sent after the movement's updated change (to a webhook subscribed to both), in feed order with the other changes, once per crossing and at least once: it comes from the change's row in the feed, so it survives restarts and kill -9, and comes again (same webhook-id) only after a crash or a timeout. A movement from above lowStockAt straight to 0 sends stock.low, then stock.out.
+         */
+        post: operations["webhook-stock-event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     test: {
         parameters: {
             query?: never;
@@ -1039,8 +1059,8 @@ export interface components {
             quantity: number;
         };
         NewWebhook: {
-            /** @description The kinds of change sent (default all three). */
-            events?: ("created" | "updated" | "deleted")[];
+            /** @description What is sent: the kinds of change (default created, updated and deleted), and stock.low / stock.out, a plant crossing into low or no stock (StockEvent), sent only when named. */
+            events?: ("created" | "updated" | "deleted" | "stock.low" | "stock.out")[];
             /** @description Where each change is POSTed: an http:// or https:// URL, without a user name or password, that does not name or resolve to a loopback, private, link-local or metadata address (unless the service runs with WEBHOOK_ALLOW_PRIVATE=true, which its WEBHOOK_PRIVATE_NETWORKS may narrow to the networks it names); a cloud metadata service's address (169.254.169.254, fd00:ec2::254 and the like, in any writing) is refused whatever is allowed. A name is resolved when saved and again before every attempt. */
             url: string;
         };
@@ -1294,6 +1314,23 @@ export interface components {
             /** @description The version whose fields the plant gets back (GET /v3/plant/{id}/history lists them). */
             version: number;
         };
+        /** @description A plant crossing into low stock (stock.low: available from above lowStockAt to at or below it) or into none (stock.out: available from above 0 to 0), sent to the webhooks subscribed to it, once per crossing. A plant that stays low sends nothing more; lifted above and taken down again, it sends again. */
+        StockEvent: {
+            /** @description Who made the movement: the name of the API key it came with, `anonymous` without one, `cli` for the command line. */
+            actor: string;
+            /** @description RFC 3339, UTC, with milliseconds. */
+            at: string;
+            id: number;
+            /** @enum {string} */
+            kind: "stock.low" | "stock.out";
+            level: components["schemas"]["StockLevel"];
+            movement: components["schemas"]["Movement"];
+            plant: components["schemas"]["Plant"];
+            /** @description The movement's change in the feed (its updated change has the same seq). */
+            seq: number;
+            /** @description The plant's version after the movement. */
+            version: number;
+        };
         /** @description A plant's stock at one location. */
         StockLevel: {
             /** @description onHand − reserved at this location. */
@@ -1362,7 +1399,7 @@ export interface components {
             createdAt: string;
             /** @description The seq of the last change delivered (or passed over as not subscribed). */
             deliveredUpTo: number;
-            events: ("created" | "updated" | "deleted")[];
+            events: ("created" | "updated" | "deleted" | "stock.low" | "stock.out")[];
             /** @description When the failures at the change after deliveredUpTo began. */
             failingSince: string | null;
             id: number;
@@ -1378,8 +1415,8 @@ export interface components {
             url: string;
         };
         WebhookChanges: {
-            /** @description The kinds of change sent (default all three). */
-            events?: ("created" | "updated" | "deleted")[];
+            /** @description What is sent: the kinds of change (default created, updated and deleted), and stock.low / stock.out, a plant crossing into low or no stock (StockEvent), sent only when named. */
+            events?: ("created" | "updated" | "deleted" | "stock.low" | "stock.out")[];
             /**
              * @description paused stops deliveries; active resumes them from where the webhook stopped (a failing one too). failing is the service's to set, not a client's.
              * @enum {string}
@@ -1395,7 +1432,7 @@ export interface components {
             createdAt: string;
             /** @description The seq of the last change delivered (or passed over as not subscribed). */
             deliveredUpTo: number;
-            events: ("created" | "updated" | "deleted")[];
+            events: ("created" | "updated" | "deleted" | "stock.low" | "stock.out")[];
             /** @description When the failures at the change after deliveredUpTo began. */
             failingSince: string | null;
             id: number;
@@ -6577,7 +6614,7 @@ export interface operations {
                 /** @description The service and its version: `plant-catalogue-webhooks/<version>`. */
                 "user-agent": string;
                 /**
-                 * @description The same for every attempt at one change (`<webhook id>-<seq>`; a test send: `<webhook id>-test-<epoch ms>`): drop a duplicate by it.
+                 * @description The same for every attempt at one change (`<webhook id>-<seq>`; a stock event: `<webhook id>-<seq>-<kind>`, e.g. `1-42-stock.low`; a test send: `<webhook id>-test-<epoch ms>`): drop a duplicate by it.
                  * @example 1-42
                  */
                 "webhook-id": string;
@@ -6617,6 +6654,53 @@ export interface operations {
             };
         };
     };
+    "webhook-stock-event": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The service and its version: `plant-catalogue-webhooks/<version>`. */
+                "user-agent": string;
+                /**
+                 * @description The same for every attempt at one change (`<webhook id>-<seq>`; a stock event: `<webhook id>-<seq>-<kind>`, e.g. `1-42-stock.low`; a test send: `<webhook id>-test-<epoch ms>`): drop a duplicate by it.
+                 * @example 1-42
+                 */
+                "webhook-id": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded bytes after `whsec_` of the secret (Standard Webhooks). While a rotated secret overlaps (24 hours), two signatures, space-separated: accept the request if either matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description When this attempt was signed, in Unix seconds: refuse one too far from now.
+                 * @example 1767225600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StockEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered, if it came within 10 s: the next change is sent. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else (another status, a redirect, which is never followed, no answer within 10 s, a closed connection) is a failed attempt: the same change is sent again, with the same webhook-id, after 5 s, 15 s, 45 s, … up to 6 hours (each ±20 %), for 3 days; then the webhook turns failing and keeps its place. At most 4 KiB of an answer is read. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     "webhook-test": {
         parameters: {
             query?: never;
@@ -6624,7 +6708,7 @@ export interface operations {
                 /** @description The service and its version: `plant-catalogue-webhooks/<version>`. */
                 "user-agent": string;
                 /**
-                 * @description The same for every attempt at one change (`<webhook id>-<seq>`; a test send: `<webhook id>-test-<epoch ms>`): drop a duplicate by it.
+                 * @description The same for every attempt at one change (`<webhook id>-<seq>`; a stock event: `<webhook id>-<seq>-<kind>`, e.g. `1-42-stock.low`; a test send: `<webhook id>-test-<epoch ms>`): drop a duplicate by it.
                  * @example 1-42
                  */
                 "webhook-id": string;

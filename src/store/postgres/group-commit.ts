@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import { stockRefusalOf } from '../../catalogue/stock.js'
+import { stockRefusalOf, type StockCrossing } from '../../catalogue/stock.js'
 import type { ChangeKind } from '../../catalogue/changes.js'
 import { KIND_CODES, type FieldChanges, type HistoryKind } from '../../catalogue/history.js'
 import { BatchRefused } from '../../catalogue/batch.js'
@@ -16,7 +16,7 @@ import { needsTransaction, writeGroup, type Outcome, type WriteOp } from './grou
 export interface Tx {
   query: pg.PoolClient['query']
   /** A change for the feed, and the plant's history entry (`changes`: the fields it changed; `history`: its kind there, when not the feed's). */
-  change (kind: ChangeKind, id: number, version: number, plant: Plant | null, at: number, actor: string, changes: FieldChanges, history?: HistoryKind): void
+  change (kind: ChangeKind, id: number, version: number, plant: Plant | null, at: number, actor: string, changes: FieldChanges, history?: HistoryKind, crossing?: StockCrossing): void
   /** Adds `delta` to the count of plants of `status`, written with the changes just before commit. */
   count (status: string, delta: number): void
   /** The work appended changes itself (a batch, through writeGroup): the feed's head is now `head`. */
@@ -35,7 +35,7 @@ interface Pending {
   budgetMs: number
   settled: boolean
 }
-interface PendingChange { kind: ChangeKind, id: number, version: number, plant: string | null, at: number, actor: string, history: string, code: number }
+interface PendingChange { kind: ChangeKind, id: number, version: number, plant: string | null, at: number, actor: string, history: string, code: number, crossing: string | null }
 
 const ATTEMPTS = 3
 /**
@@ -57,9 +57,9 @@ const APPEND_CHANGES = `
 WITH head AS (
   UPDATE meta SET value = value + $1 WHERE key = 'feed_head' RETURNING value
 ), appended AS (
-  INSERT INTO changes (seq, kind, plant_id, version, plant, at, actor)
-  SELECT head.value - $1 + c.n, c.kind, c.plant_id, c.version, c.plant, c.at, c.actor
-  FROM head, unnest($2::text[], $3::bigint[], $4::int[], $5::text[], $6::bigint[], $9::text[]) WITH ORDINALITY AS c (kind, plant_id, version, plant, at, actor, n)
+  INSERT INTO changes (seq, kind, plant_id, version, plant, at, actor, stock_events)
+  SELECT head.value - $1 + c.n, c.kind, c.plant_id, c.version, c.plant, c.at, c.actor, c.stock_events
+  FROM head, unnest($2::text[], $3::bigint[], $4::int[], $5::text[], $6::bigint[], $9::text[], $12::text[]) WITH ORDINALITY AS c (kind, plant_id, version, plant, at, actor, stock_events, n)
 ), recorded AS (
   INSERT INTO history (plant_id, at, version, kind, actor, changes)
   SELECT x.plant_id, x.at, x.version, x.code, x.actor, x.changes
@@ -235,8 +235,8 @@ export class GroupCommit {
       let moved: number | undefined
       const tx: Tx = {
         query: client.query.bind(client) as Tx['query'],
-        change: (kind, id, version, plant, at, actor, fields, history = kind) => {
-          changes.push({ kind, id, version, plant: plant && JSON.stringify(plant), at, actor, history: JSON.stringify(fields), code: KIND_CODES[history] })
+        change: (kind, id, version, plant, at, actor, fields, history = kind, crossing) => {
+          changes.push({ kind, id, version, plant: plant && JSON.stringify(plant), at, actor, history: JSON.stringify(fields), code: KIND_CODES[history], crossing: crossing ? JSON.stringify(crossing) : null })
         },
         count: (status, delta) => { counts.push([status, delta]) },
         moved: (head) => { moved = Math.max(moved ?? 0, head) }
@@ -261,7 +261,8 @@ export class GroupCommit {
         changes.map((c) => c.kind), changes.map((c) => c.id), changes.map((c) => c.version),
         changes.map((c) => c.plant), changes.map((c) => c.at),
         counts.map((c) => c[0]), counts.map((c) => c[1]),
-        changes.map((c) => c.actor), changes.map((c) => c.history), changes.map((c) => c.code)
+        changes.map((c) => c.actor), changes.map((c) => c.history), changes.map((c) => c.code),
+        changes.map((c) => c.crossing)
       ])
       return [results, rows[0].head] as const
     }, budgetMs)

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import type { BatchOperation, BatchOptions, BatchResult } from '../../catalogue/batch.js'
-import { ANONYMOUS_WRITE, recordOfChange, type Change, type ChangePage, type WriteMeta } from '../../catalogue/changes.js'
+import { ANONYMOUS_WRITE, crossingOfChange, recordOfChange, type Change, type FeedRead, type WriteMeta } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow, StorageUnavailable } from '../../catalogue/errors.js'
 import { fieldChanges, HISTORY_RETENTION_DAYS, type HistoryEntry } from '../../catalogue/history.js'
 import { nameKey } from '../../catalogue/name-key.js'
@@ -51,7 +51,7 @@ export interface PostgresStoreOptions {
   startWaitMs?: number
 }
 
-interface ChangeRow { floor: number, head: number, seq: number | null, kind: Change['kind'], plant_id: number, version: number, actor: string, at: number, plant: string | null }
+interface ChangeRow { floor: number, head: number, seq: number | null, kind: Change['kind'], plant_id: number, version: number, actor: string, at: number, plant: string | null, stock_events: string | null }
 
 const DAY = 86_400_000
 const PLANT_COLUMNS = 'p.id, p.name, p.category, p.tags, p.status, p.version, p.photos, p.description, p.price, p.sku, p.barcode, p.created_at, p.updated_at, p.low_stock_at, p.on_hand, p.reserved, p.available'
@@ -60,7 +60,7 @@ const toDb = toPostgresText
 
 // One statement, so the floor, the head and the page come from one snapshot: a purge cannot slip between them.
 const CHANGES = `
-SELECT f.value AS floor, h.value AS head, c.seq, c.kind, c.plant_id, c.version, c.actor, c.at, c.plant
+SELECT f.value AS floor, h.value AS head, c.seq, c.kind, c.plant_id, c.version, c.actor, c.at, c.plant, c.stock_events
 FROM meta f JOIN meta h ON h.key = 'feed_head'
 LEFT JOIN LATERAL (SELECT * FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2) c ON true
 WHERE f.key = 'feed_floor'
@@ -326,13 +326,14 @@ class PostgresPlantStore implements PlantStore {
     return new Map([['all', counts]])
   }
 
-  async changes (after: number, limit: number): Promise<ChangePage> {
+  async changes (after: number, limit: number): Promise<FeedRead> {
     const { rows } = await this.session.run((c) => c.query<ChangeRow>(CHANGES, [after, limit]))
     if (after < rows[0].floor) throw new FeedGone('expired')
     if (after > rows[0].head) throw new FeedGone('ahead')
-    const items = rows.filter((r) => r.seq !== null).map((r): Change =>
+    const found = rows.filter((r) => r.seq !== null)
+    const items = found.map((r): Change =>
       ({ seq: r.seq!, kind: r.kind, id: r.plant_id, version: r.version, actor: r.actor, at: timestamp(Number(r.at)), plant: recordOfChange(r.plant, r.version) }))
-    return { items, next: items.length > 0 ? items[items.length - 1].seq : after }
+    return { items, next: items.length > 0 ? items[items.length - 1].seq : after, crossings: found.flatMap((r) => crossingOfChange(r.seq!, r.stock_events)) }
   }
 
   async head (): Promise<number> {

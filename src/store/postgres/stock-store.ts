@@ -4,8 +4,8 @@ import { fieldChanges, movementChanges, type FieldChanges } from '../../catalogu
 import { toRecord, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import {
-  applyMovement, LocationNameTaken, LocationNotEmpty, LocationNotFound, MAIN_LOCATION, StockHeld,
-  type Location, type Movement, type MovementInput, type MovementResult, type Reason, type StockLevel
+  applyMovement, stockCrossings, LocationNameTaken, LocationNotEmpty, LocationNotFound, MAIN_LOCATION, StockHeld,
+  type Location, type Movement, type MovementInput, type MovementResult, type Reason, type StockCrossing, type StockLevel
 } from '../../catalogue/stock.js'
 import type { IdempotencyClaim } from '../idempotency.js'
 import type { StockStore } from '../stock-store.js'
@@ -38,9 +38,9 @@ async function locked (tx: Tx, id: number, expectedVersions: number[] | undefine
   return plant
 }
 
-/** The plant's new version: one 'updated' change, its history entry and the status counts. */
-function versioned (tx: Tx, before: StoredPlant, after: StoredPlant, changes: FieldChanges, now: number, actor: string): void {
-  tx.change('updated', after.id, after.version, toRecord(after), now, actor, changes)
+/** The plant's new version: one 'updated' change (with a movement's crossing into low or no stock), its history entry and the status counts. */
+function versioned (tx: Tx, before: StoredPlant, after: StoredPlant, changes: FieldChanges, now: number, actor: string, crossing?: StockCrossing): void {
+  tx.change('updated', after.id, after.version, toRecord(after), now, actor, changes, undefined, crossing)
   if (after.status !== before.status) {
     tx.count(before.status, -1)
     tx.count(after.status, 1)
@@ -89,8 +89,6 @@ export function postgresStockStore ({ session, work, now, idempotencyTtlMs }: Op
       ON CONFLICT (plant_id, location) DO UPDATE SET on_hand = EXCLUDED.on_hand`, [id, location, applied.level.onHand, applied.level.reserved])
     const { rows: [{ seq }] } = await tx.query<{ seq: number }>(`INSERT INTO stock_movements (plant_id, at, actor, location, delta, reason, reference, on_hand_after)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq`, [id, at, actor, location, applied.delta, input.reason, input.reference ?? null, applied.level.onHand])
-    versioned(tx, plant, after, JSON.parse(movementChanges(fieldChanges(plant, after), input.reason)) as FieldChanges, at, actor)
-    tx.count('units_on_hand', applied.delta)
     const result: MovementResult = {
       movement: { seq: Number(seq), at: timestamp(at), actor, location, delta: applied.delta, reason: input.reason, reference: input.reference ?? null, onHandAfter: applied.level.onHand },
       level: applied.level,
@@ -99,6 +97,10 @@ export function postgresStockStore ({ session, work, now, idempotencyTtlMs }: Op
       version: after.version,
       replayed: false
     }
+    const events = stockCrossings(plant.stock, applied.stock, plant.lowStockAt)
+    const crossing = events.length > 0 ? { events, movement: result.movement, level: result.level } : undefined
+    versioned(tx, plant, after, JSON.parse(movementChanges(fieldChanges(plant, after), input.reason)) as FieldChanges, at, actor, crossing)
+    tx.count('units_on_hand', applied.delta)
     if (claim) await tx.query('UPDATE idempotency_keys SET response = $2 WHERE key = $1', [claim.key, JSON.stringify(result)])
     return result
   }

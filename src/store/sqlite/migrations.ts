@@ -9,7 +9,7 @@ import { WEBHOOK_RESPONSES_MIGRATION, WEBHOOKS_MIGRATION } from './webhook-store
 import { API_KEYS_MIGRATION } from './sqlite-key-store.js'
 import { TRASH_MIGRATION } from './trash.js'
 import { HISTORY_KINDS_MIGRATION, HISTORY_MIGRATION } from './history.js'
-import { STOCK_MIGRATION } from './stock-migration.js'
+import { STOCK_EVENTS_MIGRATION, STOCK_MIGRATION } from './stock-migration.js'
 import { RESERVATIONS_MIGRATION } from './reservation-writes.js'
 
 // Versioned by PRAGMA user_version; each step runs in its own transaction. Append, never edit.
@@ -120,7 +120,8 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   WEBHOOK_RESPONSES_MIGRATION,
   HISTORY_KINDS_MIGRATION,
   STOCK_MIGRATION,
-  RESERVATIONS_MIGRATION
+  RESERVATIONS_MIGRATION,
+  STOCK_EVENTS_MIGRATION
 ]
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */

@@ -9,7 +9,7 @@ export interface PlantContext {
   load (id: number): { plant: StoredPlant, historySeq: number | null } | undefined
   /** Appends a history entry after `prev` (the changes as stored, JSON); answers its seq. */
   record (id: number, version: number, now: number, actor: string, changes: string, prev: number | null): number
-  /** One 'updated' change of the feed with the record after it. */
-  change (plant: StoredPlant, now: number, actor: string): void
+  /** One 'updated' change of the feed with the record after it; answers its seq. */
+  change (plant: StoredPlant, now: number, actor: string): number
   count (status: string, delta: number): void
 }

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import { recordOfChange, type Change, type ChangePage } from '../../catalogue/changes.js'
+import { crossingOfChange, recordOfChange, type Change, type FeedRead } from '../../catalogue/changes.js'
 import { FeedGone, QueryTooSlow } from '../../catalogue/errors.js'
 import type { HistoryEntry } from '../../catalogue/history.js'
 import type { StoredPlant } from '../../catalogue/plant.js'
@@ -33,7 +33,7 @@ export interface Reads {
   list (filter: ListFilter): StoredPlant[]
   count (filter: CountFilter, cap: number): number
   /** Changes after `after` (FeedGone when it is before the floor or beyond the head this snapshot sees). */
-  changes (after: number, limit: number): ChangePage
+  changes (after: number, limit: number): FeedRead
   history (id: number, before: number | undefined, limit: number): HistoryEntry[] | undefined
   trash (after: TrashPosition | undefined, limit: number): TrashedPlant[]
 }
@@ -50,7 +50,7 @@ const GUARD_EVERY = 255
 /** A walk of the sort's index read its row budget without filling the page (list-plan.ts WALK_BUDGET). */
 class WalkTooLong extends Error {}
 
-interface ChangeRow { seq: number, kind: Change['kind'], plant_id: number, version: number, actor: string, at: number, plant: string | null }
+interface ChangeRow { seq: number, kind: Change['kind'], plant_id: number, version: number, actor: string, at: number, plant: string | null, stock_events: string | null }
 
 export function sqliteReads (db: Database.Database, options: ReadOptions): Reads {
   const queries = new Map<string, Database.Statement>()
@@ -89,7 +89,7 @@ export function sqliteReads (db: Database.Database, options: ReadOptions): Reads
   const backlog = db.prepare<[], number>(`SELECT EXISTS (SELECT 1 FROM changes WHERE seq > ${INDEXED_UP_TO} AND index_add IS NOT NULL)`).pluck()
   const floor = db.prepare<[], number>("SELECT value FROM meta WHERE key = 'feed_floor'").pluck()
   const head = db.prepare<[], number>(HEAD_SQL).pluck()
-  const changeRows = db.prepare<[number, number], ChangeRow>('SELECT seq, kind, plant_id, version, actor, at, plant FROM changes WHERE seq > ? ORDER BY seq LIMIT ?')
+  const changeRows = db.prepare<[number, number], ChangeRow>('SELECT seq, kind, plant_id, version, actor, at, plant, stock_events FROM changes WHERE seq > ? ORDER BY seq LIMIT ?')
   const probe = (text: string, args: unknown[]): number => statement(text).pluck().get(...args) as number
   const plan = options.plan ?? PLAN_LIMITS
 
@@ -134,9 +134,10 @@ export function sqliteReads (db: Database.Database, options: ReadOptions): Reads
     changes: (after, limit) => {
       if (after < floor.get()!) throw new FeedGone('expired')
       if (after > head.get()!) throw new FeedGone('ahead')
-      const items = changeRows.all(after, limit).map((r): Change =>
+      const rows = changeRows.all(after, limit)
+      const items = rows.map((r): Change =>
         ({ seq: r.seq, kind: r.kind, id: r.plant_id, version: r.version, actor: r.actor, at: timestamp(r.at), plant: recordOfChange(r.plant, r.version) }))
-      return { items, next: items.length > 0 ? items[items.length - 1].seq : after }
+      return { items, next: items.length > 0 ? items[items.length - 1].seq : after, crossings: rows.flatMap((r) => crossingOfChange(r.seq, r.stock_events)) }
     },
     history: historyReader(db),
     trash: trashReader(db)

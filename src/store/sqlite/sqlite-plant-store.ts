@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { BatchOperation, BatchOptions, BatchResult } from '../../catalogue/batch.js'
-import { ANONYMOUS_WRITE, type ChangePage, type WriteMeta } from '../../catalogue/changes.js'
+import { ANONYMOUS_WRITE, type FeedRead, type WriteMeta } from '../../catalogue/changes.js'
 import { StorageUnavailable } from '../../catalogue/errors.js'
 import { HISTORY_RETENTION_DAYS, type HistoryEntry } from '../../catalogue/history.js'
 import type { NewPhoto, StoredFile } from '../../catalogue/photo.js'
@@ -274,7 +274,7 @@ class SqlitePlantStore implements PlantStore {
     }
   }
 
-  async changes (after: number, limit: number): Promise<ChangePage> {
+  async changes (after: number, limit: number): Promise<FeedRead> {
     return await this.expensive('changes', after, limit)
   }
 

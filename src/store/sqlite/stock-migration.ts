@@ -40,3 +40,8 @@ export const STOCK_MIGRATION = `
   CREATE INDEX stock_movements_plant ON stock_movements (plant_id, seq);
   INSERT INTO meta (key, value) VALUES ('units_on_hand', 0), ('units_reserved', 0);
 `
+
+/** A movement's crossing into low or no stock, kept on its change (catalogue/changes.ts ChangeCrossing): null on every other change. */
+export const STOCK_EVENTS_MIGRATION = `
+  ALTER TABLE changes ADD COLUMN stock_events TEXT;
+`

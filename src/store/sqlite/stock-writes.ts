@@ -3,7 +3,7 @@ import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../cata
 import { fieldChanges, movementChanges, NO_CHANGES, type FieldChanges } from '../../catalogue/history.js'
 import type { PlantStatus, StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
-import { applyMovement, LocationNameTaken, LocationNotEmpty, LocationNotFound, StockHeld, type Location, type MovementInput, type MovementResult } from '../../catalogue/stock.js'
+import { applyMovement, stockCrossings, LocationNameTaken, LocationNotEmpty, LocationNotFound, StockHeld, type Location, type MovementInput, type MovementResult, type StockCrossing } from '../../catalogue/stock.js'
 import type { IdempotencyClaim } from '../idempotency.js'
 import type { PlantContext } from './plant-context.js'
 import { RESERVATION_KINDS, reservationWriter, type ReservationWriteOp, type ReservationWriteResult } from './reservation-writes.js'
@@ -42,20 +42,22 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     dropPlantLevels: db.prepare('DELETE FROM stock_levels WHERE plant_id = ?'),
     ledger: db.prepare('INSERT INTO stock_movements (plant_id, at, actor, location, delta, reason, reference, on_hand_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     units: db.prepare("UPDATE meta SET value = value + ? WHERE key = 'units_on_hand'"),
+    // A crossing into low or no stock rides on the movement's change (webhooks stock.low / stock.out).
+    crossing: db.prepare('UPDATE changes SET stock_events = ? WHERE seq = ?'),
     getKey: db.prepare<[string, number], { request_hash: string, response: string, created_at: number }>(
       'SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = ? AND created_at > ?'),
     putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)')
   }
 
-  /** The plant's new version: its row, one change, one history entry. */
-  const version = (before: StoredPlant, after: StoredPlant, historySeq: number | null, changes: string, op: { now: number, actor: string }): number => {
+  /** The plant's new version: its row, one change, one history entry. Answers the history's head and the change's seq. */
+  const version = (before: StoredPlant, after: StoredPlant, historySeq: number | null, changes: string, op: { now: number, actor: string }): [number, number] => {
     const head = plants.record(after.id, after.version, op.now, op.actor, changes, historySeq)
-    plants.change(after, op.now, op.actor)
+    const changeSeq = plants.change(after, op.now, op.actor)
     if (after.status !== before.status) {
       plants.count(before.status, -1)
       plants.count(after.status, 1)
     }
-    return head
+    return [head, changeSeq]
   }
 
   function move (op: Extract<StockWriteOp, { kind: 'stock-move' }>): MovementResult {
@@ -77,7 +79,7 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     const applied = applyMovement(input, location, row && { onHand: row.on_hand, reserved: row.reserved }, plant.stock, plant.status as PlantStatus)
     const after: StoredPlant = { ...plant, stock: applied.stock, status: applied.status, version: plant.version + 1, updatedAt: timestamp(now) }
     const changes = movementChanges(fieldChanges(plant, after), input.reason)
-    const head = version(plant, after, historySeq, changes, op)
+    const [head, changeSeq] = version(plant, after, historySeq, changes, op)
     s.setPlant.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, applied.status, after.version, now, head, op.id)
     s.setLevel.run(op.id, location, applied.level.onHand, applied.level.reserved)
     const seq = Number(s.ledger.run(op.id, now, op.actor, location, applied.delta, input.reason, input.reference ?? null, applied.level.onHand).lastInsertRowid)
@@ -90,6 +92,8 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
       version: after.version,
       replayed: false
     }
+    const events = stockCrossings(plant.stock, applied.stock, plant.lowStockAt)
+    if (events.length > 0) s.crossing.run(JSON.stringify({ events, movement: result.movement, level: result.level } satisfies StockCrossing), changeSeq)
     if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, op.id, JSON.stringify(result), now)
     return result
   }
@@ -103,7 +107,7 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     if (plant.stock.onHand !== 0 || plant.stock.reserved !== 0) throw new StockHeld(plant.stock.onHand, plant.stock.reserved)
     const after: StoredPlant = { ...plant, stock: null, version: plant.version + 1, updatedAt: timestamp(op.now) }
     const changes: FieldChanges = fieldChanges(plant, after)
-    const head = version(plant, after, historySeq, JSON.stringify(changes ?? NO_CHANGES), op)
+    const [head] = version(plant, after, historySeq, JSON.stringify(changes ?? NO_CHANGES), op)
     s.untrack.run(after.version, op.now, head, op.id)
     s.dropPlantLevels.run(op.id)
     return after

@@ -181,7 +181,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       return row && { plant: storedPlant(id, fieldsOf(row), JSON.parse(row.photos) as Photo[], row.version, row.created_at, row.updated_at, stockOfRow(row)), historySeq: row.history_seq }
     },
     record: (id, version, now, actor, changes, prev) => Number(s.insertHistory.run(id, version, KIND_CODES.updated, now, actor, changes, prev).lastInsertRowid),
-    change: (plant, now, actor) => { s.insertChange.run('updated', plant.id, plant.version, JSON.stringify(toRecord(plant)), now, null, null, actor) },
+    change: (plant, now, actor) => Number(s.insertChange.run('updated', plant.id, plant.version, JSON.stringify(toRecord(plant)), now, null, null, actor).lastInsertRowid),
     count: (status, delta) => { count(status, delta) }
   })
   /** A stock write, its refusals as the writer's. */
