@@ -35,12 +35,19 @@ export const outcomeInSentence = (attempt: Attempt): string => {
 
 export type Kind = 'created' | 'updated' | 'deleted'
 export const KINDS: Array<{ value: Kind, label: string }> = [{ value: 'created', label: 'added' }, { value: 'updated', label: 'changed' }, { value: 'deleted', label: 'deleted' }]
+/** What a system may also be told of (set through the API or the command line: the page adds systems told of changes). */
+export type StockKind = 'stock.low' | 'stock.out'
+const STOCK_KINDS: Array<{ value: StockKind, label: string }> = [{ value: 'stock.low', label: 'runs low' }, { value: 'stock.out', label: 'runs out' }]
 
-/** "Told when plants are added, changed or deleted". */
-export function toldOf (events: Kind[]): string {
-  const words = KINDS.filter((k) => events.includes(k.value)).map((k) => k.label)
-  const list = words.length > 1 ? `${words.slice(0, -1).join(', ')} or ${words.at(-1)}` : words[0]
-  return `Told when plants are ${list}`
+const either = (words: string[]): string => words.length > 1 ? `${words.slice(0, -1).join(', ')} or ${words.at(-1)}` : words[0]
+
+/** "Told when plants are added, changed or deleted", and "when a plant's stock runs low or runs out" for a system told of those. */
+export function toldOf (events: Array<Kind | StockKind>): string {
+  const changes = KINDS.filter((k) => events.includes(k.value)).map((k) => k.label)
+  const stock = STOCK_KINDS.filter((k) => events.includes(k.value)).map((k) => k.label)
+  const told = changes.length > 0 ? [`Told when plants are ${either(changes)}`] : []
+  if (stock.length > 0) told.push(`${told.length > 0 ? 'and' : 'Told'} when a plant's stock ${either(stock)}`)
+  return told.join(', ')
 }
 
 /** Why an address was refused, in staff's words (the service's own words name its settings). */

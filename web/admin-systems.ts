@@ -1,7 +1,7 @@
 import { api, ApiError, describe } from './api.js'
 import { confirmFirst, el, say } from './dom.js'
 import { at, atSeconds, choices, field, listLoader, newId, once, refusalOf, shownOnce, showRefusal, type Part } from './admin-parts.js'
-import { addressProblem, KINDS, outcome, outcomeInSentence, toldOf, type Kind } from './admin-outcome.js'
+import { addressProblem, KINDS, outcome, outcomeInSentence, toldOf, type Kind, type StockKind } from './admin-outcome.js'
 import { tell } from './toast.js'
 
 // The store's other systems told of every change (/v3/webhooks): where each is, what it is told
@@ -12,7 +12,7 @@ import { tell } from './toast.js'
 interface Hook {
   id: number
   url: string
-  events: Kind[]
+  events: Array<Kind | StockKind>
   status: 'active' | 'paused' | 'failing'
   createdAt: string
   attempts: number

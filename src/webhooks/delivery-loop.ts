@@ -49,7 +49,7 @@ export class DeliveryLoop {
    * The parts of the change after the cursor already delivered (a change and its stock events go
    * in parts): kept here, not stored, so only a crash or a hand-over sends them again.
    */
-  private partial: { seq: number, sent: number } | undefined
+  private partial: { seq: number, sent: Set<string> } | undefined
   /** Deliveries made since the last save. */
   private readonly delivered = new DeliveredLog(HELD_BETWEEN_SAVES)
 
@@ -164,22 +164,29 @@ export class DeliveryLoop {
         continue
       }
       // A change with stock events is sent in parts; the cursor passes it once every part is delivered,
-      // and a retry sends only the parts not delivered yet (after a crash, all of them again).
-      for (let part = this.partial?.seq === change.seq ? this.partial.sent : 0; part < sends.length; part++) {
-        const last = part === sends.length - 1
+      // and a retry sends only the parts not delivered yet (after a crash, all of them again). By
+      // webhook-id, not by count: the webhook's events may have changed in between.
+      if (this.partial?.seq !== change.seq) this.partial = { seq: change.seq, sent: new Set() }
+      const { sent } = this.partial
+      const left = sends.filter((p) => !sent.has(p.suffix))
+      if (left.length === 0) {
+        this.cursor = change.seq
+        this.partial = undefined
+        continue
+      }
+      for (let part = 0; part < left.length; part++) {
         /** A part delivered: the cursor moves past the change with its last part. */
         const passed = (): void => {
-          if (last) {
+          sent.add(left[part].suffix)
+          if (part === left.length - 1) {
             this.cursor = change.seq
             this.partial = undefined
-          } else {
-            this.partial = { seq: change.seq, sent: part + 1 }
           }
         }
         if (this.stopped || !await this.holdLease(settings.now())) { await save(); return 0 }
         await this.deliverer.pacer.turn()
         if (this.stopped) { await save(); return 0 }
-        const result = await this.send(webhook, sends[part])
+        const result = await this.send(webhook, left[part])
         const tried = settings.now()
         // Stopped meanwhile (the service stopping, the webhook paused or handed over): the attempt is
         // recorded, not lost. Delivered, the cursor moves on; failed, the failure is not counted

@@ -93,4 +93,7 @@ test('what a system is told of is named in words', () => {
   assert.equal(toldOf(['created', 'updated', 'deleted']), 'Told when plants are added, changed or deleted')
   assert.equal(toldOf(['deleted', 'created']), 'Told when plants are added or deleted')
   assert.equal(toldOf(['updated']), 'Told when plants are changed')
+  // A system told of stock (added through the API or the command line) is said so, not "Told when plants are undefined".
+  assert.equal(toldOf(['stock.low', 'stock.out']), 'Told when a plant\'s stock runs low or runs out')
+  assert.equal(toldOf(['updated', 'stock.out']), 'Told when plants are changed, and when a plant\'s stock runs out')
 })

@@ -135,6 +135,25 @@ for (const engine of ENGINES) {
       await until('the place saved past the change', async () => (await api.request({ method: 'GET', url: `/v3/webhooks/${hook.id}` })).json().deliveredUpTo === seq)
     })
 
+    test('a webhook whose failing event it no longer subscribes to moves on to the next change', async (t) => {
+      const api = await service(t, engine)
+      const r = await receiver(t)
+      const hook = await subscribe(api, r.url, ['updated', 'stock.out'])
+      const plant = await api.add({ name: 'Moss' })
+      await move(api, plant.id, { delta: 1, reason: 'received' })
+      await until('the first movement', () => r.received.length === 1)
+      r.answers = ['ok']
+      r.then = 'fail'
+      await move(api, plant.id, { delta: -1, reason: 'sale' })
+      await until('the event failed twice', () => kinds(r).filter((k) => k === 'stock.out').length >= 2)
+      const patched = await api.request({ method: 'PATCH', url: `/v3/webhooks/${hook.id}`, payload: { events: ['updated'] } })
+      assert.equal(patched.statusCode, 200)
+      r.then = 'ok'
+      const next = await move(api, plant.id, { delta: 2, reason: 'received' })
+      await until('the next change', () => bodies(r).some((b) => b.kind === 'updated' && b.version === next.version))
+      assert.equal(bodies(r).filter((b) => b.kind === 'updated').length, 3, 'the change before the event was not sent again')
+    })
+
     test('stock.low and stock.out are refused nowhere but named; an unknown kind is 400 naming the allowed ones', async (t) => {
       const api = await service(t, engine)
       const made = await subscribe(api, 'https://shop.example/stock', ['stock.out'])
