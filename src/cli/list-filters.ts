@@ -6,7 +6,7 @@ import { UsageError, type Options } from './command.js'
 // its own schema and turned into the catalogue's query by its own parsing, so a command finds what
 // the API finds and refuses what it refuses (naming the option, as the API names the parameter).
 
-export const LIST_FILTERS = ['q', 'status', 'tag', 'category', 'sku', 'barcode', 'updatedSince', 'priceMin', 'priceMax', 'sort'] as const
+export const LIST_FILTERS = ['q', 'status', 'tag', 'category', 'sku', 'barcode', 'updatedSince', 'priceMin', 'priceMax', 'inStock', 'lowStock', 'sort'] as const
 
 export const LIST_FILTER_OPTIONS: Options = {
   q: { type: 'string' },
@@ -18,6 +18,8 @@ export const LIST_FILTER_OPTIONS: Options = {
   updatedSince: { type: 'string' },
   priceMin: { type: 'string' },
   priceMax: { type: 'string' },
+  inStock: { type: 'string' },
+  lowStock: { type: 'string' },
   sort: { type: 'string' }
 }
 
@@ -30,6 +32,8 @@ export const LIST_FILTER_HELP = `  --q TERMS            only plants whose name h
   --updatedSince TIME  plants changed at or after this RFC 3339 time (2026-05-01T12:00:00Z)
   --priceMin PRICE     plants priced at least this (unpriced plants left out)
   --priceMax PRICE     plants priced at most this (unpriced plants left out)
+  --inStock=true|false true: plants with stock available; false: tracked plants with none available
+  --lowStock=true      tracked plants whose available is at or below their lowStockAt
   --sort=ORDER         id, -id, name, -name, price, -price, updated or -updated (default id)
                        Each as GET /v3/plant's parameter of the same name, checked by the same rules.`
 
@@ -71,5 +75,7 @@ export function listParamsOf (query: PlantQuery): Record<string, string | string
   if (query.updatedSince !== undefined) params.updatedSince = new Date(query.updatedSince).toISOString()
   if (query.priceMin !== undefined) params.priceMin = formatCents(query.priceMin)
   if (query.priceMax !== undefined) params.priceMax = formatCents(query.priceMax)
+  if (query.inStock !== undefined) params.inStock = String(query.inStock)
+  if (query.lowStock === true) params.lowStock = 'true'
   return params
 }
