@@ -69,7 +69,7 @@ async function runExport (values: Record<string, any>, positionals: string[], io
   let count = 0
   let pipeTags = 0
   try {
-    // A column a location, read before the first page (the snapshot's, so the same moment's).
+    // A column for each location, read before the first page (the snapshot's, so the same moment's).
     const locations = catalogue.stock === undefined ? [] : await catalogue.stock.locations()
     // The header goes with the first page: a catalogue that cannot be read writes nothing at all.
     let header = format === 'csv' ? `${csvHeader(locations)}\n` : ''

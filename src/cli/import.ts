@@ -12,7 +12,8 @@ import {
 import { Batches, RowsInHand, type Counts } from './import-apply.js'
 import { loadBases, Lookup, newPlantsKnown, surveyFile, trashedOfFile, wholeCatalogue } from './import-known.js'
 import { Planner, targetOf } from './import-plan.js'
-import { countSaid, StockCounts, type PlannedCount } from './import-stock.js'
+import { exportTimeOf } from './import-base.js'
+import { countSaid, keptSaid, StockCounts, type PlannedCount } from './import-stock.js'
 import { Scratch } from './import-scratch.js'
 import { startProgress } from './progress.js'
 import { formatOf, readRows } from './rows.js'
@@ -65,7 +66,7 @@ The catalogue is the one the service uses: --url, --data-dir, else DATABASE_URL 
 else DATA_DIR (default ./data).
 
 FILE is CSV with the header id,name,category,tags,status,description,price,sku,barcode,lowStockAt
-in any order (tags separated by |), or JSON Lines (one add-plant body per line, with an id to update); plants
+and stock.LOCATION columns (stock.main,stock.greenhouse,…), in any order (tags separated by |), or JSON Lines (one add-plant body per line, with an id to update); plants
 export writes both. Every column is optional: a file without name (say sku,price) updates the plants
 its rows name, and a row of it that names none is refused, as a new plant needs a name. An empty
 cell means the API's default, in an update too: it clears the value (category, description, price,
@@ -104,12 +105,17 @@ older than the plants it updated: export again before editing it further. A row 
 (an empty cell; a hand-made price list) updates the plant as it is now: every cell that differs is
 written, and the import says so.
 
-plants export writes a stock.LOCATION column a location (a tracked plant's onHand there). With
---stock, each non-empty such cell of a row naming a plant of the catalogue (by id or sku) sets its
-onHand at that location, compared with the level read as the row is planned (a sale in between
-refuses that count rather than undo it); --dry-run names each change (stock.main 9 → 12). A
-location the catalogue lacks is refused, naming the line and column: the import makes none. A row
-adding a plant cannot carry counts (its id is not known yet): import it first, then count it.
+plants export writes a stock.LOCATION column for each location (a tracked plant's onHand there).
+With --stock, each non-empty such cell of a row naming a plant of the catalogue (by id or sku) sets
+its onHand at that location, as a count. A row with updatedAt is compared with the level at the
+export (the ledger's): a cell as exported counts nothing, even where the level has moved since (a
+sale stands); a cell edited where the level has also moved since is refused, saying what happened
+(stock.main moved since the export (sold 1): count it again); --overwrite does not apply to
+counts. Else the count is compared with the level read as the row is planned (a sale in between
+refuses that count rather than undo it). A row without updatedAt counts against the level now.
+--dry-run names each decision (would count … stock.main 9 → 12; would leave …). A location the
+catalogue lacks is refused, naming the line and column: the import makes none. A row adding a
+plant cannot carry counts (its id is not known yet): import it first, then count it.
 
 Exit status: 0 when every row is in the catalogue, 1 when some rows were rejected or the import
 failed, 2 for a usage mistake.`,
@@ -213,18 +219,18 @@ async function importFile (file: string, format: Format, given: number | undefin
           const target = row.ok && row.stock !== undefined && stockCounts !== undefined ? targetOf(row, scratch.known) : undefined
           const stockRefused = row.ok && row.stock !== undefined && stockCounts !== undefined ? stockCounts.refusal(row.stock, target?.plant) : undefined
           if (!row.ok) batches.refuse(row.line, row.reason)
-          else if (stockRefused !== undefined) batches.refuse(row.line, stockRefused)
-          else {
+          else if (stockRefused !== undefined) {
+            // Still a row that named a plant: the summary's matched lines count it, whatever became of it.
+            if (target !== undefined) planner.matched[target.bySku ? 'sku' : 'id']++
+            batches.refuse(row.line, stockRefused)
+          } else {
             if (row.stock !== undefined && stockCounts === undefined) {
               uncounted.rows++
               for (const { column } of row.stock) uncounted.columns.add(column)
             }
             const plan = planner.plan(row)
-            const count = plan.kind === 'refused' || target === undefined || row.stock === undefined ? undefined : await stockCounts!.plan(row.line, target.plant, row.stock)
-            if (count !== undefined) {
-              if (dryRun) io.stdout.write(`${file}:${row.line}: would ${countSaid(count)}\n`)
-              counted.push(count)
-            }
+            const count = plan.kind === 'refused' || target === undefined || row.stock === undefined ? undefined : await stockCounts!.plan(row.line, target.plant, row.stock, exportTimeOf(row.updatedAt))
+            if (count !== undefined) counted.push(count)
             if (plan.kind === 'refused') batches.refuse(row.line, plan.reason)
             else if (plan.kind === 'unchanged') {
               counts.unchanged++
@@ -235,6 +241,11 @@ async function importFile (file: string, format: Format, given: number | undefin
               hand.done(1)
             } else {
               await batches.add({ line: row.line, operation: plan.operation, added: plan.kind === 'add' ? plan.added : undefined })
+            }
+            // Said after the row's update, in the order the import applies them (the counts once every plant is written).
+            if (count !== undefined && dryRun) {
+              for (const said of [countSaid(count), keptSaid(count)]) if (said !== undefined) io.stdout.write(`${file}:${row.line}: would ${said}\n`)
+              if (count.refused !== undefined) print(row.line, count.refused)
             }
           }
           // Refusals wait for the batch with the catalogue to be said in line order: that many are not kept waiting longer.
@@ -266,7 +277,11 @@ async function importFile (file: string, format: Format, given: number | undefin
     await catalogue.close()
   }
   summarise(io, file, catalogue.where, dryRun, counts, Date.now() - started)
-  if (stockCounts !== undefined) io.stdout.write(dryRun ? `  would be counted ${plural(counted.reduce((n, c) => n + c.changes.length, 0), 'location')} (the "would count" lines)\n` : `  counted          ${plural(stockCounts.counted, 'location')} (movements with reason count)\n`)
+  if (stockCounts !== undefined) {
+    io.stdout.write(dryRun ? `  would be counted ${plural(counted.reduce((n, c) => n + c.changes.length, 0), 'location')} (the "would count" lines)\n` : `  counted          ${plural(stockCounts.counted, 'location')} (movements with reason count)\n`)
+    const kept = dryRun ? counted.reduce((n, c) => n + c.kept.length, 0) : stockCounts.kept
+    if (kept > 0) io.stdout.write(`  ${dryRun ? 'would be left  ' : 'left           '}  ${plural(kept, 'location')} as exported, where the stock moved since (${dryRun ? 'the "would leave" lines' : 'no movement'})\n`)
+  }
   // Its updatedAt cells now name the times before this import's own writes: a further edit of those
   // cells would be taken for a change over one made since (import-plan.ts).
   if (unchecked !== undefined) {
@@ -275,7 +290,8 @@ async function importFile (file: string, format: Format, given: number | undefin
   }
   // An export's counts load back with its plants only when asked: a file edited for its prices must not set the stock as it was when exported.
   if (uncounted.rows > 0) {
-    notice(`note: the ${[...uncounted.columns].join(', ')} column${uncounted.columns.size === 1 ? '' : 's'} of ${file} (${plural(uncounted.rows, 'row')} with a count) ${uncounted.columns.size === 1 ? 'was' : 'were'} not counted: ` +
+    const kind = format === 'csv' ? 'column' : 'member'
+    notice(`note: the ${[...uncounted.columns].join(', ')} ${kind}${uncounted.columns.size === 1 ? '' : 's'} of ${file} (${plural(uncounted.rows, 'row')} with a count) ${uncounted.columns.size === 1 ? 'was' : 'were'} not counted: ` +
       'run the import with --stock to set each plant\'s stock at those locations (a count, in the ledger)')
   }
   if (!dryRun && counts.updated > 0 && fromExport) notice(`note: ${file} is now older than the plants it updated: export again before editing it further`)

@@ -51,8 +51,14 @@ const UNSAID = ['photos', 'version', 'stock']
 const ignoredBecause = (ignored: string[]): string => [
   ...(ignored.some((column) => !UNSAID.includes(column)) ? ['the catalogue sets the times'] : []),
   ...(ignored.includes('version') ? ['the catalogue sets the versions'] : []),
-  ...(ignored.includes('photos') ? ['photos are uploaded to a plant, not imported'] : [])
+  ...(ignored.includes('photos') ? ['photos are uploaded to a plant, not imported'] : []),
+  ...(ignored.includes('stock') ? ['a plant\'s stock totals follow its levels, which move by movements (a stock.LOCATION count, with --stock)'] : [])
 ].join('; ')
+/** The note of the ignored columns (members): what is ignored, and why where there is a why. */
+const ignoredNote = (what: string, ignored: string[]): string => {
+  const because = ignoredBecause(ignored)
+  return `note: ${what} ignored${because === '' ? '' : `; ${because}`}`
+}
 /** A CSV header is read in lower case. */
 const IGNORED_CSV = IGNORED.map((column) => column.toLowerCase())
 const UPDATED_AT_CSV = 'updatedat'
@@ -116,7 +122,7 @@ async function * readCsv (file: string, notice: (message: string) => void): Asyn
         columns = header(record, file)
         // An export's own photos column (beside its updatedAt) goes without saying on every round trip.
         const ignored = columns.filter((c) => IGNORED_CSV.includes(c) && !(UNSAID.includes(c) && columns!.includes(UPDATED_AT_CSV)))
-        if (ignored.length > 0) notice(`note: the ${ignored.join(' and ')} column${ignored.length > 1 ? 's' : ''} of ${file} ${ignored.length > 1 ? 'are' : 'is'} ignored; ${ignoredBecause(ignored)}`)
+        if (ignored.length > 0) notice(ignoredNote(`the ${ignored.join(' and ')} column${ignored.length > 1 ? 's' : ''} of ${file} ${ignored.length > 1 ? 'are' : 'is'}`, ignored))
         members = columns.filter((c) => c !== 'id' && c !== UPDATED_AT_CSV && !IGNORED_CSV.includes(c) && !isStockColumn(c)).map(memberOf)
         continue
       }
@@ -248,7 +254,7 @@ async function * jsonLines (file: string, notice: (message: string) => void): As
       // As for CSV: an exported record's photos and version go without saying.
       const said = ignored.filter((member) => !(UNSAID.includes(member) && Object.hasOwn(record, 'updatedAt')))
       if (!noticed && said.length > 0) {
-        notice(`note: ${said.join(' and ')} members in ${file} are ignored; ${ignoredBecause(said)}`)
+        notice(ignoredNote(`${said.join(' and ')} members in ${file} are`, said))
         noticed = true
       }
     }

@@ -2,6 +2,7 @@ import type { BatchOperation } from '../catalogue/batch.js'
 import type { HistoryEntry } from '../catalogue/history.js'
 import type { Plant } from '../catalogue/plant.js'
 import type { PlantQuery } from '../catalogue/query.js'
+import type { Movement } from '../catalogue/stock.js'
 import type { PlantFinder } from '../store/admin-store.js'
 
 // The catalogue a command works on, whatever holds it (a data folder, PostgreSQL, a running service):
@@ -30,6 +31,8 @@ export interface StockCounter {
   locations (): Promise<string[]>
   /** A plant's onHand at each location it holds a level at; null when it does not track stock (or is gone). */
   onHand (id: number): Promise<Map<string, number> | null>
+  /** The plant's ledger, newest first, a page at a time (GET /v3/plant/{id}/stock/movements): what an import reads to tell a count edited in its file from a level moved since the export. */
+  ledger (id: number): AsyncGenerator<Movement[]>
   /** Sets onHand at `location` to `set` when it is `expected` now: a movement with reason count. A refusal in the catalogue's words, else undefined. */
   count (id: number, location: string, set: number, expected: number): Promise<string | undefined>
 }

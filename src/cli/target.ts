@@ -8,8 +8,6 @@ import type { WriteMeta } from '../catalogue/changes.js'
 import { HISTORY_PAGE_MAX, type HistoryEntry } from '../catalogue/history.js'
 import { toRecord, type Plant } from '../catalogue/plant.js'
 import { positionOf, type PlantQuery, type Position } from '../catalogue/query.js'
-import { PlantNotFound } from '../catalogue/errors.js'
-import { stockRefusalOf } from '../catalogue/stock.js'
 import { TRASH_PAGE_MAX, type TrashPosition } from '../catalogue/trash.js'
 import type { CatalogueSnapshot, PlantFinder } from '../store/admin-store.js'
 import type { PlantStore } from '../store/plant-store.js'
@@ -21,6 +19,7 @@ import { listParamsOf } from './list-filters.js'
 import { mainFirst } from './locations.js'
 import { reasonOf } from './network-reason.js'
 import { serviceStock } from './service-stock.js'
+import { storeCounter } from './store-counter.js'
 
 // The service's modules are loaded only by the paths that use them: the configuration schema alone
 // weighs much memory, which an export given --data-dir has no need of (its memory is a promise).
@@ -167,26 +166,7 @@ export class StoreCatalogue implements Catalogue {
     }
   }
 
-  readonly counter: StockCounter = {
-    locations: async () => (await this.store.stock.locations()).map((l) => l.name),
-    onHand: async (id) => {
-      const plant = await this.store.get(id)
-      if (plant === undefined || plant.stock === null) return null
-      return new Map((await this.store.stock.levels(id) ?? []).map((l) => [l.location, l.onHand]))
-    },
-    count: async (id, location, set, expected) => {
-      try {
-        await this.store.stock.move(id, { set, expected, reason: 'count', location }, undefined, undefined, CLI_WRITE)
-        return undefined
-      } catch (err) {
-        const refusal = stockRefusalOf(err)
-        if (refusal?.error === 'stock-changed') return `the count there is ${refusal.onHand} now, not ${expected} as read: a movement came between (a sale); nothing counted, run the import again to count over it`
-        if (err instanceof PlantNotFound) return `plant ${id} was deleted while the import ran; nothing counted`
-        if (refusal !== undefined) return `refused: ${(err as Error).message}`
-        throw err
-      }
-    }
-  }
+  get counter (): StockCounter { return storeCounter(this.store, CLI_WRITE) }
 
   async applyAll (operations: BatchOperation[], _key: string, after?: Promise<unknown>): Promise<ApplyOutcome> {
     // The store's batch, as POST /v3/plant/batch: one transaction (one fsync on a data folder), so a

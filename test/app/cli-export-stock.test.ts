@@ -68,7 +68,7 @@ for (const [where, target] of Object.entries(CLI_TARGETS)) {
         const again = await plants(['import', file, ...args], env)
         assert.equal(again.code, 0, again.stderr)
         assert.match(again.stdout, /unchanged +3\n/, name)
-        assert.match(again.stderr, new RegExp(`note: the stock.main, stock.greenhouse columns of ${file.replace(/[.]/g, '\\.')} \\(2 rows with a count\\) were not counted: run the import with --stock`), name)
+        assert.match(again.stderr, new RegExp(`note: the stock.main, stock.greenhouse ${name.endsWith('.csv') ? 'columns' : 'members'} of ${file.replace(/[.]/g, '\\.')} \\(2 rows with a count\\) were not counted: run the import with --stock`), name)
       }
 
       // lowStockAt is a field like the others: a cell edited is written, an empty one clears it.

@@ -135,7 +135,7 @@ function jsonError (text: string): string {
   return ''
 }
 
-test('the note on columns an import ignores gives the reasons for those the file has: times only when it has createdAt or updatedAt, versions when it has version', async (t) => {
+test('the note on columns an import ignores gives the reasons for those the file has: times only when it has createdAt or updatedAt, versions when it has version, stock totals when it has stock', async (t) => {
   const dir = await tempDir(t)
   const photos = join(dir, 'photos.csv')
   await writeFile(photos, 'name,photos\nFern,http://x/1.jpg\n')
@@ -148,6 +148,14 @@ test('the note on columns an import ignores gives the reasons for those the file
   const versions = join(dir, 'versions.jsonl')
   await writeFile(versions, '{"name":"Fern","version":3}\n')
   assert.equal(await noted(versions), `note: version members in ${versions} are ignored; the catalogue sets the versions\n`)
+  // The record's stock totals: not a field, and the note ends on its reason (it ended on a bare "; ").
+  const totals = join(dir, 'totals.jsonl')
+  await writeFile(totals, '{"name":"Fern","stock":{"onHand":3,"reserved":0,"available":3}}\n')
+  const stockBecause = 'a plant\'s stock totals follow its levels, which move by movements (a stock.LOCATION count, with --stock)'
+  assert.equal(await noted(totals), `note: stock members in ${totals} are ignored; ${stockBecause}\n`)
+  const totalsCsv = join(dir, 'totals.csv')
+  await writeFile(totalsCsv, 'name,stock\nFern,3\n')
+  assert.equal(await noted(totalsCsv), `note: the stock column of ${totalsCsv} is ignored; ${stockBecause}\n`)
   // A record as export wrote it (with updatedAt) says nothing of its photos and version.
   const exported = join(dir, 'exported.jsonl')
   await writeFile(exported, '{"name":"Fern","photos":[],"version":3,"updatedAt":"2026-01-01T00:00:00.000Z"}\n')
