@@ -1,4 +1,5 @@
 import { existsSync, statSync } from 'node:fs'
+import type { BackupCheck } from '../store/admin-store.js'
 import { admin, adminFailure, openCatalogueAdmin } from './admin.js'
 import { locate } from './target.js'
 import { CommandFailed, formatDuration, plural, UsageError, type Command, type Io } from './command.js'
@@ -51,7 +52,7 @@ async function runBackup (values: Record<string, any>, positionals: string[], io
   try {
     const check = await folder.backup(target)
     io.stdout.write(`backed up the data folder ${dataDir} to ${target} in ${formatDuration(Date.now() - started)}: ` +
-      `${plural(check.plants, 'plant')}${check.plants > 0 ? ` (ids up to ${check.maxId})` : ''}, ${plural(check.photoFiles, 'photo file')}, ` +
+      `${plural(check.plants, 'plant')}${check.plants > 0 ? ` (ids up to ${check.maxId})` : ''}, ${plural(check.photoFiles, 'photo file')}, ${stockCarried(check)}, ` +
       `${(statSync(target).size / 1048576).toFixed(1)} MB, integrity ok\n`)
     return 0
   } catch (err) {
@@ -61,3 +62,7 @@ async function runBackup (values: Record<string, any>, positionals: string[], io
     throw new CommandFailed(`backup failed: ${(err as Error).message}`)
   }
 }
+
+/** What a backup holds of the stock, for the summaries of backup and restore. */
+export const stockCarried = ({ stock }: BackupCheck): string =>
+  `stock: ${plural(stock.locations, 'location')}, ${plural(stock.levels, 'level')}, ${plural(stock.movements, 'movement')} in the ledger`

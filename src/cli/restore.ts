@@ -3,6 +3,7 @@ import { parseMarks, type RestoreMarks } from '../store/restore-marks.js'
 import { admin, adminFailure, openCatalogueAdmin } from './admin.js'
 import { locate } from './target.js'
 import { toldReceivers } from './restore-marks.js'
+import { stockCarried } from './backup.js'
 import { CommandFailed, formatDuration, plural, UsageError, type Command, type Io } from './command.js'
 
 export const restoreCommand: Command = {
@@ -72,7 +73,7 @@ async function runRestore (values: Record<string, any>, positionals: string[], i
   try {
     const { outcome, replaced } = await folder.restore(backup, { marks, progress: (message) => io.stderr.write(`${message}\n`) })
     io.stdout.write(`restored ${backup} into ${where.dataDir} in ${formatDuration(Date.now() - started)}: ${plural(check.plants, 'plant')}, ` +
-      `${plural(check.photoFiles, 'photo file')}; new ids start after ${outcome.lastId}, feed positions up to ${outcome.feedFloor - 1} are gone (410) and ` +
+      `${plural(check.photoFiles, 'photo file')}, ${stockCarried(check)}; new ids start after ${outcome.lastId}, feed positions up to ${outcome.feedFloor - 1} are gone (410) and ` +
       `the feed follows from ${outcome.feedFloor}, versions moved up by ${outcome.versionShift} (ETags from before are 412), ${plural(outcome.keys, 'API key')} kept; ${toldReceivers(outcome.told)}` +
       `${replaced ? `; the replaced catalogue is ${replaced}` : ''}\n`)
     return 0

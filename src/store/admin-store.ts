@@ -124,7 +124,14 @@ export interface PlantFinder {
 }
 
 /** What a backup holds, once proved whole. */
-export interface BackupCheck { plants: number, maxId: number, userVersion: number, photoFiles: number }
+export interface BackupCheck {
+  plants: number
+  maxId: number
+  userVersion: number
+  photoFiles: number
+  /** The rows of stock the backup holds: locations, levels (a plant at a location), the ledger's movements. */
+  stock: { locations: number, levels: number, movements: number }
+}
 
 export interface CatalogueAdmin {
   /** For messages: "data folder ./data", "PostgreSQL database postgres://u:***@host/db". */

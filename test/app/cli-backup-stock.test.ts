@@ -74,11 +74,14 @@ test('data folder: backup and restore keep the locations, every level and the le
   const file = join(dir, 'backup.db')
   const backup = await plants(['backup', file, '--data-dir', dataDir])
   assert.equal(backup.code, 0, backup.stderr)
+  // The summary says what of the stock it carries: main and greenhouse, Fern at both and Palm at main, three movements.
+  assert.match(backup.stdout, /, stock: 2 locations, 3 levels, 3 movements in the ledger, /)
 
   await moveIn(dataDir, SINCE)
   assert.notDeepEqual(await stockAt(folder), expected)
   const restore = await plants(['restore', file, '--data-dir', dataDir])
   assert.equal(restore.code, 0, restore.stderr)
+  assert.match(restore.stdout, /, stock: 2 locations, 3 levels, 3 movements in the ledger; new ids start after /)
   assert.deepEqual(await stockAt(folder), expected, 'the stock as it was at the backup')
   assert.deepEqual(await totals(dataDir), expectedTotals, 'the plants\' totals and thresholds too')
   const db = new Database(join(dataDir, 'catalogue.db'), { readonly: true })

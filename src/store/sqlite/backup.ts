@@ -61,7 +61,10 @@ export function verifyBackup (file: string): BackupCheck {
     const photoFiles = hasPhotos ? db.prepare('SELECT count(*) FROM photo_files').pluck().get() as number : 0
     const dangling = hasPhotos ? db.prepare(DANGLING_PHOTO_FILES).pluck().get() as number : 0
     if (dangling > 0) throw new AdminRefused(`the copy names ${dangling.toLocaleString('en')} photo file${dangling === 1 ? '' : 's'} it does not hold`)
-    return { plants, maxId, userVersion: db.pragma('user_version', { simple: true }) as number, photoFiles }
+    // The stock rides in it too (none in a backup from before stock): counted for the summary.
+    const rows = (table: string): number => hasTable(db, table) ? db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number : 0
+    const stock = { locations: rows('locations'), levels: rows('stock_levels'), movements: rows('stock_movements') }
+    return { plants, maxId, userVersion: db.pragma('user_version', { simple: true }) as number, photoFiles, stock }
   } finally {
     db.close()
   }
