@@ -130,3 +130,10 @@ for (const [where, target] of Object.entries(CLI_TARGETS)) {
     })
   })
 }
+
+test('plants import --help gives the CSV header with its stock.LOCATION columns, and what --stock does with an export\'s cells', async () => {
+  const help = (await plants(['import', '--help'])).stdout
+  assert.match(help, /header id,name,category,tags,status,description,price,sku,barcode,lowStockAt\nand stock\.LOCATION columns \(stock\.main,stock\.greenhouse,…\)/)
+  assert.match(help, /plants export writes a stock\.LOCATION column for each location/)
+  assert.match(help, /stock\.main moved since the export \(sold 1\): count it again/)
+})
