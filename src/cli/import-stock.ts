@@ -61,8 +61,9 @@ export class StockCounts {
     const now = (location: string): number | null => levels === null ? null : levels.get(location) ?? 0
     const differ = cells.filter((c) => c.value !== now(c.location))
     if (differ.length === 0) return undefined
-    // A plant not changed since its export has had no movement since (each movement is a change of the plant).
-    const ledger = exported === undefined || !after(Date.parse(plant.updatedAt), exported) ? undefined : await this.sinceExport(plant.id, differ, exported)
+    // Read only for a cell that differs from the level now (edited, or moved since), and read now: the
+    // plant as the import first read it may predate a sale made since (its updatedAt would say nothing moved).
+    const ledger = exported === undefined ? undefined : await this.sinceExport(plant.id, differ, exported)
     const planned: PlannedCount = { line, id: plant.id, name: plant.name, changes: [], kept: [] }
     const refused: string[] = []
     for (const c of differ) {
@@ -76,19 +77,20 @@ export class StockCounts {
     return planned
   }
 
-  /** Applies a row's counts in column order (its refusal said first); the first refused stops that row's, said as FILE:LINE: reason. */
+  /** Applies a row's counts in column order; the first refused stops that row's. What was refused is said in one FILE:LINE: reason. */
   async apply (planned: PlannedCount, refuse: (line: number, reason: string) => void): Promise<void> {
     this.kept += planned.kept.length
-    if (planned.refused !== undefined) refuse(planned.line, planned.refused)
+    // One line of the report a row: the cells moved since, then the count a movement came before.
+    const reasons = planned.refused === undefined ? [] : [planned.refused]
     for (const c of planned.changes) {
       const refused = await this.counter!.count(planned.id, c.location, c.to, c.from ?? 0)
       if (refused !== undefined) {
-        // One line of the report a row: a row already refused for a cell moved since says this too.
-        if (planned.refused === undefined) refuse(planned.line, `${c.column}: ${refused}`)
-        return
+        reasons.push(`${c.column}: ${refused}`)
+        break
       }
       this.counted++
     }
+    if (reasons.length > 0) refuse(planned.line, reasons.join('; '))
   }
 
   /** The ledger of these cells' locations back to the export: read newest first, until each location's last movement at or before it. */
