@@ -73,6 +73,12 @@ function fill (plant: Fields): void {
   for (const field of FIELDS) inputs[field].value = shown(field, origin)
   // A sold plant is put back on sale, one step as from its row; "Mark sold" would change nothing.
   soldButton.textContent = origin.status === 'sold' ? 'Mark available' : 'Mark sold'
+  offerSold()
+}
+
+/** Mark sold / Mark available is for a plant whose status is set by hand: one that tracks stock is sold a unit at a time, its status following the stock. */
+function offerSold (): void {
+  soldButton.hidden = base === undefined || base.plant.stock !== null
 }
 
 function clearMessages (): void {
@@ -109,7 +115,7 @@ function setMode (plant: Plant | undefined): void {
   gone = false
   for (const button of [saveButton, soldButton, deleteButton]) button.disabled = false
   title.textContent = plant === undefined ? 'Add a plant' : 'Edit plant'
-  soldButton.hidden = plant === undefined
+  offerSold()
   byId('editor-address').hidden = plant === undefined
   if (plant !== undefined) byId<HTMLAnchorElement>('editor-link').href = plantAddress(plant.id)
   deleteButton.hidden = plant === undefined
@@ -306,6 +312,7 @@ export async function refresh (change?: Change): Promise<void> {
     // Nothing typed is at stake: take the new version (photos, or fields nobody is editing).
     base = { plant: fresh.body, etag: fresh.etag ?? '' }
     if (moved.length > 0 && !dirty()) fill(fresh.body)
+    offerSold() // a first movement starts tracking: the status follows the stock from then on
   }
   // Otherwise the base stays: Save meets a 412 and shows their version beside what was typed.
   if (moved.length > 0 && !mine) {
