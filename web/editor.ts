@@ -73,12 +73,15 @@ function fill (plant: Fields): void {
   for (const field of FIELDS) inputs[field].value = shown(field, origin)
   // A sold plant is put back on sale, one step as from its row; "Mark sold" would change nothing.
   soldButton.textContent = origin.status === 'sold' ? 'Mark available' : 'Mark sold'
-  offerSold()
 }
 
-/** Mark sold / Mark available is for a plant whose status is set by hand: one that tracks stock is sold a unit at a time, its status following the stock. */
-function offerSold (): void {
-  soldButton.hidden = base === undefined || base.plant.stock !== null
+// A plant that tracks stock (from its first movement) has its status follow its stock: neither
+// Mark sold nor the status select is offered, and the select says why.
+function showTracking (plant: Plant | undefined): void {
+  const tracked = plant !== undefined && plant.stock !== null
+  soldButton.hidden = plant === undefined || tracked
+  inputs.status.disabled = tracked
+  say(byId('f-status-hint'), tracked ? 'Follows stock: sold when none is available, available again when some is.' : '')
 }
 
 function clearMessages (): void {
@@ -115,7 +118,7 @@ function setMode (plant: Plant | undefined): void {
   gone = false
   for (const button of [saveButton, soldButton, deleteButton]) button.disabled = false
   title.textContent = plant === undefined ? 'Add a plant' : 'Edit plant'
-  offerSold()
+  showTracking(plant)
   byId('editor-address').hidden = plant === undefined
   if (plant !== undefined) byId<HTMLAnchorElement>('editor-link').href = plantAddress(plant.id)
   deleteButton.hidden = plant === undefined
@@ -312,7 +315,6 @@ export async function refresh (change?: Change): Promise<void> {
     // Nothing typed is at stake: take the new version (photos, or fields nobody is editing).
     base = { plant: fresh.body, etag: fresh.etag ?? '' }
     if (moved.length > 0 && !dirty()) fill(fresh.body)
-    offerSold() // a first movement starts tracking: the status follows the stock from then on
   }
   // Otherwise the base stays: Save meets a 412 and shows their version beside what was typed.
   if (moved.length > 0 && !mine) {
@@ -320,6 +322,7 @@ export async function refresh (change?: Change): Promise<void> {
     say(statusBox, changedWords(moved, kept))
   }
   showPhotos(fresh.body)
+  if (!gone) showTracking(fresh.body)
   void stockPart().then((part) => part.stockChanged(fresh.body), () => {})
   historyChanged(fresh.body, fresh.etag ?? '')
 }

@@ -10,7 +10,7 @@ import { note, STATUS_LABELS } from './rows.js'
 import { setUpPhotos } from './photos.js'
 import { setUpSettings, showSettings } from './settings.js'
 import { onMoved, sellOne } from './stock.js'
-import { setUpToast, tell } from './toast.js'
+import { setUpToast, tell, warn } from './toast.js'
 import { loadTrash, setUpTrash } from './trash.js'
 import { onUndone, undoPatch } from './undo.js'
 import { setUpViews, showSection, shownSection } from './views.js'
@@ -44,7 +44,7 @@ async function mark (plant: Plant, status: 'sold' | 'available', button: HTMLBut
     refreshSoon()
   } catch (err) {
     button.disabled = false
-    tell(`“${plant.name}” was not marked ${status}. ${describe(err)}`)
+    warn(`“${plant.name}” was not marked ${status}. ${describe(err)}`)
   }
 }
 

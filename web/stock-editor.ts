@@ -4,9 +4,11 @@ import { movedHere, moveStock, newKey, stockWords } from './stock.js'
 
 // The open plant's Stock part: what it holds at each place, and two movements made there:
 // receiving units, and a count. A count is a compare and set on the units on hand at that place
-// as this part last read them: when someone sold or received there meanwhile, the count is refused,
-// the part shows the count as it is now and staff count again (or save theirs over it). Neither is
-// part of Save: each is written at once, as a movement.
+// as staff saw them when they began counting (not as the live stream shows them since: a sale made
+// while they count moves the shown level, and the count must not silently overwrite it). A change
+// under a typed count is said beside the box; the save is then refused (409 stock-changed), the
+// part shows the count as it is now and staff count again (or save theirs over it, on purpose).
+// Neither is part of Save: each is written at once, as a movement.
 
 const part = byId('stock-part')
 const summary = byId('stock-summary')
@@ -17,6 +19,7 @@ const received = byId<HTMLInputElement>('s-received')
 const counted = byId<HTMLInputElement>('s-counted')
 const receiveButton = byId<HTMLButtonElement>('s-receive')
 const countButton = byId<HTMLButtonElement>('s-count')
+const movedNote = byId('s-counted-moved')
 const statusBox = byId('stock-status')
 const alertBox = byId('stock-alert')
 
@@ -29,6 +32,11 @@ let controller: AbortController | undefined
 let busy = false
 /** The last movement that got no answer, with its key: sent again unchanged, it moves stock once. */
 let unanswered: { body: string, key: string } | undefined
+/**
+ * The units on hand staff saw at a place when they began typing its count: the count's `expected`.
+ * Undefined while the box is empty (or before the levels were first read: taken when they are).
+ */
+let began: { where: string, onHand: number } | undefined
 
 /** A plant was opened (undefined: a new one, which holds no stock yet). */
 export function showStock (shown: Plant | undefined): void {
@@ -36,11 +44,13 @@ export function showStock (shown: Plant | undefined): void {
   plant = shown
   part.hidden = shown === undefined
   levels = []
+  levelsRead = false
   readFor = ''
   unanswered = undefined
+  began = undefined
   received.value = ''
   counted.value = ''
-  for (const box of [statusBox, alertBox, byId('s-received-error'), byId('s-counted-error')]) say(box, '')
+  for (const box of [statusBox, alertBox, movedNote, byId('s-received-error'), byId('s-counted-error')]) say(box, '')
   for (const input of [received, counted]) input.removeAttribute('aria-invalid')
   render()
   if (shown !== undefined) void read()
@@ -56,6 +66,8 @@ export function stockChanged (now: Plant): void {
 
 /** The newest read of the levels: a change arriving meanwhile starts another, which aborts it. */
 let reading: Promise<void> = Promise.resolve()
+/** The levels of the open plant have been read at least once. */
+let levelsRead = false
 
 function read (): Promise<void> {
   reading = readNow()
@@ -89,6 +101,9 @@ async function readNow (): Promise<void> {
     const chosen = place.value
     place.replaceChildren(...(names ?? [{ name: 'main' }]).map((p) => el('option', { text: p.name, attrs: { value: p.name } })))
     place.value = [...place.options].some((o) => o.value === chosen) ? chosen : 'main'
+    levelsRead = true
+    // Typing began before the levels were first read: the count began against these.
+    if (began === undefined && counted.value.trim() !== '') beginCount()
     render()
   } catch (err) {
     // A plant deleted meanwhile is said by the editor itself.
@@ -107,6 +122,22 @@ function render (): void {
     el('th', { text: l.location, attrs: { scope: 'row' } }),
     ...[l.onHand, l.reserved, l.available].map((n) => el('td', { text: n.toLocaleString() })))))
   table.hidden = levels.length === 0
+  sayMoved()
+}
+
+/** Staff began counting at the chosen place: its count is conditional on what it holds now. */
+function beginCount (): void {
+  const where = place.value || 'main'
+  began = levelsRead ? { where, onHand: onHandAt(where) } : undefined
+}
+
+/** The count being typed no longer matches the place: said beside the box, so staff check it before saving. */
+function sayMoved (): void {
+  if (began === undefined || plant === undefined) return say(movedNote, '')
+  const now = onHandAt(began.where)
+  say(movedNote, now === began.onHand
+    ? ''
+    : `${now < began.onHand ? 'A sale' : 'A delivery'} at ${began.where} moved it from ${began.onHand.toLocaleString()} to ${now.toLocaleString()} on hand since you began: check your count.`)
 }
 
 /** A whole number of units typed in `input` (at least `least`), or undefined with the field's error said. */
@@ -147,6 +178,9 @@ async function act (button: HTMLButtonElement, input: HTMLInputElement, least: n
   try {
     const answer = await move(body(n))
     input.value = ''
+    // A count saved ends the counting; units received where staff are counting are theirs, not a change to check.
+    if (input === counted) began = undefined
+    else if (began?.where === answer.level.location) began.onHand += n
     say(statusBox, said(n, answer))
     await read()
     movedHere()
@@ -165,6 +199,9 @@ async function refused (err: unknown, input: HTMLInputElement): Promise<void> {
     await read()
     await settled()
     const now = onHandAt(where)
+    // Saving again is the explicit choice to put the count over what is there now.
+    began = { where, onHand: now }
+    sayMoved()
     say(alertBox, `Not saved: the count at ${where} changed while you were counting (someone sold or received there). It is now ${now.toLocaleString()} on hand. Count again, then save your count.`)
     input.focus()
     return
@@ -184,9 +221,19 @@ export function setUpStockPart (): void {
   })
   countButton.addEventListener('click', () => {
     const where = place.value || 'main'
-    const expected = onHandAt(where)
+    const expected = began?.where === where ? began.onHand : onHandAt(where)
     void act(countButton, counted, 0, (n) => ({ set: n, expected, reason: 'count', location: where }),
       (n) => `Counted ${n.toLocaleString()} of “${name()}” at ${where}.`)
+  })
+  // The count begins with its first key (a box emptied ends it); another place chosen begins it there.
+  counted.addEventListener('input', () => {
+    if (counted.value.trim() === '') began = undefined
+    else if (began === undefined) beginCount()
+    sayMoved()
+  })
+  place.addEventListener('change', () => {
+    if (counted.value.trim() !== '') beginCount()
+    sayMoved()
   })
   // Enter in a box makes its movement, not the editor's Save.
   for (const [input, button] of [[received, receiveButton], [counted, countButton]] as const) {

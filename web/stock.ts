@@ -1,10 +1,11 @@
-import { api, describe, type Answer, type MovementResult, type Plant } from './api.js'
+import { api, ApiError, describe, type Answer, type MovementResult, type Plant, type StockLevels } from './api.js'
 import { el } from './dom.js'
-import { tell } from './toast.js'
+import { tell, warn } from './toast.js'
 import { notUndone } from './undo.js'
 
 // Stock as the list shows it, and the list's "Sell one": a sale of one unit at the store's main
 // place (a movement, never a status set by hand), whose Undo puts the unit back with a return.
+// A plant whose units are elsewhere is sold from the one place that holds some (see sale()).
 
 export type StockTotals = NonNullable<Plant['stock']>
 
@@ -48,10 +49,48 @@ export async function moveStock (id: number, body: Record<string, unknown>, key:
 /** This version of a plant (its ETag) was made by a movement from here, or one is on its way: the editor does not say someone else made it. */
 export const ownMovement = (etag: string | null): boolean => moving > 0 || (etag !== null && own.has(etag))
 
-/** A movement of `delta` units at main, with its own Idempotency-Key. */
-async function move (id: number, delta: number, reason: 'sale' | 'return'): Promise<MovementResult> {
-  return (await moveStock(id, { delta, reason }, newKey())).body
+/** A movement of `delta` units at `where` (main unnamed, as a one-place store never names it), with its own Idempotency-Key. */
+async function move (id: number, delta: number, reason: 'sale' | 'return', where = 'main'): Promise<MovementResult> {
+  return (await moveStock(id, { delta, reason, ...(where === 'main' ? {} : { location: where }) }, newKey())).body
 }
+
+/** Main has none, and no single other place has some: the places that do (none: nothing is available). */
+class NoPlace extends Error {
+  constructor (readonly places: string[]) {
+    super('no one place to sell from')
+  }
+}
+
+/**
+ * Sells one unit at main. The row knows only the plant's totals: when main has none, the unit
+ * staff hold came from wherever the plant is, so with exactly one place holding some it is sold
+ * there; with several the page cannot tell which, and sells nothing.
+ */
+async function sale (id: number): Promise<{ answer: MovementResult, where: string }> {
+  try {
+    return { answer: await move(id, -1, 'sale'), where: 'main' }
+  } catch (err) {
+    if (!(err instanceof ApiError && err.code === 'insufficient-stock')) throw err
+  }
+  const places = (await api<StockLevels>('GET', `/v3/plant/${id}/stock`)).body.items.filter((l) => l.available > 0).map((l) => l.location)
+  // Received at main meanwhile: sold there after all (a refusal now says the stock is changing under it).
+  const where = places.includes('main') ? 'main' : places.length === 1 ? places[0]! : undefined
+  if (where === undefined) throw new NoPlace(places)
+  return { answer: await move(id, -1, 'sale', where), where }
+}
+
+/** Why a unit was not sold, in staff's words (never the API's detail). */
+function notSold (name: string, err: unknown): string {
+  if (err instanceof NoPlace) {
+    return err.places.length === 0
+      ? `“${name}” was not sold: none is available now (sold or held by a web shop's checkout meanwhile).`
+      : `“${name}” was not sold: main has none, and ${err.places.join(' and ')} have some, so the page cannot tell which place it came from. Open the plant and count those places, then sell it again.`
+  }
+  if (err instanceof ApiError && err.status === 409) return `“${name}” was not sold: its stock changed just now. Try again.`
+  return `“${name}” was not sold. ${describe(err)}`
+}
+
+const left = (available: number): string => available === 0 ? 'None left.' : `${available.toLocaleString()} left.`
 
 type Part = typeof import('./stock-editor.js')
 let part: Promise<Part> | undefined
@@ -75,18 +114,23 @@ export function onMoved (handler: () => void): void {
 /** Stock was moved from the page (a sale, its undo, a receipt, a count). */
 export const movedHere = (): void => moved()
 
+/** Sell one buttons whose sale is on its way or made: a second click (a double click) sells nothing more. */
+const selling = new WeakSet<HTMLButtonElement>()
+
 /**
  * Sells one unit of `plant` from its row. The message says how many are left, with Undo (a return
  * of that unit, so a sale made since at another till is never taken back with it).
  */
 export async function sellOne (plant: Plant, button: HTMLButtonElement): Promise<void> {
-  if (document.activeElement === button) button.closest('li')?.querySelector<HTMLElement>('[data-role="open"]')?.focus()
-  button.disabled = true
+  if (selling.has(button)) return
+  selling.add(button)
+  // aria-disabled rather than disabled: the button keeps the focus (through the key dialog too).
+  button.setAttribute('aria-disabled', 'true')
   try {
-    const answer = await move(plant.id, -1, 'sale')
-    tell(`Sold one “${plant.name}”. ${answer.stock.available.toLocaleString()} left.`, async () => {
+    const { answer, where } = await sale(plant.id)
+    tell(`Sold one “${plant.name}”${where === 'main' ? '' : ` at ${where}`}. ${left(answer.stock.available)}`, async () => {
       try {
-        const back = await move(plant.id, 1, 'return')
+        const back = await move(plant.id, 1, 'return', where)
         movedHere()
         return `Undone: one “${plant.name}” is back in stock. ${back.stock.available.toLocaleString()} available.`
       } catch (err) {
@@ -95,7 +139,8 @@ export async function sellOne (plant: Plant, button: HTMLButtonElement): Promise
     })
     movedHere()
   } catch (err) {
-    button.disabled = false
-    tell(`“${plant.name}” was not sold. ${describe(err)}`)
+    selling.delete(button)
+    button.removeAttribute('aria-disabled')
+    warn(notSold(plant.name, err))
   }
 }

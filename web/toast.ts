@@ -6,6 +6,7 @@ import { byId } from './dom.js'
 
 const box = byId('toast')
 const message = byId('message')
+const alertLine = byId('toast-alert')
 const undoButton = byId<HTMLButtonElement>('undo')
 const PLAIN_MS = 6000
 const UNDO_MS = 15_000
@@ -18,9 +19,10 @@ function hide (): void {
     return
   }
   message.textContent = ''
+  alertLine.textContent = ''
   undoButton.hidden = true
   undo = undefined
-  box.classList.remove('shown')
+  box.classList.remove('shown', 'error')
 }
 
 /**
@@ -42,7 +44,19 @@ function placeClear (): void {
  * (what was undone, or why it could not be).
  */
 export function tell (text: string, undoIt?: () => Promise<string>): void {
-  message.textContent = text
+  show(text, undoIt, false)
+}
+
+/** Says that something staff asked for was refused: in the alert line (announced at once), in a refusal's colour. */
+export function warn (text: string): void {
+  show(text, undefined, true)
+}
+
+function show (text: string, undoIt: (() => Promise<string>) | undefined, refusal: boolean): void {
+  message.textContent = refusal ? '' : text
+  alertLine.textContent = refusal ? text : ''
+  alertLine.hidden = !refusal
+  box.classList.toggle('error', refusal)
   undo = undoIt
   undoButton.hidden = undoIt === undefined
   undoButton.disabled = false

@@ -22,6 +22,12 @@ async function write (staff: StaffPage, method: string, path: string, body: unkn
 const move = (staff: StaffPage, id: number, body: Record<string, unknown>, headers: Headers = {}): Promise<any> =>
   write(staff, 'POST', `/v3/plant/${id}/stock/movements`, body, headers)
 
+/** A place in the store: the file's tests share a service, whose places stay (emptying the catalogue leaves them). */
+async function place (staff: StaffPage, name: string): Promise<void> {
+  const res = await staff.call('POST', '/v3/locations', { name })
+  assert.ok(res.status === 201 || (res.status === 409 && /location-name-taken$/.test(res.body.type)), `${name}: ${res.status} ${JSON.stringify(res.body)}`)
+}
+
 /** The plant's ledger through the API, newest first. */
 async function ledger (staff: StaffPage, id: number): Promise<Array<{ location: string, delta: number, reason: string, onHandAfter: number }>> {
   const res = await staff.call('GET', `/v3/plant/${id}/stock/movements?limit=100`)
@@ -61,6 +67,8 @@ staffPageTest('stock shows beside each plant that tracks it; Sell one sells a un
   assert.deepEqual(sent.postDataJSON(), { delta: -1, reason: 'sale' })
   assert.match(sent.headers()['idempotency-key'] ?? '', /^page-[0-9a-f]{32}$/)
   await page.getByRole('status').filter({ hasText: 'Sold one “Fern”. 2 left.' }).waitFor()
+  // The key asked for on the way, focus is back on the button that was pressed (its row drawn again).
+  await page.waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Sell one: Fern')
   await rowOf(page, fern.id).getByText('2 on hand, 2 available', { exact: true }).waitFor()
   assert.deepEqual((await ledger(staff, fern.id))[0], { location: 'main', delta: -1, reason: 'sale', onHandAfter: 2 })
 
@@ -76,7 +84,7 @@ staffPageTest('stock shows beside each plant that tracks it; Sell one sells a un
   await move(staff, fern.id, { delta: -2, reason: 'sale' })
   await rowOf(page, fern.id).getByText('1 on hand, 1 available', { exact: true }).waitFor()
   await page.getByRole('button', { name: 'Sell one: Fern' }).click()
-  await page.getByRole('status').filter({ hasText: 'Sold one “Fern”. 0 left.' }).waitFor()
+  await page.getByRole('status').filter({ hasText: 'Sold one “Fern”. None left.' }).waitFor()
   await rowOf(page, fern.id).getByText('None available', { exact: true }).waitFor()
   assert.equal(await rowOf(page, fern.id).getByRole('button', { name: 'Sell one: Fern' }).count(), 0)
   assert.equal((await staff.call('GET', `/v3/plant/${fern.id}`)).body.status, 'sold')
@@ -87,7 +95,7 @@ staffPageTest('stock shows beside each plant that tracks it; Sell one sells a un
 
 staffPageTest('the editor receives and counts per place; a count meeting a sale made meanwhile shows the count as it is now and saves on the second try', async (staff, { engine }) => {
   const { page } = staff
-  await write(staff, 'POST', '/v3/locations', { name: 'greenhouse' })
+  await place(staff, 'greenhouse')
   const fern = await staff.add({ name: 'Fern', lowStockAt: 2 })
   await move(staff, fern.id, { delta: 5, reason: 'received' })
   await page.goto(staff.url + '/')
@@ -205,36 +213,138 @@ staffPageTest('a plant\'s history shows each stock movement: what it was, who ma
   assert.deepEqual(unexpectedErrors(staff.errors), [])
 })
 
-staffPageTest('Sell one double-clicked sells one unit; the editor offers Mark sold for a plant whose status is set by hand, not for one that tracks stock', async (staff) => {
+staffPageTest('a count is conditional on the level staff saw when they began it: a sale the live stream shows meanwhile is said beside the box, the save is refused, and saving again puts the count over it', async (staff) => {
   const { page } = staff
   const fern = await staff.add({ name: 'Fern' })
+  await move(staff, fern.id, { delta: 15, reason: 'received' })
+  await page.goto(staff.url + '/')
+  await plantButton(page, 'Fern').click()
+  await giveKey(page)
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  await editor.getByText('15 on hand, 15 available.', { exact: true }).waitFor()
+  await editor.getByRole('textbox', { name: 'Units counted' }).fill('10')
+  // A till sells one while staff count: the part follows the stream, and says so beside the count.
+  await move(staff, fern.id, { delta: -1, reason: 'sale' })
+  await editor.getByText('14 on hand, 14 available.', { exact: true }).waitFor()
+  const moved = 'A sale at main moved it from 15 to 14 on hand since you began: check your count.'
+  await editor.getByRole('status').filter({ hasText: moved }).waitFor()
+  assert.match(await editor.getByRole('textbox', { name: 'Units counted' }).getAttribute('aria-describedby') ?? '', /s-counted-moved/)
+
+  const movement = (): Promise<any> => page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith(`/v3/plant/${fern.id}/stock/movements`)).then((r) => r.postDataJSON())
+  let sent = movement()
+  await editor.getByRole('button', { name: 'Save count' }).click()
+  assert.deepEqual(await sent, { set: 10, expected: 15, reason: 'count', location: 'main' }, 'expected: what staff saw when they began')
+  await editor.getByRole('alert').filter({ hasText: 'Not saved: the count at main changed while you were counting (someone sold or received there). It is now 14 on hand. Count again, then save your count.' }).waitFor()
+  assert.deepEqual(await onHandAt(staff, fern.id), { main: 14 }, 'the sale is not overwritten')
+  assert.equal(await editor.getByText(moved).count(), 0, 'the alert says it now')
+  assert.equal(await editor.getByRole('textbox', { name: 'Units counted' }).inputValue(), '10')
+
+  // Saving again is the explicit choice: over the count shown now.
+  sent = movement()
+  await editor.getByRole('button', { name: 'Save count' }).click()
+  assert.deepEqual(await sent, { set: 10, expected: 14, reason: 'count', location: 'main' })
+  await editor.getByRole('status').filter({ hasText: 'Counted 10 of “Fern” at main.' }).waitFor()
+  assert.deepEqual((await ledger(staff, fern.id)).slice(0, 2), [
+    { location: 'main', delta: -4, reason: 'count', onHandAfter: 10 },
+    { location: 'main', delta: -1, reason: 'sale', onHandAfter: 14 }
+  ])
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+  assert.deepEqual(await staff.refusedStatuses(), [409])
+})
+
+staffPageTest('the editor of a plant that tracks stock offers no Mark sold, and its status says it follows stock; a plant starts tracking while open', async (staff) => {
+  const { page } = staff
   await staff.add({ name: 'Ivy' })
-  await move(staff, fern.id, { delta: 5, reason: 'received' })
   await page.goto(staff.url + '/')
   await plantButton(page, 'Ivy').click()
   await giveKey(page)
   const editor = page.getByRole('dialog', { name: 'Edit plant' })
-  await editor.getByRole('textbox', { name: 'Name' }).waitFor()
-  await editor.getByRole('button', { name: 'Mark sold' }).waitFor()
-  await editor.getByRole('button', { name: 'Close' }).click()
-  await editor.waitFor({ state: 'hidden' })
-  await plantButton(page, 'Fern').click()
-  await editor.getByText('5 on hand, 5 available.', { exact: false }).waitFor()
-  assert.equal(await editor.getByRole('button', { name: 'Mark sold' }).count(), 0, 'its status follows its stock')
-  assert.equal(await editor.getByRole('button', { name: 'Mark available' }).count(), 0)
-  await editor.getByRole('button', { name: 'Close' }).click()
-  await editor.waitFor({ state: 'hidden' })
+  const status = editor.getByRole('combobox', { name: 'Status' })
+  await editor.getByRole('button', { name: 'Mark sold', exact: true }).waitFor()
+  assert.equal(await status.isDisabled(), false, 'not tracked: the status is set by hand')
 
-  // Both clicks of a double-click are dispatched before the first sale is answered: one sale is sent.
-  const sales: string[] = []
-  page.on('request', (r) => {
-    if (r.method() === 'POST' && r.url().endsWith(`/v3/plant/${fern.id}/stock/movements`)) sales.push(r.headers()['idempotency-key'] ?? '')
-  })
-  await page.getByRole('button', { name: 'Sell one: Fern' }).dblclick()
-  await page.getByRole('status').filter({ hasText: 'Sold one “Fern”. 4 left.' }).waitFor()
-  await rowOf(page, fern.id).getByText('4 on hand, 4 available', { exact: true }).waitFor()
-  assert.equal(sales.length, 1, `sales sent: ${JSON.stringify(sales)}`)
-  assert.deepEqual((await ledger(staff, fern.id)).map((m) => m.reason), ['sale', 'received'])
+  // Its first movement, from the Stock part: from now on the status follows the stock.
+  await editor.getByRole('textbox', { name: 'Units received' }).fill('3')
+  await editor.getByRole('button', { name: 'Receive' }).click()
+  await editor.getByRole('status').filter({ hasText: 'Received 3 of “Ivy” at main.' }).waitFor()
+  await editor.getByRole('button', { name: 'Mark sold', exact: true }).waitFor({ state: 'hidden' })
+  assert.equal(await status.isDisabled(), true)
+  assert.match(await status.evaluate((s) => s.getAttribute('aria-describedby')!.split(' ').map((id) => document.getElementById(id)?.textContent ?? '').join(' ')),
+    /^Follows stock: sold when none is available, available again when some is\./)
+  await editor.getByRole('button', { name: 'Close' }).click()
+
+  // Opened again (a tracked plant from the start), the same; another field still saves.
+  await plantButton(page, 'Ivy').click()
+  await editor.getByText('3 on hand, 3 available.', { exact: true }).waitFor()
+  assert.equal(await editor.getByRole('button', { name: 'Mark sold', exact: true }).count(), 0)
+  assert.equal(await status.isDisabled(), true)
+  await editor.getByRole('textbox', { name: 'Category' }).fill('Climbers')
+  const patch = page.waitForRequest((r) => r.method() === 'PATCH')
+  await editor.getByRole('button', { name: 'Save', exact: true }).click()
+  assert.deepEqual((await patch).postDataJSON(), { category: 'Climbers' })
+  await page.getByRole('status').filter({ hasText: 'Saved “Ivy”.' }).waitFor()
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+  assert.deepEqual(staff.refusals, [])
+})
+
+staffPageTest('Sell one sells where the units are when main has none and one place has some; with several it sells nothing and says why in an alert; a double click sells once', async (staff, { engine }) => {
+  const { page } = staff
+  await place(staff, 'greenhouse')
+  await place(staff, 'backroom')
+  const fern = await staff.add({ name: 'Fern' })
+  const palm = await staff.add({ name: 'Palm' })
+  const ivy = await staff.add({ name: 'Ivy' })
+  await move(staff, fern.id, { delta: 3, reason: 'received', location: 'greenhouse' })
+  await move(staff, palm.id, { delta: 2, reason: 'received', location: 'greenhouse' })
+  await move(staff, palm.id, { delta: 1, reason: 'received', location: 'backroom' })
+  await move(staff, ivy.id, { delta: 5, reason: 'received' })
+  await page.goto(staff.url + '/')
+
+  await page.getByRole('button', { name: 'Sell one: Fern' }).click()
+  await giveKey(page)
+  await page.getByRole('status').filter({ hasText: 'Sold one “Fern” at greenhouse. 2 left.' }).waitFor()
+  assert.deepEqual((await ledger(staff, fern.id))[0], { location: 'greenhouse', delta: -1, reason: 'sale', onHandAfter: 2 })
+  await page.getByRole('button', { name: 'Undo', exact: true }).click()
+  await page.getByRole('status').filter({ hasText: 'Undone: one “Fern” is back in stock. 3 available.' }).waitFor()
+  assert.deepEqual(await onHandAt(staff, fern.id), { greenhouse: 3 }, 'put back where it was sold')
+
+  await page.getByRole('button', { name: 'Sell one: Palm' }).click()
+  const refusal = page.locator('#toast').getByRole('alert')
+  await refusal.filter({ hasText: '“Palm” was not sold: main has none, and backroom and greenhouse have some, so the page cannot tell which place it came from. Open the plant and count those places, then sell it again.' }).waitFor()
+  assert.equal(await page.locator('#toast').evaluate((t) => t.classList.contains('error')), true, 'in a refusal\'s colour')
+  assert.equal(await page.locator('#message').textContent(), '', 'not in the line that says what succeeded')
+  assert.deepEqual(await onHandAt(staff, palm.id), { greenhouse: 2, backroom: 1 }, 'nothing sold')
+  await bothWidths(page, 'list with a sale refused', `browser-page-stock-${engine.name}-sale-refused`)
+
+  // A double click sells one unit.
+  await page.getByRole('button', { name: 'Sell one: Ivy' }).dblclick()
+  await page.getByRole('status').filter({ hasText: 'Sold one “Ivy”. 4 left.' }).waitFor()
+  await rowOf(page, ivy.id).getByText('4 on hand, 4 available', { exact: true }).waitFor()
+  assert.deepEqual((await ledger(staff, ivy.id)).map((m) => m.reason), ['sale', 'received'])
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+  assert.deepEqual(await staff.refusedStatuses(), [409, 409])
+})
+
+staffPageTest('the list sorts by stock, least or most first, and the address keeps it', async (staff) => {
+  const { page } = staff
+  const fern = await staff.add({ name: 'Fern' })
+  const ivy = await staff.add({ name: 'Ivy' })
+  const palm = await staff.add({ name: 'Palm' })
+  await move(staff, fern.id, { delta: 9, reason: 'received' })
+  await move(staff, ivy.id, { delta: 2, reason: 'received' })
+  await page.goto(staff.url + '/')
+  await plantButton(page, 'Palm').waitFor()
+  const order = (): Promise<Array<string | undefined>> => page.locator('#plants > li').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.id))
+  await page.getByRole('combobox', { name: 'Sort by' }).selectOption({ label: 'Stock (least first)' })
+  await listShown(page, 'sort=available')
+  assert.deepEqual(await order(), [ivy.id, fern.id, palm.id].map(String), 'plants that do not track stock last')
+  assert.equal(new URL(page.url()).searchParams.get('sort'), 'available')
+  await page.getByRole('combobox', { name: 'Sort by' }).selectOption({ label: 'Stock (most first)' })
+  await listShown(page, 'sort=-available')
+  assert.deepEqual(await order(), [palm.id, fern.id, ivy.id].map(String), 'as the API orders them: untracked first')
+  await page.reload()
+  await listShown(page, 'sort=-available')
+  assert.equal(await page.getByRole('combobox', { name: 'Sort by' }).inputValue(), '-available')
   assert.deepEqual(unexpectedErrors(staff.errors), [])
 })
 
