@@ -213,7 +213,7 @@ staffPageTest('a plant\'s history shows each stock movement: what it was, who ma
   assert.deepEqual(unexpectedErrors(staff.errors), [])
 })
 
-staffPageTest('a count is conditional on the level staff saw when they began it: a sale the live stream shows meanwhile is said beside the box, the save is refused, and saving again puts the count over it', async (staff) => {
+staffPageTest('a count is conditional on the level staff saw when they began it: a sale the live stream shows meanwhile is said beside the box, the save is refused, and saving again puts the count over it', async (staff, { engine }) => {
   const { page } = staff
   const fern = await staff.add({ name: 'Fern' })
   await move(staff, fern.id, { delta: 15, reason: 'received' })
@@ -229,6 +229,7 @@ staffPageTest('a count is conditional on the level staff saw when they began it:
   const moved = 'A sale at main moved it from 15 to 14 on hand since you began: check your count.'
   await editor.getByRole('status').filter({ hasText: moved }).waitFor()
   assert.match(await editor.getByRole('textbox', { name: 'Units counted' }).getAttribute('aria-describedby') ?? '', /s-counted-moved/)
+  await bothWidths(page, 'editor with a count overtaken by a sale', `browser-page-stock-${engine.name}-count-moved`)
 
   const movement = (): Promise<any> => page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith(`/v3/plant/${fern.id}/stock/movements`)).then((r) => r.postDataJSON())
   let sent = movement()
@@ -252,7 +253,7 @@ staffPageTest('a count is conditional on the level staff saw when they began it:
   assert.deepEqual(await staff.refusedStatuses(), [409])
 })
 
-staffPageTest('the editor of a plant that tracks stock offers no Mark sold, and its status says it follows stock; a plant starts tracking while open', async (staff) => {
+staffPageTest('the editor of a plant that tracks stock offers no Mark sold, and its status says it follows stock; a plant starts tracking while open', async (staff, { engine }) => {
   const { page } = staff
   await staff.add({ name: 'Ivy' })
   await page.goto(staff.url + '/')
@@ -271,6 +272,7 @@ staffPageTest('the editor of a plant that tracks stock offers no Mark sold, and 
   assert.equal(await status.isDisabled(), true)
   assert.match(await status.evaluate((s) => s.getAttribute('aria-describedby')!.split(' ').map((id) => document.getElementById(id)?.textContent ?? '').join(' ')),
     /^Follows stock: sold when none is available, available again when some is\./)
+  await bothWidths(page, 'editor of a plant whose status follows its stock', `browser-page-stock-${engine.name}-follows`)
   await editor.getByRole('button', { name: 'Close' }).click()
 
   // Opened again (a tracked plant from the start), the same; another field still saves.
