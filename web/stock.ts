@@ -1,11 +1,10 @@
-import { api, ApiError, describe, type Answer, type MovementResult, type Plant, type StockLevels } from './api.js'
+import { api, ApiError, describe, type Answer, type MovementResult, type Plant } from './api.js'
 import { el } from './dom.js'
 import { tell, warn } from './toast.js'
 import { notUndone } from './undo.js'
 
 // Stock as the list shows it, and the list's "Sell one": a sale of one unit at the store's main
 // place (a movement, never a status set by hand), whose Undo puts the unit back with a return.
-// A plant whose units are elsewhere is sold from the one place that holds some (see sale()).
 
 export type StockTotals = NonNullable<Plant['stock']>
 
@@ -54,38 +53,19 @@ async function move (id: number, delta: number, reason: 'sale' | 'return', where
   return (await moveStock(id, { delta, reason, ...(where === 'main' ? {} : { location: where }) }, newKey())).body
 }
 
-/** Main has none, and no single other place has some: the places that do (none: nothing is available). */
-class NoPlace extends Error {
-  constructor (readonly places: string[]) {
-    super('no one place to sell from')
-  }
-}
-
-/**
- * Sells one unit at main. The row knows only the plant's totals: when main has none, the unit
- * staff hold came from wherever the plant is, so with exactly one place holding some it is sold
- * there; with several the page cannot tell which, and sells nothing.
- */
-async function sale (id: number): Promise<{ answer: MovementResult, where: string }> {
+/** One unit sold at main; when main has none, where the units are (stock-elsewhere.ts, fetched only then). */
+async function sale (plant: Plant): Promise<{ answer: MovementResult, where: string }> {
   try {
-    return { answer: await move(id, -1, 'sale'), where: 'main' }
+    return { answer: await move(plant.id, -1, 'sale'), where: 'main' }
   } catch (err) {
     if (!(err instanceof ApiError && err.code === 'insufficient-stock')) throw err
   }
-  const places = (await api<StockLevels>('GET', `/v3/plant/${id}/stock`)).body.items.filter((l) => l.available > 0).map((l) => l.location)
-  // Received at main meanwhile: sold there after all (a refusal now says the stock is changing under it).
-  const where = places.includes('main') ? 'main' : places.length === 1 ? places[0]! : undefined
-  if (where === undefined) throw new NoPlace(places)
-  return { answer: await move(id, -1, 'sale', where), where }
+  return (await import('./stock-elsewhere.js')).sellElsewhere(plant.id, plant.name, move)
 }
 
 /** Why a unit was not sold, in staff's words (never the API's detail). */
 function notSold (name: string, err: unknown): string {
-  if (err instanceof NoPlace) {
-    return err.places.length === 0
-      ? `“${name}” was not sold: none is available now (sold or held by a web shop's checkout meanwhile).`
-      : `“${name}” was not sold: main has none, and ${err.places.join(' and ')} have some, so the page cannot tell which place it came from. Open the plant and count those places, then sell it again.`
-  }
+  if (err instanceof Error && (err as { said?: boolean }).said === true) return err.message
   if (err instanceof ApiError && err.status === 409) return `“${name}” was not sold: its stock changed just now. Try again.`
   return `“${name}” was not sold. ${describe(err)}`
 }
@@ -127,7 +107,7 @@ export async function sellOne (plant: Plant, button: HTMLButtonElement): Promise
   // aria-disabled rather than disabled: the button keeps the focus (through the key dialog too).
   button.setAttribute('aria-disabled', 'true')
   try {
-    const { answer, where } = await sale(plant.id)
+    const { answer, where } = await sale(plant)
     tell(`Sold one “${plant.name}”${where === 'main' ? '' : ` at ${where}`}. ${left(answer.stock.available)}`, async () => {
       try {
         const back = await move(plant.id, 1, 'return', where)
