@@ -9,7 +9,13 @@ import { HISTORY_PLANTS } from './history-plants.js'
 // autocannon measurement per message and answers with the figures. One process for the whole
 // run, so no measurement pays for a node start-up.
 
-export type Op = 'post' | 'put' | 'get' | 'list' | 'search' | 'search-rare' | 'sorted' | 'inventory' | 'patch' | 'batch' | 'batch500' | 'photo' | 'path' | 'healthz' | 'hold' | FindingOp | HistoryOp
+export type Op = 'post' | 'put' | 'get' | 'list' | 'search' | 'search-rare' | 'sorted' | 'inventory' | 'patch' | 'batch' | 'batch500' | 'photo' | 'path' | 'healthz' | 'hold' | SaleOp | FindingOp | HistoryOp
+/**
+ * A till's sale (bench/stock.ts): POST /v3/plant/{id}/stock/movements `{ delta: -1, reason: "sale" }`,
+ * each with an Idempotency-Key of its own; `sale` of a random plant, `till` of the connection's own
+ * plant (connection c sells plant 1 + c mod idMax: idMax 1 is every till on one plant).
+ */
+export type SaleOp = 'sale' | 'till'
 /** The history pages (bench/history.ts): a plant with 1 version, and one with 1,000. */
 export type HistoryOp = keyof typeof HISTORY_PLANTS
 /** The finding reads, each judged by its p99 on the large catalogue against the small one. */
@@ -39,6 +45,7 @@ export const HOLD_PATHS = [
   '/v3/plant/changes?after=0&limit=1000'
 ]
 const STATUSES = ['available', 'pending', 'sold']
+const SALE = JSON.stringify({ delta: -1, reason: 'sale' })
 /**
  * `paths`: for `photo`, the photo files (`/v3/photos/…`) to GET at random (bench/photos.ts uploads
  * them first); for `path`, any paths, likewise.
@@ -110,7 +117,9 @@ export function requestsFor (op: Op, idMax: number, connection: number, paths: s
     return i
   }
   // A batch body is some 15 KB (75 KB for 500): 1,024 of them a connection would hold about half a gigabyte at 32 connections.
-  const count = op === 'batch' || op === 'batch500' ? 16 : op === 'post' ? 4 * PER_CONNECTION : PER_CONNECTION
+  // A sale's key is made as it is sent (below): a few requests do, and the generator builds them at
+  // once (thousands of sales built per connection took a second of a 2 s round from the sales only).
+  const count = op === 'batch' || op === 'batch500' || op === 'sale' || op === 'till' ? 16 : op === 'post' ? 4 * PER_CONNECTION : PER_CONNECTION
   return Array.from({ length: count }, (_, i): autocannon.Request => {
     const n = connection * count + i
     switch (op) {
@@ -122,6 +131,19 @@ export function requestsFor (op: Op, idMax: number, connection: number, paths: s
         return { method: 'GET', path: `/v3/plant/${id()}` }
       case 'patch':
         return { method: 'PATCH', path: `/v3/plant/${id()}`, headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ status: STATUSES[n % 3] }) }
+      case 'sale':
+      case 'till': {
+        // Each send a key of its own: a key sent again would be a replay, answered without a sale.
+        let sent = 0
+        const key = `sale-${job}-${connection}-${i}-`
+        return {
+          method: 'POST',
+          path: `/v3/plant/${op === 'sale' ? id() : 1 + (connection % idMax)}/stock/movements`,
+          headers: json,
+          body: SALE,
+          setupRequest: (request) => ({ ...request, headers: { ...json, 'idempotency-key': `${key}${sent++}` } })
+        }
+      }
       case 'search':
         // A common term: one plant in ten is a Monstera.
         return { method: 'GET', path: '/v3/plant?limit=20&q=stera' }

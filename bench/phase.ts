@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
+import type { PlantStore } from '../src/store/plant-store.js'
 import type { Figures, Job } from './load.js'
 
 // What run.ts hands a phase of its own (bench/bulk.ts, bench/webhooks.ts): the run's settings, the
@@ -16,8 +17,13 @@ export interface PhaseContext {
   small: number
   quick: boolean
   runLoad: (job: Job) => Promise<Figures>
-  /** A fresh catalogue of `plants` plants, preloaded through the store: the environment that names it (DATA_DIR or DATABASE_URL). */
-  catalogue: (name: string, plants: number) => Promise<Record<string, string>>
+  /**
+   * A fresh catalogue of `plants` plants, preloaded through the store: the environment that names it
+   * (DATA_DIR or DATABASE_URL). `fields`: added to the i-th plant's body (bench/plants.ts plantFor).
+   */
+  catalogue: (name: string, plants: number, fields?: (i: number) => object) => Promise<Record<string, string>>
+  /** The store of a catalogue, opened in the bench's own process (to write what a preload of plants does not: stock). */
+  openStore: (catalogue: Record<string, string>) => Promise<PlantStore>
   /** The service (as the other service targets, on the servers' core) on that catalogue, with `env` added. */
   startService: (name: string, catalogue: Record<string, string>, env?: Record<string, string>) => Promise<PhaseService>
   /** The plants CLI on the servers' core; resolves when it exits, with what it printed and how long it took. */

@@ -17,6 +17,7 @@ import { HISTORY_OPS, historyTable, measureHistory } from './history.js'
 import { KEY_OPS, keyTable, measureKeys } from './keys.js'
 import { holdTable, measureReadsHold, READS_HOLD_OPS } from './reads-hold.js'
 import { measureReservations, RESERVATION_OPS, reservationTable } from './stock-reservations.js'
+import { measureStock, STOCK_OPS, stockParts, stockTable } from './stock.js'
 import { freePort } from './free-port.js'
 
 // npm run bench [-- --quick] [--tsx] [--rounds=N] [--seconds=N] [--big=N] [--ops=get,list,put,post,search,search-rare,sorted,inventory,patch,batch,
@@ -40,7 +41,7 @@ const option = (name: string, fallback: number): number => {
 const quick = flag('quick')
 const isPhotoOp = (op: string): boolean => (PHOTO_OPS as readonly string[]).includes(op)
 // Phases of their own, each on services of its own: photos, batches and import, webhooks, history, keys and reads that hold.
-const PHASE_OPS: readonly string[] = [...PHOTO_OPS, ...BULK_OPS, ...WEBHOOK_OPS, ...HISTORY_OPS, ...KEY_OPS, ...READS_HOLD_OPS, ...RESERVATION_OPS]
+const PHASE_OPS: readonly string[] = [...PHOTO_OPS, ...BULK_OPS, ...WEBHOOK_OPS, ...HISTORY_OPS, ...KEY_OPS, ...READS_HOLD_OPS, ...RESERVATION_OPS, ...STOCK_OPS]
 const opsGiven = args.find((a) => a.startsWith('--ops='))?.split('=')[1].split(',') ?? ['get', 'list', 'put', 'post', ...SERVICE_ONLY, ...PHASE_OPS]
 const settings = {
   warmSeconds: option('warm', quick ? 1 : 3),
@@ -66,6 +67,9 @@ const settings = {
   reservations: opsGiven.includes('reservations'),
   // The reads-hold phase (bench/reads-hold.ts), on catalogues of these sizes.
   hold: opsGiven.includes('reads-hold'),
+  // The stock phase (bench/stock.ts): `stock` runs every part, stock-sale, stock-hot and stock-count one each.
+  stock: stockParts(opsGiven),
+  stockBig: option('stock-big', quick ? 20_000 : 1_000_000),
   holdSizes: (args.find((a) => a.startsWith('--hold-sizes='))?.split('=')[1].split(',').map(Number)) ?? (quick ? [20_000] : [100_000, 1_000_000]),
   runtime: flag('tsx') ? 'tsx' : 'dist',
   cpuProf: flag('cpu-prof'),
@@ -218,14 +222,14 @@ async function settleSearchIndex (file: string): Promise<void> {
  * Fills a fresh catalogue through the store API; each chunk arrives together, so it shares one group
  * commit. `seedOnly`: the seed's fields alone, for a --baseline whose store has no others (or --seed-only).
  */
-async function preload (where: string, count: number, root = ROOT, seedOnly = settings.seedOnly): Promise<number> {
+async function preload (where: string, count: number, root = ROOT, seedOnly = settings.seedOnly, fields?: (i: number) => object): Promise<number> {
   const store = await openBenchStore(where, root)
   const started = performance.now()
   // PostgreSQL's store gives a commit 1.5 s before it calls the storage unavailable: smaller chunks there.
   const CHUNK = databaseUrl ? 500 : 10_000
   for (let from = 0; from < count; from += CHUNK) {
     const creates: Array<Promise<unknown>> = []
-    for (let i = from; i < Math.min(count, from + CHUNK); i++) creates.push(store.create(seedOnly ? seedPlantFor(i) : plantFor(i)))
+    for (let i = from; i < Math.min(count, from + CHUNK); i++) creates.push(store.create(seedOnly ? seedPlantFor(i) : { ...plantFor(i), ...fields?.(i) }))
     await Promise.all(creates)
   }
   const seconds = (performance.now() - started) / 1000
@@ -392,7 +396,7 @@ function phaseContext (tmp: string, load: ReturnType<typeof startLoad>, memorySa
       spawnSync('taskset', ['-a', '-p', '-c', String(LOAD_CORE), String(process.pid)], { stdio: 'ignore' })
       return () => { spawnSync('taskset', ['-a', '-p', '-c', all, String(process.pid)], { stdio: 'ignore' }) }
     },
-    catalogue: async (name, plants) => {
+    catalogue: async (name, plants, fields) => {
       let env: Record<string, string>
       if (databaseUrl) {
         const db = `plant_bench_${safe(name)}_${process.pid}`
@@ -402,9 +406,10 @@ function phaseContext (tmp: string, load: ReturnType<typeof startLoad>, memorySa
         env = { DATA_DIR: join(tmp, safe(name)) }
       }
       log(`preloading ${plants} plants for ${name}…`)
-      await preload(env.DATABASE_URL ?? env.DATA_DIR, plants)
+      await preload(env.DATABASE_URL ?? env.DATA_DIR, plants, ROOT, settings.seedOnly, fields)
       return env
     },
+    openStore: async (catalogue) => await openBenchStore(catalogue.DATABASE_URL ?? catalogue.DATA_DIR),
     startService: async (name, catalogue, env = {}) => {
       const probeFile = join(tmp, `${safe(name)}.loop.json`)
       const t = await startServer(name, serviceCommandWith(['--import', join(ROOT, 'bench/loop-probe.mjs')]),
@@ -708,9 +713,10 @@ async function main (): Promise<void> {
     const keys = settings.keys ? await measureKeys(phase) : undefined
     const hold = settings.hold ? await measureReadsHold(phase, settings.holdSizes, loadavg) : undefined
     const reservations = settings.reservations ? await measureReservations(phase, loadavg) : undefined
+    const stock = settings.stock.length > 0 ? await measureStock(phase, settings.stock, settings.stockBig, loadavg) : undefined
     const lines = [...measured?.lines ?? [], ...(photos ? photoTable(photos) : []), ...(bulk ? bulkTable(bulk) : []), ...(hooks ? webhookTable(hooks) : []),
       ...(history ? historyTable(history) : []), ...(keys ? keyTable(keys) : []), ...(hold ? holdTable(hold) : []),
-      ...(reservations ? reservationTable(reservations) : [])]
+      ...(reservations ? reservationTable(reservations) : []), ...(stock ? stockTable(stock) : [])]
     process.stdout.write(`${lines.join('\n')}\n`)
 
     const result = {
@@ -724,7 +730,8 @@ async function main (): Promise<void> {
       history,
       keys,
       hold,
-      reservations
+      reservations,
+      stock
     }
     const dir = join(ROOT, 'bench/results')
     mkdirSync(dir, { recursive: true })
