@@ -78,12 +78,13 @@ function run (step: Step, base: string): Promise<{ output: string, ok: boolean, 
   })
 }
 
-test('the README walkthrough shows what every command answers, in both its blocks, and covers POST, PUT, PATCH, DELETE and GET', () => {
+test('the README walkthrough shows what every command answers, in each of its blocks, and covers POST, PUT, PATCH, DELETE and GET', () => {
   const steps = walkthrough(README)
   assert.ok(steps.length >= 10)
   const methods = steps.map((s) => /-X (\w+)/.exec(s.command)?.[1] ?? 'GET')
   for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'GET']) assert.ok(methods.includes(method), `the walkthrough shows ${method}`)
   assert.ok(steps.some((s) => s.command.includes('/store/inventory')), 'the second block ("Finding plants, changing one field, counting") is run too')
+  assert.ok(steps.some((s) => s.command.includes('/stock/movements') && s.command.includes('Idempotency-Key')), 'the stock block (a location, a delivery, a sale) is run too')
 })
 
 test('the README and the documents shipped beside it speak in the package\'s own words: none sends a reader outside the repository', () => {
