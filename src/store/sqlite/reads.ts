@@ -8,7 +8,7 @@ import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
 import type { CountFilter, ListFilter } from '../plant-store.js'
 import { historyReader } from './history.js'
 import { countSql, listSql, mergePages, pendingSql, searchFunctions, type Driver } from './list-query.js'
-import { chooseDriver, fallbackDriver, PLAN_LIMITS, type PlanLimits } from './list-plan.js'
+import { chooseDriver, countDriver, fallbackDriver, PLAN_LIMITS, type PlanLimits } from './list-plan.js'
 import { tupleToPlant, type PlantTuple } from './plant-rows.js'
 import { INDEXED_UP_TO } from './search-backlog.js'
 import { trashReader } from './trash.js'
@@ -25,7 +25,7 @@ export interface ReadOptions {
   searchRejectBudget?: number
   /** The plan's thresholds (default PLAN_LIMITS). */
   plan?: PlanLimits
-  /** Told the driver each list ended with (tests see a walk give up here). */
+  /** Told the driver each list ended with (tests see a walk give up here), and each count's. */
   onPlan?: (driver: Driver) => void
 }
 
@@ -127,7 +127,8 @@ export function sqliteReads (db: Database.Database, options: ReadOptions): Reads
       return rows.map(tupleToPlant)
     }),
     count: (filter, cap) => bounded(() => {
-      const driver = chooseDriver({ ...filter, afterId: 0, limit: cap }, probe, plan)
+      const driver = countDriver({ ...filter, afterId: 0, limit: cap }, probe, plan)
+      options.onPlan?.(driver)
       const { text, args } = countSql(filter, driver, cap, driver.kind === 'fts' && backlog.get() === 1)
       return Math.min(cap, statement(text).pluck().get(...args) as number)
     }),

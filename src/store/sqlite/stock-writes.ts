@@ -37,7 +37,10 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     dropLocation: db.prepare('DELETE FROM locations WHERE name = ?'),
     level: db.prepare<[number, string], { on_hand: number, reserved: number }>('SELECT on_hand, reserved FROM stock_levels WHERE plant_id = ? AND location = ?'),
     setLevel: db.prepare('INSERT INTO stock_levels (plant_id, location, on_hand, reserved) VALUES (?, ?, ?, ?) ON CONFLICT (plant_id, location) DO UPDATE SET on_hand = excluded.on_hand'),
+    // Status is named only when it changes (a crossing into or out of stock), as writes.ts's updates
+    // name an indexed column: an unchanged one costs no index pages, and most sales cross nothing.
     setPlant: db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, status = ?, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
+    setTotals: db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
     untrack: db.prepare('UPDATE plants SET on_hand = NULL, reserved = NULL, available = NULL, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
     dropPlantLevels: db.prepare('DELETE FROM stock_levels WHERE plant_id = ?'),
     ledger: db.prepare('INSERT INTO stock_movements (plant_id, at, actor, location, delta, reason, reference, on_hand_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
@@ -80,7 +83,8 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     const after: StoredPlant = { ...plant, stock: applied.stock, status: applied.status, version: plant.version + 1, updatedAt: timestamp(now) }
     const changes = movementChanges(fieldChanges(plant, after), input.reason)
     const [head, changeSeq] = version(plant, after, historySeq, changes, op)
-    s.setPlant.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, applied.status, after.version, now, head, op.id)
+    if (applied.status === plant.status) s.setTotals.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, after.version, now, head, op.id)
+    else s.setPlant.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, applied.status, after.version, now, head, op.id)
     s.setLevel.run(op.id, location, applied.level.onHand, applied.level.reserved)
     const seq = Number(s.ledger.run(op.id, now, op.actor, location, applied.delta, input.reason, input.reference ?? null, applied.level.onHand).lastInsertRowid)
     s.units.run(applied.delta)
