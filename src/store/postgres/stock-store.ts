@@ -47,6 +47,40 @@ function versioned (tx: Tx, before: StoredPlant, after: StoredPlant, changes: Fi
   }
 }
 
+/**
+ * A movement's first round trip: the plant locked (FOR UPDATE: every movement of it, on any
+ * instance, waits here for the one before to commit), its location shared (FOR SHARE: a location's
+ * delete waits for it), and its Idempotency-Key's earlier use, if any.
+ */
+const LOCK_MOVE = `WITH p AS (SELECT ${ROW_COLUMNS} FROM plants WHERE id = $1 FOR UPDATE),
+  loc AS (SELECT 1 FROM locations WHERE name = $2 FOR SHARE)
+SELECT p.*, k.request_hash AS key_hash, k.response AS key_response, k.created_at AS key_at, EXISTS (SELECT 1 FROM loc) AS location_known
+FROM (SELECT 1) AS one LEFT JOIN idempotency_keys k ON k.key = $3::text AND k.created_at > $4::bigint LEFT JOIN p ON true`
+
+/** The second: the location's level, and the ledger's next position for the movement's answer. */
+const READ_LEVEL = `SELECT l.on_hand, l.reserved, nextval(pg_get_serial_sequence('stock_movements', 'seq')) AS seq
+FROM (SELECT 1) AS one LEFT JOIN stock_levels l ON l.plant_id = $1::bigint AND l.location = $2::text`
+
+/**
+ * The third, every write of the movement: its key claimed with its answer (a key held by a racing
+ * request waits for that request's commit, and then claims nothing), and only if claimed (or none
+ * sent), the plant's totals, the location's level and the ledger's row. Answers whether it applied.
+ */
+const WRITE_MOVE = `WITH claim AS (
+  INSERT INTO idempotency_keys AS k (key, request_hash, plant_id, response, created_at)
+  SELECT $16::text, $17::text, $1::bigint, $18::text, $7::bigint WHERE $16::text IS NOT NULL
+  ON CONFLICT (key) DO UPDATE SET request_hash = EXCLUDED.request_hash, plant_id = EXCLUDED.plant_id, response = EXCLUDED.response, created_at = EXCLUDED.created_at
+  WHERE k.created_at <= $19::bigint
+  RETURNING 1
+), go AS (SELECT 1 WHERE $16::text IS NULL OR EXISTS (SELECT 1 FROM claim)),
+plant AS (UPDATE plants SET on_hand = $2::bigint, reserved = $3::bigint, available = $4::bigint, status = $5::text, version = $6::bigint, updated_at = $7::bigint
+  WHERE id = $1::bigint AND EXISTS (SELECT 1 FROM go)),
+level AS (INSERT INTO stock_levels (plant_id, location, on_hand, reserved) SELECT $1::bigint, $8::text, $9::bigint, $10::bigint FROM go
+  ON CONFLICT (plant_id, location) DO UPDATE SET on_hand = EXCLUDED.on_hand),
+ledger AS (INSERT INTO stock_movements (seq, plant_id, at, actor, location, delta, reason, reference, on_hand_after) OVERRIDING SYSTEM VALUE
+  SELECT $11::bigint, $1::bigint, $7::bigint, $12::text, $8::text, $13::bigint, $14::text, $15::text, $9::bigint FROM go)
+SELECT EXISTS (SELECT 1 FROM go) AS applied`
+
 export function postgresStockStore ({ session, work, now, idempotencyTtlMs }: Options): StockStore {
   async function earlierAnswer (tx: Tx, claim: IdempotencyClaim, at: number): Promise<MovementResult | undefined> {
     const { rows: [earlier] } = await tx.query<{ request_hash: string, response: string | null, created_at: number }>(
@@ -59,49 +93,47 @@ export function postgresStockStore ({ session, work, now, idempotencyTtlMs }: Op
 
   async function move (tx: Tx, id: number, input: MovementInput, claim: IdempotencyClaim | undefined, expectedVersions: number[] | undefined, actor: string): Promise<MovementResult> {
     const at = now()
-    if (claim) {
-      const earlier = await earlierAnswer(tx, claim, at)
-      if (earlier) return earlier
-    }
-    const plant = await locked(tx, id, expectedVersions)
     const location = input.location ?? MAIN_LOCATION
-    // FOR SHARE: a location's delete waits for this movement, and then finds the stock it holds.
-    const { rowCount } = await tx.query('SELECT 1 FROM locations WHERE name = $1 FOR SHARE', [location])
-    if (rowCount === 0) throw new LocationNotFound(location)
-    const { rows: [level] } = await tx.query<{ on_hand: number, reserved: number }>(
-      'SELECT on_hand, reserved FROM stock_levels WHERE plant_id = $1 AND location = $2', [id, location])
-    const applied = applyMovement(input, location, level && { onHand: Number(level.on_hand), reserved: Number(level.reserved) }, plant.stock, plant.status as PlantStatus)
-    if (claim) {
-      // A racing request with the same key waited here for this one's commit: it then answers its result.
-      const { rowCount: claimed } = await tx.query(`INSERT INTO idempotency_keys AS k (key, request_hash, plant_id, created_at) VALUES ($1, $2, $3, $4)
-        ON CONFLICT (key) DO UPDATE SET request_hash = EXCLUDED.request_hash, plant_id = EXCLUDED.plant_id, response = NULL, created_at = EXCLUDED.created_at
-        WHERE k.created_at <= $5`, [claim.key, claim.requestHash, id, at, at - idempotencyTtlMs])
-      if (claimed === 0) {
-        const earlier = await earlierAnswer(tx, claim, at)
-        if (earlier) return earlier
-        throw new IdempotencyKeyReused(at, at + idempotencyTtlMs)
-      }
+    const { rows: [row] } = await tx.query<PlantRow & { key_hash: string | null, key_response: string | null, key_at: number | null, location_known: boolean }>(
+      LOCK_MOVE, [id, location, claim?.key ?? null, at - idempotencyTtlMs])
+    if (claim && row.key_hash !== null) {
+      const usedAt = Number(row.key_at)
+      if (row.key_hash !== claim.requestHash || row.key_response === null) throw new IdempotencyKeyReused(usedAt, usedAt + idempotencyTtlMs)
+      return { ...JSON.parse(row.key_response) as MovementResult, replayed: true }
     }
+    if (row.id === null) throw new PlantNotFound()
+    const plant = toPlant(row)
+    if (expectedVersions && !expectedVersions.includes(plant.version)) throw new VersionMismatch()
+    if (!row.location_known) throw new LocationNotFound(location)
+    // Read after the plant's lock is held (a statement of its own, so a snapshot taken since): every
+    // movement of the plant committed before this one is in it.
+    const { rows: [level] } = await tx.query<{ on_hand: number | null, reserved: number | null, seq: number }>(READ_LEVEL, [id, location])
+    const applied = applyMovement(input, location, level.on_hand === null ? undefined : { onHand: Number(level.on_hand), reserved: Number(level.reserved) },
+      plant.stock, plant.status as PlantStatus)
     const after: StoredPlant = { ...plant, stock: applied.stock, status: applied.status, version: plant.version + 1, updatedAt: timestamp(at) }
-    await tx.query('UPDATE plants SET on_hand = $2, reserved = $3, available = $4, status = $5, version = $6, updated_at = $7 WHERE id = $1',
-      [id, applied.stock.onHand, applied.stock.reserved, applied.stock.available, applied.status, after.version, at])
-    await tx.query(`INSERT INTO stock_levels (plant_id, location, on_hand, reserved) VALUES ($1, $2, $3, $4)
-      ON CONFLICT (plant_id, location) DO UPDATE SET on_hand = EXCLUDED.on_hand`, [id, location, applied.level.onHand, applied.level.reserved])
-    const { rows: [{ seq }] } = await tx.query<{ seq: number }>(`INSERT INTO stock_movements (plant_id, at, actor, location, delta, reason, reference, on_hand_after)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq`, [id, at, actor, location, applied.delta, input.reason, input.reference ?? null, applied.level.onHand])
+    const seq = Number(level.seq)
     const result: MovementResult = {
-      movement: { seq: Number(seq), at: timestamp(at), actor, location, delta: applied.delta, reason: input.reason, reference: input.reference ?? null, onHandAfter: applied.level.onHand },
+      movement: { seq, at: timestamp(at), actor, location, delta: applied.delta, reason: input.reason, reference: input.reference ?? null, onHandAfter: applied.level.onHand },
       level: applied.level,
       stock: applied.stock,
       id,
       version: after.version,
       replayed: false
     }
+    const { rows: [{ applied: written }] } = await tx.query<{ applied: boolean }>(WRITE_MOVE, [
+      id, applied.stock.onHand, applied.stock.reserved, applied.stock.available, applied.status, after.version, at,
+      location, applied.level.onHand, applied.level.reserved, seq, actor, applied.delta, input.reason, input.reference ?? null,
+      claim?.key ?? null, claim?.requestHash ?? null, claim ? JSON.stringify(result) : null, at - idempotencyTtlMs])
+    if (!written) {
+      // A racing request with the same key committed first (its claim waited here for that commit): its result is the answer.
+      const earlier = await earlierAnswer(tx, claim!, at)
+      if (earlier) return earlier
+      throw new IdempotencyKeyReused(at, at + idempotencyTtlMs)
+    }
     const events = stockCrossings(plant.stock, applied.stock, plant.lowStockAt)
     const crossing = events.length > 0 ? { events, movement: result.movement, level: result.level } : undefined
     versioned(tx, plant, after, JSON.parse(movementChanges(fieldChanges(plant, after), input.reason)) as FieldChanges, at, actor, crossing)
     tx.count('units_on_hand', applied.delta)
-    if (claim) await tx.query('UPDATE idempotency_keys SET response = $2 WHERE key = $1', [claim.key, JSON.stringify(result)])
     return result
   }
 
