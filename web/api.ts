@@ -1,5 +1,6 @@
 import type { components } from '../src/client/generated/openapi.js'
 import { askKey, forgetKey, keyRequired, storedKey } from './key.js'
+import { timing } from './timings.js'
 
 // The public API as the page uses it: every answer that is not a success becomes an ApiError
 // carrying the contract's problem body, so each caller can say plainly what went wrong. The bodies'
@@ -145,7 +146,7 @@ export async function patiently<T> (read: () => Promise<T>, stop: AbortSignal, t
       if (!passing(err) || attempt >= tries || stop.aborted) throw err
       const seconds = Math.min(10, Number(err.retryAfter) || 1) * 2 ** (attempt - 1)
       await new Promise<void>((resolve) => {
-        const timer = window.setTimeout(resolve, seconds * 1000)
+        const timer = window.setTimeout(resolve, seconds * timing('retryMs'))
         stop.addEventListener('abort', () => { window.clearTimeout(timer); resolve() }, { once: true })
       })
       if (stop.aborted) throw err

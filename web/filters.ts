@@ -1,4 +1,5 @@
 import { byId, debounce } from './dom.js'
+import { timing } from './timings.js'
 
 // The list's filter controls besides the search box: the status and sort selects, the count cards
 // (a card is a status filter), Clear filters, and the button that folds the filters on a phone.
@@ -34,7 +35,7 @@ export function stockFilter (params: URLSearchParams): void {
 /** `changed` loads the list for the filters as they are now (a new history entry or not); `cancelSearch` drops a search typed but not yet sent. */
 export function setUpFilters (changed: (how: 'push' | 'replace') => void, cancelSearch: () => void): void {
   // A closed select changes at each arrow key: the list follows once the choice settles, not at each press.
-  const settled = debounce(() => changed('push'), 400)
+  const settled = debounce(() => changed('push'), timing('settleMs'))
   let keyed = false
   for (const select of [status, stock, sort]) {
     select.addEventListener('change', () => {

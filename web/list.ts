@@ -6,6 +6,7 @@ import { currencyReady } from './money.js'
 import { merge, note, row, setRowActions, type RowActions } from './rows.js'
 import { BURST_MS, keyPressed, looksLikeCode, missedWords, scanned, type Missed } from './scanner.js'
 import { refusal, searchProblem } from './search-words.js'
+import { timing } from './timings.js'
 
 // The plant list: search as you type, filters, sort, keyset paging, how many match. Every load
 // aborts the one before it, so the latest answer always wins however the network orders them.
@@ -159,7 +160,7 @@ export async function load (keep = false): Promise<void> {
     // An empty answer while staff are still typing ("indoo" on the way to "indoor", a scanner's
     // first digit) waits for the typing to pause: the rows shown stay, rather than "No plant
     // matches" flashing and the page jumping at each key. A key pressed meanwhile aborts this load.
-    const hold = !keep && body.items.length === 0 ? typedAt + HOLD_EMPTY_MS - performance.now() : 0
+    const hold = !keep && body.items.length === 0 ? typedAt + timing('holdEmptyMs') - performance.now() : 0
     if (hold > 0) {
       await new Promise((resolve) => setTimeout(resolve, hold))
       if (mine.signal.aborted) return
@@ -329,8 +330,6 @@ function neighbour (at: number): HTMLElement | null {
 const searchSoon = eager(() => changed('replace'), BURST_MS)
 /** When a key last changed the search, category or tag box (performance clock). */
 let typedAt = -Infinity
-/** How long after a key an empty answer waits (a person's next key comes sooner). */
-const HOLD_EMPTY_MS = 500
 function typed (): void {
   typedAt = performance.now()
   searchSoon()

@@ -1,5 +1,6 @@
 import type { Change } from './api.js'
 import { byId } from './dom.js'
+import { timing } from './timings.js'
 
 // Changes made elsewhere, through the event stream. The browser itself reconnects after a dropped
 // connection, sending Last-Event-ID; when the stream is closed for good (an error answer) the page
@@ -58,7 +59,7 @@ function open (): void {
     if (es.readyState === EventSource.CONNECTING) return show('connecting')
     show('offline')
     es.close()
-    retry = window.setTimeout(() => { void reopen() }, 2000)
+    retry = window.setTimeout(() => { void reopen() }, timing('liveRetryMs'))
   })
 }
 

@@ -10,6 +10,7 @@ import { note, STATUS_LABELS } from './rows.js'
 import { setUpPhotos } from './photos.js'
 import { setUpSettings, showSettings } from './settings.js'
 import { onMoved, sellOne } from './stock.js'
+import { timing } from './timings.js'
 import { setUpToast, tell, warn } from './toast.js'
 import { loadTrash, setUpTrash } from './trash.js'
 import { onUndone, undoPatch } from './undo.js'
@@ -23,7 +24,7 @@ let following = false
 const refreshSoon = debounce(() => {
   void load(true)
   void loadCounts()
-}, 150)
+}, timing('refreshMs'))
 
 function onChange (change: Change): void {
   note(change.id, change.plant)

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { buildApp, type AppOptions } from '../../src/app.js'
 import { testConfig, type Config } from '../../src/config.js'
+import type { Timings } from '../../web/timings.js'
 import { ENGINES, type Engine, type StoreOptions } from './engines.js'
 import { pngOf } from './pictures.js'
 import { built, ROOT } from './process.js'
@@ -185,11 +186,31 @@ export async function openStaffService (engine: Engine, service: StaffPageServic
   }
 }
 
+/**
+ * The page's waits in tests (web/timings.ts): each a person needs (half a second before "No plant
+ * matches" while typing, a second before a busy read is asked again, two before the live feed
+ * reopens) made short, so a test waits for what the page does, not for the page's timers.
+ */
+export const TEST_TIMINGS: Readonly<Timings> = Object.freeze({ holdEmptyMs: 20, refreshMs: 10, settleMs: 50, liveRetryMs: 100, retryMs: 50 })
+
+/** A page's timers for a test that needs some as staff have them: `pageTimings(page, { holdEmptyMs: 500 })` before it loads. */
+export async function pageTimings (page: Page, timings: Partial<Timings>): Promise<void> {
+  // Whichever init script runs first (the context's, with TEST_TIMINGS, or this page's), these win.
+  await page.addInitScript((timings) => {
+    const w = window as Window & { plantsTimings?: Partial<Timings> }
+    w.plantsTimings = Object.assign(w.plantsTimings ?? {}, timings)
+  }, timings)
+}
+
 /** A browser page on `service`, in a context of its own, closed after the test. */
 export async function openStaffPage (t: TestContext, browser: Browser, service: StaffService): Promise<StaffPage> {
   const { url, app } = service
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
   t.after(() => context.close())
+  await context.addInitScript((timings) => {
+    const w = window as Window & { plantsTimings?: Partial<Timings> }
+    w.plantsTimings = { ...timings, ...w.plantsTimings }
+  }, TEST_TIMINGS)
   const page = await context.newPage()
   const errors: string[] = []
   const foreign: string[] = []
