@@ -1,6 +1,6 @@
 import type { components } from '../src/client/generated/openapi.js'
+import { timing } from './dom.js'
 import { askKey, forgetKey, keyRequired, storedKey } from './key.js'
-import { timing } from './timings.js'
 
 // The public API as the page uses it: every answer that is not a success becomes an ApiError
 // carrying the contract's problem body, so each caller can say plainly what went wrong. The bodies'

@@ -116,3 +116,26 @@ function placeBeside (dialog: HTMLDialogElement, target: HTMLElement): void {
   const at = below + height <= room - gap ? below : above >= gap ? above : room - bottom > top ? room - height - gap : gap
   dialog.style.marginTop = `${Math.max(gap, at)}px`
 }
+
+// The page's waits (ms), each as staff need it. Only a test sets others, through
+// `window.plantsTimings` set before the page's scripts run; each wait reads it when it starts.
+const WAITS = {
+  /** An empty list, after a key, waits this long for the next before "No plant matches". */
+  holdEmptyMs: 500,
+  /** The rows on screen are read again once changes pause this long. */
+  refreshMs: 150,
+  /** A closed select's choice loads the list once it rests this long. */
+  settleMs: 400,
+  /** The live feed, dropped, is opened again after this long. */
+  liveRetryMs: 2000,
+  /** A busy read (429, 503) is asked again after Retry-After (else 1) times this, doubling. */
+  retryMs: 1000
+}
+
+export type Timings = typeof WAITS
+
+/** The wait `name`: as a test set it (a number, 0 or more), else staff's. */
+export function timing (name: keyof Timings): number {
+  const asked = (window as Window & { plantsTimings?: Partial<Timings> }).plantsTimings?.[name]
+  return typeof asked === 'number' && Number.isFinite(asked) && asked >= 0 ? asked : WAITS[name]
+}

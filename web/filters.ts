@@ -1,5 +1,4 @@
-import { byId, debounce } from './dom.js'
-import { timing } from './timings.js'
+import { byId, debounce, timing } from './dom.js'
 
 // The list's filter controls besides the search box: the status and sort selects, the count cards
 // (a card is a status filter), Clear filters, and the button that folds the filters on a phone.

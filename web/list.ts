@@ -1,12 +1,11 @@
 import { listKey, readView, state, writeView, type View } from './address.js'
 import { api, ApiError, isAbort, patiently, type Plant } from './api.js'
-import { byId, eager, say } from './dom.js'
+import { byId, eager, say, timing } from './dom.js'
 import { filtering, setUpFilters, stockFilter, syncCards } from './filters.js'
 import { currencyReady } from './money.js'
 import { merge, note, row, setRowActions, type RowActions } from './rows.js'
 import { BURST_MS, keyPressed, looksLikeCode, missedWords, scanned, type Missed } from './scanner.js'
 import { refusal, searchProblem } from './search-words.js'
-import { timing } from './timings.js'
 
 // The plant list: search as you type, filters, sort, keyset paging, how many match. Every load
 // aborts the one before it, so the latest answer always wins however the network orders them.

@@ -1,6 +1,5 @@
 import type { Change } from './api.js'
-import { byId } from './dom.js'
-import { timing } from './timings.js'
+import { byId, timing } from './dom.js'
 
 // Changes made elsewhere, through the event stream. The browser itself reconnects after a dropped
 // connection, sending Last-Event-ID; when the stream is closed for good (an error answer) the page

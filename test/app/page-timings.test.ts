@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { timing } from '../../web/timings.js'
+import { timing } from '../../web/dom.js'
 
-// The page's waits (web/timings.ts): staff get the defaults; only a test sets others, through
+// The page's waits (web/dom.ts): staff get the defaults; only a test sets others, through
 // `window.plantsTimings` (test/helpers/staff-page.ts), and what it sets is read at each wait.
 
 const page = globalThis as { window?: { plantsTimings?: unknown } }

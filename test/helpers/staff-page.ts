@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { buildApp, type AppOptions } from '../../src/app.js'
 import { testConfig, type Config } from '../../src/config.js'
-import type { Timings } from '../../web/timings.js'
+import type { Timings } from '../../web/dom.js'
 import { ENGINES, type Engine, type StoreOptions } from './engines.js'
 import { pngOf } from './pictures.js'
 import { built, ROOT } from './process.js'
@@ -187,7 +187,7 @@ export async function openStaffService (engine: Engine, service: StaffPageServic
 }
 
 /**
- * The page's waits in tests (web/timings.ts): each a person needs (half a second before "No plant
+ * The page's waits in tests (web/dom.ts: timing): each a person needs (half a second before "No plant
  * matches" while typing, a second before a busy read is asked again, two before the live feed
  * reopens) made short, so a test waits for what the page does, not for the page's timers. The
  * refresh after changes stays as staff have it (150 ms): at 10 ms, a sale's own change read back
