@@ -148,13 +148,19 @@ export function statusAfter (status: PlantStatus, before: number | null, after: 
 export const STOCK_EVENT_KINDS = ['stock.low', 'stock.out'] as const
 export type StockEventKind = typeof STOCK_EVENT_KINDS[number]
 
-/** A movement that crossed into low or no stock, kept on its change's row (the durable feed) for the webhooks. */
+/**
+ * A movement, or a reservation's hold, that crossed into low or no stock, kept on its change's row
+ * (the durable feed) for the webhooks.
+ */
 export interface StockCrossing {
-  /** stock.low, stock.out or both (a movement from above lowStockAt straight to 0 crosses both), in that order. */
+  /** stock.low, stock.out or both (from above lowStockAt straight to 0 crosses both), in that order. */
   events: StockEventKind[]
-  movement: Movement
-  /** The location's level after the movement. */
-  level: StockLevel
+  /** The movement that crossed; null when a reservation's hold did. */
+  movement: Movement | null
+  /** The movement's location after it; null for a reservation (its lines may name several). */
+  level: StockLevel | null
+  /** The reservation whose hold crossed (absent: a movement did). */
+  reservation?: string
 }
 
 /**

@@ -19,8 +19,9 @@ const entry = (c: Change, crossing: ChangeCrossing | undefined): FeedEntry => {
   const e: FeedEntry = { seq: c.seq, kind: c.kind, body: Buffer.from(JSON.stringify(c)) }
   if (crossing !== undefined) {
     const { movement, level } = crossing
+    const reservation = crossing.reservation ?? null
     e.stock = crossing.events.map((kind) =>
-      ({ kind, body: Buffer.from(JSON.stringify({ kind, seq: c.seq, id: c.id, version: c.version, actor: c.actor, at: c.at, plant: c.plant, movement, level })) }))
+      ({ kind, body: Buffer.from(JSON.stringify({ kind, seq: c.seq, id: c.id, version: c.version, actor: c.actor, at: c.at, plant: c.plant, movement, level, reservation })) }))
   }
   return e
 }

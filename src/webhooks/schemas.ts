@@ -106,14 +106,15 @@ const named = (name: string, description: string): TSchema => Type.Unsafe({ ...T
 
 export const StockEvent = component('StockEvent', Type.Object({
   kind: Type.Unsafe<StockEventKind>({ type: 'string', enum: [...STOCK_EVENT_KINDS] }),
-  seq: Type.Integer({ minimum: 1, description: 'The movement\'s change in the feed (its updated change has the same seq).' }),
+  seq: Type.Integer({ minimum: 1, description: 'The change in the feed that crossed, a movement\'s or a reservation\'s hold (its updated change has the same seq).' }),
   id: Type.Integer({ minimum: 1 }),
-  version: Type.Integer({ minimum: 1, description: 'The plant\'s version after the movement.' }),
-  actor: Type.String({ description: 'Who made the movement: the name of the API key it came with, `anonymous` without one, `cli` for the command line.' }),
+  version: Type.Integer({ minimum: 1, description: 'The plant\'s version after the change.' }),
+  actor: Type.String({ description: 'Who made the change: the name of the API key it came with, `anonymous` without one, `cli` for the command line.' }),
   at: Time,
-  plant: named('Plant', 'The record after the movement: its stock (the totals over every location) and lowStockAt.'),
-  movement: named('Movement', 'The movement that crossed, as the ledger keeps it.'),
-  level: named('StockLevel', 'The movement\'s location after it.')
+  plant: named('Plant', 'The record after the change: its stock (the totals over every location) and lowStockAt.'),
+  movement: Type.Union([named('Movement', 'The movement that crossed, as the ledger keeps it.'), Type.Null()], { description: 'The movement that crossed, as the ledger keeps it; null when a reservation\'s hold crossed.' }),
+  level: Type.Union([named('StockLevel', 'The movement\'s location after it.'), Type.Null()], { description: 'The movement\'s location after it; null for a reservation (its lines may hold at several).' }),
+  reservation: Type.Union([Type.String(), Type.Null()], { description: 'The reservation whose hold crossed (holding takes available down as a sale does); null for a movement.' })
 }, {
   description: 'A plant crossing into low stock (stock.low: available from above lowStockAt to at or below it) or into none (stock.out: available from above 0 to 0), ' +
     'sent to the webhooks subscribed to it, once per crossing. A plant that stays low sends nothing more; lifted above and taken down again, it sends again.'

@@ -49,6 +49,32 @@ test('the crossing rule: into low (available from above lowStockAt to at or belo
 
 for (const engine of ENGINES) {
   describe(`webhooks stock.low and stock.out (${engine.name})`, { skip: engine.skip }, () => {
+    test('a reservation holding the last units sends stock.out, naming the reservation (no movement, no level); its commit and a release send nothing', async (t) => {
+      const api = await service(t, engine)
+      const stock = await receiver(t)
+      await subscribe(api, stock.url, ['stock.low', 'stock.out'])
+      const plant = await api.add({ name: 'Fern', lowStockAt: 1 })
+      await move(api, plant.id, { delta: 3, reason: 'received' })
+      const reserve = async (quantity: number): Promise<{ id: string }> => {
+        const res = await api.request({ method: 'POST', url: '/v3/reservations', payload: { lines: [{ plant: plant.id, quantity }], ttlSeconds: 600 } })
+        assert.equal(res.statusCode, 201, res.body)
+        return res.json()
+      }
+      const first = await reserve(3) // 3 → 0 available: low and out
+      assert.equal((await api.request({ method: 'DELETE', url: `/v3/reservations/${first.id}` })).statusCode, 204) // back to 3: nothing
+      const second = await reserve(3) // low and out again
+      assert.equal((await api.request({ method: 'POST', url: `/v3/reservations/${second.id}/commit` })).statusCode, 200) // available stays 0: nothing
+      const last = await move(api, plant.id, { delta: 2, reason: 'received' }) // lifted: nothing
+      await move(api, plant.id, { delta: -1, reason: 'sale' }) // 1: low, by a movement
+      await until('the movement\'s stock.low', () => bodies(stock).some((b) => b.version > last.version))
+      assert.deepEqual(bodies(stock).map((b) => [b.kind, b.reservation, b.movement === null, b.level === null]), [
+        ['stock.low', first.id, true, true], ['stock.out', first.id, true, true],
+        ['stock.low', second.id, true, true], ['stock.out', second.id, true, true],
+        ['stock.low', null, false, false]
+      ])
+      assert.deepEqual(bodies(stock)[1].plant.stock, { onHand: 3, reserved: 3, available: 0 })
+    })
+
     test('a subscriber gets one event per crossing, signed, with the record, the movement and the level; staying low sends nothing; lifted and crossing again sends again; others get none', async (t) => {
       const api = await service(t, engine)
       const stock = await receiver(t)

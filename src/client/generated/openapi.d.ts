@@ -1316,19 +1316,23 @@ export interface components {
         };
         /** @description A plant crossing into low stock (stock.low: available from above lowStockAt to at or below it) or into none (stock.out: available from above 0 to 0), sent to the webhooks subscribed to it, once per crossing. A plant that stays low sends nothing more; lifted above and taken down again, it sends again. */
         StockEvent: {
-            /** @description Who made the movement: the name of the API key it came with, `anonymous` without one, `cli` for the command line. */
+            /** @description Who made the change: the name of the API key it came with, `anonymous` without one, `cli` for the command line. */
             actor: string;
             /** @description RFC 3339, UTC, with milliseconds. */
             at: string;
             id: number;
             /** @enum {string} */
             kind: "stock.low" | "stock.out";
-            level: components["schemas"]["StockLevel"];
-            movement: components["schemas"]["Movement"];
+            /** @description The movement's location after it; null for a reservation (its lines may hold at several). */
+            level: components["schemas"]["StockLevel"] | null;
+            /** @description The movement that crossed, as the ledger keeps it; null when a reservation's hold crossed. */
+            movement: components["schemas"]["Movement"] | null;
             plant: components["schemas"]["Plant"];
-            /** @description The movement's change in the feed (its updated change has the same seq). */
+            /** @description The reservation whose hold crossed (holding takes available down as a sale does); null for a movement. */
+            reservation: string | null;
+            /** @description The change in the feed that crossed, a movement's or a reservation's hold (its updated change has the same seq). */
             seq: number;
-            /** @description The plant's version after the movement. */
+            /** @description The plant's version after the change. */
             version: number;
         };
         /** @description A plant's stock at one location. */

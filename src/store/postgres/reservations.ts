@@ -7,7 +7,7 @@ import {
   checkHold, ENDED_KEPT_MS, linesOf, plantAfter, plantsOf, reservationOf, RESERVATION_COLUMNS, STEP_REASONS, unitsByPlace,
   type CommitResult, type ReservationLine, type ReservationResult, type ReservationRow
 } from '../../catalogue/reservation.js'
-import { ReservationGone, ReservationLineUnknown, ReservationNotFound } from '../../catalogue/stock.js'
+import { ReservationGone, ReservationLineUnknown, ReservationNotFound, stockCrossings, type StockCrossing } from '../../catalogue/stock.js'
 import type { IdempotencyClaim } from '../idempotency.js'
 import type { ReservationStore } from '../reservation-store.js'
 import type { Session } from './connection.js'
@@ -59,11 +59,14 @@ export function postgresReservations ({ session, work, now, idempotencyTtlMs }: 
   }
 
   /** The plant's new version after a step: its row, one change with its history entry. */
-  async function version (tx: Tx, step: 'hold' | 'release' | 'commit', reason: string, plant: StoredPlant, units: number, at: number, actor: string): Promise<StoredPlant> {
+  async function version (tx: Tx, step: 'hold' | 'release' | 'commit', reason: string, plant: StoredPlant, units: number, at: number, actor: string, reservation: string): Promise<StoredPlant> {
     const after = plantAfter(step, plant, units, at)
     await tx.query('UPDATE plants SET on_hand = $2, reserved = $3, available = $4, status = $5, version = $6, updated_at = $7 WHERE id = $1',
       [after.id, after.stock!.onHand, after.stock!.reserved, after.stock!.available, after.status, after.version, at])
-    tx.change('updated', after.id, after.version, toRecord(after), at, actor, JSON.parse(movementChanges(fieldChanges(plant, after), reason)) as FieldChanges)
+    // A hold takes available down as a sale does: a crossing into low or no stock is sent as a movement's is.
+    const events = stockCrossings(plant.stock, after.stock!, plant.lowStockAt)
+    const crossing: StockCrossing | undefined = events.length > 0 ? { events, movement: null, level: null, reservation } : undefined
+    tx.change('updated', after.id, after.version, toRecord(after), at, actor, JSON.parse(movementChanges(fieldChanges(plant, after), reason)) as FieldChanges, undefined, crossing)
     if (after.status !== plant.status) {
       tx.count(plant.status, -1)
       tx.count(after.status, 1)
@@ -94,7 +97,7 @@ export function postgresReservations ({ session, work, now, idempotencyTtlMs }: 
         }
         const plant = live.get(id)
         if (plant) {
-          live.set(id, await version(tx, 'release', STEP_REASONS[state === 'released' ? 'release' : 'expire'], plant, total, at, actor))
+          live.set(id, await version(tx, 'release', STEP_REASONS[state === 'released' ? 'release' : 'expire'], plant, total, at, actor, rows[n].id))
           units += total
           continue
         }
@@ -135,7 +138,7 @@ export function postgresReservations ({ session, work, now, idempotencyTtlMs }: 
           await tx.query('UPDATE stock_levels SET reserved = reserved + $3 WHERE plant_id = $1 AND location = $2', [id, location, q])
           total += q
         }
-        await version(tx, 'hold', STEP_REASONS.hold, live.get(id)!, total, at, actor)
+        await version(tx, 'hold', STEP_REASONS.hold, live.get(id)!, total, at, actor, input.id)
         units += total
       }
       tx.count('units_reserved', units)
@@ -173,7 +176,7 @@ export function postgresReservations ({ session, work, now, idempotencyTtlMs }: 
       if (raced) return raced
       const plants: CommitResult['plants'] = []
       for (const [pid, places] of unitsByPlace(lines)) {
-        const after = await version(tx, 'commit', STEP_REASONS.commit, live.get(pid)!, [...places.values()].reduce((a, b) => a + b, 0), at, actor)
+        const after = await version(tx, 'commit', STEP_REASONS.commit, live.get(pid)!, [...places.values()].reduce((a, b) => a + b, 0), at, actor, id)
         plants.push({ id: after.id, version: after.version, stock: after.stock! })
       }
       const sales: CommitResult['sales'] = []

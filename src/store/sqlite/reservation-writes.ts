@@ -7,7 +7,7 @@ import {
   checkHold, ENDED_KEPT_MS, linesOf, plantAfter, plantsOf, reservationOf, RESERVATION_COLUMNS, STEP_REASONS, unitsByPlace,
   type CommitResult, type NewReservation, type ReservationLine, type ReservationResult, type ReservationRow
 } from '../../catalogue/reservation.js'
-import { ReservationGone, ReservationLineUnknown, ReservationNotFound } from '../../catalogue/stock.js'
+import { ReservationGone, ReservationLineUnknown, ReservationNotFound, stockCrossings, type StockCrossing } from '../../catalogue/stock.js'
 import type { IdempotencyClaim } from '../idempotency.js'
 import type { PlantContext } from './plant-context.js'
 
@@ -64,7 +64,8 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
       'SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = ? AND created_at > ?'),
     putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, 0, ?, ?)'),
     lease: db.prepare("UPDATE leases SET owner = ?, lease_until = ? WHERE name = 'reservation-expirer' AND (owner IS NULL OR owner = ? OR lease_until < ?)"),
-    release: db.prepare("UPDATE leases SET owner = NULL, lease_until = NULL WHERE name = 'reservation-expirer' AND owner = ?")
+    release: db.prepare("UPDATE leases SET owner = NULL, lease_until = NULL WHERE name = 'reservation-expirer' AND owner = ?"),
+    crossing: db.prepare('UPDATE changes SET stock_events = ? WHERE seq = ?')
   }
 
   /** The answer kept under the claim, or undefined when it was not used (refused: another request used it). */
@@ -85,11 +86,14 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
   }
 
   /** The plant's new version after a step: its row, one change, a history entry with the step's reason. */
-  function version (step: 'hold' | 'release' | 'commit', reason: string, live: { plant: StoredPlant, historySeq: number | null }, units: number, now: number, actor: string): StoredPlant {
+  function version (step: 'hold' | 'release' | 'commit', reason: string, live: { plant: StoredPlant, historySeq: number | null }, units: number, now: number, actor: string, reservation: string): StoredPlant {
     const { plant, historySeq } = live
     const after = plantAfter(step, plant, units, now)
     const head = plants.record(after.id, after.version, now, actor, movementChanges(fieldChanges(plant, after), reason), historySeq)
-    plants.change(after, now, actor)
+    const changeSeq = plants.change(after, now, actor)
+    // A hold takes available down as a sale does: a crossing into low or no stock is sent as a movement's is.
+    const events = stockCrossings(plant.stock, after.stock!, plant.lowStockAt)
+    if (events.length > 0) s.crossing.run(JSON.stringify({ events, movement: null, level: null, reservation } satisfies StockCrossing), changeSeq)
     if (after.status !== plant.status) {
       plants.count(plant.status, -1)
       plants.count(after.status, 1)
@@ -125,7 +129,7 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
         s.moveLevel.run(0, n, id, location)
         total += n
       }
-      version('hold', STEP_REASONS.hold, live.get(id)!, total, op.now, op.actor)
+      version('hold', STEP_REASONS.hold, live.get(id)!, total, op.now, op.actor, op.input.id)
       units += total
     }
     s.units.run(units, 'units_reserved')
@@ -145,7 +149,7 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
       for (const [location, n] of places) s.moveLevel.run(0, -n, id, location)
       const live = plants.load(id)
       if (live) {
-        version('release', STEP_REASONS[state === 'released' ? 'release' : 'expire'], live, total, now, actor)
+        version('release', STEP_REASONS[state === 'released' ? 'release' : 'expire'], live, total, now, actor, row.id)
         units += total
         continue
       }
@@ -169,7 +173,7 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
     const after = new Map<number, StoredPlant>()
     for (const [id, places] of unitsByPlace(lines)) {
       const total = [...places.values()].reduce((a, b) => a + b, 0)
-      after.set(id, version('commit', STEP_REASONS.commit, live.get(id)!, total, op.now, op.actor))
+      after.set(id, version('commit', STEP_REASONS.commit, live.get(id)!, total, op.now, op.actor, op.id))
     }
     lines.forEach((l, line) => {
       s.moveLevel.run(l.quantity, -l.quantity, l.plant, l.location)
