@@ -16,7 +16,7 @@ import { moveStock, type StockMove } from '../helpers/stock-rows.js'
 // catalogue gave (on a data folder by plants restore, on PostgreSQL by restore-marks apply).
 
 const DAY = 86_400_000
-const STOCK: Kind[] = ['locations', 'stockLevels', 'stockMovements']
+const STOCK: Kind[] = ['locations', 'stockLevels', 'stockMovements', 'reservations']
 
 async function stockAt (where: CatalogueLocation): Promise<Record<string, unknown[]>> {
   const snapshot: CatalogueSnapshot = await (await openAdmin(where)).snapshot()
@@ -56,6 +56,8 @@ async function folderWithStock (t: import('node:test').TestContext): Promise<{ d
   await store.create({ name: 'Fern', category: null, tags: [], status: 'available', lowStockAt: 2 })
   await store.create({ name: 'Palm', category: null, tags: [], status: 'available' })
   await moveStock(store, BEFORE)
+  // An open reservation: a backup holds it, and a restore brings it back holding.
+  await store.stock.reserve({ id: 'checkout-1', lines: [{ plant: 1, quantity: 2 }], ttlSeconds: 86_400 })
   await store.close()
   return { dir, dataDir }
 }
@@ -70,7 +72,7 @@ test('data folder: backup and restore keep the locations, every level and the le
   const folder: CatalogueLocation = { kind: 'folder', dataDir }
   const expected = await stockAt(folder)
   const expectedTotals = await totals(dataDir)
-  assert.deepEqual(expectedTotals, [[1, { onHand: 14, reserved: 0, available: 14 }, 2], [2, { onHand: 3, reserved: 0, available: 3 }, null]])
+  assert.deepEqual(expectedTotals, [[1, { onHand: 14, reserved: 2, available: 12 }, 2], [2, { onHand: 3, reserved: 0, available: 3 }, null]])
   const file = join(dir, 'backup.db')
   const backup = await plants(['backup', file, '--data-dir', dataDir])
   assert.equal(backup.code, 0, backup.stderr)
@@ -78,12 +80,16 @@ test('data folder: backup and restore keep the locations, every level and the le
   assert.match(backup.stdout, /, stock: 2 locations, 3 levels, 3 movements in the ledger, /)
 
   await moveIn(dataDir, SINCE)
+  const since = openSqliteStore({ dataDir, feedRetentionMs: 7 * DAY })
+  await since.stock.releaseReservation('checkout-1')
+  await since.close()
   assert.notDeepEqual(await stockAt(folder), expected)
   const restore = await plants(['restore', file, '--data-dir', dataDir])
   assert.equal(restore.code, 0, restore.stderr)
   assert.match(restore.stdout, /, stock: 2 locations, 3 levels, 3 movements in the ledger; new ids start after /)
   assert.deepEqual(await stockAt(folder), expected, 'the stock as it was at the backup')
   assert.deepEqual(await totals(dataDir), expectedTotals, 'the plants\' totals and thresholds too')
+  assert.equal(expected.reservations.length, 1)
   const db = new Database(join(dataDir, 'catalogue.db'), { readonly: true })
   try {
     assert.equal(db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'stock_movements'").pluck().get(), BEFORE.length + SINCE.length,
