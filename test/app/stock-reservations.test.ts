@@ -239,6 +239,20 @@ for (const engine of ENGINES) {
       assert.equal(gone.json().state, 'expired')
     })
 
+    test('a plant in the trash: committing its reservation is 404 naming the line; a release lowers the reserved units it keeps there, which a restore brings back', async (t) => {
+      const api = await build(t, engine)
+      const fern = await stocked(api, 'Fern', 5)
+      const r = (await reserve(api, [{ plant: fern, quantity: 2 }])).json()
+      assert.equal((await api.request({ method: 'DELETE', url: `/v3/plant/${fern}` })).statusCode, 204)
+      const commit = await api.request({ method: 'POST', url: `/v3/reservations/${String(r.id)}/commit` })
+      assert.equal(commit.statusCode, 404)
+      assert.deepEqual(commit.json().errors.map((e: { path: string }) => e.path), ['/lines/0/plant'])
+      assert.equal((await api.request({ method: 'DELETE', url: `/v3/reservations/${String(r.id)}` })).statusCode, 204)
+      assert.equal((await api.request({ method: 'POST', url: `/v3/trash/${fern}/restore` })).statusCode, 200)
+      assert.deepEqual((await plantOf(api, fern)).stock, { onHand: 5, reserved: 0, available: 5 })
+      assert.deepEqual((await api.request({ method: 'GET', url: '/v3/store/inventory' })).json().units, { onHand: 5, reserved: 0, available: 5 })
+    })
+
     test('past expiresAt, before the expirer has run, a commit is already 410 and the reservation reads as expired', async (t) => {
       let offset = 0
       // The expirer looks only every 10 minutes here: what is seen is the overdue reservation itself.
