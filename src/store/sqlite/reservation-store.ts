@@ -12,6 +12,7 @@ const EXPIRER = 'expiry'
 
 export function sqliteReservations (db: Database.Database, read: <T>(fn: () => T) => T, write: <T>(op: StockWriteOp) => Promise<T>, now: () => number): ReservationStore {
   const get = db.prepare<[string], ReservationRow>(`SELECT ${RESERVATION_COLUMNS} FROM reservations WHERE id = ?`)
+  const overdue = db.prepare<[number], number>("SELECT 1 FROM reservations WHERE state = 'held' AND expires_at <= ? LIMIT 1").pluck()
   return {
     reserve: async (input, idempotency, { actor } = ANONYMOUS_WRITE) => await write<ReservationResult>({ kind: 'reserve', input, idempotency, now: now(), actor }),
     reservation: async (id) => {
@@ -20,7 +21,12 @@ export function sqliteReservations (db: Database.Database, read: <T>(fn: () => T
     },
     commitReservation: async (id, idempotency, { actor } = ANONYMOUS_WRITE) => await write<CommitResult>({ kind: 'reservation-commit', id, idempotency, now: now(), actor }),
     releaseReservation: async (id, { actor } = ANONYMOUS_WRITE) => { await write<undefined>({ kind: 'reservation-release', id, now: now(), actor }) },
-    expireReservations: async (limit) => await write<number>({ kind: 'reservation-expire', now: now(), limit, actor: EXPIRER }),
+    expireReservations: async (limit) => {
+      const at = now()
+      // A read first: an idle catalogue's expirer turns cost no write.
+      if (read(() => overdue.get(at)) === undefined) return 0
+      return await write<number>({ kind: 'reservation-expire', now: at, limit, actor: EXPIRER })
+    },
     leaseExpirer: async (owner, leaseMs) => {
       const at = now()
       return await write<boolean>({ kind: 'expirer-lease', owner, until: at + leaseMs, now: at })
