@@ -373,6 +373,8 @@ class SqlitePlantStore implements PlantStore {
 
   /** After a commit: reads start afresh; listeners hear of it when it changed the feed (`changed`). */
   private notify (changed = true): void {
+    // A write queued as the store closed (a lease given up by an app closed after its store) lands with no one left to tell.
+    if (!this.db.open) return
     this.endSnapshot()
     this.dataVersion = this.s.dataVersion.get()!
     if (!changed) return
