@@ -39,9 +39,13 @@ export class ReservationExpirer {
     this.timer.unref()
   }
 
-  /** One turn: renew (or take) the lease; holding it, release every overdue reservation. */
+  /**
+   * One turn: when a reservation is overdue (a read: an idle catalogue's turns write nothing, and a
+   * service's start-up starts no writer), take or renew the lease; holding it, release them all.
+   */
   async turn (): Promise<void> {
     try {
+      if (!await this.store.stock.overdue()) return
       // This process's clock says only when to renew; the lease itself is kept by the store's clock.
       const now = Date.now()
       // Renewed once a quarter of it has passed, as the webhook deliverer does.

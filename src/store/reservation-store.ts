@@ -18,6 +18,8 @@ export interface ReservationStore {
   commitReservation (id: string, idempotency?: IdempotencyClaim, meta?: WriteMeta): Promise<CommitResult>
   /** Lets the units go. Refused: ReservationNotFound, ReservationGone. */
   releaseReservation (id: string, meta?: WriteMeta): Promise<void>
+  /** Whether any held reservation is past its expiresAt (a read: the expirer writes only when there is work). */
+  overdue (): Promise<boolean>
   /** Releases up to `limit` held reservations whose expiresAt has passed (by the store's clock), as expired; answers how many (and forgets long-ended ones). */
   expireReservations (limit: number): Promise<number>
   /** Takes or renews the expirer's lease for `owner` for `leaseMs` from now (the store's clock): true when `owner` holds it now. */

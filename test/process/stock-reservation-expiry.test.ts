@@ -49,10 +49,15 @@ test('PostgreSQL: the lease holder killed with SIGKILL holding a reservation; th
   const env = { DATABASE_URL: scratch.url, ...FAST }
   const first = await startService({ env })
   t.after(() => first.stop('SIGKILL'))
-  // The first instance takes the expirer's lease before the second starts.
+  // The expirer takes its lease when there is work: the first instance releases an overdue
+  // reservation, and so holds the lease, before the second starts.
   const holder = async (): Promise<string | null> => (await adminQuery<{ owner: string | null }>(`SELECT owner FROM ${scratch.name}.leases WHERE name = 'reservation-expirer'`))[0].owner
-  while (await holder() === null) await new Promise((resolve) => setTimeout(resolve, 20))
+  assert.equal(await holder(), null, 'an idle expirer takes no lease (it writes nothing)')
+  const earlier = await holding(first, 5, 5)
+  await adminQuery(`UPDATE ${scratch.name}.reservations SET expires_at = $1 WHERE id = $2`, [Date.now() - 1, earlier.reservation])
+  await expiredBy(first, earlier.plant, earlier.reservation)
   const firstOwner = await holder()
+  assert.notEqual(firstOwner, null)
   const second = await startService({ env })
   t.after(() => second.stop())
   const { plant, reservation } = await holding(first, 5, 5)

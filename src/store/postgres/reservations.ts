@@ -221,11 +221,8 @@ export function postgresReservations ({ session, work, now, idempotencyTtlMs }: 
       })
     },
 
-    expireReservations: async (limit) => {
-      // A read first: an idle catalogue's expirer turns cost no write.
-      const { rowCount } = await session.run((c) => c.query("SELECT 1 FROM reservations WHERE state = 'held' AND expires_at <= $1 LIMIT 1", [now()]))
-      return rowCount === 0 ? 0 : await expire(limit)
-    },
+    overdue: async () => (await session.run((c) => c.query("SELECT 1 FROM reservations WHERE state = 'held' AND expires_at <= $1 LIMIT 1", [now()]))).rowCount! > 0,
+    expireReservations: expire,
 
     leaseExpirer: async (owner, leaseMs) => {
       const at = now()

@@ -21,12 +21,8 @@ export function sqliteReservations (db: Database.Database, read: <T>(fn: () => T
     },
     commitReservation: async (id, idempotency, { actor } = ANONYMOUS_WRITE) => await write<CommitResult>({ kind: 'reservation-commit', id, idempotency, now: now(), actor }),
     releaseReservation: async (id, { actor } = ANONYMOUS_WRITE) => { await write<undefined>({ kind: 'reservation-release', id, now: now(), actor }) },
-    expireReservations: async (limit) => {
-      const at = now()
-      // A read first: an idle catalogue's expirer turns cost no write.
-      if (read(() => overdue.get(at)) === undefined) return 0
-      return await write<number>({ kind: 'reservation-expire', now: at, limit, actor: EXPIRER })
-    },
+    overdue: async () => read(() => overdue.get(now())) !== undefined,
+    expireReservations: async (limit) => await write<number>({ kind: 'reservation-expire', now: now(), limit, actor: EXPIRER }),
     leaseExpirer: async (owner, leaseMs) => {
       const at = now()
       return await write<boolean>({ kind: 'expirer-lease', owner, until: at + leaseMs, now: at })
