@@ -12,6 +12,7 @@ import type { IdempotencyClaim } from '../idempotency.js'
 import type { ReservationStore } from '../reservation-store.js'
 import type { Session } from './connection.js'
 import type { Tx } from './group-commit.js'
+import { earlierAnswer } from './earlier-answer.js'
 import { ROW_COLUMNS, toPlant, type PlantRow } from './group-writes.js'
 
 // The PostgreSQL store's reservations (store/reservation-store.ts). Each step is a unit of work of
@@ -30,15 +31,8 @@ interface Options {
 const EXPIRER = 'expiry'
 
 export function postgresReservations ({ session, work, now, idempotencyTtlMs }: Options): ReservationStore {
-  async function earlier<T> (tx: Tx, claim: IdempotencyClaim | undefined, at: number): Promise<T | undefined> {
-    if (!claim) return undefined
-    const { rows: [row] } = await tx.query<{ request_hash: string, response: string | null, created_at: number }>(
-      'SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = $1 AND created_at > $2', [claim.key, at - idempotencyTtlMs])
-    if (!row) return undefined
-    const usedAt = Number(row.created_at)
-    if (row.request_hash !== claim.requestHash || row.response === null) throw new IdempotencyKeyReused(usedAt, usedAt + idempotencyTtlMs)
-    return { ...JSON.parse(row.response) as T, replayed: true }
-  }
+  const earlier = async <T>(tx: Tx, claim: IdempotencyClaim | undefined, at: number): Promise<T | undefined> =>
+    claim ? await earlierAnswer<T>(tx, claim, at, idempotencyTtlMs) : undefined
 
   /** Claims the key before the writes: a racing request with the same key waits here for this one's commit, then answers its result. */
   async function claimKey<T> (tx: Tx, claim: IdempotencyClaim | undefined, at: number): Promise<T | undefined> {

@@ -11,6 +11,7 @@ import type { IdempotencyClaim } from '../idempotency.js'
 import type { StockStore } from '../stock-store.js'
 import type { Session } from './connection.js'
 import type { Tx } from './group-commit.js'
+import { earlierAnswer } from './earlier-answer.js'
 import { ROW_COLUMNS, toPlant, type PlantRow } from './group-writes.js'
 import { postgresReservations } from './reservations.js'
 
@@ -82,15 +83,6 @@ ledger AS (INSERT INTO stock_movements (seq, plant_id, at, actor, location, delt
 SELECT EXISTS (SELECT 1 FROM go) AS applied`
 
 export function postgresStockStore ({ session, work, now, idempotencyTtlMs }: Options): StockStore {
-  async function earlierAnswer (tx: Tx, claim: IdempotencyClaim, at: number): Promise<MovementResult | undefined> {
-    const { rows: [earlier] } = await tx.query<{ request_hash: string, response: string | null, created_at: number }>(
-      'SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = $1 AND created_at > $2', [claim.key, at - idempotencyTtlMs])
-    if (!earlier) return undefined
-    const usedAt = Number(earlier.created_at)
-    if (earlier.request_hash !== claim.requestHash || earlier.response === null) throw new IdempotencyKeyReused(usedAt, usedAt + idempotencyTtlMs)
-    return { ...JSON.parse(earlier.response) as MovementResult, replayed: true }
-  }
-
   async function move (tx: Tx, id: number, input: MovementInput, claim: IdempotencyClaim | undefined, expectedVersions: number[] | undefined, actor: string): Promise<MovementResult> {
     const at = now()
     const location = input.location ?? MAIN_LOCATION
@@ -126,7 +118,7 @@ export function postgresStockStore ({ session, work, now, idempotencyTtlMs }: Op
       claim?.key ?? null, claim?.requestHash ?? null, claim ? JSON.stringify(result) : null, at - idempotencyTtlMs])
     if (!written) {
       // A racing request with the same key committed first (its claim waited here for that commit): its result is the answer.
-      const earlier = await earlierAnswer(tx, claim!, at)
+      const earlier = await earlierAnswer<MovementResult>(tx, claim!, at, idempotencyTtlMs)
       if (earlier) return earlier
       throw new IdempotencyKeyReused(at, at + idempotencyTtlMs)
     }
