@@ -136,7 +136,7 @@ describe('PostgreSQL store', { skip: postgresEngine.skip }, () => {
     await assert.rejects(store.changes(1, 10), FeedGone)
     const page = await store.changes(2, 10)
     assert.deepEqual(page.items.map((c) => c.seq), [3])
-    assert.deepEqual((await store.changes(3, 10)), { items: [], next: 3 }) // at the head: an empty page
+    assert.deepEqual((await store.changes(3, 10)), { items: [], next: 3, crossings: [] }) // at the head: an empty page
     await assert.rejects(store.changes(99, 10), (err: unknown) => err instanceof FeedGone && err.reason === 'ahead') // beyond it: gone
   })
 
