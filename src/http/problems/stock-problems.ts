@@ -38,8 +38,8 @@ export function stockProblem (error: unknown): HttpProblem | undefined {
     }
     case 'reservation-line-unknown':
       return refusal.what === 'plant'
-        ? new HttpProblem(404, 'not-found', 'a line names a plant that does not exist: nothing was held', refusal.indexes.map((i) => ({ path: `/lines/${i}/plant`, message: 'is not a plant' })))
-        : new HttpProblem(404, 'location-not-found', 'a line names a location that does not exist: nothing was held', refusal.indexes.map((i) => ({ path: `/lines/${i}/location`, message: 'is not a location (GET /v3/locations)' })))
+        ? new HttpProblem(404, 'not-found', 'a line names a plant that is not in the catalogue (unknown, or in the trash): nothing was applied', refusal.indexes.map((i) => ({ path: `/lines/${i}/plant`, message: 'is not a plant of the catalogue (unknown, or in the trash)' })))
+        : new HttpProblem(404, 'location-not-found', 'a line names a location that does not exist: nothing was applied', refusal.indexes.map((i) => ({ path: `/lines/${i}/location`, message: 'is not a location (GET /v3/locations)' })))
     case 'reservation-not-found':
       return new HttpProblem(404, 'reservation-not-found', `no reservation ${refusal.id}`)
     case 'reservation-gone': {
