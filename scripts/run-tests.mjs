@@ -5,8 +5,10 @@
 //    and the service's modules costs a process more CPU than most of these files take to run:
 //    the files are dealt into a few processes (shards), which run side by side;
 //  - process: the service, the CLI and the deploy recipes as processes of their own;
-//  - browser: the staff page and the docs page in Chromium, one file at a time: two at once loaded
-//    the machine so that a scanner's keys (told apart from typing by their timing) came too far apart;
+//  - browser: the staff page and the docs page in Chromium, every file in one process with one
+//    Chromium (a process and a Chromium a file cost seconds of CPU each), one test at a time: two
+//    at once loaded the machine so that a scanner's keys (told apart from typing by their timing)
+//    came too far apart;
 //  - faults: kill -9 under load, SIGTERM, disk errors (`npm run test:faults`; CI runs it too).
 // TEST_CONCURRENCY sets how many processes run at once (the cores by default, at least 2).
 import { spawn } from 'node:child_process'
@@ -20,7 +22,7 @@ const CONCURRENCY = Number(process.env.TEST_CONCURRENCY) || Math.max(2, availabl
 const TIERS = {
   app: { concurrency: CONCURRENCY * 2, shards: CONCURRENCY * 4 },
   process: { concurrency: CONCURRENCY, shards: 0 },
-  browser: { concurrency: 1, shards: 0 },
+  browser: { concurrency: 1, shards: 1 },
   faults: { concurrency: 2, shards: 0 }
 }
 

@@ -1,34 +1,24 @@
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import { chromium, type Browser } from 'playwright-core'
 import { listenOn, type ListeningService } from '../../scripts/lib/listening-service.js'
 import { build } from '../helpers/app.js'
 import { sqliteEngine } from '../helpers/engines.js'
 import { picture } from '../helpers/pictures.js'
+import { NO_CHROMIUM, OUTPUT, sharedBrowser } from '../helpers/staff-page.js'
 
 // Debian's Chromium, installed by .ci/run when missing. Without it the test says so as a skip.
-const CHROMIUM = '/usr/bin/chromium'
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run']
-const OUTPUT = new URL('../../test-output/', import.meta.url).pathname
-const NO_CHROMIUM = existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium)`
-
-// The browser tests share one service and one Chromium (a context of its own for each test): neither
-// test needs an empty catalogue, and starting them again for each test cost more than the test.
+// The browser tests share one service and the process's Chromium (a context of its own for each
+// test): neither needs an empty catalogue, and starting them again for each test cost more than the test.
 let shared: ListeningService | undefined
-let browser: Browser | undefined
+const browser = sharedBrowser()
 before(async () => {
   if (NO_CHROMIUM) return
   shared = await listenOn(':memory:')
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS })
 })
-after(async () => {
-  await browser?.close()
-  await shared?.close()
-})
+after(async () => { await shared?.close() })
 
 test('the docs page and the OpenAPI document speak for the service: its own logo and icon (not Fastify\'s or Swagger\'s), and no pointer to documents a user of the package lacks', async (t) => {
   const { app } = await build(t, sqliteEngine)
@@ -55,7 +45,7 @@ test('the docs page and the OpenAPI document speak for the service: its own logo
 
 test('the docs page at /v3/docs adds a plant through "Try it out" in a real browser', { skip: NO_CHROMIUM, timeout: 120_000 }, async (t) => {
   const service = shared!
-  const context = await browser!.newContext()
+  const context = await browser().newContext()
   t.after(() => context.close())
 
   const page = await context.newPage()
@@ -108,7 +98,7 @@ test('the docs page at /v3/docs uploads a photo through "Try it out" (a file pic
   const service = shared!
   const plant = await (await fetch(`${service.url}/v3/plant`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Photographed"}' })).json() as { id: number }
   const folder = await mkdtemp(join(tmpdir(), 'plants-docs-'))
-  const context = await browser!.newContext()
+  const context = await browser().newContext()
   // One hook, the context closed before the picked file's folder is removed.
   t.after(async () => {
     await context.close()

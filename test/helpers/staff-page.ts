@@ -42,19 +42,25 @@ export function launchBrowser (): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS })
 }
 
+/** The process's one Chromium (the browser tier runs its files in one process), for every file that asks. */
+let chromiumOfProcess: Browser | undefined
+let chromiumHooked = false
+
 /**
- * One Chromium for a whole test file, launched once the page is built and closed at the end.
- * Call at the top level of the file; the getter is valid inside tests.
+ * The process's one Chromium, launched before its first test once the page is built and closed
+ * after its last. Call at the top level of a file; the getter is valid inside tests.
  */
 export function sharedBrowser (): () => Browser {
-  let browser: Browser | undefined
-  before(async () => {
-    if (NO_CHROMIUM) return
-    pageBuilt()
-    browser = await launchBrowser()
-  })
-  after(async () => { await browser?.close() })
-  return () => browser!
+  if (!chromiumHooked) {
+    chromiumHooked = true
+    before(async () => {
+      if (NO_CHROMIUM) return
+      pageBuilt()
+      chromiumOfProcess = await launchBrowser()
+    })
+    after(async () => { await chromiumOfProcess?.close() })
+  }
+  return () => chromiumOfProcess!
 }
 
 /** What a staff page test is given besides its page: the test, its engine, the file's Chromium. */
@@ -75,37 +81,49 @@ export const OWN_SERVICE: StaffPageService = Object.freeze({})
 
 /**
  * The staff page's browser tests: `staffPageTest(name, body)` runs `body` once per engine, each on
- * a fresh page in the file's one Chromium (skipped without Chromium or the engine). The file's tests
- * share one service per engine, set up by `service` and emptied before each test (`emptyCatalogue`);
- * a test given its own setup (`own`, over the file's) gets a service of its own.
- * Call at the top level of the file.
+ * a fresh page in the process's one Chromium (skipped without Chromium or the engine). The file's
+ * tests share one service per engine, set up by `service`, opened by the first test that needs it,
+ * emptied before each test (`emptyCatalogue`) and closed after the file's last; a test given its
+ * own setup (`own`, over the file's) gets a service of its own. Call at the top level of the file.
  */
 export function staffPageTests (service: StaffPageService = {}): (name: string, body: (staff: StaffPage, run: StaffPageRun) => Promise<void>, own?: StaffPageService) => void {
   const browser = sharedBrowser()
   // A store opened and an app built for each test and engine was work none of them needs: one
-  // service per engine, emptied before each test, serves the same page.
-  const shared = new Map<Engine['name'], StaffService>()
-  before(async () => {
-    if (NO_CHROMIUM) return
-    for (const engine of ENGINES) if (!engine.skip) shared.set(engine.name, await openStaffService(engine, service))
-  })
-  after(async () => {
-    for (const s of shared.values()) await s.close()
-  })
+  // service per engine, emptied before each test, serves the same page. Closed once the file's
+  // tests have run (the tier's files share a process, and each file's services would otherwise
+  // stay open until its end).
+  const shared = new Map<Engine['name'], Promise<StaffService>>()
+  let left = 0
+  const closeShared = async (): Promise<void> => {
+    const services = [...shared.values()]
+    shared.clear()
+    for (const s of services) await (await s).close()
+  }
+  after(closeShared) // a file whose last test did not run
   return (name, body, own) => {
     for (const engine of ENGINES) {
-      test(`${engine.name}: ${name}`, { skip: NO_CHROMIUM || engine.skip, timeout: 120_000 }, async (t) => {
-        let on = shared.get(engine.name)!
-        if (own) {
-          on = await openStaffService(engine, { ...service, ...own })
-          t.after(() => on.close())
-        } else {
-          // Every page of the test before closed first (its own hooks close the contexts it made):
-          // a request one of them left under way could otherwise change this test's catalogue.
-          await noConnections(on.app)
-          await emptyCatalogue(on)
+      const skip = NO_CHROMIUM || engine.skip
+      if (!skip) left++
+      test(`${engine.name}: ${name}`, { skip, timeout: 120_000 }, async (t) => {
+        try {
+          let on: StaffService
+          if (own) {
+            on = await openStaffService(engine, { ...service, ...own })
+            t.after(() => on.close())
+          } else {
+            let opening = shared.get(engine.name)
+            if (!opening) shared.set(engine.name, opening = openStaffService(engine, service))
+            on = await opening
+            // Every page of the test before closed first (its own hooks close the contexts it made):
+            // a request one of them left under way could otherwise change this test's catalogue.
+            await noConnections(on.app)
+            await emptyCatalogue(on)
+          }
+          await body(await openStaffPage(t, browser(), on), { t, engine, browser: browser() })
+        } finally {
+          // Registered last, so it runs after the test's own hooks have closed its pages.
+          if (--left === 0) t.after(closeShared)
         }
-        await body(await openStaffPage(t, browser(), on), { t, engine, browser: browser() })
       })
     }
   }
