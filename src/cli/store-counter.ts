@@ -2,6 +2,7 @@ import type { WriteMeta } from '../catalogue/changes.js'
 import { PlantNotFound } from '../catalogue/errors.js'
 import { MOVEMENTS_PAGE_MAX, stockRefusalOf } from '../catalogue/stock.js'
 import type { PlantStore } from '../store/plant-store.js'
+import { pagesBefore } from './pages-before.js'
 import type { StockCounter } from './target-interface.js'
 
 // plants import --stock on a data folder or PostgreSQL: the levels, the ledger and the count
@@ -16,16 +17,7 @@ export function storeCounter (store: PlantStore, meta: WriteMeta): StockCounter 
       if (plant === undefined || plant.stock === null) return null
       return new Map((await store.stock.levels(id) ?? []).map((l) => [l.location, l.onHand]))
     },
-    async * ledger (id) {
-      let before: number | undefined
-      for (;;) {
-        const page = await store.stock.movements(id, before, MOVEMENTS_PAGE_MAX)
-        if (page === undefined || page.length === 0) return
-        yield page
-        if (page.length < MOVEMENTS_PAGE_MAX) return
-        before = page[page.length - 1].seq
-      }
-    },
+    ledger: (id) => pagesBefore((before, size) => store.stock.movements(id, before, size), MOVEMENTS_PAGE_MAX, (movement) => movement.seq),
     count: async (id, location, set, expected) => {
       try {
         await store.stock.move(id, { set, expected, reason: 'count', location }, undefined, undefined, meta)

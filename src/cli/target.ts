@@ -19,6 +19,7 @@ import { listParamsOf } from './list-filters.js'
 import { mainFirst } from './locations.js'
 import { reasonOf } from './network-reason.js'
 import { serviceStock } from './service-stock.js'
+import { pagesBefore } from './pages-before.js'
 import { storeCounter } from './store-counter.js'
 
 // The service's modules are loaded only by the paths that use them: the configuration schema alone
@@ -155,15 +156,8 @@ export class StoreCatalogue implements Catalogue {
     return found
   }
 
-  async * history (id: number): AsyncGenerator<HistoryEntry[]> {
-    let before: number | undefined
-    for (;;) {
-      const page = await this.store.history(id, before, HISTORY_PAGE_MAX)
-      if (page === undefined || page.length === 0) return
-      yield page
-      if (page.length < HISTORY_PAGE_MAX) return
-      before = page[page.length - 1].version
-    }
+  history (id: number): AsyncGenerator<HistoryEntry[]> {
+    return pagesBefore((before, size) => this.store.history(id, before, size), HISTORY_PAGE_MAX, (entry) => entry.version)
   }
 
   get counter (): StockCounter { return storeCounter(this.store, CLI_WRITE) }
