@@ -113,6 +113,9 @@ export function plantAfter (step: Step, plant: StoredPlant, units: number, now: 
   return { ...plant, stock, status, version: plant.version + 1, updatedAt: timestamp(now) }
 }
 
+/** Who an expiry is by (the expirer's, or a release that finds the reservation past its expiresAt): the service, not a key. */
+export const EXPIRY_ACTOR = 'expiry'
+
 /** The history's reason for each step (a commit's versions are sales, as its ledger rows are). */
 export const STEP_REASONS = { hold: 'reserve', release: 'release', expire: 'expire', commit: 'sale' } as const
 

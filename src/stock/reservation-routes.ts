@@ -78,6 +78,8 @@ export const reservationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       tags,
       security,
       summary: 'Release a held reservation: its units are available again',
+      description: 'A held reservation is released (204). One past its expiresAt that the expirer has not let go yet is let go at once as expired ' +
+        '(history reason `expire`, actor `expiry`) and answered 410 reservation-gone with `state: expired`, as an expired one is; one committed or released is 410 and nothing is applied.',
       params: ReservationParams,
       response: {
         204: { type: 'null', description: 'Released', headers: HEADERS.requestId },

@@ -253,7 +253,7 @@ for (const engine of ENGINES) {
       assert.deepEqual((await api.request({ method: 'GET', url: '/v3/store/inventory' })).json().units, { onHand: 5, reserved: 0, available: 5 })
     })
 
-    test('past expiresAt, before the expirer has run, a commit is already 410 and the reservation reads as expired', async (t) => {
+    test('past expiresAt, before the expirer has run, a commit is already 410 and the reservation reads as expired; a DELETE lets its units go at once (expired, by expiry) and is 410', async (t) => {
       let offset = 0
       // The expirer looks only every 10 minutes here: what is seen is the overdue reservation itself.
       const api = await build(t, engine, { reservationExpiryPollMs: 600_000 }, { now: () => Date.now() + offset })
@@ -263,8 +263,25 @@ for (const engine of ENGINES) {
       offset = 31_000
       assert.equal((await api.request({ method: 'GET', url: `/v3/reservations/${String(r.id)}` })).json().state, 'expired')
       assert.equal((await api.request({ method: 'POST', url: `/v3/reservations/${String(r.id)}/commit` })).statusCode, 410)
-      assert.equal((await api.request({ method: 'DELETE', url: `/v3/reservations/${String(r.id)}` })).statusCode, 410)
-      assert.equal((await plantOf(api, fern)).stock.reserved, 1, 'released by the expirer, not by a refused request')
+      assert.equal((await plantOf(api, fern)).stock.reserved, 1, 'a refused commit lets nothing go')
+      const { items: before } = await api.app.store.changes(0, 1000)
+      const released = await api.request({ method: 'DELETE', url: `/v3/reservations/${String(r.id)}` })
+      assert.equal(released.statusCode, 410, released.body)
+      assert.match(released.json().type, /reservation-gone$/)
+      assert.equal(released.json().state, 'expired')
+      const plant = await plantOf(api, fern)
+      assert.deepEqual([plant.stock, plant.version], [{ onHand: 4, reserved: 0, available: 4 }, 4], 'its units are let go by the DELETE, not at the expirer\'s next look')
+      const { items: changes } = await api.app.store.changes(before[before.length - 1].seq, 100)
+      assert.deepEqual(changes.map((c) => [c.kind, c.id, c.version]), [['updated', fern, 4]])
+      const history = (await api.request({ method: 'GET', url: `/v3/plant/${fern}/history?limit=1` })).json().items
+      assert.deepEqual([history[0].reason, history[0].actor], ['expire', 'expiry'])
+      const read = (await api.request({ method: 'GET', url: `/v3/reservations/${String(r.id)}` })).json()
+      assert.equal(read.state, 'expired')
+      assert.ok(read.endedAt !== null)
+      assert.deepEqual((await api.request({ method: 'GET', url: '/v3/store/inventory' })).json().units, { onHand: 4, reserved: 0, available: 4 })
+      const again = await api.request({ method: 'DELETE', url: `/v3/reservations/${String(r.id)}` })
+      assert.deepEqual([again.statusCode, again.json().state], [410, 'expired'])
+      assert.equal((await plantOf(api, fern)).version, 4, 'let go once')
     })
   })
 }

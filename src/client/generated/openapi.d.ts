@@ -441,7 +441,10 @@ export interface paths {
         get: operations["get-reservation"];
         put?: never;
         post?: never;
-        /** Release a held reservation: its units are available again */
+        /**
+         * Release a held reservation: its units are available again
+         * @description A held reservation is released (204). One past its expiresAt that the expirer has not let go yet is let go at once as expired (history reason `expire`, actor `expiry`) and answered 410 reservation-gone with `state: expired`, as an expired one is; one committed or released is 410 and nothing is applied.
+         */
         delete: operations["release-reservation"];
         options?: never;
         head?: never;

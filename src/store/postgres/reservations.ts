@@ -4,7 +4,7 @@ import { fieldChanges, movementChanges, type FieldChanges } from '../../catalogu
 import { toRecord, type StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import {
-  checkHold, ENDED_KEPT_MS, linesOf, plantAfter, plantsOf, reservationOf, RESERVATION_COLUMNS, STEP_REASONS, unitsByPlace,
+  checkHold, ENDED_KEPT_MS, EXPIRY_ACTOR, linesOf, plantAfter, plantsOf, reservationOf, RESERVATION_COLUMNS, STEP_REASONS, unitsByPlace,
   type CommitResult, type ReservationLine, type ReservationResult, type ReservationRow
 } from '../../catalogue/reservation.js'
 import { ReservationGone, ReservationLineUnknown, ReservationNotFound, stockCrossings, type StockCrossing } from '../../catalogue/stock.js'
@@ -27,8 +27,6 @@ interface Options {
   now: () => number
   idempotencyTtlMs: number
 }
-
-const EXPIRER = 'expiry'
 
 export function postgresReservations ({ session, work, now, idempotencyTtlMs }: Options): ReservationStore {
   const earlier = async <T>(tx: Tx, claim: IdempotencyClaim | undefined, at: number): Promise<T | undefined> =>
@@ -111,7 +109,7 @@ export function postgresReservations ({ session, work, now, idempotencyTtlMs }: 
     // SKIP LOCKED: one being committed or released right now is that request's, not the expirer's.
     const { rows } = await tx.query<ReservationRow>(
       `SELECT ${RESERVATION_COLUMNS} FROM reservations WHERE state = 'held' AND expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`, [at, limit])
-    if (rows.length > 0) await end(tx, rows, 'expired', at, EXPIRER)
+    if (rows.length > 0) await end(tx, rows, 'expired', at, EXPIRY_ACTOR)
     await tx.query('DELETE FROM reservations WHERE state <> \'held\' AND ended_at < $1', [at - ENDED_KEPT_MS])
     return rows.length
   })
@@ -209,10 +207,18 @@ export function postgresReservations ({ session, work, now, idempotencyTtlMs }: 
     }),
 
     releaseReservation: async (id, { actor } = ANONYMOUS_WRITE) => {
-      await work(async (tx) => {
+      const ended = await work(async (tx) => {
         const at = now()
-        await end(tx, [await lockHeld(tx, id, at)], 'released', at, actor)
+        // One past its expiresAt that the expirer has not let go yet is let go now, as the expirer
+        // would (expired, by `expiry`; its row locked, so the expirer skips it): the answer is 410.
+        const { rows: [row] } = await tx.query<ReservationRow>(`SELECT ${RESERVATION_COLUMNS} FROM reservations WHERE id = $1 FOR UPDATE`, [id])
+        if (!row) throw new ReservationNotFound(id)
+        if (row.state !== 'held') throw new ReservationGone(id, row.state)
+        const overdue = reservationOf(row, at).state === 'expired'
+        await end(tx, [row], overdue ? 'expired' : 'released', at, overdue ? EXPIRY_ACTOR : actor)
+        return overdue ? 'expired' : 'released'
       })
+      if (ended === 'expired') throw new ReservationGone(id, 'expired')
     },
 
     overdue: async () => (await session.run((c) => c.query("SELECT 1 FROM reservations WHERE state = 'held' AND expires_at <= $1 LIMIT 1", [now()]))).rowCount! > 0,

@@ -4,7 +4,7 @@ import { fieldChanges, movementChanges } from '../../catalogue/history.js'
 import type { StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import {
-  checkHold, ENDED_KEPT_MS, linesOf, plantAfter, plantsOf, reservationOf, RESERVATION_COLUMNS, STEP_REASONS, unitsByPlace,
+  checkHold, ENDED_KEPT_MS, EXPIRY_ACTOR, linesOf, plantAfter, plantsOf, reservationOf, RESERVATION_COLUMNS, STEP_REASONS, unitsByPlace,
   type CommitResult, type NewReservation, type ReservationLine, type ReservationResult, type ReservationRow
 } from '../../catalogue/reservation.js'
 import { ReservationGone, ReservationLineUnknown, ReservationNotFound, stockCrossings, type StockCrossing } from '../../catalogue/stock.js'
@@ -25,7 +25,7 @@ export type ReservationWriteOp =
   | { kind: 'expirer-release', owner: string }
 
 export const RESERVATION_KINDS = ['reserve', 'reservation-commit', 'reservation-release', 'reservation-expire', 'expirer-lease', 'expirer-release']
-export type ReservationWriteResult = ReservationResult | CommitResult | number | boolean | undefined
+export type ReservationWriteResult = ReservationResult | CommitResult | number | boolean | 'expired' | undefined
 
 /** The reservations, and the expirer's lease (one row: whichever instance holds it releases what is overdue). */
 export const RESERVATIONS_MIGRATION = `
@@ -204,9 +204,17 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
     switch (op.kind) {
       case 'reserve': return reserve(op)
       case 'reservation-commit': return commit(op)
-      case 'reservation-release':
+      case 'reservation-release': {
+        // One past its expiresAt that the expirer has not let go yet is let go now, as the expirer
+        // would (expired, by `expiry`): the caller is then answered 410 with state expired.
+        const row = s.get.get(op.id)
+        if (row !== undefined && row.state === 'held' && reservationOf(row, op.now).state === 'expired') {
+          end(row, 'expired', op.now, EXPIRY_ACTOR)
+          return 'expired'
+        }
         end(held(op.id, op.now), 'released', op.now, op.actor)
         return undefined
+      }
       case 'reservation-expire': {
         const due = s.overdue.all(op.now, op.limit)
         for (const row of due) end(row, 'expired', op.now, op.actor)
