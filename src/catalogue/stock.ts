@@ -102,6 +102,11 @@ export interface Applied {
   level: StockLevel
   stock: StockTotals
   status: PlantStatus
+  /**
+   * False for a count that finds the level as it is (a tracked plant, delta 0): the ledger keeps it
+   * (who counted, when), but the plant does not change (no new version, change or history entry).
+   */
+  changes: boolean
 }
 
 /**
@@ -128,7 +133,8 @@ export function applyMovement (input: MovementInput, location: string, level: { 
     delta,
     level: { location, onHand: after, reserved, available: after - reserved },
     stock,
-    status: statusAfter(status, totals === null ? null : totals.available, stock.available)
+    status: statusAfter(status, totals === null ? null : totals.available, stock.available),
+    changes: delta !== 0 || totals === null
   }
 }
 

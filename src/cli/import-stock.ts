@@ -102,7 +102,8 @@ export class StockCounts {
         const location = open.get(m.location)
         if (location === undefined) continue
         if (after(Date.parse(m.at), exported)) {
-          location.since.push(m)
+          // A count that found the level as it was (delta 0) moved nothing since.
+          if (m.delta !== 0) location.since.push(m)
           continue
         }
         location.then = m.onHandAfter

@@ -18,7 +18,8 @@ export interface StockStore extends ReservationStore {
   levels (id: number): Promise<StockLevel[] | undefined>
   /**
    * Applies a movement (catalogue/stock.ts applyMovement): the plant's new version, one 'updated'
-   * change, a history entry. Refused: PlantNotFound, VersionMismatch, LocationNotFound,
+   * change, a history entry (none of the three for a count that finds the level as it is: the
+   * ledger keeps it, the answer carries the version as it was). Refused: PlantNotFound, VersionMismatch, LocationNotFound,
    * InsufficientStock, StockChanged, MovementInvalid, IdempotencyKeyReused. A claim used before
    * with the same request answers the first result, `replayed`, and moves nothing.
    */

@@ -104,6 +104,22 @@ for (const [where, target] of Object.entries(CLI_TARGETS)) {
       assert.deepEqual([await levelsOf(after, 1), await levelsOf(after, 2)], [{ main: 13, greenhouse: 4 }, { main: 6, greenhouse: 2 }])
     })
 
+    test('a stocktake since the export that found the level as it was (delta 0) moved nothing: the edited cell is counted, not refused', async (t) => {
+      const { env, args, open, lines, dir } = await exported(t, target)
+      const store = await open()
+      const same = await store.stock.move(1, { set: 9, expected: 9, reason: 'count' })
+      assert.deepEqual([same.movement.delta, same.version], [0, (await store.get(1))!.version])
+      await store.close()
+      const file = join(dir, 'counted.csv')
+      await writeFile(file, [lines[0], lines[1].replace(',9,5,', ',12,5,'), ''].join('\n'))
+      const run = await plants(['import', file, '--stock', ...args], env)
+      assert.equal(run.code, 0, run.stderr)
+      assert.match(run.stdout, /counted +1 location/)
+      const after = await open()
+      t.after(() => after.close())
+      assert.deepEqual(await levelsOf(after, 1), { main: 12, greenhouse: 5 })
+    })
+
     test('a row without updatedAt (a hand-made file) counts against the level now', async (t) => {
       const { env, args, open, dir } = await exported(t, target)
       await sell(open, [[1, 'main']])

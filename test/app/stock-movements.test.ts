@@ -126,6 +126,36 @@ for (const engine of ENGINES) {
       assert.equal((await api.request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json().stock.onHand, 5)
     })
 
+    test('a count that finds the level as it is: kept in the ledger (delta 0), but no new version, change or history entry; a first count of 0 still starts tracking', async (t) => {
+      const api = await build(t, engine)
+      await api.request({ method: 'POST', url: '/v3/locations', payload: { name: 'shop' } })
+      const plant = await api.add({ name: 'Fern' })
+      const first = await move(api, plant.id, { set: 0, reason: 'count' })
+      assert.equal(first.statusCode, 201, first.body)
+      assert.deepEqual([first.json().version, first.json().stock], [2, { onHand: 0, reserved: 0, available: 0 }], 'a first count of 0 starts tracking: a change')
+      await move(api, plant.id, { delta: 7, reason: 'received' })
+      const { items: before } = await api.app.store.changes(0, 100)
+      const was = (await api.request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json()
+      const same = await move(api, plant.id, { set: 7, expected: 7, reason: 'count', reference: 'stocktake' })
+      assert.equal(same.statusCode, 201, same.body)
+      const body = same.json()
+      assert.deepEqual([body.movement.delta, body.movement.onHandAfter, body.movement.reason, body.version, body.stock], [0, 7, 'count', 3, { onHand: 7, reserved: 0, available: 7 }])
+      assert.equal(same.headers.etag, `"${plant.id}.3"`)
+      const elsewhere = await move(api, plant.id, { set: 0, reason: 'count', location: 'shop' })
+      assert.deepEqual([elsewhere.statusCode, elsewhere.json().version], [201, 3], 'a count of 0 where it holds nothing changes nothing either')
+      const record = (await api.request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json()
+      assert.deepEqual(record, was, 'the record as it was (its updatedAt too)')
+      const { items } = await api.app.store.changes(before[before.length - 1].seq, 100)
+      assert.deepEqual(items, [], 'no change in the feed')
+      const history = (await api.request({ method: 'GET', url: `/v3/plant/${plant.id}/history` })).json().items
+      assert.deepEqual(history.map((h: { version: number }) => h.version), [3, 2, 1])
+      const ledger = (await api.request({ method: 'GET', url: `/v3/plant/${plant.id}/stock/movements` })).json().items
+      assert.deepEqual(ledger.map((m: { delta: number, location: string, reference: string | null }) => [m.delta, m.location, m.reference]),
+        [[0, 'shop', null], [0, 'main', 'stocktake'], [7, 'main', null], [0, 'main', null]])
+      const next = await move(api, plant.id, { delta: -1, reason: 'sale' }, { 'if-match': `"${plant.id}.3"` })
+      assert.deepEqual([next.statusCode, next.json().version], [201, 4], 'the ETag as it was still matches')
+    })
+
     test('a refused sale keeps nothing under its Idempotency-Key: retried after a delivery, it sells', async (t) => {
       const api = await build(t, engine)
       const plant = await api.add({ name: 'Fern' })

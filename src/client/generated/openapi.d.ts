@@ -321,7 +321,7 @@ export interface paths {
         put?: never;
         /**
          * Move stock: a delta with its reason, or a count (compare and set)
-         * @description One write that checks and applies: a movement that would take the location's available below 0 is 409 insufficient-stock naming what is available, and nothing is applied. The plant tracks stock from its first movement; each movement is a new version (ETag), one `updated` change in the feed and an entry in its history (with the reason). Status follows stock: to 0 available sets `sold`, above 0 from `sold` sets `available`; `pending` stays. With an Idempotency-Key a retry answers the first result and moves nothing (a till that retries a sale sells once). If-Match is optional.
+         * @description One write that checks and applies: a movement that would take the location's available below 0 is 409 insufficient-stock naming what is available, and nothing is applied. The plant tracks stock from its first movement; each movement is a new version (ETag), one `updated` change in the feed and an entry in its history (with the reason); a count that finds the level as it is (a tracked plant) is kept in the ledger (delta 0) but changes no plant: no new version, change or history entry, and the answer carries the version as it was. Status follows stock: to 0 available sets `sold`, above 0 from `sold` sets `available`; `pending` stays. With an Idempotency-Key a retry answers the first result and moves nothing (a till that retries a sale sells once). If-Match is optional.
          */
         post: operations["move-stock"];
         delete?: never;

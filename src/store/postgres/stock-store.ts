@@ -75,7 +75,7 @@ const WRITE_MOVE = `WITH claim AS (
   RETURNING 1
 ), go AS (SELECT 1 WHERE $16::text IS NULL OR EXISTS (SELECT 1 FROM claim)),
 plant AS (UPDATE plants SET on_hand = $2::bigint, reserved = $3::bigint, available = $4::bigint, status = $5::text, version = $6::bigint, updated_at = $7::bigint
-  WHERE id = $1::bigint AND EXISTS (SELECT 1 FROM go)),
+  WHERE id = $1::bigint AND version <> $6::bigint AND EXISTS (SELECT 1 FROM go)),
 level AS (INSERT INTO stock_levels (plant_id, location, on_hand, reserved) SELECT $1::bigint, $8::text, $9::bigint, $10::bigint FROM go
   ON CONFLICT (plant_id, location) DO UPDATE SET on_hand = EXCLUDED.on_hand),
 ledger AS (INSERT INTO stock_movements (seq, plant_id, at, actor, location, delta, reason, reference, on_hand_after) OVERRIDING SYSTEM VALUE
@@ -102,7 +102,8 @@ export function postgresStockStore ({ session, work, now, idempotencyTtlMs }: Op
     const { rows: [level] } = await tx.query<{ on_hand: number | null, reserved: number | null, seq: number }>(READ_LEVEL, [id, location])
     const applied = applyMovement(input, location, level.on_hand === null ? undefined : { onHand: Number(level.on_hand), reserved: Number(level.reserved) },
       plant.stock, plant.status as PlantStatus)
-    const after: StoredPlant = { ...plant, stock: applied.stock, status: applied.status, version: plant.version + 1, updatedAt: timestamp(at) }
+    // A count that finds the level as it is changes no plant (same version: the plant's UPDATE skips it, no change is made): the ledger keeps it.
+    const after: StoredPlant = applied.changes ? { ...plant, stock: applied.stock, status: applied.status, version: plant.version + 1, updatedAt: timestamp(at) } : plant
     const seq = Number(level.seq)
     const result: MovementResult = {
       movement: { seq, at: timestamp(at), actor, location, delta: applied.delta, reason: input.reason, reference: input.reference ?? null, onHandAfter: applied.level.onHand },
@@ -124,7 +125,7 @@ export function postgresStockStore ({ session, work, now, idempotencyTtlMs }: Op
     }
     const events = stockCrossings(plant.stock, applied.stock, plant.lowStockAt)
     const crossing = events.length > 0 ? { events, movement: result.movement, level: result.level } : undefined
-    versioned(tx, plant, after, JSON.parse(movementChanges(fieldChanges(plant, after), input.reason)) as FieldChanges, at, actor, crossing)
+    if (applied.changes) versioned(tx, plant, after, JSON.parse(movementChanges(fieldChanges(plant, after), input.reason)) as FieldChanges, at, actor, crossing)
     tx.count('units_on_hand', applied.delta)
     return result
   }

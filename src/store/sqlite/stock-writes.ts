@@ -80,11 +80,12 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     if (!s.location.get(location)) throw new LocationNotFound(location)
     const row = s.level.get(op.id, location)
     const applied = applyMovement(input, location, row && { onHand: row.on_hand, reserved: row.reserved }, plant.stock, plant.status as PlantStatus)
-    const after: StoredPlant = { ...plant, stock: applied.stock, status: applied.status, version: plant.version + 1, updatedAt: timestamp(now) }
+    const after: StoredPlant = applied.changes ? { ...plant, stock: applied.stock, status: applied.status, version: plant.version + 1, updatedAt: timestamp(now) } : plant
     const changes = movementChanges(fieldChanges(plant, after), input.reason)
-    const [head, changeSeq] = version(plant, after, historySeq, changes, op)
-    if (applied.status === plant.status) s.setTotals.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, after.version, now, head, op.id)
-    else s.setPlant.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, applied.status, after.version, now, head, op.id)
+    // A count that finds the level as it is changes no plant (no version, change or history entry): the ledger keeps it.
+    const [head, changeSeq] = applied.changes ? version(plant, after, historySeq, changes, op) : [historySeq, 0]
+    if (applied.changes && applied.status === plant.status) s.setTotals.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, after.version, now, head, op.id)
+    else if (applied.changes) s.setPlant.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, applied.status, after.version, now, head, op.id)
     s.setLevel.run(op.id, location, applied.level.onHand, applied.level.reserved)
     const seq = Number(s.ledger.run(op.id, now, op.actor, location, applied.delta, input.reason, input.reference ?? null, applied.level.onHand).lastInsertRowid)
     s.units.run(applied.delta)
