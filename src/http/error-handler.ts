@@ -123,7 +123,7 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   if (error instanceof IdempotencyKeyReused) {
     const hours = Math.round((error.keptUntil - error.usedAt) / 3_600_000)
     return new HttpProblem(422, 'idempotency-key-reused',
-      `This Idempotency-Key was used for another request (a different body) at ${new Date(error.usedAt).toISOString()}, and is kept until ` +
+      `This Idempotency-Key was used for another request (another method or path, or the same one with a different body) at ${new Date(error.usedAt).toISOString()}, and is kept until ` +
       `${new Date(error.keptUntil).toISOString()} (${hours} hours from that use): send a new request with a new key`)
   }
   if (error instanceof PhotoNotFound) return new HttpProblem(404, 'photo-not-found', 'The plant has no photo with that id')

@@ -258,7 +258,7 @@ for (const engine of ENGINES) {
       assert.deepEqual(await snapshot(app), after)
       const other = await batch(request, [operations[0]], { 'idempotency-key': 'price-list-1' })
       assert.equal(other.statusCode, 422, other.body)
-      assert.match(other.json().detail, /^This Idempotency-Key was used for another request \(a different body\) at \d{4}-\d\d-\d\dT[\d:.]+Z, and is kept until \d{4}-\d\d-\d\dT[\d:.]+Z \(24 hours from that use\)/)
+      assert.match(other.json().detail, /^This Idempotency-Key was used for another request \(another method or path, or the same one with a different body\) at \d{4}-\d\d-\d\dT[\d:.]+Z, and is kept until \d{4}-\d\d-\d\dT[\d:.]+Z \(24 hours from that use\)/)
       // A refused batch keeps no key: the same key applies once the batch can be.
       const refused = await batch(request, [{ op: 'delete', id: 4242 }], { 'idempotency-key': 'k2' })
       assert.equal(refused.statusCode, 404)

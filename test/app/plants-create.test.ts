@@ -139,7 +139,7 @@ for (const engine of ENGINES) {
       assert.equal(other.statusCode, 422)
       assert.match(other.json().type, /idempotency-key-reused$/)
       // The refusal says the key served another request, when, and until when it is kept.
-      const said = /^This Idempotency-Key was used for another request \(a different body\) at (\S+), and is kept until (\S+) \(24 hours from that use\): send a new request with a new key$/.exec(other.json().detail)
+      const said = /^This Idempotency-Key was used for another request \(another method or path, or the same one with a different body\) at (\S+), and is kept until (\S+) \(24 hours from that use\): send a new request with a new key$/.exec(other.json().detail)
       assert.ok(said, other.json().detail)
       const [usedAt, keptUntil] = [Date.parse(said[1]), Date.parse(said[2])]
       assert.ok(usedAt >= before && usedAt <= after, `${said[1]} is when the first request was written`)

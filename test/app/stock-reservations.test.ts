@@ -194,6 +194,23 @@ for (const engine of ENGINES) {
       assert.equal((await plantOf(api, fern)).stock.onHand, 3)
     })
 
+    test('an Idempotency-Key used on another request (a movement, then a reservation; a reservation, then a plant) is 422 saying another method or path, not only another body', async (t) => {
+      const api = await build(t, engine)
+      const fern = await stocked(api, 'Fern', 5)
+      const key = { 'idempotency-key': 'till-3-sale-9' }
+      assert.equal((await move(api, fern, { delta: -1, reason: 'sale' }, key)).statusCode, 201)
+      const elsewhere = await reserve(api, [{ plant: fern, quantity: 1 }], key)
+      assert.equal(elsewhere.statusCode, 422, elsewhere.body)
+      assert.equal(elsewhere.json().title, 'Idempotency key reused for another request')
+      assert.match(elsewhere.json().detail, /^This Idempotency-Key was used for another request \(another method or path, or the same one with a different body\) at /)
+      const checkout = { 'idempotency-key': 'checkout-9' }
+      assert.equal((await reserve(api, [{ plant: fern, quantity: 1 }], checkout)).statusCode, 201)
+      const plant = await api.request({ method: 'POST', url: '/v3/plant', payload: { name: 'Palm' }, headers: checkout })
+      assert.equal(plant.statusCode, 422, plant.body)
+      assert.match(plant.json().detail, /another method or path/)
+      assert.equal((await plantOf(api, fern)).stock.reserved, 1)
+    })
+
     test('scopes: sell (and above) may reserve, read, commit and release; read may not; the actor is the key\'s name', async (t) => {
       const api = await build(t, engine, { apiKeys: ['env-admin-key-0123456789'] })
       const keyOf = async (name: string, scope: 'read' | 'sell' | 'write') => ({ authorization: `Bearer ${(await createKey(api.app.store.keys, name, scope, null, Date.now())).secret}` })

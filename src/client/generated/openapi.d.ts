@@ -2710,7 +2710,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Idempotency-Key used before for another request (a different body): the detail says when, and until when the key is kept */
+            /** @description Idempotency-Key used before for another request (another method or path, or a different body): the detail says when, and until when the key is kept */
             422: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -4338,7 +4338,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Idempotency-Key used before for another request (a different body): the detail says when, and until when the key is kept */
+            /** @description Idempotency-Key used before for another request (another method or path, or a different body): the detail says when, and until when the key is kept */
             422: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -4487,7 +4487,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Idempotency-Key used before for another request (a different body): the detail says when, and until when the key is kept */
+            /** @description Idempotency-Key used before for another request (another method or path, or a different body): the detail says when, and until when the key is kept */
             422: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -4940,7 +4940,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Idempotency-Key used before for another request (a different body): the detail says when, and until when the key is kept */
+            /** @description Idempotency-Key used before for another request (another method or path, or a different body): the detail says when, and until when the key is kept */
             422: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */
@@ -5273,7 +5273,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Idempotency-Key used before for another request (a different body): the detail says when, and until when the key is kept */
+            /** @description Idempotency-Key used before for another request (another method or path, or a different body): the detail says when, and until when the key is kept */
             422: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */

@@ -19,7 +19,7 @@ const TITLES = {
   'location-not-empty': 'Location not empty',
   'reservation-not-found': 'Reservation not found',
   'reservation-gone': 'Reservation gone',
-  'idempotency-key-reused': 'Idempotency key reused with a different body',
+  'idempotency-key-reused': 'Idempotency key reused for another request',
   'payload-too-large': 'Payload too large',
   'headers-too-large': 'Request header fields too large',
   'request-timeout': 'Request timeout',
@@ -127,7 +127,7 @@ const DESCRIPTIONS: Record<number, string> = {
   412: 'If-Match does not match the current ETag: `current` is the plant as it is now, the ETag header and the detail its ETag; the detail also says when If-Match lacks the quotes of an ETag (`3.2` for `"3.2"`) or is weak (`W/"3.2"`), which never match',
   413: 'Body larger than 64 KiB',
   415: 'Content-Type is not one the operation accepts',
-  422: 'Idempotency-Key used before for another request (a different body): the detail says when, and until when the key is kept',
+  422: 'Idempotency-Key used before for another request (another method or path, or a different body): the detail says when, and until when the key is kept',
   429: 'Rate limit exceeded (see Retry-After): only when a rate limit is set',
   503: 'Storage unavailable or shutting down (see Retry-After)'
 }
