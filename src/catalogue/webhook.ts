@@ -47,13 +47,16 @@ export interface DeliveryAttempt {
   durationMs: number
   /** The receiver's answer, its first 4 KiB as text; null (or absent) when none came. */
   response?: string | null
+  /** What was sent: the change's kind, or a stock event's (stock.low, stock.out); absent or null when not known (recorded before it was kept, or no send was made). */
+  event?: WebhookEvent | null
 }
 
 /** A recorded attempt with its place in the webhook's log (what a page of the log continues from). */
 export interface LoggedAttempt extends DeliveryAttempt { n: number }
 
 /** Which attempts a listing holds: test sends are kept and listed apart from deliveries of changes. */
-export type AttemptKind = 'all' | 'changes' | 'tests'
+export type AttemptKind = 'all' | 'changes' | 'tests' | WebhookEvent
+export const ATTEMPT_KINDS: readonly AttemptKind[] = ['all', 'changes', 'tests', ...WEBHOOK_EVENTS]
 
 /** What an attempt whose outcome came after its delivery began to stop says, besides its own error. */
 export const CUT_BY_SHUTDOWN = 'delivery was stopping (the service shutting down, or the webhook paused or removed): not counted as a failure, and tried again when delivery resumes'

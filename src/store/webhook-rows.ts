@@ -1,4 +1,4 @@
-import type { AttemptKind, LoggedAttempt, Webhook, WebhookEvent, WebhookStatus } from '../catalogue/webhook.js'
+import { WEBHOOK_EVENTS, type AttemptKind, type LoggedAttempt, type Webhook, type WebhookEvent, type WebhookStatus } from '../catalogue/webhook.js'
 import type { WebhookChanges } from './webhook-store.js'
 
 // Webhook rows as both engines store them (the same columns), turned into the catalogue's words.
@@ -18,12 +18,21 @@ export interface WebhookRow {
   last_error: string | null,
   created_at: number
 }
-export interface DeliveryRow { n: number, seq: number, attempt: number, at: number, status_code: number | null, error: string | null, duration_ms: number, response: string | null }
+export interface DeliveryRow { n: number, seq: number, attempt: number, at: number, status_code: number | null, error: string | null, duration_ms: number, response: string | null, event: string | null }
 
-export const DELIVERY_COLUMNS = 'n, seq, attempt, at, status_code, error, duration_ms, response'
+export const DELIVERY_COLUMNS = 'n, seq, attempt, at, status_code, error, duration_ms, response, event'
 
-/** The rows of a kind (SQL the same in both engines): a test send is seq 0, a change's delivery above. */
-export const KIND_CONDITION: Record<AttemptKind, string> = { all: 'TRUE', changes: 'seq > 0', tests: 'seq = 0' }
+/**
+ * The rows of a kind (SQL the same in both engines): a test send is seq 0, a change's delivery
+ * above (its stock events too, sent at the change's seq); a kind of change or a stock event's by
+ * what was sent (`event`: null for an attempt recorded before it was kept).
+ */
+export const KIND_CONDITION: Record<AttemptKind, string> = {
+  all: 'TRUE',
+  changes: 'seq > 0',
+  tests: 'seq = 0',
+  ...Object.fromEntries(WEBHOOK_EVENTS.map((e) => [e, `event = '${e}'`])) as Record<WebhookEvent, string>
+}
 
 export const WEBHOOK_COLUMNS = 'id, url, events, status, secret, previous_secret, previous_secret_until, cursor, attempts, next_attempt_at, failing_since, last_error, created_at'
 
@@ -44,7 +53,7 @@ export const toWebhook = (r: WebhookRow): Webhook => ({
 })
 
 export const toAttempt = (r: DeliveryRow): LoggedAttempt =>
-  ({ n: Number(r.n), seq: Number(r.seq), attempt: r.attempt, at: Number(r.at), statusCode: r.status_code, error: r.error, durationMs: r.duration_ms, response: r.response })
+  ({ n: Number(r.n), seq: Number(r.seq), attempt: r.attempt, at: Number(r.at), statusCode: r.status_code, error: r.error, durationMs: r.duration_ms, response: r.response, event: r.event as WebhookEvent | null })
 
 /**
  * The columns an update resets besides those it names (SQL the same in both engines): resumed, a

@@ -1,4 +1,4 @@
-import type { DeliveryAttempt } from '../catalogue/webhook.js'
+import { WEBHOOK_EVENTS, type DeliveryAttempt, type WebhookEvent } from '../catalogue/webhook.js'
 
 /**
  * The newest delivered attempts since a save, as numbers in one array rather than an object each:
@@ -15,18 +15,19 @@ export class DeliveredLog {
   size = 0
 
   constructor (private readonly kept: number) {
-    this.fields = new Float64Array(kept * 5)
+    this.fields = new Float64Array(kept * 6)
     this.responses = new Array<string | null>(kept).fill(null)
   }
 
-  add (seq: number, attempt: number, at: number, statusCode: number | null, durationMs: number, response: string | null): void {
+  add (seq: number, attempt: number, at: number, statusCode: number | null, durationMs: number, response: string | null, event: WebhookEvent): void {
     this.responses[this.next] = response
-    const at5 = this.next * 5
+    const at5 = this.next * 6
     this.fields[at5] = seq
     this.fields[at5 + 1] = attempt
     this.fields[at5 + 2] = at
     this.fields[at5 + 3] = statusCode ?? -1
     this.fields[at5 + 4] = durationMs
+    this.fields[at5 + 5] = WEBHOOK_EVENTS.indexOf(event)
     this.next = (this.next + 1) % this.kept
     this.size = Math.min(this.size + 1, this.kept)
   }
@@ -36,9 +37,10 @@ export class DeliveredLog {
     const taken: DeliveryAttempt[] = []
     for (let i = 0; i < this.size; i++) {
       const slot = (this.next - this.size + i + this.kept) % this.kept
-      const at5 = slot * 5
+      const at5 = slot * 6
       const statusCode = this.fields[at5 + 3]
-      taken.push({ seq: this.fields[at5], attempt: this.fields[at5 + 1], at: this.fields[at5 + 2], statusCode: statusCode < 0 ? null : statusCode, error: null, durationMs: this.fields[at5 + 4], response: this.responses[slot] })
+      const event = WEBHOOK_EVENTS[this.fields[at5 + 5]] ?? null
+      taken.push({ seq: this.fields[at5], attempt: this.fields[at5 + 1], at: this.fields[at5 + 2], statusCode: statusCode < 0 ? null : statusCode, error: null, durationMs: this.fields[at5 + 4], response: this.responses[slot], event })
       this.responses[slot] = null
     }
     this.clear()

@@ -196,19 +196,19 @@ export class DeliveryLoop {
         if (this.stopped) {
           if (result.error === null) {
             passed()
-            delivered.add(change.seq, attempts + 1, tried, result.statusCode, result.durationMs, result.response)
+            delivered.add(change.seq, attempts + 1, tried, result.statusCode, result.durationMs, result.response, left[part].event)
             await save()
           } else {
             // In the log alone: the webhook's retry state may be another instance's by now.
             await save()
-            await webhooks.recordAttempts(this.id, [{ seq: change.seq, attempt: attempts + 1, at: tried, ...result, error: `${result.error}; ${CUT_BY_SHUTDOWN}` }])
+            await webhooks.recordAttempts(this.id, [{ seq: change.seq, attempt: attempts + 1, at: tried, ...result, error: `${result.error}; ${CUT_BY_SHUTDOWN}`, event: left[part].event }])
           }
           return 0
         }
         if (result.error === null) {
           this.deliverer.metrics?.delivered('delivered')
           passed()
-          delivered.add(change.seq, attempts + 1, tried, result.statusCode, result.durationMs, result.response)
+          delivered.add(change.seq, attempts + 1, tried, result.statusCode, result.durationMs, result.response, left[part].event)
           if (tried - savedAt >= FLUSH_MS) await save()
           attempts = 0
           failingSince = null
@@ -230,7 +230,7 @@ export class DeliveryLoop {
         }
         this.deliverer.metrics?.delivered(failing ? 'gave-up' : 'failed')
         this.retrying = !failing
-        await save({ attempt: { seq: change.seq, attempt: attempts + 1, at: tried, ...result }, outcome })
+        await save({ attempt: { seq: change.seq, attempt: attempts + 1, at: tried, ...result, event: left[part].event }, outcome })
         // One line per failed attempt: the URL and why, never the secret.
         const next = outcome.nextAttemptAt === null ? null : new Date(outcome.nextAttemptAt).toISOString()
         const log = { webhook: this.id, url: shownUrl(webhook.url), seq: change.seq, attempt: attempts + 1, statusCode: result.statusCode, error: result.error, nextAttemptAt: next }

@@ -34,16 +34,16 @@ const entries = (page: FeedRead): FeedEntry[] => {
 
 const bytes = (e: FeedEntry): number => e.body.length + (e.stock ?? []).reduce((n, s) => n + s.body.length, 0)
 
-/** One send to a webhook: its webhook-id's suffix after `<webhook>-` and the body. */
-export interface Send { suffix: string, body: Buffer }
+/** One send to a webhook: its webhook-id's suffix after `<webhook>-`, the body, and what it is (the attempt's log keeps it). */
+export interface Send { suffix: string, body: Buffer, event: WebhookEvent }
 
 /**
  * What a webhook subscribed to `events` is sent of one change, in order: the change itself, then
  * its stock events (stock.low before stock.out). None: the change is passed over.
  */
 export function sendsOf (events: readonly WebhookEvent[], e: FeedEntry): Send[] {
-  const sends: Send[] = events.includes(e.kind) ? [{ suffix: String(e.seq), body: e.body }] : []
-  for (const s of e.stock ?? []) if (events.includes(s.kind)) sends.push({ suffix: `${e.seq}-${s.kind}`, body: s.body })
+  const sends: Send[] = events.includes(e.kind) ? [{ suffix: String(e.seq), body: e.body, event: e.kind }] : []
+  for (const s of e.stock ?? []) if (events.includes(s.kind)) sends.push({ suffix: `${e.seq}-${s.kind}`, body: s.body, event: s.kind })
   return sends
 }
 

@@ -33,8 +33,16 @@ export function publicWebhook (w: StoredWebhook, now: number): Webhook {
 }
 
 /** A delivery attempt as the API shows it. */
-export const publicAttempt = (a: DeliveryAttempt): WebhookDelivery =>
-  ({ seq: a.seq, attempt: a.attempt, at: new Date(a.at).toISOString(), statusCode: a.statusCode, error: a.error, durationMs: Math.round(a.durationMs), response: a.response ?? null })
+export const publicAttempt = (a: DeliveryAttempt): WebhookDelivery => ({
+  seq: a.seq,
+  attempt: a.attempt,
+  at: new Date(a.at).toISOString(),
+  statusCode: a.statusCode,
+  error: a.error,
+  durationMs: Math.round(a.durationMs),
+  response: a.response ?? null,
+  event: a.seq === 0 ? 'test' : a.event ?? null
+})
 
 const notFound = (id: number): HttpProblem => new HttpProblem(404, 'webhook-not-found', `No webhook ${id}`)
 
@@ -167,7 +175,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       ...common,
       operationId: 'list-webhook-deliveries',
       summary: 'A webhook\'s delivery attempts, newest first, a page at a time',
-      description: 'Each attempt with what the receiver answered (its first 4 KiB). The last 1000 deliveries of changes and the last 1000 test sends are kept, apart; `kind` lists one or the other. ' +
+      description: 'Each attempt with what it sent (`event`: the change\'s kind, stock.low, stock.out or test) and what the receiver answered (its first 4 KiB). ' +
+        'The last 1000 deliveries of changes (with their stock events) and the last 1000 test sends are kept, apart; `kind` lists one or the other, or one event. ' +
         'Pages of up to `limit` attempts: pass `nextCursor` back as `cursor` for the older ones.',
       params: WebhookParams,
       querystring: DeliveriesQuery,

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { STOCK_EVENT_KINDS, type StockEventKind } from '../catalogue/stock.js'
-import { WEBHOOK_EVENTS, WEBHOOK_STATUSES, type WebhookEvent, type WebhookStatus } from '../catalogue/webhook.js'
+import { ATTEMPT_KINDS, WEBHOOK_EVENTS, WEBHOOK_STATUSES, type AttemptKind, type WebhookEvent, type WebhookStatus } from '../catalogue/webhook.js'
 import { component } from '../http/schemas/components.js'
 
 // The webhook resource: the TypeBox schemas behind validation, serialisation and the OpenAPI document.
@@ -76,7 +76,11 @@ export const WebhookDelivery = component('WebhookDelivery', Type.Object({
   statusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'The receiver\'s answer, or null when none came.' }),
   error: Type.Union([Type.String(), Type.Null()], { description: 'Why the attempt failed; null when delivered. An attempt whose answer came while its delivery was stopping (shutdown, pause) says so: it is not counted as a failure, and the change is tried again when delivery resumes.' }),
   durationMs: Type.Integer({ minimum: 0 }),
-  response: Type.Union([Type.String(), Type.Null()], { description: 'What the receiver answered: the first 4 KiB of its body, as UTF-8 text (bytes that are not, a character cut at the limit, and NUL each shown as U+FFFD). null when no answer came, or for an attempt recorded before answers were kept.' })
+  response: Type.Union([Type.String(), Type.Null()], { description: 'What the receiver answered: the first 4 KiB of its body, as UTF-8 text (bytes that are not, a character cut at the limit, and NUL each shown as U+FFFD). null when no answer came, or for an attempt recorded before answers were kept.' }),
+  event: Type.Union([Type.Unsafe<WebhookEvent | 'test'>({ type: 'string', enum: [...WEBHOOK_EVENTS, 'test'] }), Type.Null()], {
+    description: 'What was sent: the change (created, updated, deleted), a stock event at that change (stock.low, stock.out: same seq), or a test send (seq 0). ' +
+      'null for an attempt recorded before this was kept, or one at a change that could not be read (expired from the feed).'
+  })
 }))
 export type WebhookDelivery = Static<typeof WebhookDelivery>
 
@@ -88,11 +92,12 @@ export const WebhookDeliveries = component('WebhookDeliveries', Type.Object({
 export const DeliveriesQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 100, description: 'Attempts on a page (at most 100).' })),
   cursor: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The nextCursor of the page before: the attempts older than those.' })),
-  kind: Type.Optional(Type.Unsafe<'all' | 'changes' | 'tests'>({
+  kind: Type.Optional(Type.Unsafe<AttemptKind>({
     type: 'string',
-    enum: ['all', 'changes', 'tests'],
+    enum: [...ATTEMPT_KINDS],
     default: 'all',
-    description: 'changes: deliveries of changes only; tests: test sends only (POST /v3/webhooks/{id}/test, seq 0); all (default): both. The last 1000 of each are kept apart, so test sends never push deliveries out.'
+    description: 'changes: deliveries at changes only (their stock events included); tests: test sends only (POST /v3/webhooks/{id}/test, seq 0); all (default): both; ' +
+      'created, updated, deleted, stock.low or stock.out: the attempts that sent that (`event`). The last 1000 deliveries and the last 1000 test sends are kept apart, so test sends never push deliveries out.'
   }))
 }, { additionalProperties: false })
 

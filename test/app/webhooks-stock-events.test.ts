@@ -143,6 +143,40 @@ for (const engine of ENGINES) {
       assert.equal(bodies(both)[2].plant.status, 'sold')
     })
 
+    test('the deliveries list shows what each attempt sent (event) and filters by it: kind=stock.low, stock.out, updated; changes holds them all, tests the test sends', async (t) => {
+      const api = await service(t, engine)
+      const r = await receiver(t)
+      const hook = await subscribe(api, r.url, ['updated', 'stock.low', 'stock.out'])
+      const plant = await api.add({ name: 'Palm', lowStockAt: 2 })
+      await move(api, plant.id, { delta: 8, reason: 'received' })
+      const gone = await move(api, plant.id, { set: 0, expected: 8, reason: 'count' })
+      await until('the changes and their events', () => r.received.length === 4)
+      assert.equal((await api.request({ method: 'POST', url: `/v3/webhooks/${hook.id}/test` })).statusCode, 200)
+      const list = async (kind?: string): Promise<Array<{ seq: number, event: string | null }>> => {
+        const res = await api.request({ method: 'GET', url: `/v3/webhooks/${hook.id}/deliveries${kind === undefined ? '' : `?kind=${kind}`}` })
+        assert.equal(res.statusCode, 200, res.body)
+        return res.json().items.map((d: { seq: number, event: string | null }) => ({ seq: d.seq, event: d.event }))
+      }
+      // Deliveries are recorded in batches (delivery-loop.ts): wait for the four, not for a time.
+      let all = await list()
+      while (all.length < 5) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        all = await list()
+      }
+      const seq = all.find((d) => d.event === 'stock.out')!.seq
+      assert.deepEqual(all.map((d) => d.event), ['test', 'stock.out', 'stock.low', 'updated', 'updated'])
+      assert.deepEqual(await list('stock.out'), [{ seq, event: 'stock.out' }])
+      assert.deepEqual(await list('stock.low'), [{ seq, event: 'stock.low' }])
+      assert.deepEqual((await list('updated')).map((d) => d.event), ['updated', 'updated'])
+      assert.deepEqual(await list('deleted'), [])
+      assert.deepEqual((await list('changes')).map((d) => d.event), ['stock.out', 'stock.low', 'updated', 'updated'])
+      assert.deepEqual(await list('tests'), [{ seq: 0, event: 'test' }])
+      assert.equal(gone.version, 3)
+      const unknown = await api.request({ method: 'GET', url: `/v3/webhooks/${hook.id}/deliveries?kind=stock.gone` })
+      assert.equal(unknown.statusCode, 400)
+      assert.match(unknown.body, /stock\.low/)
+    })
+
     test('a failed event is retried alone: the change delivered before it is not sent again', async (t) => {
       const api = await service(t, engine)
       const r = await receiver(t)

@@ -614,7 +614,7 @@ export interface paths {
         };
         /**
          * A webhook's delivery attempts, newest first, a page at a time
-         * @description Each attempt with what the receiver answered (its first 4 KiB). The last 1000 deliveries of changes and the last 1000 test sends are kept, apart; `kind` lists one or the other. Pages of up to `limit` attempts: pass `nextCursor` back as `cursor` for the older ones.
+         * @description Each attempt with what it sent (`event`: the change's kind, stock.low, stock.out or test) and what the receiver answered (its first 4 KiB). The last 1000 deliveries of changes (with their stock events) and the last 1000 test sends are kept, apart; `kind` lists one or the other, or one event. Pages of up to `limit` attempts: pass `nextCursor` back as `cursor` for the older ones.
          */
         get: operations["list-webhook-deliveries"];
         put?: never;
@@ -1469,6 +1469,8 @@ export interface components {
             durationMs: number;
             /** @description Why the attempt failed; null when delivered. An attempt whose answer came while its delivery was stopping (shutdown, pause) says so: it is not counted as a failure, and the change is tried again when delivery resumes. */
             error: string | null;
+            /** @description What was sent: the change (created, updated, deleted), a stock event at that change (stock.low, stock.out: same seq), or a test send (seq 0). null for an attempt recorded before this was kept, or one at a change that could not be read (expired from the feed). */
+            event: ("created" | "updated" | "deleted" | "stock.low" | "stock.out" | "test") | null;
             /** @description What the receiver answered: the first 4 KiB of its body, as UTF-8 text (bytes that are not, a character cut at the limit, and NUL each shown as U+FFFD). null when no answer came, or for an attempt recorded before answers were kept. */
             response: string | null;
             /** @description The change attempted (0: a test send). */
@@ -6318,8 +6320,8 @@ export interface operations {
             query?: {
                 /** @description The nextCursor of the page before: the attempts older than those. */
                 cursor?: number;
-                /** @description changes: deliveries of changes only; tests: test sends only (POST /v3/webhooks/{id}/test, seq 0); all (default): both. The last 1000 of each are kept apart, so test sends never push deliveries out. */
-                kind?: "all" | "changes" | "tests";
+                /** @description changes: deliveries at changes only (their stock events included); tests: test sends only (POST /v3/webhooks/{id}/test, seq 0); all (default): both; created, updated, deleted, stock.low or stock.out: the attempts that sent that (`event`). The last 1000 deliveries and the last 1000 test sends are kept apart, so test sends never push deliveries out. */
+                kind?: "all" | "changes" | "tests" | "created" | "updated" | "deleted" | "stock.low" | "stock.out";
                 /** @description Attempts on a page (at most 100). */
                 limit?: number;
             };

@@ -43,7 +43,7 @@ const INSERTS: Record<Exclude<Kind, 'photoFiles'>, string> = {
     SELECT * FROM json_to_recordset($1::json) AS r(id bigint, url text, events text, status text, secret text, previous_secret text,
       previous_secret_until bigint, cursor bigint, attempts int, next_attempt_at bigint, failing_since bigint, last_error text, created_at bigint)`,
   webhookDeliveries: `INSERT INTO webhook_deliveries (webhook_id, ${DELIVERY_COLUMNS}) OVERRIDING SYSTEM VALUE
-    SELECT * FROM json_to_recordset($1::json) AS r(webhook_id bigint, n bigint, seq bigint, attempt int, at bigint, status_code int, error text, duration_ms int, response text)`,
+    SELECT * FROM json_to_recordset($1::json) AS r(webhook_id bigint, n bigint, seq bigint, attempt int, at bigint, status_code int, error text, duration_ms int, response text, event text)`,
   // The migrations made main: the source's locations replace it (main among them, with its time).
   locations: `INSERT INTO locations (name, created_at)
     SELECT * FROM json_to_recordset($1::json) AS r(name text, created_at bigint)`,

@@ -59,10 +59,10 @@ export class PostgresWebhookStore implements WebhookStore {
     await this.session.transaction(async (c) => {
       if (attempts.length > 0) {
         // One statement for the lot: a batch of deliveries costs one round trip.
-        await c.query(`INSERT INTO webhook_deliveries (webhook_id, seq, attempt, at, status_code, error, duration_ms, response)
-          SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::bigint[], $5::int[], $6::text[], $7::int[], $8::text[])`,
+        await c.query(`INSERT INTO webhook_deliveries (webhook_id, seq, attempt, at, status_code, error, duration_ms, response, event)
+          SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::bigint[], $5::int[], $6::text[], $7::int[], $8::text[], $9::text[])`,
         [id, attempts.map((a) => a.seq), attempts.map((a) => a.attempt), attempts.map((a) => a.at), attempts.map((a) => a.statusCode),
-          attempts.map((a) => a.error), attempts.map((a) => Math.round(a.durationMs)), attempts.map((a) => a.response ?? null)])
+          attempts.map((a) => a.error), attempts.map((a) => Math.round(a.durationMs)), attempts.map((a) => a.response ?? null), attempts.map((a) => a.event ?? null)])
       }
       // Deliveries of changes and test sends are kept apart, each to its own count.
       for (const kind of ['changes', 'tests'] as const) {

@@ -5,7 +5,7 @@ import { UNPRICED } from '../../catalogue/query.js'
 import { inIdBatches } from './id-batches.js'
 import { chunksOf } from './photo-writes.js'
 import { compatibilityFoldMigration, searchTextMigration } from './search-backlog.js'
-import { WEBHOOK_RESPONSES_MIGRATION, WEBHOOKS_MIGRATION } from './webhook-store.js'
+import { WEBHOOK_EVENTS_MIGRATION, WEBHOOK_RESPONSES_MIGRATION, WEBHOOKS_MIGRATION } from './webhook-store.js'
 import { API_KEYS_MIGRATION } from './sqlite-key-store.js'
 import { TRASH_MIGRATION } from './trash.js'
 import { HISTORY_KINDS_MIGRATION, HISTORY_MIGRATION } from './history.js'
@@ -121,7 +121,9 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   HISTORY_KINDS_MIGRATION,
   STOCK_MIGRATION,
   RESERVATIONS_MIGRATION,
-  STOCK_EVENTS_MIGRATION
+  STOCK_EVENTS_MIGRATION,
+  // Numbered 28: the ledger's 27 (a change made beside this one) goes before it when both are merged.
+  WEBHOOK_EVENTS_MIGRATION
 ]
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */

@@ -43,6 +43,11 @@ export const WEBHOOK_RESPONSES_MIGRATION = `
   ALTER TABLE webhook_deliveries ADD COLUMN response TEXT;
 `
 
+/** Each attempt keeps what it sent (the change's kind, or stock.low / stock.out), so the log lists and filters by it; NULL: recorded before. */
+export const WEBHOOK_EVENTS_MIGRATION = `
+  ALTER TABLE webhook_deliveries ADD COLUMN event TEXT;
+`
+
 const HEAD = "max(coalesce((SELECT max(seq) FROM changes), 0), (SELECT value FROM meta WHERE key = 'feed_floor'))"
 
 /**

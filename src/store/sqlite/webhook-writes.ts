@@ -22,7 +22,7 @@ export function webhookWriter (db: Database.Database): (op: WebhookWriteOp) => b
     if (op.kind === 'webhook-lease') return s.lease.run(op.owner, op.until, op.id, op.owner, op.now).changes > 0
     if (op.kind === 'webhook-release') { s.release.run(op.id, op.owner); return undefined }
     const { id, attempts, outcome } = op
-    for (const a of attempts) s.log.run(id, a.seq, a.attempt, a.at, a.statusCode, a.error, Math.round(a.durationMs), a.response ?? null)
+    for (const a of attempts) s.log.run(id, a.seq, a.attempt, a.at, a.statusCode, a.error, Math.round(a.durationMs), a.response ?? null, a.event ?? null)
     if (attempts.some((a) => a.seq > 0)) s.pruneChanges.run(id, id, DELIVERIES_KEPT)
     if (attempts.some((a) => a.seq === 0)) s.pruneTests.run(id, id, DELIVERIES_KEPT)
     if (outcome) {
@@ -36,8 +36,8 @@ export function webhookWriter (db: Database.Database): (op: WebhookWriteOp) => b
 // Prepared at the first webhook write: a writer thread of a catalogue without webhooks prepares nothing.
 function prepare (db: Database.Database) {
   return {
-    log: db.prepare<[number, number, number, number, number | null, string | null, number, string | null]>(
-      'INSERT INTO webhook_deliveries (webhook_id, seq, attempt, at, status_code, error, duration_ms, response) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+    log: db.prepare<[number, number, number, number, number | null, string | null, number, string | null, string | null]>(
+      'INSERT INTO webhook_deliveries (webhook_id, seq, attempt, at, status_code, error, duration_ms, response, event) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     // Deliveries of changes and test sends are kept apart, each to its own count.
     pruneChanges: db.prepare<[number, number, number]>(
       'DELETE FROM webhook_deliveries WHERE webhook_id = ? AND seq > 0 AND n <= (SELECT n FROM webhook_deliveries WHERE webhook_id = ? AND seq > 0 ORDER BY n DESC LIMIT 1 OFFSET ?)'),
