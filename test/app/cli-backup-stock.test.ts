@@ -88,6 +88,8 @@ test('data folder: backup and restore keep the locations, every level and the le
   assert.equal(restore.code, 0, restore.stderr)
   assert.match(restore.stdout, /, stock: 2 locations, 3 levels, 3 movements in the ledger; new ids start after /)
   assert.deepEqual(await stockAt(folder), expected, 'the stock as it was at the backup')
+  const main = expected.locations.find((l) => (l as { name: string }).name === 'main') as { created_at: number }
+  assert.ok(Number(main.created_at) > Date.parse('2020-01-01'), 'main\'s time (not 1970) comes back with it')
   assert.deepEqual(await totals(dataDir), expectedTotals, 'the plants\' totals and thresholds too')
   assert.equal(expected.reservations.length, 1)
   const db = new Database(join(dataDir, 'catalogue.db'), { readonly: true })

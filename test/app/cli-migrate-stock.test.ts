@@ -50,6 +50,8 @@ test('migrate copies the locations, every level and every movement of the ledger
   assert.deepEqual(records.map((p) => [p.stock, p.lowStockAt]), [[{ onHand: 14, reserved: 0, available: 14 }, 3], [{ onHand: 0, reserved: 0, available: 0 }, null], [null, 1]])
   const expected = await stockOf(await (await openAdmin({ kind: 'folder', dataDir })).snapshot())
   assert.equal(expected.stockMovements.length, 5)
+  const main = expected.locations.find((l) => (l as { name: string }).name === 'main') as { created_at: number }
+  assert.ok(Number(main.created_at) > Date.parse('2020-01-01'), 'main has the time the catalogue was made (not 1970), which migrate carries row for row')
 
   const scratch = await freshSchema()
   t.after(() => scratch.drop())

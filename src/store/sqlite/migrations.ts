@@ -123,8 +123,24 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   RESERVATIONS_MIGRATION,
   STOCK_EVENTS_MIGRATION,
   // Numbered 28: the ledger's 27 (a change made beside this one) goes before it when both are merged.
-  WEBHOOK_EVENTS_MIGRATION
+  webhookEventsAndMainTime
 ]
+
+/**
+ * Migration 28: what each webhook attempt sent (webhook-store.ts), and a time for `main`, which the
+ * stock's migration made with 0 (listed as 1970): the stock part's first set-up, as near as the
+ * file tells: the earliest of this migration's time and what stock has recorded since (a movement,
+ * another location, a reservation), none of which can predate it. A new catalogue runs every
+ * migration at once: its main is as old as it is.
+ */
+function webhookEventsAndMainTime (db: Database.Database): void {
+  if (db.prepare("SELECT 1 FROM pragma_table_info('webhook_deliveries') WHERE name = 'event'").get() === undefined) db.exec(WEBHOOK_EVENTS_MIGRATION)
+  db.prepare(`UPDATE locations SET created_at = min(@now,
+    coalesce((SELECT min(at) FROM stock_movements), @now),
+    coalesce((SELECT min(created_at) FROM locations WHERE name <> 'main'), @now),
+    coalesce((SELECT min(created_at) FROM reservations), @now))
+  WHERE name = 'main' AND created_at = 0`).run({ now: Date.now() })
+}
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */
 function findingPlants (db: Database.Database, progress: (message: string) => void): void {
@@ -328,6 +344,8 @@ export const WEBHOOK_RESPONSES_VERSION = MIGRATIONS.indexOf(WEBHOOK_RESPONSES_MI
 export const HISTORY_KINDS_VERSION = MIGRATIONS.indexOf(HISTORY_KINDS_MIGRATION)
 /** The user_version before stock (totals on the plant, locations, levels, the ledger). */
 export const STOCK_VERSION = MIGRATIONS.indexOf(STOCK_MIGRATION)
+/** The user_version before the migration that keeps what each webhook attempt sent and gives main a time. */
+export const MAIN_TIME_VERSION = MIGRATIONS.indexOf(webhookEventsAndMainTime)
 /** The user_version before the search texts' migration (accents, word starts). */
 export const SEARCH_TEXT_VERSION = MIGRATIONS.indexOf(searchTextMigration)
 
