@@ -38,18 +38,31 @@ export interface HistoryEntry {
   changes: FieldChanges
   /** A stock movement's reason (catalogue/stock.ts), for the version a movement made. */
   reason?: string
+  /** The location a movement moved stock at. */
+  location?: string
+  /** The reservation whose step (hold, commit, release, expiry) made the version. */
+  reservation?: string
 }
 
-/** The member of a stored entry's changes that holds a movement's reason (never a field's name). */
-const REASON_MEMBER = 'reason'
+/** What a movement's or a reservation step's entry says beside its changes: where, and which reservation. */
+export interface MovementAbout { location?: string, reservation?: string }
 
-/** A movement's entry as stored: the fields it changed and its reason beside them. */
-export const movementChanges = (changes: FieldChanges, reason: string): string => JSON.stringify({ ...changes, [REASON_MEMBER]: reason })
+/**
+ * A movement's entry as stored: the fields it changed and its reason, location and reservation
+ * beside them, as members no plant field is named (reason, location, reservation).
+ */
+export const movementChanges = (changes: FieldChanges, reason: string, about: MovementAbout = {}): string =>
+  JSON.stringify({ ...changes, reason, ...about })
 
-/** A stored entry's changes (JSON) as the entry shows them: a movement's reason apart from the fields. */
-export function entryOf (json: string): { changes: FieldChanges, reason?: string } {
-  const { [REASON_MEMBER]: reason, ...changes } = JSON.parse(json) as FieldChanges & { reason?: string }
-  return reason === undefined ? { changes } : { changes, reason }
+/** A stored entry's changes (JSON) as the entry shows them: a movement's reason, location and reservation apart from the fields. */
+export function entryOf (json: string): { changes: FieldChanges, reason?: string, location?: string, reservation?: string } {
+  const { reason, location, reservation, ...changes } = JSON.parse(json) as FieldChanges & { reason?: string, location?: string, reservation?: string }
+  return {
+    changes,
+    ...(reason === undefined ? {} : { reason }),
+    ...(location === undefined ? {} : { location }),
+    ...(reservation === undefined ? {} : { reservation })
+  }
 }
 
 /**

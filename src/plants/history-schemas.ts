@@ -42,7 +42,9 @@ export const HistoryEntry = component('HistoryEntry', Type.Object({
       'A restore of the whole catalogue from a backup adds no version: the history is the backup\'s, its versions moved up with the plants\'.'
   }),
   changes: ref(FieldChanges),
-  reason: Type.Optional(Type.String({ description: 'A stock movement\'s reason (received, sale, return, damaged, count, correction), or a reservation\'s step (reserve, release, expire; a commit\'s versions are sales): the version it made, with `stock` among its changes.' }))
+  reason: Type.Optional(Type.String({ description: 'A stock movement\'s reason (received, sale, return, damaged, count, correction), or a reservation\'s step (reserve, release, expire; a commit\'s versions are sales): the version it made, with `stock` among its changes.' })),
+  location: Type.Optional(Type.String({ description: 'The location a stock movement moved stock at (absent for a reservation\'s step, whose lines may name several, and for entries written before it was kept).' })),
+  reservation: Type.Optional(Type.String({ description: 'The reservation whose step (reserve, sale on its commit, release, expire) made the version (absent for entries written before it was kept).' }))
 }, { additionalProperties: false, description: 'One version of a plant, as its history keeps it.' }))
 export type HistoryEntry = Static<typeof HistoryEntry>
 

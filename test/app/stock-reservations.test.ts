@@ -51,6 +51,30 @@ for (const engine of ENGINES) {
       assert.equal((await api.request({ method: 'GET', url: '/v3/reservations/no-such-one' })).statusCode, 404)
     })
 
+    test('history names where a movement moved stock (location) and which reservation a step was (reservation); other entries name neither', async (t) => {
+      const api = await build(t, engine)
+      await api.request({ method: 'POST', url: '/v3/locations', payload: { name: 'shop' } })
+      const fern = await stocked(api, 'Fern', 5)
+      assert.equal((await move(api, fern, { delta: 2, reason: 'received', location: 'shop' })).statusCode, 201)
+      const held = (await reserve(api, [{ plant: fern, quantity: 1 }, { plant: fern, quantity: 1, location: 'shop' }])).json()
+      assert.equal((await api.request({ method: 'POST', url: `/v3/reservations/${String(held.id)}/commit` })).statusCode, 200)
+      const other = (await reserve(api, [{ plant: fern, quantity: 1 }])).json()
+      assert.equal((await api.request({ method: 'DELETE', url: `/v3/reservations/${String(other.id)}` })).statusCode, 204)
+      assert.equal((await api.request({ method: 'PATCH', url: `/v3/plant/${fern}`, payload: { lowStockAt: 1 }, headers: { 'content-type': 'application/merge-patch+json' } })).statusCode, 200)
+      const history = (await api.request({ method: 'GET', url: `/v3/plant/${fern}/history` })).json().items
+      assert.deepEqual(history.map((h: { version: number, reason?: string, location?: string, reservation?: string }) => [h.version, h.reason, h.location, h.reservation]), [
+        [8, undefined, undefined, undefined],
+        [7, 'release', undefined, other.id],
+        [6, 'reserve', undefined, other.id],
+        [5, 'sale', undefined, held.id],
+        [4, 'reserve', undefined, held.id],
+        [3, 'received', 'shop', undefined],
+        [2, 'received', 'main', undefined],
+        [1, undefined, undefined, undefined]
+      ])
+      assert.deepEqual(Object.keys(history[5].changes), ['stock'], 'the changes name the fields alone')
+    })
+
     test('all or nothing: every short line is named by index with what is available; nothing is held', async (t) => {
       const api = await build(t, engine)
       await api.request({ method: 'POST', url: '/v3/locations', payload: { name: 'shop' } })

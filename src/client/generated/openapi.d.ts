@@ -900,8 +900,12 @@ export interface components {
              * @enum {string}
              */
             kind: "created" | "updated" | "deleted" | "reverted" | "restored";
+            /** @description The location a stock movement moved stock at (absent for a reservation's step, whose lines may name several, and for entries written before it was kept). */
+            location?: string;
             /** @description A stock movement's reason (received, sale, return, damaged, count, correction), or a reservation's step (reserve, release, expire; a commit's versions are sales): the version it made, with `stock` among its changes. */
             reason?: string;
+            /** @description The reservation whose step (reserve, sale on its commit, release, expire) made the version (absent for entries written before it was kept). */
+            reservation?: string;
             /** @description The version this change made: the ETag `"<id>.<version>"` it had. */
             version: number;
         };

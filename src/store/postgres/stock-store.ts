@@ -125,7 +125,7 @@ export function postgresStockStore ({ session, work, now, idempotencyTtlMs }: Op
     }
     const events = stockCrossings(plant.stock, applied.stock, plant.lowStockAt)
     const crossing = events.length > 0 ? { events, movement: result.movement, level: result.level } : undefined
-    if (applied.changes) versioned(tx, plant, after, JSON.parse(movementChanges(fieldChanges(plant, after), input.reason)) as FieldChanges, at, actor, crossing)
+    if (applied.changes) versioned(tx, plant, after, JSON.parse(movementChanges(fieldChanges(plant, after), input.reason, { location })) as FieldChanges, at, actor, crossing)
     tx.count('units_on_hand', applied.delta)
     return result
   }

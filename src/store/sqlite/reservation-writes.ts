@@ -89,7 +89,7 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
   function version (step: 'hold' | 'release' | 'commit', reason: string, live: { plant: StoredPlant, historySeq: number | null }, units: number, now: number, actor: string, reservation: string): StoredPlant {
     const { plant, historySeq } = live
     const after = plantAfter(step, plant, units, now)
-    const head = plants.record(after.id, after.version, now, actor, movementChanges(fieldChanges(plant, after), reason), historySeq)
+    const head = plants.record(after.id, after.version, now, actor, movementChanges(fieldChanges(plant, after), reason, { reservation }), historySeq)
     const changeSeq = plants.change(after, now, actor)
     // A hold takes available down as a sale does: a crossing into low or no stock is sent as a movement's is.
     const events = stockCrossings(plant.stock, after.stock!, plant.lowStockAt)

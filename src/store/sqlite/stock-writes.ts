@@ -81,7 +81,7 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     const row = s.level.get(op.id, location)
     const applied = applyMovement(input, location, row && { onHand: row.on_hand, reserved: row.reserved }, plant.stock, plant.status as PlantStatus)
     const after: StoredPlant = applied.changes ? { ...plant, stock: applied.stock, status: applied.status, version: plant.version + 1, updatedAt: timestamp(now) } : plant
-    const changes = movementChanges(fieldChanges(plant, after), input.reason)
+    const changes = movementChanges(fieldChanges(plant, after), input.reason, { location })
     // A count that finds the level as it is changes no plant (no version, change or history entry): the ledger keeps it.
     const [head, changeSeq] = applied.changes ? version(plant, after, historySeq, changes, op) : [historySeq, 0]
     if (applied.changes && applied.status === plant.status) s.setTotals.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, after.version, now, head, op.id)
