@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import Database from 'better-sqlite3'
 import { plants } from '../../scripts/lib/cli-harness.js'
 import type { CatalogueSnapshot, Kind } from '../../src/store/admin-store.js'
 import { openAdmin } from '../../src/store/open/open-admin.js'
@@ -50,6 +51,11 @@ test('migrate copies the locations, every level and every movement of the ledger
   assert.deepEqual(records.map((p) => [p.stock, p.lowStockAt]), [[{ onHand: 14, reserved: 0, available: 14 }, 3], [{ onHand: 0, reserved: 0, available: 0 }, null], [null, 1]])
   const expected = await stockOf(await (await openAdmin({ kind: 'folder', dataDir })).snapshot())
   assert.equal(expected.stockMovements.length, 5)
+  const db = new Database(join(dataDir, 'catalogue.db'), { readonly: true })
+  const sourceCrossings = (db.prepare('SELECT seq, stock_events FROM changes WHERE stock_events IS NOT NULL ORDER BY seq').all() as Array<{ seq: number, stock_events: string }>)
+    .map((c) => [c.seq, (JSON.parse(c.stock_events) as { events: string[] }).events])
+  db.close()
+  assert.deepEqual(sourceCrossings.map((c) => c[1]), [['stock.out']], 'the Palm sold out (Fern stays above its 3)')
   const main = expected.locations.find((l) => (l as { name: string }).name === 'main') as { created_at: number }
   assert.ok(Number(main.created_at) > Date.parse('2020-01-01'), 'main has the time the catalogue was made (not 1970), which migrate carries row for row')
 
@@ -70,4 +76,7 @@ test('migrate copies the locations, every level and every movement of the ledger
   // The units the inventory counts, kept by every movement, start from what was copied.
   const units = await adminQuery<{ key: string, value: number }>("SELECT key, value::int AS value FROM meta WHERE key LIKE 'count_units_%' ORDER BY key", [], scratch.url)
   assert.deepEqual(units, [{ key: 'count_units_on_hand', value: 14 }, { key: 'count_units_reserved', value: 0 }])
+  // The crossings (stock.low / stock.out) ride on their changes: one not yet delivered is sent from PostgreSQL.
+  const crossings = await adminQuery<{ seq: number, stock_events: string }>('SELECT seq::int AS seq, stock_events FROM changes WHERE stock_events IS NOT NULL ORDER BY seq', [], scratch.url)
+  assert.deepEqual(crossings.map((c) => [c.seq, (JSON.parse(c.stock_events) as { events: string[] }).events]), sourceCrossings)
 })

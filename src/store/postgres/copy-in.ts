@@ -25,8 +25,9 @@ const INSERTS: Record<Exclude<Kind, 'photoFiles'>, string> = {
       description text, price bigint, sku text, barcode text, created_at bigint, updated_at bigint,
       low_stock_at bigint, on_hand bigint, reserved bigint, available bigint)`,
   // Change records and stored answers are JSON text, which escapes U+0000: they are copied as they are.
-  changes: `INSERT INTO changes (seq, kind, plant_id, version, plant, at, actor)
-    SELECT * FROM json_to_recordset($1::json) AS r(seq bigint, kind text, plant_id bigint, version int, plant text, at bigint, actor text)`,
+  // With a movement's crossing (stock_events): a stock.low / stock.out not yet delivered is sent from PostgreSQL.
+  changes: `INSERT INTO changes (seq, kind, plant_id, version, plant, at, actor, stock_events)
+    SELECT * FROM json_to_recordset($1::json) AS r(seq bigint, kind text, plant_id bigint, version int, plant text, at bigint, actor text, stock_events text)`,
   idempotencyKeys: `INSERT INTO idempotency_keys (key, request_hash, plant_id, response, created_at)
     SELECT * FROM json_to_recordset($1::json) AS r(key text, request_hash text, plant_id bigint, response text, created_at bigint)`,
   // API keys by their hash, revoked ones included: clients keep their keys, a revoked one stays

@@ -41,7 +41,7 @@ const unescape = (s: string | null): string | null => s === null ? null : fromPo
 /** Each kind read a keyset page at a time: its columns, its table, the key it is ordered by (byte order for text, as SQLite's). */
 const KIND_SQL: Record<Kind, { columns: string, table: string, key: string[] }> = {
   plants: { columns: 'id, name, category, tags, status, version, photos, description, price, sku, barcode, created_at, updated_at, low_stock_at, on_hand, reserved, available', table: 'plants', key: ['id'] },
-  changes: { columns: 'seq, kind, plant_id, version, plant, at, actor', table: 'changes', key: ['seq'] },
+  changes: { columns: 'seq, kind, plant_id, version, plant, at, actor, stock_events', table: 'changes', key: ['seq'] },
   idempotencyKeys: { columns: 'key, request_hash, plant_id, response, created_at', table: 'idempotency_keys', key: ['key COLLATE "C"'] },
   apiKeys: { columns: `name, scope, hash, ${['created_at', 'expires_at', 'last_used_at', 'revoked_at'].map(ms).join(', ')}`, table: 'api_keys', key: ['name COLLATE "C"'] },
   trash: { columns: 'id, plant, version, trashed_at, trashed_by', table: 'trash', key: ['id'] },

@@ -24,7 +24,7 @@ const handedOut = (db: Database.Database, table: string, column: string): number
 /** Each kind's query, in its order; a table a catalogue of an older release lacks reads as empty. */
 const KIND_SQL: Record<Exclude<Kind, 'photoFiles'>, { table: string, sql: string }> = {
   plants: { table: 'plants', sql: 'SELECT id, name, category, tags, status, version, photos, description, price, sku, barcode, created_at, updated_at, low_stock_at, on_hand, reserved, available FROM plants ORDER BY id' },
-  changes: { table: 'changes', sql: 'SELECT seq, kind, plant_id, version, plant, at, actor FROM changes ORDER BY seq' },
+  changes: { table: 'changes', sql: 'SELECT seq, kind, plant_id, version, plant, at, actor, stock_events FROM changes ORDER BY seq' },
   idempotencyKeys: { table: 'idempotency_keys', sql: 'SELECT key, request_hash, plant_id, response, created_at FROM idempotency_keys ORDER BY key' },
   apiKeys: { table: 'api_keys', sql: 'SELECT name, scope, hash, created_at, expires_at, last_used_at, revoked_at FROM api_keys ORDER BY name' },
   trash: { table: 'trash', sql: 'SELECT id, plant, version, trashed_at, trashed_by FROM trash ORDER BY id' },
