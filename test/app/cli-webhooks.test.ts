@@ -93,7 +93,7 @@ for (const [where, target] of Object.entries(CLI_TARGETS)) {
       })
       const deliveries = JSON.parse((await plants(['webhooks', 'deliveries', '1', '--json', ...args], env)).stdout)
       assert.equal(deliveries.length, 1)
-      assert.deepEqual({ ...deliveries[0], at: 'T', durationMs: 0 }, { seq: 0, attempt: 1, at: 'T', statusCode: 204, error: null, durationMs: 0, response: '' })
+      assert.deepEqual({ ...deliveries[0], at: 'T', durationMs: 0 }, { seq: 0, attempt: 1, at: 'T', statusCode: 204, error: null, durationMs: 0, response: '', event: 'test' })
       const refused = await plants(['webhooks', 'pause', '1', '--json', ...args], env)
       assert.deepEqual([refused.code, refused.stderr.split('\n')[0]], [2, 'plants webhooks: --json goes with list and deliveries'])
     })
