@@ -11,6 +11,7 @@ import { TRASH_MIGRATION } from './trash.js'
 import { HISTORY_KINDS_MIGRATION, HISTORY_MIGRATION } from './history.js'
 import { STOCK_EVENTS_MIGRATION, STOCK_MIGRATION } from './stock-migration.js'
 import { RESERVATIONS_MIGRATION } from './reservation-writes.js'
+import { ledgerChainMigration } from './stock-ledger.js'
 
 // Versioned by PRAGMA user_version; each step runs in its own transaction. Append, never edit.
 const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: string) => void) => void)> = [
@@ -122,7 +123,7 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   STOCK_MIGRATION,
   RESERVATIONS_MIGRATION,
   STOCK_EVENTS_MIGRATION,
-  // Numbered 28: the ledger's 27 (a change made beside this one) goes before it when both are merged.
+  ledgerChainMigration,
   webhookEventsAndMainTime
 ]
 
@@ -344,6 +345,8 @@ export const WEBHOOK_RESPONSES_VERSION = MIGRATIONS.indexOf(WEBHOOK_RESPONSES_MI
 export const HISTORY_KINDS_VERSION = MIGRATIONS.indexOf(HISTORY_KINDS_MIGRATION)
 /** The user_version before stock (totals on the plant, locations, levels, the ledger). */
 export const STOCK_VERSION = MIGRATIONS.indexOf(STOCK_MIGRATION)
+/** The user_version before the ledger became a chain per plant (migration 27, stock-ledger.ts). */
+export const LEDGER_CHAIN_VERSION = MIGRATIONS.indexOf(ledgerChainMigration)
 /** The user_version before the migration that keeps what each webhook attempt sent and gives main a time. */
 export const MAIN_TIME_VERSION = MIGRATIONS.indexOf(webhookEventsAndMainTime)
 /** The user_version before the search texts' migration (accents, word starts). */

@@ -5,8 +5,8 @@ import type { StoredPlant } from '../../catalogue/plant.js'
 
 /** What the plant writes (writes.ts) lend the stock writes: the plant as it is, and the feed and history. */
 export interface PlantContext {
-  /** The plant as stored now, and the seq of its newest history entry. */
-  load (id: number): { plant: StoredPlant, historySeq: number | null } | undefined
+  /** The plant as stored now, and the seqs of its newest history entry and of its newest movement (stock-ledger.ts). */
+  load (id: number): { plant: StoredPlant, historySeq: number | null, ledgerSeq: number | null } | undefined
   /** Appends a history entry after `prev` (the changes as stored, JSON); answers its seq. */
   record (id: number, version: number, now: number, actor: string, changes: string, prev: number | null): number
   /** One 'updated' change of the feed with the record after it; answers its seq. */

@@ -10,6 +10,7 @@ import {
 import { ReservationGone, ReservationLineUnknown, ReservationNotFound, stockCrossings, type StockCrossing } from '../../catalogue/stock.js'
 import type { IdempotencyClaim } from '../idempotency.js'
 import type { PlantContext } from './plant-context.js'
+import { INSERT_MOVEMENT } from './stock-ledger.js'
 
 // Reservations on SQLite, inside the writer's transaction (writes.ts): each step reads the
 // reservation, the plants and their levels and writes them back in the one transaction the single
@@ -58,7 +59,10 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
     setPlant: db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, status = ?, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
     trashed: db.prepare<[number], string>('SELECT plant FROM trash WHERE id = ?').pluck(),
     setTrashed: db.prepare('UPDATE trash SET plant = ? WHERE id = ?'),
-    ledger: db.prepare('INSERT INTO stock_movements (plant_id, at, actor, location, delta, reason, reference, on_hand_after) VALUES (?, ?, ?, ?, ?, \'sale\', ?, ?)'),
+    ledger: db.prepare(INSERT_MOVEMENT),
+    // Each sale the newest of its plant's ledger (stock-ledger.ts: a chain per plant).
+    ledgerHead: db.prepare<[number], number | null>('SELECT ledger_seq FROM plants WHERE id = ?').pluck(),
+    setLedgerHead: db.prepare('UPDATE plants SET ledger_seq = ? WHERE id = ?'),
     units: db.prepare('UPDATE meta SET value = value + ? WHERE key = ?'),
     getKey: db.prepare<[string, number], { request_hash: string, response: string, created_at: number }>(
       'SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = ? AND created_at > ?'),
@@ -178,7 +182,8 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
     lines.forEach((l, line) => {
       s.moveLevel.run(l.quantity, -l.quantity, l.plant, l.location)
       const level = s.level.get(l.plant, l.location)!
-      const seq = Number(s.ledger.run(l.plant, op.now, op.actor, l.location, -l.quantity, op.id, level.on_hand).lastInsertRowid)
+      const seq = Number(s.ledger.run(l.plant, op.now, op.actor, l.location, -l.quantity, 'sale', op.id, level.on_hand, s.ledgerHead.get(l.plant) ?? null).lastInsertRowid)
+      s.setLedgerHead.run(seq, l.plant)
       sales.push({
         line,
         plant: l.plant,

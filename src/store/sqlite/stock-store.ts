@@ -6,20 +6,19 @@ import type { Location, Movement, MovementResult, Reason, StockLevel } from '../
 import type { StockStore } from '../stock-store.js'
 import type { StockWriteOp } from './stock-writes.js'
 import { sqliteReservations } from './reservation-store.js'
+import { ledgerReader } from './stock-ledger.js'
 
 // The SQLite store's stock (store/stock-store.ts): writes through the group commit (stock-writes.ts),
 // reads on the store's read snapshot of the turn.
-
-interface MovementRow { seq: number, at: number, actor: string, location: string, delta: number, reason: string, reference: string | null, on_hand_after: number }
 
 export function sqliteStockStore (db: Database.Database, read: <T>(fn: () => T) => T, write: <T>(op: StockWriteOp) => Promise<T>, now: () => number): StockStore {
   const s = {
     locations: db.prepare<[], { name: string, created_at: number }>('SELECT name, created_at FROM locations ORDER BY name'),
     known: db.prepare<[number, number], number>('SELECT 1 FROM plants WHERE id = ? UNION ALL SELECT 1 FROM trash WHERE id = ?').pluck(),
-    levels: db.prepare<[number], { location: string, on_hand: number, reserved: number }>('SELECT location, on_hand, reserved FROM stock_levels WHERE plant_id = ? ORDER BY location'),
-    movements: db.prepare<[number, number, number], MovementRow>(
-      'SELECT seq, at, actor, location, delta, reason, reference, on_hand_after FROM stock_movements WHERE plant_id = ? AND seq < ? ORDER BY plant_id DESC, seq DESC LIMIT ?')
+    levels: db.prepare<[number], { location: string, on_hand: number, reserved: number }>('SELECT location, on_hand, reserved FROM stock_levels WHERE plant_id = ? ORDER BY location')
   }
+  // The ledger is a chain per plant, walked from the plant's newest movement (stock-ledger.ts).
+  const ledger = ledgerReader(db)
   return {
     ...sqliteReservations(db, read, write, now),
     locations: async () => read(() => s.locations.all()).map((r): Location => ({ name: r.name, createdAt: timestamp(r.created_at) })),
@@ -31,12 +30,9 @@ export function sqliteStockStore (db: Database.Database, read: <T>(fn: () => T) 
     }),
     move: async (id, input, idempotency, expectedVersions, { actor } = ANONYMOUS_WRITE) =>
       await write<MovementResult>({ kind: 'stock-move', id, input, idempotency, expectedVersions, now: now(), actor }),
-    movements: async (id, before, limit) => read(() => {
-      if (s.known.get(id, id) === undefined) return undefined
-      return s.movements.all(id, before ?? Number.MAX_SAFE_INTEGER, limit).map((r): Movement => ({
-        seq: r.seq, at: timestamp(r.at), actor: r.actor, location: r.location, delta: r.delta, reason: r.reason as Reason, reference: r.reference, onHandAfter: r.on_hand_after
-      }))
-    }),
+    movements: async (id, before, limit) => read(() => ledger(id, before, limit)?.map((r): Movement => ({
+      seq: r.seq, at: timestamp(r.at), actor: r.actor, location: r.location, delta: r.delta, reason: r.reason as Reason, reference: r.reference, onHandAfter: r.on_hand_after
+    }))),
     untrack: async (id, expectedVersions, { actor } = ANONYMOUS_WRITE) =>
       await write<StoredPlant>({ kind: 'stock-untrack', id, expectedVersions, now: now(), actor })
   }

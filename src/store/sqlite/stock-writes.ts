@@ -6,6 +6,7 @@ import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import { applyMovement, stockCrossings, LocationNameTaken, LocationNotEmpty, LocationNotFound, StockHeld, type Location, type MovementInput, type MovementResult, type StockCrossing } from '../../catalogue/stock.js'
 import type { IdempotencyClaim } from '../idempotency.js'
 import type { PlantContext } from './plant-context.js'
+import { INSERT_MOVEMENT } from './stock-ledger.js'
 import { RESERVATION_KINDS, reservationWriter, type ReservationWriteOp, type ReservationWriteResult } from './reservation-writes.js'
 
 // Stock writes on SQLite, inside the writer's transaction (writes.ts): each movement reads the
@@ -39,11 +40,13 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     setLevel: db.prepare('INSERT INTO stock_levels (plant_id, location, on_hand, reserved) VALUES (?, ?, ?, ?) ON CONFLICT (plant_id, location) DO UPDATE SET on_hand = excluded.on_hand'),
     // Status is named only when it changes (a crossing into or out of stock), as writes.ts's updates
     // name an indexed column: an unchanged one costs no index pages, and most sales cross nothing.
-    setPlant: db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, status = ?, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
-    setTotals: db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
+    // The movement is the plant's newest (ledger_seq): the ledger is a chain per plant (stock-ledger.ts).
+    setPlant: db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, status = ?, version = ?, updated_at = ?, history_seq = ?, ledger_seq = ? WHERE id = ?'),
+    setTotals: db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, version = ?, updated_at = ?, history_seq = ?, ledger_seq = ? WHERE id = ?'),
+    setLedgerHead: db.prepare('UPDATE plants SET ledger_seq = ? WHERE id = ?'),
     untrack: db.prepare('UPDATE plants SET on_hand = NULL, reserved = NULL, available = NULL, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
     dropPlantLevels: db.prepare('DELETE FROM stock_levels WHERE plant_id = ?'),
-    ledger: db.prepare('INSERT INTO stock_movements (plant_id, at, actor, location, delta, reason, reference, on_hand_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+    ledger: db.prepare(INSERT_MOVEMENT),
     units: db.prepare("UPDATE meta SET value = value + ? WHERE key = 'units_on_hand'"),
     // A crossing into low or no stock rides on the movement's change (webhooks stock.low / stock.out).
     crossing: db.prepare('UPDATE changes SET stock_events = ? WHERE seq = ?'),
@@ -74,7 +77,7 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     }
     const found = plants.load(op.id)
     if (!found) throw new PlantNotFound()
-    const { plant, historySeq } = found
+    const { plant, historySeq, ledgerSeq } = found
     if (op.expectedVersions && !op.expectedVersions.includes(plant.version)) throw new VersionMismatch()
     const location = input.location ?? 'main'
     if (!s.location.get(location)) throw new LocationNotFound(location)
@@ -84,10 +87,11 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     const changes = movementChanges(fieldChanges(plant, after), input.reason, { location })
     // A count that finds the level as it is changes no plant (no version, change or history entry): the ledger keeps it.
     const [head, changeSeq] = applied.changes ? version(plant, after, historySeq, changes, op) : [historySeq, 0]
-    if (applied.changes && applied.status === plant.status) s.setTotals.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, after.version, now, head, op.id)
-    else if (applied.changes) s.setPlant.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, applied.status, after.version, now, head, op.id)
+    const seq = Number(s.ledger.run(op.id, now, op.actor, location, applied.delta, input.reason, input.reference ?? null, applied.level.onHand, ledgerSeq).lastInsertRowid)
+    if (!applied.changes) s.setLedgerHead.run(seq, op.id)
+    else if (applied.status === plant.status) s.setTotals.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, after.version, now, head, seq, op.id)
+    else s.setPlant.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, applied.status, after.version, now, head, seq, op.id)
     s.setLevel.run(op.id, location, applied.level.onHand, applied.level.reserved)
-    const seq = Number(s.ledger.run(op.id, now, op.actor, location, applied.delta, input.reason, input.reference ?? null, applied.level.onHand).lastInsertRowid)
     s.units.run(applied.delta)
     const result: MovementResult = {
       movement: { seq, at: timestamp(now), actor: op.actor, location, delta: applied.delta, reason: input.reason, reference: input.reference ?? null, onHandAfter: applied.level.onHand },

@@ -5,6 +5,7 @@ import { purgeInBatches } from '../../catalogue/purge.js'
 import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
 import { historyForgetter } from './history.js'
 import { photoFiles } from './photo-writes.js'
+import { ledgerForgetter } from './stock-ledger.js'
 
 // The trash on SQLite. A deleted plant leaves the plants table (and its tag rows, counts and search
 // index) exactly as before, so lists and searches pay nothing for the trash; its record, photos
@@ -50,13 +51,13 @@ export function trashEntryReader (db: Database.Database): (id: number) => Trashe
 
 /**
  * A purged plant's stock goes with it: its levels (else a location it held stock at could never be
- * deleted) and its ledger, which is kept as long as the plant's history. Trashing already took its
- * units out of the inventory, so no count moves here.
+ * deleted) and its ledger (walked from `ledgerHead`, trash.ledger_seq), which is kept as long as the
+ * plant's history. Trashing already took its units out of the inventory, so no count moves here.
  */
-export function stockForgetter (db: Database.Database): (id: number) => void {
+export function stockForgetter (db: Database.Database): (id: number, ledgerHead: number | null) => void {
   const levels = db.prepare('DELETE FROM stock_levels WHERE plant_id = ?')
-  const ledger = db.prepare('DELETE FROM stock_movements WHERE plant_id = ?')
-  return (id) => { levels.run(id); ledger.run(id) }
+  const ledger = ledgerForgetter(db)
+  return (id, ledgerHead) => { levels.run(id); ledger(id, ledgerHead) }
 }
 
 /** How many entries one transaction of the retention purge takes: a purge never holds the writer long. */
@@ -69,8 +70,8 @@ const PURGE_BATCH = 200
  * Only trash rows are deleted, so a crash at any point loses nothing outside the trash.
  */
 export function purgeExpiredTrash (db: Database.Database, cutoff: number): number {
-  const oldest = db.prepare<[number, number], { id: number, plant: string, history_seq: number | null }>(
-    'SELECT id, plant, history_seq FROM trash WHERE trashed_at <= ? ORDER BY trashed_at, id LIMIT ?')
+  const oldest = db.prepare<[number, number], { id: number, plant: string, history_seq: number | null, ledger_seq: number | null }>(
+    'SELECT id, plant, history_seq, ledger_seq FROM trash WHERE trashed_at <= ? ORDER BY trashed_at, id LIMIT ?')
   const remove = db.prepare('DELETE FROM trash WHERE id = ?')
   // Purged for good: its history goes with it (GET …/history is then 404, as for any unknown id).
   const forget = historyForgetter(db)
@@ -82,7 +83,7 @@ export function purgeExpiredTrash (db: Database.Database, cutoff: number): numbe
       files.release((JSON.parse(row.plant) as { photos: Photo[] }).photos)
       remove.run(row.id)
       forget(row.id, row.history_seq)
-      forgetStock(row.id)
+      forgetStock(row.id, row.ledger_seq)
     }
     return rows.length
   }).immediate(), PURGE_BATCH)

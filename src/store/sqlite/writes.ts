@@ -100,7 +100,9 @@ interface CurrentRow {
   reserved: number | null,
   available: number | null,
   /** The seq of its newest history entry (history.ts), null before history was kept. */
-  history_seq: number | null
+  history_seq: number | null,
+  /** The seq of its newest movement (stock-ledger.ts), null before its first. */
+  ledger_seq: number | null
 }
 
 /** The stored plant a write answers: its fields (price as the record shows it) and times. */
@@ -137,7 +139,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     release: db.prepare('RELEASE batch'),
     rollbackTo: db.prepare('ROLLBACK TO batch'),
     current: db.prepare<[number], CurrentRow>(
-      'SELECT version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at, low_stock_at, on_hand, reserved, available, history_seq FROM plants WHERE id = ?'),
+      'SELECT version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at, low_stock_at, on_hand, reserved, available, history_seq, ledger_seq FROM plants WHERE id = ?'),
     // The plant holding a SKU (ignoring case): the unique index plants_sku answers it.
     skuHolder: db.prepare<[string], number>('SELECT id FROM plants WHERE sku IS NOT NULL AND lower(sku) = ?').pluck(),
     setPhotos: db.prepare('UPDATE plants SET photos = ?, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
@@ -156,10 +158,10 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       'SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = ? AND created_at > ?'),
     putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
     // A deleted plant moves to the trash (trash.ts); a restore inserts it again under its id.
-    trash: db.prepare('INSERT INTO trash (id, plant, version, trashed_at, trashed_by, history_seq) VALUES (?, ?, ?, ?, ?, ?)'),
-    trashed: db.prepare<[number], { plant: string, version: number, history_seq: number | null }>('SELECT plant, version, history_seq FROM trash WHERE id = ?'),
+    trash: db.prepare('INSERT INTO trash (id, plant, version, trashed_at, trashed_by, history_seq, ledger_seq) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    trashed: db.prepare<[number], { plant: string, version: number, history_seq: number | null, ledger_seq: number | null }>('SELECT plant, version, history_seq, ledger_seq FROM trash WHERE id = ?'),
     untrash: db.prepare('DELETE FROM trash WHERE id = ?'),
-    insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at, history_seq, low_stock_at, on_hand, reserved, available) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at, history_seq, low_stock_at, on_hand, reserved, available, ledger_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     // index_remove / index_add: what the write changes in the name search index (search-backlog.ts).
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     // Every change records its version in the plant's history (history.ts), in the same transaction.
@@ -178,7 +180,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   const stockWrite = stockWriter(db, idempotencyTtlMs, {
     load: (id) => {
       const row = s.current.get(id)
-      return row && { plant: storedPlant(id, fieldsOf(row), JSON.parse(row.photos) as Photo[], row.version, row.created_at, row.updated_at, stockOfRow(row)), historySeq: row.history_seq }
+      return row && { plant: storedPlant(id, fieldsOf(row), JSON.parse(row.photos) as Photo[], row.version, row.created_at, row.updated_at, stockOfRow(row)), historySeq: row.history_seq, ledgerSeq: row.ledger_seq }
     },
     record: (id, version, now, actor, changes, prev) => Number(s.insertHistory.run(id, version, KIND_CODES.updated, now, actor, changes, prev).lastInsertRowid),
     change: (plant, now, actor) => Number(s.insertChange.run('updated', plant.id, plant.version, JSON.stringify(toRecord(plant)), now, null, null, actor).lastInsertRowid),
@@ -274,7 +276,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       // The photos' files keep their references: the trash names them until the plant is purged.
       const was = storedPlant(op.id, fieldsOf(current), JSON.parse(current.photos) as Photo[], current.version, current.created_at, current.updated_at, stockOfRow(current))
       const head = record('deleted', op.id, current.version + 1, now, op.actor, NO_CHANGES, current.history_seq)
-      s.trash.run(op.id, JSON.stringify(was), current.version + 1, now, op.actor, head)
+      s.trash.run(op.id, JSON.stringify(was), current.version + 1, now, op.actor, head, current.ledger_seq)
       count(current.status, -1)
       // Its stock goes to the trash with it: counted nowhere until a restore.
       moveUnits(was.stock, -1)
@@ -350,7 +352,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       files.release(was.photos)
       s.untrash.run(op.id)
       forgetHistory(op.id, entry.history_seq)
-      forgetStock(op.id)
+      forgetStock(op.id, entry.ledger_seq)
       return undefined
     }
     if (op.expectedVersions && !op.expectedVersions.includes(entry.version)) throw new Refused('version-mismatch')
@@ -364,7 +366,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const key = nameKey(name)
     const head = record('restored', op.id, version, op.now, op.actor, NO_CHANGES, entry.history_seq)
     s.insertAgain.run(op.id, name, key, nameOrderKey(name), category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, JSON.stringify(was.photos), version, createdAt, op.now, head,
-      lowStockAt, stock?.onHand ?? null, stock?.reserved ?? null, stock?.available ?? null)
+      lowStockAt, stock?.onHand ?? null, stock?.reserved ?? null, stock?.available ?? null, entry.ledger_seq)
     for (const tag of tags) s.insertTag.run(filterKey(tag), tag, op.id)
     count(status, 1)
     moveUnits(stock, 1)
