@@ -12,4 +12,6 @@ export interface PlantContext {
   /** One 'updated' change of the feed with the record after it; answers its seq. */
   change (plant: StoredPlant, now: number, actor: string): number
   count (status: string, delta: number): void
+  /** Moves the units on hand the inventory counts (meta units_on_hand), written once at the end of the group's transaction. */
+  units (delta: number): void
 }

@@ -47,7 +47,6 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     untrack: db.prepare('UPDATE plants SET on_hand = NULL, reserved = NULL, available = NULL, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
     dropPlantLevels: db.prepare('DELETE FROM stock_levels WHERE plant_id = ?'),
     ledger: db.prepare(INSERT_MOVEMENT),
-    units: db.prepare("UPDATE meta SET value = value + ? WHERE key = 'units_on_hand'"),
     // A crossing into low or no stock rides on the movement's change (webhooks stock.low / stock.out).
     crossing: db.prepare('UPDATE changes SET stock_events = ? WHERE seq = ?'),
     getKey: db.prepare<[string, number], { request_hash: string, response: string, created_at: number }>(
@@ -80,8 +79,10 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     const { plant, historySeq, ledgerSeq } = found
     if (op.expectedVersions && !op.expectedVersions.includes(plant.version)) throw new VersionMismatch()
     const location = input.location ?? 'main'
-    if (!s.location.get(location)) throw new LocationNotFound(location)
+    // A level is only ever at a known location (a location's delete takes its levels): the location
+    // is looked up only for the plant's first movement there.
     const row = s.level.get(op.id, location)
+    if (row === undefined && !s.location.get(location)) throw new LocationNotFound(location)
     const applied = applyMovement(input, location, row && { onHand: row.on_hand, reserved: row.reserved }, plant.stock, plant.status as PlantStatus)
     const after: StoredPlant = applied.changes ? { ...plant, stock: applied.stock, status: applied.status, version: plant.version + 1, updatedAt: timestamp(now) } : plant
     const changes = movementChanges(fieldChanges(plant, after), input.reason, { location })
@@ -92,7 +93,7 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     else if (applied.status === plant.status) s.setTotals.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, after.version, now, head, seq, op.id)
     else s.setPlant.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, applied.status, after.version, now, head, seq, op.id)
     s.setLevel.run(op.id, location, applied.level.onHand, applied.level.reserved)
-    s.units.run(applied.delta)
+    plants.units(applied.delta)
     const result: MovementResult = {
       movement: { seq, at: timestamp(now), actor: op.actor, location, delta: applied.delta, reason: input.reason, reference: input.reference ?? null, onHandAfter: applied.level.onHand },
       level: applied.level,

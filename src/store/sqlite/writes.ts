@@ -184,7 +184,8 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     },
     record: (id, version, now, actor, changes, prev) => Number(s.insertHistory.run(id, version, KIND_CODES.updated, now, actor, changes, prev).lastInsertRowid),
     change: (plant, now, actor) => Number(s.insertChange.run('updated', plant.id, plant.version, JSON.stringify(toRecord(plant)), now, null, null, actor).lastInsertRowid),
-    count: (status, delta) => { count(status, delta) }
+    count: (status, delta) => { count(status, delta) },
+    units: (delta) => { unitsMoved += delta }
   })
   /** A stock write, its refusals as the writer's. */
   const stockWrites = (op: StockWriteOp): StockWriteResult => {
@@ -229,6 +230,8 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   // The status counts change with the batch and are written once, at its end, in its transaction.
   const counts = new Map<string, number>()
   const count = (status: string, delta: number): void => { counts.set(status, (counts.get(status) ?? 0) + delta) }
+  // So do the units on hand the group's movements move: one statement a group, not one a sale.
+  let unitsMoved = 0
 
   /** Refuses a SKU another plant than `id` has (the writes of a batch run one after another: no race). */
   const claimSku = (sku: string | null, id: number | undefined): void => {
@@ -437,6 +440,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   return (batch) => {
     const outcomes: Outcome[] = []
     counts.clear()
+    unitsMoved = 0
     try {
       s.begin.run()
       for (const op of batch) {
@@ -449,6 +453,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       }
       search.settle(batch.reduce((n, op) => n + (op.kind === 'batch' ? op.ops.length : isWebhookWrite(op) || isStockWrite(op) ? 0 : 1), 0))
       for (const [status, delta] of counts) if (delta !== 0) s.count.run(delta, status)
+      if (unitsMoved !== 0) s.units.run(unitsMoved)
       s.commit.run()
       return { outcomes }
     } catch (err) {
