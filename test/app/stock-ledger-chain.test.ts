@@ -163,7 +163,7 @@ test('SQLite: migration 27 chains a ledger written with the (plant_id, seq) inde
   })
   const after = connect(`${dir.path}/catalogue.db`)
   t.after(() => after.close())
-  assert.equal(after.pragma('user_version', { simple: true }), LEDGER_CHAIN_VERSION + 1)
+  assert.ok(Number(after.pragma('user_version', { simple: true })) > LEDGER_CHAIN_VERSION, 'migration 27 ran')
   assert.deepEqual(after.prepare("SELECT name FROM sqlite_master WHERE tbl_name IN ('stock_movements', 'stock_levels') AND type = 'index' AND sql IS NOT NULL ORDER BY name").pluck().all(),
     ['stock_levels_location'])
   assert.equal(after.prepare("SELECT sql FROM sqlite_master WHERE name = 'stock_levels_location'").pluck().get(), 'CREATE INDEX stock_levels_location ON stock_levels (location)')
