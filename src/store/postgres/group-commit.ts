@@ -11,6 +11,7 @@ import type { Session } from './connection.js'
 import { isRetryable, isUnavailable, storageError } from './storage-errors.js'
 import { recordCommit } from '../commit-sizes.js'
 import { needsTransaction, writeGroup, type Outcome, type WriteOp } from './group-writes.js'
+import { moveGroup, type MoveOp } from './move-group.js'
 
 /** What a unit of work sees: its transaction's connection, and the outbox it appends to. */
 export interface Tx {
@@ -26,6 +27,8 @@ export interface Tx {
 interface Pending {
   /** A plant write, done set-based with the group's others (group-writes.ts) … */
   op?: WriteOp
+  /** … or a stock movement, done set-based with the group's others (move-group.ts) … */
+  move?: MoveOp
   /** … or a unit of work of its own statements (photos). */
   work?: (tx: Tx) => Promise<unknown>
   resolve: (value: any) => void
@@ -109,6 +112,11 @@ export class GroupCommit {
     return this.enqueue({ op })
   }
 
+  /** Queues a stock movement: the group's are checked in arrival order and written together, set-based. */
+  move<T> (op: MoveOp): Promise<T> {
+    return this.enqueue({ move: op })
+  }
+
   /**
    * Queues a unit of work that issues its own statements (within the group's transaction for such
    * work). `writes` is how many plant writes it makes (a batch's operations): its deadline grows by
@@ -136,7 +144,7 @@ export class GroupCommit {
     return done
   }
 
-  private pending (what: { op?: WriteOp, work?: (tx: Tx) => Promise<unknown> }, resolve: (value: any) => void, reject: (error: unknown) => void, budgetMs: number): Pending {
+  private pending (what: { op?: WriteOp, move?: MoveOp, work?: (tx: Tx) => Promise<unknown> }, resolve: (value: any) => void, reject: (error: unknown) => void, budgetMs: number): Pending {
     const item: Pending = { ...what, resolve, reject, settled: false, budgetMs, timer: undefined as unknown as NodeJS.Timeout }
     item.timer = setTimeout(() => {
       settle(item, { ok: false, error: new StorageUnavailable(`postgres: no commit within ${budgetMs} ms`) })
@@ -144,7 +152,7 @@ export class GroupCommit {
     return item
   }
 
-  private enqueue<T> (what: { op?: WriteOp, work?: (tx: Tx) => Promise<unknown> }, budgetMs = this.deadlineMs): Promise<T> {
+  private enqueue<T> (what: { op?: WriteOp, move?: MoveOp, work?: (tx: Tx) => Promise<unknown> }, budgetMs = this.deadlineMs): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const item = this.pending(what, resolve, reject, budgetMs)
       this.queue.push(item)
@@ -181,11 +189,13 @@ export class GroupCommit {
     }
   }
 
-  /** Plant writes in one set-based transaction (or lone statement); other work in a transaction of its own. */
+  /** Plant writes in one set-based transaction (or lone statement), movements in another; other work in a transaction of its own. */
   private async commit (batch: Pending[]): Promise<void> {
     const ops = batch.filter((p) => p.op !== undefined)
+    const moves = batch.filter((p) => p.move !== undefined)
     const works = batch.filter((p) => p.work !== undefined)
     if (ops.length > 0) await this.attempt(ops, (items) => this.writeOps(items))
+    if (moves.length > 0) await this.attempt(moves, (items) => this.writeMoves(items))
     if (works.length > 0) await this.attempt(works, (items) => this.runWorks(items))
   }
 
@@ -224,6 +234,12 @@ export class GroupCommit {
     const write = (client: pg.PoolClient): Promise<[Outcome[], number | undefined]> =>
       writeGroup(client, ops, this.clock.now(), this.clock.idempotencyTtlMs, inTransaction)
     return inTransaction ? this.session.transaction(write, undefined, true) : this.session.run(write)
+  }
+
+  private writeMoves (batch: Pending[]): Promise<[Outcome[], number | undefined]> {
+    // Already answered (its deadline passed while it waited): do not write what nobody will be told about.
+    const moves = batch.map((p) => p.settled ? undefined : p.move)
+    return this.session.transaction((client) => moveGroup(client, moves, this.clock.now(), this.clock.idempotencyTtlMs))
   }
 
   private runWorks (batch: Pending[]): Promise<readonly [Outcome[], number | undefined]> {

@@ -127,7 +127,7 @@ export function writeValues (now: number, creates: CreateRow[], updated: StoredP
 const SURROGATE_ESCAPE = /\\ud[89a-f]/i
 const LONE_SURROGATE = /[\uD800-\uDFFF]/gu
 
-function jsonParam (value: unknown): string {
+export function jsonParam (value: unknown): string {
   const json = JSON.stringify(value)
   if (!SURROGATE_ESCAPE.test(json)) return json
   return JSON.stringify(value, (_key, v: unknown) => typeof v === 'string' ? v.replace(LONE_SURROGATE, '\ufffd') : v)

@@ -20,6 +20,7 @@ import { fillNameKeyColumn } from './name-keys.js'
 import { fillSearchKeys } from './search-columns.js'
 import { Session, clientConfig, parseDatabaseUrl, type Timeouts } from './connection.js'
 import { GroupCommit, type Tx } from './group-commit.js'
+import type { MoveOp } from './move-group.js'
 import { toPlant, type PlantRow, type WriteOp } from './group-writes.js'
 import { migrate } from './migrate.js'
 import { postgresKeyStore } from './postgres-key-store.js'
@@ -143,7 +144,7 @@ class PostgresPlantStore implements PlantStore {
     this.keys = postgresKeyStore(this.session)
     this.webhooks = new PostgresWebhookStore(this.session)
     this.commits = new GroupCommit(this.session, timeouts.operationMs, (head) => { this.seen(head) }, { now: () => this.now(), idempotencyTtlMs: this.idempotencyTtlMs })
-    this.stock = postgresStockStore({ session: this.session, work: (work) => this.work(work), now: () => this.now(), idempotencyTtlMs: this.idempotencyTtlMs })
+    this.stock = postgresStockStore({ session: this.session, work: (work) => this.work(work), move: (op) => this.moveStock(op), now: () => this.now(), idempotencyTtlMs: this.idempotencyTtlMs })
   }
 
   /** Settles when migrated, or when `waitMs` passes with the database unreachable (it keeps trying). */
@@ -410,6 +411,11 @@ class PostgresPlantStore implements PlantStore {
   private work<T> (work: (tx: Tx) => Promise<T>, writes?: number): Promise<T> {
     if (this.closed) return Promise.reject(new StorageUnavailable('postgres: store closed'))
     return this.commits.run(work, writes)
+  }
+
+  private moveStock<T> (op: MoveOp): Promise<T> {
+    if (this.closed) return Promise.reject(new StorageUnavailable('postgres: store closed'))
+    return this.commits.move(op)
   }
 
   private beside<T> (work: (tx: Tx) => Promise<T>, writes?: number): Promise<T> {

@@ -1,0 +1,296 @@
+import type pg from 'pg'
+import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
+import { fieldChanges, KIND_CODES, movementChanges } from '../../catalogue/history.js'
+import { toRecord, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
+import { timestamp } from '../../catalogue/price-sku-barcode.js'
+import { applyMovement, LocationNotFound, MAIN_LOCATION, stockCrossings, type MovementInput, type MovementResult, type StockCrossing } from '../../catalogue/stock.js'
+import type { IdempotencyClaim } from '../idempotency.js'
+import { jsonParam } from './group-statement.js'
+import { ROW_COLUMNS, toPlant, type Outcome, type PlantRow } from './group-writes.js'
+
+// The stock movements of one group commit, set-based as its plant writes are (group-writes.ts):
+// whatever the number of movements, a group costs BEGIN, two statements and COMMIT.
+//   1. One statement claims the group's Idempotency-Keys (in key order), locks its plants (in id
+//      order, FOR UPDATE: a movement of the same plant on any instance waits for this group's
+//      commit), shares its locations (FOR SHARE: a location's delete waits), and reads the plants'
+//      levels and the keys' earlier uses.
+//   2. Here, movement by movement in arrival order, each checked and applied (applyMovement)
+//      against its plant and level as the movements before it in the group left them: two sales of
+//      the last unit in one group, the first sells it and the second is refused. A refusal (not
+//      found, version mismatch, unknown location, insufficient stock, a count's expected) touches
+//      nothing and no other movement.
+//   3. One statement writes every applied movement: the plants' totals, status and version, the
+//      levels, the ledger's rows (their positions drawn here, so a refused movement takes none),
+//      the keys' answers, the feed's changes with their stock events, the history, the counts and
+//      the NOTIFY; then COMMIT.
+// The levels are read in the statement that locks the plants, so under the snapshot taken before a
+// lock waited: a plant whose locked row is newer than the snapshot's (another instance's commit came
+// in between) has its levels read again in a statement of its own. Every write of a live plant's
+// levels (a movement, a reservation's step, untracking) writes its row too, so the version tells.
+
+/** A movement as queued (StockStore.move). */
+export interface MoveOp { id: number, input: MovementInput, idempotency?: IdempotencyClaim, expectedVersions?: number[], actor: string }
+
+const PREPARE = `
+WITH claimed AS (
+  INSERT INTO idempotency_keys AS k (key, request_hash, created_at)
+  SELECT key, hash, $4 FROM unnest($2::text[], $3::text[]) AS c (key, hash)
+  ON CONFLICT (key) DO UPDATE SET request_hash = EXCLUDED.request_hash, plant_id = NULL, response = NULL, created_at = EXCLUDED.created_at
+  WHERE k.created_at <= $5
+  RETURNING key
+), locked AS (
+  SELECT ${ROW_COLUMNS} FROM plants WHERE id = ANY ($1::bigint[]) ORDER BY id FOR UPDATE
+), places AS (
+  SELECT name FROM locations WHERE name = ANY ($6::text[]) FOR SHARE
+)
+SELECT (SELECT coalesce(array_agg(key), '{}') FROM claimed) AS claimed,
+  (SELECT coalesce(json_agg(l), '[]') FROM (SELECT locked.*, (SELECT s.version FROM plants s WHERE s.id = locked.id) AS seen FROM locked) AS l) AS plants,
+  (SELECT coalesce(array_agg(name), '{}') FROM places) AS places,
+  (SELECT coalesce(json_agg(v), '[]') FROM (SELECT plant_id, location, on_hand, reserved FROM stock_levels WHERE plant_id = ANY ($1::bigint[])) AS v) AS levels,
+  (SELECT coalesce(json_agg(e), '[]') FROM (SELECT key, request_hash, response, created_at FROM idempotency_keys WHERE key = ANY ($2::text[]) AND created_at > $5) AS e) AS earlier`
+
+// A new statement: its snapshot has every commit the locks waited for.
+const LEVELS = 'SELECT plant_id, location, on_hand, reserved FROM stock_levels WHERE plant_id = ANY ($1::bigint[])'
+const EARLIER = 'SELECT key, request_hash, response, created_at FROM idempotency_keys WHERE key = ANY ($1::text[]) AND created_at > $2'
+const UNCLAIM = 'DELETE FROM idempotency_keys WHERE key = ANY ($1::text[]) AND response IS NULL'
+
+/**
+ * Every write of the group's applied movements. The ledger's positions are drawn from its sequence
+ * in the movements' order (the subquery sorted first), and put into the texts that carry them (a
+ * key's answer, a change's stock events) between the halves the caller split them into.
+ * The plant and key rows are locked already (PREPARE); feed_head's is taken last, as group-commit.ts says.
+ */
+const WRITE = `
+WITH m AS (
+  SELECT nextval(pg_get_serial_sequence('stock_movements', 'seq')) AS seq, m.*
+  FROM (SELECT * FROM json_to_recordset($4::json) AS m (n int, plant_id bigint, actor text, location text, delta bigint, reason text, reference text,
+    on_hand_after bigint, version int, change_n int, plant text, changes text, idem text, hash text, answer_head text, answer_tail text, events_head text, events_tail text) ORDER BY n) AS m
+), ledger AS (
+  INSERT INTO stock_movements (seq, plant_id, at, actor, location, delta, reason, reference, on_hand_after) OVERRIDING SYSTEM VALUE
+  SELECT seq, plant_id, $1, actor, location, delta, reason, reference, on_hand_after FROM m
+), answered AS (
+  UPDATE idempotency_keys k SET request_hash = m.hash, plant_id = m.plant_id, response = m.answer_head || m.seq || m.answer_tail FROM m WHERE k.key = m.idem
+), unclaimed AS (
+  DELETE FROM idempotency_keys WHERE key = ANY ($6::text[]) AND response IS NULL
+), p AS (
+  SELECT * FROM json_to_recordset($2::json) AS p (id bigint, on_hand bigint, reserved bigint, available bigint, status text, version int)
+), plant AS (
+  UPDATE plants SET on_hand = p.on_hand, reserved = p.reserved, available = p.available, status = p.status, version = p.version, updated_at = $1
+  FROM p WHERE plants.id = p.id
+), level AS (
+  INSERT INTO stock_levels (plant_id, location, on_hand, reserved)
+  SELECT plant_id, location, on_hand, reserved FROM json_to_recordset($3::json) AS l (plant_id bigint, location text, on_hand bigint, reserved bigint)
+  ON CONFLICT (plant_id, location) DO UPDATE SET on_hand = EXCLUDED.on_hand
+), head AS (
+  UPDATE meta SET value = value + $5 WHERE key = 'feed_head' RETURNING value
+), appended AS (
+  INSERT INTO changes (seq, kind, plant_id, version, plant, at, actor, stock_events)
+  SELECT head.value - $5 + m.change_n, 'updated', m.plant_id, m.version, m.plant, $1, m.actor, m.events_head || m.seq || m.events_tail
+  FROM head, m WHERE m.change_n IS NOT NULL
+), recorded AS (
+  INSERT INTO history (plant_id, at, version, kind, actor, changes)
+  SELECT plant_id, $1, version, ${KIND_CODES.updated}, actor, changes FROM m WHERE m.change_n IS NOT NULL
+), counted AS (
+  -- After head (it joins it), so every writer takes feed_head's lock first and the count rows after it.
+  UPDATE meta c SET value = c.value + d.delta
+  FROM head, (SELECT 'count_' || k AS key, sum(v) AS delta FROM unnest($7::text[], $8::bigint[]) AS d (k, v) GROUP BY k) d
+  WHERE c.key = d.key AND d.delta <> 0
+)
+SELECT (SELECT array_agg(seq ORDER BY n) FROM m) AS seqs, value AS head, pg_notify('plant_changes', current_schema() || ':' || value) FROM head`
+
+/** created_at is a BIGINT: pg hands it over as a string, json_agg as a number. */
+interface Earlier { key: string, request_hash: string, response: string | null, created_at: number | string }
+interface LevelRow { plant_id: number | string, location: string, on_hand: number | string, reserved: number | string }
+
+/** The ledger position a movement's JSON is split at: what comes before it (ending `"seq":`) and after it. */
+const SEQ_MARK = '"movement":{"seq":0'
+function splitAtSeq (json: string): [string, string] {
+  const at = json.indexOf(SEQ_MARK)
+  if (at < 0) throw new TypeError('no movement position to fill in')
+  return [json.slice(0, at + SEQ_MARK.length - 1), json.slice(at + SEQ_MARK.length)]
+}
+
+const placeKey = (id: number, location: string): string => `${id}\u0000${location}`
+
+interface Applied {
+  index: number
+  op: MoveOp
+  result: MovementResult
+  record: string
+  /** The history's changes; undefined for a count that changed nothing (no version, change or history entry). */
+  changes: string | undefined
+  crossing?: Omit<StockCrossing, 'movement'> & { movement: MovementResult['movement'] }
+}
+
+/**
+ * Runs one group's movements on `client`, inside BEGIN … COMMIT (the caller's). Returns each
+ * movement's outcome (undefined where `moves` has none) and the feed's new head, if it moved. A
+ * refusal is an outcome; anything PostgreSQL refuses is thrown, and nothing is written.
+ */
+export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Array<MoveOp | undefined>, now: number, idempotencyTtlMs: number): Promise<[Outcome[], number | undefined]> {
+  const outcomes: Outcome[] = moves.map(() => undefined)
+  const ids = new Set<number>()
+  const places = new Set<string>()
+  const keyHashes = new Map<string, string>() // the first hash each key comes with
+  for (const move of moves) {
+    if (move === undefined) continue
+    ids.add(move.id)
+    places.add(move.input.location ?? MAIN_LOCATION)
+    if (move.idempotency && !keyHashes.has(move.idempotency.key)) keyHashes.set(move.idempotency.key, move.idempotency.requestHash)
+  }
+  if (ids.size === 0) return [outcomes, undefined]
+  const lockIds = [...ids].sort((a, b) => a - b)
+  const keys = [...keyHashes.keys()].sort()
+  const expiredBefore = now - idempotencyTtlMs
+
+  // 1. Claim, lock, read.
+  const { rows: [r] } = await client.query<{ claimed: string[], plants: Array<PlantRow & { seen: number | null }>, places: string[], levels: LevelRow[], earlier: Earlier[] }>({
+    name: 'stock-move-prepare',
+    text: PREPARE,
+    values: [lockIds, keys, keys.map((k) => keyHashes.get(k)), now, expiredBefore, [...places]]
+  })
+  const claimed = new Set(r.claimed)
+  const current = new Map<number, StoredPlant>()
+  const newer: number[] = []
+  for (const row of r.plants) {
+    current.set(Number(row.id), toPlant(row))
+    if (row.seen === null || Number(row.seen) !== Number(row.version)) newer.push(Number(row.id))
+  }
+  const known = new Set(r.places)
+  const levels = new Map<string, { onHand: number, reserved: number }>()
+  const setLevels = (rows: LevelRow[]): void => {
+    for (const l of rows) levels.set(placeKey(Number(l.plant_id), l.location), { onHand: Number(l.on_hand), reserved: Number(l.reserved) })
+  }
+  setLevels(r.levels)
+  if (newer.length > 0) {
+    for (const id of newer) for (const k of [...levels.keys()]) if (k.startsWith(`${id}\u0000`)) levels.delete(k)
+    setLevels((await client.query<LevelRow>({ name: 'stock-move-levels', text: LEVELS, values: [newer] })).rows)
+  }
+  const earlier = new Map(r.earlier.map((e) => [e.key, e]))
+  // A key held by a request that committed after the snapshot (the claim waited for it): read again.
+  const unseen = keys.filter((k) => !claimed.has(k) && !earlier.has(k))
+  if (unseen.length > 0) {
+    for (const e of (await client.query<Earlier>({ name: 'stock-move-earlier', text: EARLIER, values: [unseen, expiredBefore] })).rows) earlier.set(e.key, e)
+  }
+
+  // 2. Each movement in arrival order, against its plant and level as the ones before it left them.
+  const applied: Applied[] = []
+  const owner = new Map<string, Applied>() // the applied movement answering for each claimed key
+  const replays: Array<{ index: number, of: Applied }> = []
+  const counts = new Map<string, number>()
+  const count = (key: string, delta: number): void => { counts.set(key, (counts.get(key) ?? 0) + delta) }
+  const levelsWritten = new Map<string, { plant_id: number, location: string, on_hand: number, reserved: number }>()
+  const at = timestamp(now)
+  moves.forEach((move, index) => {
+    if (move === undefined) return
+    try {
+      const { id, input, idempotency: claim, expectedVersions, actor } = move
+      if (claim) {
+        const first = owner.get(claim.key)
+        if (first) {
+          if (first.op.idempotency!.requestHash !== claim.requestHash) throw new IdempotencyKeyReused(now, now + idempotencyTtlMs)
+          replays.push({ index, of: first })
+          return
+        }
+        if (!claimed.has(claim.key)) {
+          const before = earlier.get(claim.key)
+          const usedAt = before === undefined ? now : Number(before.created_at)
+          // Gone between the two statements (purged): refuse rather than move twice; rare, and a retry succeeds.
+          if (!before || before.request_hash !== claim.requestHash || before.response === null) throw new IdempotencyKeyReused(usedAt, usedAt + idempotencyTtlMs)
+          outcomes[index] = { ok: true, value: { ...JSON.parse(before.response) as MovementResult, replayed: true } }
+          return
+        }
+      }
+      const plant = current.get(id)
+      if (!plant) throw new PlantNotFound()
+      if (expectedVersions && !expectedVersions.includes(plant.version)) throw new VersionMismatch()
+      const location = input.location ?? MAIN_LOCATION
+      if (!known.has(location)) throw new LocationNotFound(location)
+      const place = placeKey(id, location)
+      const moved = applyMovement(input, location, levels.get(place), plant.stock, plant.status as PlantStatus)
+      // A count that finds the level as it is changes no plant (no version, change or history entry): the ledger keeps it.
+      const after: StoredPlant = moved.changes ? { ...plant, stock: moved.stock, status: moved.status, version: plant.version + 1, updatedAt: at } : plant
+      const result: MovementResult = {
+        // seq: filled in when the ledger's row is written (its position drawn then).
+        movement: { seq: 0, at, actor, location, delta: moved.delta, reason: input.reason, reference: input.reference ?? null, onHandAfter: moved.level.onHand },
+        level: moved.level,
+        stock: moved.stock,
+        id,
+        version: after.version,
+        replayed: false
+      }
+      const events = stockCrossings(plant.stock, moved.stock, plant.lowStockAt)
+      const done: Applied = {
+        index,
+        op: move,
+        result,
+        record: JSON.stringify(toRecord(after)),
+        changes: moved.changes ? movementChanges(fieldChanges(plant, after), input.reason, { location }) : undefined,
+        crossing: events.length > 0 ? { events, movement: result.movement, level: result.level } : undefined
+      }
+      applied.push(done)
+      if (claim) owner.set(claim.key, done)
+      if (after.status !== plant.status) {
+        count(plant.status, -1)
+        count(after.status, 1)
+      }
+      count('units_on_hand', moved.delta)
+      current.set(id, after)
+      levels.set(place, { onHand: moved.level.onHand, reserved: moved.level.reserved })
+      levelsWritten.set(place, { plant_id: id, location, on_hand: moved.level.onHand, reserved: moved.level.reserved })
+    } catch (error) {
+      outcomes[index] = { ok: false, error }
+    }
+  })
+  // Keys claimed for movements that were all refused: the claim goes, or a retry would be refused as a reuse.
+  const unclaim = keys.filter((k) => claimed.has(k) && !owner.has(k))
+  if (applied.length === 0) {
+    if (unclaim.length > 0) await client.query({ name: 'stock-move-unclaim', text: UNCLAIM, values: [unclaim] })
+    return [outcomes, undefined]
+  }
+
+  // 3. Every write in one statement.
+  const touched = new Set(applied.map((a) => a.op.id))
+  const plants = [...touched].map((id) => {
+    const p = current.get(id)!
+    return { id, on_hand: p.stock!.onHand, reserved: p.stock!.reserved, available: p.stock!.available, status: p.status, version: p.version }
+  })
+  let changed = 0
+  const rows = applied.map((a, i) => {
+    const m = a.result.movement
+    const changeN = a.changes === undefined ? null : ++changed
+    const [answerHead, answerTail] = a.op.idempotency ? splitAtSeq(JSON.stringify(a.result)) : [null, null]
+    const [eventsHead, eventsTail] = a.crossing ? splitAtSeq(JSON.stringify(a.crossing)) : [null, null]
+    return {
+      n: i + 1,
+      plant_id: a.op.id,
+      actor: m.actor,
+      location: m.location,
+      delta: m.delta,
+      reason: m.reason,
+      reference: m.reference,
+      on_hand_after: m.onHandAfter,
+      version: a.result.version,
+      change_n: changeN,
+      plant: a.record,
+      changes: a.changes,
+      idem: a.op.idempotency?.key ?? null,
+      hash: a.op.idempotency?.requestHash ?? null,
+      answer_head: answerHead,
+      answer_tail: answerTail,
+      events_head: eventsHead,
+      events_tail: eventsTail
+    }
+  })
+  const { rows: [written] } = await client.query<{ seqs: Array<number | string>, head: number }>({
+    name: 'stock-move-write',
+    text: WRITE,
+    values: [now, JSON.stringify(plants), jsonParam([...levelsWritten.values()]), jsonParam(rows), changed, unclaim, [...counts.keys()], [...counts.values()]]
+  })
+  applied.forEach((a, i) => {
+    a.result.movement.seq = Number(written.seqs[i])
+    outcomes[a.index] = { ok: true, value: a.result }
+  })
+  for (const { index, of } of replays) outcomes[index] = { ok: true, value: { ...of.result, replayed: true } }
+  return [outcomes, written.head]
+}
