@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../src/catalogue/errors.js'
+import { InsufficientStock, LocationNotFound, MovementInvalid, StockChanged, type MovementInput, type MovementResult } from '../../src/catalogue/stock.js'
+import { commitSizes } from '../../src/store/commit-sizes.js'
+import type { IdempotencyClaim } from '../../src/store/idempotency.js'
+import type { PlantStore } from '../../src/store/plant-store.js'
+import { ENGINES } from '../helpers/engines.js'
+
+// Movements that share one group commit (PostgreSQL writes a group's movements set-based:
+// src/store/postgres/move-group.ts): each is checked in arrival order against what the ones before
+// it left, a refused one is refused alone, and the ledger's positions have no gaps, refusals or not.
+
+const plantOf = async (store: PlantStore, name: string): Promise<number> =>
+  (await store.create({ name, category: null, tags: [], status: 'available' })).plant.id
+
+/** Every movement of `ids`' plants, in ledger order. */
+async function ledgerOf (store: PlantStore, ids: number[]): Promise<Array<{ seq: number, plant: number, onHandAfter: number, delta: number }>> {
+  const all = []
+  for (const id of ids) for (const m of (await store.stock.movements(id, undefined, 100))!) all.push({ seq: m.seq, plant: id, onHandAfter: m.onHandAfter, delta: m.delta })
+  return all.sort((a, b) => a.seq - b.seq)
+}
+
+for (const engine of ENGINES) {
+  describe(`movements in one group on ${engine.name}`, { skip: engine.skip }, () => {
+    test('several movements of one plant in one group: applied in arrival order, each refusal alone, a key used twice answered once', async (t) => {
+      const store = await engine.open()
+      t.after(async () => { await store.close() })
+      const id = await plantOf(store, 'Monstera')
+      const other = await plantOf(store, 'Fern')
+      await store.stock.move(id, { delta: 2, reason: 'received' })
+      const key = (k: string, hash = k): IdempotencyClaim => ({ key: k, requestHash: hash })
+      const sizes = commitSizes[engine.name]
+      const [commits, writes] = [sizes.count, sizes.sum]
+      const asked: Array<[number, MovementInput, IdempotencyClaim?, number[]?]> = [
+        [id, { delta: -1, reason: 'sale', reference: 'a' }, key('a')], // 2 → 1
+        [id, { delta: -1, reason: 'sale', reference: 'b' }, key('b')], // 1 → 0: the last unit
+        [id, { delta: -1, reason: 'sale', reference: 'c' }, key('c')], // none left: refused
+        [id, { delta: -1, reason: 'sale', reference: 'a' }, key('a')], // the first again: its answer
+        [id, { delta: -1, reason: 'sale', reference: 'x' }, key('b', 'another body')], // b's key, another body: refused
+        [id, { delta: 5, reason: 'received' }, key('c')], // c's key, its sale refused: free, so used here: 0 → 5
+        [id, { set: 9, expected: 4, reason: 'count' }], // expected 4, is 5: refused
+        [id, { set: 3, expected: 5, reason: 'count' }], // 5 → 3
+        [id, { delta: 1, reason: 'sale' }], // a sale that adds: refused
+        [id, { delta: -1, reason: 'sale', location: 'shed' }], // no such location: refused
+        [id, { delta: -3, reason: 'sale' }, undefined, [5]], // If-Match of a version passed: refused
+        [other, { delta: 4, reason: 'received' }], // another plant between: 0 → 4
+        [999_999, { delta: 1, reason: 'received' }], // no such plant
+        [id, { delta: -3, reason: 'sale' }, undefined, [6]] // 3 → 0, at the version the count left
+      ]
+      const outcomes = await Promise.allSettled(asked.map(([plant, input, claim, versions]) => store.stock.move(plant, input, claim, versions)))
+      // They were all one group's (one commit).
+      assert.equal(sizes.count - commits, 1)
+      assert.equal(sizes.sum - writes, asked.length)
+      const value = (i: number): MovementResult => {
+        const o = outcomes[i]
+        assert.equal(o.status, 'fulfilled', o.status === 'rejected' ? String(o.reason) : '')
+        return (o as PromiseFulfilledResult<MovementResult>).value
+      }
+      const refusal = (i: number): unknown => {
+        const o = outcomes[i]
+        assert.equal(o.status, 'rejected', `movement ${i} applied`)
+        return (o as PromiseRejectedResult).reason
+      }
+      assert.deepEqual([0, 1, 5, 7, 11, 13].map((i) => [value(i).movement.onHandAfter, value(i).version, value(i).replayed]),
+        [[1, 3, false], [0, 4, false], [5, 5, false], [3, 6, false], [4, 2, false], [0, 7, false]])
+      assert.ok(refusal(2) instanceof InsufficientStock)
+      assert.deepEqual(value(3), { ...value(0), replayed: true })
+      assert.ok(refusal(4) instanceof IdempotencyKeyReused)
+      assert.ok(refusal(6) instanceof StockChanged)
+      assert.equal((refusal(6) as StockChanged).onHand, 5)
+      assert.ok(refusal(8) instanceof MovementInvalid)
+      assert.ok(refusal(9) instanceof LocationNotFound)
+      assert.ok(refusal(10) instanceof VersionMismatch)
+      assert.ok(refusal(12) instanceof PlantNotFound)
+      // Status followed the stock through the group: sold at 0, available at 5, sold again at 0.
+      assert.deepEqual([1, 5, 13].map((i) => value(i).stock.available), [0, 5, 0])
+      const after = await store.get(id)
+      assert.deepEqual(after?.stock, { onHand: 0, reserved: 0, available: 0 })
+      assert.equal(after?.status, 'sold')
+      assert.equal(after?.version, 7)
+      // The ledger holds the applied movements in the order they were applied, each with the answer's position.
+      const ledger = await ledgerOf(store, [id, other])
+      assert.deepEqual(ledger.slice(1).map((m) => [m.plant, m.delta, m.onHandAfter]),
+        [[id, -1, 1], [id, -1, 0], [id, 5, 5], [id, -2, 3], [other, 4, 4], [id, -3, 0]])
+      assert.deepEqual(ledger.slice(1).map((m) => m.seq), [0, 1, 5, 7, 11, 13].map((i) => value(i).movement.seq))
+      // Replayed afterwards, alone, the keys answer what the group answered.
+      assert.deepEqual(await store.stock.move(id, asked[5][1], key('c')), { ...value(5), replayed: true })
+      await assert.rejects(store.stock.move(id, { delta: -1, reason: 'sale', reference: 'b' }, key('b', 'a third body')), IdempotencyKeyReused)
+    })
+
+    test('the ledger\'s positions have no gaps: a refused movement takes none, in a group of its own or among others', async (t) => {
+      const store = await engine.open()
+      t.after(async () => { await store.close() })
+      const ids = [await plantOf(store, 'Monstera'), await plantOf(store, 'Fern')]
+      const refused = async (p: Promise<unknown>): Promise<void> => { await assert.rejects(p) }
+      await store.stock.move(ids[0], { delta: 1, reason: 'received' })
+      // Alone, each in a group of its own.
+      await refused(store.stock.move(ids[0], { delta: -2, reason: 'sale' }))
+      await refused(store.stock.move(ids[0], { set: 5, expected: 3, reason: 'count' }))
+      await refused(store.stock.move(ids[0], { delta: 1, reason: 'received', location: 'shed' }))
+      await refused(store.stock.move(ids[0], { delta: 1, reason: 'received' }, undefined, [1]))
+      await store.stock.move(ids[1], { delta: 3, reason: 'received' })
+      await refused(store.stock.move(ids[1], { delta: -4, reason: 'sale' }, { key: 'k', requestHash: 'h' }))
+      await store.stock.move(ids[1], { delta: -1, reason: 'sale' }, { key: 'k', requestHash: 'h' })
+      // Among others in one group.
+      await Promise.allSettled([
+        store.stock.move(ids[0], { delta: -1, reason: 'sale' }),
+        store.stock.move(ids[0], { delta: -1, reason: 'sale' }),
+        store.stock.move(ids[1], { delta: -5, reason: 'sale' }),
+        store.stock.move(ids[1], { delta: -1, reason: 'sale' }),
+        store.stock.move(ids[0], { delta: 2, reason: 'received' })
+      ])
+      await refused(store.stock.move(ids[1], { delta: -9, reason: 'damaged' }))
+      await store.stock.move(ids[1], { delta: 1, reason: 'return' })
+      const seqs = (await ledgerOf(store, ids)).map((m) => m.seq)
+      assert.equal(seqs.length, 7)
+      assert.deepEqual(seqs, Array.from({ length: seqs.length }, (_, i) => seqs[0] + i))
+    })
+  })
+}
