@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import pg from 'pg'
 import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../src/catalogue/errors.js'
 import { InsufficientStock, LocationNotFound, MovementInvalid, StockChanged, type MovementInput, type MovementResult } from '../../src/catalogue/stock.js'
 import { commitSizes } from '../../src/store/commit-sizes.js'
 import type { IdempotencyClaim } from '../../src/store/idempotency.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
+import { openPostgresStore } from '../../src/store/postgres/postgres-plant-store.js'
 import { ENGINES } from '../helpers/engines.js'
+import { freshSchema, postgresEngine } from '../helpers/postgres-engine.js'
 
 // Movements that share one group commit (PostgreSQL writes a group's movements set-based:
 // src/store/postgres/move-group.ts): each is checked in arrival order against what the ones before
@@ -16,7 +19,7 @@ const plantOf = async (store: PlantStore, name: string): Promise<number> =>
 
 /** Every movement of `ids`' plants, in ledger order. */
 async function ledgerOf (store: PlantStore, ids: number[]): Promise<Array<{ seq: number, plant: number, onHandAfter: number, delta: number }>> {
-  const all = []
+  const all: Array<{ seq: number, plant: number, onHandAfter: number, delta: number }> = []
   for (const id of ids) for (const m of (await store.stock.movements(id, undefined, 100))!) all.push({ seq: m.seq, plant: id, onHandAfter: m.onHandAfter, delta: m.delta })
   return all.sort((a, b) => a.seq - b.seq)
 }
@@ -119,3 +122,60 @@ for (const engine of ENGINES) {
     })
   })
 }
+
+describe('PostgreSQL movements set-based', { skip: postgresEngine.skip }, () => {
+  async function open (t: { after (fn: () => Promise<void>): void }): Promise<{ store: PlantStore, url: string }> {
+    const scratch = await freshSchema()
+    // A slow poll: the head poll's statements stay out of the count below.
+    const store = await openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 86_400_000, pollIntervalMs: 60_000, operationTimeoutMs: 60_000 })
+    t.after(async () => { await store.close(); await scratch.drop() })
+    return { store, url: scratch.url }
+  }
+
+  test('a group of movements costs the same four statements whatever its size (BEGIN, lock and read, write, COMMIT)', async (t) => {
+    const { store } = await open(t)
+    const ids: number[] = []
+    for (let i = 0; i < 8; i++) ids.push(await plantOf(store, `Plant ${i}`))
+    await Promise.all(ids.map((id) => store.stock.move(id, { delta: 10, reason: 'received' })))
+    for (const size of [1, 24]) {
+      const query = pg.Client.prototype.query
+      let statements = 0
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        if (typeof (this as Partial<pg.PoolClient>).release === 'function') statements++
+        return (query as (...a: unknown[]) => unknown).apply(this, args)
+      } as typeof query
+      const before = commitSizes.postgres.count
+      try {
+        const results = await Promise.all(Array.from({ length: size }, (_, i) =>
+          store.stock.move(ids[i % ids.length], { delta: -1, reason: 'sale' }, { key: `s${size}-${i}`, requestHash: 'h' })))
+        assert.equal(results.length, size)
+      } finally {
+        pg.Client.prototype.query = query
+      }
+      assert.equal(commitSizes.postgres.count - before, 1)
+      assert.equal(statements, 4, `${size} movement(s)`)
+    }
+  })
+
+  test('a key taken by another instance\'s request after the group looked (committed while it wrote): the group runs again and answers that request\'s result', async (t) => {
+    const { store, url } = await open(t)
+    const id = await plantOf(store, 'Monstera')
+    const first = await store.stock.move(id, { delta: 3, reason: 'received' })
+    // The other instance's sale, in flight: its key inserted, not yet committed.
+    const other = new pg.Client({ connectionString: url })
+    await other.connect()
+    t.after(async () => { await other.end() })
+    const answer = { ...first, movement: { ...first.movement, seq: 1234, delta: -1, reason: 'sale' }, replayed: false }
+    await other.query('BEGIN')
+    await other.query('INSERT INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES ($1, $2, $3, $4, $5)',
+      ['till-1:sale-9', 'same', id, JSON.stringify(answer), Date.now()])
+    const sale = store.stock.move(id, { delta: -1, reason: 'sale' }, { key: 'till-1:sale-9', requestHash: 'same' })
+    // The store's group waits on the key's row until the other commits.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await other.query('COMMIT')
+    assert.deepEqual(await sale, { ...answer, replayed: true })
+    // Nothing sold twice, and the ledger holds only what was applied.
+    assert.deepEqual((await store.get(id))?.stock, { onHand: 3, reserved: 0, available: 3 })
+    assert.equal((await store.stock.movements(id, undefined, 10))?.length, 1)
+  })
+})

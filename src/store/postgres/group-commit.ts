@@ -11,7 +11,7 @@ import type { Session } from './connection.js'
 import { isRetryable, isUnavailable, storageError } from './storage-errors.js'
 import { recordCommit } from '../commit-sizes.js'
 import { needsTransaction, writeGroup, type Outcome, type WriteOp } from './group-writes.js'
-import { moveGroup, type MoveOp } from './move-group.js'
+import { KeyRaced, moveGroup, type MoveOp } from './move-group.js'
 
 /** What a unit of work sees: its transaction's connection, and the outbox it appends to. */
 export interface Tx {
@@ -239,7 +239,10 @@ export class GroupCommit {
   private writeMoves (batch: Pending[]): Promise<[Outcome[], number | undefined]> {
     // Already answered (its deadline passed while it waited): do not write what nobody will be told about.
     const moves = batch.map((p) => p.settled ? undefined : p.move)
-    return this.session.transaction((client) => moveGroup(client, moves, this.clock.now(), this.clock.idempotencyTtlMs))
+    const write = (): Promise<[Outcome[], number | undefined]> =>
+      this.session.transaction((client) => moveGroup(client, moves, this.clock.now(), this.clock.idempotencyTtlMs))
+    // A key raced by another instance's request: once more, where its answer is seen.
+    return write().catch(async (err: unknown) => { if (err instanceof KeyRaced) return await write(); throw err })
   }
 
   private runWorks (batch: Pending[]): Promise<readonly [Outcome[], number | undefined]> {

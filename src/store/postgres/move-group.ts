@@ -10,19 +10,22 @@ import { ROW_COLUMNS, toPlant, type Outcome, type PlantRow } from './group-write
 
 // The stock movements of one group commit, set-based as its plant writes are (group-writes.ts):
 // whatever the number of movements, a group costs BEGIN, two statements and COMMIT.
-//   1. One statement claims the group's Idempotency-Keys (in key order), locks its plants (in id
-//      order, FOR UPDATE: a movement of the same plant on any instance waits for this group's
-//      commit), shares its locations (FOR SHARE: a location's delete waits), and reads the plants'
-//      levels and the keys' earlier uses.
+//   1. One statement locks the group's plants (in id order, FOR UPDATE: a movement of the same
+//      plant on any instance waits for this group's commit), shares its locations (FOR SHARE: a
+//      location's delete waits), and reads the plants' levels and the keys' earlier uses.
 //   2. Here, movement by movement in arrival order, each checked and applied (applyMovement)
 //      against its plant and level as the movements before it in the group left them: two sales of
 //      the last unit in one group, the first sells it and the second is refused. A refusal (not
-//      found, version mismatch, unknown location, insufficient stock, a count's expected) touches
-//      nothing and no other movement.
+//      found, version mismatch, unknown location, insufficient stock, a count's expected, a key
+//      reused) touches nothing and no other movement. A key used earlier answers its first result.
 //   3. One statement writes every applied movement: the plants' totals, status and version, the
 //      levels, the ledger's rows (their positions drawn here, so a refused movement takes none),
-//      the keys' answers, the feed's changes with their stock events, the history, the counts and
-//      the NOTIFY; then COMMIT.
+//      the keys with their answers, the feed's changes with their stock events, the history, the
+//      counts and the NOTIFY; then COMMIT.
+// A key is written once, with its answer, in 3. A request with the same key that 1 did not see (in
+// flight on another instance, or committed since) makes 3's insert wait for it and find the key
+// taken: the group is rolled back and runs again (KeyRaced), and then answers that request's result.
+// (Only then, or when PostgreSQL rolls a group back, are ledger positions left unused.)
 // The levels are read in the statement that locks the plants, so under the snapshot taken before a
 // lock waited: a plant whose locked row is newer than the snapshot's (another instance's commit came
 // in between) has its levels read again in a statement of its own. Every write of a live plant's
@@ -32,27 +35,18 @@ import { ROW_COLUMNS, toPlant, type Outcome, type PlantRow } from './group-write
 export interface MoveOp { id: number, input: MovementInput, idempotency?: IdempotencyClaim, expectedVersions?: number[], actor: string }
 
 const PREPARE = `
-WITH claimed AS (
-  INSERT INTO idempotency_keys AS k (key, request_hash, created_at)
-  SELECT key, hash, $4 FROM unnest($2::text[], $3::text[]) AS c (key, hash)
-  ON CONFLICT (key) DO UPDATE SET request_hash = EXCLUDED.request_hash, plant_id = NULL, response = NULL, created_at = EXCLUDED.created_at
-  WHERE k.created_at <= $5
-  RETURNING key
-), locked AS (
+WITH locked AS (
   SELECT ${ROW_COLUMNS} FROM plants WHERE id = ANY ($1::bigint[]) ORDER BY id FOR UPDATE
 ), places AS (
-  SELECT name FROM locations WHERE name = ANY ($6::text[]) FOR SHARE
+  SELECT name FROM locations WHERE name = ANY ($4::text[]) FOR SHARE
 )
-SELECT (SELECT coalesce(array_agg(key), '{}') FROM claimed) AS claimed,
-  (SELECT coalesce(json_agg(l), '[]') FROM (SELECT locked.*, (SELECT s.version FROM plants s WHERE s.id = locked.id) AS seen FROM locked) AS l) AS plants,
+SELECT (SELECT coalesce(json_agg(l), '[]') FROM (SELECT locked.*, (SELECT s.version FROM plants s WHERE s.id = locked.id) AS seen FROM locked) AS l) AS plants,
   (SELECT coalesce(array_agg(name), '{}') FROM places) AS places,
   (SELECT coalesce(json_agg(v), '[]') FROM (SELECT plant_id, location, on_hand, reserved FROM stock_levels WHERE plant_id = ANY ($1::bigint[])) AS v) AS levels,
-  (SELECT coalesce(json_agg(e), '[]') FROM (SELECT key, request_hash, response, created_at FROM idempotency_keys WHERE key = ANY ($2::text[]) AND created_at > $5) AS e) AS earlier`
+  (SELECT coalesce(json_agg(e), '[]') FROM (SELECT key, request_hash, response, created_at FROM idempotency_keys WHERE key = ANY ($2::text[]) AND created_at > $3) AS e) AS earlier`
 
 // A new statement: its snapshot has every commit the locks waited for.
 const LEVELS = 'SELECT plant_id, location, on_hand, reserved FROM stock_levels WHERE plant_id = ANY ($1::bigint[])'
-const EARLIER = 'SELECT key, request_hash, response, created_at FROM idempotency_keys WHERE key = ANY ($1::text[]) AND created_at > $2'
-const UNCLAIM = 'DELETE FROM idempotency_keys WHERE key = ANY ($1::text[]) AND response IS NULL'
 
 /**
  * Every write of the group's applied movements. The ledger's positions are drawn from its sequence
@@ -64,14 +58,18 @@ const WRITE = `
 WITH m AS (
   SELECT nextval(pg_get_serial_sequence('stock_movements', 'seq')) AS seq, m.*
   FROM (SELECT * FROM json_to_recordset($4::json) AS m (n int, plant_id bigint, actor text, location text, delta bigint, reason text, reference text,
-    on_hand_after bigint, version int, change_n int, plant text, changes text, idem text, hash text, answer_head text, answer_tail text, events_head text, events_tail text) ORDER BY n) AS m
+    on_hand_after bigint, version int, plant text, changes text, idem text, hash text, answer_head text, answer_tail text, events_head text, events_tail text) ORDER BY n) AS m
 ), ledger AS (
   INSERT INTO stock_movements (seq, plant_id, at, actor, location, delta, reason, reference, on_hand_after) OVERRIDING SYSTEM VALUE
   SELECT seq, plant_id, $1, actor, location, delta, reason, reference, on_hand_after FROM m
-), answered AS (
-  UPDATE idempotency_keys k SET request_hash = m.hash, plant_id = m.plant_id, response = m.answer_head || m.seq || m.answer_tail FROM m WHERE k.key = m.idem
-), unclaimed AS (
-  DELETE FROM idempotency_keys WHERE key = ANY ($6::text[]) AND response IS NULL
+), claimed AS (
+  -- A key used within its lifetime (by a request committed since PREPARE's snapshot, or in flight:
+  -- this waits for its commit) is left as it is and not counted: the group is run again (KeyRaced).
+  INSERT INTO idempotency_keys AS k (key, request_hash, plant_id, response, created_at)
+  SELECT idem, hash, plant_id, answer_head || seq || answer_tail, $1 FROM m WHERE idem IS NOT NULL
+  ON CONFLICT (key) DO UPDATE SET request_hash = EXCLUDED.request_hash, plant_id = EXCLUDED.plant_id, response = EXCLUDED.response, created_at = EXCLUDED.created_at
+  WHERE k.created_at <= $6
+  RETURNING 1
 ), p AS (
   SELECT * FROM json_to_recordset($2::json) AS p (id bigint, on_hand bigint, reserved bigint, available bigint, status text, version int)
 ), plant AS (
@@ -85,18 +83,18 @@ WITH m AS (
   UPDATE meta SET value = value + $5 WHERE key = 'feed_head' RETURNING value
 ), appended AS (
   INSERT INTO changes (seq, kind, plant_id, version, plant, at, actor, stock_events)
-  SELECT head.value - $5 + m.change_n, 'updated', m.plant_id, m.version, m.plant, $1, m.actor, m.events_head || m.seq || m.events_tail
-  FROM head, m WHERE m.change_n IS NOT NULL
+  SELECT head.value - $5 + m.n, 'updated', m.plant_id, m.version, m.plant, $1, m.actor, m.events_head || m.seq || m.events_tail
+  FROM head, m
 ), recorded AS (
   INSERT INTO history (plant_id, at, version, kind, actor, changes)
-  SELECT plant_id, $1, version, ${KIND_CODES.updated}, actor, changes FROM m WHERE m.change_n IS NOT NULL
+  SELECT plant_id, $1, version, ${KIND_CODES.updated}, actor, changes FROM m
 ), counted AS (
   -- After head (it joins it), so every writer takes feed_head's lock first and the count rows after it.
   UPDATE meta c SET value = c.value + d.delta
   FROM head, (SELECT 'count_' || k AS key, sum(v) AS delta FROM unnest($7::text[], $8::bigint[]) AS d (k, v) GROUP BY k) d
   WHERE c.key = d.key AND d.delta <> 0
 )
-SELECT (SELECT array_agg(seq ORDER BY n) FROM m) AS seqs, value AS head, pg_notify('plant_changes', current_schema() || ':' || value) FROM head`
+SELECT (SELECT array_agg(seq ORDER BY n) FROM m) AS seqs, (SELECT count(*) FROM claimed) AS claimed, value AS head, pg_notify('plant_changes', current_schema() || ':' || value) FROM head`
 
 /** created_at is a BIGINT: pg hands it over as a string, json_agg as a number. */
 interface Earlier { key: string, request_hash: string, response: string | null, created_at: number | string }
@@ -117,8 +115,7 @@ interface Applied {
   op: MoveOp
   result: MovementResult
   record: string
-  /** The history's changes; undefined for a count that changed nothing (no version, change or history entry). */
-  changes: string | undefined
+  changes: string
   crossing?: Omit<StockCrossing, 'movement'> & { movement: MovementResult['movement'] }
 }
 
@@ -144,12 +141,11 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
   const expiredBefore = now - idempotencyTtlMs
 
   // 1. Claim, lock, read.
-  const { rows: [r] } = await client.query<{ claimed: string[], plants: Array<PlantRow & { seen: number | null }>, places: string[], levels: LevelRow[], earlier: Earlier[] }>({
+  const { rows: [r] } = await client.query<{ plants: Array<PlantRow & { seen: number | null }>, places: string[], levels: LevelRow[], earlier: Earlier[] }>({
     name: 'stock-move-prepare',
     text: PREPARE,
-    values: [lockIds, keys, keys.map((k) => keyHashes.get(k)), now, expiredBefore, [...places]]
+    values: [lockIds, keys, expiredBefore, [...places]]
   })
-  const claimed = new Set(r.claimed)
   const current = new Map<number, StoredPlant>()
   const newer: number[] = []
   for (const row of r.plants) {
@@ -167,15 +163,10 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
     setLevels((await client.query<LevelRow>({ name: 'stock-move-levels', text: LEVELS, values: [newer] })).rows)
   }
   const earlier = new Map(r.earlier.map((e) => [e.key, e]))
-  // A key held by a request that committed after the snapshot (the claim waited for it): read again.
-  const unseen = keys.filter((k) => !claimed.has(k) && !earlier.has(k))
-  if (unseen.length > 0) {
-    for (const e of (await client.query<Earlier>({ name: 'stock-move-earlier', text: EARLIER, values: [unseen, expiredBefore] })).rows) earlier.set(e.key, e)
-  }
 
   // 2. Each movement in arrival order, against its plant and level as the ones before it left them.
   const applied: Applied[] = []
-  const owner = new Map<string, Applied>() // the applied movement answering for each claimed key
+  const owner = new Map<string, Applied>() // the applied movement answering for each key it takes
   const replays: Array<{ index: number, of: Applied }> = []
   const counts = new Map<string, number>()
   const count = (key: string, delta: number): void => { counts.set(key, (counts.get(key) ?? 0) + delta) }
@@ -192,11 +183,10 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
           replays.push({ index, of: first })
           return
         }
-        if (!claimed.has(claim.key)) {
-          const before = earlier.get(claim.key)
-          const usedAt = before === undefined ? now : Number(before.created_at)
-          // Gone between the two statements (purged): refuse rather than move twice; rare, and a retry succeeds.
-          if (!before || before.request_hash !== claim.requestHash || before.response === null) throw new IdempotencyKeyReused(usedAt, usedAt + idempotencyTtlMs)
+        const before = earlier.get(claim.key)
+        if (before) {
+          const usedAt = Number(before.created_at)
+          if (before.request_hash !== claim.requestHash || before.response === null) throw new IdempotencyKeyReused(usedAt, usedAt + idempotencyTtlMs)
           outcomes[index] = { ok: true, value: { ...JSON.parse(before.response) as MovementResult, replayed: true } }
           return
         }
@@ -208,8 +198,7 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
       if (!known.has(location)) throw new LocationNotFound(location)
       const place = placeKey(id, location)
       const moved = applyMovement(input, location, levels.get(place), plant.stock, plant.status as PlantStatus)
-      // A count that finds the level as it is changes no plant (no version, change or history entry): the ledger keeps it.
-      const after: StoredPlant = moved.changes ? { ...plant, stock: moved.stock, status: moved.status, version: plant.version + 1, updatedAt: at } : plant
+      const after: StoredPlant = { ...plant, stock: moved.stock, status: moved.status, version: plant.version + 1, updatedAt: at }
       const result: MovementResult = {
         // seq: filled in when the ledger's row is written (its position drawn then).
         movement: { seq: 0, at, actor, location, delta: moved.delta, reason: input.reason, reference: input.reference ?? null, onHandAfter: moved.level.onHand },
@@ -225,7 +214,7 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
         op: move,
         result,
         record: JSON.stringify(toRecord(after)),
-        changes: moved.changes ? movementChanges(fieldChanges(plant, after), input.reason, { location }) : undefined,
+        changes: movementChanges(fieldChanges(plant, after), input.reason),
         crossing: events.length > 0 ? { events, movement: result.movement, level: result.level } : undefined
       }
       applied.push(done)
@@ -242,12 +231,7 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
       outcomes[index] = { ok: false, error }
     }
   })
-  // Keys claimed for movements that were all refused: the claim goes, or a retry would be refused as a reuse.
-  const unclaim = keys.filter((k) => claimed.has(k) && !owner.has(k))
-  if (applied.length === 0) {
-    if (unclaim.length > 0) await client.query({ name: 'stock-move-unclaim', text: UNCLAIM, values: [unclaim] })
-    return [outcomes, undefined]
-  }
+  if (applied.length === 0) return [outcomes, undefined]
 
   // 3. Every write in one statement.
   const touched = new Set(applied.map((a) => a.op.id))
@@ -255,10 +239,8 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
     const p = current.get(id)!
     return { id, on_hand: p.stock!.onHand, reserved: p.stock!.reserved, available: p.stock!.available, status: p.status, version: p.version }
   })
-  let changed = 0
   const rows = applied.map((a, i) => {
     const m = a.result.movement
-    const changeN = a.changes === undefined ? null : ++changed
     const [answerHead, answerTail] = a.op.idempotency ? splitAtSeq(JSON.stringify(a.result)) : [null, null]
     const [eventsHead, eventsTail] = a.crossing ? splitAtSeq(JSON.stringify(a.crossing)) : [null, null]
     return {
@@ -271,7 +253,6 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
       reference: m.reference,
       on_hand_after: m.onHandAfter,
       version: a.result.version,
-      change_n: changeN,
       plant: a.record,
       changes: a.changes,
       idem: a.op.idempotency?.key ?? null,
@@ -282,11 +263,12 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
       events_tail: eventsTail
     }
   })
-  const { rows: [written] } = await client.query<{ seqs: Array<number | string>, head: number }>({
+  const { rows: [written] } = await client.query<{ seqs: Array<number | string>, claimed: number | string, head: number }>({
     name: 'stock-move-write',
     text: WRITE,
-    values: [now, JSON.stringify(plants), jsonParam([...levelsWritten.values()]), jsonParam(rows), changed, unclaim, [...counts.keys()], [...counts.values()]]
+    values: [now, JSON.stringify(plants), jsonParam([...levelsWritten.values()]), jsonParam(rows), applied.length, expiredBefore, [...counts.keys()], [...counts.values()]]
   })
+  if (Number(written.claimed) !== owner.size) throw new KeyRaced()
   applied.forEach((a, i) => {
     a.result.movement.seq = Number(written.seqs[i])
     outcomes[a.index] = { ok: true, value: a.result }
@@ -294,3 +276,10 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
   for (const { index, of } of replays) outcomes[index] = { ok: true, value: { ...of.result, replayed: true } }
   return [outcomes, written.head]
 }
+
+/**
+ * A key this group took was used meanwhile by a request PREPARE's snapshot did not see (another
+ * instance's, committed since): the group's writes are rolled back and it runs again, where that
+ * request's answer is seen and replayed (GroupCommit.writeMoves).
+ */
+export class KeyRaced extends Error {}
