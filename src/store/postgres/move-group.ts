@@ -58,7 +58,7 @@ const WRITE = `
 WITH m AS (
   SELECT nextval(pg_get_serial_sequence('stock_movements', 'seq')) AS seq, m.*
   FROM (SELECT * FROM json_to_recordset($4::json) AS m (n int, plant_id bigint, actor text, location text, delta bigint, reason text, reference text,
-    on_hand_after bigint, version int, plant text, changes text, idem text, hash text, answer_head text, answer_tail text, events_head text, events_tail text) ORDER BY n) AS m
+    on_hand_after bigint, version int, change_n int, plant text, changes text, idem text, hash text, answer_head text, answer_tail text, events_head text, events_tail text) ORDER BY n) AS m
 ), ledger AS (
   INSERT INTO stock_movements (seq, plant_id, at, actor, location, delta, reason, reference, on_hand_after) OVERRIDING SYSTEM VALUE
   SELECT seq, plant_id, $1, actor, location, delta, reason, reference, on_hand_after FROM m
@@ -83,11 +83,11 @@ WITH m AS (
   UPDATE meta SET value = value + $5 WHERE key = 'feed_head' RETURNING value
 ), appended AS (
   INSERT INTO changes (seq, kind, plant_id, version, plant, at, actor, stock_events)
-  SELECT head.value - $5 + m.n, 'updated', m.plant_id, m.version, m.plant, $1, m.actor, m.events_head || m.seq || m.events_tail
-  FROM head, m
+  SELECT head.value - $5 + m.change_n, 'updated', m.plant_id, m.version, m.plant, $1, m.actor, m.events_head || m.seq || m.events_tail
+  FROM head, m WHERE m.change_n IS NOT NULL
 ), recorded AS (
   INSERT INTO history (plant_id, at, version, kind, actor, changes)
-  SELECT plant_id, $1, version, ${KIND_CODES.updated}, actor, changes FROM m
+  SELECT plant_id, $1, version, ${KIND_CODES.updated}, actor, changes FROM m WHERE m.change_n IS NOT NULL
 ), counted AS (
   -- After head (it joins it), so every writer takes feed_head's lock first and the count rows after it.
   UPDATE meta c SET value = c.value + d.delta
@@ -115,7 +115,8 @@ interface Applied {
   op: MoveOp
   result: MovementResult
   record: string
-  changes: string
+  /** The history's changes; undefined for a count that changed nothing (no version, change or history entry). */
+  changes: string | undefined
   crossing?: Omit<StockCrossing, 'movement'> & { movement: MovementResult['movement'] }
 }
 
@@ -198,7 +199,8 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
       if (!known.has(location)) throw new LocationNotFound(location)
       const place = placeKey(id, location)
       const moved = applyMovement(input, location, levels.get(place), plant.stock, plant.status as PlantStatus)
-      const after: StoredPlant = { ...plant, stock: moved.stock, status: moved.status, version: plant.version + 1, updatedAt: at }
+      // A count that finds the level as it is changes no plant (no version, change or history entry): the ledger keeps it.
+      const after: StoredPlant = moved.changes ? { ...plant, stock: moved.stock, status: moved.status, version: plant.version + 1, updatedAt: at } : plant
       const result: MovementResult = {
         // seq: filled in when the ledger's row is written (its position drawn then).
         movement: { seq: 0, at, actor, location, delta: moved.delta, reason: input.reason, reference: input.reference ?? null, onHandAfter: moved.level.onHand },
@@ -214,7 +216,7 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
         op: move,
         result,
         record: JSON.stringify(toRecord(after)),
-        changes: movementChanges(fieldChanges(plant, after), input.reason),
+        changes: moved.changes ? movementChanges(fieldChanges(plant, after), input.reason, { location }) : undefined,
         crossing: events.length > 0 ? { events, movement: result.movement, level: result.level } : undefined
       }
       applied.push(done)
@@ -234,13 +236,15 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
   if (applied.length === 0) return [outcomes, undefined]
 
   // 3. Every write in one statement.
-  const touched = new Set(applied.map((a) => a.op.id))
+  const touched = new Set(applied.filter((a) => a.changes !== undefined).map((a) => a.op.id))
   const plants = [...touched].map((id) => {
     const p = current.get(id)!
     return { id, on_hand: p.stock!.onHand, reserved: p.stock!.reserved, available: p.stock!.available, status: p.status, version: p.version }
   })
+  let changed = 0
   const rows = applied.map((a, i) => {
     const m = a.result.movement
+    const changeN = a.changes === undefined ? null : ++changed
     const [answerHead, answerTail] = a.op.idempotency ? splitAtSeq(JSON.stringify(a.result)) : [null, null]
     const [eventsHead, eventsTail] = a.crossing ? splitAtSeq(JSON.stringify(a.crossing)) : [null, null]
     return {
@@ -253,6 +257,7 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
       reference: m.reference,
       on_hand_after: m.onHandAfter,
       version: a.result.version,
+      change_n: changeN,
       plant: a.record,
       changes: a.changes,
       idem: a.op.idempotency?.key ?? null,
@@ -266,7 +271,7 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
   const { rows: [written] } = await client.query<{ seqs: Array<number | string>, claimed: number | string, head: number }>({
     name: 'stock-move-write',
     text: WRITE,
-    values: [now, JSON.stringify(plants), jsonParam([...levelsWritten.values()]), jsonParam(rows), applied.length, expiredBefore, [...counts.keys()], [...counts.values()]]
+    values: [now, JSON.stringify(plants), jsonParam([...levelsWritten.values()]), jsonParam(rows), changed, expiredBefore, [...counts.keys()], [...counts.values()]]
   })
   if (Number(written.claimed) !== owner.size) throw new KeyRaced()
   applied.forEach((a, i) => {
