@@ -35,9 +35,9 @@ export const outcomeInSentence = (attempt: Attempt): string => {
 
 export type Kind = 'created' | 'updated' | 'deleted'
 export const KINDS: Array<{ value: Kind, label: string }> = [{ value: 'created', label: 'added' }, { value: 'updated', label: 'changed' }, { value: 'deleted', label: 'deleted' }]
-/** What a system may also be told of (set through the API or the command line: the page adds systems told of changes). */
+/** What a system may also be told of: a plant's stock running low or out. */
 export type StockKind = 'stock.low' | 'stock.out'
-const STOCK_KINDS: Array<{ value: StockKind, label: string }> = [{ value: 'stock.low', label: 'runs low' }, { value: 'stock.out', label: 'runs out' }]
+export const STOCK_KINDS: Array<{ value: StockKind, label: string }> = [{ value: 'stock.low', label: 'runs low' }, { value: 'stock.out', label: 'runs out' }]
 
 const either = (words: string[]): string => words.length > 1 ? `${words.slice(0, -1).join(', ')} or ${words.at(-1)}` : words[0]
 

@@ -1,7 +1,7 @@
 import { api, ApiError, describe } from './api.js'
 import { confirmFirst, el, say } from './dom.js'
 import { at, atSeconds, choices, field, listLoader, newId, once, refusalOf, shownOnce, showRefusal, type Part } from './admin-parts.js'
-import { addressProblem, KINDS, outcome, outcomeInSentence, toldOf, type Kind, type StockKind } from './admin-outcome.js'
+import { addressProblem, KINDS, outcome, outcomeInSentence, STOCK_KINDS, toldOf, type Kind, type StockKind } from './admin-outcome.js'
 import { tell } from './toast.js'
 
 // The store's other systems told of every change (/v3/webhooks): where each is, what it is told
@@ -60,11 +60,12 @@ export function systemsPart (give: () => void, retry: () => void): Part {
 
   const address = field('Address', { type: 'url', maxlength: '2048', inputmode: 'url' }, 'Where the system takes changes, as its makers gave it: starting with https://')
   const kinds = choices('Tell it when plants are', 'checkbox', KINDS.map((k) => ({ ...k, checked: true })))
+  const stockKinds = choices('Tell it when a plant’s stock', 'checkbox', STOCK_KINDS)
   const failure = el('p', { class: 'alert', attrs: { role: 'alert' } })
   failure.hidden = true
   const save = el('button', { class: 'primary', text: 'Connect', attrs: { type: 'submit' } })
   const cancel = el('button', { text: 'Cancel', attrs: { type: 'button' } })
-  form.append(failure, address.wrap, kinds.wrap, el('div', { class: 'panel-actions' }, save, cancel))
+  form.append(failure, address.wrap, kinds.wrap, stockKinds.wrap, el('div', { class: 'panel-actions' }, save, cancel))
 
   function openForm (open: boolean): void {
     form.hidden = !open
@@ -75,6 +76,7 @@ export function systemsPart (give: () => void, retry: () => void): Part {
     form.reset()
     address.error('')
     kinds.error('')
+    stockKinds.error('')
     say(failure, '')
   }
   add.addEventListener('click', () => {
@@ -99,7 +101,7 @@ export function systemsPart (give: () => void, retry: () => void): Part {
     address.error(given === ''
       ? 'Enter the address the system takes changes at.'
       : url === undefined || !['http:', 'https:'].includes(url.protocol) ? 'Enter the whole address, starting with https:// (or http://).' : '')
-    kinds.error(kinds.inputs.some((input) => input.checked) ? '' : 'Choose at least one kind of change.')
+    kinds.error([...kinds.inputs, ...stockKinds.inputs].some((input) => input.checked) ? '' : 'Choose at least one kind of change.')
     const wrong = [address.input, kinds.inputs[0]].find((input) => input.getAttribute('aria-invalid') === 'true')
     wrong?.focus()
     return wrong === undefined
@@ -109,7 +111,7 @@ export function systemsPart (give: () => void, retry: () => void): Part {
     say(failure, '')
     if (!checked()) return
     const url = address.input.value.trim()
-    const events = kinds.inputs.filter((input) => input.checked).map((input) => input.value)
+    const events = [...kinds.inputs, ...stockKinds.inputs].filter((input) => input.checked).map((input) => input.value)
     try {
       const { body } = await api<Hook & { secret: string }>('POST', '/v3/webhooks', { body: { url, events } })
       clearForm()

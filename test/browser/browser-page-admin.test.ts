@@ -387,3 +387,32 @@ staffPageTest('a key revoked while its secret is still shown takes the secret of
   assert.equal(await page.evaluate((s) => [...document.querySelectorAll('input')].some((input) => input.value === s) || document.body.innerText.includes(s), secret), false)
   assert.deepEqual(unexpectedErrors(staff.errors), [])
 }, OWN_SERVICE) // it reads the key list as empty before its key
+
+staffPageTest('a manager connects a system told only when a plant\'s stock runs low or runs out, as the API accepts', async (staff, { t, engine }) => {
+  const { page } = staff
+  const shop = await receiver(t)
+  await page.goto(staff.url + '/?view=settings')
+  await systemsPart(page).getByRole('button', { name: 'Give a manager’s key' }).click()
+  await giveKey(page)
+  const systems = systemsPart(page)
+  await systems.getByRole('button', { name: 'Add system' }).click()
+  const form = page.getByRole('form', { name: 'Add system' })
+  await form.getByRole('textbox', { name: 'Address' }).fill(shop.url)
+  for (const kind of ['added', 'changed', 'deleted']) await form.getByRole('checkbox', { name: kind, exact: true }).uncheck()
+  assert.deepEqual(await Promise.all(['runs low', 'runs out'].map((kind) => form.getByRole('checkbox', { name: kind, exact: true }).isChecked())), [false, false], 'not checked at first')
+  await form.getByRole('button', { name: 'Connect' }).click()
+  await form.getByText('Choose at least one kind of change.').waitFor()
+  await form.getByRole('checkbox', { name: 'runs low', exact: true }).check()
+  await form.getByRole('checkbox', { name: 'runs out', exact: true }).check()
+  await bothWidths(page, 'a system told of stock running low or out', `browser-page-admin-${engine.name}-stock-system`)
+  const sent = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/v3/webhooks'))
+  await form.getByRole('button', { name: 'Connect' }).click()
+  assert.deepEqual((await sent).postDataJSON(), { url: shop.url, events: ['stock.low', 'stock.out'] })
+  const row = systems.locator('li.admin-item').filter({ hasText: shop.url })
+  await row.getByText('Told when a plant\'s stock runs low or runs out').waitFor()
+  const hooks = (await staff.call('GET', '/v3/webhooks')).body.items
+  assert.deepEqual(hooks.map((h: { events: string[] }) => h.events), [['stock.low', 'stock.out']])
+  // The systems of this file's shared service are those each test adds.
+  for (const hook of hooks) assert.equal((await staff.call('DELETE', `/v3/webhooks/${hook.id}`)).status, 204)
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})
