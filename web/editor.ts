@@ -67,6 +67,9 @@ function dirty (): boolean {
   return FIELDS.some((field) => !same(now[field], origin[field]))
 }
 
+/** Units typed in the Stock part and not yet received or counted: closing asks first, as for a field. */
+const stockTyped = (): boolean => ['s-received', 's-counted'].some((id) => byId<HTMLInputElement>(id).value.trim() !== '')
+
 function fill (plant: Fields): void {
   origin = { ...EMPTY, ...Object.fromEntries(FIELDS.map((f) => [f, plant[f] ?? EMPTY[f]])) } as Fields
   origin.tags = [...origin.tags]
@@ -136,17 +139,17 @@ function show (): void {
 }
 
 /** True when nothing typed would be lost, or staff said to discard it; false when they kept editing. */
-async function discardFirst (): Promise<boolean> {
-  if (!dirty() || gone) return true
+async function discardFirst (closing = false): Promise<boolean> {
+  if (!(dirty() || (closing && stockTyped())) || gone) return true
   const name = base?.plant.name
-  return confirmFirst('Discard your changes?', name === undefined ? 'The plant you started has not been added.' : `What you changed in “${name}” has not been saved.`,
+  return confirmFirst('Discard your changes?', name === undefined ? 'The plant you started has not been added.' : dirty() ? `What you changed in “${name}” has not been saved.` : `The units you typed for “${name}” have not been received or counted.`,
     'Discard changes', undefined, 'Keep editing')
 }
 
 /** Closes the editor, asking first when something typed would be lost (Esc, Close, Back); false when staff kept it open. */
 export async function leave (): Promise<boolean> {
   if (!dialog.open) return true
-  if (!await discardFirst()) {
+  if (!await discardFirst(true)) {
     inputs.name.focus()
     return false
   }
@@ -438,12 +441,12 @@ export function setUpEditor (handlers: EditorEvents): void {
   // typed in between: the form is still there, so it opens again and asks.
   dialog.addEventListener('close', () => {
     if (closed) return
-    if (gone || !dirty()) return close()
+    if (gone || !(dirty() || stockTyped())) return close()
     dialog.showModal()
     void leave()
   })
   // Leaving the page (reload, another address, closing the tab) with unsaved typing: the browser asks.
   window.addEventListener('beforeunload', (event) => {
-    if (dialog.open && dirty() && !gone) event.preventDefault()
+    if (dialog.open && (dirty() || stockTyped()) && !gone) event.preventDefault()
   })
 }

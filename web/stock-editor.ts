@@ -1,6 +1,7 @@
 import { api, ApiError, describe, type LocationList, type MovementResult, type Plant, type StockLevel, type StockLevels } from './api.js'
 import { byId, el, say } from './dom.js'
 import { movedHere, moveStock, newKey, stockWords } from './stock.js'
+import { notUndone } from './undo.js'
 
 // The open plant's Stock part: what it holds at each place, and two movements made there:
 // receiving units, and a count. A count is a compare and set on the units on hand at that place
@@ -8,12 +9,15 @@ import { movedHere, moveStock, newKey, stockWords } from './stock.js'
 // while they count moves the shown level, and the count must not silently overwrite it). A change
 // under a typed count is said beside the box; the save is then refused (409 stock-changed), the
 // part shows the count as it is now and staff count again (or save theirs over it, on purpose).
-// Neither is part of Save: each is written at once, as a movement.
+// Neither is part of Save: each is written at once, as a movement. Each place holding units
+// available sells one there ("Sell one at greenhouse"; the list's Sell one cannot tell where a pot came
+// from when main has none and several places hold some), with Undo (a return there).
 
 const part = byId('stock-part')
 const summary = byId('stock-summary')
 const table = byId('stock-levels')
 const tableRows = byId('stock-rows')
+const sellRow = byId('stock-sell')
 const place = byId<HTMLSelectElement>('s-location')
 const received = byId<HTMLInputElement>('s-received')
 const counted = byId<HTMLInputElement>('s-counted')
@@ -22,6 +26,7 @@ const countButton = byId<HTMLButtonElement>('s-count')
 const movedNote = byId('s-counted-moved')
 const statusBox = byId('stock-status')
 const alertBox = byId('stock-alert')
+const undoButton = byId<HTMLButtonElement>('s-undo')
 
 let plant: Plant | undefined
 let levels: StockLevel[] = []
@@ -37,6 +42,8 @@ let unanswered: { body: string, key: string } | undefined
  * Undefined while the box is empty (or before the levels were first read: taken when they are).
  */
 let began: { where: string, onHand: number } | undefined
+/** Undo of the last sale made here, offered beside what it said while the plant stays open. */
+let undo: (() => Promise<void>) | undefined
 
 /** A plant was opened (undefined: a new one, which holds no stock yet). */
 export function showStock (shown: Plant | undefined): void {
@@ -50,6 +57,9 @@ export function showStock (shown: Plant | undefined): void {
   began = undefined
   received.value = ''
   counted.value = ''
+  offerUndo(undefined)
+  // The place is chosen again for this plant (where it holds units, once they are read).
+  place.replaceChildren()
   for (const box of [statusBox, alertBox, movedNote, byId('s-received-error'), byId('s-counted-error')]) say(box, '')
   for (const input of [received, counted]) input.removeAttribute('aria-invalid')
   render()
@@ -100,7 +110,9 @@ async function readNow (): Promise<void> {
     // Without the places (not read just now), main at least: a one-place store never names another.
     const chosen = place.value
     place.replaceChildren(...(names ?? [{ name: 'main' }]).map((p) => el('option', { text: p.name, attrs: { value: p.name } })))
-    place.value = [...place.options].some((o) => o.value === chosen) ? chosen : 'main'
+    // First shown: main, or where the plant's units are when main is not among its places.
+    const first = stock.length === 0 || stock.some((l) => l.location === 'main') ? 'main' : stock[0]!.location
+    place.value = [...place.options].some((o) => o.value === chosen) ? chosen : first
     levelsRead = true
     // Typing began before the levels were first read: the count began against these.
     if (began === undefined && counted.value.trim() !== '') beginCount()
@@ -122,7 +134,63 @@ function render (): void {
     el('th', { text: l.location, attrs: { scope: 'row' } }),
     ...[l.onHand, l.reserved, l.available].map((n) => el('td', { text: n.toLocaleString() })))))
   table.hidden = levels.length === 0
+  sellRow.replaceChildren(...levels.filter((l) => l.available > 0).map((l) => sellButton(l.location)))
+  sellRow.hidden = sellRow.childElementCount === 0
   sayMoved()
+}
+
+function sellButton (where: string): HTMLButtonElement {
+  const button = el('button', { text: `Sell one at ${where}`, attrs: { type: 'button' } })
+  button.addEventListener('click', () => { void sellHere(where) })
+  return button
+}
+
+/** Says `text` in `box` and brings it into view above the editor's sticky buttons. */
+function tellHere (box: HTMLElement, text: string): void {
+  say(box, text)
+  if (text !== '') box.scrollIntoView({ block: 'nearest' })
+}
+
+function offerUndo (run: (() => Promise<void>) | undefined): void {
+  undo = run
+  undoButton.hidden = run === undefined
+  undoButton.disabled = false
+}
+
+/** One unit sold at `where`, the place staff took it from; Undo returns it there. */
+async function sellHere (where: string): Promise<void> {
+  if (busy || plant === undefined) return
+  busy = true
+  offerUndo(undefined)
+  say(statusBox, '')
+  say(alertBox, '')
+  const sold = plant
+  try {
+    const answer = await move({ delta: -1, reason: 'sale', location: where })
+    // A sale made here where staff are counting is theirs, not a change to check.
+    if (began?.where === where) began.onHand -= 1
+    tellHere(statusBox, `Sold one “${sold.name}” at ${where}.${there(answer, where)}`)
+    offerUndo(async () => {
+      try {
+        const back = await move({ delta: 1, reason: 'return', location: where })
+        if (began?.where === where) began.onHand += 1
+        tellHere(statusBox, `Undone: one “${sold.name}” is back at ${where}.${there(back, where)}`)
+        await read()
+        movedHere()
+      } catch (err) {
+        tellHere(alertBox, notUndone(err, sold.name))
+      }
+    })
+    undoButton.focus()
+    await read()
+    movedHere()
+  } catch (err) {
+    tellHere(alertBox, err instanceof ApiError && err.code === 'insufficient-stock'
+      ? `“${sold.name}” was not sold: none is available at ${where} now.`
+      : `Nothing was changed. ${describe(err, 'This plant')}`)
+  } finally {
+    busy = false
+  }
 }
 
 /** Staff began counting at the chosen place: its count is conditional on what it holds now. */
@@ -145,9 +213,9 @@ function units (input: HTMLInputElement, least: number): number | undefined {
   const text = input.value.trim()
   const n = /^\d{1,9}$/.test(text) ? Number(text) : NaN
   const ok = n >= least
-  say(byId(`${input.id}-error`), ok ? '' : `Enter a whole number of units, ${least} or more.`)
   input.setAttribute('aria-invalid', String(!ok))
   if (!ok) input.focus()
+  tellHere(byId(`${input.id}-error`), ok ? '' : `Enter a whole number of units, ${least} or more.`)
   return ok ? n : undefined
 }
 
@@ -173,6 +241,7 @@ async function act (button: HTMLButtonElement, input: HTMLInputElement, least: n
   if (n === undefined) return
   busy = true
   button.disabled = true
+  offerUndo(undefined)
   say(statusBox, '')
   say(alertBox, '')
   try {
@@ -181,7 +250,7 @@ async function act (button: HTMLButtonElement, input: HTMLInputElement, least: n
     // A count saved ends the counting; units received where staff are counting are theirs, not a change to check.
     if (input === counted) began = undefined
     else if (began?.where === answer.level.location) began.onHand += n
-    say(statusBox, said(n, answer))
+    tellHere(statusBox, said(n, answer))
     await read()
     movedHere()
   } catch (err) {
@@ -202,11 +271,11 @@ async function refused (err: unknown, input: HTMLInputElement): Promise<void> {
     // Saving again is the explicit choice to put the count over what is there now.
     began = { where, onHand: now }
     sayMoved()
-    say(alertBox, `Not saved: the count at ${where} changed while you were counting (someone sold or received there). It is now ${now.toLocaleString()} on hand. Count again, then save your count.`)
+    tellHere(alertBox, `Not saved: the count at ${where} changed while you were counting (someone sold or received there). It is now ${now.toLocaleString()} on hand. Count again, then save your count.`)
     input.focus()
     return
   }
-  say(alertBox, `Nothing was changed. ${describe(err, 'This plant')}`)
+  tellHere(alertBox, `Nothing was changed. ${describe(err, 'This plant')}`)
 }
 
 const onHandAt = (where: string): number => levels.find((l) => l.location === where)?.onHand ?? 0
@@ -223,7 +292,7 @@ export function setUpStockPart (): void {
     const where = place.value || 'main'
     const expected = began?.where === where ? began.onHand : onHandAt(where)
     void act(countButton, counted, 0, (n) => ({ set: n, expected, reason: 'count', location: where }),
-      (n) => `Counted ${n.toLocaleString()} of “${name()}” at ${where}.`)
+      (n, answer) => `Counted ${n.toLocaleString()} of “${name()}” at ${where} (was ${(answer.movement.onHandAfter - answer.movement.delta).toLocaleString()}).`)
   })
   // The count begins with its first key (a box emptied ends it); another place chosen begins it there.
   counted.addEventListener('input', () => {
@@ -234,6 +303,16 @@ export function setUpStockPart (): void {
   place.addEventListener('change', () => {
     if (counted.value.trim() !== '') beginCount()
     sayMoved()
+  })
+  undoButton.addEventListener('click', () => {
+    const run = undo
+    if (run === undefined || busy) return
+    undoButton.disabled = true
+    busy = true
+    void run().finally(() => {
+      busy = false
+      offerUndo(undefined)
+    })
   })
   // Enter in a box makes its movement, not the editor's Save.
   for (const [input, button] of [[received, receiveButton], [counted, countButton]] as const) {

@@ -3,8 +3,8 @@ import { api, type MovementResult, type StockLevels } from './api.js'
 // Sell one for a plant whose main place has none (the sale there met 409 insufficient-stock),
 // fetched only then: a store that sells from one place never needs it. The row knows only the
 // plant's totals, and staff selling a pot hold it in their hand: with exactly one place holding
-// units, it came from there and is sold there; with several the page cannot tell which, and sells
-// nothing.
+// units, it came from there and is sold there; with several the page cannot tell which, sells
+// nothing, and sends staff to the plant's Stock part, which sells one at a place they choose.
 
 type Move = (id: number, delta: number, reason: 'sale', where: string) => Promise<MovementResult>
 
@@ -18,5 +18,5 @@ export async function sellElsewhere (id: number, name: string, move: Move): Prom
   if (where !== undefined) return { answer: await move(id, -1, 'sale', where), where }
   throw said(places.length === 0
     ? `“${name}” was not sold: none is available now (sold or held by a web shop's checkout meanwhile).`
-    : `“${name}” was not sold: main has none, and ${places.join(' and ')} have some, so the page cannot tell which place it came from. Open the plant and count those places, then sell it again.`)
+    : `“${name}” was not sold: main has none, and ${places.join(' and ')} have some, so the page cannot tell which place it came from. Open the plant and sell it from its place.`)
 }

@@ -136,7 +136,7 @@ staffPageTest('the editor receives and counts per place; a count meeting a sale 
   assert.equal(await editor.getByRole('textbox', { name: 'Units counted' }).inputValue(), '7', 'what was counted stays')
   await bothWidths(page, 'editor with a count refused', `browser-page-stock-${engine.name}-count-refused`)
   await editor.getByRole('button', { name: 'Save count' }).click()
-  await editor.getByRole('status').filter({ hasText: 'Counted 7 of “Fern” at main.' }).waitFor()
+  await editor.getByRole('status').filter({ hasText: 'Counted 7 of “Fern” at main (was 4).' }).waitFor()
   assert.deepEqual(await onHandAt(staff, fern.id), { main: 7, greenhouse: 4 })
   assert.deepEqual((await ledger(staff, fern.id))[0], { location: 'main', delta: 3, reason: 'count', onHandAfter: 7 })
   await editor.getByText('11 on hand, 11 available. Low at 2 available or fewer.', { exact: true }).waitFor()
@@ -244,7 +244,7 @@ staffPageTest('a count is conditional on the level staff saw when they began it:
   sent = movement()
   await editor.getByRole('button', { name: 'Save count' }).click()
   assert.deepEqual(await sent, { set: 10, expected: 14, reason: 'count', location: 'main' })
-  await editor.getByRole('status').filter({ hasText: 'Counted 10 of “Fern” at main.' }).waitFor()
+  await editor.getByRole('status').filter({ hasText: 'Counted 10 of “Fern” at main (was 14).' }).waitFor()
   assert.deepEqual((await ledger(staff, fern.id)).slice(0, 2), [
     { location: 'main', delta: -4, reason: 'count', onHandAfter: 10 },
     { location: 'main', delta: -1, reason: 'sale', onHandAfter: 14 }
@@ -312,7 +312,7 @@ staffPageTest('Sell one sells where the units are when main has none and one pla
 
   await page.getByRole('button', { name: 'Sell one: Palm' }).click()
   const refusal = page.locator('#toast').getByRole('alert')
-  await refusal.filter({ hasText: '“Palm” was not sold: main has none, and backroom and greenhouse have some, so the page cannot tell which place it came from. Open the plant and count those places, then sell it again.' }).waitFor()
+  await refusal.filter({ hasText: '“Palm” was not sold: main has none, and backroom and greenhouse have some, so the page cannot tell which place it came from. Open the plant and sell it from its place.' }).waitFor()
   assert.equal(await page.locator('#toast').evaluate((t) => t.classList.contains('error')), true, 'in a refusal\'s colour')
   assert.equal(await page.locator('#message').textContent(), '', 'not in the line that says what succeeded')
   assert.deepEqual(await onHandAt(staff, palm.id), { greenhouse: 2, backroom: 1 }, 'nothing sold')
@@ -374,4 +374,125 @@ staffPageTest('the Stock filter\'s In stock and Out of stock list the tracked pl
   assert.equal(await page.getByRole('combobox', { name: 'Stock' }).inputValue(), 'out')
   assert.deepEqual(await ids(), [String(ivy.id)])
   assert.deepEqual(unexpectedErrors(staff.errors), [])
+})
+
+staffPageTest('the row\'s refusal sends staff to the plant, whose Stock part sells one at the place they choose (a sale there with an Idempotency-Key, Undo returns it there); the place box starts where the units are', async (staff, { engine }) => {
+  const { page } = staff
+  await place(staff, 'greenhouse')
+  await place(staff, 'backroom')
+  const palm = await staff.add({ name: 'Palm' })
+  await move(staff, palm.id, { delta: 2, reason: 'received', location: 'greenhouse' })
+  await move(staff, palm.id, { delta: 1, reason: 'received', location: 'backroom' })
+  await page.goto(staff.url + '/')
+  await page.getByRole('button', { name: 'Sell one: Palm' }).click()
+  await giveKey(page)
+  await page.locator('#toast').getByRole('alert').filter({ hasText: 'Open the plant and sell it from its place.' }).waitFor()
+
+  await plantButton(page, 'Palm').click()
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  await editor.getByText('3 on hand, 3 available.', { exact: true }).waitFor()
+  assert.deepEqual(await levelsShown(editor), ['backroom 1 0 1', 'greenhouse 2 0 2'])
+  assert.deepEqual(await editor.locator('#stock-sell').getByRole('button').allInnerTexts(), ['Sell one at backroom', 'Sell one at greenhouse'])
+  // Main is not among its places: the place box starts on one that is.
+  assert.equal(await editor.getByRole('combobox', { name: 'Place' }).inputValue(), 'backroom')
+
+  const sale = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith(`/v3/plant/${palm.id}/stock/movements`))
+  await editor.getByRole('button', { name: 'Sell one at greenhouse' }).click()
+  const sent = await sale
+  assert.deepEqual(sent.postDataJSON(), { delta: -1, reason: 'sale', location: 'greenhouse' })
+  assert.match(sent.headers()['idempotency-key'] ?? '', /^page-[0-9a-f]{32}$/)
+  await editor.getByRole('status').filter({ hasText: 'Sold one “Palm” at greenhouse. 1 on hand at greenhouse.' }).waitFor()
+  await editor.getByText('2 on hand, 2 available.', { exact: true }).waitFor()
+  assert.deepEqual((await ledger(staff, palm.id))[0], { location: 'greenhouse', delta: -1, reason: 'sale', onHandAfter: 1 })
+  const undo = editor.getByRole('button', { name: 'Undo the sale' })
+  await page.waitForFunction(() => document.activeElement?.id === 's-undo')
+  await bothWidths(page, 'editor with a sale at a chosen place', `browser-page-stock-${engine.name}-sell-here`)
+  await undo.click()
+  await editor.getByRole('status').filter({ hasText: 'Undone: one “Palm” is back at greenhouse. 2 on hand at greenhouse.' }).waitFor()
+  await undo.waitFor({ state: 'hidden' })
+  assert.deepEqual(await onHandAt(staff, palm.id), { backroom: 1, greenhouse: 2 }, 'put back where it was sold')
+  assert.deepEqual((await ledger(staff, palm.id))[0], { location: 'greenhouse', delta: 1, reason: 'return', onHandAfter: 2 })
+
+  // The last unit at a place sold: that place offers no sale.
+  await editor.getByRole('button', { name: 'Sell one at backroom' }).click()
+  await editor.getByRole('status').filter({ hasText: 'Sold one “Palm” at backroom. 0 on hand at backroom.' }).waitFor()
+  await editor.getByText('2 on hand, 2 available.', { exact: true }).waitFor()
+  assert.equal(await editor.getByRole('button', { name: 'Sell one at backroom' }).count(), 0)
+  assert.equal(await editor.getByText('Someone else just changed this plant', { exact: false }).count(), 0)
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+  assert.deepEqual(await staff.refusedStatuses(), [409])
+})
+
+staffPageTest('units typed to receive or count are not thrown away on Esc or Close without the question the other fields get', async (staff) => {
+  const { page } = staff
+  const fern = await staff.add({ name: 'Fern' })
+  await move(staff, fern.id, { delta: 5, reason: 'received' })
+  await page.goto(staff.url + '/')
+  await plantButton(page, 'Fern').click()
+  await giveKey(page)
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  await editor.getByText('5 on hand, 5 available.', { exact: true }).waitFor()
+  const ask = page.getByRole('alertdialog', { name: 'Discard your changes?' })
+  for (const box of ['Units counted', 'Units received']) {
+    const input = editor.getByRole('textbox', { name: box })
+    await input.fill('4')
+    await page.keyboard.press('Escape')
+    await ask.getByText('The units you typed for “Fern” have not been received or counted.').waitFor()
+    await ask.getByRole('button', { name: 'Keep editing' }).click()
+    assert.ok(await editor.isVisible(), box)
+    assert.equal(await input.inputValue(), '4', box)
+    await editor.getByRole('button', { name: 'Close' }).click()
+    await ask.getByRole('button', { name: 'Discard changes' }).click()
+    await editor.waitFor({ state: 'hidden' })
+    assert.deepEqual(await onHandAt(staff, fern.id), { main: 5 }, 'nothing moved')
+    await plantButton(page, 'Fern').click()
+    await editor.getByText('5 on hand, 5 available.', { exact: true }).waitFor()
+    assert.equal(await input.inputValue(), '', `${box}: discarded`)
+  }
+  // Nothing typed: Esc closes at once.
+  await page.keyboard.press('Escape')
+  await editor.waitFor({ state: 'hidden' })
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})
+
+staffPageTest('the Stock part\'s messages (a count that is not a number, a count refused) are brought into view above the editor\'s sticky buttons at 1280×900', async (staff) => {
+  const { page } = staff
+  const fern = await staff.add({ name: 'Fern' })
+  await move(staff, fern.id, { delta: 5, reason: 'received' })
+  await page.goto(staff.url + '/')
+  await plantButton(page, 'Fern').click()
+  await giveKey(page)
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  await editor.getByText('5 on hand, 5 available.', { exact: true }).waitFor()
+  const bar = editor.locator('.sheet-actions')
+  /** The message's foot is above the bar's top, and inside the window. */
+  const clear = async (message: Locator, what: string): Promise<void> => {
+    await message.waitFor()
+    const [shown, buttons] = await Promise.all([message.boundingBox(), bar.boundingBox()])
+    assert.ok(shown !== null && buttons !== null)
+    assert.ok(shown.y + shown.height <= buttons.y + 1, `${what}: ${JSON.stringify(shown)} under the buttons at ${buttons.y}`)
+    assert.ok(shown.y >= 0, what)
+  }
+  const counted = editor.getByRole('textbox', { name: 'Units counted' })
+  /** Staff scrolled the editor until the count's box sits just above the buttons, and save it with Enter there. */
+  const saveCount = async (): Promise<void> => {
+    await editor.evaluate((dialog) => {
+      const box = dialog.querySelector('#s-counted')!.getBoundingClientRect()
+      dialog.scrollTop += box.bottom - (dialog.querySelector('.sheet-actions')!.getBoundingClientRect().top - 4)
+    })
+    await counted.press('Enter')
+  }
+  await counted.fill('many')
+  await saveCount()
+  await clear(editor.getByText('Enter a whole number of units, 0 or more.'), 'a count that is not a number')
+
+  await counted.fill('3')
+  await move(staff, fern.id, { delta: -1, reason: 'sale' })
+  await editor.getByText('4 on hand, 4 available.', { exact: true }).waitFor()
+  await saveCount()
+  await clear(editor.getByRole('alert').filter({ hasText: 'Not saved: the count at main changed while you were counting' }), 'a count refused')
+  await saveCount()
+  await clear(editor.getByRole('status').filter({ hasText: 'Counted 3 of “Fern” at main (was 4).' }), 'a count saved')
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+  assert.deepEqual(await staff.refusedStatuses(), [409])
 })
