@@ -134,7 +134,10 @@ function render (): void {
     el('th', { text: l.location, attrs: { scope: 'row' } }),
     ...[l.onHand, l.reserved, l.available].map((n) => el('td', { text: n.toLocaleString() })))))
   table.hidden = levels.length === 0
+  // Drawn again as the levels move (here or at a till): the focus stays on the place's button.
+  const focused = sellRow.contains(document.activeElement) ? document.activeElement?.textContent : undefined
   sellRow.replaceChildren(...levels.filter((l) => l.available > 0).map((l) => sellButton(l.location)))
+  if (focused != null) [...sellRow.querySelectorAll('button')].find((b) => b.textContent === focused)?.focus()
   sellRow.hidden = sellRow.childElementCount === 0
   sayMoved()
 }
@@ -144,6 +147,9 @@ function sellButton (where: string): HTMLButtonElement {
   button.addEventListener('click', () => { void sellHere(where) })
   return button
 }
+
+const sellButtonAt = (where: string): HTMLButtonElement | undefined =>
+  [...sellRow.querySelectorAll('button')].find((b) => b.textContent === `Sell one at ${where}`)
 
 /** Says `text` in `box` and brings it into view above the editor's sticky buttons. */
 function tellHere (box: HTMLElement, text: string): void {
@@ -176,6 +182,8 @@ async function sellHere (where: string): Promise<void> {
         if (began?.where === where) began.onHand += 1
         tellHere(statusBox, `Undone: one “${sold.name}” is back at ${where}.${there(back, where)}`)
         await read()
+        // Undo goes once it is done: the focus goes to the sale it took back, not to the page.
+        sellButtonAt(where)?.focus()
         movedHere()
       } catch (err) {
         tellHere(alertBox, notUndone(err, sold.name))

@@ -410,6 +410,7 @@ staffPageTest('the row\'s refusal sends staff to the plant, whose Stock part sel
   await undo.click()
   await editor.getByRole('status').filter({ hasText: 'Undone: one “Palm” is back at greenhouse. 2 on hand at greenhouse.' }).waitFor()
   await undo.waitFor({ state: 'hidden' })
+  await page.waitForFunction(() => document.activeElement?.textContent === 'Sell one at greenhouse')
   assert.deepEqual(await onHandAt(staff, palm.id), { backroom: 1, greenhouse: 2 }, 'put back where it was sold')
   assert.deepEqual((await ledger(staff, palm.id))[0], { location: 'greenhouse', delta: 1, reason: 'return', onHandAfter: 2 })
 
