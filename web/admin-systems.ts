@@ -89,6 +89,10 @@ export function systemsPart (give: () => void, retry: () => void): Part {
     add.focus()
   })
   again.addEventListener('click', () => { void refresh() })
+  // A kind chosen after "Choose at least one" answers it, in either group.
+  for (const input of [...kinds.inputs, ...stockKinds.inputs]) {
+    input.addEventListener('change', () => { if (input.checked) kinds.error('') })
+  }
   form.addEventListener('submit', (event) => {
     event.preventDefault()
     void once(save, addSystem)

@@ -403,6 +403,7 @@ staffPageTest('a manager connects a system told only when a plant\'s stock runs 
   await form.getByRole('button', { name: 'Connect' }).click()
   await form.getByText('Choose at least one kind of change.').waitFor()
   await form.getByRole('checkbox', { name: 'runs low', exact: true }).check()
+  await form.getByText('Choose at least one kind of change.').waitFor({ state: 'hidden' })
   await form.getByRole('checkbox', { name: 'runs out', exact: true }).check()
   await bothWidths(page, 'a system told of stock running low or out', `browser-page-admin-${engine.name}-stock-system`)
   const sent = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/v3/webhooks'))
