@@ -345,6 +345,10 @@ export async function axe (page: Page): Promise<Array<{ id: string, impact: stri
   // Evaluated by the test's debugger connection, which the page's CSP does not govern (the page keeps
   // its CSP); once a document: a page checked again since its last load has it already.
   if (!await page.evaluate(() => 'axe' in window)) await page.evaluate(source)
+  // The page at rest: a list being read again is dimmed (opacity 0.7, faded in and out), and axe
+  // measuring its text's contrast mid-fade failed now and then on a loaded machine.
+  await page.waitForFunction(() => document.querySelector('[aria-busy="true"]') === null &&
+    document.getAnimations().every((a) => a.playState !== 'running'))
   return page.evaluate(async () => {
     const results = await (window as any).axe.run(document, { resultTypes: ['violations'] })
     return results.violations
