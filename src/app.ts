@@ -169,7 +169,10 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   app.decorate('lazySchemas', lazySchemas)
 
   const envKeys = loadEnvKeys(config) // before the store opens: a bad key file leaves nothing open
-  const store = options.store ?? await openStore(config)
+  const store = options.store ?? await openStore({
+    ...config,
+    onPurgeError: (err) => { app.log.error({ err }, 'the retention purge failed (the feed, keys, trash and history past their retention stay until it works); the next hour tries again') }
+  })
   if (!options.store) app.addHook('onClose', async () => { await store.close() })
   app.decorate('store', store)
   app.decorate('readiness', { draining: false, lastRequestAt: 0 })

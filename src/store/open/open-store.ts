@@ -12,13 +12,15 @@ export interface StoreSettings {
   historyRetentionMs?: number
   /** SQLite's reader threads (sqlite-plant-store.ts: default 1). */
   sqliteReaders?: number
+  /** Told when the hourly retention purge fails. */
+  onPurgeError?: (err: unknown) => void
 }
 
 /** The store the configuration names: PostgreSQL when DATABASE_URL is set, else the embedded SQLite file. */
 export async function openStore (config: StoreSettings): Promise<PlantStore> {
   if (config.databaseUrl) {
     const { openPostgresStore } = await import('../postgres/postgres-plant-store.js')
-    return openPostgresStore({ connectionString: config.databaseUrl, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs, historyRetentionMs: config.historyRetentionMs })
+    return openPostgresStore({ connectionString: config.databaseUrl, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs, historyRetentionMs: config.historyRetentionMs, onPurgeError: config.onPurgeError })
   }
-  return openSqliteStore({ dataDir: config.dataDir, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs, historyRetentionMs: config.historyRetentionMs, readers: config.sqliteReaders })
+  return openSqliteStore({ dataDir: config.dataDir, feedRetentionMs: config.feedRetentionMs, trashRetentionMs: config.trashRetentionMs, historyRetentionMs: config.historyRetentionMs, readers: config.sqliteReaders, onPurgeError: config.onPurgeError })
 }

@@ -50,6 +50,8 @@ export interface PostgresStoreOptions {
   pollIntervalMs?: number
   /** How long open() waits for a reachable database before serving 503s while it keeps trying (default 5000 ms). */
   startWaitMs?: number
+  /** Told when the hourly retention purge fails (the service logs it); the next hour tries again. */
+  onPurgeError?: (err: unknown) => void
 }
 
 interface ChangeRow { floor: number, head: number, seq: number | null, kind: Change['kind'], plant_id: number, version: number, actor: string, at: number, plant: string | null, stock_events: string | null }
@@ -191,8 +193,10 @@ class PostgresPlantStore implements PlantStore {
     this.isReady = true
     this.startFailure = undefined
     this.markReady()
-    await this.purge().catch(() => {}) // not worth refusing to start for; the next hour tries again
-    this.timers.push(setInterval(() => { this.purge().catch(() => {}) }, 3_600_000).unref())
+    // A failed purge is not worth refusing to start for: it is told, and the next hour tries again.
+    const purge = (): Promise<void> => this.purge().catch((err: unknown) => { this.options.onPurgeError?.(err) })
+    await purge()
+    this.timers.push(setInterval(() => { void purge() }, 3_600_000).unref())
     // Always watched, not only for subscribers: reads' Feed-Position must follow other instances' commits.
     this.watch()
   }

@@ -49,6 +49,8 @@ export interface SqliteStoreOptions {
   searchRejectBudget?: number
   /** Where a long migration says how far it got (default: standard error). */
   progress?: (message: string) => void
+  /** Told when the hourly retention purge fails (the service logs it); the next hour tries again. */
+  onPurgeError?: (err: unknown) => void
 }
 
 type PlantRow = PlantTuple
@@ -167,8 +169,17 @@ class SqlitePlantStore implements PlantStore {
       this.expensive = async (name, ...args) => this.read(() => (onLoop[name] as (...a: typeof args) => ReturnType<Reads[typeof name]>)(...args))
     }
     this.dataVersion = this.s.dataVersion.get()!
-    this.purge()
-    this.timers.push(setInterval(() => { this.purge() }, 3_600_000).unref())
+    // A purge that fails (the disk full, the file locked by another process too long) is told, and the
+    // next hour tries again: thrown from a timer, it would end the process.
+    const purge = (): void => {
+      try {
+        this.purge()
+      } catch (err) {
+        options.onPurgeError?.(err)
+      }
+    }
+    purge()
+    this.timers.push(setInterval(purge, 3_600_000).unref())
     // Commits by other processes on the same file (WORKERS > 1) wake this process's feed too.
     this.timers.push(setInterval(() => { this.watchOtherWriters() }, 200).unref())
   }
