@@ -3,6 +3,7 @@ import { HistoryCursorGone } from '../../catalogue/errors.js'
 import { cursorBeforeRestore, entryOf, kindOfCode, type FieldChanges, type HistoryEntry, type RestoredPast } from '../../catalogue/history.js'
 import { purgeInBatches } from '../../catalogue/purge.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
+import { chainForgetter } from './chains.js'
 
 // Plants' history on SQLite (catalogue/history.ts). Rows are appended in commit order (seq), so
 // the retention purge walks the oldest first and needs no index on time. Only the changed values
@@ -126,15 +127,8 @@ export function historySince (db: Database.Database): (id: number, head: number 
 }
 
 /** Deletes a purged plant's entries, walking its chain from `head` (trash.history_seq). */
-export function historyForgetter (db: Database.Database): (id: number, head: number | null) => void {
-  const walk = chainWalker(db)
-  const remove = db.prepare('DELETE FROM history WHERE seq = ?')
-  return (id, head) => {
-    // Collected first: the walk reads each entry before the next, and a delete under it would cut it short.
-    const seqs = Array.from(walk(id, head), (row) => row.seq)
-    for (const seq of seqs) remove.run(seq)
-  }
-}
+export const historyForgetter = (db: Database.Database): (id: number, head: number | null) => void =>
+  chainForgetter(db, 'history', chainWalker(db))
 
 /** How many rows one transaction of the retention purge deletes: the writer is never held long. */
 const PURGE_BATCH = 2000

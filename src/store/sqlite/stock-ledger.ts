@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { chainForgetter } from './chains.js'
 
 // The stock ledger on SQLite (catalogue/stock.ts): one row a movement, appended in commit order (seq).
 //
@@ -86,12 +87,5 @@ export function ledgerReader (db: Database.Database): (id: number, before: numbe
 }
 
 /** Deletes a purged plant's movements, walking its chain from `head` (trash.ledger_seq). */
-export function ledgerForgetter (db: Database.Database): (id: number, head: number | null) => void {
-  const walk = ledgerWalker(db)
-  const remove = db.prepare('DELETE FROM stock_movements WHERE seq = ?')
-  return (id, head) => {
-    // Collected first: the walk reads each movement before the next, and a delete under it would cut it short.
-    const seqs = Array.from(walk(id, head), (row) => row.seq)
-    for (const seq of seqs) remove.run(seq)
-  }
-}
+export const ledgerForgetter = (db: Database.Database): (id: number, head: number | null) => void =>
+  chainForgetter(db, 'stock_movements', ledgerWalker(db))
