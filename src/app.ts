@@ -130,6 +130,13 @@ export function loggerOptions (config: Config, stream?: NodeJS.WritableStream): 
   }
 }
 
+// Fastify names a plugin without a display name by looking for it among the exports of every module
+// loaded (require.cache) each time it is registered, a cost that grows with the modules a process has
+// loaded (a test process builds hundreds of apps): these are named once, as Fastify would name them.
+for (const plugin of [docsPage, apiIndexRoutes, plantRoutes, trashRoutes, historyRoutes, patchRoute, batchRoute, inventoryRoute, stockRoutes, reservationRoutes, countRoute, changeRoutes, photoRoutes, photoOrderRoute, webhookRoutes, keyRoutes, healthRoutes, versionRoutes, pageRoutes]) {
+  Object.defineProperty(plugin, Symbol.for('fastify.display-name'), { value: plugin.name })
+}
+
 /** Builds the configured service without listening: tests use it through inject, server.ts runs it. */
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const lazySchemas = new LazySchemas()
