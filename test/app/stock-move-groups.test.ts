@@ -8,7 +8,7 @@ import type { IdempotencyClaim } from '../../src/store/idempotency.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
 import { openPostgresStore } from '../../src/store/postgres/postgres-plant-store.js'
 import { ENGINES } from '../helpers/engines.js'
-import { freshSchema, postgresEngine } from '../helpers/postgres-engine.js'
+import { adminQuery, freshSchema, postgresEngine } from '../helpers/postgres-engine.js'
 
 // Movements that share one group commit (PostgreSQL writes a group's movements set-based:
 // src/store/postgres/move-group.ts): each is checked in arrival order against what the ones before
@@ -155,6 +155,33 @@ describe('PostgreSQL movements set-based', { skip: postgresEngine.skip }, () => 
       assert.equal(commitSizes.postgres.count - before, 1)
       assert.equal(statements, 4, `${size} movement(s)`)
     }
+  })
+
+  test('a movement updates its level in place (HOT): no index of the levels holds a column a movement writes', async (t) => {
+    const scratch = await freshSchema()
+    t.after(() => scratch.drop())
+    const store = await openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 86_400_000, pollIntervalMs: 60_000 })
+    let open = true
+    t.after(async () => { if (open) await store.close() })
+    const indexed = await adminQuery<{ index: string, column: string }>(`SELECT i.indexrelid::regclass::text AS index, a.attname AS column
+      FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+      WHERE i.indrelid = '${scratch.name}.stock_levels'::regclass`)
+    assert.deepEqual([...new Set(indexed.map((c) => c.column))].sort(), ['location', 'plant_id'])
+    const id = await plantOf(store, 'Monstera')
+    await store.stock.move(id, { delta: 20, reason: 'received' }) // the level's row, inserted
+    for (let i = 0; i < 6; i++) await store.stock.move(id, { delta: -1, reason: 'sale' }, { key: `till:${i}`, requestHash: 'h' })
+    await store.stock.move(id, { set: 10, reason: 'count' })
+    // A backend reports its table statistics when it ends: the store's, once closed.
+    await store.close()
+    open = false
+    let levels = { upd: 0, hot: 0 }
+    for (let tries = 0; levels.upd < 7 && tries < 100; tries++) {
+      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 100))
+      const [row] = await adminQuery<{ upd: string, hot: string }>('SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2',
+        [scratch.name, 'stock_levels'])
+      levels = { upd: Number(row.upd), hot: Number(row.hot) }
+    }
+    assert.deepEqual(levels, { upd: 7, hot: 7 }, 'every update of the level a HOT one')
   })
 
   test('a key taken by another instance\'s request after the group looked (committed while it wrote): the group runs again and answers that request\'s result', async (t) => {
