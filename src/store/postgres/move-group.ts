@@ -75,9 +75,15 @@ WITH m AS (
 ), plant AS (
   UPDATE plants SET on_hand = p.on_hand, reserved = p.reserved, available = p.available, status = p.status, version = p.version, updated_at = $1
   FROM p WHERE plants.id = p.id
+), l AS (
+  SELECT * FROM json_to_recordset($3::json) AS l (plant_id bigint, location text, on_hand bigint, reserved bigint, held boolean)
 ), level AS (
+  -- A level read in 1 is updated in place (its plant's lock keeps it as read); an INSERT … ON
+  -- CONFLICT would lock its row first, one more WAL record a movement.
+  UPDATE stock_levels SET on_hand = l.on_hand FROM l WHERE l.held AND stock_levels.plant_id = l.plant_id AND stock_levels.location = l.location
+), added AS (
   INSERT INTO stock_levels (plant_id, location, on_hand, reserved)
-  SELECT plant_id, location, on_hand, reserved FROM json_to_recordset($3::json) AS l (plant_id bigint, location text, on_hand bigint, reserved bigint)
+  SELECT plant_id, location, on_hand, reserved FROM l WHERE NOT l.held
   ON CONFLICT (plant_id, location) DO UPDATE SET on_hand = EXCLUDED.on_hand
 ), head AS (
   UPDATE meta SET value = value + $5 WHERE key = 'feed_head' RETURNING value
@@ -163,6 +169,8 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
     for (const id of newer) for (const k of [...levels.keys()]) if (k.startsWith(`${id}\u0000`)) levels.delete(k)
     setLevels((await client.query<LevelRow>({ name: 'stock-move-levels', text: LEVELS, values: [newer] })).rows)
   }
+  // The levels that exist: updated in 3, the others inserted.
+  const held = new Set(levels.keys())
   const earlier = new Map(r.earlier.map((e) => [e.key, e]))
 
   // 2. Each movement in arrival order, against its plant and level as the ones before it left them.
@@ -171,7 +179,7 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
   const replays: Array<{ index: number, of: Applied }> = []
   const counts = new Map<string, number>()
   const count = (key: string, delta: number): void => { counts.set(key, (counts.get(key) ?? 0) + delta) }
-  const levelsWritten = new Map<string, { plant_id: number, location: string, on_hand: number, reserved: number }>()
+  const levelsWritten = new Map<string, { plant_id: number, location: string, on_hand: number, reserved: number, held: boolean }>()
   const at = timestamp(now)
   moves.forEach((move, index) => {
     if (move === undefined) return
@@ -228,7 +236,7 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
       count('units_on_hand', moved.delta)
       current.set(id, after)
       levels.set(place, { onHand: moved.level.onHand, reserved: moved.level.reserved })
-      levelsWritten.set(place, { plant_id: id, location, on_hand: moved.level.onHand, reserved: moved.level.reserved })
+      levelsWritten.set(place, { plant_id: id, location, on_hand: moved.level.onHand, reserved: moved.level.reserved, held: held.has(place) })
     } catch (error) {
       outcomes[index] = { ok: false, error }
     }
