@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import pg from 'pg'
 import { openPostgresStore } from '../../src/store/postgres/postgres-plant-store.js'
-import { commitSizes } from '../../src/store/commit-sizes.js'
 import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../src/catalogue/errors.js'
 import { toRecord, type PlantInput, type StoredPlant } from '../../src/catalogue/plant.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
-import { freshSchema, postgresEngine } from '../helpers/postgres-engine.js'
+import { freshSchema, inOneGroup as group, postgresEngine } from '../helpers/postgres-engine.js'
 
 // The PostgreSQL group commit writes a group set-based (src/store/postgres/group-writes.ts): each
 // write still gets its own answer, and the group costs the same statements whatever its size.
@@ -21,25 +19,6 @@ async function open (t: { after (fn: () => Promise<void>): void }): Promise<Plan
   const store = await openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 7 * DAY, pollIntervalMs: 60_000 })
   t.after(async () => { await store.close(); await scratch.drop() })
   return store
-}
-
-/** Runs `writes` (started in one turn of the event loop: one group) and counts the commits and statements they took. */
-async function group<T> (writes: () => Array<Promise<T>>): Promise<{ settled: Array<PromiseSettledResult<T>>, commits: number, statements: number }> {
-  const query = pg.Client.prototype.query
-  let statements = 0
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    // Pooled clients only: the change watcher's own connection (LISTEN, its first poll) is set up
-    // in the background after the store opens and, on a loaded machine, can land inside a group.
-    if (typeof (this as Partial<pg.PoolClient>).release === 'function') statements++
-    return (query as (...a: unknown[]) => unknown).apply(this, args)
-  } as typeof query
-  const before = commitSizes.postgres.count
-  try {
-    const settled = await Promise.allSettled(writes())
-    return { settled, commits: commitSizes.postgres.count - before, statements }
-  } finally {
-    pg.Client.prototype.query = query
-  }
 }
 
 const value = <T>(r: PromiseSettledResult<T>): T => {

@@ -8,7 +8,7 @@ import type { IdempotencyClaim } from '../../src/store/idempotency.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
 import { openPostgresStore } from '../../src/store/postgres/postgres-plant-store.js'
 import { ENGINES } from '../helpers/engines.js'
-import { adminQuery, freshSchema, postgresEngine } from '../helpers/postgres-engine.js'
+import { adminQuery, freshSchema, inOneGroup, postgresEngine } from '../helpers/postgres-engine.js'
 
 // Movements that share one group commit (PostgreSQL writes a group's movements set-based:
 // src/store/postgres/move-group.ts): each is checked in arrival order against what the ones before
@@ -138,21 +138,10 @@ describe('PostgreSQL movements set-based', { skip: postgresEngine.skip }, () => 
     for (let i = 0; i < 8; i++) ids.push(await plantOf(store, `Plant ${i}`))
     await Promise.all(ids.map((id) => store.stock.move(id, { delta: 10, reason: 'received' })))
     for (const size of [1, 24]) {
-      const query = pg.Client.prototype.query
-      let statements = 0
-      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-        if (typeof (this as Partial<pg.PoolClient>).release === 'function') statements++
-        return (query as (...a: unknown[]) => unknown).apply(this, args)
-      } as typeof query
-      const before = commitSizes.postgres.count
-      try {
-        const results = await Promise.all(Array.from({ length: size }, (_, i) =>
-          store.stock.move(ids[i % ids.length], { delta: -1, reason: 'sale' }, { key: `s${size}-${i}`, requestHash: 'h' })))
-        assert.equal(results.length, size)
-      } finally {
-        pg.Client.prototype.query = query
-      }
-      assert.equal(commitSizes.postgres.count - before, 1)
+      const { settled, commits, statements } = await inOneGroup(() => Array.from({ length: size }, (_, i) =>
+        store.stock.move(ids[i % ids.length], { delta: -1, reason: 'sale' }, { key: `s${size}-${i}`, requestHash: 'h' })))
+      assert.deepEqual(settled.map((r) => r.status), Array(size).fill('fulfilled'))
+      assert.equal(commits, 1)
       assert.equal(statements, 4, `${size} movement(s)`)
     }
   })

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
+import { commitSizes } from '../../src/store/commit-sizes.js'
 import { migrate } from '../../src/store/postgres/migrate.js'
 import { openPostgresStore } from '../../src/store/postgres/postgres-plant-store.js'
 import type { Engine } from './engines.js'
@@ -161,5 +162,24 @@ export const postgresEngine: Engine = {
     let closing: Promise<void> | undefined
     store.close = () => (closing ??= close().then(() => release(scratch)))
     return store
+  }
+}
+
+/** Runs `writes` (started in one turn of the event loop: one group) and counts the commits and statements they took. */
+export async function inOneGroup<T> (writes: () => Array<Promise<T>>): Promise<{ settled: Array<PromiseSettledResult<T>>, commits: number, statements: number }> {
+  const query = pg.Client.prototype.query
+  let statements = 0
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    // Pooled clients only: the change watcher's own connection (LISTEN, its first poll) is set up
+    // in the background after the store opens and, on a loaded machine, can land inside a group.
+    if (typeof (this as Partial<pg.PoolClient>).release === 'function') statements++
+    return (query as (...a: unknown[]) => unknown).apply(this, args)
+  } as typeof query
+  const before = commitSizes.postgres.count
+  try {
+    const settled = await Promise.allSettled(writes())
+    return { settled, commits: commitSizes.postgres.count - before, statements }
+  } finally {
+    pg.Client.prototype.query = query
   }
 }
