@@ -23,6 +23,8 @@ import { freePort } from './free-port.js'
 // npm run bench [-- --quick] [--tsx] [--rounds=N] [--seconds=N] [--big=N] [--ops=get,list,put,post,search,search-rare,sorted,inventory,patch,batch,
 //                search-short,search-accent,sku,barcode,sort-price,sort-updated,count,upload,photo,batches,import,webhooks,history-1,history-1000,keys,reservations]
 //                [--import-rows=N] [--cpu-prof] [--seed-only] [--hold-sizes=100000,1000000]
+//                [--keep-catalogues=DIR]  (SQLite: the phases' catalogues are made in DIR and kept; one already
+//                                          there is used again as it is, writes of earlier runs included)
 //                [--baseline=DIR]  (another checkout, e.g. a git worktree of an older commit: measured as one
 //                                   more target on the small catalogue, for a before/after ratio in one run)
 //
@@ -76,7 +78,8 @@ const settings = {
   // Every target preloaded and written with the seed's fields alone: the other shape of a before/after
   // against a baseline from before the store fields (which is never sent them).
   seedOnly: flag('seed-only'),
-  baseline: args.find((a) => a.startsWith('--baseline='))?.split('=')[1]
+  baseline: args.find((a) => a.startsWith('--baseline='))?.split('=')[1],
+  keepCatalogues: args.find((a) => a.startsWith('--keep-catalogues='))?.split('=')[1]
 }
 // The two catalogues are told apart by size, so equal sizes would overwrite each other's figures.
 if (settings.big <= settings.small) throw new Error(`--big (${settings.big}) must be larger than --small (${settings.small})`)
@@ -379,6 +382,9 @@ const cliCommand = (args: string[]): string[] => settings.runtime === 'dist'
  * What the phases of issues 27 and 28 are given: fresh catalogues, services on the servers' core
  * with the event-loop probe preloaded (bench/loop-probe.mjs) and their memory sampled, the plants CLI.
  */
+/** Marks a kept catalogue (--keep-catalogues) whose preload finished. */
+const PRELOADED = 'preloaded'
+
 function phaseContext (tmp: string, load: ReturnType<typeof startLoad>, memorySamples: ReturnType<typeof memorySampler>,
   pgDatabases: string[], targets: Target[]): PhaseContext {
   const safe = (name: string): string => name.replace(/[^a-z0-9]+/gi, '_')
@@ -405,10 +411,20 @@ function phaseContext (tmp: string, load: ReturnType<typeof startLoad>, memorySa
         pgDatabases.push(db)
         env = { DATABASE_URL: await freshPostgres(db) }
       } else {
-        env = { DATA_DIR: join(tmp, safe(name)) }
+        env = { DATA_DIR: settings.keepCatalogues !== undefined ? join(settings.keepCatalogues, `${safe(name)}-${plants}`) : join(tmp, safe(name)) }
+        // Building 1,000,000 plants takes minutes: a kept one of this name and size is used again,
+        // once its preload has finished (the mark); one left half-built is made again.
+        if (settings.keepCatalogues !== undefined) {
+          if (existsSync(join(env.DATA_DIR, PRELOADED))) {
+            log(`using the kept catalogue ${env.DATA_DIR} for ${name}`)
+            return env
+          }
+          rmSync(env.DATA_DIR, { recursive: true, force: true })
+        }
       }
       log(`preloading ${plants} plants for ${name}…`)
       await preload(env.DATABASE_URL ?? env.DATA_DIR, plants, ROOT, settings.seedOnly, fields)
+      if (env.DATA_DIR !== undefined) writeFileSync(join(env.DATA_DIR, PRELOADED), '')
       return env
     },
     openStore: async (catalogue) => await openBenchStore(catalogue.DATABASE_URL ?? catalogue.DATA_DIR),
