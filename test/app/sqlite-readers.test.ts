@@ -4,9 +4,9 @@ import { readdirSync, readFileSync } from 'node:fs'
 import Database from 'better-sqlite3'
 import { FeedGone, QueryTooSlow } from '../../src/catalogue/errors.js'
 import type { PlantInput } from '../../src/catalogue/plant.js'
-import { SORTS, type Sort } from '../../src/catalogue/query.js'
+import { positionOf, SORTS, type Sort } from '../../src/catalogue/query.js'
 import type { ListFilter, PlantStore } from '../../src/store/plant-store.js'
-import { chooseDriver } from '../../src/store/sqlite/list-plan.js'
+import { chooseDriver, SORTED_SHARE } from '../../src/store/sqlite/list-plan.js'
 import { listSql } from '../../src/store/sqlite/list-query.js'
 import { sqliteReads } from '../../src/store/sqlite/reads.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-plant-store.js'
@@ -179,7 +179,7 @@ test('SQLite: filters each common but never together, sorted by name: the walk o
   t.after(() => db.close())
   const plans: string[] = []
   // A catalogue of 60 plays one of millions: 5 rows are "many", and a walk may read 12.
-  const reads = sqliteReads(db, { queryTimeoutMs: 1000, plan: { small: 5, walkBudget: 12 }, onPlan: (driver) => plans.push(driver.kind) })
+  const reads = sqliteReads(db, { queryTimeoutMs: 1000, plan: { small: 5, walkBudget: 12, sortedShare: 1 }, onPlan: (driver) => plans.push(driver.kind) })
   assert.deepEqual(reads.list({ tags: ['a', 'b'], sort: 'name', afterId: 0, limit: 10 }), [])
   assert.deepEqual(plans, ['tag'], 'the walk gave up and a tag\'s rows were read')
   // Together often enough, the walk fills its page within its budget.
@@ -210,8 +210,49 @@ test('SQLite: a common term sorted by price walks the price index past the names
   t.after(() => db.close())
   const plans: string[] = []
   // 3 false matches allowed; "monstera" in 10 names of 20 is "many" here, so the price index is walked.
-  const reads = sqliteReads(db, { queryTimeoutMs: 1000, searchRejectBudget: 3, plan: { small: 5, walkBudget: 1000 }, onPlan: (driver) => plans.push(driver.kind) })
+  const reads = sqliteReads(db, { queryTimeoutMs: 1000, searchRejectBudget: 3, plan: { small: 5, walkBudget: 1000, sortedShare: SORTED_SHARE }, onPlan: (driver) => plans.push(driver.kind) })
   const page = reads.list({ terms: ['monstera'], sort: '-price', afterId: 0, limit: 3 })
   assert.deepEqual(page.map((p) => p.name), ['Monstera 9', 'Monstera 8', 'Monstera 7'])
   assert.deepEqual(plans, ['order'])
+})
+
+test('SQLite: a large set whose plants sit together far along the sort\'s order (a common term, a common category) is met by a member walk of the sort\'s index: the same pages, cursor after cursor, as sorting the set whole', async (t) => {
+  const dir = tempDir('plants-plans')
+  t.after(dir.remove)
+  const store = openSqliteStore({ dataDir: dir.path, feedRetentionMs: DAY })
+  // First in name order and in -price order (unpriced), none of them asked for: 100 Aloes.
+  for (let i = 0; i < 100; i++) await store.create(plant(i, { name: `Aloe ${i}`, category: null, tags: ['a'], price: null }))
+  // Then Monsteras (Ferns, a price shared by three) and Zamias (last in name order), some names twice.
+  for (let i = 0; i < 100; i++) {
+    const monstera = i % 5 < 2
+    await store.create(plant(i, { name: monstera ? `Monstera ${i % 17}` : `Zamia ${i}`, category: monstera ? 'Ferns' : 'Cycads', tags: [i % 2 === 0 ? 'a' : 'b'], price: `${10 + (i % 13)}.00` }))
+  }
+  await store.close()
+  const open = (plan: { small: number, walkBudget: number, sortedShare: number }, plans: string[]): ReturnType<typeof sqliteReads> => {
+    const db = new Database(`${dir.path}/catalogue.db`, { readonly: true })
+    t.after(() => db.close())
+    return sqliteReads(db, { queryTimeoutMs: 1000, plan, onPlan: (driver) => plans.push(driver.kind) })
+  }
+  // 200 plants play 1,000,000: 5 are "many", a walk may read 12, and a set of more than 10 is walked as members.
+  const walked: string[] = []
+  const members = open({ small: 5, walkBudget: 12, sortedShare: 1 / 20 }, walked)
+  const sortedWhole = open({ small: 5, walkBudget: 12, sortedShare: 1 }, [])
+  const filters: Array<Omit<ListFilter, 'afterId' | 'limit'>> = [
+    { terms: ['stera'] }, { category: 'ferns' }, { category: 'ferns', terms: ['monstera 1'] }, { tags: ['a'], terms: ['stera'] }, { tags: ['b'], category: 'ferns' }, { tags: ['a', 'b'] }
+  ]
+  for (const filter of filters) {
+    for (const sort of SORTS as readonly Sort[]) {
+      let after: Pick<ListFilter, 'afterId' | 'afterKey' | 'afterValue'> = { afterId: 0 }
+      for (let pages = 0; ; pages++) {
+        const query: ListFilter = { ...filter, sort, ...after, limit: 7 }
+        const page = members.list(query)
+        assert.deepEqual(page, sortedWhole.list(query), `${JSON.stringify(filter)} sorted by ${sort}, page ${pages + 1}`)
+        if (page.length < 7) break
+        const { id, key, value } = positionOf(page[page.length - 1], sort)
+        after = { afterId: id, afterKey: key, afterValue: value }
+      }
+    }
+  }
+  // The path was taken: by name, -name and -price the first pages of the term and the category.
+  assert.ok(walked.filter((kind) => kind === 'member').length >= 6, walked.join(' '))
 })

@@ -3,6 +3,7 @@ import { test } from 'node:test'
 import Database from 'better-sqlite3'
 import type { Driver } from '../../src/store/sqlite/list-query.js'
 import { sqliteReads } from '../../src/store/sqlite/reads.js'
+import { SORTED_SHARE } from '../../src/store/sqlite/list-plan.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { tempDir } from '../helpers/process.js'
 
@@ -25,7 +26,7 @@ test('SQLite: a count of inStock or lowStock that matches many walks the filter\
   t.after(() => db.close())
   const plans: Driver[] = []
   // 5 rows are "many" here, as 2,000 are in a catalogue of millions: neither filter's set is small.
-  const reads = sqliteReads(db, { queryTimeoutMs: 1000, plan: { small: 5, walkBudget: 1000 }, onPlan: (driver) => plans.push(driver) })
+  const reads = sqliteReads(db, { queryTimeoutMs: 1000, plan: { small: 5, walkBudget: 1000, sortedShare: SORTED_SHARE }, onPlan: (driver) => plans.push(driver) })
   const all = (filter: { inStock?: boolean, lowStock?: boolean }): number => reads.list({ ...filter, afterId: 0, limit: 100 }).length
   for (const [filter, column] of [[{ inStock: true }, 'inStock'], [{ lowStock: true }, 'lowStock']] as const) {
     plans.length = 0

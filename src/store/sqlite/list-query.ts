@@ -26,11 +26,20 @@ export type Driver =
   | { kind: 'lookup' }
   /** The plants in a column's index range (fewer than SMALL: list-plan.ts), sorted whole. */
   | { kind: 'column', column: Column }
+  /**
+   * The sort's own index walked as 'order' walks it, each entry first looked up in a candidate set
+   * (the ids SQLite gathers once, from that candidate's index alone, into a table of its own in
+   * memory). The sort's index holds the id, so an entry outside the set costs an index step and a
+   * lookup, not a plant's row: a large set whose plants sit together far along the sort's order
+   * (every Monstera in name order, no fern among the unpriced first by -price) is met there at a
+   * small cost per entry, where sorting it whole read each of its plants.
+   */
+  | { kind: 'member', of: Candidate }
 
 /** A filter's column with an index of its own (migrations.ts). */
 export type Column = 'category' | 'status' | 'price' | 'updated' | 'inStock' | 'lowStock'
 /** A driver that list-plan.ts counts before choosing it. */
-export type Candidate = Exclude<Driver, { kind: 'order' } | { kind: 'lookup' }>
+export type Candidate = Exclude<Driver, { kind: 'order' } | { kind: 'lookup' } | { kind: 'member' }>
 const COLUMN_INDEXES: Record<Exclude<Column, 'inStock'>, string> = { category: 'plants_category_key', status: 'plants_status', price: 'plants_price', updated: 'plants_updated', lowStock: 'plants_low_stock' }
 /** A column's index: inStock's is one of two partial indexes (stock-migration.ts), by the value asked. */
 const columnIndex = (column: Column, filter: ListFilter): string =>
@@ -100,6 +109,20 @@ export function probeSql (driver: Candidate, filter: ListFilter, cap: number): S
     : { text: 'SELECT count(*) FROM (SELECT 1 FROM plants_fts WHERE plants_fts MATCH ? LIMIT ?)', args: [ftsMatch(filter.terms ?? []), cap] }
 }
 
+/** A candidate set's ids, read from its own index alone (a 'member' walk's set). */
+function candidateIds (driver: Candidate, filter: ListFilter): Sql {
+  if (driver.kind === 'column') {
+    const { text, args } = columnTerm(driver.column, filter, '')
+    return { text: `SELECT p.id FROM plants p INDEXED BY ${columnIndex(driver.column, filter)} WHERE ${text}`, args }
+  }
+  return driver.kind === 'tag'
+    ? { text: 'SELECT plant_id FROM plant_tags WHERE tag_key = ?', args: [driver.tag] }
+    : { text: 'SELECT rowid FROM plants_fts WHERE plants_fts MATCH ?', args: [ftsMatch(filter.terms ?? [])] }
+}
+
+/** Whether a driver's candidates come from the search index, which a page merges with its backlog (pendingSql). */
+export const searchesIndex = (driver: Driver): boolean => driver.kind === 'fts' || (driver.kind === 'member' && driver.of.kind === 'fts')
+
 /**
  * A column's term of the filter, as its index holds it (`prefix` '+' keeps the planner off the
  * index, '' lets a walk seek it). The filter must ask for the column.
@@ -127,7 +150,7 @@ function columnTerm (column: Column, filter: ListFilter, prefix: '' | '+'): Sql 
 }
 
 export function listSql (filter: ListFilter, driver: Driver): Sql {
-  return walk(filter, driver, driver.kind === 'fts')
+  return walk(filter, driver, searchesIndex(driver))
 }
 
 /**
@@ -199,6 +222,11 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
   } else if (driver.kind === 'pending') {
     from = `(SELECT DISTINCT plant_id FROM changes WHERE seq > ${INDEXED_UP_TO} AND index_add IS NOT NULL) f JOIN plants p ON p.id = f.plant_id`
     id = 'f.plant_id'
+  } else if (driver.kind === 'member') {
+    // Before the guard and every term that reads the plant's row: SQLite checks it on the index entry.
+    const set = candidateIds(driver.of, filter)
+    where.push(`p.id IN (${set.text})`)
+    args.push(...set.args)
   }
   if (driver.kind === 'lookup') {
     // The lookup's own index leads: its terms go first, unprefixed.
@@ -252,7 +280,7 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
   }
   // A column's term is left bare where its index does the walk: the column driver's own, the sort's
   // when it is the same column, or for an id order the status and category indexes (which hold the id).
-  const order = driver.kind === 'order'
+  const order = driver.kind === 'order' || driver.kind === 'member'
   const single = statuses(filter).length === 1 && filter.category === undefined
   const bare: Record<Column, boolean> = {
     updated: order && numbered && numberKey(sort) === 'updated',

@@ -7,7 +7,7 @@ import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import type { TrashedPlant, TrashPosition } from '../../catalogue/trash.js'
 import type { CountFilter, ListFilter } from '../plant-store.js'
 import { historyReader } from './history.js'
-import { countSql, listSql, mergePages, pendingSql, searchFunctions, type Driver } from './list-query.js'
+import { countSql, listSql, mergePages, pendingSql, searchesIndex, searchFunctions, type Driver } from './list-query.js'
 import { chooseDriver, countDriver, fallbackDriver, PLAN_LIMITS, type PlanLimits } from './list-plan.js'
 import { tupleToPlant, type PlantTuple } from './plant-rows.js'
 import { INDEXED_UP_TO } from './search-backlog.js'
@@ -91,6 +91,8 @@ export function sqliteReads (db: Database.Database, options: ReadOptions): Reads
   const head = db.prepare<[], number>(HEAD_SQL).pluck()
   const changeRows = db.prepare<[number, number], ChangeRow>('SELECT seq, kind, plant_id, version, actor, at, plant, stock_events FROM changes WHERE seq > ? ORDER BY seq LIMIT ?')
   const probe = (text: string, args: unknown[]): number => statement(text).pluck().get(...args) as number
+  // The catalogue's size, about (deleted plants' ids count): one step down the table's tree.
+  const plants = db.prepare<[], number | null>('SELECT max(id) FROM plants').pluck()
   const plan = options.plan ?? PLAN_LIMITS
 
   const bounded = <T>(fn: () => T): T => {
@@ -119,10 +121,10 @@ export function sqliteReads (db: Database.Database, options: ReadOptions): Reads
       } catch (err) {
         if (!(err instanceof WalkTooLong)) throw err
         search.reset()
-        driver = fallbackDriver(filter, probe)
+        driver = fallbackDriver(filter, probe, plants.get() ?? 0, plan)
         rows = run(listSql(filter, driver))
       }
-      if (driver.kind === 'fts' && backlog.get() === 1) rows = mergePages(rows, run(pendingSql(filter)), filter) as PlantTuple[]
+      if (searchesIndex(driver) && backlog.get() === 1) rows = mergePages(rows, run(pendingSql(filter)), filter) as PlantTuple[]
       options.onPlan?.(driver)
       return rows.map(tupleToPlant)
     }),
