@@ -260,7 +260,8 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
   // row was a fifth of reading a plain page.
   const guard = where.length
   for (const tag of (filter.tags ?? [])) {
-    if (driver.kind === 'tag' && tag === driver.tag) continue
+    // The driver's own tag holds already (a member walk's set was gathered from it).
+    if ((driver.kind === 'tag' && tag === driver.tag) || (driver.kind === 'member' && driver.of.kind === 'tag' && tag === driver.of.tag)) continue
     // By the driver's own id: checked before the plant's row is read, so a candidate that lacks the
     // tag costs an index lookup, not a row (two tags never together, walked from one of them).
     where.push(`EXISTS (SELECT 1 FROM plant_tags t WHERE t.tag_key = ? AND t.plant_id = ${id})`)
