@@ -27,8 +27,10 @@ admin key. Every running instance picks a change up within seconds.
   test         sends {"kind": "test", "webhook": ID}, signed, and says how the receiver answered
   rotate       prints a new signing secret once; the previous one keeps signing beside it for 24
                hours (two signatures in webhook-signature) while the receiver switches
-  deliveries   its latest attempts (up to 100), newest first: the change (seq; test for a test
-               send), the attempt at it, when, the receiver's status or the error, how long
+  deliveries   its latest attempts (up to 100), newest first: the change (seq; - for a test
+               send), what was sent (the change's kind, stock.low, stock.out or test; - for an
+               attempt recorded before this was kept), the attempt at it, when, the receiver's
+               status or the error, how long
 
 Options:
   --events KINDS   add: comma-separated kinds of change to send (default created,updated,deleted; also stock.low, stock.out)
@@ -192,8 +194,8 @@ function table (webhooks: Webhook[]): string {
 
 function deliveriesTable (attempts: DeliveryAttempt[]): string {
   if (attempts.length === 0) return 'no deliveries yet\n'
-  return columns([['SEQ', 'ATTEMPT', 'AT', 'STATUS', 'MS', 'ERROR'],
-    ...attempts.map((a) => [a.seq === 0 ? 'test' : String(a.seq), String(a.attempt), iso(a.at), a.statusCode === null ? '-' : String(a.statusCode), String(Math.round(a.durationMs)), a.error ?? '-'])])
+  return columns([['SEQ', 'EVENT', 'ATTEMPT', 'AT', 'STATUS', 'MS', 'ERROR'],
+    ...attempts.map((a) => [a.seq === 0 ? '-' : String(a.seq), a.seq === 0 ? 'test' : a.event ?? '-', String(a.attempt), iso(a.at), a.statusCode === null ? '-' : String(a.statusCode), String(Math.round(a.durationMs)), a.error ?? '-'])])
 }
 
 function columns (rows: string[][]): string {

@@ -64,13 +64,15 @@ for (const [where, target] of Object.entries(CLI_TARGETS)) {
       new Verifier(secret).verify(body, headers as Record<string, string>)
       const deliveries = await plants(['webhooks', 'deliveries', '1', ...args], env)
       assert.equal(deliveries.code, 0, deliveries.stderr)
-      assert.match(deliveries.stdout, /^SEQ +ATTEMPT +AT +STATUS +MS +ERROR\ntest +1 +\d{4}-\S+Z +204 +\d+ +-\n$/)
+      assert.match(deliveries.stdout, /^SEQ +EVENT +ATTEMPT +AT +STATUS +MS +ERROR\n- +test +1 +\d{4}-\S+Z +204 +\d+ +-\n$/)
       assert.deepEqual([(await plants(['webhooks', 'rotate', '9', ...args], env)).code, (await plants(['webhooks', 'deliveries', '9', ...args], env)).code], [1, 1])
       // Retries ran out at change 3: list says so, with since when and the last error.
       const store = await openStore(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL, dataDir: '', feedRetentionMs: 86_400_000 } : { dataDir: args[1], feedRetentionMs: 86_400_000 })
-      await store.webhooks.recordAttempts(1, [{ seq: 3, attempt: 9, at: Date.UTC(2026, 0, 2), statusCode: 500, error: 'answered 500', durationMs: 3 }],
+      await store.webhooks.recordAttempts(1, [{ seq: 3, attempt: 9, at: Date.UTC(2026, 0, 2), statusCode: 500, error: 'answered 500', durationMs: 3, event: 'stock.low' }],
         { cursor: 2, attempts: 9, nextAttemptAt: null, failingSince: Date.UTC(2026, 0, 1), lastError: 'answered 500', failing: true })
       await store.close()
+      // The table names what each attempt sent, as --json does.
+      assert.match((await plants(['webhooks', 'deliveries', '1', ...args], env)).stdout, /^3 +stock\.low +9 +2026-01-02T00:00:00\.000Z +500 +3 +answered 500$/m)
       const listed = await plants(['webhooks', 'list', ...args], env)
       assert.match(listed.stdout, /^1 +failing +created,updated,deleted +2 +\S+ +9 failed since 2026-01-01T00:00:00\.000Z, retries ran out \(resume to try again\): answered 500$/m)
     })
