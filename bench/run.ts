@@ -197,7 +197,8 @@ async function openBenchStore (where: string, root = ROOT): Promise<PlantStore> 
     // The root's own store: a --baseline's migrations are its own, in a database of its own.
     const { openPostgresStore } = await import(join(root, 'src/store/postgres/postgres-plant-store.ts')) as typeof import('../src/store/postgres/postgres-plant-store.js')
     // A minute before a commit is called unavailable (1.5 s in the service): on a loaded machine a
-    // group of the stock phase's movements (bench/stock.ts), a few round trips each, took longer.
+    // group of the stock phase's movements (bench/stock.ts) took longer, when a group still wrote
+    // its movements one after another.
     return openPostgresStore({ connectionString: where, feedRetentionMs: 7 * 86_400_000, operationTimeoutMs: 60_000 })
   }
   const { openSqliteStore } = await import(join(root, 'src/store/sqlite/sqlite-plant-store.ts')) as typeof import('../src/store/sqlite/sqlite-plant-store.js')

@@ -43,8 +43,10 @@ export interface StockFigures {
 /** Every plant 1..plants counted to `onHand(i)` at main through the store's movements; answers movements/s. */
 async function stockUp (ctx: PhaseContext, catalogue: Record<string, string>, plants: number, onHand: (i: number) => number): Promise<number> {
   const store = await ctx.openStore(catalogue)
-  // PostgreSQL's movements run one after another in their group's transaction, a few round trips
-  // each: smaller groups there (the bench's store waits a minute for a commit: run.ts openBenchStore).
+  // A chunk's movements reach the store together; PostgreSQL writes them as a group set-based
+  // (src/store/postgres/move-group.ts: BEGIN, two statements and COMMIT, however many), one
+  // transaction whose statements grow with the chunk: 200 there, the size the phase's figures were
+  // taken with (the bench's store waits a minute for a commit: run.ts openBenchStore).
   const chunk = ctx.engine === 'postgres' ? 200 : 10_000
   const started = performance.now()
   try {
