@@ -497,3 +497,39 @@ staffPageTest('the Stock part\'s messages (a count that is not a number, a count
   assert.deepEqual(unexpectedErrors(staff.errors), [])
   assert.deepEqual(await staff.refusedStatuses(), [409])
 })
+
+staffPageTest('at 375 px each place\'s Sell one that gets the focus (by Tab, or after Undo the sale) is scrolled clear of the editor\'s sticky buttons', async (staff) => {
+  const { page } = staff
+  await page.setViewportSize({ width: 375, height: 812 })
+  await place(staff, 'greenhouse')
+  await place(staff, 'backroom')
+  const palm = await staff.add({ name: 'Palm' })
+  await move(staff, palm.id, { delta: 2, reason: 'received', location: 'greenhouse' })
+  await move(staff, palm.id, { delta: 1, reason: 'received', location: 'backroom' })
+  await page.goto(staff.url + '/')
+  await plantButton(page, 'Palm').click()
+  await giveKey(page)
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  await editor.getByText('3 on hand, 3 available.', { exact: true }).waitFor()
+  const bar = editor.locator('.sheet-actions')
+  /** The focused button's foot is above the bar's top, and inside the window. */
+  const clear = async (name: string, what: string): Promise<void> => {
+    await page.waitForFunction((name) => document.activeElement?.textContent === name, name)
+    const [shown, buttons] = await Promise.all([page.evaluate(() => document.activeElement!.getBoundingClientRect().toJSON()), bar.boundingBox()])
+    assert.ok(buttons !== null)
+    assert.ok(shown.bottom <= buttons.y + 1 && shown.top >= 0, `${what}: ${JSON.stringify(shown)}, the buttons at ${buttons.y}`)
+  }
+  // Staff scrolled until the first place's button sits just above the bar, the second under it; Tab goes to the second.
+  await editor.evaluate((dialog) => {
+    const first = dialog.querySelector('#stock-sell button')!.getBoundingClientRect()
+    dialog.scrollTop += first.bottom - (dialog.querySelector('.sheet-actions')!.getBoundingClientRect().top - 4)
+  })
+  await editor.getByRole('button', { name: 'Sell one at backroom' }).focus()
+  await page.keyboard.press('Tab')
+  await clear('Sell one at greenhouse', 'reached by Tab')
+  await page.keyboard.press('Enter')
+  await editor.getByRole('status').filter({ hasText: 'Sold one “Palm” at greenhouse.' }).waitFor()
+  await editor.getByRole('button', { name: 'Undo the sale' }).click()
+  await clear('Sell one at greenhouse', 'after Undo the sale')
+  assert.deepEqual(unexpectedErrors(staff.errors), [])
+})
