@@ -129,7 +129,9 @@ const WAITS = {
   /** The live feed, dropped, is opened again after this long. */
   liveRetryMs: 2000,
   /** A busy read (429, 503) is asked again after Retry-After (else 1) times this, doubling. */
-  retryMs: 1000
+  retryMs: 1000,
+  /** The message at the foot of the window, without an Undo, shows this long. */
+  messageMs: 6000
 }
 
 export type Timings = typeof WAITS

@@ -1,6 +1,7 @@
 import { api, ApiError, describe, type LocationList, type MovementResult, type Plant, type StockLevel, type StockLevels } from './api.js'
 import { byId, el, say } from './dom.js'
 import { movedHere, moveStock, newKey, stockWords } from './stock.js'
+import { dropRefusal } from './toast.js'
 import { notUndone } from './undo.js'
 
 // The open plant's Stock part: what it holds at each place, and two movements made there:
@@ -170,6 +171,7 @@ async function sellHere (where: string): Promise<void> {
   offerUndo(undefined)
   say(statusBox, '')
   say(alertBox, '')
+  dropRefusal()
   const sold = plant
   try {
     const answer = await move({ delta: -1, reason: 'sale', location: where })
@@ -252,6 +254,7 @@ async function act (button: HTMLButtonElement, input: HTMLInputElement, least: n
   offerUndo(undefined)
   say(statusBox, '')
   say(alertBox, '')
+  dropRefusal()
   try {
     const answer = await move(body(n))
     input.value = ''

@@ -1,4 +1,4 @@
-import { byId } from './dom.js'
+import { byId, timing } from './dom.js'
 
 // What just happened, at the foot of the window, in the status line screen readers announce
 // politely. A change made from the page offers Undo there for 15 seconds (the contract asks for
@@ -8,7 +8,6 @@ const box = byId('toast')
 const message = byId('message')
 const alertLine = byId('toast-alert')
 const undoButton = byId<HTMLButtonElement>('undo')
-const PLAIN_MS = 6000
 const UNDO_MS = 15_000
 let fade: number | undefined
 let undo: (() => Promise<string>) | undefined
@@ -18,6 +17,10 @@ function hide (): void {
     fade = window.setTimeout(hide, 2000)
     return
   }
+  clear()
+}
+
+function clear (): void {
   message.textContent = ''
   alertLine.textContent = ''
   undoButton.hidden = true
@@ -63,7 +66,18 @@ function show (text: string, undoIt: (() => Promise<string>) | undefined, refusa
   box.classList.add('shown')
   placeClear()
   window.clearTimeout(fade)
-  fade = window.setTimeout(hide, undoIt === undefined ? PLAIN_MS : UNDO_MS)
+  fade = window.setTimeout(hide, undoIt === undefined ? timing('messageMs') : UNDO_MS)
+}
+
+/**
+ * A refusal showing goes: staff acted since on what it was about (a plant the list could not sell,
+ * sold from its open editor), and a refusal left at the foot of the window, dimmed behind the
+ * editor, would still read as the news once the editor closes.
+ */
+export function dropRefusal (): void {
+  if (!box.classList.contains('error')) return
+  window.clearTimeout(fade)
+  clear()
 }
 
 /**

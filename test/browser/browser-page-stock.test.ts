@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import type { Locator, Page } from 'playwright-core'
-import { bothWidths, giveKey, listShown, plantButton, staffPageTests, unexpectedErrors, type StaffPage } from '../helpers/staff-page.js'
+import { bothWidths, giveKey, listShown, pageTimings, plantButton, staffPageTests, unexpectedErrors, type StaffPage } from '../helpers/staff-page.js'
 
 // Stock on the staff page: each plant that tracks stock shows it in the list, and is sold a unit
 // at a time ("Sell one", a sale movement at main with an Idempotency-Key; Undo returns the unit);
@@ -383,6 +383,8 @@ staffPageTest('the row\'s refusal sends staff to the plant, whose Stock part sel
   const palm = await staff.add({ name: 'Palm' })
   await move(staff, palm.id, { delta: 2, reason: 'received', location: 'greenhouse' })
   await move(staff, palm.id, { delta: 1, reason: 'received', location: 'backroom' })
+  // The refusal would stay for as long as staff take here: it goes because they acted, not with time.
+  await pageTimings(page, { messageMs: 600_000 })
   await page.goto(staff.url + '/')
   await page.getByRole('button', { name: 'Sell one: Palm' }).click()
   await giveKey(page)
@@ -403,6 +405,8 @@ staffPageTest('the row\'s refusal sends staff to the plant, whose Stock part sel
   assert.match(sent.headers()['idempotency-key'] ?? '', /^page-[0-9a-f]{32}$/)
   await editor.getByRole('status').filter({ hasText: 'Sold one “Palm” at greenhouse. 1 on hand at greenhouse.' }).waitFor()
   await editor.getByText('2 on hand, 2 available.', { exact: true }).waitFor()
+  // Sold from its place: the row's refusal is old news, not left dimmed behind the editor.
+  assert.deepEqual(await page.locator('#toast').evaluate((t) => [t.classList.contains('shown'), t.querySelector('[role="alert"]')?.textContent]), [false, ''])
   assert.deepEqual((await ledger(staff, palm.id))[0], { location: 'greenhouse', delta: -1, reason: 'sale', onHandAfter: 1 })
   const undo = editor.getByRole('button', { name: 'Undo the sale' })
   await page.waitForFunction(() => document.activeElement?.id === 's-undo')
