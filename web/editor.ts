@@ -78,13 +78,16 @@ function fill (plant: Fields): void {
   soldButton.textContent = origin.status === 'sold' ? 'Mark available' : 'Mark sold'
 }
 
-// A plant that tracks stock (from its first movement) has its status follow its stock: neither
-// Mark sold nor the status select is offered, and the select says why.
+// A plant that tracks stock (from its first movement) has its status follow its stock: Mark sold
+// is not offered (a sale is Sell one), and the select says how the status moves. The select stays:
+// a status set by hand stands until the stock next crosses 0, and pending (a hold) is never moved
+// by stock, so staff hold a plant that tracks stock as they hold any other.
 function showTracking (plant: Plant | undefined): void {
   const tracked = plant !== undefined && plant.stock !== null
   soldButton.hidden = plant === undefined || tracked
-  inputs.status.disabled = tracked
-  say(byId('f-status-hint'), tracked ? 'Follows stock: sold when none is available, available again when some is.' : '')
+  say(byId('f-status-hint'), tracked
+    ? 'Follows stock: sold when none is available, available again when some is. Pending (held) stays until you change it.'
+    : '')
 }
 
 function clearMessages (): void {

@@ -253,9 +253,9 @@ staffPageTest('a count is conditional on the level staff saw when they began it:
   assert.deepEqual(await staff.refusedStatuses(), [409])
 })
 
-staffPageTest('the editor of a plant that tracks stock offers no Mark sold, and its status says it follows stock; a plant starts tracking while open', async (staff, { engine }) => {
+staffPageTest('the editor of a plant that tracks stock offers no Mark sold, and its status says it follows stock, yet can be held as Pending; a plant starts tracking while open', async (staff, { engine }) => {
   const { page } = staff
-  await staff.add({ name: 'Ivy' })
+  const ivy = await staff.add({ name: 'Ivy' })
   await page.goto(staff.url + '/')
   await plantButton(page, 'Ivy').click()
   await giveKey(page)
@@ -269,7 +269,6 @@ staffPageTest('the editor of a plant that tracks stock offers no Mark sold, and 
   await editor.getByRole('button', { name: 'Receive' }).click()
   await editor.getByRole('status').filter({ hasText: 'Received 3 of “Ivy” at main.' }).waitFor()
   await editor.getByRole('button', { name: 'Mark sold', exact: true }).waitFor({ state: 'hidden' })
-  assert.equal(await status.isDisabled(), true)
   assert.match(await status.evaluate((s) => s.getAttribute('aria-describedby')!.split(' ').map((id) => document.getElementById(id)?.textContent ?? '').join(' ')),
     /^Follows stock: sold when none is available, available again when some is\./)
   await bothWidths(page, 'editor of a plant whose status follows its stock', `browser-page-stock-${engine.name}-follows`)
@@ -279,12 +278,22 @@ staffPageTest('the editor of a plant that tracks stock offers no Mark sold, and 
   await plantButton(page, 'Ivy').click()
   await editor.getByText('3 on hand, 3 available.', { exact: true }).waitFor()
   assert.equal(await editor.getByRole('button', { name: 'Mark sold', exact: true }).count(), 0)
-  assert.equal(await status.isDisabled(), true)
   await editor.getByRole('textbox', { name: 'Category' }).fill('Climbers')
-  const patch = page.waitForRequest((r) => r.method() === 'PATCH')
+  let patch = page.waitForRequest((r) => r.method() === 'PATCH')
   await editor.getByRole('button', { name: 'Save', exact: true }).click()
   assert.deepEqual((await patch).postDataJSON(), { category: 'Climbers' })
   await page.getByRole('status').filter({ hasText: 'Saved “Ivy”.' }).waitFor()
+
+  // A hold set by hand, as the API allows (stock never moves pending): the select is there for it.
+  await plantButton(page, 'Ivy').click()
+  await editor.getByText('3 on hand, 3 available.', { exact: true }).waitFor()
+  assert.equal(await status.isDisabled(), false)
+  await status.selectOption({ label: 'Pending' })
+  patch = page.waitForRequest((r) => r.method() === 'PATCH')
+  await editor.getByRole('button', { name: 'Save', exact: true }).click()
+  assert.deepEqual((await patch).postDataJSON(), { status: 'pending' })
+  await page.getByRole('status').filter({ hasText: 'Saved “Ivy”.' }).waitFor()
+  assert.equal((await staff.call('GET', `/v3/plant/${ivy.id}`)).body.status, 'pending')
   assert.deepEqual(unexpectedErrors(staff.errors), [])
   assert.deepEqual(staff.refusals, [])
 })
