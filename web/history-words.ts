@@ -1,3 +1,4 @@
+import { byWhom } from './actor-words.js'
 import type { Plant } from './api.js'
 import { money } from './money.js'
 import { STATUS_LABELS } from './rows.js'
@@ -18,14 +19,30 @@ export interface HistoryEntry {
   changes: Partial<Record<FieldName | 'photos', [Value, Value]>> & { stock?: [Stock | null, Stock | null], lowStockAt?: [number | null, number | null] }
   /** A stock movement's reason, for the version a movement made. */
   reason?: string
+  /** The place a movement moved stock at (none for a reservation's step, or an entry kept before places were). */
+  location?: string
 }
 
 interface Stock { onHand: number, reserved: number, available: number }
 
-/** How the line of a version a stock movement made begins, by its reason. */
-const MOVEMENTS: Record<string, string> = {
-  received: 'Stock received', sale: 'Sold', return: 'Returned to stock', damaged: 'Taken off stock as damaged', count: 'Stock counted', correction: 'Stock corrected'
+/**
+ * How the line of a version a stock movement made begins, by its reason, given the units it moved
+ * ("Sold 1"; undefined when the totals do not tell them).
+ */
+const MOVEMENTS: Record<string, (units: string | undefined) => string> = {
+  received: (n) => n === undefined ? 'Stock received' : `Received ${n}`,
+  sale: (n) => n === undefined ? 'Sold' : `Sold ${n}`,
+  return: (n) => n === undefined ? 'Returned to stock' : `${n} returned to stock`,
+  damaged: (n) => n === undefined ? 'Taken off stock as damaged' : `${n} taken off stock as damaged`,
+  count: () => 'Stock counted',
+  correction: () => 'Stock corrected',
+  reserve: (n) => `${n ?? 'Units'} held for a checkout`,
+  release: (n) => `${n ?? 'Units'} held for a checkout let go`,
+  expire: (n) => `${n ?? 'Units'} held for a checkout let go when the hold ran out`
 }
+
+/** A reservation's steps move what is reserved, not what is on hand. */
+const HOLDS = ['reserve', 'release', 'expire']
 
 /** The editor's order of the fields. */
 export const FIELD_ORDER: FieldName[] = ['name', 'category', 'tags', 'status', 'price', 'sku', 'barcode', 'description']
@@ -84,9 +101,24 @@ function photoLines (before: string[], after: string[]): string[] {
   return lines
 }
 
+/** The units a movement moved (or a reservation held or let go), from the totals before and after it. */
+function unitsMoved (entry: HistoryEntry): string | undefined {
+  const [before, after] = entry.changes.stock ?? [null, null]
+  if (after === null) return undefined
+  const which = HOLDS.includes(entry.reason ?? '') ? 'reserved' : 'onHand'
+  const n = Math.abs(after[which] - (before?.[which] ?? 0))
+  return n === 0 ? undefined : n.toLocaleString()
+}
+
+/** "Sold 1 at greenhouse": a movement's reason, its units and its place. */
+function movementWords (entry: HistoryEntry, reason: string): string {
+  const words = MOVEMENTS[reason]?.(unitsMoved(entry)) ?? 'Stock moved'
+  return entry.location === undefined ? words : `${words} at ${entry.location}`
+}
+
 /** What kind of change a version was, as its line begins. */
 function kindWords (entry: HistoryEntry): string {
-  if (entry.reason !== undefined) return MOVEMENTS[entry.reason] ?? 'Stock moved'
+  if (entry.reason !== undefined) return movementWords(entry, entry.reason)
   if (entry.kind === 'deleted') return 'Moved to the trash'
   if (entry.kind === 'restored') return 'Restored from the trash'
   if (entry.kind === 'reverted') return 'Went back to an earlier version'
@@ -94,15 +126,12 @@ function kindWords (entry: HistoryEntry): string {
   return 'Changed'
 }
 
-/** Who made a change: a key's name; nothing for a change made without a key. */
-function byWhom (actor: string): string {
-  if (actor === 'anonymous' || actor === '') return ''
-  if (actor === 'cli') return ' from the command line'
-  return ` by ${actor}`
-}
+/** Who made a change; the service's expirer is not named, as the line already says the hold ran out. */
+const whoseWords = ({ actor, reason }: HistoryEntry): string => actor === 'expiry' && reason === 'expire' ? '' : byWhom(actor)
 
-/** "Changed 26 Nov 2026, 17:20 by till-3". */
-export const headline = (entry: HistoryEntry): string => `${kindWords(entry)} ${whenOf(entry.at)}${byWhom(entry.actor)}`
+/** "Changed 26 Nov 2026, 17:20 by till-3"; a movement's, "Sold 1 at greenhouse on 26 Nov 2026, 17:20 by till-3". */
+export const headline = (entry: HistoryEntry): string =>
+  `${kindWords(entry)} ${entry.reason === undefined ? '' : 'on '}${whenOf(entry.at)}${whoseWords(entry)}`
 
 /** Each thing a version changed, one line each; a new plant's lines name the values it was given. */
 export function changeLines (entry: HistoryEntry): string[] {

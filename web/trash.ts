@@ -1,3 +1,4 @@
+import { byWhom } from './actor-words.js'
 import { api, ApiError, Cancelled, describe, isAbort, type Plant } from './api.js'
 import { byId, confirmFirst, el, say } from './dom.js'
 import { STATUS_LABELS } from './rows.js'
@@ -62,7 +63,7 @@ function sayWait (entry: TrashEntry | undefined): void {
 
 /** "Deleted 26 Nov 2026, 17:20 by till-3": who, when known (a change without a key has no name). */
 function deletedLine (entry: TrashEntry): string {
-  const by = entry.trashedBy === null || entry.trashedBy === 'anonymous' ? '' : ` by ${entry.trashedBy}`
+  const by = byWhom(entry.trashedBy)
   return `Deleted ${when.format(new Date(entry.trashedAt))}${by}`
 }
 

@@ -122,7 +122,7 @@ staffPageTest('the editor\'s History, read when opened, says who changed what an
   await list.locator(':scope > li').nth(9).waitFor()
   const versions = await shown(list)
   assert.deepEqual(versions.map((v) => v.version), [12, 11, 10, 9, 8, 7, 6, 5, 4, 3], 'newest first, ten a page')
-  assert.deepEqual(versions[0], { version: 12, line: `Changed ${await when(page, at.get(12))} by env-1`, changes: ['Name: Monstera (5) → Monstera deliciosa'], goBack: false })
+  assert.deepEqual(versions[0], { version: 12, line: `Changed ${await when(page, at.get(12))} with a key set up where the catalogue runs`, changes: ['Name: Monstera (5) → Monstera deliciosa'], goBack: false })
   assert.deepEqual(versions[6], {
     version: 6,
     line: `Changed ${await when(page, at.get(6))} by anna`,
@@ -259,7 +259,7 @@ staffPageTest('from the keyboard alone: History is reached and opened, an older 
   await page.locator(`#plants li[data-id="${id}"] [data-role="open"]`).filter({ hasText: /^Fern$/ }).waitFor()
   await list.locator('li[data-version="5"]').waitFor()
   const top = (await shown(list))[0]
-  assert.deepEqual([top.line, top.changes], [`Went back to an earlier version ${await when(page, (await timesOf(staff, id)).get(5))} by env-1`,
+  assert.deepEqual([top.line, top.changes], [`Went back to an earlier version ${await when(page, (await timesOf(staff, id)).get(5))} with a key set up where the catalogue runs`,
     ['Name: Boston fern → Fern', `Price: ${await euros(page, 7.5)} → ${await euros(page, 5)}`]])
   await screenshots(page, editor.locator('#history-undo'), 'history-gone-back', engine.name)
 

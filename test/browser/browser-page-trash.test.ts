@@ -36,7 +36,7 @@ staffPageTest('a delete is undone from its message; the trash lists deleted plan
   assert.deepEqual([back.name, back.category, back.photos.length], ['Fern', 'indoor', 1])
   await plantButton(page, 'Fern').waitFor()
 
-  // Ivy is deleted by another till (its key is named env-1), Moss from this page.
+  // Ivy is deleted by another till (its key is one set up where the catalogue runs: env-1 to the service), Moss from this page.
   assert.equal((await staff.call('DELETE', `/v3/plant/${ivy.id}`)).status, 204)
   await plantButton(page, 'Moss').click()
   // Changed by someone else after it was opened (the stream held off, or the page would show the
@@ -67,7 +67,7 @@ staffPageTest('a delete is undone from its message; the trash lists deleted plan
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'trash-title')
   assert.ok(await page.locator('#plants').isHidden(), 'the plants are not shown beside the trash')
   assert.deepEqual(await trash.locator('.plant-title').allInnerTexts(), ['Moss', 'Ivy'])
-  assert.match(await trash.locator(`li[data-id="${ivy.id}"] .plant-meta`).innerText(), /^Deleted .+ by env-1; it was available/)
+  assert.match(await trash.locator(`li[data-id="${ivy.id}"] .plant-meta`).innerText(), /^Deleted .+ with a key set up where the catalogue runs; it was available/)
   // How long plants wait (the service's 30 days), and on each row the day its purgeAt names, in the page's language.
   await page.locator('#trash-wait').filter({ hasText: 'Deleted plants wait 30 days here, then go for good' }).waitFor()
   const listed = (await staff.call('GET', '/v3/trash')).body.items as Array<{ id: number, purgeAt: string }>
