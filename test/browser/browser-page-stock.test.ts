@@ -193,28 +193,35 @@ staffPageTest('a plant\'s history shows each stock movement: what it was, who ma
   await place(staff, 'greenhouse')
   await move(staff, fern.id, { delta: 5, reason: 'received', location: 'greenhouse' })
   await move(staff, fern.id, { delta: -1, reason: 'sale', location: 'greenhouse' }, { authorization: `Bearer ${till}` })
+  // A web shop's checkout holds 2, then lets them go.
+  const held = await write(staff, 'POST', '/v3/reservations', { lines: [{ plant: fern.id, quantity: 2, location: 'greenhouse' }], ttlSeconds: 900 }, { authorization: `Bearer ${till}` })
+  assert.equal((await staff.call('DELETE', `/v3/reservations/${held.id}`, undefined, { authorization: `Bearer ${till}` })).status, 204)
   await page.goto(staff.url + '/')
   await plantButton(page, 'Fern').click()
   await giveKey(page)
   const editor = page.getByRole('dialog', { name: 'Edit plant' })
   await editor.getByRole('button', { name: 'History', exact: true }).click()
   const list = editor.locator('#history-list')
-  await list.locator(':scope > li').nth(2).waitFor()
+  await list.locator(':scope > li').nth(4).waitFor()
   const versions = await list.locator(':scope > li').evaluateAll((rows) => rows.map((row) => ({
     line: row.querySelector('.version-line')?.textContent ?? '',
     changes: [...row.querySelectorAll('.version-changes li')].map((li) => li.textContent)
   })))
   // Where and how many, and who in staff's words: the test's key is one set where the catalogue runs (env-1 to the service).
-  assert.match(versions[0]!.line, /^Sold 1 at greenhouse on .* by till-3$/)
-  assert.deepEqual(versions[0]!.changes, ['On hand: 5 → 4'])
-  assert.match(versions[1]!.line, /^Received 5 at greenhouse on .* with a key set up where the catalogue runs$/)
-  assert.deepEqual(versions[1]!.changes, ['On hand: not tracked → 5'])
+  assert.deepEqual(versions.slice(0, 2).map((v) => [v.line.replace(/ on .* by /, ' … by '), v.changes]), [
+    ['2 held for a checkout let go … by till-3', ['On hand: 4 → 4']],
+    ['2 held for a checkout … by till-3', ['On hand: 4 → 4 (2 available)']]
+  ])
+  assert.match(versions[2]!.line, /^Sold 1 at greenhouse on .* by till-3$/)
+  assert.deepEqual(versions[2]!.changes, ['On hand: 5 → 4'])
+  assert.match(versions[3]!.line, /^Received 5 at greenhouse on .* with a key set up where the catalogue runs$/)
+  assert.deepEqual(versions[3]!.changes, ['On hand: not tracked → 5'])
 
   // A count made here follows at once, with the page's key as its actor.
   await editor.getByRole('combobox', { name: 'Place' }).selectOption('greenhouse')
   await editor.getByRole('textbox', { name: 'Units counted' }).fill('2')
   await editor.getByRole('button', { name: 'Save count' }).click()
-  await list.locator(':scope > li').nth(3).waitFor()
+  await list.locator(':scope > li').nth(5).waitFor()
   assert.match(await list.locator('.version-line').first().innerText(), /^Stock counted at greenhouse on .* with a key set up where the catalogue runs$/)
   assert.deepEqual(await list.locator(':scope > li').first().locator('.version-changes li').allInnerTexts(), ['On hand: 4 → 2'])
   assert.deepEqual(unexpectedErrors(staff.errors), [])
