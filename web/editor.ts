@@ -78,10 +78,8 @@ function fill (plant: Fields): void {
   soldButton.textContent = origin.status === 'sold' ? 'Mark available' : 'Mark sold'
 }
 
-// A plant that tracks stock (from its first movement) has its status follow its stock: Mark sold
-// is not offered (a sale is Sell one), and the select says how the status moves. The select stays:
-// a status set by hand stands until the stock next crosses 0, and pending (a hold) is never moved
-// by stock, so staff hold a plant that tracks stock as they hold any other.
+// A plant that tracks stock has its status follow its stock: no Mark sold (Sell one sells). The
+// select stays, as the API takes a status by hand: pending (a hold) is never moved by stock.
 function showTracking (plant: Plant | undefined): void {
   const tracked = plant !== undefined && plant.stock !== null
   soldButton.hidden = plant === undefined || tracked

@@ -1,7 +1,6 @@
-import { byWhom } from './actor-words.js'
 import type { Plant } from './api.js'
 import { money } from './money.js'
-import { STATUS_LABELS } from './rows.js'
+import { byWhom, STATUS_LABELS } from './rows.js'
 
 // A plant's history in staff's words: "Changed 26 Nov 2026, 17:20 by till-3", "Price: €12.00 →
 // €9.50", "2 photos added"; never the API's JSON. Also what going back to a version would change.

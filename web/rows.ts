@@ -10,6 +10,13 @@ import { stockBadges } from './stock.js'
 
 export const STATUS_LABELS: Record<string, string> = { available: 'Available', pending: 'Pending', sold: 'Sold' }
 
+/** " by till-3"; a key set where the catalogue runs with no name there (env-1 to the service) said as such. */
+export function byWhom (actor: string | null): string {
+  if (actor === null || actor === 'anonymous' || actor === '') return ''
+  if (actor === 'cli') return ' from the command line'
+  return /^env-\d+$/.test(actor) ? ' with a key set up where the catalogue runs' : ` by ${actor}`
+}
+
 export interface RowActions {
   open (id: number, opener: HTMLElement): void
   /** Sets a plant's status from its row: sold, or back to available. */

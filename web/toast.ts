@@ -69,11 +69,7 @@ function show (text: string, undoIt: (() => Promise<string>) | undefined, refusa
   fade = window.setTimeout(hide, undoIt === undefined ? timing('messageMs') : UNDO_MS)
 }
 
-/**
- * A refusal showing goes: staff acted since on what it was about (a plant the list could not sell,
- * sold from its open editor), and a refusal left at the foot of the window, dimmed behind the
- * editor, would still read as the news once the editor closes.
- */
+/** A refusal showing goes: staff acted since (sold from the open plant), so it is news no more. */
 export function dropRefusal (): void {
   if (!box.classList.contains('error')) return
   window.clearTimeout(fade)

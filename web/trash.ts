@@ -1,7 +1,6 @@
-import { byWhom } from './actor-words.js'
 import { api, ApiError, Cancelled, describe, isAbort, type Plant } from './api.js'
 import { byId, confirmFirst, el, say } from './dom.js'
-import { STATUS_LABELS } from './rows.js'
+import { byWhom, STATUS_LABELS } from './rows.js'
 
 // The trash: plants deleted from the page or elsewhere, newest first, each with when and by whom.
 // Restore brings one back (its id, fields and photos); with a manager's key one is removed for
