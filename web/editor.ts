@@ -398,6 +398,11 @@ async function changedBeforeDelete (): Promise<void> {
 
 export function setUpEditor (handlers: EditorEvents): void {
   events = handlers
+  // A phone turned: the focused control stays in view, above the sticky buttons.
+  window.addEventListener('resize', () => {
+    const at = document.activeElement
+    if (dialog.open && at instanceof HTMLElement && at !== dialog && dialog.contains(at)) at.scrollIntoView({ block: 'nearest' })
+  })
   setUpHistory({
     current: () => base === undefined || gone ? undefined : { ...base },
     discardFirst,
