@@ -12,6 +12,7 @@ import { HISTORY_KINDS_MIGRATION, HISTORY_MIGRATION } from './history.js'
 import { STOCK_EVENTS_MIGRATION, STOCK_MIGRATION } from './stock-migration.js'
 import { RESERVATIONS_MIGRATION } from './reservation-writes.js'
 import { ledgerChainMigration } from './stock-ledger.js'
+import { RECENT_KEYS_MIGRATION } from './key-book.js'
 
 // Versioned by PRAGMA user_version; each step runs in its own transaction. Append, never edit.
 const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: string) => void) => void)> = [
@@ -124,7 +125,8 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   RESERVATIONS_MIGRATION,
   STOCK_EVENTS_MIGRATION,
   ledgerChainMigration,
-  webhookEventsAndMainTime
+  webhookEventsAndMainTime,
+  saleWrites
 ]
 
 /**
@@ -141,6 +143,11 @@ function webhookEventsAndMainTime (db: Database.Database): void {
     coalesce((SELECT min(created_at) FROM locations WHERE name <> 'main'), @now),
     coalesce((SELECT min(created_at) FROM reservations), @now))
   WHERE name = 'main' AND created_at = 0`).run({ now: Date.now() })
+}
+
+/** Migration 29: what a sale writes beyond a PATCH, made smaller: new Idempotency-Keys are appended (key-book.ts). */
+function saleWrites (db: Database.Database): void {
+  db.exec(RECENT_KEYS_MIGRATION)
 }
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */
@@ -347,6 +354,8 @@ export const HISTORY_KINDS_VERSION = MIGRATIONS.indexOf(HISTORY_KINDS_MIGRATION)
 export const STOCK_VERSION = MIGRATIONS.indexOf(STOCK_MIGRATION)
 /** The user_version before the ledger became a chain per plant (migration 27, stock-ledger.ts). */
 export const LEDGER_CHAIN_VERSION = MIGRATIONS.indexOf(ledgerChainMigration)
+/** The user_version before migration 29: new Idempotency-Keys appended to recent_keys (key-book.ts). */
+export const SALE_WRITES_VERSION = MIGRATIONS.indexOf(saleWrites)
 /** The user_version before the migration that keeps what each webhook attempt sent and gives main a time. */
 export const MAIN_TIME_VERSION = MIGRATIONS.indexOf(webhookEventsAndMainTime)
 /** The user_version before the search texts' migration (accents, word starts). */

@@ -1,4 +1,5 @@
 import type { StoredPlant } from '../../catalogue/plant.js'
+import type { KeyBook } from './key-book.js'
 
 // What the plant writes (writes.ts) lend the stock and reservation writes (stock-writes.ts,
 // reservation-writes.ts) inside the writer's transaction.
@@ -14,4 +15,6 @@ export interface PlantContext {
   count (status: string, delta: number): void
   /** Moves the units on hand the inventory counts (meta units_on_hand), written once at the end of the group's transaction. */
   units (delta: number): void
+  /** The Idempotency-Keys (key-book.ts), one book for every write that keeps them. */
+  keys: KeyBook
 }

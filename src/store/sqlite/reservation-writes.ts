@@ -64,9 +64,6 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
     ledgerHead: db.prepare<[number], number | null>('SELECT ledger_seq FROM plants WHERE id = ?').pluck(),
     setLedgerHead: db.prepare('UPDATE plants SET ledger_seq = ? WHERE id = ?'),
     units: db.prepare('UPDATE meta SET value = value + ? WHERE key = ?'),
-    getKey: db.prepare<[string, number], { request_hash: string, response: string, created_at: number }>(
-      'SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = ? AND created_at > ?'),
-    putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, 0, ?, ?)'),
     lease: db.prepare("UPDATE leases SET owner = ?, lease_until = ? WHERE name = 'reservation-expirer' AND (owner IS NULL OR owner = ? OR lease_until < ?)"),
     release: db.prepare("UPDATE leases SET owner = NULL, lease_until = NULL WHERE name = 'reservation-expirer' AND owner = ?"),
     crossing: db.prepare('UPDATE changes SET stock_events = ? WHERE seq = ?')
@@ -75,7 +72,7 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
   /** The answer kept under the claim, or undefined when it was not used (refused: another request used it). */
   function earlier<T> (claim: IdempotencyClaim | undefined, now: number): T | undefined {
     if (!claim) return undefined
-    const row = s.getKey.get(claim.key, now - idempotencyTtlMs)
+    const row = plants.keys.find(claim.key, now - idempotencyTtlMs)
     if (!row) return undefined
     if (row.request_hash !== claim.requestHash) throw new IdempotencyKeyReused(row.created_at, row.created_at + idempotencyTtlMs)
     return { ...JSON.parse(row.response) as T, replayed: true }
@@ -140,7 +137,7 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
     const expiresAt = op.now + op.input.ttlSeconds * 1000
     s.insert.run(op.input.id, JSON.stringify(lines), op.now, expiresAt, op.actor)
     const result: ReservationResult = { reservation: reservationOf(s.get.get(op.input.id)!, op.now), replayed: false }
-    if (op.idempotency) s.putKey.run(op.idempotency.key, op.idempotency.requestHash, JSON.stringify(result), op.now)
+    if (op.idempotency) plants.keys.put(op.idempotency.key, op.idempotency.requestHash, 0, JSON.stringify(result), op.now)
     return result
   }
 
@@ -201,7 +198,7 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
       plants: [...after.values()].map((p) => ({ id: p.id, version: p.version, stock: p.stock! })),
       replayed: false
     }
-    if (op.idempotency) s.putKey.run(op.idempotency.key, op.idempotency.requestHash, JSON.stringify(result), op.now)
+    if (op.idempotency) plants.keys.put(op.idempotency.key, op.idempotency.requestHash, 0, JSON.stringify(result), op.now)
     return result
   }
 

@@ -37,6 +37,16 @@ const KIND_SQL: Record<Exclude<Kind, 'photoFiles'>, { table: string, sql: string
   reservations: { table: 'reservations', sql: `SELECT ${RESERVATION_COLUMNS} FROM reservations ORDER BY id` }
 }
 
+/**
+ * The keys with those still waiting in recent_keys (key-book.ts), each key once with its newest
+ * answer: a key kept in both was used again after it expired, and the waiting row is the newer.
+ */
+const KEYS_WITH_RECENT = `SELECT key, request_hash, plant_id, response, created_at FROM (
+    SELECT key, request_hash, plant_id, response, created_at FROM idempotency_keys WHERE key NOT IN (SELECT key FROM recent_keys)
+    UNION ALL
+    SELECT key, request_hash, plant_id, response, created_at FROM (SELECT key, request_hash, plant_id, response, created_at, max(n) FROM recent_keys GROUP BY key))
+  ORDER BY key`
+
 export class SqliteSnapshot implements CatalogueSnapshot {
   private readonly db: Database.Database
 
@@ -93,7 +103,9 @@ export class SqliteSnapshot implements CatalogueSnapshot {
     const { table, sql } = KIND_SQL[kind as Exclude<Kind, 'photoFiles'>]
     if (!hasTable(this.db, table)) return
     // The history in the order it was written, for a copy whose retention purge meets the oldest first.
-    const text = kind === 'history' && order === 'written' ? sql.replace('ORDER BY plant_id, version', 'ORDER BY seq') : sql
+    const text = kind === 'history' && order === 'written'
+      ? sql.replace('ORDER BY plant_id, version', 'ORDER BY seq')
+      : kind === 'idempotencyKeys' && hasTable(this.db, 'recent_keys') ? KEYS_WITH_RECENT : sql
     const plants = kind === 'plants'
     let page: Array<CatalogueKinds[K]> = []
     for (const row of this.db.prepare(text).iterate() as IterableIterator<Record<string, unknown>>) {
@@ -116,7 +128,7 @@ export class SqliteSnapshot implements CatalogueSnapshot {
       // A plant's tags are distinct already: its list's length is its tag rows.
       tags: db.prepare('SELECT coalesce(sum(json_array_length(tags)), 0) FROM plants').pluck().get() as number,
       changes: count('changes'),
-      idempotencyKeys: count('idempotency_keys'),
+      idempotencyKeys: hasTable(db, 'recent_keys') ? db.prepare(`SELECT count(*) FROM (${KEYS_WITH_RECENT})`).pluck().get() as number : count('idempotency_keys'),
       inventory: { available: byStatus.get('available') ?? 0, pending: byStatus.get('pending') ?? 0, sold: byStatus.get('sold') ?? 0 },
       lastId: handedOut(db, 'plants', 'id'),
       feedHead: handedOut(db, 'changes', 'seq'),

@@ -126,6 +126,8 @@ class SqlitePlantStore implements PlantStore {
     this.s = {
       get: db.prepare<[number], PlantRow>(`SELECT ${PLANT_COLUMNS} FROM plants p WHERE id = ?`).raw(true),
       purgeKeys: db.prepare('DELETE FROM idempotency_keys WHERE created_at <= ?'),
+      // The keys still waiting to be indexed (key-book.ts): a few thousand at most, read whole.
+      purgeRecentKeys: db.prepare('DELETE FROM recent_keys WHERE created_at <= ?'),
       head: db.prepare<[], number>(HEAD_SQL).pluck(),
       // The change before the first one newer than the cutoff (a walk from the oldest, in seq order), or the newest.
       lastPurged: db.prepare<[number], { seq: number | null }>(
@@ -341,6 +343,7 @@ class SqlitePlantStore implements PlantStore {
         this.s.setFloor.run(last)
       }
       this.s.purgeKeys.run(now - this.idempotencyTtlMs)
+      this.s.purgeRecentKeys.run(now - this.idempotencyTtlMs)
     }).immediate()
     purgeExpiredTrash(this.db, now - this.trashRetentionMs)
     purgeExpiredHistory(this.db, now - (this.options.historyRetentionMs ?? HISTORY_RETENTION_DAYS * DAY))

@@ -48,10 +48,7 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     dropPlantLevels: db.prepare('DELETE FROM stock_levels WHERE plant_id = ?'),
     ledger: db.prepare(INSERT_MOVEMENT),
     // A crossing into low or no stock rides on the movement's change (webhooks stock.low / stock.out).
-    crossing: db.prepare('UPDATE changes SET stock_events = ? WHERE seq = ?'),
-    getKey: db.prepare<[string, number], { request_hash: string, response: string, created_at: number }>(
-      'SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = ? AND created_at > ?'),
-    putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)')
+    crossing: db.prepare('UPDATE changes SET stock_events = ? WHERE seq = ?')
   }
 
   /** The plant's new version: its row, one change, one history entry. Answers the history's head and the change's seq. */
@@ -68,7 +65,7 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
   function move (op: Extract<StockWriteOp, { kind: 'stock-move' }>): MovementResult {
     const { idempotency, input, now } = op
     if (idempotency) {
-      const earlier = s.getKey.get(idempotency.key, now - idempotencyTtlMs)
+      const earlier = plants.keys.find(idempotency.key, now - idempotencyTtlMs)
       if (earlier) {
         if (earlier.request_hash !== idempotency.requestHash) throw new IdempotencyKeyReused(earlier.created_at, earlier.created_at + idempotencyTtlMs)
         return { ...JSON.parse(earlier.response) as MovementResult, replayed: true }
@@ -104,7 +101,7 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     }
     const events = stockCrossings(plant.stock, applied.stock, plant.lowStockAt)
     if (events.length > 0) s.crossing.run(JSON.stringify({ events, movement: result.movement, level: result.level } satisfies StockCrossing), changeSeq)
-    if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, op.id, JSON.stringify(result), now)
+    if (idempotency) plants.keys.put(idempotency.key, idempotency.requestHash, op.id, JSON.stringify(result), now)
     return result
   }
 

@@ -11,6 +11,7 @@ import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
 import { historyForgetter, historySince, INSERT_HISTORY } from './history.js'
 import { stockForgetter } from './trash.js'
 import { photoFiles } from './photo-writes.js'
+import { keyBook } from './key-book.js'
 import { searchBacklog } from './search-backlog.js'
 import { isWebhookWrite, webhookWriter, type WebhookWriteOp } from './webhook-writes.js'
 import { isStockWrite, stockWriter, type StockWriteOp, type StockWriteResult } from './stock-writes.js'
@@ -154,9 +155,6 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     // A tag row is keyed by the tag's key, the one the tag filter compares (catalogue/query.ts filterKey).
     insertTag: db.prepare('INSERT INTO plant_tags (tag_key, tag, plant_id) VALUES (?, ?, ?)'),
     deleteTag: db.prepare('DELETE FROM plant_tags WHERE tag_key = ? AND tag = ? AND plant_id = ?'),
-    getKey: db.prepare<[string, number], { request_hash: string, response: string, created_at: number }>(
-      'SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = ? AND created_at > ?'),
-    putKey: db.prepare('INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
     // A deleted plant moves to the trash (trash.ts); a restore inserts it again under its id.
     trash: db.prepare('INSERT INTO trash (id, plant, version, trashed_at, trashed_by, history_seq, ledger_seq) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     trashed: db.prepare<[number], { plant: string, version: number, history_seq: number | null, ledger_seq: number | null }>('SELECT plant, version, history_seq, ledger_seq FROM trash WHERE id = ?'),
@@ -168,6 +166,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     insertHistory: db.prepare(INSERT_HISTORY)
   }
   const files = photoFiles(db)
+  const keys = keyBook(db)
   const moveUnits = (stock: StockTotals | null, sign: 1 | -1): void => {
     if (stock === null) return
     s.units.run(sign * stock.onHand)
@@ -185,7 +184,8 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     record: (id, version, now, actor, changes, prev) => Number(s.insertHistory.run(id, version, KIND_CODES.updated, now, actor, changes, prev).lastInsertRowid),
     change: (plant, now, actor) => Number(s.insertChange.run('updated', plant.id, plant.version, JSON.stringify(toRecord(plant)), now, null, null, actor).lastInsertRowid),
     count: (status, delta) => { count(status, delta) },
-    units: (delta) => { unitsMoved += delta }
+    units: (delta) => { unitsMoved += delta },
+    keys
   })
   /** A stock write, its refusals as the writer's. */
   const stockWrites = (op: StockWriteOp): StockWriteResult => {
@@ -250,7 +250,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (op.kind === 'create') {
       const { fields, idempotency } = op
       if (idempotency) {
-        const earlier = s.getKey.get(idempotency.key, now - idempotencyTtlMs)
+        const earlier = keys.find(idempotency.key, now - idempotencyTtlMs)
         if (earlier) {
           if (earlier.request_hash !== idempotency.requestHash) throw reused(earlier.created_at)
           return { plant: JSON.parse(earlier.response) as StoredPlant, replayed: true }
@@ -263,7 +263,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       for (const tag of tags) s.insertTag.run(filterKey(tag), tag, id)
       count(status, 1)
       const plant = storedPlant(id, fields, [], 1, now, now, null)
-      if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, id, JSON.stringify(plant), now)
+      if (idempotency) keys.put(idempotency.key, idempotency.requestHash, id, JSON.stringify(plant), now)
       s.insertChange.run('created', id, 1, JSON.stringify(toRecord(plant)), now, null, key, op.actor)
       s.setHistoryHead.run(record('created', id, 1, now, op.actor, fieldChanges(null, plant), null), id)
       return { plant, replayed: false }
@@ -405,7 +405,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   function applyBatch (op: Extract<WriteOp, { kind: 'batch' }>): BatchResult {
     const { idempotency, now } = op
     if (idempotency) {
-      const earlier = s.getKey.get(idempotency.key, now - idempotencyTtlMs)
+      const earlier = keys.find(idempotency.key, now - idempotencyTtlMs)
       if (earlier) {
         if (earlier.request_hash !== idempotency.requestHash) throw reused(earlier.created_at)
         return { plants: op.results === false ? [] : JSON.parse(earlier.response) as Array<StoredPlant | null>, replayed: true }
@@ -433,7 +433,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       throw new Refused('batch', undefined, undefined, refusals)
     }
     s.release.run()
-    if (idempotency) s.putKey.run(idempotency.key, idempotency.requestHash, 0, JSON.stringify(plants), now)
+    if (idempotency) keys.put(idempotency.key, idempotency.requestHash, 0, JSON.stringify(plants), now)
     return { plants: op.results === false ? [] : plants, replayed: false }
   }
 
@@ -454,12 +454,15 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       search.settle(batch.reduce((n, op) => n + (op.kind === 'batch' ? op.ops.length : isWebhookWrite(op) || isStockWrite(op) ? 0 : 1), 0))
       for (const [status, delta] of counts) if (delta !== 0) s.count.run(delta, status)
       if (unitsMoved !== 0) s.units.run(unitsMoved)
+      keys.settle()
       s.commit.run()
       return { outcomes }
     } catch (err) {
       if (db.inTransaction) {
         try { s.rollback.run() } catch { /* the connection is already out of the transaction */ }
       }
+      // The rollback took back the group's keys, or a move of the waiting ones: the map follows the table.
+      keys.reload()
       const { code, message } = err as { code?: unknown, message?: unknown }
       return { failure: { code: typeof code === 'string' ? code : undefined, message: String(message ?? err) } }
     }

@@ -1,0 +1,94 @@
+import type Database from 'better-sqlite3'
+
+// The Idempotency-Keys on SQLite, as the writer keeps them.
+//
+// A key is random (a till's UUID), so its entry in the key-ordered b-tree fell on a random leaf: a
+// group commit of 32 sales wrote some 36 leaves of that index whole, beside the row and its
+// created_at entry, about 45 pages of the 110 a sale's commit wrote (bench/results/issue-49-stock.md).
+// A new key is appended to `recent_keys` instead, a table in arrival order with no index (a page a
+// few dozen keys), and the writer finds it there through a map from key to rowid that it holds in
+// memory. Once the table holds SETTLE_AT keys they move into `idempotency_keys` in one statement, in
+// key order: each leaf of its index is written once for all the keys that fall on it, not once a key.
+// The map is only ever a pointer: a row it names is read and its key compared, so a map that outlived
+// a rollback or the hourly purge (a rowid handed out again, a row gone) never answers a wrong row.
+
+/**
+ * Migration 29: the table new keys are appended to (its rowid in arrival order; no index to write).
+ * IF NOT EXISTS: a file rebuilt as an older release left it (the migration tests) may hold it already.
+ */
+export const RECENT_KEYS_MIGRATION = `
+  CREATE TABLE IF NOT EXISTS recent_keys (
+    n INTEGER PRIMARY KEY,
+    key TEXT NOT NULL,
+    request_hash TEXT NOT NULL,
+    plant_id INTEGER NOT NULL,
+    response TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  ) STRICT;
+`
+
+/** How many keys wait in recent_keys before they move into the indexed table together. */
+export const SETTLE_AT = 8192
+
+export interface KeyRow { request_hash: string, response: string, created_at: number }
+
+export interface KeyBook {
+  /** The key's row used after `since`, wherever it is kept, or undefined. */
+  find: (key: string, since: number) => KeyRow | undefined
+  /** Keeps (or replaces) the key's answer. */
+  put: (key: string, requestHash: string, plantId: number, response: string, now: number) => void
+  /** At a group's end, inside its transaction: moves the waiting keys into the indexed table once there are enough of them. */
+  settle: () => void
+  /** After a rollback: the map is read again from the table, which the rollback may have changed. */
+  reload: () => void
+}
+
+export function keyBook (db: Database.Database, settleAt = SETTLE_AT): KeyBook {
+  const s = {
+    recent: db.prepare<[number], KeyRow & { key: string }>('SELECT key, request_hash, response, created_at FROM recent_keys WHERE n = ?'),
+    indexed: db.prepare<[string, number], KeyRow>('SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = ? AND created_at > ?'),
+    append: db.prepare('INSERT INTO recent_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
+    all: db.prepare<[], { n: number, key: string }>('SELECT n, key FROM recent_keys ORDER BY n'),
+    // Key order: the index's leaves are walked once, left to right. A key kept twice (used again
+    // after it expired) moves with its newest answer, as INSERT OR REPLACE kept it before.
+    // (max(n): SQLite takes the bare columns from the row that holds the maximum.)
+    move: db.prepare(`INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at)
+      SELECT key, request_hash, plant_id, response, created_at FROM (
+        SELECT key, request_hash, plant_id, response, created_at, max(n) FROM recent_keys GROUP BY key) ORDER BY key`),
+    empty: db.prepare('DELETE FROM recent_keys')
+  }
+  const waiting = new Map<string, number>()
+  // Rows, not keys: a key used again after it expired waits twice.
+  let rows = 0
+  const reload = (): void => {
+    waiting.clear()
+    rows = 0
+    for (const { n, key } of s.all.iterate()) {
+      waiting.set(key, n)
+      rows++
+    }
+  }
+  reload()
+  return {
+    find: (key, since) => {
+      const n = waiting.get(key)
+      if (n !== undefined) {
+        const row = s.recent.get(n)
+        if (row !== undefined && row.key === key) return row.created_at > since ? row : undefined
+      }
+      return s.indexed.get(key, since)
+    },
+    put: (key, requestHash, plantId, response, now) => {
+      waiting.set(key, Number(s.append.run(key, requestHash, plantId, response, now).lastInsertRowid))
+      rows++
+    },
+    settle: () => {
+      if (rows < settleAt) return
+      s.move.run()
+      s.empty.run()
+      waiting.clear()
+      rows = 0
+    },
+    reload
+  }
+}
