@@ -141,11 +141,11 @@ function columnTerm (column: Column, filter: ListFilter, prefix: '' | '+'): Sql 
       return { text: `${prefix}${NUMBER_KEYS.price} BETWEEN ? AND ?`, args: [filter.priceMin ?? 0, filter.priceMax ?? UNPRICED - 1] }
     case 'updated':
       return { text: `${prefix}p.updated_at >= ?`, args: [filter.updatedSince] }
-    // As the partial indexes' own terms (stock-migration.ts), so SQLite may walk them.
+    // As the partial indexes' own terms (stock-migration.ts stockStateMigration), so SQLite may walk them.
     case 'inStock':
-      return { text: filter.inStock === true ? `${prefix}p.available > 0` : `${prefix}p.available = 0`, args: [] }
+      return { text: filter.inStock === true ? `${prefix}p.stock_state & 1` : `${prefix}p.stock_state & 2`, args: [] }
     case 'lowStock':
-      return { text: `${prefix}p.available <= p.low_stock_at`, args: [] }
+      return { text: `${prefix}p.stock_state & 4`, args: [] }
   }
 }
 

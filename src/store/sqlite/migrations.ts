@@ -9,7 +9,7 @@ import { WEBHOOK_EVENTS_MIGRATION, WEBHOOK_RESPONSES_MIGRATION, WEBHOOKS_MIGRATI
 import { API_KEYS_MIGRATION } from './sqlite-key-store.js'
 import { TRASH_MIGRATION } from './trash.js'
 import { HISTORY_KINDS_MIGRATION, HISTORY_MIGRATION } from './history.js'
-import { STOCK_EVENTS_MIGRATION, STOCK_MIGRATION } from './stock-migration.js'
+import { STOCK_EVENTS_MIGRATION, STOCK_MIGRATION, stockStateMigration } from './stock-migration.js'
 import { RESERVATIONS_MIGRATION } from './reservation-writes.js'
 import { ledgerChainMigration } from './stock-ledger.js'
 import { RECENT_KEYS_MIGRATION } from './key-book.js'
@@ -145,9 +145,16 @@ function webhookEventsAndMainTime (db: Database.Database): void {
   WHERE name = 'main' AND created_at = 0`).run({ now: Date.now() })
 }
 
-/** Migration 29: what a sale writes beyond a PATCH, made smaller: new Idempotency-Keys are appended (key-book.ts). */
-function saleWrites (db: Database.Database): void {
+/**
+ * Migration 29: what a sale writes beyond a PATCH, made smaller. New Idempotency-Keys are appended
+ * (key-book.ts), and the stock filters' indexes follow the plant's state rather than its count
+ * (stock-migration.ts). One pass over the tracked plants and three index builds.
+ */
+function saleWrites (db: Database.Database, progress: (message: string) => void): void {
+  const tracked = db.prepare('SELECT count(*) FROM plants WHERE available IS NOT NULL').pluck().get() as number
+  if (tracked > 100_000) progress(`migration 29: the stock filters' indexes over ${tracked} tracked plants`)
   db.exec(RECENT_KEYS_MIGRATION)
+  stockStateMigration(db)
 }
 
 /** Migration 5 fills the name key for every plant already there, in batches, saying how far it got. */
@@ -354,7 +361,7 @@ export const HISTORY_KINDS_VERSION = MIGRATIONS.indexOf(HISTORY_KINDS_MIGRATION)
 export const STOCK_VERSION = MIGRATIONS.indexOf(STOCK_MIGRATION)
 /** The user_version before the ledger became a chain per plant (migration 27, stock-ledger.ts). */
 export const LEDGER_CHAIN_VERSION = MIGRATIONS.indexOf(ledgerChainMigration)
-/** The user_version before migration 29: new Idempotency-Keys appended to recent_keys (key-book.ts). */
+/** The user_version before migration 29: new Idempotency-Keys appended to recent_keys (key-book.ts), the stock filters' indexes over stock_state. */
 export const SALE_WRITES_VERSION = MIGRATIONS.indexOf(saleWrites)
 /** The user_version before the migration that keeps what each webhook attempt sent and gives main a time. */
 export const MAIN_TIME_VERSION = MIGRATIONS.indexOf(webhookEventsAndMainTime)

@@ -1,3 +1,5 @@
+import type Database from 'better-sqlite3'
+
 // Stock on SQLite (catalogue/stock.ts): the totals live on the plant's row, so the finding filters
 // and sorts walk indexes of the plants table; the levels per location and the ledger beside it.
 
@@ -45,3 +47,33 @@ export const STOCK_MIGRATION = `
 export const STOCK_EVENTS_MIGRATION = `
   ALTER TABLE changes ADD COLUMN stock_events TEXT;
 `
+
+/** The stock filters' state of a row (`row.` is `new.` in a trigger): 1 in stock, 2 out of stock, 4 low; null untracked. */
+const stockState = (row: string): string => `CASE WHEN ${row}available IS NULL THEN NULL ELSE (${row}available > 0) | ((${row}available = 0) << 1) | (coalesce(${row}available <= ${row}low_stock_at, 0) << 2) END`
+
+/**
+ * Migration 29, its stock part: the filters' partial indexes over the plant's state, not its count.
+ * SQLite rewrites an index entry whenever an UPDATE sets a column the index names, its WHERE
+ * included: every sale set \`available\` and so rewrote the plant's entry in \`plants_in_stock\` (a
+ * random leaf a plant sold on a large catalogue), though the plant stayed in stock. \`stock_state\`
+ * changes only when the plant crosses into or out of stock or low stock, set by the triggers below
+ * (every write that sets the count or the threshold, whichever path it takes), and only then are
+ * the three indexes written.
+ */
+export function stockStateMigration (db: Database.Database): void {
+  if (db.prepare("SELECT 1 FROM pragma_table_info('plants') WHERE name = 'stock_state'").get() === undefined) db.exec('ALTER TABLE plants ADD COLUMN stock_state INTEGER')
+  db.exec(`
+  UPDATE plants SET stock_state = ${stockState('')} WHERE available IS NOT NULL;
+  DROP INDEX IF EXISTS plants_in_stock;
+  DROP INDEX IF EXISTS plants_out_of_stock;
+  DROP INDEX IF EXISTS plants_low_stock;
+  CREATE INDEX plants_in_stock ON plants (id) WHERE stock_state & 1;
+  CREATE INDEX plants_out_of_stock ON plants (id) WHERE stock_state & 2;
+  CREATE INDEX plants_low_stock ON plants (id) WHERE stock_state & 4;
+  CREATE TRIGGER IF NOT EXISTS plants_stock_state AFTER UPDATE OF available, low_stock_at ON plants
+    WHEN new.stock_state IS NOT ${stockState('new.')}
+    BEGIN UPDATE plants SET stock_state = ${stockState('new.')} WHERE id = new.id; END;
+  CREATE TRIGGER IF NOT EXISTS plants_stock_state_insert AFTER INSERT ON plants WHEN new.available IS NOT NULL
+    BEGIN UPDATE plants SET stock_state = ${stockState('new.')} WHERE id = new.id; END;
+  `)
+}
