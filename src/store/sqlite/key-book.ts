@@ -10,7 +10,11 @@ import type Database from 'better-sqlite3'
 // memory. Once the table holds SETTLE_AT keys they move into `idempotency_keys` in one statement, in
 // key order: each leaf of its index is written once for all the keys that fall on it, not once a key.
 // The map is only ever a pointer: a row it names is read and its key compared, so a map that outlived
-// a rollback or the hourly purge (a rowid handed out again, a row gone) never answers a wrong row.
+// a rollback or the hourly purge (a row gone) never answers a wrong row. Other processes write the same
+// file (WORKERS > 1): before a lookup the writer reads the rows appended since the last it knows (its
+// transaction sees every commit before it), so a till's retry that reaches another worker finds its
+// key there; AUTOINCREMENT keeps each row's number above every number handed out before, emptied or
+// not, which that reading depends on.
 
 /**
  * Migration 29: the table new keys are appended to (its rowid in arrival order; no index to write).
@@ -18,7 +22,7 @@ import type Database from 'better-sqlite3'
  */
 export const RECENT_KEYS_MIGRATION = `
   CREATE TABLE IF NOT EXISTS recent_keys (
-    n INTEGER PRIMARY KEY,
+    n INTEGER PRIMARY KEY AUTOINCREMENT,
     key TEXT NOT NULL,
     request_hash TEXT NOT NULL,
     plant_id INTEGER NOT NULL,
@@ -48,7 +52,7 @@ export function keyBook (db: Database.Database, settleAt = SETTLE_AT): KeyBook {
     recent: db.prepare<[number], KeyRow & { key: string }>('SELECT key, request_hash, response, created_at FROM recent_keys WHERE n = ?'),
     indexed: db.prepare<[string, number], KeyRow>('SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = ? AND created_at > ?'),
     append: db.prepare('INSERT INTO recent_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
-    all: db.prepare<[], { n: number, key: string }>('SELECT n, key FROM recent_keys ORDER BY n'),
+    since: db.prepare<[number], { n: number, key: string }>('SELECT n, key FROM recent_keys WHERE n > ? ORDER BY n'),
     // Key order: the index's leaves are walked once, left to right. A key kept twice (used again
     // after it expired) moves with its newest answer, as INSERT OR REPLACE kept it before.
     // (max(n): SQLite takes the bare columns from the row that holds the maximum.)
@@ -60,17 +64,25 @@ export function keyBook (db: Database.Database, settleAt = SETTLE_AT): KeyBook {
   const waiting = new Map<string, number>()
   // Rows, not keys: a key used again after it expired waits twice.
   let rows = 0
+  // The highest row number read: rows above it were appended since, by this process or another.
+  let seen = 0
+  const catchUp = (): void => {
+    for (const { n, key } of s.since.iterate(seen)) {
+      waiting.set(key, n)
+      rows++
+      seen = n
+    }
+  }
   const reload = (): void => {
     waiting.clear()
     rows = 0
-    for (const { n, key } of s.all.iterate()) {
-      waiting.set(key, n)
-      rows++
-    }
+    seen = 0
+    catchUp()
   }
   reload()
   return {
     find: (key, since) => {
+      catchUp()
       const n = waiting.get(key)
       if (n !== undefined) {
         const row = s.recent.get(n)
@@ -79,7 +91,9 @@ export function keyBook (db: Database.Database, settleAt = SETTLE_AT): KeyBook {
       return s.indexed.get(key, since)
     },
     put: (key, requestHash, plantId, response, now) => {
-      waiting.set(key, Number(s.append.run(key, requestHash, plantId, response, now).lastInsertRowid))
+      catchUp()
+      seen = Number(s.append.run(key, requestHash, plantId, response, now).lastInsertRowid)
+      waiting.set(key, seen)
       rows++
     },
     settle: () => {
