@@ -84,7 +84,7 @@ function showTracking (plant: Plant | undefined): void {
   const tracked = plant !== undefined && plant.stock !== null
   soldButton.hidden = plant === undefined || tracked
   say(byId('f-status-hint'), tracked
-    ? 'Follows stock: sold when none is available, available again when some is. Pending (held) stays until you change it.'
+    ? 'Follows stock: sold when none is available, available again when some is. Pending stays until you change it (it does not stop sales).'
     : '')
 }
 

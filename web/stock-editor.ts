@@ -286,6 +286,14 @@ async function refused (err: unknown, input: HTMLInputElement): Promise<void> {
     input.focus()
     return
   }
+  const where = place.value || 'main'
+  const held = levels.find((l) => l.location === where)?.reserved ?? 0
+  if (err instanceof ApiError && err.code === 'insufficient-stock' && held > 0) {
+    // Units a web checkout holds are on the shelf but spoken for: no count may take them.
+    tellHere(alertBox, `Not saved: ${held} at ${where} held for web checkouts cannot be counted away. Save at least ${held}, or count again once those checkouts are done or let go.`)
+    input.focus()
+    return
+  }
   tellHere(alertBox, `Nothing was changed. ${describe(err, 'This plant')}`)
 }
 

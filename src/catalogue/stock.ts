@@ -58,7 +58,8 @@ export class LocationNotEmpty extends Error {
 }
 /** A movement that would take the location's available below 0: nothing applied. */
 export class InsufficientStock extends Error {
-  constructor (readonly available: number, readonly location: string) { super(`only ${available} available at ${location}`) }
+  /** `reserved`: what reservations hold at the location, which no movement or count may take. */
+  constructor (readonly available: number, readonly location: string, readonly reserved = 0) { super(`only ${available} available at ${location}`) }
 }
 /** A count whose `expected` is not the location's onHand: nothing applied. */
 export class StockChanged extends Error {
@@ -126,7 +127,7 @@ export function applyMovement (input: MovementInput, location: string, level: { 
     delta = input.delta
   }
   const after = onHand + delta
-  if (after - reserved < 0 || after < 0) throw new InsufficientStock(Math.max(0, onHand - reserved), location)
+  if (after - reserved < 0 || after < 0) throw new InsufficientStock(Math.max(0, onHand - reserved), location, reserved)
   const before = totals ?? { onHand: 0, reserved: 0, available: 0 }
   const stock = { onHand: before.onHand + delta, reserved: before.reserved, available: Math.max(0, before.onHand + delta - before.reserved) }
   return {
@@ -191,7 +192,7 @@ export const MOVEMENTS_PAGE_DEFAULT = 20
 /** A stock refusal as plain data: what crosses from the SQLite writer thread to the event loop. */
 export type StockRefusal =
   | { error: 'location-not-found' | 'location-name-taken' | 'location-not-empty', location: string }
-  | { error: 'insufficient-stock', available: number, location: string }
+  | { error: 'insufficient-stock', available: number, location: string, reserved: number }
   | { error: 'stock-changed', onHand: number, location: string }
   | { error: 'stock-held', onHand: number, reserved: number }
   | { error: 'movement-invalid', message: string }
@@ -205,7 +206,7 @@ export function stockRefusalOf (error: unknown): StockRefusal | undefined {
   if (error instanceof LocationNotFound) return { error: 'location-not-found', location: error.location }
   if (error instanceof LocationNameTaken) return { error: 'location-name-taken', location: error.location }
   if (error instanceof LocationNotEmpty) return { error: 'location-not-empty', location: error.location }
-  if (error instanceof InsufficientStock) return { error: 'insufficient-stock', available: error.available, location: error.location }
+  if (error instanceof InsufficientStock) return { error: 'insufficient-stock', available: error.available, location: error.location, reserved: error.reserved }
   if (error instanceof StockChanged) return { error: 'stock-changed', onHand: error.onHand, location: error.location }
   if (error instanceof StockHeld) return { error: 'stock-held', onHand: error.onHand, reserved: error.reserved }
   if (error instanceof MovementInvalid) return { error: 'movement-invalid', message: error.message }
@@ -222,7 +223,7 @@ export function stockErrorOf (r: StockRefusal): Error {
     case 'location-not-found': return new LocationNotFound(r.location)
     case 'location-name-taken': return new LocationNameTaken(r.location)
     case 'location-not-empty': return new LocationNotEmpty(r.location)
-    case 'insufficient-stock': return new InsufficientStock(r.available, r.location)
+    case 'insufficient-stock': return new InsufficientStock(r.available, r.location, r.reserved)
     case 'stock-changed': return new StockChanged(r.onHand, r.location)
     case 'stock-held': return new StockHeld(r.onHand, r.reserved)
     case 'movement-invalid': return new MovementInvalid(r.message)

@@ -75,6 +75,20 @@ for (const engine of ENGINES) {
       assert.deepEqual(Object.keys(history[5].changes), ['stock'], 'the changes name the fields alone')
     })
 
+    test('a count or a movement that would take units a reservation holds is refused, saying what is held and how it is let go', async (t) => {
+      const api = await build(t, engine)
+      const palm = await stocked(api, 'Palm', 2)
+      assert.equal((await reserve(api, [{ plant: palm, quantity: 2 }])).statusCode, 201)
+      for (const body of [{ set: 1, reason: 'count' }, { delta: -2, reason: 'damaged' }]) {
+        const refused = await move(api, palm, body)
+        assert.equal(refused.statusCode, 409, refused.body)
+        assert.equal(refused.json().detail, 'only 0 available at main (2 more held there by reservations until each is committed, released or expires): nothing was applied')
+      }
+      const free = await stocked(api, 'Fern', 1)
+      assert.equal((await move(api, free, { delta: -2, reason: 'sale' })).json().detail, 'only 1 available at main: nothing was applied', 'nothing held: nothing said of reservations')
+      assert.deepEqual((await plantOf(api, palm)).stock, { onHand: 2, reserved: 2, available: 0 })
+    })
+
     test('all or nothing: every short line is named by index with what is available; nothing is held', async (t) => {
       const api = await build(t, engine)
       await api.request({ method: 'POST', url: '/v3/locations', payload: { name: 'shop' } })

@@ -147,6 +147,22 @@ staffPageTest('the editor receives and counts per place; a count meeting a sale 
   assert.deepEqual(await staff.refusedStatuses(), [409])
 })
 
+staffPageTest('a count below what web checkouts hold at a place is refused, saying how many they hold and what staff can save', async (staff) => {
+  const { page } = staff
+  const palm = await staff.add({ name: 'Palm' })
+  await move(staff, palm.id, { delta: 2, reason: 'received' })
+  assert.equal((await staff.call('POST', '/v3/reservations', { lines: [{ plant: palm.id, quantity: 2 }], ttlSeconds: 900 })).status, 201)
+  await page.goto(staff.url + '/')
+  await plantButton(page, 'Palm').click()
+  await giveKey(page)
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  await editor.getByText(/^2 on hand, 0 available, 2 reserved\./).waitFor()
+  await editor.getByRole('textbox', { name: 'Units counted' }).fill('1')
+  await editor.getByRole('button', { name: 'Save count' }).click()
+  await editor.getByRole('alert').filter({ hasText: 'Not saved: 2 at main held for web checkouts cannot be counted away. Save at least 2, or count again once those checkouts are done or let go.' }).waitFor()
+  assert.deepEqual(await onHandAt(staff, palm.id), { main: 2 })
+})
+
 staffPageTest('the low-stock filter lists the plants at or below their threshold, beside the other filters and in the address', async (staff, { engine }) => {
   const { page } = staff
   const fern = await staff.add({ name: 'Fern', lowStockAt: 3 })
@@ -284,7 +300,7 @@ staffPageTest('the editor of a plant that tracks stock offers no Mark sold, and 
   await editor.getByRole('status').filter({ hasText: 'Received 3 of “Ivy” at main.' }).waitFor()
   await editor.getByRole('button', { name: 'Mark sold', exact: true }).waitFor({ state: 'hidden' })
   assert.match(await status.evaluate((s) => s.getAttribute('aria-describedby')!.split(' ').map((id) => document.getElementById(id)?.textContent ?? '').join(' ')),
-    /^Follows stock: sold when none is available, available again when some is\./)
+    /^Follows stock: sold when none is available, available again when some is\. Pending stays until you change it \(it does not stop sales\)\./)
   await bothWidths(page, 'editor of a plant whose status follows its stock', `browser-page-stock-${engine.name}-follows`)
   await editor.getByRole('button', { name: 'Close' }).click()
 

@@ -9,7 +9,12 @@ export function stockProblem (error: unknown): HttpProblem | undefined {
   if (refusal === undefined) return undefined
   switch (refusal.error) {
     case 'insufficient-stock': {
-      const problem = new HttpProblem(409, 'insufficient-stock', `only ${refusal.available} available at ${refusal.location}: nothing was applied`)
+      // Units held by reservations (web checkouts) are on the shelf but spoken for: a count or a
+      // movement may not take them, and the refusal says so, and how they are let go.
+      const held = refusal.reserved > 0
+        ? ` (${refusal.reserved} more held there by reservations until each is committed, released or expires)`
+        : ''
+      const problem = new HttpProblem(409, 'insufficient-stock', `only ${refusal.available} available at ${refusal.location}${held}: nothing was applied`)
       problem.available = refusal.available
       problem.location = refusal.location
       return problem
