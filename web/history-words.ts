@@ -151,11 +151,11 @@ export function changeLines (entry: HistoryEntry): string[] {
   return lines
 }
 
-/** "On hand: 12 → 11 (11 available)": a movement's totals; a plant that stops tracking says so. */
+/** "Total on hand: 12 → 11 (11 available)": the plant's totals over its places (a movement's heading names its place); a plant that stops tracking says so. */
 function stockLine (before: Stock | null, after: Stock | null): string {
   if (after === null) return 'Stock: no longer tracked'
   const available = after.available === after.onHand ? '' : ` (${after.available.toLocaleString()} available)`
-  return `On hand: ${before === null ? 'not tracked' : before.onHand.toLocaleString()} → ${after.onHand.toLocaleString()}${available}`
+  return `Total on hand: ${before === null ? 'not tracked' : before.onHand.toLocaleString()} → ${after.onHand.toLocaleString()}${available}`
 }
 
 /** The version changed a field (not only photos): going back to it means something. */

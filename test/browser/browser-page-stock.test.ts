@@ -225,13 +225,13 @@ staffPageTest('a plant\'s history shows each stock movement: what it was, who ma
   })))
   // Where and how many, and who in staff's words: the test's key is one set where the catalogue runs (env-1 to the service).
   assert.deepEqual(versions.slice(0, 2).map((v) => [v.line.replace(/ on .* by /, ' … by '), v.changes]), [
-    ['2 held for a checkout let go … by till-3', ['On hand: 4 → 4']],
-    ['2 held for a checkout … by till-3', ['On hand: 4 → 4 (2 available)']]
+    ['2 held for a checkout let go … by till-3', ['Total on hand: 4 → 4']],
+    ['2 held for a checkout … by till-3', ['Total on hand: 4 → 4 (2 available)']]
   ])
   assert.match(versions[2]!.line, /^Sold 1 at greenhouse on .* by till-3$/)
-  assert.deepEqual(versions[2]!.changes, ['On hand: 5 → 4'])
+  assert.deepEqual(versions[2]!.changes, ['Total on hand: 5 → 4'])
   assert.match(versions[3]!.line, /^Received 5 at greenhouse on .* with a key set up where the catalogue runs$/)
-  assert.deepEqual(versions[3]!.changes, ['On hand: not tracked → 5'])
+  assert.deepEqual(versions[3]!.changes, ['Total on hand: not tracked → 5'])
 
   // A count made here follows at once, with the page's key as its actor.
   await editor.getByRole('combobox', { name: 'Place' }).selectOption('greenhouse')
@@ -239,7 +239,7 @@ staffPageTest('a plant\'s history shows each stock movement: what it was, who ma
   await editor.getByRole('button', { name: 'Save count' }).click()
   await list.locator(':scope > li').nth(5).waitFor()
   assert.match(await list.locator('.version-line').first().innerText(), /^Stock counted at greenhouse on .* with a key set up where the catalogue runs$/)
-  assert.deepEqual(await list.locator(':scope > li').first().locator('.version-changes li').allInnerTexts(), ['On hand: 4 → 2'])
+  assert.deepEqual(await list.locator(':scope > li').first().locator('.version-changes li').allInnerTexts(), ['Total on hand: 4 → 2'])
   assert.deepEqual(unexpectedErrors(staff.errors), [])
 })
 
