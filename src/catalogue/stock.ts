@@ -58,6 +58,8 @@ export class LocationNotEmpty extends Error {
 }
 /** A movement that would take the location's available below 0: nothing applied. */
 export class InsufficientStock extends Error {
+  /** The plant's other places with units available, by name: the refusal names them (filled in by the route, after the refusal). */
+  elsewhere: Array<{ location: string, available: number }> = []
   /** `reserved`: what reservations hold at the location, which no movement or count may take. */
   constructor (readonly available: number, readonly location: string, readonly reserved = 0) { super(`only ${available} available at ${location}`) }
 }
@@ -73,7 +75,15 @@ export class StockHeld extends Error {
 export class MovementInvalid extends Error {}
 
 /** A line of a reservation that cannot be held in full: by its index, with what its plant has available at its location. */
-export interface ShortLine { index: number, plant: number, location: string, quantity: number, available: number }
+export interface ShortLine {
+  index: number
+  plant: number
+  location: string
+  quantity: number
+  available: number
+  /** The plant does not track stock (filled in by the route, after the refusal): said instead of "0 available". */
+  untracked?: boolean
+}
 /** A reservation some of whose lines cannot be held (lines of one plant and location counted together): nothing held. */
 export class ReservationShort extends Error {
   constructor (readonly lines: ShortLine[]) { super(`${lines.length} line(s) cannot be held`) }
@@ -192,7 +202,7 @@ export const MOVEMENTS_PAGE_DEFAULT = 20
 /** A stock refusal as plain data: what crosses from the SQLite writer thread to the event loop. */
 export type StockRefusal =
   | { error: 'location-not-found' | 'location-name-taken' | 'location-not-empty', location: string }
-  | { error: 'insufficient-stock', available: number, location: string, reserved: number }
+  | { error: 'insufficient-stock', available: number, location: string, reserved: number, elsewhere?: Array<{ location: string, available: number }> }
   | { error: 'stock-changed', onHand: number, location: string }
   | { error: 'stock-held', onHand: number, reserved: number }
   | { error: 'movement-invalid', message: string }
@@ -206,7 +216,7 @@ export function stockRefusalOf (error: unknown): StockRefusal | undefined {
   if (error instanceof LocationNotFound) return { error: 'location-not-found', location: error.location }
   if (error instanceof LocationNameTaken) return { error: 'location-name-taken', location: error.location }
   if (error instanceof LocationNotEmpty) return { error: 'location-not-empty', location: error.location }
-  if (error instanceof InsufficientStock) return { error: 'insufficient-stock', available: error.available, location: error.location, reserved: error.reserved }
+  if (error instanceof InsufficientStock) return { error: 'insufficient-stock', available: error.available, location: error.location, reserved: error.reserved, elsewhere: error.elsewhere }
   if (error instanceof StockChanged) return { error: 'stock-changed', onHand: error.onHand, location: error.location }
   if (error instanceof StockHeld) return { error: 'stock-held', onHand: error.onHand, reserved: error.reserved }
   if (error instanceof MovementInvalid) return { error: 'movement-invalid', message: error.message }

@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ReservationNotFound } from '../catalogue/stock.js'
+import type { FastifyRequest } from 'fastify'
+import { ReservationNotFound, ReservationShort } from '../catalogue/stock.js'
 import { securityFor, writeMetaOf } from '../http/auth/auth.js'
 import { ref } from '../http/schemas/components.js'
 import { methodNotAllowed } from '../http/problems/unserved.js'
-import { HEADERS, problemResponses } from '../http/problems/problem.js'
+import { HEADERS, HttpProblem, problemResponses } from '../http/problems/problem.js'
 import { guardStatuses, type RouteOptions } from '../http/resources/route-parts.js'
 import { idempotencyClaimKey } from '../plants/routes.js'
 import { WriteHeaders } from '../plants/schemas.js'
@@ -18,6 +19,7 @@ const tags = ['stock']
 const security = securityFor('sell')
 const GONE: [number, string] = [410, 'reservation-gone: committed, released or expired (`state` says which): nothing was applied']
 const NOT_FOUND: [number, string] = [404, 'reservation-not-found: no reservation with this id']
+const NOT_LISTED = 'reservations are not listed: a checkout reads its own by id (GET /v3/reservations/{id}, the Location of the POST that made it); this path takes POST'
 const location = { location: { type: 'string', description: '/v3/reservations/{id} of the reservation.' } }
 
 /** The claim of an Idempotency-Key over what the request asks (`what`): a retry with the same key and request answers the first result. */
@@ -34,9 +36,11 @@ export const reservationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       security,
       summary: 'Hold units of plants for a checkout: every line or none',
       description: 'One write that checks and applies: each line\'s units are held at its location (`reserved` rises, `available` drops: a till cannot sell them), ' +
-        'and each plant touched gets a new version, one `updated` change and a history entry (reason `reserve`); status follows stock. Lines of one plant and location ' +
-        'count together; when any cannot be held, 409 insufficient-stock names every short line (`lines`, and `errors` with `/lines/2`) and nothing is held. ' +
-        'At `expiresAt` the units are released by themselves. With an Idempotency-Key a retry answers the first reservation and holds nothing more.',
+        'and each plant touched gets a new version, one `updated` change and a history entry (reason `reserve`); status follows stock as for a movement: holding the last ' +
+        'available units sets `sold`, and a release or expiry that makes some available again sets `available` (a commit changes neither). Lines of one plant and location ' +
+        'count together; when any cannot be held, 409 insufficient-stock names every short line (`lines`, and `errors` with `/lines/2`; a plant that does not track stock is said so) and nothing is held. ' +
+        'At `expiresAt` the units are released by themselves. With an Idempotency-Key a retry answers the first reservation and holds nothing more. ' +
+        'Reservations are not listed: GET /v3/reservations is 405 (Allow: POST); a checkout reads its own by id.',
       headers: WriteHeaders,
       body: ref(NewReservation),
       response: {
@@ -46,12 +50,22 @@ export const reservationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       }
     }
   }, async (request, reply) => {
-    const { replayed, reservation } = await store.stock.reserve({ id: randomUUID(), ...request.body }, claimOf(request, ['reserve', request.body]), writeMetaOf(request))
+    const { replayed, reservation } = await store.stock.reserve({ id: randomUUID(), ...request.body }, claimOf(request, ['reserve', request.body]), writeMetaOf(request)).catch(async (err: unknown) => {
+      // A plant that does not track stock has none available: the refusal says why, and what starts it.
+      if (err instanceof ReservationShort) {
+        for (const line of err.lines) if (line.available === 0) line.untracked = (await store.get(line.plant))?.stock === null
+      }
+      throw err
+    })
     reply.code(201).header('cache-control', 'no-store').header('location', `/v3/reservations/${reservation.id}`)
     if (replayed) reply.header('idempotent-replayed', 'true')
     return reservation
   })
-  methodNotAllowed(app, '/v3/reservations', ['POST'])
+  // Not listed (the contract has no list; a checkout keeps the id POST answered): GET says so, where any other path's 405 says only what it takes.
+  const refuse = async (request: FastifyRequest): Promise<never> => {
+    throw new HttpProblem(405, 'method-not-allowed', request.method === 'GET' || request.method === 'HEAD' ? NOT_LISTED : `${request.method} is not served on this path; use POST`, undefined, { allow: 'POST' })
+  }
+  app.route({ method: ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'], url: '/v3/reservations', schema: { hide: true }, config: { allow: 'POST' }, onRequest: refuse, handler: refuse })
 
   app.get('/v3/reservations/:id', {
     schema: {

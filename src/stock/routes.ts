@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { PlantNotFound } from '../catalogue/errors.js'
-import { MAIN_LOCATION, MOVEMENTS_PAGE_DEFAULT, SELL_REASONS, type MovementInput, type Reason } from '../catalogue/stock.js'
+import { InsufficientStock, MAIN_LOCATION, MOVEMENTS_PAGE_DEFAULT, SELL_REASONS, type MovementInput, type Reason } from '../catalogue/stock.js'
 import { securityFor, writeMetaOf, writeSecurity } from '../http/auth/auth.js'
 import { ref } from '../http/schemas/components.js'
 import { etagOf, ifMatchVersions } from '../http/resources/etag.js'
@@ -20,6 +21,17 @@ const tags = ['stock']
 /** A movement's headers: an Idempotency-Key, and If-Match. */
 const MovementHeaders = Type.Object({ ...WriteHeaders.properties, ...UpdateHeaders.properties })
 const INSUFFICIENT: [number, string] = [409, 'insufficient-stock (`available`: what the location has), stock-changed (a count\'s `expected` is not the location\'s onHand: `onHand` is)']
+
+/**
+ * A body that is both a delta and a count matches neither branch, and the schema's nearest branch
+ * would call one of the two "not a known field": say they are exclusive, before the schema speaks.
+ */
+function deltaOrCount (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  const body = request.body
+  if (typeof body !== 'object' || body === null || !('delta' in body) || !('set' in body)) return done()
+  const why = 'a movement is a delta or a count, not both: send delta (with received, sale, return, damaged or correction) or set (with count), one or the other'
+  done(new HttpProblem(400, 'invalid-input', why, [{ path: '/delta', message: 'cannot be sent with set' }, { path: '/set', message: 'cannot be sent with delta' }]))
+}
 
 /** A till (`sell`) records sales and returns; every other reason needs `write`. */
 function scopeOfMovement (body: unknown): { scope: 'sell' | 'write', paths: string[] } {
@@ -122,15 +134,15 @@ export const stockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
   methodNotAllowed(app, '/v3/plant/:id/stock', ['GET', 'DELETE'])
 
   app.post('/v3/plant/:id/stock/movements', {
-    preValidation: canonicalId,
+    preValidation: [canonicalId, deltaOrCount],
     schema: {
       operationId: 'move-stock',
       tags,
       // A till's `sell` key records sales and returns; any other reason needs `write` (checked once the body is parsed).
       security: securityFor('sell'),
       summary: 'Move stock: a delta with its reason, or a count (compare and set)',
-      description: 'One write that checks and applies: a movement that would take the location\'s available below 0 is 409 insufficient-stock naming what is ' +
-        'available, and nothing is applied. The plant tracks stock from its first movement; each movement is a new version (ETag), one `updated` change in the ' +
+      description: 'A body is a delta or a count, one or the other (both: 400). One write that checks and applies: a movement that would take the location\'s available below 0 is 409 insufficient-stock naming what is ' +
+        'available (and, in its detail, the plant\'s other places with units available), and nothing is applied. The plant tracks stock from its first movement; each movement is a new version (ETag), one `updated` change in the ' +
         'feed and an entry in its history (with the reason); a count that finds the level as it is (a tracked plant) is kept in the ledger (delta 0) but changes ' +
         'no plant: no new version, change or history entry, and the answer carries the version as it was. Status follows stock: to 0 available sets `sold`, above 0 from `sold` sets `available`; `pending` stays. ' +
         'With an Idempotency-Key a retry answers the first result and moves nothing (a till that retries a sale sells once). If-Match is optional.',
@@ -151,7 +163,11 @@ export const stockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     const claim = key === undefined
       ? undefined
       : { key: idempotencyClaimKey(request, key), requestHash: createHash('sha256').update(JSON.stringify(['stock', id, input, request.headers['if-match'] ?? null])).digest('base64url') }
-    const { replayed, ...result } = await store.stock.move(id, input, claim, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request))
+    const { replayed, ...result } = await store.stock.move(id, input, claim, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request)).catch(async (err: unknown) => {
+      // A till that names no place sells at main: when the units are elsewhere, the refusal says where.
+      if (err instanceof InsufficientStock) err.elsewhere = ((await store.stock.levels(id)) ?? []).filter((l) => l.location !== err.location && l.available > 0)
+      throw err
+    })
     reply.code(201).header('cache-control', 'no-store').header('etag', etagOf(result))
     if (replayed) reply.header('idempotent-replayed', 'true')
     return result

@@ -54,7 +54,7 @@ export const MovementBody = component('MovementBody', Type.Union([
     location: Where,
     reference: Type.Optional(Reference)
   }, { additionalProperties: false, title: 'Count' })
-], { description: 'A delta with its reason, or a count (compare and set on the location\'s onHand).' }))
+], { description: 'A delta with its reason, or a count (compare and set on the location\'s onHand): one or the other, a body with both delta and set is 400.' }))
 export type MovementBody = Static<typeof MovementBody>
 
 export const Movement = component('Movement', Type.Object({

@@ -321,7 +321,7 @@ export interface paths {
         put?: never;
         /**
          * Move stock: a delta with its reason, or a count (compare and set)
-         * @description One write that checks and applies: a movement that would take the location's available below 0 is 409 insufficient-stock naming what is available, and nothing is applied. The plant tracks stock from its first movement; each movement is a new version (ETag), one `updated` change in the feed and an entry in its history (with the reason); a count that finds the level as it is (a tracked plant) is kept in the ledger (delta 0) but changes no plant: no new version, change or history entry, and the answer carries the version as it was. Status follows stock: to 0 available sets `sold`, above 0 from `sold` sets `available`; `pending` stays. With an Idempotency-Key a retry answers the first result and moves nothing (a till that retries a sale sells once). If-Match is optional.
+         * @description A body is a delta or a count, one or the other (both: 400). One write that checks and applies: a movement that would take the location's available below 0 is 409 insufficient-stock naming what is available (and, in its detail, the plant's other places with units available), and nothing is applied. The plant tracks stock from its first movement; each movement is a new version (ETag), one `updated` change in the feed and an entry in its history (with the reason); a count that finds the level as it is (a tracked plant) is kept in the ledger (delta 0) but changes no plant: no new version, change or history entry, and the answer carries the version as it was. Status follows stock: to 0 available sets `sold`, above 0 from `sold` sets `available`; `pending` stays. With an Idempotency-Key a retry answers the first result and moves nothing (a till that retries a sale sells once). If-Match is optional.
          */
         post: operations["move-stock"];
         delete?: never;
@@ -421,7 +421,7 @@ export interface paths {
         put?: never;
         /**
          * Hold units of plants for a checkout: every line or none
-         * @description One write that checks and applies: each line's units are held at its location (`reserved` rises, `available` drops: a till cannot sell them), and each plant touched gets a new version, one `updated` change and a history entry (reason `reserve`); status follows stock. Lines of one plant and location count together; when any cannot be held, 409 insufficient-stock names every short line (`lines`, and `errors` with `/lines/2`) and nothing is held. At `expiresAt` the units are released by themselves. With an Idempotency-Key a retry answers the first reservation and holds nothing more.
+         * @description One write that checks and applies: each line's units are held at its location (`reserved` rises, `available` drops: a till cannot sell them), and each plant touched gets a new version, one `updated` change and a history entry (reason `reserve`); status follows stock as for a movement: holding the last available units sets `sold`, and a release or expiry that makes some available again sets `available` (a commit changes neither). Lines of one plant and location count together; when any cannot be held, 409 insufficient-stock names every short line (`lines`, and `errors` with `/lines/2`; a plant that does not track stock is said so) and nothing is held. At `expiresAt` the units are released by themselves. With an Idempotency-Key a retry answers the first reservation and holds nothing more. Reservations are not listed: GET /v3/reservations is 405 (Allow: POST); a checkout reads its own by id.
          */
         post: operations["reserve-stock"];
         delete?: never;
@@ -949,7 +949,7 @@ export interface components {
             /** @description The ledger's order: higher is newer. */
             seq: number;
         };
-        /** @description A delta with its reason, or a count (compare and set on the location's onHand). */
+        /** @description A delta with its reason, or a count (compare and set on the location's onHand): one or the other, a body with both delta and set is 400. */
         MovementBody: {
             /** @description Units added (> 0) or taken (< 0); never 0. received and return add; sale and damaged take; correction either. */
             delta: number;

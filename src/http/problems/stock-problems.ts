@@ -14,7 +14,10 @@ export function stockProblem (error: unknown): HttpProblem | undefined {
       const held = refusal.reserved > 0
         ? ` (${refusal.reserved} more held there by reservations until each is committed, released or expires)`
         : ''
-      const problem = new HttpProblem(409, 'insufficient-stock', `only ${refusal.available} available at ${refusal.location}${held}: nothing was applied`)
+      const elsewhere = refusal.elsewhere === undefined || refusal.elsewhere.length === 0
+        ? ''
+        : ` (available elsewhere: ${refusal.elsewhere.map((l) => `${l.available} at ${l.location}`).join(', ')}; name the place as location)`
+      const problem = new HttpProblem(409, 'insufficient-stock', `only ${refusal.available} available at ${refusal.location}${held}${elsewhere}: nothing was applied`)
       problem.available = refusal.available
       problem.location = refusal.location
       return problem
@@ -36,8 +39,15 @@ export function stockProblem (error: unknown): HttpProblem | undefined {
       return new HttpProblem(409, 'location-not-empty', `location ${refusal.location} holds stock: move it out first`)
     case 'reservation-short': {
       const lines = refusal.lines.map((l) => ({ path: `/lines/${l.index}`, plant: l.plant, location: l.location, quantity: l.quantity, available: l.available }))
-      const problem = new HttpProblem(409, 'insufficient-stock', `${lines.length} line(s) cannot be held: nothing was held`,
-        lines.map((l) => ({ path: l.path, message: `plant ${l.plant} has ${l.available} available at ${l.location} (the lines of one plant and location count together)` })))
+      const untracked = [...new Set(refusal.lines.filter((l) => l.untracked === true).map((l) => l.plant))]
+      const why = untracked.length === 0 ? '' : ` (${untracked.length === 1 ? 'plant' : 'plants'} ${untracked.join(', ')} ${untracked.length === 1 ? 'does' : 'do'} not track stock: receive or count its stock first)`
+      const problem = new HttpProblem(409, 'insufficient-stock', `${lines.length} line(s) cannot be held${why}: nothing was held`,
+        refusal.lines.map((l) => ({
+          path: `/lines/${l.index}`,
+          message: l.untracked === true
+            ? `plant ${l.plant} does not track stock: receive or count its stock first (POST /v3/plant/${l.plant}/stock/movements)`
+            : `plant ${l.plant} has ${l.available} available at ${l.location} (the lines of one plant and location count together)`
+        })))
       problem.lines = lines
       return problem
     }
