@@ -1,5 +1,6 @@
 import { api, ApiError, describe, type LocationList, type MovementResult, type Plant, type StockLevel, type StockLevels } from './api.js'
 import { byId, el, say } from './dom.js'
+import { onKeyChange } from './key.js'
 import { movedHere, moveStock, newKey, stockWords } from './stock.js'
 import { dropRefusal } from './toast.js'
 import { notUndone } from './undo.js'
@@ -28,6 +29,8 @@ const movedNote = byId('s-counted-moved')
 const statusBox = byId('stock-status')
 const alertBox = byId('stock-alert')
 const undoButton = byId<HTMLButtonElement>('s-undo')
+/** Why Receive and Save count are off: said above them once a key that may only sell was refused them. */
+const sellOnlyNote = el('p', { class: 'hint', attrs: { id: 's-sell-only' } })
 
 let plant: Plant | undefined
 let levels: StockLevel[] = []
@@ -45,6 +48,11 @@ let unanswered: { body: string, key: string } | undefined
 let began: { where: string, onHand: number } | undefined
 /** Undo of the last sale made here, offered beside what it said while the plant stays open. */
 let undo: (() => Promise<void>) | undefined
+/**
+ * The tab's key was refused a receipt or a count (403): a till's, which may sell and return only.
+ * The page learns a key's scope only from a refusal; the next key given starts afresh.
+ */
+let sellOnly = false
 
 /** A plant was opened (undefined: a new one, which holds no stock yet). */
 export function showStock (shown: Plant | undefined): void {
@@ -140,6 +148,8 @@ function render (): void {
   sellRow.replaceChildren(...levels.filter((l) => l.available > 0).map((l) => sellButton(l.location)))
   if (focused != null) [...sellRow.querySelectorAll('button')].find((b) => b.textContent === focused)?.focus()
   sellRow.hidden = sellRow.childElementCount === 0
+  for (const control of [received, counted, receiveButton, countButton]) control.disabled = sellOnly
+  say(sellOnlyNote, sellOnly ? 'This tab’s key may sell, not receive or count: give a key that changes plants (Settings, Forget key), or ask your manager.' : '')
   sayMoved()
 }
 
@@ -224,7 +234,12 @@ function units (input: HTMLInputElement, least: number): number | undefined {
   const n = /^\d{1,9}$/.test(text) ? Number(text) : NaN
   const ok = n >= least
   input.setAttribute('aria-invalid', String(!ok))
-  if (!ok) input.focus()
+  if (!ok) {
+    // The refusal said before is news no more: this field's error is what staff read now.
+    say(alertBox, '')
+    dropRefusal()
+    input.focus()
+  }
   tellHere(byId(`${input.id}-error`), ok ? '' : `Enter a whole number of units, ${least} or more.`)
   return ok ? n : undefined
 }
@@ -268,7 +283,7 @@ async function act (button: HTMLButtonElement, input: HTMLInputElement, least: n
     await refused(err, input)
   } finally {
     busy = false
-    button.disabled = false
+    button.disabled = sellOnly
   }
 }
 
@@ -286,6 +301,10 @@ async function refused (err: unknown, input: HTMLInputElement): Promise<void> {
     input.focus()
     return
   }
+  if (err instanceof ApiError && err.status === 403) {
+    sellOnly = true
+    render()
+  }
   const where = place.value || 'main'
   const held = levels.find((l) => l.location === where)?.reserved ?? 0
   if (err instanceof ApiError && err.code === 'insufficient-stock' && held > 0) {
@@ -302,6 +321,12 @@ const name = (): string => plant?.name ?? ''
 const there = (answer: MovementResult, where: string): string => ` ${answer.level.onHand.toLocaleString()} on hand at ${where}.`
 
 export function setUpStockPart (): void {
+  byId('stock-part').querySelector('.stock-forms')!.before(sellOnlyNote)
+  say(sellOnlyNote, '')
+  onKeyChange(() => {
+    sellOnly = false
+    render()
+  })
   receiveButton.addEventListener('click', () => {
     const where = place.value || 'main'
     void act(receiveButton, received, 1, (n) => ({ delta: n, reason: 'received', location: where }),

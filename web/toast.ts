@@ -35,11 +35,16 @@ function clear (): void {
  */
 function placeClear (): void {
   box.classList.remove('top')
+  box.style.top = ''
   const row = document.activeElement instanceof HTMLElement ? document.activeElement.closest('li') : null
   if (row === null) return
   const at = row.getBoundingClientRect()
   const bar = box.getBoundingClientRect()
-  if (at.bottom > bar.top && at.top < bar.bottom) box.classList.add('top')
+  if (at.bottom > bar.top && at.top < bar.bottom) {
+    box.classList.add('top')
+    // Under the header that stays: over it, the message hid the views.
+    box.style.top = `${document.querySelector('header')!.getBoundingClientRect().bottom + 8}px`
+  }
 }
 
 /**
