@@ -7,6 +7,7 @@ import { RESERVATION_COLUMNS } from '../../catalogue/reservation.js'
 import { WEBHOOK_COLUMNS, DELIVERY_COLUMNS } from '../webhook-rows.js'
 import { listSql, searchFunctions } from './list-query.js'
 import { storedPhotoFiles } from './photo-writes.js'
+import { keptAnswerAsJson } from './movement-answer.js'
 import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from './plant-rows.js'
 
 // A data folder read without the store: one read-only connection with a small page cache, inside one
@@ -107,9 +108,11 @@ export class SqliteSnapshot implements CatalogueSnapshot {
       ? sql.replace('ORDER BY plant_id, version', 'ORDER BY seq')
       : kind === 'idempotencyKeys' && hasTable(this.db, 'recent_keys') ? KEYS_WITH_RECENT : sql
     const plants = kind === 'plants'
+    // A movement's answer is kept packed on SQLite (movement-answer.ts): a copy gets it as JSON.
+    const keys = kind === 'idempotencyKeys'
     let page: Array<CatalogueKinds[K]> = []
     for (const row of this.db.prepare(text).iterate() as IterableIterator<Record<string, unknown>>) {
-      page.push((plants ? { ...row, tags: JSON.parse(row.tags as string) } : row) as CatalogueKinds[K])
+      page.push((plants ? { ...row, tags: JSON.parse(row.tags as string) } : keys ? { ...row, response: keptAnswerAsJson(row.response as string) } : row) as CatalogueKinds[K])
       if (page.length >= pageSize) {
         yield page
         page = []

@@ -7,6 +7,7 @@ import { applyMovement, stockCrossings, LocationNameTaken, LocationNotEmpty, Loc
 import type { IdempotencyClaim } from '../idempotency.js'
 import type { PlantContext } from './plant-context.js'
 import { INSERT_MOVEMENT } from './stock-ledger.js'
+import { packMovement, unpackMovement } from './movement-answer.js'
 import { RESERVATION_KINDS, reservationWriter, type ReservationWriteOp, type ReservationWriteResult } from './reservation-writes.js'
 
 // Stock writes on SQLite, inside the writer's transaction (writes.ts): each movement reads the
@@ -68,7 +69,7 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
       const earlier = plants.keys.find(idempotency.key, now - idempotencyTtlMs)
       if (earlier) {
         if (earlier.request_hash !== idempotency.requestHash) throw new IdempotencyKeyReused(earlier.created_at, earlier.created_at + idempotencyTtlMs)
-        return { ...JSON.parse(earlier.response) as MovementResult, replayed: true }
+        return unpackMovement(earlier.response)
       }
     }
     const found = plants.load(op.id)
@@ -101,7 +102,7 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     }
     const events = stockCrossings(plant.stock, applied.stock, plant.lowStockAt)
     if (events.length > 0) s.crossing.run(JSON.stringify({ events, movement: result.movement, level: result.level } satisfies StockCrossing), changeSeq)
-    if (idempotency) plants.keys.put(idempotency.key, idempotency.requestHash, op.id, JSON.stringify(result), now)
+    if (idempotency) plants.keys.put(idempotency.key, idempotency.requestHash, op.id, packMovement(result, now), now)
     return result
   }
 
