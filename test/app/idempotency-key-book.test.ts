@@ -139,3 +139,24 @@ test('SQLite: migration 29 from a catalogue of 28 keeps its keys answering, and 
   assert.ok(Number(after.pragma('user_version', { simple: true })) > SALE_WRITES_VERSION, 'migration 29 ran')
   assert.deepEqual(after.prepare('SELECT key FROM recent_keys').pluck().all(), ['till-2'])
 })
+
+test('inside a group\'s transaction the rows other processes appended are read once, at its first lookup; the next group reads them again', () => {
+  const { db, keys } = book(100)
+  // Another process's key, appended before the group began (its transaction holds the write lock after).
+  const append = db.prepare("INSERT INTO recent_keys (key, request_hash, plant_id, response, created_at) VALUES (?, 'h', 1, '{}', 1000)")
+  append.run('before')
+  keys.begin()
+  assert.equal(keys.find('before', 0)?.request_hash, 'h', 'read at the group\'s first lookup')
+  keys.put('own', 'h', 1, '{}', 1000)
+  assert.equal(keys.find('own', 0)?.request_hash, 'h', 'its own keys are found')
+  // A row no other process could append inside the group: not read again until the group ends.
+  append.run('inside')
+  assert.equal(keys.find('inside', 0), undefined, 'the group read the appended rows once')
+  keys.settle()
+  keys.begin()
+  assert.equal(keys.find('inside', 0)?.request_hash, 'h', 'the next group reads them')
+  keys.settle()
+  // Outside a group (no begin), every lookup reads what was appended since.
+  append.run('outside')
+  assert.equal(keys.find('outside', 0)?.request_hash, 'h')
+})

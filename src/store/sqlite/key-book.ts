@@ -45,6 +45,11 @@ export interface KeyBook {
   settle: () => void
   /** After a rollback: the map is read again from the table, which the rollback may have changed. */
   reload: () => void
+  /**
+   * The group's transaction has begun (BEGIN IMMEDIATE): until settle() or reload(), no other process
+   * can append, so the rows others appended are read once, at the group's first lookup, not at each.
+   */
+  begin: () => void
 }
 
 export function keyBook (db: Database.Database, settleAt = SETTLE_AT): KeyBook {
@@ -54,11 +59,10 @@ export function keyBook (db: Database.Database, settleAt = SETTLE_AT): KeyBook {
     append: db.prepare('INSERT INTO recent_keys (key, request_hash, plant_id, response, created_at) VALUES (?, ?, ?, ?, ?)'),
     since: db.prepare<[number], { n: number, key: string }>('SELECT n, key FROM recent_keys WHERE n > ? ORDER BY n'),
     // Key order: the index's leaves are walked once, left to right. A key kept twice (used again
-    // after it expired) moves with its newest answer, as INSERT OR REPLACE kept it before.
-    // (max(n): SQLite takes the bare columns from the row that holds the maximum.)
+    // after it expired) moves with its newest answer: its rows go in their order (n), and each
+    // replaces the one before, as INSERT OR REPLACE kept it before (no GROUP BY: one sort, not two).
     move: db.prepare(`INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at)
-      SELECT key, request_hash, plant_id, response, created_at FROM (
-        SELECT key, request_hash, plant_id, response, created_at, max(n) FROM recent_keys GROUP BY key) ORDER BY key`),
+      SELECT key, request_hash, plant_id, response, created_at FROM recent_keys ORDER BY key, n`),
     empty: db.prepare('DELETE FROM recent_keys')
   }
   const waiting = new Map<string, number>()
@@ -66,6 +70,14 @@ export function keyBook (db: Database.Database, settleAt = SETTLE_AT): KeyBook {
   let rows = 0
   // The highest row number read: rows above it were appended since, by this process or another.
   let seen = 0
+  // Inside a group's transaction (begin() to settle() or reload()), and caught up in it already.
+  let inGroup = false
+  let caughtUp = false
+  const readAppended = (): void => {
+    if (inGroup && caughtUp) return
+    catchUp()
+    caughtUp = inGroup
+  }
   const catchUp = (): void => {
     for (const { n, key } of s.since.iterate(seen)) {
       waiting.set(key, n)
@@ -74,6 +86,7 @@ export function keyBook (db: Database.Database, settleAt = SETTLE_AT): KeyBook {
     }
   }
   const reload = (): void => {
+    inGroup = false
     waiting.clear()
     rows = 0
     seen = 0
@@ -82,7 +95,7 @@ export function keyBook (db: Database.Database, settleAt = SETTLE_AT): KeyBook {
   reload()
   return {
     find: (key, since) => {
-      catchUp()
+      readAppended()
       const n = waiting.get(key)
       if (n !== undefined) {
         const row = s.recent.get(n)
@@ -91,18 +104,23 @@ export function keyBook (db: Database.Database, settleAt = SETTLE_AT): KeyBook {
       return s.indexed.get(key, since)
     },
     put: (key, requestHash, plantId, response, now) => {
-      catchUp()
+      readAppended()
       seen = Number(s.append.run(key, requestHash, plantId, response, now).lastInsertRowid)
       waiting.set(key, seen)
       rows++
     },
     settle: () => {
+      inGroup = false
       if (rows < settleAt) return
       s.move.run()
       s.empty.run()
       waiting.clear()
       rows = 0
     },
-    reload
+    reload,
+    begin: () => {
+      inGroup = true
+      caughtUp = false
+    }
   }
 }

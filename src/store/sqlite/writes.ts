@@ -443,6 +443,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     unitsMoved = 0
     try {
       s.begin.run()
+      keys.begin()
       for (const op of batch) {
         try {
           outcomes.push({ ok: true, value: apply(op) })
