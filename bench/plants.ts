@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+
 // Realistic plant bodies, the same for the preload, the ceiling and the load generator.
 
 // One name in ten is the ZZ plant, whose short name `q=zz` finds at a word start.
@@ -38,6 +41,15 @@ export function plantFor (i: number): PlantBody {
     barcode: hasBarcode(i) ? barcodeFor(i) : null
   }
 }
+
+/**
+ * Whether a checkout takes the store fields (issue 25): its module for them, under either name it
+ * has had (store-fields.ts until 5151ed2 renamed it price-sku-barcode.ts). A --baseline found
+ * without them is sent the seed's fields alone; one with them wrongly taken for one without was
+ * measured on smaller rows and bodies than the service, which flattered it (01febcb is such a one).
+ */
+export const storeFieldsIn = (dir: string): boolean =>
+  existsSync(join(dir, 'src/catalogue/price-sku-barcode.ts')) || existsSync(join(dir, 'src/catalogue/store-fields.ts'))
 
 /** The seed's fields of the i-th plant alone. */
 export function seedPlantFor (i: number): SeedBody {

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path'
 import { Client } from 'undici'
 import { encodeCursor } from '../src/plants/query.js'
 import type { PlantStore } from '../src/store/plant-store.js'
-import { plantFor, seedPlantFor } from './plants.js'
+import { plantFor, seedPlantFor, storeFieldsIn } from './plants.js'
 import { freePort } from './free-port.js'
 
 // node --import tsx bench/profile-pair.ts [--ops=get,list,put,post] [--requests=N] [--seed-only] DIR [DIR…]
@@ -31,7 +31,7 @@ const CONNECTIONS = 16
 if (dirs.length === 0) throw new Error('usage: profile-pair.ts [--ops=…] [--requests=N] [--seed-only] DIR [DIR…]')
 const log = (line: string): void => { process.stderr.write(`${line}\n`) }
 
-const hasStoreFields = (dir: string): boolean => !seedOnly && spawnSync('test', ['-e', join(dir, 'src/catalogue/price-sku-barcode.ts')]).status === 0
+const hasStoreFields = (dir: string): boolean => !seedOnly && storeFieldsIn(dir)
 
 async function preload (dir: string, dataDir: string, full: boolean): Promise<void> {
   const { openSqliteStore } = await import(join(dir, 'src/store/sqlite/sqlite-plant-store.ts')) as { openSqliteStore: (o: object) => Promise<PlantStore> }

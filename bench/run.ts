@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import type { PlantStore } from '../src/store/plant-store.js'
 import { BATCH_PLANTS, FINDING_OPS, SERVICE_ONLY, type Figures, type Job, type Op } from './load.js'
-import { plantFor, seedPlantFor } from './plants.js'
+import { plantFor, seedPlantFor, storeFieldsIn } from './plants.js'
 import { measurePhotos, PHOTO_OPS, photoTable, type PhotoFigures } from './photos.js'
 import { BULK_OPS, bulkTable, measureBatches, measureImport, type BulkFigures } from './bulk.js'
 import { loopProbeReader, type PhaseContext } from './phase.js'
@@ -523,7 +523,7 @@ async function measureTargets (tmp: string, load: ReturnType<typeof startLoad>, 
     }
     // A baseline from before the store fields refuses them as unknown: it is preloaded and
     // written with the seed's fields alone (the service with every field, unless --seed-only).
-    const seedOnly = settings.seedOnly || !existsSync(join(dir, 'src/catalogue/price-sku-barcode.ts'))
+    const seedOnly = settings.seedOnly || !storeFieldsIn(dir)
     log(`preloading ${settings.small} plants through the baseline's store${seedOnly ? ' (the seed\'s fields alone)' : ''}…`)
     await preload(env.DATABASE_URL ?? env.DATA_DIR, settings.small, dir, seedOnly)
     const profiled = settings.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench/results/profiles')}`] : []
