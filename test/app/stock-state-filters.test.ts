@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { testConfig } from '../../src/config.js'
-import { SALE_WRITES_VERSION } from '../../src/store/sqlite/migrations.js'
+import { NO_INSERT_TRIGGER_VERSION, SALE_WRITES_VERSION } from '../../src/store/sqlite/migrations.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { connect } from '../../src/store/sqlite/writes.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
@@ -102,7 +102,7 @@ test('SQLite: migration 29 from a catalogue of 28 (filters over the count) sets 
   const db = connect(`${dir.path}/catalogue.db`)
   db.exec(`
     DROP TRIGGER plants_stock_state;
-    DROP TRIGGER plants_stock_state_insert;
+    DROP TRIGGER IF EXISTS plants_stock_state_insert;
     DROP INDEX plants_in_stock;
     DROP INDEX plants_out_of_stock;
     DROP INDEX plants_low_stock;
@@ -126,4 +126,44 @@ test('SQLite: migration 29 from a catalogue of 28 (filters over the count) sets 
   const after = connect(`${dir.path}/catalogue.db`)
   t.after(() => after.close())
   assert.deepEqual(after.prepare('SELECT stock_state FROM plants ORDER BY id').pluck().all(), [5, 2, 6, null])
+})
+
+test('SQLite: no trigger runs on a plant\'s INSERT (migration 31 takes 29\'s off); a new plant has no state, a tracked plant restored from the trash has its own', async (t) => {
+  const dir = tempDir('plants-insert-trigger')
+  t.after(dir.remove)
+  const insertTriggers = (): string[] => {
+    const db = connect(`${dir.path}/catalogue.db`)
+    try {
+      return db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'plants' AND sql LIKE '%AFTER INSERT%'").pluck().all() as string[]
+    } finally { db.close() }
+  }
+  const first = openSqliteStore({ dataDir: dir.path, feedRetentionMs: 86_400_000 })
+  const [low, full] = await withApp(first, async (request) => {
+    const add = async (name: string, lowStockAt: number | null): Promise<number> => (await request({ method: 'POST', url: '/v3/plant', payload: { name, lowStockAt } })).json().id
+    const ids = [await add('Low', 2), await add('Full', 1)]
+    await move(request, ids[0], { set: 1, reason: 'count' })
+    await move(request, ids[1], { set: 4, reason: 'count' })
+    for (const id of ids) assert.equal((await request({ method: 'DELETE', url: `/v3/plant/${id}` })).statusCode, 204)
+    return ids
+  })
+  await first.close()
+  assert.deepEqual(insertTriggers(), [])
+
+  // A catalogue as migration 29 left it, with its trigger on INSERT: migration 31 takes it off.
+  const db = connect(`${dir.path}/catalogue.db`)
+  db.exec(`CREATE TRIGGER plants_stock_state_insert AFTER INSERT ON plants WHEN new.available IS NOT NULL
+    BEGIN UPDATE plants SET stock_state = 7 WHERE id = new.id; END;`)
+  db.pragma(`user_version = ${NO_INSERT_TRIGGER_VERSION}`)
+  db.close()
+  const second = openSqliteStore({ dataDir: dir.path, feedRetentionMs: 86_400_000 })
+  await withApp(second, async (request) => {
+    await request({ method: 'POST', url: '/v3/plant', payload: { name: 'New', lowStockAt: 3 } })
+    for (const id of [low, full]) assert.equal((await request({ method: 'POST', url: `/v3/trash/${id}/restore` })).statusCode, 200)
+    assert.deepEqual(await filters(request), expect([low, full], [], [low]))
+  })
+  await second.close()
+  assert.deepEqual(insertTriggers(), [])
+  const after = connect(`${dir.path}/catalogue.db`)
+  t.after(() => after.close())
+  assert.deepEqual(after.prepare('SELECT name, stock_state FROM plants ORDER BY id').raw().all(), [['Low', 5], ['Full', 1], ['New', null]])
 })

@@ -9,7 +9,7 @@ import { WEBHOOK_EVENTS_MIGRATION, WEBHOOK_RESPONSES_MIGRATION, WEBHOOKS_MIGRATI
 import { API_KEYS_MIGRATION } from './sqlite-key-store.js'
 import { TRASH_MIGRATION } from './trash.js'
 import { HISTORY_KINDS_MIGRATION, HISTORY_MIGRATION } from './history.js'
-import { STOCK_EVENTS_MIGRATION, STOCK_MIGRATION, stockStateMigration } from './stock-migration.js'
+import { NO_INSERT_TRIGGER_MIGRATION, STOCK_EVENTS_MIGRATION, STOCK_MIGRATION, stockStateMigration } from './stock-migration.js'
 import { RESERVATIONS_MIGRATION } from './reservation-writes.js'
 import { ledgerChainMigration } from './stock-ledger.js'
 import { RECENT_KEYS_MIGRATION } from './key-book.js'
@@ -126,7 +126,9 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   STOCK_EVENTS_MIGRATION,
   ledgerChainMigration,
   webhookEventsAndMainTime,
-  saleWrites
+  saleWrites,
+  // Migration 31 (30 is the SQLite sale's, issue 49).
+  NO_INSERT_TRIGGER_MIGRATION
 ]
 
 /**
@@ -363,6 +365,8 @@ export const STOCK_VERSION = MIGRATIONS.indexOf(STOCK_MIGRATION)
 export const LEDGER_CHAIN_VERSION = MIGRATIONS.indexOf(ledgerChainMigration)
 /** The user_version before migration 29: new Idempotency-Keys appended to recent_keys (key-book.ts), the stock filters' indexes over stock_state. */
 export const SALE_WRITES_VERSION = MIGRATIONS.indexOf(saleWrites)
+/** The user_version before the migration that takes the trigger off a plant's INSERT (stock-migration.ts). */
+export const NO_INSERT_TRIGGER_VERSION = MIGRATIONS.indexOf(NO_INSERT_TRIGGER_MIGRATION)
 /** The user_version before the migration that keeps what each webhook attempt sent and gives main a time. */
 export const MAIN_TIME_VERSION = MIGRATIONS.indexOf(webhookEventsAndMainTime)
 /** The user_version before the search texts' migration (accents, word starts). */

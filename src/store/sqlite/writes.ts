@@ -12,6 +12,7 @@ import { historyForgetter, historySince, INSERT_HISTORY } from './history.js'
 import { stockForgetter } from './trash.js'
 import { photoFiles } from './photo-writes.js'
 import { keyBook } from './key-book.js'
+import { stockStateOf } from './stock-migration.js'
 import { searchBacklog } from './search-backlog.js'
 import { isWebhookWrite, webhookWriter, type WebhookWriteOp } from './webhook-writes.js'
 import { isStockWrite, stockWriter, type StockWriteOp, type StockWriteResult } from './stock-writes.js'
@@ -159,7 +160,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     trash: db.prepare('INSERT INTO trash (id, plant, version, trashed_at, trashed_by, history_seq, ledger_seq) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     trashed: db.prepare<[number], { plant: string, version: number, history_seq: number | null, ledger_seq: number | null }>('SELECT plant, version, history_seq, ledger_seq FROM trash WHERE id = ?'),
     untrash: db.prepare('DELETE FROM trash WHERE id = ?'),
-    insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at, history_seq, low_stock_at, on_hand, reserved, available, ledger_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at, history_seq, low_stock_at, on_hand, reserved, available, ledger_seq, stock_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     // index_remove / index_add: what the write changes in the name search index (search-backlog.ts).
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     // Every change records its version in the plant's history (history.ts), in the same transaction.
@@ -369,7 +370,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const key = nameKey(name)
     const head = record('restored', op.id, version, op.now, op.actor, NO_CHANGES, entry.history_seq)
     s.insertAgain.run(op.id, name, key, nameOrderKey(name), category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, JSON.stringify(was.photos), version, createdAt, op.now, head,
-      lowStockAt, stock?.onHand ?? null, stock?.reserved ?? null, stock?.available ?? null, entry.ledger_seq)
+      lowStockAt, stock?.onHand ?? null, stock?.reserved ?? null, stock?.available ?? null, entry.ledger_seq, stockStateOf(stock?.available ?? null, lowStockAt))
     for (const tag of tags) s.insertTag.run(filterKey(tag), tag, op.id)
     count(status, 1)
     moveUnits(stock, 1)
