@@ -128,7 +128,7 @@ test('SQLite: migration 29 from a catalogue of 28 (filters over the count) sets 
   assert.deepEqual(after.prepare('SELECT stock_state FROM plants ORDER BY id').pluck().all(), [5, 2, 6, null])
 })
 
-test('SQLite: no trigger runs on a plant\'s INSERT (migration 31 takes 29\'s off); a new plant has no state, a tracked plant restored from the trash has its own', async (t) => {
+test('SQLite: no trigger runs on a plant\'s INSERT (migration 30 takes 29\'s off); a new plant has no state, a tracked plant restored from the trash has its own', async (t) => {
   const dir = tempDir('plants-insert-trigger')
   t.after(dir.remove)
   const insertTriggers = (): string[] => {
@@ -149,7 +149,7 @@ test('SQLite: no trigger runs on a plant\'s INSERT (migration 31 takes 29\'s off
   await first.close()
   assert.deepEqual(insertTriggers(), [])
 
-  // A catalogue as migration 29 left it, with its trigger on INSERT: migration 31 takes it off.
+  // A catalogue as migration 29 left it, with its trigger on INSERT: migration 30 takes it off.
   const db = connect(`${dir.path}/catalogue.db`)
   db.exec(`CREATE TRIGGER plants_stock_state_insert AFTER INSERT ON plants WHEN new.available IS NOT NULL
     BEGIN UPDATE plants SET stock_state = 7 WHERE id = new.id; END;`)

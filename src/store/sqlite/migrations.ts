@@ -127,7 +127,6 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   ledgerChainMigration,
   webhookEventsAndMainTime,
   saleWrites,
-  // Migration 31 (30 is the SQLite sale's, issue 49).
   NO_INSERT_TRIGGER_MIGRATION
 ]
 

@@ -83,7 +83,7 @@ export const stockStateOf = (available: number | null, lowStockAt: number | null
   available === null ? null : (available > 0 ? 1 : 0) | (available === 0 ? 2 : 0) | (lowStockAt !== null && available <= lowStockAt ? 4 : 0)
 
 /**
- * Migration 31: no trigger on a plant's INSERT. With one, every INSERT into plants is a statement
+ * Migration 30: no trigger on a plant's INSERT. With one, every INSERT into plants is a statement
  * that may run others (SQLite runs it with a sub-program and a statement journal to undo it by),
  * and every create paid for that, the largest part of what the writer thread's CPU per POST grew
  * by with stock (bench/results/issue-48-reads.md, "Stop 60"), to keep the state of a plant that,
