@@ -18,7 +18,7 @@ export interface HistoryEntry {
   changes: Partial<Record<FieldName | 'photos', [Value, Value]>> & { stock?: [Stock | null, Stock | null], lowStockAt?: [number | null, number | null] }
   /** A stock movement's reason, for the version a movement made. */
   reason?: string
-  /** The place a movement moved stock at (none for a reservation's step, or an entry kept before places were). */
+  /** The place a movement moved stock at (a reservation's step: when its lines name one; none for an entry kept before places were). */
   location?: string
 }
 

@@ -1,3 +1,4 @@
+import type { MovementAbout } from './history.js'
 import type { PlantStatus, StockTotals, StoredPlant } from './plant.js'
 import { timestamp } from './price-sku-barcode.js'
 import { MAIN_LOCATION, ReservationShort, statusAfter, type Movement, type ShortLine, type StockLevel } from './stock.js'
@@ -77,6 +78,14 @@ export function unitsByPlace (lines: ReservationLine[]): Map<number, Map<string,
     places.set(l.plant, at)
   }
   return places
+}
+
+/**
+ * What a step's history entry says beside its reservation: the place, when the plant's lines name
+ * one (a checkout's usual case: "Sold 2 at greenhouse"); lines at several places name none.
+ */
+export function stepAbout (reservation: string, places: Map<string, number>): MovementAbout {
+  return places.size === 1 ? { reservation, location: [...places.keys()][0] } : { reservation }
 }
 
 /**

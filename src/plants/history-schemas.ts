@@ -43,7 +43,7 @@ export const HistoryEntry = component('HistoryEntry', Type.Object({
   }),
   changes: ref(FieldChanges),
   reason: Type.Optional(Type.String({ description: 'A stock movement\'s reason (received, sale, return, damaged, count, correction), or a reservation\'s step (reserve, release, expire; a commit\'s versions are sales): the version it made, with `stock` among its changes.' })),
-  location: Type.Optional(Type.String({ description: 'The location a stock movement moved stock at (absent for a reservation\'s step, whose lines may name several, and for entries written before it was kept).' })),
+  location: Type.Optional(Type.String({ description: 'The location a stock movement moved stock at (for a reservation\'s step, the place when the plant\'s lines in it name one; absent when they name several, and for entries written before it was kept).' })),
   reservation: Type.Optional(Type.String({ description: 'The reservation whose step (reserve, sale on its commit, release, expire) made the version (absent for entries written before it was kept).' }))
 }, { additionalProperties: false, description: 'One version of a plant, as its history keeps it.' }))
 export type HistoryEntry = Static<typeof HistoryEntry>

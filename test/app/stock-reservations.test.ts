@@ -51,7 +51,7 @@ for (const engine of ENGINES) {
       assert.equal((await api.request({ method: 'GET', url: '/v3/reservations/no-such-one' })).statusCode, 404)
     })
 
-    test('history names where a movement moved stock (location) and which reservation a step was (reservation); other entries name neither', async (t) => {
+    test('history names where a movement moved stock (location) and which reservation a step was (reservation), with its place when the plant\'s lines name one; other entries name neither', async (t) => {
       const api = await build(t, engine)
       await api.request({ method: 'POST', url: '/v3/locations', payload: { name: 'shop' } })
       const fern = await stocked(api, 'Fern', 5)
@@ -64,8 +64,8 @@ for (const engine of ENGINES) {
       const history = (await api.request({ method: 'GET', url: `/v3/plant/${fern}/history` })).json().items
       assert.deepEqual(history.map((h: { version: number, reason?: string, location?: string, reservation?: string }) => [h.version, h.reason, h.location, h.reservation]), [
         [8, undefined, undefined, undefined],
-        [7, 'release', undefined, other.id],
-        [6, 'reserve', undefined, other.id],
+        [7, 'release', 'main', other.id],
+        [6, 'reserve', 'main', other.id],
         [5, 'sale', undefined, held.id],
         [4, 'reserve', undefined, held.id],
         [3, 'received', 'shop', undefined],

@@ -900,7 +900,7 @@ export interface components {
              * @enum {string}
              */
             kind: "created" | "updated" | "deleted" | "reverted" | "restored";
-            /** @description The location a stock movement moved stock at (absent for a reservation's step, whose lines may name several, and for entries written before it was kept). */
+            /** @description The location a stock movement moved stock at (for a reservation's step, the place when the plant's lines in it name one; absent when they name several, and for entries written before it was kept). */
             location?: string;
             /** @description A stock movement's reason (received, sale, return, damaged, count, correction), or a reservation's step (reserve, release, expire; a commit's versions are sales): the version it made, with `stock` among its changes. */
             reason?: string;

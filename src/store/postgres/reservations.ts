@@ -4,7 +4,7 @@ import { fieldChanges, movementChanges, type FieldChanges } from '../../catalogu
 import { toRecord, type StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import {
-  checkHold, ENDED_KEPT_MS, EXPIRY_ACTOR, linesOf, plantAfter, plantsOf, reservationOf, RESERVATION_COLUMNS, STEP_REASONS, unitsByPlace,
+  checkHold, ENDED_KEPT_MS, EXPIRY_ACTOR, linesOf, plantAfter, plantsOf, reservationOf, RESERVATION_COLUMNS, STEP_REASONS, stepAbout, unitsByPlace,
   type CommitResult, type ReservationLine, type ReservationResult, type ReservationRow
 } from '../../catalogue/reservation.js'
 import { ReservationGone, ReservationLineUnknown, ReservationNotFound, stockCrossings, type StockCrossing } from '../../catalogue/stock.js'
@@ -51,14 +51,15 @@ export function postgresReservations ({ session, work, now, idempotencyTtlMs }: 
   }
 
   /** The plant's new version after a step: its row, one change with its history entry. */
-  async function version (tx: Tx, step: 'hold' | 'release' | 'commit', reason: string, plant: StoredPlant, units: number, at: number, actor: string, reservation: string): Promise<StoredPlant> {
+  async function version (tx: Tx, step: 'hold' | 'release' | 'commit', reason: string, plant: StoredPlant, places: Map<string, number>, at: number, actor: string, reservation: string): Promise<StoredPlant> {
+    const units = [...places.values()].reduce((a, b) => a + b, 0)
     const after = plantAfter(step, plant, units, at)
     await tx.query('UPDATE plants SET on_hand = $2, reserved = $3, available = $4, status = $5, version = $6, updated_at = $7 WHERE id = $1',
       [after.id, after.stock!.onHand, after.stock!.reserved, after.stock!.available, after.status, after.version, at])
     // A hold takes available down as a sale does: a crossing into low or no stock is sent as a movement's is.
     const events = stockCrossings(plant.stock, after.stock!, plant.lowStockAt)
     const crossing: StockCrossing | undefined = events.length > 0 ? { events, movement: null, level: null, reservation } : undefined
-    tx.change('updated', after.id, after.version, toRecord(after), at, actor, JSON.parse(movementChanges(fieldChanges(plant, after), reason, { reservation })) as FieldChanges, undefined, crossing)
+    tx.change('updated', after.id, after.version, toRecord(after), at, actor, JSON.parse(movementChanges(fieldChanges(plant, after), reason, stepAbout(reservation, places))) as FieldChanges, undefined, crossing)
     if (after.status !== plant.status) {
       tx.count(plant.status, -1)
       tx.count(after.status, 1)
@@ -89,7 +90,7 @@ export function postgresReservations ({ session, work, now, idempotencyTtlMs }: 
         }
         const plant = live.get(id)
         if (plant) {
-          live.set(id, await version(tx, 'release', STEP_REASONS[state === 'released' ? 'release' : 'expire'], plant, total, at, actor, rows[n].id))
+          live.set(id, await version(tx, 'release', STEP_REASONS[state === 'released' ? 'release' : 'expire'], plant, places, at, actor, rows[n].id))
           units += total
           continue
         }
@@ -141,7 +142,7 @@ export function postgresReservations ({ session, work, now, idempotencyTtlMs }: 
           await tx.query('UPDATE stock_levels SET reserved = reserved + $3 WHERE plant_id = $1 AND location = $2', [id, location, q])
           total += q
         }
-        await version(tx, 'hold', STEP_REASONS.hold, live.get(id)!, total, at, actor, input.id)
+        await version(tx, 'hold', STEP_REASONS.hold, live.get(id)!, byLocation, at, actor, input.id)
         units += total
       }
       tx.count('units_reserved', units)
@@ -179,7 +180,7 @@ export function postgresReservations ({ session, work, now, idempotencyTtlMs }: 
       if (raced) return raced
       const plants: CommitResult['plants'] = []
       for (const [pid, places] of unitsByPlace(lines)) {
-        const after = await version(tx, 'commit', STEP_REASONS.commit, live.get(pid)!, [...places.values()].reduce((a, b) => a + b, 0), at, actor, id)
+        const after = await version(tx, 'commit', STEP_REASONS.commit, live.get(pid)!, places, at, actor, id)
         plants.push({ id: after.id, version: after.version, stock: after.stock! })
       }
       const sales: CommitResult['sales'] = []

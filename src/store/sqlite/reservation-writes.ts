@@ -4,7 +4,7 @@ import { fieldChanges, movementChanges } from '../../catalogue/history.js'
 import type { StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import {
-  checkHold, ENDED_KEPT_MS, EXPIRY_ACTOR, linesOf, plantAfter, plantsOf, reservationOf, RESERVATION_COLUMNS, STEP_REASONS, unitsByPlace,
+  checkHold, ENDED_KEPT_MS, EXPIRY_ACTOR, linesOf, plantAfter, plantsOf, reservationOf, RESERVATION_COLUMNS, STEP_REASONS, stepAbout, unitsByPlace,
   type CommitResult, type NewReservation, type ReservationLine, type ReservationResult, type ReservationRow
 } from '../../catalogue/reservation.js'
 import { ReservationGone, ReservationLineUnknown, ReservationNotFound, stockCrossings, type StockCrossing } from '../../catalogue/stock.js'
@@ -87,10 +87,11 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
   }
 
   /** The plant's new version after a step: its row, one change, a history entry with the step's reason. */
-  function version (step: 'hold' | 'release' | 'commit', reason: string, live: { plant: StoredPlant, historySeq: number | null }, units: number, now: number, actor: string, reservation: string): StoredPlant {
+  function version (step: 'hold' | 'release' | 'commit', reason: string, live: { plant: StoredPlant, historySeq: number | null }, places: Map<string, number>, now: number, actor: string, reservation: string): StoredPlant {
+    const units = [...places.values()].reduce((a, b) => a + b, 0)
     const { plant, historySeq } = live
     const after = plantAfter(step, plant, units, now)
-    const head = plants.record(after.id, after.version, now, actor, movementChanges(fieldChanges(plant, after), reason, { reservation }), historySeq)
+    const head = plants.record(after.id, after.version, now, actor, movementChanges(fieldChanges(plant, after), reason, stepAbout(reservation, places)), historySeq)
     const changeSeq = plants.change(after, now, actor)
     // A hold takes available down as a sale does: a crossing into low or no stock is sent as a movement's is.
     const events = stockCrossings(plant.stock, after.stock!, plant.lowStockAt)
@@ -130,7 +131,7 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
         s.moveLevel.run(0, n, id, location)
         total += n
       }
-      version('hold', STEP_REASONS.hold, live.get(id)!, total, op.now, op.actor, op.input.id)
+      version('hold', STEP_REASONS.hold, live.get(id)!, places, op.now, op.actor, op.input.id)
       units += total
     }
     s.units.run(units, 'units_reserved')
@@ -150,7 +151,7 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
       for (const [location, n] of places) s.moveLevel.run(0, -n, id, location)
       const live = plants.load(id)
       if (live) {
-        version('release', STEP_REASONS[state === 'released' ? 'release' : 'expire'], live, total, now, actor, row.id)
+        version('release', STEP_REASONS[state === 'released' ? 'release' : 'expire'], live, places, now, actor, row.id)
         units += total
         continue
       }
@@ -173,8 +174,7 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
     const sales: CommitResult['sales'] = []
     const after = new Map<number, StoredPlant>()
     for (const [id, places] of unitsByPlace(lines)) {
-      const total = [...places.values()].reduce((a, b) => a + b, 0)
-      after.set(id, version('commit', STEP_REASONS.commit, live.get(id)!, total, op.now, op.actor, op.id))
+      after.set(id, version('commit', STEP_REASONS.commit, live.get(id)!, places, op.now, op.actor, op.id))
     }
     lines.forEach((l, line) => {
       s.moveLevel.run(l.quantity, -l.quantity, l.plant, l.location)
