@@ -239,10 +239,11 @@ export class GroupCommit {
   private writeMoves (batch: Pending[]): Promise<[Outcome[], number | undefined]> {
     // Already answered (its deadline passed while it waited): do not write what nobody will be told about.
     const moves = batch.map((p) => p.settled ? undefined : p.move)
-    const write = (): Promise<[Outcome[], number | undefined]> =>
-      this.session.transaction((client) => moveGroup(client, moves, this.clock.now(), this.clock.idempotencyTtlMs))
-    // A key raced by another instance's request: once more, where its answer is seen.
-    return write().catch(async (err: unknown) => { if (err instanceof KeyRaced) return await write(); throw err })
+    // moveGroup begins the transaction itself (with its first statement when it can: a round trip less).
+    const write = (readKeys: boolean): Promise<[Outcome[], number | undefined]> =>
+      this.session.transaction((client) => moveGroup(client, moves, this.clock.now(), this.clock.idempotencyTtlMs, { readKeys }), undefined, true)
+    // A key used by another request (a retry, or another instance's): once more, the keys read first, where its answer is seen.
+    return write(false).catch(async (err: unknown) => { if (err instanceof KeyRaced) return await write(true); throw err })
   }
 
   private runWorks (batch: Pending[]): Promise<readonly [Outcome[], number | undefined]> {

@@ -9,10 +9,13 @@ import { jsonParam } from './group-statement.js'
 import { ROW_COLUMNS, toPlant, type Outcome, type PlantRow } from './group-writes.js'
 
 // The stock movements of one group commit, set-based as its plant writes are (group-writes.ts):
-// whatever the number of movements, a group costs BEGIN, two statements and COMMIT.
+// whatever the number of movements, a group costs three round trips (four when a movement names a
+// location other than main, or the group runs again): BEGIN and 1, 3, COMMIT.
 //   1. One statement locks the group's plants (in id order, FOR UPDATE: a movement of the same
 //      plant on any instance waits for this group's commit), shares its locations (FOR SHARE: a
-//      location's delete waits), and reads the plants' levels and the keys' earlier uses.
+//      location's delete waits), and reads the plants' levels. It goes with BEGIN in one simple
+//      query when no text from a request is in it: the ids, and main as the only location. With
+//      another location it is a statement of its own (parameters), and reads the keys' earlier uses.
 //   2. Here, movement by movement in arrival order, each checked and applied (applyMovement)
 //      against its plant and level as the movements before it in the group left them: two sales of
 //      the last unit in one group, the first sells it and the second is refused. A refusal (not
@@ -22,10 +25,12 @@ import { ROW_COLUMNS, toPlant, type Outcome, type PlantRow } from './group-write
 //      levels, the ledger's rows (their positions drawn here, so a refused movement takes none),
 //      the keys with their answers, the feed's changes with their stock events, the history, the
 //      counts and the NOTIFY; then COMMIT.
-// A key is written once, with its answer, in 3. A request with the same key that 1 did not see (in
-// flight on another instance, or committed since) makes 3's insert wait for it and find the key
-// taken: the group is rolled back and runs again (KeyRaced), and then answers that request's result.
-// (Only then, or when PostgreSQL rolls a group back, are ledger positions left unused.)
+// A key is written once, with its answer, in 3. 3 first looks for the group's keys: when one is in
+// use (a retry, or another instance's request committed since 1), it applies nothing and draws no
+// ledger position; the group is rolled back and runs again (KeyRaced) with the keys read in 1, where
+// that request's answer is replayed. A key whose request is in flight on another instance makes 3's
+// insert wait for it and find the key taken: rolled back and run again alike, the only case (with
+// PostgreSQL rolling a group back) that leaves ledger positions unused.
 // The levels are read in the statement that locks the plants, so under the snapshot taken before a
 // lock waited: a plant whose locked row is newer than the snapshot's (another instance's commit came
 // in between) has its levels read again in a statement of its own. Every write of a live plant's
@@ -34,16 +39,25 @@ import { ROW_COLUMNS, toPlant, type Outcome, type PlantRow } from './group-write
 /** A movement as queued (StockStore.move). */
 export interface MoveOp { id: number, input: MovementInput, idempotency?: IdempotencyClaim, expectedVersions?: number[], actor: string }
 
-const PREPARE = `
+/** The lock-and-read statement, over the plant ids, keys, expiry and location names given as SQL expressions. */
+const prepare = (ids: string, keys: string, expiredBefore: string, places: string): string => `
 WITH locked AS (
-  SELECT ${ROW_COLUMNS} FROM plants WHERE id = ANY ($1::bigint[]) ORDER BY id FOR UPDATE
+  SELECT ${ROW_COLUMNS} FROM plants WHERE id = ANY (${ids}) ORDER BY id FOR UPDATE
 ), places AS (
-  SELECT name FROM locations WHERE name = ANY ($4::text[]) FOR SHARE
+  SELECT name FROM locations WHERE name = ANY (${places}) FOR SHARE
 )
 SELECT (SELECT coalesce(json_agg(l), '[]') FROM (SELECT locked.*, (SELECT s.version FROM plants s WHERE s.id = locked.id) AS seen FROM locked) AS l) AS plants,
   (SELECT coalesce(array_agg(name), '{}') FROM places) AS places,
-  (SELECT coalesce(json_agg(v), '[]') FROM (SELECT plant_id, location, on_hand, reserved FROM stock_levels WHERE plant_id = ANY ($1::bigint[])) AS v) AS levels,
-  (SELECT coalesce(json_agg(e), '[]') FROM (SELECT key, request_hash, response, created_at FROM idempotency_keys WHERE key = ANY ($2::text[]) AND created_at > $3) AS e) AS earlier`
+  (SELECT coalesce(json_agg(v), '[]') FROM (SELECT plant_id, location, on_hand, reserved FROM stock_levels WHERE plant_id = ANY (${ids})) AS v) AS levels,
+  (SELECT coalesce(json_agg(e), '[]') FROM (SELECT key, request_hash, response, created_at FROM idempotency_keys WHERE key = ANY (${keys}) AND created_at > ${expiredBefore}) AS e) AS earlier`
+const PREPARE = prepare('$1::bigint[]', '$2::text[]', '$3', '$4::text[]')
+/**
+ * The same for a group whose movements all take the main location: no text from a request in it
+ * (the ids are integers, written in as an array literal; the keys are looked for by the write), so
+ * it goes in one simple query with BEGIN, one round trip less.
+ */
+const lockMain = (ids: number[]): string =>
+  `BEGIN; ${prepare(`'{${ids.join(',')}}'::bigint[]`, "'{}'::text[]", '0', `'{${MAIN_LOCATION}}'::text[]`)}`
 
 // A new statement: its snapshot has every commit the locks waited for.
 const LEVELS = 'SELECT plant_id, location, on_hand, reserved FROM stock_levels WHERE plant_id = ANY ($1::bigint[])'
@@ -59,12 +73,16 @@ WITH m AS (
   SELECT nextval(pg_get_serial_sequence('stock_movements', 'seq')) AS seq, m.*
   FROM (SELECT * FROM json_to_recordset($4::json) AS m (n int, plant_id bigint, actor text, location text, delta bigint, reason text, reference text,
     on_hand_after bigint, version int, change_n int, plant text, changes text, idem text, hash text, answer_head text, answer_tail text, events_head text, events_tail text) ORDER BY n) AS m
+  -- A key the group takes that is in use (its earlier request committed before this statement):
+  -- nothing is applied and no position drawn (the ledger keeps no gap), and the group runs again
+  -- with the keys read first (KeyRaced), where that request's answer is replayed.
+  WHERE NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE key = ANY ($9::text[]) AND created_at > $6)
 ), ledger AS (
   INSERT INTO stock_movements (seq, plant_id, at, actor, location, delta, reason, reference, on_hand_after) OVERRIDING SYSTEM VALUE
   SELECT seq, plant_id, $1, actor, location, delta, reason, reference, on_hand_after FROM m
 ), claimed AS (
-  -- A key used within its lifetime (by a request committed since PREPARE's snapshot, or in flight:
-  -- this waits for its commit) is left as it is and not counted: the group is run again (KeyRaced).
+  -- A key used within its lifetime by a request in flight (this waits for its commit) is left as it
+  -- is and not counted: the group is run again (KeyRaced).
   INSERT INTO idempotency_keys AS k (key, request_hash, plant_id, response, created_at)
   SELECT idem, hash, plant_id, answer_head || seq || answer_tail, $1 FROM m WHERE idem IS NOT NULL
   ON CONFLICT (key) DO UPDATE SET request_hash = EXCLUDED.request_hash, plant_id = EXCLUDED.plant_id, response = EXCLUDED.response, created_at = EXCLUDED.created_at
@@ -127,11 +145,14 @@ interface Applied {
 }
 
 /**
- * Runs one group's movements on `client`, inside BEGIN … COMMIT (the caller's). Returns each
- * movement's outcome (undefined where `moves` has none) and the feed's new head, if it moved. A
- * refusal is an outcome; anything PostgreSQL refuses is thrown, and nothing is written.
+ * Runs one group's movements on `client`, inside a transaction the caller commits: begun here (its
+ * first statement), or by the caller with `begun`. Returns each movement's outcome (undefined where
+ * `moves` has none) and the feed's new head, if it moved. A refusal is an outcome; anything
+ * PostgreSQL refuses is thrown, and nothing is written. `readKeys`: the keys' earlier uses are read
+ * with the locks even when every movement takes the main location (a group run again: KeyRaced).
  */
-export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Array<MoveOp | undefined>, now: number, idempotencyTtlMs: number): Promise<[Outcome[], number | undefined]> {
+export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Array<MoveOp | undefined>, now: number, idempotencyTtlMs: number,
+  { begun = false, readKeys = false }: { begun?: boolean, readKeys?: boolean } = {}): Promise<[Outcome[], number | undefined]> {
   const outcomes: Outcome[] = moves.map(() => undefined)
   const ids = new Set<number>()
   const places = new Set<string>()
@@ -147,12 +168,19 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
   const keys = [...keyHashes.keys()].sort()
   const expiredBefore = now - idempotencyTtlMs
 
-  // 1. Claim, lock, read.
-  const { rows: [r] } = await client.query<{ plants: Array<PlantRow & { seen: number | null }>, places: string[], levels: LevelRow[], earlier: Earlier[] }>({
-    name: 'stock-move-prepare',
-    text: PREPARE,
-    values: [lockIds, keys, expiredBefore, [...places]]
-  })
+  // 1. Lock and read.
+  type Prepared = { plants: Array<PlantRow & { seen: number | null }>, places: string[], levels: LevelRow[], earlier: Earlier[] }
+  let r: Prepared
+  const keysRead = begun || readKeys || places.size !== 1 || !places.has(MAIN_LOCATION)
+  if (!keysRead) {
+    // Nothing from a request in the text: BEGIN and the lock in one round trip (a PATCH group's three).
+    if (!lockIds.every(Number.isSafeInteger)) throw new TypeError('plant ids must be integers')
+    const results = await client.query(lockMain(lockIds)) as unknown as [unknown, pg.QueryResult<Prepared>]
+    r = results[1].rows[0]
+  } else {
+    if (!begun) await client.query('BEGIN')
+    r = (await client.query<Prepared>({ name: 'stock-move-prepare', text: PREPARE, values: [lockIds, keys, expiredBefore, [...places]] })).rows[0]
+  }
   const current = new Map<number, StoredPlant>()
   const newer: number[] = []
   for (const row of r.plants) {
@@ -181,6 +209,7 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
   const count = (key: string, delta: number): void => { counts.set(key, (counts.get(key) ?? 0) + delta) }
   const levelsWritten = new Map<string, { plant_id: number, location: string, on_hand: number, reserved: number, held: boolean }>()
   const at = timestamp(now)
+  let unsure = false
   moves.forEach((move, index) => {
     if (move === undefined) return
     try {
@@ -239,8 +268,12 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
       levelsWritten.set(place, { plant_id: id, location, on_hand: moved.level.onHand, reserved: moved.level.reserved, held: held.has(place) })
     } catch (error) {
       outcomes[index] = { ok: false, error }
+      // A refused movement with a key may be a retry of one applied before (sold since, the plant
+      // deleted, …), which is answered with its first result: known only with the keys read.
+      if (!keysRead && move.idempotency) unsure = true
     }
   })
+  if (unsure) throw new KeyRaced()
   if (applied.length === 0) return [outcomes, undefined]
 
   // 3. Every write in one statement.
@@ -279,7 +312,7 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
   const { rows: [written] } = await client.query<{ seqs: Array<number | string>, claimed: number | string, head: number }>({
     name: 'stock-move-write',
     text: WRITE,
-    values: [now, JSON.stringify(plants), jsonParam([...levelsWritten.values()]), jsonParam(rows), changed, expiredBefore, [...counts.keys()], [...counts.values()]]
+    values: [now, JSON.stringify(plants), jsonParam([...levelsWritten.values()]), jsonParam(rows), changed, expiredBefore, [...counts.keys()], [...counts.values()], [...owner.keys()]]
   })
   if (Number(written.claimed) !== owner.size) throw new KeyRaced()
   applied.forEach((a, i) => {
@@ -291,8 +324,9 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
 }
 
 /**
- * A key this group took was used meanwhile by a request PREPARE's snapshot did not see (another
- * instance's, committed since): the group's writes are rolled back and it runs again, where that
- * request's answer is seen and replayed (GroupCommit.writeMoves).
+ * A key this group takes was used by a request its first statement did not read (a retry, or
+ * another instance's request committed since), or a movement with a key was refused before the keys
+ * were read: the group's writes are rolled back and it runs again with the keys read first, where
+ * that request's answer is seen and replayed (GroupCommit.writeMoves).
  */
 export class KeyRaced extends Error {}
