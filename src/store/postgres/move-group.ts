@@ -75,8 +75,9 @@ WITH m AS (
     on_hand_after bigint, version int, change_n int, plant text, changes text, idem text, hash text, answer_head text, answer_tail text, events_head text, events_tail text) ORDER BY n) AS m
   -- A key the group takes that is in use (its earlier request committed before this statement):
   -- nothing is applied and no position drawn (the ledger keeps no gap), and the group runs again
-  -- with the keys read first (KeyRaced), where that request's answer is replayed.
-  WHERE NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE key = ANY ($9::text[]) AND created_at > $6)
+  -- with the keys read first (KeyRaced), where that request's answer is replayed. (Counted: NOT
+  -- EXISTS was planned for its first row, a scan of the whole table.)
+  WHERE (SELECT count(*) FROM idempotency_keys WHERE key = ANY ($9::text[]) AND created_at > $6) = 0
 ), ledger AS (
   INSERT INTO stock_movements (seq, plant_id, at, actor, location, delta, reason, reference, on_hand_after) OVERRIDING SYSTEM VALUE
   SELECT seq, plant_id, $1, actor, location, delta, reason, reference, on_hand_after FROM m
