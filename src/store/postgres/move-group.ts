@@ -52,12 +52,16 @@ SELECT (SELECT coalesce(json_agg(l), '[]') FROM (SELECT locked.*, (SELECT s.vers
   (SELECT coalesce(json_agg(e), '[]') FROM (SELECT key, request_hash, response, created_at FROM idempotency_keys WHERE key = ANY (${keys}) AND created_at > ${expiredBefore}) AS e) AS earlier`
 const PREPARE = prepare('$1::bigint[]', '$2::text[]', '$3', '$4::text[]')
 /**
- * The same for a group whose movements all take the main location: no text from a request in it
- * (the ids are integers, written in as an array literal; the keys are looked for by the write), so
- * it goes in one simple query with BEGIN, one round trip less.
+ * The same for a group whose movements all take the main location, prepared once a connection (SQL
+ * PREPARE) and run as `BEGIN; EXECUTE …` in one simple query: a round trip less. No text from a
+ * request goes in: the ids are integers, written in as an array literal, and the keys are looked
+ * for by the write. (The statement with the ids written into its text cost PostgreSQL three times
+ * the CPU of BEGIN, the parameterised statement and ROLLBACK: planned anew each time; EXECUTE keeps
+ * its plan.)
  */
-const lockMain = (ids: number[]): string =>
-  `BEGIN; ${prepare(`'{${ids.join(',')}}'::bigint[]`, "'{}'::text[]", '0', `'{${MAIN_LOCATION}}'::text[]`)}`
+const LOCK_MAIN = `PREPARE stock_move_lock (bigint[]) AS ${prepare('$1', "'{}'::text[]", '0', `'{${MAIN_LOCATION}}'::text[]`)}`
+/** The connections (their clients) where LOCK_MAIN is prepared: marked once it was. */
+const lockMainPrepared = new WeakSet<object>()
 
 // A new statement: its snapshot has every commit the locks waited for.
 const LEVELS = 'SELECT plant_id, location, on_hand, reserved FROM stock_levels WHERE plant_id = ANY ($1::bigint[])'
@@ -176,7 +180,11 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
   if (!keysRead) {
     // Nothing from a request in the text: BEGIN and the lock in one round trip (a PATCH group's three).
     if (!lockIds.every(Number.isSafeInteger)) throw new TypeError('plant ids must be integers')
-    const results = await client.query(lockMain(lockIds)) as unknown as [unknown, pg.QueryResult<Prepared>]
+    if (!lockMainPrepared.has(client)) {
+      await client.query(LOCK_MAIN)
+      lockMainPrepared.add(client)
+    }
+    const results = await client.query(`BEGIN; EXECUTE stock_move_lock ('{${lockIds.join(',')}}')`) as unknown as [unknown, pg.QueryResult<Prepared>]
     r = results[1].rows[0]
   } else {
     if (!begun) await client.query('BEGIN')
