@@ -26,18 +26,19 @@ interface Stock { onHand: number, reserved: number, available: number }
 
 /**
  * How the line of a version a stock movement made begins, by its reason, given the units it moved
- * ("Sold 1"; undefined when the totals do not tell them).
+ * ("Sold 1"; undefined when the totals do not tell them); a hold names its place (" at greenhouse")
+ * where it says what was held, the others end with it.
  */
-const MOVEMENTS: Record<string, (units: string | undefined) => string> = {
+const MOVEMENTS: Record<string, (units: string | undefined, at: string) => string> = {
   received: (n) => n === undefined ? 'Stock received' : `Received ${n}`,
   sale: (n) => n === undefined ? 'Sold' : `Sold ${n}`,
   return: (n) => n === undefined ? 'Returned to stock' : `${n} returned to stock`,
   damaged: (n) => n === undefined ? 'Taken off stock as damaged' : `${n} taken off stock as damaged`,
   count: () => 'Stock counted',
   correction: () => 'Stock corrected',
-  reserve: (n) => `${n ?? 'Units'} held for a checkout`,
-  release: (n) => `${n ?? 'Units'} held for a checkout let go`,
-  expire: (n) => `${n ?? 'Units'} held for a checkout let go when the hold ran out`
+  reserve: (n, at) => `${n ?? 'Units'} held${at} for a checkout`,
+  release: (n, at) => `${n ?? 'Units'} held${at} for a checkout let go`,
+  expire: (n, at) => `${n ?? 'Units'} held${at} for a checkout let go when the hold ran out`
 }
 
 /** A reservation's steps move what is reserved, not what is on hand. */
@@ -109,10 +110,11 @@ function unitsMoved (entry: HistoryEntry): string | undefined {
   return n === 0 ? undefined : n.toLocaleString()
 }
 
-/** "Sold 1 at greenhouse": a movement's reason, its units and its place. */
+/** "Sold 1 at greenhouse", "2 held at greenhouse for a checkout": a movement's reason, its units and its place. */
 function movementWords (entry: HistoryEntry, reason: string): string {
-  const words = MOVEMENTS[reason]?.(unitsMoved(entry)) ?? 'Stock moved'
-  return entry.location === undefined ? words : `${words} at ${entry.location}`
+  const at = entry.location === undefined ? '' : ` at ${entry.location}`
+  if (HOLDS.includes(reason)) return MOVEMENTS[reason]!(unitsMoved(entry), at)
+  return (MOVEMENTS[reason]?.(unitsMoved(entry), at) ?? 'Stock moved') + at
 }
 
 /** What kind of change a version was, as its line begins. */

@@ -60,6 +60,8 @@ export class LocationNotEmpty extends Error {
 export class InsufficientStock extends Error {
   /** The plant's other places with units available, by name: the refusal names them (filled in by the route, after the refusal). */
   elsewhere: Array<{ location: string, available: number }> = []
+  /** The plant does not track stock (filled in by the route, after the refusal): said instead of "0 available". */
+  untracked = false
   /** `reserved`: what reservations hold at the location, which no movement or count may take. */
   constructor (readonly available: number, readonly location: string, readonly reserved = 0) { super(`only ${available} available at ${location}`) }
 }
@@ -83,6 +85,8 @@ export interface ShortLine {
   available: number
   /** The plant does not track stock (filled in by the route, after the refusal): said instead of "0 available". */
   untracked?: boolean
+  /** The plant's other places with units available (filled in by the route, after the refusal). */
+  elsewhere?: Array<{ location: string, available: number }>
 }
 /** A reservation some of whose lines cannot be held (lines of one plant and location counted together): nothing held. */
 export class ReservationShort extends Error {
@@ -202,7 +206,7 @@ export const MOVEMENTS_PAGE_DEFAULT = 20
 /** A stock refusal as plain data: what crosses from the SQLite writer thread to the event loop. */
 export type StockRefusal =
   | { error: 'location-not-found' | 'location-name-taken' | 'location-not-empty', location: string }
-  | { error: 'insufficient-stock', available: number, location: string, reserved: number, elsewhere?: Array<{ location: string, available: number }> }
+  | { error: 'insufficient-stock', available: number, location: string, reserved: number, elsewhere?: Array<{ location: string, available: number }>, untracked?: boolean }
   | { error: 'stock-changed', onHand: number, location: string }
   | { error: 'stock-held', onHand: number, reserved: number }
   | { error: 'movement-invalid', message: string }
@@ -216,7 +220,7 @@ export function stockRefusalOf (error: unknown): StockRefusal | undefined {
   if (error instanceof LocationNotFound) return { error: 'location-not-found', location: error.location }
   if (error instanceof LocationNameTaken) return { error: 'location-name-taken', location: error.location }
   if (error instanceof LocationNotEmpty) return { error: 'location-not-empty', location: error.location }
-  if (error instanceof InsufficientStock) return { error: 'insufficient-stock', available: error.available, location: error.location, reserved: error.reserved, elsewhere: error.elsewhere }
+  if (error instanceof InsufficientStock) return { error: 'insufficient-stock', available: error.available, location: error.location, reserved: error.reserved, elsewhere: error.elsewhere, untracked: error.untracked }
   if (error instanceof StockChanged) return { error: 'stock-changed', onHand: error.onHand, location: error.location }
   if (error instanceof StockHeld) return { error: 'stock-held', onHand: error.onHand, reserved: error.reserved }
   if (error instanceof MovementInvalid) return { error: 'movement-invalid', message: error.message }

@@ -142,7 +142,7 @@ export const stockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       security: securityFor('sell'),
       summary: 'Move stock: a delta with its reason, or a count (compare and set)',
       description: 'A body is a delta or a count, one or the other (both: 400). One write that checks and applies: a movement that would take the location\'s available below 0 is 409 insufficient-stock naming what is ' +
-        'available (and, in its detail, the plant\'s other places with units available), and nothing is applied. The plant tracks stock from its first movement; each movement is a new version (ETag), one `updated` change in the ' +
+        'available (and, in its detail, the plant\'s other places with units available, or that the plant does not track stock yet), and nothing is applied. The plant tracks stock from its first movement; each movement is a new version (ETag), one `updated` change in the ' +
         'feed and an entry in its history (with the reason); a count that finds the level as it is (a tracked plant) is kept in the ledger (delta 0) but changes ' +
         'no plant: no new version, change or history entry, and the answer carries the version as it was. Status follows stock: to 0 available sets `sold`, above 0 from `sold` sets `available`; `pending` stays. ' +
         'With an Idempotency-Key a retry answers the first result and moves nothing (a till that retries a sale sells once). If-Match is optional.',
@@ -164,8 +164,13 @@ export const stockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       ? undefined
       : { key: idempotencyClaimKey(request, key), requestHash: createHash('sha256').update(JSON.stringify(['stock', id, input, request.headers['if-match'] ?? null])).digest('base64url') }
     const { replayed, ...result } = await store.stock.move(id, input, claim, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request)).catch(async (err: unknown) => {
-      // A till that names no place sells at main: when the units are elsewhere, the refusal says where.
-      if (err instanceof InsufficientStock) err.elsewhere = ((await store.stock.levels(id)) ?? []).filter((l) => l.location !== err.location && l.available > 0)
+      // A till that names no place sells at main: when the units are elsewhere, the refusal says where;
+      // a plant that tracks no stock has none anywhere, and is said so.
+      if (err instanceof InsufficientStock) {
+        const levels = await store.stock.levels(id)
+        err.elsewhere = (levels ?? []).filter((l) => l.location !== err.location && l.available > 0)
+        err.untracked = levels !== undefined && (await store.get(id))?.stock === null
+      }
       throw err
     })
     reply.code(201).header('cache-control', 'no-store').header('etag', etagOf(result))

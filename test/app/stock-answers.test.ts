@@ -5,7 +5,8 @@ import { ENGINES } from '../helpers/engines.js'
 
 // Stock's answers in a store developer's words (issue 49's fresh-eyes review): a movement that is
 // both a delta and a count, a reservation of a plant that does not track stock, a sale refused at
-// main while another place has units, and GET on the reservations' collection.
+// main while another place has units (and a reservation's line), a sale of a plant that tracks no stock,
+// and GET on the reservations' collection.
 
 const move = async (api: TestApp, id: number, body: Record<string, unknown>) =>
   await api.request({ method: 'POST', url: `/v3/plant/${id}/stock/movements`, payload: body })
@@ -59,6 +60,20 @@ for (const engine of ENGINES) {
       assert.equal(atShop.json().detail, 'only 0 available at shop (available elsewhere: 5 at greenhouse; name the place as location): nothing was applied')
       await move(api, plant.id, { delta: -5, reason: 'sale', location: 'greenhouse' })
       assert.equal((await move(api, plant.id, { delta: -1, reason: 'sale' })).json().detail, 'only 0 available at main: nothing was applied')
+    })
+
+    test('a sale of a plant that does not track stock says so (not "0 available"); a reservation short at its place names the places with units', async (t) => {
+      const api = await build(t, engine)
+      await api.request({ method: 'POST', url: '/v3/locations', payload: { name: 'greenhouse' } })
+      const cactus = await api.add({ name: 'Cactus' })
+      const sale = await move(api, cactus.id, { delta: -1, reason: 'sale' })
+      assert.equal(sale.statusCode, 409, sale.body)
+      assert.equal(sale.json().detail, 'the plant does not track stock: receive or count its stock first (reason received, or set with count): nothing was applied')
+      const fern = await api.add({ name: 'Fern' })
+      await move(api, fern.id, { delta: 7, reason: 'received', location: 'greenhouse' })
+      const res = await api.request({ method: 'POST', url: '/v3/reservations', payload: { lines: [{ plant: fern.id, quantity: 2 }], ttlSeconds: 60 } })
+      assert.equal(res.statusCode, 409, res.body)
+      assert.deepEqual(res.json().errors, [{ path: '/lines/0', message: `plant ${fern.id} has 0 available at main (the lines of one plant and location count together) (available elsewhere: 7 at greenhouse; name the place as location)` }])
     })
 
     test('GET /v3/reservations is 405 with Allow: POST, saying reservations are not listed and each is read by its id', async (t) => {

@@ -147,7 +147,7 @@ staffPageTest('the editor receives and counts per place; a count meeting a sale 
   assert.deepEqual(await staff.refusedStatuses(), [409])
 })
 
-staffPageTest('a count below what web checkouts hold at a place is refused, saying how many they hold and what staff can save', async (staff) => {
+staffPageTest('a count below what web checkouts hold at a place is refused, saying how many they hold and what staff can save; the refusal goes when a field\'s error shows next', async (staff) => {
   const { page } = staff
   const palm = await staff.add({ name: 'Palm' })
   await move(staff, palm.id, { delta: 2, reason: 'received' })
@@ -159,8 +159,13 @@ staffPageTest('a count below what web checkouts hold at a place is refused, sayi
   await editor.getByText(/^2 on hand, 0 available, 2 reserved\./).waitFor()
   await editor.getByRole('textbox', { name: 'Units counted' }).fill('1')
   await editor.getByRole('button', { name: 'Save count' }).click()
-  await editor.getByRole('alert').filter({ hasText: 'Not saved: 2 at main held for web checkouts cannot be counted away. Save at least 2, or count again once those checkouts are done or let go.' }).waitFor()
+  const refusal = editor.getByRole('alert').filter({ hasText: 'Not saved: 2 at main held for web checkouts cannot be counted away. Save at least 2, or count again once those checkouts are done or let go.' })
+  await refusal.waitFor()
   assert.deepEqual(await onHandAt(staff, palm.id), { main: 2 })
+  await editor.getByRole('textbox', { name: 'Units received' }).fill('ten')
+  await editor.getByRole('button', { name: 'Receive' }).click()
+  await editor.locator('#s-received-error').filter({ hasText: 'Enter a whole number of units, 1 or more.' }).waitFor()
+  assert.equal(await refusal.count(), 0, 'the refusal went when the field\'s error showed')
 })
 
 staffPageTest('the low-stock filter lists the plants at or below their threshold, beside the other filters and in the address', async (staff, { engine }) => {
@@ -225,8 +230,8 @@ staffPageTest('a plant\'s history shows each stock movement: what it was, who ma
   })))
   // Where and how many, and who in staff's words: the test's key is one set where the catalogue runs (env-1 to the service).
   assert.deepEqual(versions.slice(0, 2).map((v) => [v.line.replace(/ on .* by /, ' … by '), v.changes]), [
-    ['2 held for a checkout let go … by till-3', ['Total on hand: 4 → 4']],
-    ['2 held for a checkout … by till-3', ['Total on hand: 4 → 4 (2 available)']]
+    ['2 held at greenhouse for a checkout let go … by till-3', ['Total on hand: 4 → 4']],
+    ['2 held at greenhouse for a checkout … by till-3', ['Total on hand: 4 → 4 (2 available)']]
   ])
   assert.match(versions[2]!.line, /^Sold 1 at greenhouse on .* by till-3$/)
   assert.deepEqual(versions[2]!.changes, ['Total on hand: 5 → 4'])

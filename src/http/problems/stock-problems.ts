@@ -14,10 +14,10 @@ export function stockProblem (error: unknown): HttpProblem | undefined {
       const held = refusal.reserved > 0
         ? ` (${refusal.reserved} more held there by reservations until each is committed, released or expires)`
         : ''
-      const elsewhere = refusal.elsewhere === undefined || refusal.elsewhere.length === 0
-        ? ''
-        : ` (available elsewhere: ${refusal.elsewhere.map((l) => `${l.available} at ${l.location}`).join(', ')}; name the place as location)`
-      const problem = new HttpProblem(409, 'insufficient-stock', `only ${refusal.available} available at ${refusal.location}${held}${elsewhere}: nothing was applied`)
+      const detail = refusal.untracked
+        ? 'the plant does not track stock: receive or count its stock first (reason received, or set with count): nothing was applied'
+        : `only ${refusal.available} available at ${refusal.location}${held}${elsewhere(refusal.elsewhere)}: nothing was applied`
+      const problem = new HttpProblem(409, 'insufficient-stock', detail)
       problem.available = refusal.available
       problem.location = refusal.location
       return problem
@@ -46,7 +46,7 @@ export function stockProblem (error: unknown): HttpProblem | undefined {
           path: `/lines/${l.index}`,
           message: l.untracked === true
             ? `plant ${l.plant} does not track stock: receive or count its stock first (POST /v3/plant/${l.plant}/stock/movements)`
-            : `plant ${l.plant} has ${l.available} available at ${l.location} (the lines of one plant and location count together)`
+            : `plant ${l.plant} has ${l.available} available at ${l.location} (the lines of one plant and location count together)${elsewhere(l.elsewhere)}`
         })))
       problem.lines = lines
       return problem
@@ -66,3 +66,9 @@ export function stockProblem (error: unknown): HttpProblem | undefined {
       return new HttpProblem(400, 'invalid-input', refusal.message, [{ path: '/delta', message: refusal.message }])
   }
 }
+
+/** " (available elsewhere: 8 at greenhouse; name the place as location)", or nothing when no other place has units. */
+const elsewhere = (places: Array<{ location: string, available: number }> | undefined): string =>
+  places === undefined || places.length === 0
+    ? ''
+    : ` (available elsewhere: ${places.map((l) => `${l.available} at ${l.location}`).join(', ')}; name the place as location)`
