@@ -3,7 +3,7 @@ import neostandard from 'neostandard'
 export default [
   ...neostandard({
     ts: true,
-    ignores: ['dist/**', 'node_modules/**', 'test-output/**', 'bench/results/**', '**/*.d.ts', 'src/client/generated/**']
+    ignores: ['dist/**', 'node_modules/**', '.scratch/**', 'test-output/**', 'bench/results/**', '**/*.d.ts', 'src/client/generated/**']
   }),
   // `void promise` marks a deliberately floating promise (event handlers, timers).
   {
