@@ -63,7 +63,8 @@ export function keyBook (db: Database.Database, settleAt = SETTLE_AT): KeyBook {
     // replaces the one before, as INSERT OR REPLACE kept it before (no GROUP BY: one sort, not two).
     move: db.prepare(`INSERT OR REPLACE INTO idempotency_keys (key, request_hash, plant_id, response, created_at)
       SELECT key, request_hash, plant_id, response, created_at FROM recent_keys ORDER BY key, n`),
-    empty: db.prepare('DELETE FROM recent_keys')
+    empty: db.prepare('DELETE FROM recent_keys'),
+    count: db.prepare<[], number>('SELECT count(*) FROM recent_keys').pluck()
   }
   const waiting = new Map<string, number>()
   // Rows, not keys: a key used again after it expired waits twice.
@@ -111,6 +112,11 @@ export function keyBook (db: Database.Database, settleAt = SETTLE_AT): KeyBook {
     },
     settle: () => {
       inGroup = false
+      if (rows < settleAt) return
+      // The rows this book counted may have moved already, by another process's book: it would
+      // otherwise move the few dozen appended since, each on a leaf of its own. Counted once per
+      // SETTLE_AT keys, so the scan of the waiting table costs a sale next to nothing.
+      rows = s.count.get()!
       if (rows < settleAt) return
       s.move.run()
       s.empty.run()
