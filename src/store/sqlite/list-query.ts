@@ -6,6 +6,7 @@ import { gtinKey, skuKey } from '../../catalogue/price-sku-barcode.js'
 import type { CountFilter, ListFilter } from '../plant-store.js'
 import { PLANT_COLUMNS } from './plant-rows.js'
 import { INDEXED_UP_TO } from './search-backlog.js'
+import type { NameBounds } from './category-name-bounds.js'
 
 // A list query in SQLite: one walk along an index in the page's order (keyset, no OFFSET), the
 // other filters checked per candidate. Which index leads is chosen here, not left to the planner,
@@ -149,8 +150,12 @@ function columnTerm (column: Column, filter: ListFilter, prefix: '' | '+'): Sql 
   }
 }
 
-export function listSql (filter: ListFilter, driver: Driver): Sql {
-  return walk(filter, driver, searchesIndex(driver))
+/**
+ * `bounds`: the asked category's name order bounds (category-name-bounds.ts), which a walk of the
+ * name index seeks to instead of stepping every entry outside them.
+ */
+export function listSql (filter: ListFilter, driver: Driver, bounds?: NameBounds): Sql {
+  return walk(filter, driver, searchesIndex(driver), bounds)
 }
 
 /**
@@ -195,7 +200,7 @@ function compareCodePoints (a: string, b: string): number {
 }
 
 /** One ordered walk of a driver; `withKey` adds the sort's key, which the union of two walks orders by. */
-function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey = false): Sql {
+function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey = false, bounds?: NameBounds): Sql {
   const sort = filter.sort ?? 'id'
   const byName = sort === 'name' || sort === '-name'
   const numbered = sortKeyOf(sort) === 'number'
@@ -240,6 +245,11 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
     }
   }
   if (byName) {
+    // On the index entry, before the guard: SQLite seeks plants_name to the bound and stops at the other.
+    if (bounds !== undefined && (driver.kind === 'order' || driver.kind === 'member')) {
+      where.push('p.name_order_key BETWEEN ? AND ?')
+      args.push(bounds.least, bounds.greatest)
+    }
     if (filter.afterKey !== undefined) {
       where.push(`(p.name_order_key, ${id}) ${desc ? '<' : '>'} (?, ?)`)
       args.push(filter.afterKey, filter.afterId)

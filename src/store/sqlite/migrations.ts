@@ -13,6 +13,7 @@ import { NO_INSERT_TRIGGER_MIGRATION, STOCK_EVENTS_MIGRATION, STOCK_MIGRATION, s
 import { RESERVATIONS_MIGRATION } from './reservation-writes.js'
 import { ledgerChainMigration } from './stock-ledger.js'
 import { RECENT_KEYS_MIGRATION } from './key-book.js'
+import { CATEGORY_NAME_BOUNDS_MIGRATION } from './category-name-bounds.js'
 
 // Versioned by PRAGMA user_version; each step runs in its own transaction. Append, never edit.
 const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: string) => void) => void)> = [
@@ -127,7 +128,8 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   ledgerChainMigration,
   webhookEventsAndMainTime,
   saleWrites,
-  NO_INSERT_TRIGGER_MIGRATION
+  NO_INSERT_TRIGGER_MIGRATION,
+  CATEGORY_NAME_BOUNDS_MIGRATION
 ]
 
 /**
@@ -368,6 +370,8 @@ export const SALE_WRITES_VERSION = MIGRATIONS.indexOf(saleWrites)
 export const NO_INSERT_TRIGGER_VERSION = MIGRATIONS.indexOf(NO_INSERT_TRIGGER_MIGRATION)
 /** The user_version before the migration that keeps what each webhook attempt sent and gives main a time. */
 export const MAIN_TIME_VERSION = MIGRATIONS.indexOf(webhookEventsAndMainTime)
+/** The user_version before the migration that keeps each category's name order bounds (category-name-bounds.ts). */
+export const CATEGORY_NAME_BOUNDS_VERSION = MIGRATIONS.indexOf(CATEGORY_NAME_BOUNDS_MIGRATION)
 /** The user_version before the search texts' migration (accents, word starts). */
 export const SEARCH_TEXT_VERSION = MIGRATIONS.indexOf(searchTextMigration)
 

@@ -11,6 +11,7 @@ import { countSql, listSql, mergePages, pendingSql, searchesIndex, searchFunctio
 import { chooseDriver, countDriver, fallbackDriver, PLAN_LIMITS, type PlanLimits } from './list-plan.js'
 import { tupleToPlant, type PlantTuple } from './plant-rows.js'
 import { INDEXED_UP_TO } from './search-backlog.js'
+import { boundsReader } from './category-name-bounds.js'
 import { trashReader } from './trash.js'
 
 // The reads that can cost more than a point lookup: lists, counts, feed pages, history and trash
@@ -94,6 +95,7 @@ export function sqliteReads (db: Database.Database, options: ReadOptions): Reads
   // The catalogue's size, about (deleted plants' ids count): one step down the table's tree.
   const plants = db.prepare<[], number | null>('SELECT max(id) FROM plants').pluck()
   const plan = options.plan ?? PLAN_LIMITS
+  const categoryBounds = boundsReader(db)
 
   const bounded = <T>(fn: () => T): T => {
     deadline = performance.now() + options.queryTimeoutMs
@@ -108,21 +110,23 @@ export function sqliteReads (db: Database.Database, options: ReadOptions): Reads
   return {
     list: (filter) => bounded(() => {
       const run = ({ text, args }: { text: string, args: unknown[] }): PlantTuple[] => statement(text).all(...args) as PlantTuple[]
+      const byName = filter.sort === 'name' || filter.sort === '-name'
+      const bounds = byName && filter.category !== undefined ? categoryBounds(filter.category) : undefined
       let driver = chooseDriver(filter, probe, plan)
       let rows: PlantTuple[]
       try {
         // A walk of the sort's index bets that matches come soon; past its row budget it lost.
         if (driver.kind === 'order') {
           search.reset(false)
-          rows = budgeted(plan.walkBudget, () => run(listSql(filter, driver)))
+          rows = budgeted(plan.walkBudget, () => run(listSql(filter, driver, bounds)))
         } else {
-          rows = run(listSql(filter, driver))
+          rows = run(listSql(filter, driver, bounds))
         }
       } catch (err) {
         if (!(err instanceof WalkTooLong)) throw err
         search.reset()
         driver = fallbackDriver(filter, probe, plants.get() ?? 0, plan)
-        rows = run(listSql(filter, driver))
+        rows = run(listSql(filter, driver, bounds))
       }
       if (searchesIndex(driver) && backlog.get() === 1) rows = mergePages(rows, run(pendingSql(filter)), filter) as PlantTuple[]
       options.onPlan?.(driver)

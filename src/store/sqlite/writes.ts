@@ -18,6 +18,7 @@ import { isWebhookWrite, webhookWriter, type WebhookWriteOp } from './webhook-wr
 import { isStockWrite, stockWriter, type StockWriteOp, type StockWriteResult } from './stock-writes.js'
 import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
 import { stockRefusalOf, type StockRefusal } from '../../catalogue/stock.js'
+import { boundsWidener } from './category-name-bounds.js'
 
 // The write side of the SQLite store as plain data in, plain data out, so the same code commits
 // in the calling thread (an in-memory database) or in the writer thread (a database file).
@@ -167,6 +168,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     insertHistory: db.prepare(INSERT_HISTORY)
   }
   const files = photoFiles(db)
+  const widenBounds = boundsWidener(db)
   const keys = keyBook(db)
   const moveUnits = (stock: StockTotals | null, sign: 1 | -1): void => {
     if (stock === null) return
@@ -260,7 +262,9 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       const { name, category, tags, status, description, price, sku, barcode, lowStockAt } = fields
       claimSku(sku, undefined)
       const key = nameKey(name)
-      const id = Number(s.insert.run(name, key, nameOrderKey(name), category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, lowStockAt, now, now).lastInsertRowid)
+      const orderKey = nameOrderKey(name)
+      const id = Number(s.insert.run(name, key, orderKey, category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, lowStockAt, now, now).lastInsertRowid)
+      widenBounds(category, orderKey)
       for (const tag of tags) s.insertTag.run(filterKey(tag), tag, id)
       count(status, 1)
       const plant = storedPlant(id, fields, [], 1, now, now, null)
@@ -329,13 +333,15 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const was = storedPlant(id, { ...fieldsOf(current), tags: before }, photos, current.version, current.created_at, current.updated_at, stock)
     const head = record(op.kind === 'update' && op.reverted === true ? 'reverted' : 'updated', id, version, now, op.actor, fieldChanges(was, plant), current.history_seq)
     const args: unknown[] = [JSON.stringify(tags), version, now, description, head, lowStockAt]
-    if (nameChanged) args.push(name, newKey, nameOrderKey(name))
+    const orderKey = nameChanged ? nameOrderKey(name) : undefined
+    if (nameChanged) args.push(name, newKey, orderKey)
     if (statusChanged) args.push(status)
     if (categoryChanged) args.push(category)
     if (priceChanged) args.push(price)
     if (skuChanged) args.push(sku)
     if (barcodeChanged) args.push(barcode)
     updateStatement(nameChanged, statusChanged, categoryChanged, priceChanged, skuChanged, barcodeChanged).run(...args, id)
+    if (nameChanged || categoryChanged) widenBounds(category, orderKey ?? nameOrderKey(name))
     if (statusChanged) {
       count(current.status, -1)
       count(status, 1)
@@ -369,7 +375,9 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const createdAt = Date.parse(was.createdAt)
     const key = nameKey(name)
     const head = record('restored', op.id, version, op.now, op.actor, NO_CHANGES, entry.history_seq)
-    s.insertAgain.run(op.id, name, key, nameOrderKey(name), category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, JSON.stringify(was.photos), version, createdAt, op.now, head,
+    const orderKey = nameOrderKey(name)
+    widenBounds(category, orderKey)
+    s.insertAgain.run(op.id, name, key, orderKey, category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, JSON.stringify(was.photos), version, createdAt, op.now, head,
       lowStockAt, stock?.onHand ?? null, stock?.reserved ?? null, stock?.available ?? null, entry.ledger_seq, stockStateOf(stock?.available ?? null, lowStockAt))
     for (const tag of tags) s.insertTag.run(filterKey(tag), tag, op.id)
     count(status, 1)
