@@ -259,4 +259,11 @@ test('SQLite: a large set whose plants sit together far along the sort\'s order 
   // A set gathered from a tag is not asked again, plant by plant, whether the plant has that tag.
   const { text } = listSql({ tags: ['a'], sort: 'name', afterId: 0, limit: 7 }, { kind: 'member', of: { kind: 'tag', tag: 'a' } })
   assert.doesNotMatch(text, /EXISTS/)
+  // Another tag asked is a set gathered once too (SQLite: a LIST SUBQUERY, not one seek of plant_tags per entry met).
+  const db = new Database(`${dir.path}/catalogue.db`, { readonly: true })
+  t.after(() => db.close())
+  const two = listSql({ tags: ['a', 'b'], sort: '-name', afterId: 0, limit: 7 }, { kind: 'member', of: { kind: 'tag', tag: 'a' } })
+  const plan = db.prepare(`EXPLAIN QUERY PLAN ${two.text}`).all(...two.args).map((row) => (row as { detail: string }).detail)
+  assert.ok(!plan.some((detail) => /CORRELATED/.test(detail)), plan.join('\n'))
+  assert.equal(plan.filter((detail) => /LIST SUBQUERY/.test(detail)).length, 2, plan.join('\n'))
 })

@@ -268,10 +268,21 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
   // The guard runs once per candidate row: past the time limit it stops the statement. A walk
   // that rejects no candidate ends after `limit` rows, so it gets none: a call into JavaScript per
   // row was a fifth of reading a plain page.
+  // A member walk steps index entries, most of them outside its set: each other tag asked is a set
+  // of its own too, gathered once, so an entry that lacks it costs a lookup in memory, not a seek of
+  // plant_tags (two tags never on one plant: each of the first tag's plants asked the index).
+  const memberTags = driver.kind === 'member'
+  if (memberTags) {
+    for (const tag of new Set(filter.tags ?? [])) {
+      if (driver.of.kind === 'tag' && tag === driver.of.tag) continue
+      where.push('p.id IN (SELECT plant_id FROM plant_tags WHERE tag_key = ?)')
+      args.push(tag)
+    }
+  }
   const guard = where.length
-  for (const tag of (filter.tags ?? [])) {
-    // The driver's own tag holds already (a member walk's set was gathered from it).
-    if ((driver.kind === 'tag' && tag === driver.tag) || (driver.kind === 'member' && driver.of.kind === 'tag' && tag === driver.of.tag)) continue
+  for (const tag of (memberTags ? [] : filter.tags ?? [])) {
+    // The driver's own tag holds already.
+    if (driver.kind === 'tag' && tag === driver.tag) continue
     // By the driver's own id: checked before the plant's row is read, so a candidate that lacks the
     // tag costs an index lookup, not a row (two tags never together, walked from one of them).
     where.push(`EXISTS (SELECT 1 FROM plant_tags t WHERE t.tag_key = ? AND t.plant_id = ${id})`)
