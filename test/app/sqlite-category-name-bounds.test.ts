@@ -95,9 +95,14 @@ test(`SQLite migration ${CATEGORY_NAME_BOUNDS_VERSION + 1}: each category key's 
     { category_key: 'pots', least: nameOrderKey('Pot 9 cm'), greatest: nameOrderKey('Pot 10 cm') },
     { category_key: 'trees', least: nameOrderKey('Éucalyptus'), greatest: nameOrderKey('Éucalyptus') }
   ])
+  // Run again (a catalogue written meanwhile by a release that widens nothing): built anew from the plants.
+  insert.run('Zamia', 'zamia', nameOrderKey('Zamia'), 'Ferns')
+  db.pragma(`user_version = ${CATEGORY_NAME_BOUNDS_VERSION}`)
+  migrate(db)
+  assert.deepEqual(db.prepare("SELECT greatest FROM category_name_bounds WHERE category_key = 'ferns'").pluck().get(), nameOrderKey('Zamia'))
   db.close()
   // The store opens on it, and the walk from the bounds answers.
   const store = openSqliteStore({ dataDir: dir.path, feedRetentionMs: DAY })
   t.after(() => store.close())
-  assert.deepEqual((await store.list({ category: 'ferns', sort: '-name', afterId: 0, limit: 5 })).map((p) => p.name), ['Bégonia', 'Alocasia'])
+  assert.deepEqual((await store.list({ category: 'ferns', sort: '-name', afterId: 0, limit: 5 })).map((p) => p.name), ['Zamia', 'Bégonia', 'Alocasia'])
 })

@@ -9,12 +9,15 @@ import type Database from 'better-sqlite3'
 // write's transaction: a row touched only when a name falls outside its category's bounds, where an
 // index on (category, name order) costs every create a random page (a fifth of POST, stop 60).
 
+// Run again (user_version set back), it builds the bounds anew from the plants there: how a
+// catalogue written by a release before it since (which widens nothing) is put right (upgrades.md).
 export const CATEGORY_NAME_BOUNDS_MIGRATION = `
-  CREATE TABLE category_name_bounds (
+  CREATE TABLE IF NOT EXISTS category_name_bounds (
     category_key TEXT PRIMARY KEY,
     least TEXT NOT NULL,
     greatest TEXT NOT NULL
   ) STRICT, WITHOUT ROWID;
+  DELETE FROM category_name_bounds;
   INSERT INTO category_name_bounds (category_key, least, greatest)
     SELECT lower(category), min(name_order_key), max(name_order_key) FROM plants WHERE category IS NOT NULL GROUP BY lower(category);
 `
