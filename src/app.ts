@@ -16,6 +16,7 @@ import { envKeyNames, loadEnvKeys, registerAuth } from './http/auth/auth.js'
 import { registerReadBudget } from './http/limits/read-budget.js'
 import { registerComponents } from './http/schemas/components.js'
 import { apiIndexRoutes } from './http/openapi/api-index.js'
+import { problemTypeRoutes } from './http/openapi/problem-pages.js'
 import { corsOptions } from './http/auth/cors.js'
 import { connectionTurns } from './http/connections/one-request-per-connection.js'
 import { capConnectionsPerClient } from './http/connections/client-connections.js'
@@ -133,7 +134,7 @@ export function loggerOptions (config: Config, stream?: NodeJS.WritableStream): 
 // Fastify names a plugin without a display name by looking for it among the exports of every module
 // loaded (require.cache) each time it is registered, a cost that grows with the modules a process has
 // loaded (a test process builds hundreds of apps): these are named once, as Fastify would name them.
-for (const plugin of [docsPage, apiIndexRoutes, plantRoutes, trashRoutes, historyRoutes, patchRoute, batchRoute, inventoryRoute, stockRoutes, reservationRoutes, countRoute, changeRoutes, photoRoutes, photoOrderRoute, webhookRoutes, keyRoutes, healthRoutes, versionRoutes, pageRoutes]) {
+for (const plugin of [docsPage, apiIndexRoutes, problemTypeRoutes, plantRoutes, trashRoutes, historyRoutes, patchRoute, batchRoute, inventoryRoute, stockRoutes, reservationRoutes, countRoute, changeRoutes, photoRoutes, photoOrderRoute, webhookRoutes, keyRoutes, healthRoutes, versionRoutes, pageRoutes]) {
   Object.defineProperty(plugin, Symbol.for('fastify.display-name'), { value: plugin.name })
 }
 
@@ -256,6 +257,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   registerFeedMetrics(registry, hub)
   app.decorate('feedHub', hub)
   await app.register(apiIndexRoutes, { currency: config.currency })
+  await app.register(problemTypeRoutes)
   await app.register(plantRoutes, routeOptions)
   await app.register(trashRoutes, routeOptions)
   await app.register(historyRoutes, routeOptions)

@@ -23,6 +23,10 @@ test('the typed client drives every documented operation against a listening ser
   assert.deepEqual((await client.GET('/readyz')).data, { status: 'ready' })
   assert.equal((await client.GET('/v3/version')).data?.engine, 'sqlite')
 
+  // get-problem-type: a problem's `type` link resolves; an unknown one is 404
+  assert.equal((await client.GET('/v3/problems/{code}', { params: { path: { code: 'insufficient-stock' } } })).data?.title, 'Insufficient stock')
+  assert.equal((await client.GET('/v3/problems/{code}', { params: { path: { code: 'no-such-thing' } } })).response.status, 404)
+
   // add-plant: 200 with Location and ETag, defaults applied
   const added = await client.POST('/v3/plant', { body: { name: 'Monstera', tags: ['large'] } })
   assert.equal(added.response.status, 200)

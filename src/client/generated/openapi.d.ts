@@ -410,6 +410,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/problems/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a problem type means (where a problem's `type` link leads)
+         * @description Every `type` a problem carries resolves here: its title and what it means, as JSON (`application/json`, as every answer of the API), open without a key whatever READS says (it describes the API, as the OpenAPI document does).
+         */
+        get: operations["get-problem-type"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/reservations": {
         parameters: {
             query?: never;
@@ -1260,7 +1280,16 @@ export interface components {
             state?: "committed" | "released" | "expired";
             status: number;
             title: string;
-            /** @description A URI reference naming the kind of problem; its last segment is the stable code, one of invalid-input, invalid-id, not-found, route-not-found, method-not-allowed, precondition-failed, version-not-kept, sku-taken, insufficient-stock, stock-changed, stock-held, location-not-found, location-name-taken, location-not-empty, reservation-not-found, reservation-gone, idempotency-key-reused, payload-too-large, headers-too-large, request-timeout, unauthorized, insufficient-scope, key-not-found, key-name-taken, key-from-environment, revoking-own-key, too-many-requests, gone, storage-unavailable, unsupported-media-type, photo-not-found, webhook-not-found, webhook-url-taken, too-many-photos, images-busy, service-busy, send-queue-full, query-too-slow, shutting-down, internal. */
+            /** @description A URI reference naming the kind of problem; its last segment is the stable code, one of invalid-input, invalid-id, not-found, route-not-found, method-not-allowed, precondition-failed, version-not-kept, sku-taken, insufficient-stock, stock-changed, stock-held, location-not-found, location-name-taken, location-not-empty, reservation-not-found, reservation-gone, idempotency-key-reused, payload-too-large, headers-too-large, request-timeout, unauthorized, insufficient-scope, key-not-found, key-name-taken, key-from-environment, revoking-own-key, too-many-requests, gone, storage-unavailable, unsupported-media-type, photo-not-found, webhook-not-found, webhook-url-taken, too-many-photos, images-busy, service-busy, send-queue-full, query-too-slow, shutting-down, internal. GET it for what the problem means and what to do (get-problem-type). */
+            type: string;
+        };
+        /** @description What a problem type means: the page its `type` link leads to. */
+        ProblemType: {
+            /** @description What the problem means and what a client does about it. */
+            description: string;
+            /** @description The `title` problems of this type carry. */
+            title: string;
+            /** @description The problem type, as problems of it carry it (`/v3/problems/insufficient-stock`). */
             type: string;
         };
         /** @description A reservation: units of plants held for a checkout. */
@@ -4832,6 +4861,66 @@ export interface operations {
             };
             /** @description Too many event streams on this instance (or, without a key, too many streams without one), or too many bytes queued to clients that have not read them (send-queue-full), or storage unavailable (see Retry-After) */
             503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "get-problem-type": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The last segment of a problem's `type` (`insufficient-stock`). */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The problem type */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemType"];
+                };
+            };
+            /** @description Unknown query parameter */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description route-not-found: no problem type has that name */
+            404: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
                     "retry-after"?: string;

@@ -200,13 +200,13 @@ export function registerAuth (app: FastifyInstance, { keys, readsNeedKey }: Auth
 }
 
 /**
- * The API's description, open whatever READS says: the document and the docs page (its files
- * included) hold no catalogue data, and a client needs them to learn how to authenticate.
+ * The API's description, open whatever READS says: the document, the docs page (its files
+ * included) and the problem types' pages hold no catalogue data, and a client needs them to learn how to authenticate.
  */
-export const isApiDescription = (url: string): boolean => url === '/v3/openapi.json' || url === '/v3/docs' || url.startsWith('/v3/docs/')
+export const isApiDescription = (url: string): boolean => url === '/v3/openapi.json' || url === '/v3/docs' || url.startsWith('/v3/docs/') || url.startsWith('/v3/problems/')
 
 /** What stays open to a request without a key when READS=keys (the start-up line and docs/configuration.md say the same). */
-export const OPEN_WITH_READ_KEYS = '/healthz, /readyz, /v3/openapi.json, /v3/docs and the staff page\'s own files (/, /page/…)'
+export const OPEN_WITH_READ_KEYS = '/healthz, /readyz, /v3/openapi.json, /v3/docs, the problem types (/v3/problems/…) and the staff page\'s own files (/, /page/…)'
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost|\[::1\])$/i
 

@@ -45,10 +45,13 @@ const TITLES = {
   internal: 'Internal server error'
 } as const
 export type ProblemCode = keyof typeof TITLES
+/** Every code a problem can carry: each has a page at its `type` (problem-types.ts). */
+export const PROBLEM_CODES = Object.keys(TITLES) as ProblemCode[]
+export const problemTitle = (code: ProblemCode): string => TITLES[code]
 
 // The one error body of the contract (RFC 9457 members plus `errors` and `requestId`).
 export const Problem = component('Problem', Type.Object({
-  type: Type.String({ description: `A URI reference naming the kind of problem; its last segment is the stable code, one of ${Object.keys(TITLES).join(', ')}.` }),
+  type: Type.String({ description: `A URI reference naming the kind of problem; its last segment is the stable code, one of ${Object.keys(TITLES).join(', ')}. GET it for what the problem means and what to do (get-problem-type).` }),
   title: Type.String(),
   status: Type.Integer(),
   detail: Type.Optional(Type.String()),

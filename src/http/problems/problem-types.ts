@@ -1,0 +1,47 @@
+import type { ProblemCode } from './problem.js'
+
+// What each problem `type` means, for whoever follows its link (GET /v3/problems/{code}): a Record
+// over every code, so a new code does not compile until it says what it means.
+
+export const PROBLEM_MEANINGS: Record<ProblemCode, string> = {
+  'invalid-input': 'The request (its body, query string or a header) breaks a rule of the operation. `errors` names each offending member as a JSON pointer with the rule it breaks; fix those and send it again. The seed\'s add-plant and update-plant answer it with 405, every other operation with 400.',
+  'invalid-id': 'The id in the path (or a PUT body\'s `id`) is not a positive integer up to 2^53−1. Nothing was read or written.',
+  'not-found': 'No plant with that id is in the catalogue (never made, or deleted: a deleted plant is in the trash, GET /v3/trash). A reservation line naming such a plant is refused the same way, by line.',
+  'route-not-found': 'No operation is served at that path (the OpenAPI document at /v3/openapi.json lists them), or no problem type has that name.',
+  'method-not-allowed': 'The path is served, but not with that method: the `Allow` header lists the ones it takes.',
+  'precondition-failed': 'If-Match does not match the plant\'s current ETag: someone changed it since it was read. `current` is the plant as it is now and the `ETag` header its ETag: merge and send again with that If-Match.',
+  'version-not-kept': 'A revert names a version the plant\'s history no longer keeps (older than the retention, or from before history was kept): GET the plant\'s history for the versions kept.',
+  'sku-taken': 'Another plant has that SKU (SKUs are unique ignoring case): `holder` is its id. Nothing was written.',
+  'insufficient-stock': 'A movement or a reservation would take more units than the location has available (on hand less what reservations hold), or the plant does not track stock yet. `available` and `location` (a movement), or `lines` (a reservation: every short line), say what there is; `elsewhere` lists the plant\'s other places with units available, to name as `location`. Nothing was applied.',
+  'stock-changed': 'A count (`set` with `expected`) found another count on hand at the location than it expected: `onHand` is the count now. Count again from it; nothing was applied.',
+  'stock-held': 'The plant still has units on hand or reserved, so it cannot stop tracking stock: move them out first.',
+  'location-not-found': 'No location has that name (GET /v3/locations lists them; `main` always exists).',
+  'location-name-taken': 'A location with that name exists already.',
+  'location-not-empty': 'The location still holds stock of some plant: move it out before deleting the location.',
+  'reservation-not-found': 'No reservation has that id (or it ended longer ago than ended reservations are kept).',
+  'reservation-gone': 'The reservation was committed, released or has expired (`state` says which): its units are no longer held, and nothing was applied. Reserve again to hold units.',
+  'idempotency-key-reused': 'The Idempotency-Key was used before for another request (another method or path, or a different body): the detail says when, and until when the key is kept. Send the new request with a new key.',
+  'payload-too-large': 'The body is larger than the operation takes (the detail says its limit).',
+  'headers-too-large': 'The request\'s header fields are larger than the service reads.',
+  'request-timeout': 'The request did not arrive in time (or the connection closed before it could be answered). Send it again.',
+  unauthorized: 'The operation needs an API key and none was sent, or the key is unknown, revoked or expired, or was sent where the service does not read it (in the URL): the detail says which. Send it as `Authorization: Bearer <key>` or `api_key: <key>`.',
+  'insufficient-scope': 'The API key is valid but its scope is too small for the operation: `scope` (and `WWW-Authenticate`) names the scope needed.',
+  'key-not-found': 'No stored API key has that name.',
+  'key-name-taken': 'An API key with that name exists already.',
+  'key-from-environment': 'The key comes from the API_KEYS setting, not from the store: it is changed where the service is configured, not through the API.',
+  'revoking-own-key': 'The request would revoke the key it is made with: add `?confirm=true` if that is meant.',
+  'too-many-requests': 'A limit on this client was reached (the rate limit, or the open connections or streams a client may hold): wait for `Retry-After` seconds, or close what it holds.',
+  gone: 'The position asked for is no longer kept: a feed position older than the retention (or ahead of this database), or a history cursor from before the catalogue was restored from a backup. Start again as the detail says.',
+  'storage-unavailable': 'The database cannot take or answer the request now (unreachable, busy, or out of space): retry after `Retry-After` seconds.',
+  'unsupported-media-type': 'The body\'s `Content-Type` is not one the operation takes (the detail names those it does).',
+  'photo-not-found': 'The plant has no photo with that id.',
+  'webhook-not-found': 'No webhook has that id.',
+  'webhook-url-taken': 'Another webhook sends to that URL already: each change would arrive there twice.',
+  'too-many-photos': 'The plant has the most photos allowed: delete one first.',
+  'images-busy': 'Too many pictures are being processed, or this one took too long: retry after `Retry-After` seconds, or send a smaller picture.',
+  'service-busy': 'This instance serves as many streams as it takes at once: retry later (with an API key, when the limit is for clients without one).',
+  'send-queue-full': 'Too many bytes are queued to clients that read slowly: retry after `Retry-After` seconds.',
+  'query-too-slow': 'The list or count ran past its time limit and was stopped, so it holds no one else up: narrow it (more filters, a smaller page) or retry.',
+  'shutting-down': 'This instance is stopping: retry, and another instance (or this one restarted) answers.',
+  internal: 'The service failed in a way it did not expect. Nothing about it is sent; `requestId` finds it in the service\'s logs.'
+}
