@@ -95,6 +95,7 @@ export function sendProblem (reply: FastifyReply, problem: HttpProblem, cause?: 
   if (problem.available !== undefined) body.available = problem.available
   if (problem.onHand !== undefined) body.onHand = problem.onHand
   if (problem.location !== undefined) body.location = problem.location
+  if (problem.elsewhere !== undefined) body.elsewhere = problem.elsewhere
   if (problem.lines !== undefined) body.lines = problem.lines
   if (problem.state !== undefined) body.state = problem.state
   if (problem.scope !== undefined) body.scope = problem.scope

@@ -38,7 +38,7 @@ export const reservationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       description: 'One write that checks and applies: each line\'s units are held at its location (`reserved` rises, `available` drops: a till cannot sell them), ' +
         'and each plant touched gets a new version, one `updated` change and a history entry (reason `reserve`); status follows stock as for a movement: holding the last ' +
         'available units sets `sold`, and a release or expiry that makes some available again sets `available` (a commit changes neither). Lines of one plant and location ' +
-        'count together; when any cannot be held, 409 insufficient-stock names every short line (`lines`, and `errors` with `/lines/2`; a plant that does not track stock is said so, and a line short at its place names the plant\'s other places with units) and nothing is held. ' +
+        'count together; when any cannot be held, 409 insufficient-stock names every short line (`lines`, and `errors` with `/lines/2`; a plant that does not track stock is said so, and a line short at its place names the plant\'s other places with units, in words and as the line\'s `elsewhere`) and nothing is held. ' +
         'At `expiresAt` the units are released by themselves. With an Idempotency-Key a retry answers the first reservation and holds nothing more. ' +
         'Reservations are not listed: GET /v3/reservations is 405 (Allow: POST); a checkout reads its own by id.',
       headers: WriteHeaders,

@@ -20,7 +20,7 @@ import { Location, LocationList, LocationParams, MovementBody, MovementPage, Mov
 const tags = ['stock']
 /** A movement's headers: an Idempotency-Key, and If-Match. */
 const MovementHeaders = Type.Object({ ...WriteHeaders.properties, ...UpdateHeaders.properties })
-const INSUFFICIENT: [number, string] = [409, 'insufficient-stock (`available`: what the location has), stock-changed (a count\'s `expected` is not the location\'s onHand: `onHand` is)']
+const INSUFFICIENT: [number, string] = [409, 'insufficient-stock (`available`: what the location has; `elsewhere`: the plant\'s other places with units), stock-changed (a count\'s `expected` is not the location\'s onHand: `onHand` is)']
 
 /**
  * A body that is both a delta and a count matches neither branch, and the schema's nearest branch

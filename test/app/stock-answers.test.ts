@@ -42,6 +42,7 @@ for (const engine of ENGINES) {
         { path: '/lines/1', message: `plant ${untracked.id} does not track stock: receive or count its stock first (POST /v3/plant/${untracked.id}/stock/movements)` }
       ])
       assert.deepEqual(problem.lines.map((l: { available: number }) => l.available), [1, 0])
+      assert.deepEqual(problem.lines.map((l: { elsewhere?: unknown }) => l.elsewhere), [[], undefined], 'a tracked line names its other places (none), an untracked one none at all')
     })
 
     test('a sale refused at main names the places that have units available ("… 5 at greenhouse"); with none elsewhere it says only main\'s', async (t) => {
@@ -55,11 +56,14 @@ for (const engine of ENGINES) {
       assert.equal(refused.json().detail, 'only 0 available at main (available elsewhere: 5 at greenhouse, 2 at shop; name the place as location): nothing was applied')
       assert.equal(refused.json().available, 0)
       assert.equal(refused.json().location, 'main')
+      assert.deepEqual(refused.json().elsewhere, [{ location: 'greenhouse', available: 5 }, { location: 'shop', available: 2 }], 'the places as fields, not only words')
       await move(api, plant.id, { delta: -2, reason: 'sale', location: 'shop' })
       const atShop = await move(api, plant.id, { delta: -1, reason: 'sale', location: 'shop' })
       assert.equal(atShop.json().detail, 'only 0 available at shop (available elsewhere: 5 at greenhouse; name the place as location): nothing was applied')
       await move(api, plant.id, { delta: -5, reason: 'sale', location: 'greenhouse' })
-      assert.equal((await move(api, plant.id, { delta: -1, reason: 'sale' })).json().detail, 'only 0 available at main: nothing was applied')
+      const nowhere = (await move(api, plant.id, { delta: -1, reason: 'sale' })).json()
+      assert.equal(nowhere.detail, 'only 0 available at main: nothing was applied')
+      assert.deepEqual(nowhere.elsewhere, [], 'no other place has units')
     })
 
     test('a sale of a plant that does not track stock says so (not "0 available"); a reservation short at its place names the places with units', async (t) => {
@@ -69,11 +73,13 @@ for (const engine of ENGINES) {
       const sale = await move(api, cactus.id, { delta: -1, reason: 'sale' })
       assert.equal(sale.statusCode, 409, sale.body)
       assert.equal(sale.json().detail, 'the plant does not track stock: receive or count its stock first (reason received, or set with count): nothing was applied')
+      assert.equal(sale.json().elsewhere, undefined, 'a plant that tracks no stock has no places to name')
       const fern = await api.add({ name: 'Fern' })
       await move(api, fern.id, { delta: 7, reason: 'received', location: 'greenhouse' })
       const res = await api.request({ method: 'POST', url: '/v3/reservations', payload: { lines: [{ plant: fern.id, quantity: 2 }], ttlSeconds: 60 } })
       assert.equal(res.statusCode, 409, res.body)
       assert.deepEqual(res.json().errors, [{ path: '/lines/0', message: `plant ${fern.id} has 0 available at main (the lines of one plant and location count together) (available elsewhere: 7 at greenhouse; name the place as location)` }])
+      assert.deepEqual(res.json().lines, [{ path: '/lines/0', plant: fern.id, location: 'main', quantity: 2, available: 0, elsewhere: [{ location: 'greenhouse', available: 7 }] }])
     })
 
     test('GET /v3/reservations is 405 with Allow: POST, saying reservations are not listed and each is read by its id', async (t) => {

@@ -441,7 +441,7 @@ export interface paths {
         put?: never;
         /**
          * Hold units of plants for a checkout: every line or none
-         * @description One write that checks and applies: each line's units are held at its location (`reserved` rises, `available` drops: a till cannot sell them), and each plant touched gets a new version, one `updated` change and a history entry (reason `reserve`); status follows stock as for a movement: holding the last available units sets `sold`, and a release or expiry that makes some available again sets `available` (a commit changes neither). Lines of one plant and location count together; when any cannot be held, 409 insufficient-stock names every short line (`lines`, and `errors` with `/lines/2`; a plant that does not track stock is said so, and a line short at its place names the plant's other places with units) and nothing is held. At `expiresAt` the units are released by themselves. With an Idempotency-Key a retry answers the first reservation and holds nothing more. Reservations are not listed: GET /v3/reservations is 405 (Allow: POST); a checkout reads its own by id.
+         * @description One write that checks and applies: each line's units are held at its location (`reserved` rises, `available` drops: a till cannot sell them), and each plant touched gets a new version, one `updated` change and a history entry (reason `reserve`); status follows stock as for a movement: holding the last available units sets `sold`, and a release or expiry that makes some available again sets `available` (a commit changes neither). Lines of one plant and location count together; when any cannot be held, 409 insufficient-stock names every short line (`lines`, and `errors` with `/lines/2`; a plant that does not track stock is said so, and a line short at its place names the plant's other places with units, in words and as the line's `elsewhere`) and nothing is held. At `expiresAt` the units are released by themselves. With an Idempotency-Key a retry answers the first reservation and holds nothing more. Reservations are not listed: GET /v3/reservations is 405 (Allow: POST); a checkout reads its own by id.
          */
         post: operations["reserve-stock"];
         delete?: never;
@@ -1124,6 +1124,13 @@ export interface components {
             /** @description Every photo id of the plant, each once, in the new order: the first is the cover. */
             order: string[];
         };
+        /** @description One of the plant's other places with units available. */
+        PlaceAvailable: {
+            /** @description What the plant has available there now. */
+            available: number;
+            /** @description The location: name it as `location` to move or hold the units there. */
+            location: string;
+        };
         /** @description A stored plant. */
         Plant: {
             barcode: string | null;
@@ -1246,6 +1253,8 @@ export interface components {
             available?: number;
             current?: components["schemas"]["Plant"];
             detail?: string;
+            /** @description 409 insufficient-stock of a movement only: The plant's other places with units available, by name (empty: none has any); absent when the plant does not track stock. The detail says the same in words. */
+            elsewhere?: components["schemas"]["PlaceAvailable"][];
             errors?: {
                 message: string;
                 /** @description JSON pointer to the offending member of the request part. */
@@ -1257,6 +1266,8 @@ export interface components {
             lines?: {
                 /** @description What the plant has available at the location now (the lines of one plant and location count together). */
                 available: number;
+                /** @description The plant's other places with units available, by name (empty: none has any); absent when the plant does not track stock. The detail says the same in words. */
+                elsewhere?: components["schemas"]["PlaceAvailable"][];
                 location: string;
                 /** @description The line, as a JSON pointer (`/lines/2`). */
                 path: string;
@@ -4338,7 +4349,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description insufficient-stock (`available`: what the location has), stock-changed (a count's `expected` is not the location's onHand: `onHand` is) */
+            /** @description insufficient-stock (`available`: what the location has; `elsewhere`: the plant's other places with units), stock-changed (a count's `expected` is not the location's onHand: `onHand` is) */
             409: {
                 headers: {
                     /** @description The request id, also in the body of errors and in the logs. */

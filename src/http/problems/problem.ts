@@ -49,6 +49,15 @@ export type ProblemCode = keyof typeof TITLES
 export const PROBLEM_CODES = Object.keys(TITLES) as ProblemCode[]
 export const problemTitle = (code: ProblemCode): string => TITLES[code]
 
+/** A place a refused sale or reservation line could take units from instead (the plant's other locations with units available). */
+export const PlaceAvailable = component('PlaceAvailable', Type.Object({
+  location: Type.String({ description: 'The location: name it as `location` to move or hold the units there.' }),
+  available: Type.Integer({ minimum: 1, description: 'What the plant has available there now.' })
+}, { description: 'One of the plant\'s other places with units available.' }))
+const Elsewhere = Type.Array(ref(PlaceAvailable), {
+  description: 'The plant\'s other places with units available, by name (empty: none has any); absent when the plant does not track stock. The detail says the same in words.'
+})
+
 // The one error body of the contract (RFC 9457 members plus `errors` and `requestId`).
 export const Problem = component('Problem', Type.Object({
   type: Type.String({ description: `A URI reference naming the kind of problem; its last segment is the stable code, one of ${Object.keys(TITLES).join(', ')}. GET it for what the problem means and what to do (get-problem-type).` }),
@@ -69,17 +78,20 @@ export const Problem = component('Problem', Type.Object({
   available: Type.Optional(Type.Integer({ minimum: 0, description: '409 insufficient-stock only: what the location has available.' })),
   onHand: Type.Optional(Type.Integer({ minimum: 0, description: '409 stock-changed only: the location\'s onHand now (a count compares with it).' })),
   location: Type.Optional(Type.String({ description: '409 insufficient-stock and stock-changed: the location moved at.' })),
+  elsewhere: Type.Optional({ ...Elsewhere, description: `409 insufficient-stock of a movement only: ${Elsewhere.description}` }),
   lines: Type.Optional(Type.Array(Type.Object({
     path: Type.String({ description: 'The line, as a JSON pointer (`/lines/2`).' }),
     plant: Type.Integer({ minimum: 1 }),
     location: Type.String(),
     quantity: Type.Integer({ minimum: 1 }),
-    available: Type.Integer({ minimum: 0, description: 'What the plant has available at the location now (the lines of one plant and location count together).' })
+    available: Type.Integer({ minimum: 0, description: 'What the plant has available at the location now (the lines of one plant and location count together).' }),
+    elsewhere: Type.Optional(Elsewhere)
   }), { description: '409 insufficient-stock of a reservation only: every line that cannot be held.' })),
   state: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['committed', 'released', 'expired'], description: '410 reservation-gone only: what became of the reservation.' })),
   scope: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['read', 'sell', 'write', 'admin'], description: '403 insufficient-scope only: the scope the request needs (also in WWW-Authenticate, as RFC 6750 says).' }))
 }, { description: 'Problem details (RFC 9457), served as application/json.' }))
 export type Problem = Static<typeof Problem>
+export type PlaceAvailable = Static<typeof PlaceAvailable>
 export type FieldError = { path: string, message: string }
 
 /** An error the client can act on: a status, a stable code, and what to say. */
@@ -94,8 +106,10 @@ export class HttpProblem extends Error {
   available?: number
   onHand?: number
   location?: string
+  /** A movement's 409 insufficient-stock: the plant's other places with units available. */
+  elsewhere?: PlaceAvailable[]
   /** A reservation's 409 insufficient-stock: every short line. */
-  lines?: Array<{ path: string, plant: number, location: string, quantity: number, available: number }>
+  lines?: Array<{ path: string, plant: number, location: string, quantity: number, available: number, elsewhere?: PlaceAvailable[] }>
   /** A 410 reservation-gone's `state`. */
   state?: string
 

@@ -1,5 +1,5 @@
 import { stockRefusalOf } from '../../catalogue/stock.js'
-import { HttpProblem } from './problem.js'
+import { HttpProblem, type PlaceAvailable } from './problem.js'
 
 // Stock's refusals (catalogue/stock.ts) as the contract's problems, for the one error handler.
 
@@ -20,6 +20,7 @@ export function stockProblem (error: unknown): HttpProblem | undefined {
       const problem = new HttpProblem(409, 'insufficient-stock', detail)
       problem.available = refusal.available
       problem.location = refusal.location
+      if (!refusal.untracked) problem.elsewhere = places(refusal.elsewhere)
       return problem
     }
     case 'stock-changed': {
@@ -38,7 +39,9 @@ export function stockProblem (error: unknown): HttpProblem | undefined {
     case 'location-not-empty':
       return new HttpProblem(409, 'location-not-empty', `location ${refusal.location} holds stock: move it out first`)
     case 'reservation-short': {
-      const lines = refusal.lines.map((l) => ({ path: `/lines/${l.index}`, plant: l.plant, location: l.location, quantity: l.quantity, available: l.available }))
+      const lines = refusal.lines.map((l) => ({
+        path: `/lines/${l.index}`, plant: l.plant, location: l.location, quantity: l.quantity, available: l.available, ...(l.untracked === true ? {} : { elsewhere: places(l.elsewhere) })
+      }))
       const untracked = [...new Set(refusal.lines.filter((l) => l.untracked === true).map((l) => l.plant))]
       const why = untracked.length === 0 ? '' : ` (${untracked.length === 1 ? 'plant' : 'plants'} ${untracked.join(', ')} ${untracked.length === 1 ? 'does' : 'do'} not track stock: receive or count its stock first)`
       const problem = new HttpProblem(409, 'insufficient-stock', `${lines.length} line(s) cannot be held${why}: nothing was held`,
@@ -66,6 +69,10 @@ export function stockProblem (error: unknown): HttpProblem | undefined {
       return new HttpProblem(400, 'invalid-input', refusal.message, [{ path: '/delta', message: refusal.message }])
   }
 }
+
+/** The other places as the problem names them (a level read carries more than a client needs here). */
+const places = (levels: Array<{ location: string, available: number }> | undefined): PlaceAvailable[] =>
+  (levels ?? []).map(({ location, available }) => ({ location, available }))
 
 /** " (available elsewhere: 8 at greenhouse; name the place as location)", or nothing when no other place has units. */
 const elsewhere = (places: Array<{ location: string, available: number }> | undefined): string =>
