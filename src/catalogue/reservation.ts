@@ -31,13 +31,17 @@ export interface Reservation {
   actor: string
 }
 
-export interface ReservationResult { reservation: Reservation, replayed: boolean }
+/** A plant's version and totals after a reservation's step: what a till shows as left, and the version its next If-Match names. */
+export interface PlantCounts { id: number, version: number, stock: StockTotals }
+
+/** A hold's answer: the reservation, and each plant's new counts (one version a plant, however many lines it has). */
+export interface ReservationResult { reservation: Reservation, plants: PlantCounts[], replayed: boolean }
 
 /** A commit's answer: the reservation (committed), each line's sale and each plant's new counts. */
 export interface CommitResult {
   reservation: Reservation
   sales: Array<{ line: number, plant: number, movement: Movement, level: StockLevel }>
-  plants: Array<{ id: number, version: number, stock: StockTotals }>
+  plants: PlantCounts[]
   replayed: boolean
 }
 
@@ -115,6 +119,9 @@ export function totalsAfter (step: Step, stock: StockTotals, status: PlantStatus
   const after = { onHand, reserved, available: Math.max(0, onHand - reserved) }
   return { stock: after, status: step === 'commit' ? status : statusAfter(status, stock.available, after.available) }
 }
+
+/** A plant's counts as a step's answer gives them. */
+export const countsOf = (plant: StoredPlant): PlantCounts => ({ id: plant.id, version: plant.version, stock: plant.stock! })
 
 /** The plant's new version after a step of `units` (its stock tracked: a held plant always tracks it). */
 export function plantAfter (step: Step, plant: StoredPlant, units: number, now: number): StoredPlant {

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
+import { plantsOf, type PlantCounts, type ReservationLine } from '../catalogue/reservation.js'
 import { ReservationNotFound, ReservationShort } from '../catalogue/stock.js'
 import { securityFor, writeMetaOf } from '../http/auth/auth.js'
 import { ref } from '../http/schemas/components.js'
@@ -10,7 +11,7 @@ import { guardStatuses, type RouteOptions } from '../http/resources/route-parts.
 import { idempotencyClaimKey } from '../plants/routes.js'
 import { WriteHeaders } from '../plants/schemas.js'
 import type { IdempotencyClaim } from '../store/idempotency.js'
-import { CommitResult, NewReservation, Reservation, ReservationParams } from './reservation-schemas.js'
+import { CommitResult, HeldReservation, NewReservation, Reservation, ReservationParams } from './reservation-schemas.js'
 
 // Reservations' routes: a checkout holds units (all lines or none), reads its reservation, commits
 // it into sales or releases it. Scope `sell` (a till's, and any above it).
@@ -26,6 +27,16 @@ const location = { location: { type: 'string', description: '/v3/reservations/{i
 function claimOf (request: Parameters<typeof idempotencyClaimKey>[0], what: unknown): IdempotencyClaim | undefined {
   const key = request.headers['idempotency-key']
   return typeof key !== 'string' ? undefined : { key: idempotencyClaimKey(request, key), requestHash: createHash('sha256').update(JSON.stringify(what)).digest('base64url') }
+}
+
+/** The plants' counts as they are now (by id), for a replayed answer that did not keep them. */
+async function countsNow (store: RouteOptions['store'], lines: ReservationLine[]): Promise<PlantCounts[]> {
+  const counts: PlantCounts[] = []
+  for (const id of plantsOf(lines)) {
+    const plant = await store.get(id)
+    if (plant?.stock) counts.push({ id, version: plant.version, stock: plant.stock })
+  }
+  return counts
 }
 
 export const reservationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
@@ -44,13 +55,13 @@ export const reservationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       headers: WriteHeaders,
       body: ref(NewReservation),
       response: {
-        201: { ...ref(Reservation), description: 'The reservation, held', headers: { ...HEADERS.requestId, ...location, ...HEADERS.idempotentReplayed } },
+        201: { ...ref(HeldReservation), description: 'The reservation, held, with each plant\'s new version and totals', headers: { ...HEADERS.requestId, ...location, ...HEADERS.idempotentReplayed } },
         ...problemResponses(...guardStatuses(true), 400, [404, 'A line names a plant (not-found) or a location (location-not-found) that does not exist: `errors` names each line'],
           [409, 'insufficient-stock: `lines` names every line that cannot be held, with what is available'], 413, 422, 503)
       }
     }
   }, async (request, reply) => {
-    const { replayed, reservation } = await store.stock.reserve({ id: randomUUID(), ...request.body }, claimOf(request, ['reserve', request.body]), writeMetaOf(request)).catch(async (err: unknown) => {
+    const { replayed, reservation, plants } = await store.stock.reserve({ id: randomUUID(), ...request.body }, claimOf(request, ['reserve', request.body]), writeMetaOf(request)).catch(async (err: unknown) => {
       // A plant that does not track stock has none available: the refusal says why, and what starts it;
       // a line short at its place names the plant's other places with units available.
       if (err instanceof ReservationShort) {
@@ -63,7 +74,8 @@ export const reservationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
     })
     reply.code(201).header('cache-control', 'no-store').header('location', `/v3/reservations/${reservation.id}`)
     if (replayed) reply.header('idempotent-replayed', 'true')
-    return reservation
+    // A replay of a hold answered before its answer kept the plants' counts has none: they are read now.
+    return { ...reservation, plants: (plants as PlantCounts[] | undefined) ?? await countsNow(store, reservation.lines) }
   })
   // Not listed (the contract has no list; a checkout keeps the id POST answered): GET says so, where any other path's 405 says only what it takes.
   const refuse = async (request: FastifyRequest): Promise<never> => {

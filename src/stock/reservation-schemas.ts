@@ -43,6 +43,19 @@ export const Reservation = component('Reservation', Type.Object({
   actor: Type.String({ description: 'Who made it: the API key\'s name, `anonymous` without one.' })
 }, { description: 'A reservation: units of plants held for a checkout.' }))
 
+export const PlantCounts = component('PlantCounts', Type.Object({
+  id: PlantId,
+  version: Type.Integer({ minimum: 1, description: 'The plant\'s new version (one a plant, however many lines it has): its ETag is `"<id>.<version>"`, for the next If-Match.' }),
+  stock: ref(StockTotals)
+}, { description: 'A plant\'s new version and stock totals after a reservation\'s step.' }))
+
+const plantsAfter = (step: string) => Type.Array(ref(PlantCounts), { description: `Each plant's new version and totals after the ${step}, by id (what is left, and the version to send as If-Match next).` })
+
+export const HeldReservation = component('HeldReservation', Type.Object({
+  ...Reservation.properties,
+  plants: plantsAfter('hold')
+}, { description: 'A reservation just held, with each plant\'s new counts (an idempotent replay answers those of the first hold).' }))
+
 export const ReservationParams = Type.Object({
   id: Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$', 'x-pattern-message': 'must be a reservation id', description: 'The reservation\'s id.' })
 })
@@ -57,9 +70,5 @@ export const ReservationSale = component('ReservationSale', Type.Object({
 export const CommitResult = component('ReservationCommit', Type.Object({
   reservation: ref(Reservation),
   sales: Type.Array(ref(ReservationSale), { description: 'One sale a line, in the lines\' order.' }),
-  plants: Type.Array(Type.Object({
-    id: PlantId,
-    version: Type.Integer({ minimum: 1, description: 'The plant\'s new version (one a plant, however many lines it has).' }),
-    stock: ref(StockTotals)
-  }), { description: 'Each plant\'s new counts, by id.' })
+  plants: plantsAfter('commit')
 }, { description: 'A committed reservation: each line a sale with the reservation\'s id as reference.' }))

@@ -289,9 +289,10 @@ test('the typed client drives every documented operation against a listening ser
   const stocked = (await client.POST('/v3/plant', { headers: asAdmin, body: { name: 'Reserved fern' } })).data as Plant
   await client.POST('/v3/plant/{id}/stock/movements', { params: { path: { id: stocked.id } }, headers: asAdmin, body: { delta: 3, reason: 'received' } })
   const shortLines = await client.POST('/v3/reservations', { headers: asAdmin, body: { lines: [{ plant: stocked.id, quantity: 2 }, { plant: stocked.id, quantity: 2 }], ttlSeconds: 60 } })
-  assert.deepEqual([shortLines.response.status, shortLines.error?.lines?.map((l) => l.path)], [409, ['/lines/0', '/lines/1']])
+  assert.deepEqual([shortLines.response.status, shortLines.error?.lines?.map((l) => [l.path, l.elsewhere])], [409, [['/lines/0', []], ['/lines/1', []]]])
   const held = await client.POST('/v3/reservations', { headers: asAdmin, body: { lines: [{ plant: stocked.id, quantity: 2 }], ttlSeconds: 60 } })
   assert.equal(held.response.status, 201)
+  assert.deepEqual(held.data?.plants, [{ id: stocked.id, version: 3, stock: { onHand: 3, reserved: 2, available: 1 } }])
   const heldId = { path: { id: held.data!.id } }
   assert.equal((await client.GET('/v3/reservations/{id}', { params: heldId, headers: asAdmin })).data?.state, 'held')
   const sold = await client.POST('/v3/reservations/{id}/commit', { params: heldId, headers: asAdmin })

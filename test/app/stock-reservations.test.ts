@@ -45,10 +45,29 @@ for (const engine of ENGINES) {
       assert.deepEqual([history[0].reason, history[0].changes.stock[1]], ['reserve', { onHand: 14, reserved: 5, available: 9 }])
       const read = await api.request({ method: 'GET', url: `/v3/reservations/${r.id}` })
       assert.equal(read.statusCode, 200)
-      assert.deepEqual(read.json(), r)
+      const { plants, ...reservation } = r
+      assert.deepEqual(read.json(), reservation, 'a read is the reservation; the plants\' counts are the hold\'s answer')
+      assert.deepEqual(plants, [{ id: fern, version: 4, stock: { onHand: 14, reserved: 5, available: 9 } }, { id: palm, version: 3, stock: { onHand: 3, reserved: 1, available: 2 } }])
       const inventory = (await api.request({ method: 'GET', url: '/v3/store/inventory' })).json()
       assert.deepEqual(inventory.units, { onHand: 17, reserved: 6, available: 11 })
       assert.equal((await api.request({ method: 'GET', url: '/v3/reservations/no-such-one' })).statusCode, 404)
+    })
+
+    test('a hold\'s 201 gives each plant\'s new version and totals: the version is the next If-Match, and a replay answers the same counts', async (t) => {
+      const api = await build(t, engine)
+      const fern = await stocked(api, 'Fern', 5)
+      const key = { 'idempotency-key': 'checkout-41' }
+      const held = await reserve(api, [{ plant: fern, quantity: 2 }], key)
+      assert.equal(held.statusCode, 201, held.body)
+      const record = await plantOf(api, fern)
+      assert.deepEqual(held.json().plants, [{ id: fern, version: record.version, stock: record.stock }])
+      assert.deepEqual(record.stock, { onHand: 5, reserved: 2, available: 3 })
+      const replay = await reserve(api, [{ plant: fern, quantity: 2 }], key)
+      assert.deepEqual([replay.headers['idempotent-replayed'], replay.json().plants], ['true', held.json().plants])
+      const sale = await move(api, fern, { delta: -1, reason: 'sale' }, { 'if-match': `"${fern}.${String(held.json().plants[0].version)}"` })
+      assert.equal(sale.statusCode, 201, sale.body)
+      const direct = await api.app.store.stock.reserve({ id: 'till-hold', lines: [{ plant: fern, quantity: 1 }], ttlSeconds: 60 })
+      assert.deepEqual(direct.plants, [{ id: fern, version: record.version + 2, stock: { onHand: 4, reserved: 3, available: 1 } }], 'the store answers the counts of its own write')
     })
 
     test('history names where a movement moved stock (location) and which reservation a step was (reservation), with its place when the plant\'s lines name one; other entries name neither', async (t) => {
@@ -99,8 +118,8 @@ for (const engine of ENGINES) {
       const body = short.json()
       assert.match(body.type, /insufficient-stock$/)
       assert.deepEqual(body.lines, [
-        { path: '/lines/1', plant: palm, location: 'main', quantity: 3, available: 1 },
-        { path: '/lines/2', plant: fern, location: 'shop', quantity: 1, available: 0 }
+        { path: '/lines/1', plant: palm, location: 'main', quantity: 3, available: 1, elsewhere: [] },
+        { path: '/lines/2', plant: fern, location: 'shop', quantity: 1, available: 0, elsewhere: [{ location: 'main', available: 5 }] }
       ])
       assert.deepEqual(body.errors.map((e: { path: string }) => e.path), ['/lines/1', '/lines/2'])
       for (const id of [fern, palm]) assert.deepEqual((await plantOf(api, id)).version, 2)

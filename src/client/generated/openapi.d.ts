@@ -908,6 +908,27 @@ export interface components {
             /** @description The tags: [before, after]. */
             tags?: (string[] | null)[];
         };
+        /** @description A reservation just held, with each plant's new counts (an idempotent replay answers those of the first hold). */
+        HeldReservation: {
+            /** @description Who made it: the API key's name, `anonymous` without one. */
+            actor: string;
+            /** @description RFC 3339, UTC, with milliseconds. */
+            createdAt: string;
+            /** @description When it was committed, released or expired; null while held. */
+            endedAt: string | null;
+            /** @description When a held reservation is released by itself. */
+            expiresAt: string;
+            /** @description The reservation's id (its address is /v3/reservations/{id}). */
+            id: string;
+            lines: components["schemas"]["ReservationLine"][];
+            /** @description Each plant's new version and totals after the hold, by id (what is left, and the version to send as If-Match next). */
+            plants: components["schemas"]["PlantCounts"][];
+            /**
+             * @description held (the units are held), committed (sold), released, or expired (past expiresAt: its units are let go by themselves).
+             * @enum {string}
+             */
+            state: "held" | "committed" | "released" | "expired";
+        };
         /** @description One version of a plant, as its history keeps it. */
         HistoryEntry: {
             /** @description Who made it: the API key's name, `anonymous` without one, `cli` for the `plants` command line. */
@@ -1169,6 +1190,14 @@ export interface components {
             /** @description False when more than 10000 plants match: count is then 10000, a lower bound. */
             exact: boolean;
         };
+        /** @description A plant's new version and stock totals after a reservation's step. */
+        PlantCounts: {
+            /** @description The plant's id. */
+            id: number;
+            stock: components["schemas"]["StockTotals"];
+            /** @description The plant's new version (one a plant, however many lines it has): its ETag is `"<id>.<version>"`, for the next If-Match. */
+            version: number;
+        };
         /** @description One page of plants in the order asked for. */
         PlantPage: {
             items: components["schemas"]["Plant"][];
@@ -1324,14 +1353,8 @@ export interface components {
         };
         /** @description A committed reservation: each line a sale with the reservation's id as reference. */
         ReservationCommit: {
-            /** @description Each plant's new counts, by id. */
-            plants: {
-                /** @description The plant's id. */
-                id: number;
-                stock: components["schemas"]["StockTotals"];
-                /** @description The plant's new version (one a plant, however many lines it has). */
-                version: number;
-            }[];
+            /** @description Each plant's new version and totals after the commit, by id (what is left, and the version to send as If-Match next). */
+            plants: components["schemas"]["PlantCounts"][];
             reservation: components["schemas"]["Reservation"];
             /** @description One sale a line, in the lines' order. */
             sales: components["schemas"]["ReservationSale"][];
@@ -4961,7 +4984,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The reservation, held */
+            /** @description The reservation, held, with each plant's new version and totals */
             201: {
                 headers: {
                     /** @description `true` when this is the answer to an earlier request with the same Idempotency-Key and body, sent again (nothing was written this time); absent on an answer written now. */
@@ -4973,7 +4996,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Reservation"];
+                    "application/json": components["schemas"]["HeldReservation"];
                 };
             };
             /** @description Invalid input */

@@ -4,8 +4,8 @@ import { fieldChanges, movementChanges, type FieldChanges } from '../../catalogu
 import { toRecord, type StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import {
-  checkHold, ENDED_KEPT_MS, EXPIRY_ACTOR, linesOf, plantAfter, plantsOf, reservationOf, RESERVATION_COLUMNS, STEP_REASONS, stepAbout, unitsByPlace,
-  type CommitResult, type ReservationLine, type ReservationResult, type ReservationRow
+  checkHold, countsOf, ENDED_KEPT_MS, EXPIRY_ACTOR, linesOf, plantAfter, plantsOf, reservationOf, RESERVATION_COLUMNS, STEP_REASONS, stepAbout, unitsByPlace,
+  type CommitResult, type PlantCounts, type ReservationLine, type ReservationResult, type ReservationRow
 } from '../../catalogue/reservation.js'
 import { ReservationGone, ReservationLineUnknown, ReservationNotFound, stockCrossings, type StockCrossing } from '../../catalogue/stock.js'
 import type { IdempotencyClaim } from '../idempotency.js'
@@ -136,20 +136,21 @@ export function postgresReservations ({ session, work, now, idempotencyTtlMs }: 
       const raced = await claimKey<ReservationResult>(tx, idempotency, at)
       if (raced) return raced
       let units = 0
+      const plants: PlantCounts[] = []
       for (const [id, byLocation] of unitsByPlace(lines)) {
         let total = 0
         for (const [location, q] of byLocation) {
           await tx.query('UPDATE stock_levels SET reserved = reserved + $3 WHERE plant_id = $1 AND location = $2', [id, location, q])
           total += q
         }
-        await version(tx, 'hold', STEP_REASONS.hold, live.get(id)!, byLocation, at, actor, input.id)
+        plants.push(countsOf(await version(tx, 'hold', STEP_REASONS.hold, live.get(id)!, byLocation, at, actor, input.id)))
         units += total
       }
       tx.count('units_reserved', units)
       const expiresAt = at + input.ttlSeconds * 1000
       const row: ReservationRow = { id: input.id, state: 'held', lines: JSON.stringify(lines), created_at: at, expires_at: expiresAt, ended_at: null, actor }
       await tx.query(`INSERT INTO reservations (${RESERVATION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [row.id, row.state, row.lines, row.created_at, row.expires_at, row.ended_at, row.actor])
-      const result: ReservationResult = { reservation: reservationOf(row, at), replayed: false }
+      const result: ReservationResult = { reservation: reservationOf(row, at), plants, replayed: false }
       if (idempotency) await tx.query('UPDATE idempotency_keys SET response = $2 WHERE key = $1', [idempotency.key, JSON.stringify(result)])
       return result
     }),
@@ -178,11 +179,8 @@ export function postgresReservations ({ session, work, now, idempotencyTtlMs }: 
       if (gone.length > 0) throw new ReservationLineUnknown('plant', gone)
       const raced = await claimKey<CommitResult>(tx, idempotency, at)
       if (raced) return raced
-      const plants: CommitResult['plants'] = []
-      for (const [pid, places] of unitsByPlace(lines)) {
-        const after = await version(tx, 'commit', STEP_REASONS.commit, live.get(pid)!, places, at, actor, id)
-        plants.push({ id: after.id, version: after.version, stock: after.stock! })
-      }
+      const plants: PlantCounts[] = []
+      for (const [pid, places] of unitsByPlace(lines)) plants.push(countsOf(await version(tx, 'commit', STEP_REASONS.commit, live.get(pid)!, places, at, actor, id)))
       const sales: CommitResult['sales'] = []
       for (const [line, l] of lines.entries()) {
         const { rows: [level] } = await tx.query<{ on_hand: number, reserved: number }>(

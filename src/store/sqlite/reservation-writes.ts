@@ -4,8 +4,8 @@ import { fieldChanges, movementChanges } from '../../catalogue/history.js'
 import type { StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import {
-  checkHold, ENDED_KEPT_MS, EXPIRY_ACTOR, linesOf, plantAfter, plantsOf, reservationOf, RESERVATION_COLUMNS, STEP_REASONS, stepAbout, unitsByPlace,
-  type CommitResult, type NewReservation, type ReservationLine, type ReservationResult, type ReservationRow
+  checkHold, countsOf, ENDED_KEPT_MS, EXPIRY_ACTOR, linesOf, plantAfter, plantsOf, reservationOf, RESERVATION_COLUMNS, STEP_REASONS, stepAbout, unitsByPlace,
+  type CommitResult, type NewReservation, type PlantCounts, type ReservationLine, type ReservationResult, type ReservationRow
 } from '../../catalogue/reservation.js'
 import { ReservationGone, ReservationLineUnknown, ReservationNotFound, stockCrossings, type StockCrossing } from '../../catalogue/stock.js'
 import type { IdempotencyClaim } from '../idempotency.js'
@@ -125,19 +125,20 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
       return level === undefined ? 0 : Math.max(0, level.on_hand - level.reserved)
     })
     let units = 0
+    const counts: PlantCounts[] = []
     for (const [id, places] of unitsByPlace(lines)) {
       let total = 0
       for (const [location, n] of places) {
         s.moveLevel.run(0, n, id, location)
         total += n
       }
-      version('hold', STEP_REASONS.hold, live.get(id)!, places, op.now, op.actor, op.input.id)
+      counts.push(countsOf(version('hold', STEP_REASONS.hold, live.get(id)!, places, op.now, op.actor, op.input.id)))
       units += total
     }
     s.units.run(units, 'units_reserved')
     const expiresAt = op.now + op.input.ttlSeconds * 1000
     s.insert.run(op.input.id, JSON.stringify(lines), op.now, expiresAt, op.actor)
-    const result: ReservationResult = { reservation: reservationOf(s.get.get(op.input.id)!, op.now), replayed: false }
+    const result: ReservationResult = { reservation: reservationOf(s.get.get(op.input.id)!, op.now), plants: counts, replayed: false }
     if (op.idempotency) plants.keys.put(op.idempotency.key, op.idempotency.requestHash, 0, JSON.stringify(result), op.now)
     return result
   }
@@ -195,7 +196,7 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
     const result: CommitResult = {
       reservation: reservationOf(s.get.get(op.id)!, op.now),
       sales,
-      plants: [...after.values()].map((p) => ({ id: p.id, version: p.version, stock: p.stock! })),
+      plants: [...after.values()].map(countsOf),
       replayed: false
     }
     if (op.idempotency) plants.keys.put(op.idempotency.key, op.idempotency.requestHash, 0, JSON.stringify(result), op.now)
