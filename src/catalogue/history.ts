@@ -1,5 +1,5 @@
 import type { ChangeKind } from './changes.js'
-import type { Plant, PlantFields, PlantStatus } from './plant.js'
+import type { Plant, PlantFields, PlantStatus, StockTotals } from './plant.js'
 
 // A plant's history: one entry per version, written by the store in the same
 // transaction as the change, holding only the fields that changed, each as [before, after].
@@ -42,6 +42,8 @@ export interface HistoryEntry {
   location?: string
   /** The reservation whose step (hold, commit, release, expiry) made the version. */
   reservation?: string
+  /** The units a movement or a reservation's step moved (unitsMoved). */
+  quantity?: number
 }
 
 /** What a movement's or a reservation step's entry says beside its changes: where, and which reservation. */
@@ -54,14 +56,33 @@ export interface MovementAbout { location?: string, reservation?: string }
 export const movementChanges = (changes: FieldChanges, reason: string, about: MovementAbout = {}): string =>
   JSON.stringify({ ...changes, reason, ...about })
 
-/** A stored entry's changes (JSON) as the entry shows them: a movement's reason, location and reservation apart from the fields. */
-export function entryOf (json: string): { changes: FieldChanges, reason?: string, location?: string, reservation?: string } {
+/** A reservation's steps that hold units or let them go: they move `reserved`, every other reason `onHand`. */
+const HOLD_REASONS = ['reserve', 'release', 'expire']
+
+/**
+ * The units a movement or a step moved, from the plant's totals before and after it (a version is
+ * one movement, or one step's lines of the plant): a hold's, release's or expiry's `reserved`,
+ * any other reason's `onHand`. Read from the totals every entry keeps, so entries written before
+ * it was named carry it too. Undefined when nothing moved.
+ */
+export function unitsMoved (changes: FieldChanges, reason: string): number | undefined {
+  const [before, after] = (changes.stock ?? [null, null]) as [StockTotals | null, StockTotals | null]
+  if (after === null) return undefined
+  const which = HOLD_REASONS.includes(reason) ? 'reserved' : 'onHand'
+  const n = Math.abs(after[which] - (before?.[which] ?? 0))
+  return n === 0 ? undefined : n
+}
+
+/** A stored entry's changes (JSON) as the entry shows them: a movement's reason, location and reservation apart from the fields, and the units it moved. */
+export function entryOf (json: string): { changes: FieldChanges, reason?: string, location?: string, reservation?: string, quantity?: number } {
   const { reason, location, reservation, ...changes } = JSON.parse(json) as FieldChanges & { reason?: string, location?: string, reservation?: string }
+  const quantity = reason === undefined ? undefined : unitsMoved(changes, reason)
   return {
     changes,
     ...(reason === undefined ? {} : { reason }),
     ...(location === undefined ? {} : { location }),
-    ...(reservation === undefined ? {} : { reservation })
+    ...(reservation === undefined ? {} : { reservation }),
+    ...(quantity === undefined ? {} : { quantity })
   }
 }
 

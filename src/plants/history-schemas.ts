@@ -44,7 +44,13 @@ export const HistoryEntry = component('HistoryEntry', Type.Object({
   changes: ref(FieldChanges),
   reason: Type.Optional(Type.String({ description: 'A stock movement\'s reason (received, sale, return, damaged, count, correction), or a reservation\'s step (reserve, release, expire; a commit\'s versions are sales): the version it made, with `stock` among its changes.' })),
   location: Type.Optional(Type.String({ description: 'The location a stock movement moved stock at (for a reservation\'s step, the place when the plant\'s lines in it name one; absent when they name several, and for entries written before it was kept).' })),
-  reservation: Type.Optional(Type.String({ description: 'The reservation whose step (reserve, sale on its commit, release, expire) made the version (absent for entries written before it was kept).' }))
+  reservation: Type.Optional(Type.String({ description: 'The reservation whose step (reserve, sale on its commit, release, expire) made the version (absent for entries written before it was kept).' })),
+  quantity: Type.Optional(Type.Integer({
+    minimum: 1,
+    description: 'The units a stock movement or a reservation\'s step moved, a count (the reason says which way; for a count or a correction, `changes.stock` does): ' +
+      'how far `onHand` moved (received, sale, return, damaged, count, correction; a commit\'s sales, all the plant\'s lines together), or `reserved` (reserve, release, expire). ' +
+      'Present on every entry with a `reason` that moved units, older ones included (it is read from `changes.stock`), so a client need not work it out; `location` is the place.'
+  }))
 }, { additionalProperties: false, description: 'One version of a plant, as its history keeps it.' }))
 export type HistoryEntry = Static<typeof HistoryEntry>
 

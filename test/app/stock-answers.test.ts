@@ -82,6 +82,26 @@ for (const engine of ENGINES) {
       assert.deepEqual(res.json().lines, [{ path: '/lines/0', plant: fern.id, location: 'main', quantity: 2, available: 0, elsewhere: [{ location: 'greenhouse', available: 7 }] }])
     })
 
+    test('a stock entry of the history carries the units it moved (quantity) and its place as fields: movements, a count, a hold; other entries none', async (t) => {
+      const api = await build(t, engine)
+      await api.request({ method: 'POST', url: '/v3/locations', payload: { name: 'greenhouse' } })
+      const plant = await api.add({ name: 'Palm' })
+      await move(api, plant.id, { delta: 5, reason: 'received', location: 'greenhouse' })
+      await move(api, plant.id, { delta: -2, reason: 'sale', location: 'greenhouse' })
+      await move(api, plant.id, { set: 10, reason: 'count', location: 'greenhouse' })
+      await api.request({ method: 'POST', url: '/v3/reservations', payload: { lines: [{ plant: plant.id, quantity: 4, location: 'greenhouse' }], ttlSeconds: 60 } })
+      await api.request({ method: 'PATCH', url: `/v3/plant/${plant.id}`, payload: { name: 'Kentia palm' } })
+      const { items } = (await api.request({ method: 'GET', url: `/v3/plant/${plant.id}/history` })).json()
+      assert.deepEqual(items.map((e: Record<string, unknown>) => [e.reason, e.quantity, e.location]), [
+        [undefined, undefined, undefined],
+        ['reserve', 4, 'greenhouse'],
+        ['count', 7, 'greenhouse'],
+        ['sale', 2, 'greenhouse'],
+        ['received', 5, 'greenhouse'],
+        [undefined, undefined, undefined]
+      ])
+    })
+
     test('GET /v3/reservations is 405 with Allow: POST, saying reservations are not listed and each is read by its id', async (t) => {
       const api = await build(t, engine)
       const res = await api.request({ method: 'GET', url: '/v3/reservations' })

@@ -217,7 +217,7 @@ for (const engine of ENGINES) {
       assert.deepEqual(items.map((c) => [c.kind, c.version, c.plant?.stock?.onHand]), [['updated', 2, 2], ['updated', 3, 4], ['updated', 4, 6], ['updated', 5, 5]])
       const history = (await api.request({ method: 'GET', url: `/v3/plant/${plant.id}/history?limit=2` })).json().items
       assert.deepEqual(history[0], {
-        version: 5, at: history[0].at, actor: 'anonymous', kind: 'updated', reason: 'sale', location: 'main', changes: { stock: [{ onHand: 6, reserved: 0, available: 6 }, { onHand: 5, reserved: 0, available: 5 }] }
+        version: 5, at: history[0].at, actor: 'anonymous', kind: 'updated', reason: 'sale', location: 'main', quantity: 1, changes: { stock: [{ onHand: 6, reserved: 0, available: 6 }, { onHand: 5, reserved: 0, available: 5 }] }
       })
       const page1 = (await api.request({ method: 'GET', url: `/v3/plant/${plant.id}/stock/movements?limit=3` })).json()
       assert.deepEqual(page1.items.map((m: { delta: number, onHandAfter: number }) => [m.delta, m.onHandAfter]), [[-1, 5], [2, 6], [2, 4]])
