@@ -218,6 +218,38 @@ describe('PostgreSQL movements set-based', { skip: postgresEngine.skip }, () => 
     assert.deepEqual(levels, { upd: 7, hot: 7 }, 'every update of the level a HOT one')
   })
 
+  test('a sale group looks its keys up by their index, however few keys the table held when its statement was planned', async (t) => {
+    const scratch = await freshSchema()
+    t.after(() => scratch.drop())
+    const url = new URL(scratch.url)
+    url.searchParams.set('pool_max', '1') // one connection, whose statements keep their plans
+    const store = await openPostgresStore({ connectionString: url.toString(), feedRetentionMs: 86_400_000, pollIntervalMs: 60_000 })
+    let open = true
+    t.after(async () => { if (open) await store.close() })
+    await adminQuery(`ANALYZE ${scratch.name}.idempotency_keys`) // as a new service finds it: empty
+    const id = await plantOf(store, 'Monstera')
+    await store.stock.move(id, { delta: 100, reason: 'received' })
+    // More runs than PostgreSQL plans one by one before it keeps a plan for the statement.
+    for (let i = 0; i < 8; i++) await store.stock.move(id, { delta: -1, reason: 'sale' }, { key: `till:${i}`, requestHash: 'h' })
+    const others = 5_000 // a busy day's keys since
+    await adminQuery(`INSERT INTO ${scratch.name}.idempotency_keys (key, request_hash, plant_id, response, created_at)
+      SELECT 'other:' || n, 'h', $1, '{}', $2 FROM generate_series(1, $3) AS n`, [id, Date.now(), others])
+    for (let i = 8; i < 12; i++) await store.stock.move(id, { delta: -1, reason: 'sale' }, { key: `till:${i}`, requestHash: 'h' })
+    assert.equal((await store.get(id))?.stock?.onHand, 88)
+    // A backend reports its table statistics when it ends: the store's, once closed.
+    await store.close()
+    open = false
+    let keys = { inserted: 0, read: 0 }
+    for (let tries = 0; keys.inserted < others + 12 && tries < 100; tries++) {
+      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 100))
+      const [row] = await adminQuery<{ inserted: string, read: string }>(`SELECT n_tup_ins AS inserted, coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) AS read
+        FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'idempotency_keys'`, [scratch.name])
+      keys = { inserted: Number(row.inserted), read: Number(row.read) }
+    }
+    assert.equal(keys.inserted, others + 12)
+    assert.ok(keys.read < others, `${keys.read} key rows read by 4 sales among ${others} other keys: not by the key's index`)
+  })
+
   test('a key taken by another instance\'s request after the group looked (committed while it wrote): the group runs again and answers that request\'s result', async (t) => {
     const { store, url } = await open(t)
     const id = await plantOf(store, 'Monstera')

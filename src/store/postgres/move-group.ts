@@ -39,8 +39,8 @@ import { ROW_COLUMNS, toPlant, type Outcome, type PlantRow } from './group-write
 /** A movement as queued (StockStore.move). */
 export interface MoveOp { id: number, input: MovementInput, idempotency?: IdempotencyClaim, expectedVersions?: number[], actor: string }
 
-/** The lock-and-read statement, over the plant ids, keys, expiry and location names given as SQL expressions. */
-const prepare = (ids: string, keys: string, expiredBefore: string, places: string): string => `
+/** The lock-and-read statement, over the plant ids, location names and keys' earlier uses (a json array) given as SQL expressions. */
+const prepare = (ids: string, places: string, earlier: string): string => `
 WITH locked AS (
   SELECT ${ROW_COLUMNS} FROM plants WHERE id = ANY (${ids}) ORDER BY id FOR UPDATE
 ), places AS (
@@ -49,8 +49,9 @@ WITH locked AS (
 SELECT (SELECT coalesce(json_agg(l), '[]') FROM (SELECT locked.*, (SELECT s.version FROM plants s WHERE s.id = locked.id) AS seen FROM locked) AS l) AS plants,
   (SELECT coalesce(array_agg(name), '{}') FROM places) AS places,
   (SELECT coalesce(json_agg(v), '[]') FROM (SELECT plant_id, location, on_hand, reserved FROM stock_levels WHERE plant_id = ANY (${ids})) AS v) AS levels,
-  (SELECT coalesce(json_agg(e), '[]') FROM (SELECT key, request_hash, response, created_at FROM idempotency_keys WHERE key = ANY (${keys}) AND created_at > ${expiredBefore}) AS e) AS earlier`
-const PREPARE = prepare('$1::bigint[]', '$2::text[]', '$3', '$4::text[]')
+  ${earlier} AS earlier`
+const PREPARE = prepare('$1::bigint[]', '$4::text[]',
+  "(SELECT coalesce(json_agg(e), '[]') FROM (SELECT key, request_hash, response, created_at FROM live_keys($2::text[], $3)) AS e)")
 /**
  * The same for a group whose movements all take the main location, prepared once a connection (SQL
  * PREPARE) and run as `BEGIN; EXECUTE …` in one simple query: a round trip less. No text from a
@@ -59,7 +60,7 @@ const PREPARE = prepare('$1::bigint[]', '$2::text[]', '$3', '$4::text[]')
  * the CPU of BEGIN, the parameterised statement and ROLLBACK: planned anew each time; EXECUTE keeps
  * its plan.)
  */
-const LOCK_MAIN = `PREPARE stock_move_lock (bigint[]) AS ${prepare('$1', "'{}'::text[]", '0', `'{${MAIN_LOCATION}}'::text[]`)}`
+const LOCK_MAIN = `PREPARE stock_move_lock (bigint[]) AS ${prepare('$1', `'{${MAIN_LOCATION}}'::text[]`, "'[]'::json")}`
 /** The connections (their clients) where LOCK_MAIN is prepared: marked once it was. */
 const lockMainPrepared = new WeakSet<object>()
 
@@ -79,9 +80,9 @@ WITH m AS (
     on_hand_after bigint, version int, change_n int, plant text, changes text, idem text, hash text, answer_head text, answer_tail text, events_head text, events_tail text) ORDER BY n) AS m
   -- A key the group takes that is in use (its earlier request committed before this statement):
   -- nothing is applied and no position drawn (the ledger keeps no gap), and the group runs again
-  -- with the keys read first (KeyRaced), where that request's answer is replayed. (Counted: NOT
-  -- EXISTS was planned for its first row, a scan of the whole table.)
-  WHERE (SELECT count(*) FROM idempotency_keys WHERE key = ANY ($9::text[]) AND created_at > $6) = 0
+  -- with the keys read first (KeyRaced), where that request's answer is replayed. (live_keys, not
+  -- the table: this statement's plan is kept, and a plan made while the table was small scans it.)
+  WHERE (SELECT count(*) FROM live_keys($9::text[], $6)) = 0
 ), ledger AS (
   INSERT INTO stock_movements (seq, plant_id, at, actor, location, delta, reason, reference, on_hand_after) OVERRIDING SYSTEM VALUE
   SELECT seq, plant_id, $1, actor, location, delta, reason, reference, on_hand_after FROM m
