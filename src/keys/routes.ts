@@ -1,14 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { ENV_KEY_NAME, KeyNameTaken, KeyNotFound } from '../catalogue/keys.js'
+import { ENV_KEY_NAME, KeyNameTaken, KeyNotFound, SCOPES, scopeIncludes } from '../catalogue/keys.js'
 import { securityFor, writeMetaOf } from '../http/auth/auth.js'
+import { presentedKey } from '../http/auth/credentials.js'
 import { ref } from '../http/schemas/components.js'
 import { methodNotAllowed } from '../http/problems/unserved.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problems/problem.js'
 import type { KeyStore } from '../store/key-store.js'
 import type { KeyCache } from './key-cache.js'
 import { createKey, newKeyProblem, parseExpiry } from './manage.js'
-import { ApiKeyList, CreatedApiKey, environmentKeyRecord, KeyName, keyRecord, NewApiKey } from './schemas.js'
+import { ApiKeyList, CreatedApiKey, CurrentKey, environmentKeyRecord, KeyName, keyRecord, NewApiKey } from './schemas.js'
 
 export interface KeyRouteOptions {
   keys: KeyStore
@@ -43,6 +44,31 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRouteOptions> = async (app,
     const environment = cache.environmentKeys().map(environmentKeyRecord)
     const stored = (await keys.list()).map((key) => ({ ...keyRecord(key, at), source: 'stored' as const }))
     return { items: [...stored, ...environment] }
+  })
+
+  app.get('/v3/keys/current', {
+    schema: {
+      operationId: 'get-current-key',
+      tags,
+      // Any valid key: read is the lowest scope, and the auth hook checks a key that is sent.
+      security: securityFor('read'),
+      summary: 'What the key this request is made with may do: its name, scope and the scopes it holds',
+      description: 'Any valid key may ask, whatever its scope, so a client (the staff page, a till) can turn off what its key may not do before trying it. Without a key, 401 once the service has keys; with none, 200 with keysRequired false.',
+      response: {
+        200: { ...ref(CurrentKey), description: 'The key\'s name and what it may do', headers: HEADERS.requestId },
+        ...problemResponses(429, 503)
+      }
+    }
+  }, async (request, reply) => {
+    reply.header('cache-control', 'no-store')
+    if (!await cache.keysRequired()) return { name: null, scope: 'admin' as const, scopes: [...SCOPES], keysRequired: false }
+    const presented = presentedKey(request)
+    // With READS=public the hook lets a read without a key through: this one is about the key, so it needs one.
+    if (presented.kind !== 'key') throw new HttpProblem(401, 'unauthorized', 'Send the key to ask about: Authorization: Bearer <key> or api_key: <key>', undefined, { 'www-authenticate': 'Bearer realm="plant-catalogue"' })
+    const found = await cache.check(presented.secret)
+    // Revoked between the hook's check and this one.
+    if (!found.ok) throw new HttpProblem(401, 'unauthorized', 'The API key is not valid', undefined, { 'www-authenticate': 'Bearer realm="plant-catalogue"' })
+    return { name: found.name, scope: found.scope, scopes: SCOPES.filter((s) => scopeIncludes(found.scope, s)), keysRequired: true }
   })
 
   app.post('/v3/keys', {

@@ -52,6 +52,13 @@ export const ApiKeyList = component('ApiKeyList', Type.Object({
   items: Type.Array(ref(ApiKey), { description: 'Every stored key, revoked ones included, oldest first; then the keys of the environment (API_KEYS, then API_KEYS_FILE, in their order).' })
 }, { additionalProperties: false }))
 
+export const CurrentKey = component('CurrentKey', Type.Object({
+  name: Type.Union([Type.String(), Type.Null()], { description: 'The key\'s name, as the feed and the access log name it (null: the service has no keys, and writes are anonymous).' }),
+  scope: Scope,
+  scopes: Type.Array(Scope, { description: 'Every scope the key holds: its own and those before it, so a client can ask "may it sell?" without knowing their order.' }),
+  keysRequired: Type.Boolean({ description: 'false: the service has no keys (API_KEYS, API_KEYS_FILE or stored), so anyone may do anything, as scope admin says.' })
+}, { additionalProperties: false, description: 'What the key a request is made with may do.' }))
+
 /** A key's name as a request gives it: a malformed one is invalid-input, not an unknown key. */
 export function KeyName (description: string) {
   return Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9][a-z0-9._-]*$', 'x-pattern-message': KEY_NAME_RULE, description })

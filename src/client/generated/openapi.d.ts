@@ -97,6 +97,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/keys/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the key this request is made with may do: its name, scope and the scopes it holds
+         * @description Any valid key may ask, whatever its scope, so a client (the staff page, a till) can turn off what its key may not do before trying it. Without a key, 401 once the service has keys; with none, 200 with keysRequired false.
+         */
+        get: operations["get-current-key"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/locations": {
         parameters: {
             query?: never;
@@ -869,6 +889,20 @@ export interface components {
             /** @enum {string} */
             op: "create";
             plant: components["schemas"]["NewPlant"];
+        };
+        /** @description What the key a request is made with may do. */
+        CurrentKey: {
+            /** @description false: the service has no keys (API_KEYS, API_KEYS_FILE or stored), so anyone may do anything, as scope admin says. */
+            keysRequired: boolean;
+            /** @description The key's name, as the feed and the access log name it (null: the service has no keys, and writes are anonymous). */
+            name: string | null;
+            /**
+             * @description read < sell < write < admin; each includes those before it. sell: change the status of existing plants and nothing else (a till).
+             * @enum {string}
+             */
+            scope: "read" | "sell" | "write" | "admin";
+            /** @description Every scope the key holds: its own and those before it, so a client can ask "may it sell?" without knowing their order. */
+            scopes: ("read" | "sell" | "write" | "admin")[];
         };
         /** @description Delete a plant, as DELETE /v3/plant/{id} (here with an optional ifMatch). */
         DeleteOperation: {
@@ -1975,6 +2009,91 @@ export interface operations {
             /** @description A key of API_KEYS or API_KEYS_FILE (key-from-environment), or the key this request is made with, without ?confirm=true (revoking-own-key) */
             409: {
                 headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After): only when a rate limit is set */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Storage unavailable or shutting down (see Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "retry-after"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "get-current-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key's name and what it may do */
+            200: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CurrentKey"];
+                };
+            };
+            /** @description Unknown query parameter */
+            400: {
+                headers: {
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown, revoked or expired, or sent in a way this service does not read (the detail says which): only when the service has keys (reads: with READS=keys, or when a key is sent); a key in the URL (?api_key=) always */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plant-catalogue" */
+                    "www-authenticate"?: string;
+                    /** @description The request id, also in the body of errors and in the logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not include read (insufficient-scope) */
+            403: {
+                headers: {
+                    /** @description insufficient-scope: Bearer realm="plant-catalogue", error="insufficient_scope", scope="write" (the scope needed, RFC 6750) */
+                    "www-authenticate"?: string;
                     /** @description The request id, also in the body of errors and in the logs. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
