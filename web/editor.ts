@@ -7,7 +7,7 @@ import { same } from './form-text.js'
 import { byId, confirmFirst, el, say } from './dom.js'
 import { fieldWords } from './field-words.js'
 import { historyChanged, resetHistory, setUpHistory } from './history-part.js'
-import { keyAtFirstNeed } from './key.js'
+import { keyAtFirstNeed, keyMay, onKeyChange } from './key.js'
 import { resetPhotoMessages, showPhotos } from './photos.js'
 import { scanGuard } from './scan-guard.js'
 import { ownMovement, stockPart } from './stock.js'
@@ -118,6 +118,17 @@ function showFieldErrors (err: ApiError): boolean {
   return errors.length > 0 && placed === errors.length
 }
 
+/** Said above the fields when the tab's key may sell but not change plants: they are off from the start. */
+const scopeNote = el('p', { class: 'hint', attrs: { id: 'editor-scope' } })
+
+function showScope (): void {
+  const till = !keyMay('write')
+  for (const field of FIELDS) inputs[field].disabled = till && (field !== 'status' || base === undefined)
+  deleteButton.disabled = gone || till
+  if (base === undefined) saveButton.disabled = till
+  say(scopeNote, till ? `This tab’s key may sell: it changes ${base === undefined ? 'no plant' : 'the status alone'}. To change more, give a key that changes plants (Settings, Forget key), or ask your manager.` : '')
+}
+
 function setMode (plant: Plant | undefined): void {
   gone = false
   for (const button of [saveButton, soldButton, deleteButton]) button.disabled = false
@@ -128,6 +139,7 @@ function setMode (plant: Plant | undefined): void {
   deleteButton.hidden = plant === undefined
   saveButton.textContent = plant === undefined ? 'Add plant' : 'Save'
   showPhotos(plant)
+  showScope()
   // Should its script fail to load, the Stock part stays hidden and the rest of the editor works.
   void stockPart().then((part) => part.showStock(plant), () => {})
   resetHistory(base)
@@ -256,6 +268,8 @@ async function refused (err: unknown): Promise<void> {
     return
   }
   say(alertBox, describe(err))
+  // Above the fields, it was out of sight of the Save just pressed (a field low in the form).
+  alertBox.scrollIntoView({ block: 'nearest' })
 }
 
 /** The name of plant `id`, or undefined when it cannot be read. */
@@ -398,6 +412,9 @@ async function changedBeforeDelete (): Promise<void> {
 
 export function setUpEditor (handlers: EditorEvents): void {
   events = handlers
+  byId('editor-alert').before(scopeNote)
+  say(scopeNote, '')
+  onKeyChange(showScope)
   // A phone turned: the focused control stays in view, above the sticky buttons.
   window.addEventListener('resize', () => {
     const at = document.activeElement

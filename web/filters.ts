@@ -11,6 +11,7 @@ const tag = byId<HTMLInputElement>('tag')
 const stock = byId<HTMLSelectElement>('stock')
 const sort = byId<HTMLSelectElement>('sort')
 const clear = byId<HTMLButtonElement>('clear-filters')
+const clearSearch = byId<HTMLButtonElement>('clear-search')
 const toggle = byId<HTMLButtonElement>('filters-toggle')
 const cards = [...document.querySelectorAll<HTMLButtonElement>('#counts [data-status]')]
 
@@ -24,6 +25,22 @@ export function syncCards (): void {
 
 /** A filter narrows the list (the sort alone does not). */
 export const filtering = (): boolean => q.value.trim() !== '' || status.value !== '' || category.value.trim() !== '' || tag.value.trim() !== '' || stock.value !== ''
+
+/** The filters besides the search, in staff's words: "status sold, category fern, in stock". */
+function filterWords (): string[] {
+  const chosen = (select: HTMLSelectElement): string => select.value === '' ? '' : select.selectedOptions[0]!.text.toLowerCase()
+  return [chosen(status) && `status ${chosen(status)}`, category.value.trim() && `category ${category.value.trim()}`,
+    tag.value.trim() && `tag ${tag.value.trim()}`, chosen(stock)].filter(Boolean)
+}
+
+/** What the list is narrowed by, named: "search “fern”, category indoor, low stock". */
+export const appliedWords = (): string => [q.value.trim() && `search “${q.value.trim()}”`, ...filterWords()].filter(Boolean).join(', ')
+
+/** Each way back to more plants is offered for what it clears: the filters (the search stays), the search. */
+export function showClears (): void {
+  clear.hidden = filterWords().length === 0
+  clearSearch.hidden = q.value.trim() === ''
+}
 
 /** The stock filter's query: low stock, in stock (some available) or out of stock. */
 export function stockFilter (params: URLSearchParams): void {
@@ -63,11 +80,16 @@ export function setUpFilters (changed: (how: 'push' | 'replace') => void, cancel
     })
   }
   clear.addEventListener('click', () => {
-    q.value = ''
     status.value = ''
     category.value = ''
     tag.value = ''
     stock.value = ''
+    syncCards()
+    changed('push')
+    q.focus()
+  })
+  clearSearch.addEventListener('click', () => {
+    q.value = ''
     changed('push')
     q.focus()
   })

@@ -23,9 +23,31 @@ export function onKeyChange (watcher: () => void): void {
   keyWatchers.push(watcher)
 }
 
+/** What the tab's key may do (GET /v3/keys/current): undefined while not known, or without a key. */
+let scopes: string[] | undefined
+
+/** Whether the tab's key may do what needs `scope`; true while that is not known (the service then says). */
+export const keyMay = (scope: string): boolean => scopes === undefined || scopes.includes(scope)
+
+/** Asks the service what the tab's key may do, so the page turns off the rest before staff try it. */
+export async function learnScope (): Promise<void> {
+  const key = storedKey()
+  let learnt: string[] | undefined
+  try {
+    const res = key === null ? undefined : await fetch('/v3/keys/current', { headers: { authorization: `Bearer ${key}` }, cache: 'no-store' })
+    if (res?.ok === true) learnt = (await res.json() as { scopes: string[] }).scopes
+  } catch {}
+  // Another key given meanwhile asked for itself.
+  if (key !== storedKey()) return
+  scopes = learnt
+  for (const watcher of keyWatchers) watcher()
+}
+
 function showForget (): void {
   byId('forget-key').hidden = storedKey() === null
+  scopes = undefined
   for (const watcher of keyWatchers) watcher()
+  void learnScope()
 }
 
 /**

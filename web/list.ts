@@ -1,7 +1,7 @@
 import { listKey, readView, state, writeView, type View } from './address.js'
 import { api, ApiError, isAbort, patiently, type Plant } from './api.js'
 import { byId, eager, say, timing } from './dom.js'
-import { filtering, setUpFilters, stockFilter, syncCards } from './filters.js'
+import { appliedWords, filtering, setUpFilters, showClears, stockFilter, syncCards } from './filters.js'
 import { currencyReady } from './money.js'
 import { merge, note, row, setRowActions, type RowActions } from './rows.js'
 import { BURST_MS, keyPressed, looksLikeCode, missedWords, scanned, type Missed } from './scanner.js'
@@ -35,7 +35,6 @@ const pager = byId('pager')
 const skipPages = byId<HTMLAnchorElement>('skip-pages')
 const empty = byId('empty')
 const emptyText = byId('empty-text')
-const clear = byId<HTMLButtonElement>('clear-filters')
 const retry = byId<HTMLButtonElement>('retry')
 /** The last code scanned (or typed, then Enter) that opened no plant. */
 let missed: Missed | undefined
@@ -138,7 +137,7 @@ export async function load (keep = false): Promise<void> {
     say(listError, '')
     say(emptyText, 'Change the search above to see plants.')
     empty.hidden = false
-    clear.hidden = false
+    showClears()
     return
   }
   const mine = new AbortController()
@@ -297,7 +296,7 @@ function render (rows: HTMLLIElement[]): void {
     ? scan !== undefined ? missedWords(scan) : filtered ? noMatch(text) : 'No plants yet. Add the first one.'
     : '')
   empty.hidden = rows.length !== 0
-  clear.hidden = !filtered
+  showClears()
   // One page only: the page buttons would both be disabled, so they are not shown.
   pager.hidden = onePage
   skipPages.hidden = onePage
@@ -310,7 +309,7 @@ function render (rows: HTMLLIElement[]): void {
  * there, and staff are told how to look it up (or that Enter found no plant with it).
  */
 function noMatch (text: string): string {
-  if (!looksLikeCode(text)) return 'No plant matches these filters.'
+  if (!looksLikeCode(text)) return `No plant matches: ${appliedWords()}.`
   if (lookedUp === text) return `No plant has the SKU or barcode “${text}”, and no plant’s name matches it.`
   return 'No plant’s name matches. Press Enter to look up this SKU or barcode.'
 }

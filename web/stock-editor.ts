@@ -1,6 +1,6 @@
 import { api, ApiError, describe, type LocationList, type MovementResult, type Plant, type StockLevel, type StockLevels } from './api.js'
 import { byId, el, say } from './dom.js'
-import { onKeyChange } from './key.js'
+import { keyMay, onKeyChange } from './key.js'
 import { movedHere, moveStock, newKey, stockWords } from './stock.js'
 import { dropRefusal } from './toast.js'
 import { notUndone } from './undo.js'
@@ -50,9 +50,10 @@ let began: { where: string, onHand: number } | undefined
 let undo: (() => Promise<void>) | undefined
 /**
  * The tab's key was refused a receipt or a count (403): a till's, which may sell and return only.
- * The page learns a key's scope only from a refusal; the next key given starts afresh.
+ * Known before trying once the service said what the key may do; the next key given starts afresh.
  */
-let sellOnly = false
+let refusedWrite = false
+const sellOnly = (): boolean => refusedWrite || !keyMay('write')
 
 /** A plant was opened (undefined: a new one, which holds no stock yet). */
 export function showStock (shown: Plant | undefined): void {
@@ -148,8 +149,8 @@ function render (): void {
   sellRow.replaceChildren(...levels.filter((l) => l.available > 0).map((l) => sellButton(l.location)))
   if (focused != null) [...sellRow.querySelectorAll('button')].find((b) => b.textContent === focused)?.focus()
   sellRow.hidden = sellRow.childElementCount === 0
-  for (const control of [received, counted, receiveButton, countButton]) control.disabled = sellOnly
-  say(sellOnlyNote, sellOnly ? 'This tab’s key may sell, not receive or count: give a key that changes plants (Settings, Forget key), or ask your manager.' : '')
+  for (const control of [received, counted, receiveButton, countButton]) control.disabled = sellOnly()
+  say(sellOnlyNote, sellOnly() ? 'This tab’s key may sell, not receive or count: give a key that changes plants (Settings, Forget key), or ask your manager.' : '')
   sayMoved()
 }
 
@@ -283,7 +284,7 @@ async function act (button: HTMLButtonElement, input: HTMLInputElement, least: n
     await refused(err, input)
   } finally {
     busy = false
-    button.disabled = sellOnly
+    button.disabled = sellOnly()
   }
 }
 
@@ -302,7 +303,7 @@ async function refused (err: unknown, input: HTMLInputElement): Promise<void> {
     return
   }
   if (err instanceof ApiError && err.status === 403) {
-    sellOnly = true
+    refusedWrite = true
     render()
   }
   const where = place.value || 'main'
@@ -324,7 +325,7 @@ export function setUpStockPart (): void {
   byId('stock-part').querySelector('.stock-forms')!.before(sellOnlyNote)
   say(sellOnlyNote, '')
   onKeyChange(() => {
-    sellOnly = false
+    refusedWrite = false
     render()
   })
   receiveButton.addEventListener('click', () => {

@@ -36,6 +36,8 @@ function clear (): void {
 function placeClear (): void {
   box.classList.remove('top')
   box.style.top = ''
+  // In the header's flow on a phone: it covers nothing.
+  if (getComputedStyle(box).position === 'static') return
   const row = document.activeElement instanceof HTMLElement ? document.activeElement.closest('li') : null
   if (row === null) return
   const at = row.getBoundingClientRect()

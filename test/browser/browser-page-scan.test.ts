@@ -122,7 +122,7 @@ staffPageTest('a SKU or barcode typed without Enter is not said to match nothing
 
   // Words are a name search as before.
   await search.fill('cactus')
-  await empty.filter({ hasText: 'No plant matches these filters.' }).waitFor()
+  await empty.filter({ hasText: 'No plant matches: search “cactus”.' }).waitFor()
 
   await search.fill('MON-7')
   await empty.filter({ hasText: 'Press Enter to look up this SKU or barcode.' }).waitFor()

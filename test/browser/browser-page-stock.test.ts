@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import type { Locator, Page } from 'playwright-core'
-import { bothWidths, giveKey, listShown, pageTimings, plantButton, staffPageTests, unexpectedErrors, type StaffPage } from '../helpers/staff-page.js'
+import { bothWidths, giveKey, listShown, openEditor, pageTimings, plantButton, staffPageTests, unexpectedErrors, type StaffPage } from '../helpers/staff-page.js'
 
 // Stock on the staff page: each plant that tracks stock shows it in the list, and is sold a unit
 // at a time ("Sell one", a sale movement at main with an Idempotency-Key; Undo returns the unit);
@@ -98,11 +98,7 @@ staffPageTest('the editor receives and counts per place; a count meeting a sale 
   await place(staff, 'greenhouse')
   const fern = await staff.add({ name: 'Fern', lowStockAt: 2 })
   await move(staff, fern.id, { delta: 5, reason: 'received' })
-  await page.goto(staff.url + '/')
-  await plantButton(page, 'Fern').click()
-  await giveKey(page)
-  const editor = page.getByRole('dialog', { name: 'Edit plant' })
-  await editor.getByText('5 on hand, 5 available. Low at 2 available or fewer.', { exact: true }).waitFor()
+  const editor = await openEditor(staff, 'Fern', '5 on hand, 5 available. Low at 2 available or fewer.')
   assert.deepEqual(await levelsShown(editor), ['main 5 0 5'])
 
   // Receive at the greenhouse (Enter in the box receives; it does not save the plant).
@@ -148,15 +144,10 @@ staffPageTest('the editor receives and counts per place; a count meeting a sale 
 })
 
 staffPageTest('a count below what web checkouts hold at a place is refused, saying how many they hold and what staff can save; the refusal goes when a field\'s error shows next', async (staff) => {
-  const { page } = staff
   const palm = await staff.add({ name: 'Palm' })
   await move(staff, palm.id, { delta: 2, reason: 'received' })
   assert.equal((await staff.call('POST', '/v3/reservations', { lines: [{ plant: palm.id, quantity: 2 }], ttlSeconds: 900 })).status, 201)
-  await page.goto(staff.url + '/')
-  await plantButton(page, 'Palm').click()
-  await giveKey(page)
-  const editor = page.getByRole('dialog', { name: 'Edit plant' })
-  await editor.getByText(/^2 on hand, 0 available, 2 reserved\./).waitFor()
+  const editor = await openEditor(staff, 'Palm', /^2 on hand, 0 available, 2 reserved\./)
   await editor.getByRole('textbox', { name: 'Units counted' }).fill('1')
   await editor.getByRole('button', { name: 'Save count' }).click()
   const refusal = editor.getByRole('alert').filter({ hasText: 'Not saved: 2 at main held for web checkouts cannot be counted away. Save at least 2, or count again once those checkouts are done or let go.' })
@@ -208,7 +199,6 @@ staffPageTest('the low-stock filter lists the plants at or below their threshold
 })
 
 staffPageTest('a plant\'s history shows each stock movement: what it was, who made it, and the units on hand after', async (staff) => {
-  const { page } = staff
   const till = (await write(staff, 'POST', '/v3/keys', { name: 'till-3', scope: 'sell' })).secret
   const fern = await staff.add({ name: 'Fern' })
   await place(staff, 'greenhouse')
@@ -217,10 +207,7 @@ staffPageTest('a plant\'s history shows each stock movement: what it was, who ma
   // A web shop's checkout holds 2, then lets them go.
   const held = await write(staff, 'POST', '/v3/reservations', { lines: [{ plant: fern.id, quantity: 2, location: 'greenhouse' }], ttlSeconds: 900 }, { authorization: `Bearer ${till}` })
   assert.equal((await staff.call('DELETE', `/v3/reservations/${held.id}`, undefined, { authorization: `Bearer ${till}` })).status, 204)
-  await page.goto(staff.url + '/')
-  await plantButton(page, 'Fern').click()
-  await giveKey(page)
-  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  const editor = await openEditor(staff, 'Fern')
   await editor.getByRole('button', { name: 'History', exact: true }).click()
   const list = editor.locator('#history-list')
   await list.locator(':scope > li').nth(4).waitFor()
@@ -252,11 +239,7 @@ staffPageTest('a count is conditional on the level staff saw when they began it:
   const { page } = staff
   const fern = await staff.add({ name: 'Fern' })
   await move(staff, fern.id, { delta: 15, reason: 'received' })
-  await page.goto(staff.url + '/')
-  await plantButton(page, 'Fern').click()
-  await giveKey(page)
-  const editor = page.getByRole('dialog', { name: 'Edit plant' })
-  await editor.getByText('15 on hand, 15 available.', { exact: true }).waitFor()
+  const editor = await openEditor(staff, 'Fern', '15 on hand, 15 available.')
   await editor.getByRole('textbox', { name: 'Units counted' }).fill('10')
   // A till sells one while staff count: the part follows the stream, and says so beside the count.
   await move(staff, fern.id, { delta: -1, reason: 'sale' })
@@ -291,10 +274,7 @@ staffPageTest('a count is conditional on the level staff saw when they began it:
 staffPageTest('the editor of a plant that tracks stock offers no Mark sold, and its status says it follows stock, yet can be held as Pending; a plant starts tracking while open', async (staff, { engine }) => {
   const { page } = staff
   const ivy = await staff.add({ name: 'Ivy' })
-  await page.goto(staff.url + '/')
-  await plantButton(page, 'Ivy').click()
-  await giveKey(page)
-  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  const editor = await openEditor(staff, 'Ivy')
   const status = editor.getByRole('combobox', { name: 'Status' })
   await editor.getByRole('button', { name: 'Mark sold', exact: true }).waitFor()
   assert.equal(await status.isDisabled(), false, 'not tracked: the status is set by hand')
@@ -477,11 +457,7 @@ staffPageTest('units typed to receive or count are not thrown away on Esc or Clo
   const { page } = staff
   const fern = await staff.add({ name: 'Fern' })
   await move(staff, fern.id, { delta: 5, reason: 'received' })
-  await page.goto(staff.url + '/')
-  await plantButton(page, 'Fern').click()
-  await giveKey(page)
-  const editor = page.getByRole('dialog', { name: 'Edit plant' })
-  await editor.getByText('5 on hand, 5 available.', { exact: true }).waitFor()
+  const editor = await openEditor(staff, 'Fern', '5 on hand, 5 available.')
   const ask = page.getByRole('alertdialog', { name: 'Discard your changes?' })
   for (const box of ['Units counted', 'Units received']) {
     const input = editor.getByRole('textbox', { name: box })
@@ -506,14 +482,9 @@ staffPageTest('units typed to receive or count are not thrown away on Esc or Clo
 })
 
 staffPageTest('the Stock part\'s messages (a count that is not a number, a count refused) are brought into view above the editor\'s sticky buttons at 1280×900', async (staff) => {
-  const { page } = staff
   const fern = await staff.add({ name: 'Fern' })
   await move(staff, fern.id, { delta: 5, reason: 'received' })
-  await page.goto(staff.url + '/')
-  await plantButton(page, 'Fern').click()
-  await giveKey(page)
-  const editor = page.getByRole('dialog', { name: 'Edit plant' })
-  await editor.getByText('5 on hand, 5 available.', { exact: true }).waitFor()
+  const editor = await openEditor(staff, 'Fern', '5 on hand, 5 available.')
   const bar = editor.locator('.sheet-actions')
   /** The message's foot is above the bar's top, and inside the window. */
   const clear = async (message: Locator, what: string): Promise<void> => {
@@ -555,11 +526,7 @@ staffPageTest('at 375 px each place\'s Sell one that gets the focus (by Tab, or 
   const palm = await staff.add({ name: 'Palm' })
   await move(staff, palm.id, { delta: 2, reason: 'received', location: 'greenhouse' })
   await move(staff, palm.id, { delta: 1, reason: 'received', location: 'backroom' })
-  await page.goto(staff.url + '/')
-  await plantButton(page, 'Palm').click()
-  await giveKey(page)
-  const editor = page.getByRole('dialog', { name: 'Edit plant' })
-  await editor.getByText('3 on hand, 3 available.', { exact: true }).waitFor()
+  const editor = await openEditor(staff, 'Palm', '3 on hand, 3 available.')
   const bar = editor.locator('.sheet-actions')
   /** The focused button's foot is above the bar's top, and inside the window. */
   const clear = async (name: string, what: string): Promise<void> => {

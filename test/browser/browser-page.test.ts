@@ -156,7 +156,7 @@ staffPageTest('staff find plants by searching as they type (the latest answer wi
   assert.equal(await page.locator('#summary').textContent(), '1 matching plant')
   // Nothing found: said where the plants would be, with a way back to all of them.
   await page.getByRole('textbox', { name: 'Category', exact: true }).fill('nowhere')
-  await page.getByText('No plant matches these filters.').waitFor()
+  await page.getByText('No plant matches: status sold, category nowhere.').waitFor()
   await page.getByRole('button', { name: 'Clear filters' }).click()
   await page.getByRole('button', { name: 'Zamioculcas', exact: true }).waitFor()
   assert.equal(await page.getByRole('textbox', { name: 'Category', exact: true }).inputValue(), '')
@@ -235,9 +235,9 @@ staffPageTest('a search the catalogue refuses is said in plain words, never besi
   }))
 
   // A search that finds nothing, then one the service refuses (a tag over 50 characters): the
-  // refusal shows alone, not under "No plant matches these filters" from the search before.
+  // refusal shows alone, not under "No plant matches" from the search before.
   await category.fill('nowhere')
-  await page.getByText('No plant matches these filters.').waitFor()
+  await page.getByText('No plant matches: category nowhere.').waitFor()
   await tag.fill('x'.repeat(51))
   await listAlert.filter({ hasText: 'The catalogue cannot search for this: the tag must be at most 50 characters.' }).waitFor()
   assert.deepEqual(await results(), { alert: 'The catalogue cannot search for this: the tag must be at most 50 characters.', empty: '', summary: '', plants: [] })

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { after, before, test, type TestContext } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core'
 import { buildApp, type AppOptions } from '../../src/app.js'
 import { testConfig, type Config } from '../../src/config.js'
 import type { Timings } from '../../web/dom.js'
@@ -153,6 +153,20 @@ export async function listShown (page: Page, part: string): Promise<void> {
 
 /** A plant's row in the page's list, by its exact name. */
 export const plantButton = (page: Page, name: string) => page.locator('#plants').getByRole('button', { name, exact: true })
+
+/**
+ * The list loaded afresh, plant `name` opened, `key` given when the page asks for it, and its
+ * editor once it shows the Stock line `stock` (exact text, or a pattern), when one is named.
+ */
+export async function openEditor (staff: { url: string, page: Page }, name: string, stock?: string | RegExp, key = KEY): Promise<Locator> {
+  const { page } = staff
+  await page.goto(staff.url + '/')
+  await plantButton(page, name).click()
+  await giveKey(page, key)
+  const editor = page.getByRole('dialog', { name: 'Edit plant' })
+  if (stock !== undefined) await editor.getByText(stock, { exact: typeof stock === 'string' }).waitFor()
+  return editor
+}
 
 export interface Answer { status: number, headers: http.IncomingHttpHeaders, body: any }
 
