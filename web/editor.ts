@@ -123,10 +123,13 @@ const scopeNote = el('p', { class: 'hint', attrs: { id: 'editor-scope' } })
 
 function showScope (): void {
   const till = !keyMay('write')
-  for (const field of FIELDS) inputs[field].disabled = till && (field !== 'status' || base === undefined)
+  // A key of scope read changes nothing; a till's, the status of a plant that exists.
+  const none = !keyMay('sell') || base === undefined
+  for (const field of FIELDS) inputs[field].disabled = till && (field !== 'status' || none)
   deleteButton.disabled = gone || till
-  if (base === undefined) saveButton.disabled = till
-  say(scopeNote, till ? `This tab’s key may sell: it changes ${base === undefined ? 'no plant' : 'the status alone'}. To change more, give a key that changes plants (Settings, Forget key), or ask your manager.` : '')
+  saveButton.disabled = gone || (till && none)
+  soldButton.disabled = gone || !keyMay('sell')
+  say(scopeNote, till ? `This tab’s key may ${keyMay('sell') ? 'sell' : 'only read'}: it changes ${none ? 'no plant' : 'the status alone'}. To change more, give a key that changes plants (Settings, Forget key), or ask your manager.` : '')
 }
 
 function setMode (plant: Plant | undefined): void {
