@@ -155,14 +155,15 @@ export async function listShown (page: Page, part: string): Promise<void> {
 export const plantButton = (page: Page, name: string) => page.locator('#plants').getByRole('button', { name, exact: true })
 
 /**
- * The list loaded afresh, plant `name` opened, `key` given when the page asks for it, and its
- * editor once it shows the Stock line `stock` (exact text, or a pattern), when one is named.
+ * The list loaded afresh, plant `name` opened, `key` given when the page asks for it (null: the tab
+ * holds one already), and its editor once it shows the Stock line `stock` (exact text, or a
+ * pattern), when one is named.
  */
-export async function openEditor (staff: { url: string, page: Page }, name: string, stock?: string | RegExp, key = KEY): Promise<Locator> {
+export async function openEditor (staff: { url: string, page: Page }, name: string, stock?: string | RegExp, key: string | null = KEY): Promise<Locator> {
   const { page } = staff
   await page.goto(staff.url + '/')
   await plantButton(page, name).click()
-  await giveKey(page, key)
+  if (key !== null) await giveKey(page, key)
   const editor = page.getByRole('dialog', { name: 'Edit plant' })
   if (stock !== undefined) await editor.getByText(stock, { exact: typeof stock === 'string' }).waitFor()
   return editor
