@@ -17,6 +17,13 @@ export const QUEUE_FULL_OR_STORAGE = 'Storage unavailable or shutting down; or, 
 const RETRY_AFTER = '5'
 /** The kernel's queues are read at most this often, and for at most 5% of the time (see look()). */
 const LOOK_EVERY_MS = 100
+/**
+ * ...and at least this often while anything is charged: a look's time includes the wait for a busy
+ * event loop, and twenty times a loaded host's wait kept clients long gone charged for most of a minute.
+ */
+const LOOK_AT_LEAST_EVERY_MS = 1000
+/** Errors that mean the client reset the connection: the kernel dropped what it held for it. */
+const PEER_GONE = new Set(['ECONNRESET', 'EPIPE'])
 /** What the kernel holds, by connection (undefined: the kernel does not say). */
 type KernelReader = (families: Iterable<Family>) => Promise<Map<string, number> | undefined>
 
@@ -65,7 +72,8 @@ export class QueuedBytes {
    * `bound`: this process's share of MAX_QUEUED_BYTES. `socketBuffer`: the most a socket's kernel
    * send buffer holds. `readKernel`: the kernel's send queues, by connection.
    */
-  constructor (readonly bound: number, private readonly socketBuffer: number, private readonly readKernel: KernelReader = readSendQueues) {}
+  constructor (readonly bound: number, private readonly socketBuffer: number, private readonly readKernel: KernelReader = readSendQueues,
+    private readonly now: () => number = () => performance.now()) {}
 
   /** Connections charged: open ones that have carried a large answer, and closed ones the kernel still holds bytes of. */
   get connectionsCharged (): number { return this.connections.size + this.closed.size }
@@ -130,10 +138,13 @@ export class QueuedBytes {
    * A connection closed however it ended: what the service held for it is gone, but when the
    * service closed it (an idle keep-alive, a client cut off) the kernel goes on sending what it
    * took, as long as the client keeps its end open. So its kernel part stays charged until a look
-   * finds it sent or dropped; where the kernel says nothing, it goes at once.
+   * finds it sent or dropped; where the kernel says nothing, it goes at once. A connection the
+   * client reset (as a client's kernel does when it closes with bytes unread) holds nothing in the
+   * kernel: a reset drops its send queue.
    */
   private close (socket: Socket, connection: Connection): void {
     this.connections.delete(socket)
+    if (PEER_GONE.has((socket.errored as NodeJS.ErrnoException | null)?.code ?? '')) return
     const bytes = this.kernelPart(socket, connection)
     if (bytes > 0 && this.lookedAt !== Infinity) this.closed.set(connection.key, { bytes, family: connection.family })
   }
@@ -154,7 +165,7 @@ export class QueuedBytes {
    * take at most 5% of the time, however many sockets the host has.
    */
   private look (): void {
-    const started = performance.now()
+    const started = this.now()
     if (this.looking || this.connections.size + this.closed.size === 0 || started - this.lookedAt < this.lookEveryMs) return
     this.looking = true
     const before = new Map([...this.connections.keys()].map((socket) => [socket, flushed(socket)]))
@@ -180,10 +191,10 @@ export class QueuedBytes {
         if (bytes === 0) this.closed.delete(key)
         else entry.bytes = bytes
       }
-      this.lookedAt = performance.now()
-      this.lookEveryMs = Math.max(LOOK_EVERY_MS, 20 * (this.lookedAt - started))
+      this.lookedAt = this.now()
+      this.lookEveryMs = Math.min(LOOK_AT_LEAST_EVERY_MS, Math.max(LOOK_EVERY_MS, 20 * (this.lookedAt - started)))
     }, () => {
-      this.lookedAt = performance.now()
+      this.lookedAt = this.now()
     }).finally(() => { this.looking = false })
   }
 }
