@@ -219,8 +219,11 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       timeWindow: 60_000,
       enableDraftSpec: true,
       allowList: (request) => OPERATIONS_PATHS.has(request.url),
-      errorResponseBuilder: (_request, context) =>
-        new HttpProblem(429, 'too-many-requests', `Rate limit of ${context.max} requests a minute exceeded; retry in ${context.after}`)
+      errorResponseBuilder: (_request, context) => {
+        const refused = new HttpProblem(429, 'too-many-requests', `Rate limit of ${context.max} requests a minute exceeded; retry in ${context.after}`)
+        refused.limit = 'rate limit'
+        return refused
+      }
     })
     // Before the key check and the answer to an unknown path: guessing either counts.
     app.addHook('onRequest', app.rateLimit())

@@ -82,7 +82,7 @@ const REPRESENTATION_HEADERS = ['content-type', 'content-length', 'content-encod
 export function sendProblem (reply: FastifyReply, problem: HttpProblem, cause?: unknown): FastifyReply {
   const status = problem.status
   const message = status >= 500 && problem.code === 'internal' ? undefined : problem.message
-  noteProblem(reply.request, { type: problemType(problem.code), detail: problem.message, err: cause })
+  noteProblem(reply.request, { type: problemType(problem.code), detail: problem.message, err: cause, limit: problem.limit })
   // A stream reply copies its headers onto node's response before the stream opens; if the open fails
   // (EMFILE), a text/css content type there would make Fastify refuse to serialise this body.
   if (!reply.raw.headersSent) for (const name of REPRESENTATION_HEADERS) reply.raw.removeHeader(name)

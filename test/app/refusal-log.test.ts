@@ -6,7 +6,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import { buildApp, type AppOptions } from '../../src/app.js'
 import { testConfig, type Config } from '../../src/config.js'
 import { RefusalLog } from '../../src/http/logging/refusal-log.js'
-import type { PlantStore } from '../../src/store/plant-store.js'
+import { QueryTooSlow } from '../../src/catalogue/errors.js'
+import type { ListFilter, PlantStore } from '../../src/store/plant-store.js'
 import { sqliteEngine } from '../helpers/engines.js'
 import { logCollector, type LogLine } from '../helpers/log-lines.js'
 import { overriding } from '../helpers/overriding.js'
@@ -159,4 +160,61 @@ test('the refusal log on its own: a quiet interval ends the summary, and the nex
     ['request refused', 1, undefined, '10.0.0.5'],
     ['refusals summarised', 1, 0, '10.0.0.6']
   ])
+})
+
+test('503s that shed load (a query over its time, a full send queue) are summarised like refusals, at warn, with no stack', async (t) => {
+  const { app, log, close } = await logged(t, {}, { refusalSummaryMs: NEVER_MS }, (store) => overriding(store, {
+    list: async () => { throw new QueryTooSlow('The search took longer than 2 s') }
+  }))
+  for (let i = 0; i < 30; i++) assert.equal((await app.inject({ method: 'GET', url: '/v3/plant?q=fern' })).statusCode, 503)
+  await close()
+  const lines = ofReason(log.lines(), '503 query-too-slow')
+  assert.deepEqual(lines.map((l) => [l.msg, l.level, l.count]), [['request refused', 'warn', 1], ['refusals summarised', 'warn', 29]])
+  assert.equal(lines[0].err, undefined, 'no stack')
+  assert.equal(log.lines().filter((l) => l.level === 'error').length, 0, 'nothing at error')
+})
+
+test('429s of the read budget and of the rate limit are summarised apart', async (t) => {
+  let release = (): void => {}
+  const held = new Promise<void>((resolve) => { release = resolve })
+  let entered = (): void => {}
+  const listing = new Promise<void>((resolve) => { entered = resolve })
+  const { app, log, close } = await logged(t, { readBudget: 1, rateLimit: 5 }, { refusalSummaryMs: NEVER_MS }, (store) => overriding(store, {
+    list: async (filter: ListFilter) => { entered(); await held; return await store.list(filter) }
+  }))
+  const running = app.inject({ method: 'GET', url: '/v3/plant' })
+  await listing
+  const answers = []
+  for (let i = 0; i < 8; i++) answers.push((await app.inject({ method: 'GET', url: '/v3/plant' })).statusCode)
+  release()
+  assert.equal((await running).statusCode, 200)
+  await close()
+  assert.deepEqual(answers, [429, 429, 429, 429, 429, 429, 429, 429])
+  const reasons = new Set(log.lines().filter((l) => l.status === 429 || l.last?.status === 429).map((l) => l.reason))
+  assert.deepEqual([...reasons].sort(), ['429 too-many-requests (rate limit)', '429 too-many-requests (read budget)'])
+})
+
+test('a summary names the client address that sent the most of its refusals in that interval, with its count, besides the latest', (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'] })
+  const written: Array<[Record<string, any>, string, string]> = []
+  const log = {
+    info: (line: Record<string, any>, msg: string) => { written.push([line, msg, 'info']) },
+    warn: (line: Record<string, any>, msg: string) => { written.push([line, msg, 'warn']) }
+  } as unknown as FastifyBaseLogger
+  const refusals = new RefusalLog(() => log, 1_000)
+  const refuse = (client: string): void => { refusals.refused('503 send-queue-full', { client }, 'request refused', undefined, 'warn') }
+  refuse('10.0.0.9')
+  for (let i = 0; i < 5; i++) refuse('10.0.0.1')
+  refuse('10.0.0.2')
+  t.mock.timers.tick(1_000)
+  refuse('10.0.0.3')
+  refuse('10.0.0.2')
+  refuse('10.0.0.2')
+  refusals.close()
+  assert.deepEqual(written.map(([line, msg, level]) => [msg, level, line.count, line.top]), [
+    ['request refused', 'warn', 1, undefined],
+    ['refusals summarised', 'warn', 6, { client: '10.0.0.1', count: 5 }],
+    ['refusals summarised', 'warn', 3, { client: '10.0.0.2', count: 2 }]
+  ])
+  assert.equal(written[1][0].last.client, '10.0.0.2')
 })

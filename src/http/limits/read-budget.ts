@@ -20,9 +20,11 @@ export function registerReadBudget (app: FastifyInstance, perAddress: number): v
     const budget = keyed ? perAddress * KEY_BUDGET_FACTOR : perAddress
     const mine = held.get(client) ?? 0
     if (mine >= budget) {
-      return done(new HttpProblem(429, 'too-many-requests',
+      const refused = new HttpProblem(429, 'too-many-requests',
         `At most ${budget} lists, counts, searches, feed or history pages at once per ${keyed ? 'API key' : 'client address (a client with an API key has more)'}; wait for one to finish`,
-        undefined, { 'retry-after': '1' }))
+        undefined, { 'retry-after': '1' })
+      refused.limit = 'read budget'
+      return done(refused)
     }
     held.set(client, mine + 1)
     // 'close' comes once the answer is sent or the connection went: the slot is given back either way.

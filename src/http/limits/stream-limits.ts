@@ -33,7 +33,9 @@ export class StreamLimits {
     }
     const mine = this.byAddress.get(address) ?? 0
     if (mine >= this.maxPerAddress) {
-      throw new HttpProblem(429, 'too-many-requests', `At most ${this.maxPerAddress} ${this.what} per client address at once; finish or close one first`, undefined, { 'retry-after': RETRY_AFTER })
+      const refused = new HttpProblem(429, 'too-many-requests', `At most ${this.maxPerAddress} ${this.what} per client address at once; finish or close one first`, undefined, { 'retry-after': RETRY_AFTER })
+      refused.limit = this.what
+      throw refused
     }
     this.open++
     if (anonymous) this.anonymousOpen++

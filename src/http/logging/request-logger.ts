@@ -52,7 +52,16 @@ export interface ProblemNote {
   detail: string
   /** For a 5xx: the error behind it (its stack), when there is one. */
   err?: unknown
+  /** Which limit refused (HttpProblem's `limit`). */
+  limit?: string
 }
+
+/**
+ * 503s the service chose to shed load (bytes queued, a query over its time, streams or pictures
+ * all taken, a shutdown): a flood makes as many of them as a flood of 4xx, and none is a fault
+ * with a stack worth reading, so they are refusals too, at `warn`.
+ */
+const SHED_LOAD = new Set(['service-busy', 'send-queue-full', 'query-too-slow', 'images-busy', 'shutting-down'])
 // Only answers that are problems get an entry: a success costs nothing here.
 const notes = new WeakMap<FastifyRequest, ProblemNote>()
 
@@ -69,9 +78,10 @@ const keyOf = (request: FastifyRequest): string | undefined => request.writer ==
  * (from the request's logger), method, route, URL (key-like query values redacted by the `url`
  * serializer), status, the client address (request.ip, which TRUST_PROXY decides), and the problem's
  * type and detail. A 5xx is at `error` with its cause, one line each, always: each is a fault to
- * read. A 4xx is a refusal, at `info`, through the refusal log: a client can repeat any 4xx as fast
- * as it likes (an unknown query parameter as cheaply as a missing key), so every one of them is
- * summarised when its reason (below) recurs within the interval.
+ * read; but a 503 that sheds load is a refusal at `warn`. A 4xx is a refusal, at `info`, through
+ * the refusal log: a client can repeat any 4xx as fast as it likes (an unknown query parameter as
+ * cheaply as a missing key), so every refusal is summarised when its reason (below) recurs within
+ * the interval.
  * Successes are one debug line each. Readiness probes are left out: health logs readiness changes
  * once, not every probe of a load balancer.
  */
@@ -82,10 +92,11 @@ export function registerAccessLog (app: FastifyInstance, refusals: RefusalLog): 
       request.log.debug({ method: request.method, url: request.url, status, client: request.ip, key: keyOf(request), ms: Math.round(reply.elapsedTime) }, 'request completed')
     } else if (request.url !== '/readyz') {
       const route = request.is404 ? 'unmatched' : request.routeOptions.url
-      const { type, detail, err } = notes.get(request) ?? {}
+      const { type, detail, err, limit } = notes.get(request) ?? {}
       const line = { method: request.method, route, url: request.url, status, type, detail, client: request.ip, key: keyOf(request), ms: Math.round(reply.elapsedTime) }
-      if (status >= 500) request.log.error({ ...line, err }, 'request answered with an error')
-      else refusals.refused(reasonOf(status, type, line.key), line, 'request refused', { log: request.log, id: request.id })
+      const shed = status >= 500 && SHED_LOAD.has(type?.slice(type.lastIndexOf('/') + 1) ?? '')
+      if (status >= 500 && !shed) request.log.error({ ...line, err }, 'request answered with an error')
+      else refusals.refused(reasonOf(status, type, line.key, limit), line, 'request refused', { log: request.log, id: request.id }, shed ? 'warn' : 'info')
     }
     done()
   })
@@ -94,9 +105,11 @@ export function registerAccessLog (app: FastifyInstance, refusals: RefusalLog): 
 /**
  * A refusal's reason: its status and problem code (`401 unauthorized`), and the key's name when the
  * request carried a known one (`403 insufficient-scope, key till-3`): the access log names who was
- * refused, so each key's refusals are summarised apart. Never anything a client can choose freely.
+ * refused, so each key's refusals are summarised apart; and which limit refused, where a code has
+ * several (`429 too-many-requests (read budget)`). Never anything a client can choose freely.
  */
-function reasonOf (status: number, type: string | undefined, key: string | undefined): string {
-  const reason = type === undefined ? String(status) : `${status} ${type.slice(type.lastIndexOf('/') + 1)}`
+function reasonOf (status: number, type: string | undefined, key: string | undefined, limit: string | undefined): string {
+  const code = type === undefined ? String(status) : `${status} ${type.slice(type.lastIndexOf('/') + 1)}`
+  const reason = limit === undefined ? code : `${code} (${limit})`
   return key === undefined ? reason : `${reason}, key ${key}`
 }

@@ -112,6 +112,11 @@ export class HttpProblem extends Error {
   lines?: Array<{ path: string, plant: number, location: string, quantity: number, available: number, elsewhere?: PlaceAvailable[] }>
   /** A 410 reservation-gone's `state`. */
   state?: string
+  /**
+   * Which limit refused, where one code has several (a 429 of the read budget, of the event
+   * streams, of the rate limit): the log summarises each apart, so an operator sees which one bites.
+   */
+  limit?: string
 
   constructor (
     readonly status: number,
