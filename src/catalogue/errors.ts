@@ -18,8 +18,14 @@ export class FeedGone extends Error {
 export class HistoryCursorGone extends Error {}
 export class PhotoNotFound extends Error {}
 export class PhotoLimitReached extends Error {}
-/** A list query ran past its time limit: answered 503 so it never holds the service up. */
-export class QueryTooSlow extends Error {}
+/**
+ * A list query ran past its time limit: answered 503 so it never holds the service up. `waitedMs`:
+ * how long it waited for a reader thread before it ran (SQLite's readers), which the limit does not
+ * count; undefined where nothing waited in the service's sight.
+ */
+export class QueryTooSlow extends Error {
+  constructor (message: string, readonly waitedMs?: number) { super(message) }
+}
 /** The storage cannot take or answer the request now (down, busy, disk full); worth a retry. */
 export class StorageUnavailable extends Error {
   constructor (message: string, readonly cause?: unknown) { super(message) }

@@ -133,9 +133,7 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
   if (error instanceof HistoryCursorGone) {
     return new HttpProblem(410, 'gone', 'This cursor was handed out before the catalogue was restored from a backup; read the history again from its first page (no cursor)')
   }
-  if (error instanceof QueryTooSlow) {
-    return new HttpProblem(503, 'query-too-slow', `${error.message}; narrow it (a rarer tag, a longer q) or retry`, undefined, { 'retry-after': '1' })
-  }
+  if (error instanceof QueryTooSlow) return new HttpProblem(503, 'query-too-slow', tooSlowDetail(error, request), undefined, { 'retry-after': '1' })
   if (error instanceof StorageUnavailable) return new HttpProblem(503, 'storage-unavailable', 'Storage is unavailable; retry shortly', undefined, { 'retry-after': '1' })
   if (OUT_OF_DESCRIPTORS.has(error.code ?? '')) {
     return new HttpProblem(503, 'storage-unavailable', 'The service has run out of file descriptors; retry shortly', undefined, { 'retry-after': '1' })
@@ -161,6 +159,22 @@ function toProblem (error: FastifyError, request: FastifyRequest): HttpProblem {
 }
 
 const OUT_OF_DESCRIPTORS = new Set(['EMFILE', 'ENFILE'])
+
+/**
+ * Where a query's time went, and what would help: the limit counts only its running, so a long wait
+ * for a reader (every one busy) is said apart; the advice to narrow names only filters the request
+ * has (a keyed client with neither tag nor q was told to use a rarer tag and a longer q).
+ */
+function tooSlowDetail (error: QueryTooSlow, request: FastifyRequest): string {
+  const query = request.query as { q?: unknown, tag?: unknown } | undefined
+  const narrow = query?.q !== undefined || query?.tag !== undefined ? 'a rarer tag, a longer q' : 'a filter, a smaller limit'
+  if (error.waitedMs === undefined) return `${error.message}; narrow it (${narrow}) or retry`
+  const ran = `${error.message} while running, after waiting ${error.waitedMs} ms for a reader thread (the limit does not count the wait)`
+  // A host so busy its reads queue runs each of them slower too: a retry may well do.
+  return error.waitedMs >= 1000
+    ? `${ran}: every reader was busy (SQLITE_READERS) and the host is loaded; retry shortly, or narrow it (${narrow})`
+    : `${ran}: the query itself is slow; narrow it (${narrow}) or retry`
+}
 
 /**
  * Requests Fastify refuses before any route runs, which it would otherwise answer with its own body:

@@ -8,6 +8,9 @@ import { guardStatuses, type RouteOptions } from '../http/resources/route-parts.
 import { tags } from './record.js'
 import { COUNT_EXACT_UP_TO, CountQuery, PlantCount } from './schemas.js'
 
+/** The 503s a count may answer, each by its code. */
+const COUNT_UNAVAILABLE = 'Storage unavailable (storage-unavailable) or shutting down (shutting-down); or the count ran past its time limit (query-too-slow: narrow it or retry); see Retry-After'
+
 /**
  * GET /v3/plant/count: how many plants the list's filters match ("1–20 of 240"). The store counts
  * one past the exact range and no further, so a filter matching most of a large catalogue costs
@@ -38,7 +41,7 @@ export const countRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
       querystring: CountQuery,
       response: {
         200: { ...ref(PlantCount), description: 'The number of matching plants', headers: { ...HEADERS.requestId, ...HEADERS.feedPosition } },
-        ...problemResponses(...guardStatuses(false), 400, 503)
+        ...problemResponses(...guardStatuses(false), 400, [503, COUNT_UNAVAILABLE])
       }
     }
   }, async (request, reply) => {

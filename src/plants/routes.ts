@@ -7,7 +7,7 @@ import { ref } from '../http/schemas/components.js'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/resources/etag.js'
 import { allowHeader, methodNotAllowed } from '../http/problems/unserved.js'
 import { HEADERS, problemResponses } from '../http/problems/problem.js'
-import { admitLargePages, QUEUE_FULL_OR_STORAGE } from '../http/connections/queued-bytes.js'
+import { admitLargePages } from '../http/connections/queued-bytes.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/resources/route-parts.js'
 import { feedPositionHook } from '../http/resources/positions.js'
 import { PlantNotFound } from '../catalogue/errors.js'
@@ -18,6 +18,10 @@ import { decodeCursor, encodeCursor, plantQueryOf } from './query.js'
 import { sendPlant, tags } from './record.js'
 import { IdParams, ListQuery, PAGE_SIZE, NewPlant, PlantPage, PlantUpdate, ReadHeaders, UpdateHeaders, WriteHeaders, type PlantFields } from './schemas.js'
 import { Plant } from './record.js'
+
+/** The 503s a list or search may answer, each by its code. */
+const LIST_UNAVAILABLE = 'Storage unavailable (storage-unavailable) or shutting down (shutting-down); the query ran past its time limit (query-too-slow: the detail says whether it ' +
+  'waited for a reader first; narrow it or retry); or, for an answer over 128 KiB, too many bytes queued to clients that have not read them (send-queue-full: MAX_QUEUED_BYTES); see Retry-After'
 
 const COLLECTION_ALLOW = allowHeader(['GET', 'POST', 'PUT'])
 /** The 409 of a write that gives a plant another plant's SKU. */
@@ -100,7 +104,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
           description: 'A page of plants; pass nextCursor back as cursor for the next',
           headers: { ...HEADERS.requestId, ...HEADERS.feedPosition }
         },
-        ...problemResponses(...readGuards, 400, [503, QUEUE_FULL_OR_STORAGE])
+        ...problemResponses(...readGuards, 400, [503, LIST_UNAVAILABLE])
       }
     },
     config: { allow: COLLECTION_ALLOW }

@@ -2522,7 +2522,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Storage unavailable or shutting down; or, for an answer over 128 KiB, too many bytes queued to clients that have not read them (send-queue-full: MAX_QUEUED_BYTES); see Retry-After */
+            /** @description Storage unavailable (storage-unavailable) or shutting down (shutting-down); or, for an answer over 128 KiB, too many bytes queued to clients that have not read them (send-queue-full: MAX_QUEUED_BYTES); see Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -2638,7 +2638,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Storage unavailable or shutting down; or, for an answer over 128 KiB, too many bytes queued to clients that have not read them (send-queue-full: MAX_QUEUED_BYTES); see Retry-After */
+            /** @description Storage unavailable (storage-unavailable) or shutting down (shutting-down); the query ran past its time limit (query-too-slow: the detail says whether it waited for a reader first; narrow it or retry); or, for an answer over 128 KiB, too many bytes queued to clients that have not read them (send-queue-full: MAX_QUEUED_BYTES); see Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3413,7 +3413,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Storage unavailable or shutting down; or, for an answer over 128 KiB, too many bytes queued to clients that have not read them (send-queue-full: MAX_QUEUED_BYTES); see Retry-After */
+            /** @description Storage unavailable (storage-unavailable) or shutting down (shutting-down); or, for an answer over 128 KiB, too many bytes queued to clients that have not read them (send-queue-full: MAX_QUEUED_BYTES); see Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4802,7 +4802,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Storage unavailable or shutting down; or, for an answer over 128 KiB, too many bytes queued to clients that have not read them (send-queue-full: MAX_QUEUED_BYTES); see Retry-After */
+            /** @description Storage unavailable (storage-unavailable) or shutting down (shutting-down); or, for an answer over 128 KiB, too many bytes queued to clients that have not read them (send-queue-full: MAX_QUEUED_BYTES); see Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4912,7 +4912,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Storage unavailable or shutting down (see Retry-After) */
+            /** @description Storage unavailable (storage-unavailable) or shutting down (shutting-down); or the count ran past its time limit (query-too-slow: narrow it or retry); see Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -5724,7 +5724,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Storage unavailable or shutting down; or, for an answer over 128 KiB, too many bytes queued to clients that have not read them (send-queue-full: MAX_QUEUED_BYTES); see Retry-After */
+            /** @description Storage unavailable (storage-unavailable) or shutting down (shutting-down); or, for an answer over 128 KiB, too many bytes queued to clients that have not read them (send-queue-full: MAX_QUEUED_BYTES); see Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */

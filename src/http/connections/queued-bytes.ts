@@ -11,7 +11,7 @@ import { HttpProblem } from '../problems/problem.js'
  */
 export const LARGE_ANSWER_BYTES = 128 * 1024
 /** The 503 of a route that may send a large answer, as its OpenAPI document says it. */
-export const QUEUE_FULL_OR_STORAGE = 'Storage unavailable or shutting down; or, for an answer over 128 KiB, too many bytes queued to clients that have not read them ' +
+export const QUEUE_FULL_OR_STORAGE = 'Storage unavailable (storage-unavailable) or shutting down (shutting-down); or, for an answer over 128 KiB, too many bytes queued to clients that have not read them ' +
   '(send-queue-full: MAX_QUEUED_BYTES); see Retry-After'
 /** Seconds a refused client is asked to wait: a client that does not read is cut off within a minute. */
 const RETRY_AFTER = '5'

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import type { Worker } from 'node:worker_threads'
 import { FeedGone, HistoryCursorGone, QueryTooSlow } from '../../catalogue/errors.js'
 import type { ReadFailure, ReadReply, ReadRequest } from './reader-thread.js'
@@ -8,12 +9,19 @@ import { startThread } from './threads.js'
 // to the first thread free. Threads start with the first reads that need them (a thread of its own
 // costs a cold start CPU it does not need), and an idle thread does not keep the process alive.
 
-interface Task { request: ReadRequest, resolve: (value: unknown) => void, reject: (err: unknown) => void }
+interface Task {
+  request: ReadRequest
+  resolve: (value: unknown) => void
+  reject: (err: unknown) => void
+  /** When it was asked, then how long it waited for a thread: a refusal says where its time went. */
+  askedAt: number
+  waitedMs?: number
+}
 interface Reader { worker: Worker, task: Task | undefined }
 
 /** The error a read failed with, as its class on this side of the thread. */
-function rebuild ({ name, message, code, reason }: ReadFailure): Error {
-  if (name === 'QueryTooSlow') return new QueryTooSlow(message)
+function rebuild ({ name, message, code, reason }: ReadFailure, waitedMs: number | undefined): Error {
+  if (name === 'QueryTooSlow') return new QueryTooSlow(message, waitedMs)
   if (name === 'FeedGone') return new FeedGone(reason as 'expired' | 'ahead')
   if (name === 'HistoryCursorGone') return new HistoryCursorGone(message)
   return Object.assign(new Error(message), code === undefined ? {} : { code })
@@ -36,7 +44,7 @@ export class ReaderPool {
   run<K extends ReadName> (name: K, ...args: Parameters<Reads[K]>): Promise<ReturnType<Reads[K]>> {
     if (this.closing) return Promise.reject(Object.assign(new Error('the store is closing'), { code: 'SQLITE_IOERR_CLOSING' }))
     return new Promise((resolve, reject) => {
-      this.queue.push({ request: { id: this.nextId++, name, args }, resolve: resolve as (value: unknown) => void, reject })
+      this.queue.push({ request: { id: this.nextId++, name, args }, resolve: resolve as (value: unknown) => void, reject, askedAt: performance.now() })
       this.dispatch()
     })
   }
@@ -60,6 +68,7 @@ export class ReaderPool {
       const reader = this.readers.find((r) => r.task === undefined) ?? (this.readers.length < this.size ? this.start() : undefined)
       if (!reader) return
       const task = this.queue.shift()!
+      task.waitedMs = Math.round(performance.now() - task.askedAt)
       reader.task = task
       reader.worker.ref()
       reader.worker.postMessage(task.request)
@@ -78,7 +87,7 @@ export class ReaderPool {
     reader.worker.unref()
     reader.worker.on('message', (reply: ReadReply) => {
       const task = settle()
-      if ('error' in reply) task?.reject(rebuild(reply.error))
+      if ('error' in reply) task?.reject(rebuild(reply.error, task.waitedMs))
       else task?.resolve(reply.value)
       this.dispatch()
     })
