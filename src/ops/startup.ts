@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import type { Config } from '../config.js'
 import { OPEN_WITH_READ_KEYS } from '../http/auth/auth.js'
+import { KEY_BUDGET_FACTOR } from '../http/limits/read-budget.js'
 import { PACKAGE_VERSION } from '../version.js'
 
 /** Where PostgreSQL is, as host:port/database: never the user's password (nor the query's options). */
@@ -22,6 +23,7 @@ export function startupFacts (config: Config, keyCount: number, storedKeys = fal
     ...(config.databaseUrl ? { database: databaseLocation(config.databaseUrl) } : { dataDir: config.dataDir === ':memory:' ? ':memory:' : resolve(config.dataDir) }),
     auth: keyCount > 0 ? `API keys (${keySources(keyCount, storedKeys)}) for writes and /metrics` : config.allowAnonymousWrites ? 'none: anonymous writes allowed' : 'none: anonymous writes on loopback only',
     reads: readsFact(config, keyCount),
+    readLimits: readLimitsFact(config),
     rateLimit: config.rateLimit > 0 ? `${config.rateLimit} a minute per client` : 'off',
     trustProxy: config.trustProxy === false ? 'none' : config.trustProxy.join(','),
     webhooks: webhooksFact(config),
@@ -47,6 +49,20 @@ function readsFact (config: Config, keyCount: number): string {
   if (keyCount === 0) return 'READS=keys, but no key exists yet: reads are open until the first key is made'
   return `need a key of scope read (READS=keys), photos included; open without a key: ${OPEN_WITH_READ_KEYS}; ` +
     '/metrics needs a write key; the staff page sends keys with writes only, so it cannot read here'
+}
+
+/**
+ * The limits a loaded instance answers 429 and 503 by, as resolved (SQLITE_READERS=auto becomes a
+ * number): a reviewer under load could not tell which were in force from the line.
+ */
+function readLimitsFact (config: Config): Record<string, unknown> {
+  return {
+    ...(config.databaseUrl ? {} : { sqliteReaders: config.sqliteReaders }),
+    readBudget: `${config.readBudget} per client address, ${config.readBudget * KEY_BUDGET_FACTOR} per API key`,
+    maxQueuedBytes: config.maxQueuedBytes,
+    feedMaxStreams: config.feedMaxStreams,
+    feedMaxStreamsPerClient: config.feedMaxStreamsPerClient
+  }
 }
 
 function webhooksFact (config: Config): string {

@@ -147,3 +147,15 @@ test('over a real connection, where Node keeps only the first Authorization head
   assert.match(answer, /^HTTP\/1\.1 401 /)
   assert.match(answer, /"detail":"Two Authorization headers were sent: send one key, in one header: Authorization: Bearer <key> or api_key: <key>"/)
 })
+
+test('the start-up line gives the read limits as resolved: readers, READ_BUDGET per address and per key, MAX_QUEUED_BYTES, FEED_MAX_STREAMS', () => {
+  const config = loadConfig({ SQLITE_READERS: 'auto', READ_BUDGET: '3', MAX_QUEUED_BYTES: '16777216', FEED_MAX_STREAMS: '50', FEED_MAX_STREAMS_PER_CLIENT: '5' })
+  assert.deepEqual(startupFacts(config, 0).readLimits, {
+    sqliteReaders: config.sqliteReaders,
+    readBudget: '3 per client address, 12 per API key',
+    maxQueuedBytes: 16777216,
+    feedMaxStreams: 50,
+    feedMaxStreamsPerClient: 5
+  })
+  assert.equal(typeof config.sqliteReaders, 'number', 'auto resolved')
+})
