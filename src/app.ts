@@ -14,6 +14,7 @@ import { StreamLimits } from './http/limits/stream-limits.js'
 import { QueuedBytes } from './http/connections/queued-bytes.js'
 import { envKeyNames, loadEnvKeys, registerAuth } from './http/auth/auth.js'
 import { registerReadBudget } from './http/limits/read-budget.js'
+import { registerQueryEncodingCheck } from './http/input/query-encoding.js'
 import { registerComponents } from './http/schemas/components.js'
 import { apiIndexRoutes } from './http/openapi/api-index.js'
 import { problemTypeRoutes } from './http/openapi/problem-pages.js'
@@ -228,6 +229,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     // Before the key check and the answer to an unknown path: guessing either counts.
     app.addHook('onRequest', app.rateLimit())
   }
+  registerQueryEncodingCheck(app)
   registerAuth(app, { keys: keyCache, readsNeedKey: config.readsNeedKey })
   registerReadBudget(app, config.readBudget)
   registerAccessLog(app, refusals)
