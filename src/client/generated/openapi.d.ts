@@ -2625,7 +2625,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key 4 times as many; or the rate limit exceeded, only when a rate limit is set (see Retry-After) */
+            /** @description This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key 4 times as many, counted per key (every address using the key together); or the rate limit exceeded, only when a rate limit is set (see Retry-After) */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3400,7 +3400,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key 4 times as many; or the rate limit exceeded, only when a rate limit is set (see Retry-After) */
+            /** @description This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key 4 times as many, counted per key (every address using the key together); or the rate limit exceeded, only when a rate limit is set (see Retry-After) */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4789,7 +4789,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key 4 times as many; or the rate limit exceeded, only when a rate limit is set (see Retry-After) */
+            /** @description This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key 4 times as many, counted per key (every address using the key together); or the rate limit exceeded, only when a rate limit is set (see Retry-After) */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4899,7 +4899,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key 4 times as many; or the rate limit exceeded, only when a rate limit is set (see Retry-After) */
+            /** @description This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key 4 times as many, counted per key (every address using the key together); or the rate limit exceeded, only when a rate limit is set (see Retry-After) */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -5711,7 +5711,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key 4 times as many; or the rate limit exceeded, only when a rate limit is set (see Retry-After) */
+            /** @description This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key 4 times as many, counted per key (every address using the key together); or the rate limit exceeded, only when a rate limit is set (see Retry-After) */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */

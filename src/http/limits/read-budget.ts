@@ -39,7 +39,7 @@ export function registerReadBudget (app: FastifyInstance, perAddress: number): v
     if (!EXPENSIVE_READS.has(route.schema?.operationId ?? '')) return
     const responses = route.schema!.response as Record<number, unknown> | undefined
     if (responses !== undefined) {
-      Object.assign(responses, problemResponses([429, `This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key ${KEY_BUDGET_FACTOR} times as many; or the rate limit exceeded, only when a rate limit is set (see Retry-After)`]))
+      Object.assign(responses, problemResponses([429, `This client already has READ_BUDGET (default 4) lists, counts, searches, feed or history pages running, a client with an API key ${KEY_BUDGET_FACTOR} times as many, counted per key (every address using the key together); or the rate limit exceeded, only when a rate limit is set (see Retry-After)`]))
     }
     // After the key is checked (onRequest) and the query validated: a refused request takes nothing.
     route.preHandler = [take, ...[route.preHandler ?? []].flat()]
