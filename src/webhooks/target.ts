@@ -21,7 +21,9 @@ for (const [net, bits] of [
   // Unique local (fd00:ec2::254, a cloud's metadata service, is one), link-local, site-local, multicast, discard, documentation.
   ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['100::', 64], ['2001:db8::', 32],
   // The local-use NAT64 prefix (RFC 8215): a network's own translator, to wherever it chooses.
-  ['64:ff9b:1::', 48]
+  ['64:ff9b:1::', 48],
+  // Teredo: a relay reaches the IPv4 address it embeds (obfuscated), which may be a private one.
+  ['2001::', 32]
 ] as const) PRIVATE_V6.addSubnet(net, bits, 'ipv6')
 
 /**
@@ -148,9 +150,12 @@ export function targetProblem (text: string, allowPrivate: PrivateReach): string
   try {
     url = new URL(text)
   } catch {
+    // The WHATWG parser refuses a zone id (fe80::1%25eth0): it names an interface of the sending host.
+    if (/\[[^\]]*%/.test(text)) return 'must not hold an IPv6 zone id (%25…): a zone names a network interface of the sending host'
     return 'must be an absolute URL (https://…)'
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http:// or https:// URL'
+  if (url.port === '0') return 'must not name port 0, which no receiver listens on'
   // A password in the URL would come back in every read of the webhook and every log line about it.
   if (url.username !== '' || url.password !== '') return 'must not hold a user name or password (user:pass@): put a secret in the path, or have the receiver check the webhook-signature header'
   return addressProblem(url, allowPrivate)

@@ -108,3 +108,13 @@ test('a literal private address is refused before every attempt, not only when s
   assert.match(refused.error!, /^not sent: the URL must not name a loopback, private, link-local or metadata address \(127\.0\.0\.1\) \(WEBHOOK_ALLOW_PRIVATE is off\)$/)
   assert.equal(r.received.length, 0)
 })
+
+// An operator's review: a Teredo address and port 0 were saved as targets (201), and a zone id was
+// refused as if the URL were not absolute.
+test('a Teredo address (2001::/32, which embeds an IPv4) and port 0 are refused; a zone id is refused by name', () => {
+  assert.match(targetProblem('http://[2001::7f00:1]/', false)!, /must not name .*\(2001::7f00:1\)/)
+  assert.match(targetProblem('http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/', false)!, /must not name/)
+  assert.equal(targetProblem('http://[2001:4860::8888]/', false), undefined, 'outside 2001::/32, a public address')
+  assert.match(targetProblem('http://example.com:0/', false)!, /port 0/)
+  assert.match(targetProblem('http://[fe80::1%25eth0]/', false)!, /zone id/)
+})
