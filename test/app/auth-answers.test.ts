@@ -125,7 +125,7 @@ test('the start-up line says who may read and, with READS=keys, exactly what sta
   assert.equal(startupFacts(loadConfig({}), 3, true).auth, 'API keys (2 from the configuration, and those stored in the catalogue) for writes and /metrics')
   assert.match(String(startupFacts(loadConfig({ READS: 'keys' }), 0).reads), /no key exists yet: reads are open until the first key is made/)
   const reads = String(startupFacts(loadConfig({ READS: 'keys' }), 2).reads)
-  assert.match(reads, /^need a key of scope read \(READS=keys\), photos included; open without a key: \/healthz, \/readyz, \/v3\/openapi\.json, \/v3\/docs and the staff page's own files/)
+  assert.match(reads, /^need a key of scope read \(READS=keys\), photos included; open without a key: \/healthz, \/readyz, \/v3\/openapi\.json, \/v3\/docs, the problem types \(\/v3\/problems\/…\) and the staff page's own files/)
   assert.match(reads, /\/metrics needs a write key/)
 })
 
