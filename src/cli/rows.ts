@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { createReadStream, readFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { identityFields } from '../catalogue/price-sku-barcode.js'
@@ -77,7 +77,7 @@ export function readRows (file: string, format: Format, notice: (message: string
 
 /** The identity of a row for re-runs: the whole record once defaulted, tags in their given order. */
 export function identityOf (fields: PlantFields): string {
-  return createHash('sha256').update(JSON.stringify(identityFields(fields))).digest('base64url').slice(0, 22)
+  return hash('sha256', JSON.stringify(identityFields(fields)), 'base64url').slice(0, 22)
 }
 
 /**

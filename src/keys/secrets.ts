@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
 
 // A key's secret and the one form of it the catalogue keeps.
 
@@ -12,5 +12,5 @@ export function newSecret (): string {
  * brute force gets anywhere, and a slow hash would cost every request that the cache misses.
  */
 export function hashOf (secret: string): string {
-  return createHash('sha256').update(secret).digest('hex')
+  return hash('sha256', secret, 'hex')
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { extname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -41,7 +41,7 @@ function load (dir: string, writeKey: 'required' | 'none'): Map<string, PageFile
     // The one thing the page learns from the server rather than the API: whether writes need a key,
     // so it can ask for one before the first write instead of after a refusal.
     if (name === 'index.html') body = Buffer.from(body.toString('utf8').replace('__WRITE_KEY__', writeKey))
-    files.set(name, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` })
+    files.set(name, { body, type, etag: `"${hash('sha256', body, 'base64url').slice(0, 22)}"` })
   }
   return files
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { Metadata, OutputInfo, Sharp } from 'sharp'
 import { HttpProblem } from '../http/problems/problem.js'
 import type { PhotoFile } from '../catalogue/photo.js'
@@ -39,7 +39,7 @@ const invalid = invalidPicture
 
 /** The file's name: its SHA-256 (so a URL names one content for ever) and its format. */
 const fileOf = (bytes: Buffer, ext: string): PhotoFile =>
-  ({ name: `${createHash('sha256').update(bytes).digest('base64url')}.${ext}`, bytes })
+  ({ name: `${hash('sha256', bytes, 'base64url')}.${ext}`, bytes })
 
 /**
  * Checks the picture from its header alone (format, pixel count), then makes the three files:

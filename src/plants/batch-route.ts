@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { BatchRefused, type BatchOperation, type BatchRefusal, type BatchResult } from '../catalogue/batch.js'
@@ -167,7 +167,7 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
     const key = request.headers['idempotency-key'] as string | undefined
     const claim = key === undefined
       ? undefined
-      : { key: idempotencyClaimKey(request, key), requestHash: createHash('sha256').update(identityOf(operations)).digest('base64url') }
+      : { key: idempotencyClaimKey(request, key), requestHash: hash('sha256', identityOf(operations), 'base64url') }
     const written = store.batch(operations.map(toOperation), claim, writeMetaOf(request))
     request.body = undefined
     return { named: operations.map(namedOf), written }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { nameKey } from '../catalogue/name-key.js'
 import { foldKey } from '../catalogue/search-key.js'
 import { filterKey, sortKeyOf, type PlantQuery, type Position } from '../catalogue/query.js'
@@ -100,7 +100,7 @@ function fingerprint (query: PlantQuery, before = false): string {
   const canonical = JSON.stringify(stock.some((v) => v !== undefined) ? [...withStore, more.map((v) => v ?? null), stock.map((v) => v ?? null)] : withStore)
   let value = fingerprints.get(canonical)
   if (value === undefined) {
-    value = createHash('sha256').update(canonical).digest('base64url').slice(0, 11)
+    value = hash('sha256', canonical, 'base64url').slice(0, 11)
     if (fingerprints.size >= REMEMBERED) fingerprints.clear()
     fingerprints.set(canonical, value)
   }

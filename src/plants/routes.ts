@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -59,7 +59,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       : {
           key: idempotencyClaimKey(request, key),
           // The validated, defaulted fields in a fixed order: the same plant sent with its members reordered is the same request.
-          requestHash: createHash('sha256').update(JSON.stringify(identityFields(fields))).digest('base64url')
+          requestHash: hash('sha256', JSON.stringify(identityFields(fields)), 'base64url')
         }
     const { plant, replayed } = await store.create(fields, claim, writeMetaOf(request))
     reply.header('cache-control', 'no-store')

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto'
+import { hash, randomUUID } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { plantsOf, type PlantCounts, type ReservationLine } from '../catalogue/reservation.js'
@@ -26,7 +26,7 @@ const location = { location: { type: 'string', description: '/v3/reservations/{i
 /** The claim of an Idempotency-Key over what the request asks (`what`): a retry with the same key and request answers the first result. */
 function claimOf (request: Parameters<typeof idempotencyClaimKey>[0], what: unknown): IdempotencyClaim | undefined {
   const key = request.headers['idempotency-key']
-  return typeof key !== 'string' ? undefined : { key: idempotencyClaimKey(request, key), requestHash: createHash('sha256').update(JSON.stringify(what)).digest('base64url') }
+  return typeof key !== 'string' ? undefined : { key: idempotencyClaimKey(request, key), requestHash: hash('sha256', JSON.stringify(what), 'base64url') }
 }
 
 /** The plants' counts as they are now (by id), for a replayed answer that did not keep them. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -162,7 +162,7 @@ export const stockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     const key = request.headers['idempotency-key']
     const claim = key === undefined
       ? undefined
-      : { key: idempotencyClaimKey(request, key), requestHash: createHash('sha256').update(JSON.stringify(['stock', id, input, request.headers['if-match'] ?? null])).digest('base64url') }
+      : { key: idempotencyClaimKey(request, key), requestHash: hash('sha256', JSON.stringify(['stock', id, input, request.headers['if-match'] ?? null]), 'base64url') }
     const { replayed, ...result } = await store.stock.move(id, input, claim, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request)).catch(async (err: unknown) => {
       // A till that names no place sells at main: when the units are elsewhere, the refusal says where;
       // a plant that tracks no stock has none anywhere, and is said so.

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ConfigError, type Config } from '../../config.js'
@@ -7,7 +7,7 @@ import { SCOPES, scopeIncludes, type KeyCheck, type Scope } from '../../catalogu
 import { keyInUrl, presentedKey, type Presented } from './credentials.js'
 import { HttpProblem, problemResponses, type FieldError } from '../problems/problem.js'
 
-const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest()
+const sha256 = (s: string): Buffer => hash('sha256', s, 'buffer')
 
 /**
  * The OpenAPI security of a route that needs a key of `scope` (or more): either header carries it.
