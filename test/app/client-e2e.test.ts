@@ -245,6 +245,9 @@ test('the typed client drives every documented operation against a listening ser
   assert.deepEqual(listed.data?.items.map((k) => [k.name, k.scope]), [['e2e-admin', 'admin'], ['e2e-till', 'sell']])
   const refused = await client.GET('/v3/keys', { headers: { authorization: `Bearer ${till.data!.secret}` } })
   assert.deepEqual([refused.response.status, refused.error?.type], [403, '/v3/problems/insufficient-scope'])
+  const current = await client.GET('/v3/keys/current', { headers: { authorization: `Bearer ${till.data!.secret}` } })
+  assert.deepEqual([current.data?.name, current.data?.scope, current.data?.scopes], ['e2e-till', 'sell', ['read', 'sell']], 'a till learns what its key may do')
+  assert.equal((await client.GET('/v3/keys/current')).response.status, 401, 'without a key, once keys exist')
   assert.equal((await client.DELETE('/v3/keys/{name}', { params: { path: { name: 'e2e-till' } }, headers: asAdmin })).response.status, 204)
   assert.equal((await client.DELETE('/v3/keys/{name}', { params: { path: { name: 'e2e-till' } }, headers: asAdmin })).response.status, 204, 'a revoke is idempotent')
 
