@@ -17,6 +17,7 @@ test('a query parameter whose percent-encoding is not UTF-8, or malformed, is 40
     assert.equal(res.statusCode, 400, query)
     assert.equal(res.json().type, '/v3/problems/invalid-input')
     assert.match(res.json().detail, /malformed percent-encoding, or one that is not UTF-8/)
+    assert.deepEqual(res.json().errors.map((e: { path: string }) => e.path), [`/${query.split('=')[0]}`], 'names the parameter')
   }
   const found = await app.inject({ method: 'GET', url: '/v3/plant?q=caf%C3%A9' })
   assert.equal(found.statusCode, 200)

@@ -10,10 +10,14 @@ export function registerQueryEncodingCheck (app: FastifyInstance): void {
   app.addHook('onRequest', (request, _reply, done) => {
     const at = request.url.indexOf('?')
     if (at < 0 || !request.url.includes('%', at)) return done()
-    try {
-      decodeURIComponent(request.url.slice(at + 1))
-    } catch {
-      return done(new HttpProblem(400, 'invalid-input', 'The query holds a malformed percent-encoding, or one that is not UTF-8'))
+    // Parameter by parameter, so the answer names the one to mend, as every other 400 of a query does.
+    for (const pair of request.url.slice(at + 1).split('&')) {
+      const [name, value = ''] = pair.split('=', 2)
+      const decodes = (s: string): boolean => { try { decodeURIComponent(s); return true } catch { return false } }
+      if (decodes(name) && decodes(value)) continue
+      const shown = decodes(name) ? decodeURIComponent(name) : name
+      const why = 'holds a malformed percent-encoding, or one that is not UTF-8'
+      return done(new HttpProblem(400, 'invalid-input', `querystring /${shown} ${why}`, [{ path: `/${shown}`, message: why }]))
     }
     done()
   })
