@@ -465,8 +465,10 @@ export function setUpEditor (handlers: EditorEvents): void {
   })
   // Chromium closes a dialog on a second Esc without a cancel event when nothing was clicked or
   // typed in between: the form is still there, so it opens again and asks.
+  // A close event comes as a task after the closing: when Back closed the editor and Forward opened
+  // it again first (a plant read from the cache answers quickly), the event is stale and the editor stays.
   dialog.addEventListener('close', () => {
-    if (closed) return
+    if (closed || dialog.open) return
     if (gone || !(dirty() || stockTyped())) return close()
     dialog.showModal()
     void leave()
