@@ -98,7 +98,15 @@ export async function confirmFirst (title: string, text: string, action: string,
   dialog.showModal()
   if (beside !== undefined) placeBeside(dialog, beside)
   byId('confirm-cancel').focus()
-  const answer = await new Promise<string>((resolve) => dialog.addEventListener('close', () => resolve(dialog.returnValue), { once: true }))
+  const answer = await new Promise<string>((resolve) => {
+    // A close event comes as a task: one left from an earlier question is not this one's answer.
+    const closed = (): void => {
+      if (dialog.open) return
+      dialog.removeEventListener('close', closed)
+      resolve(dialog.returnValue)
+    }
+    dialog.addEventListener('close', closed)
+  })
   beside?.classList.remove('named')
   dialog.style.removeProperty('margin-top')
   dialog.classList.remove('beside')

@@ -80,7 +80,8 @@ export function askKey (refused: boolean): Promise<string | null> {
       showForget()
       done(key)
     }
-    const cancel = (): void => done(null)
+    // Not a close event left from the last time the dialog closed (it comes as a task, maybe after this opened it).
+    const cancel = (): void => { if (!dialog.open) done(null) }
     form.addEventListener('submit', submit)
     dialog.addEventListener('close', cancel)
     dialog.showModal()
