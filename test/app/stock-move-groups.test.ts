@@ -250,6 +250,45 @@ describe('PostgreSQL movements set-based', { skip: postgresEngine.skip }, () => 
     assert.ok(keys.read < others, `${keys.read} key rows read by 4 sales among ${others} other keys: not by the key's index`)
   })
 
+  test('a sale group finds its plants and their levels by their indexes, not by reading every plant (a small catalogue, its statements planned once)', async (t) => {
+    const scratch = await freshSchema()
+    t.after(() => scratch.drop())
+    const plants = 400
+    const first = await openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 86_400_000, pollIntervalMs: 60_000 })
+    const ids = await Promise.all(Array.from({ length: plants }, (_, i) => plantOf(first, `Plant ${i}`)))
+    await Promise.all(ids.map((id) => first.stock.move(id, { set: 100, reason: 'count' })))
+    await first.close()
+    // A backend reports its table statistics when it ends: the stores' once closed.
+    const read = async (movements: number): Promise<Record<string, number>> => {
+      for (let tries = 0; ; tries++) {
+        const rows = await adminQuery<{ table: string, read: string, inserted: string }>(`SELECT relname AS table, coalesce(seq_tup_read, 0) AS read, n_tup_ins AS inserted
+          FROM pg_stat_user_tables WHERE schemaname = $1 AND relname IN ('plants', 'stock_levels', 'stock_movements')`, [scratch.name])
+        const ledger = Number(rows.find((r) => r.table === 'stock_movements')?.inserted ?? 0)
+        if (ledger >= movements || tries >= 100) return Object.fromEntries(rows.map((r) => [r.table, Number(r.read)]))
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    }
+    const before = await read(plants)
+    const url = new URL(scratch.url)
+    url.searchParams.set('pool_max', '1') // one connection, whose statements keep their plans
+    const store = await openPostgresStore({ connectionString: url.toString(), feedRetentionMs: 86_400_000, pollIntervalMs: 60_000 })
+    let open = true
+    t.after(async () => { if (open) await store.close() })
+    // More groups than PostgreSQL plans one by one before it keeps a plan for a statement.
+    const groups = 10
+    for (let g = 0; g < groups; g++) {
+      await Promise.all([0, 1, 2].map((k) => store.stock.move(ids[(g * 37 + k * 101) % plants], { delta: -1, reason: 'sale' }, { key: `till:${g}:${k}`, requestHash: 'h' })))
+    }
+    await store.close()
+    open = false
+    const after = await read(plants + 3 * groups)
+    // The store's start-up reads the plants once; a group planned with scans reads every plant (its write) and every level twice (its lock, its write).
+    for (const table of ['plants', 'stock_levels']) {
+      const rows = after[table] - before[table]
+      assert.ok(rows <= plants, `${rows} rows of ${table} read one after another by ${groups} groups of 3 sales among ${plants} plants`)
+    }
+  })
+
   test('a key taken by another instance\'s request after the group looked (committed while it wrote): the group runs again and answers that request\'s result', async (t) => {
     const { store, url } = await open(t)
     const id = await plantOf(store, 'Monstera')

@@ -4,6 +4,14 @@ import { ROW_COLUMNS } from './group-writes.js'
 
 // The statements of a group's stock movements (move-group.ts says how a group runs them).
 
+/**
+ * A plant's levels, found by their index. This statement and the write's are prepared and keep one
+ * plan, made for a table that is small or not analysed yet: plant_id = ANY (…), or a join, was planned
+ * as a sequential scan, which read every plant's level in each group (bench/results/issue-49-stock.md).
+ * A subquery per plant that is not pulled up (OFFSET 0) can only be an index scan.
+ */
+const BY_INDEX = (id: string): string => `SELECT plant_id, location, on_hand, reserved FROM stock_levels s WHERE s.plant_id = ${id} OFFSET 0`
+
 /** The lock-and-read statement, over the plant ids, location names and keys' earlier uses (a json array) given as SQL expressions. */
 const prepare = (ids: string, places: string, earlier: string): string => `
 WITH locked AS (
@@ -13,7 +21,7 @@ WITH locked AS (
 )
 SELECT (SELECT coalesce(json_agg(l), '[]') FROM (SELECT locked.*, (SELECT s.version FROM plants s WHERE s.id = locked.id) AS seen FROM locked) AS l) AS plants,
   (SELECT coalesce(array_agg(name), '{}') FROM places) AS places,
-  (SELECT coalesce(json_agg(v), '[]') FROM (SELECT plant_id, location, on_hand, reserved FROM stock_levels WHERE plant_id = ANY (${ids})) AS v) AS levels,
+  (SELECT coalesce(json_agg(v), '[]') FROM (SELECT v.* FROM unnest(${ids}) AS i (id), LATERAL (${BY_INDEX('i.id')}) AS v) AS v) AS levels,
   ${earlier} AS earlier`
 export const PREPARE = prepare('$1::bigint[]', '$4::text[]',
   "(SELECT coalesce(json_agg(e), '[]') FROM (SELECT key, request_hash, response, created_at FROM live_keys($2::text[], $3)) AS e)")
@@ -73,14 +81,18 @@ WITH m AS (
 ), p AS (
   SELECT * FROM json_to_recordset($2::json) AS p (id bigint, on_hand bigint, reserved bigint, available bigint, status text, version int)
 ), plant AS (
+  -- The rows to update are found by their index (OFFSET 0: a subquery a row), then by their
+  -- addresses: joined by id or key, the plan kept for this statement read every row (BY_INDEX says why).
   UPDATE plants SET on_hand = p.on_hand, reserved = p.reserved, available = p.available, status = p.status, version = p.version, updated_at = $1
-  FROM p WHERE plants.id = p.id
+  FROM p, LATERAL (SELECT x.ctid AS at FROM plants x WHERE x.id = p.id OFFSET 0) AS x WHERE plants.ctid = x.at
 ), l AS (
   SELECT * FROM json_to_recordset($3::json) AS l (plant_id bigint, location text, on_hand bigint, reserved bigint, held boolean)
 ), level AS (
   -- A level read in 1 is updated in place (its plant's lock keeps it as read); an INSERT … ON
   -- CONFLICT would lock its row first, one more WAL record a movement.
-  UPDATE stock_levels SET on_hand = l.on_hand FROM l WHERE l.held AND stock_levels.plant_id = l.plant_id AND stock_levels.location = l.location
+  UPDATE stock_levels SET on_hand = l.on_hand
+  FROM l, LATERAL (SELECT x.ctid AS at FROM stock_levels x WHERE x.plant_id = l.plant_id AND x.location = l.location OFFSET 0) AS x
+  WHERE l.held AND stock_levels.ctid = x.at
 ), added AS (
   INSERT INTO stock_levels (plant_id, location, on_hand, reserved)
   SELECT plant_id, location, on_hand, reserved FROM l WHERE NOT l.held
