@@ -63,7 +63,8 @@ const CLAIM_AGAIN = `INSERT INTO idempotency_keys AS k (key, request_hash, plant
  */
 const write = (claim: string): string => `
 WITH m AS (
-  SELECT nextval(pg_get_serial_sequence('stock_movements', 'seq')) AS seq, m.*
+  -- The sequence's name looked up once (a subquery), not a row: each lookup reads the catalogue.
+  SELECT nextval((SELECT pg_get_serial_sequence('stock_movements', 'seq'))) AS seq, m.*
   FROM (SELECT * FROM json_to_recordset($4::json) AS m (n int, plant_id bigint, actor text, location text, delta bigint, reason text, reference text,
     on_hand_after bigint, version int, change_n int, plant text, changes text, idem text, hash text, answer_head text, answer_tail text, events_head text, events_tail text) ORDER BY n) AS m
   -- A key the group takes that is in use (its earlier request committed before this statement):
