@@ -8,7 +8,7 @@ import { ROW_COLUMNS } from './group-writes.js'
  * A plant's levels, found by their index. This statement and the write's are prepared and keep one
  * plan, made for a table that is small or not analysed yet: plant_id = ANY (…), or a join, was planned
  * as a sequential scan, which read every plant's level in each group (bench/results/issue-49-stock.md).
- * A subquery per plant that is not pulled up (OFFSET 0) can only be an index scan.
+ * A subquery per plant that is not pulled up (OFFSET 0) is one key's lookup: planned by the index.
  */
 const BY_INDEX = (id: string): string => `SELECT plant_id, location, on_hand, reserved FROM stock_levels s WHERE s.plant_id = ${id} OFFSET 0`
 
