@@ -17,7 +17,8 @@ import { toPostgresText as toDb } from './text-escape.js'
 // A CTE named more than once (or that draws from the sequence) is evaluated once: each json is parsed once.
 export const WRITE = `
 WITH c AS (
-  SELECT nextval(pg_get_serial_sequence('plants', 'id')) AS id, c.*
+  -- The sequence's name looked up once (a subquery), not a row: each lookup reads the catalogue.
+  SELECT nextval((SELECT pg_get_serial_sequence('plants', 'id'))) AS id, c.*
   FROM json_to_recordset($2::json) AS c (n int, name text, name_key text, name_order_key text, category text, tags text[], status text, idem text, response text,
     description text, price bigint, sku text, barcode text, search_key text, search_starts text[], low_stock_at bigint)
 ), created AS (
