@@ -8,7 +8,7 @@ import type { PlantStore } from '../src/store/plant-store.js'
 import { plantFor, seedPlantFor, storeFieldsIn } from './plants.js'
 import { freePort } from './free-port.js'
 
-// node --import tsx bench/profile-pair.ts [--ops=get,list,put,post] [--requests=N] [--seed-only] DIR [DIR…]
+// node --import tsx bench/profile-pair.ts [--ops=get,list,put,post,patch,sale] [--requests=N] [--turns=K] [--seed-only] DIR [DIR…]
 //
 // Where a request's CPU goes, checkout against checkout: each DIR (a checkout with node_modules,
 // e.g. a worktree of an older commit, and this one as `.`) is built with tsc, preloaded with 1,000
@@ -18,16 +18,26 @@ import { freePort } from './free-port.js'
 // CPU per request, by function and by package, side by side. A fixed number of requests, not a
 // fixed time, so the figures do not move with the machine's load the way req/s does; only the
 // event loop is profiled (the SQLite writer thread's commits are not in it).
-// Store fields are sent to a checkout that has them, unless --seed-only.
+// Store fields are sent to a checkout that has them, unless --seed-only. `patch` is PATCH {status},
+// `sale` a till's sale (a movement of -1 with an Idempotency-Key of its own each): with `sale` among
+// the ops every plant is first counted to plenty at main, so no sale runs out.
 
 const args = process.argv.slice(2)
 const option = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1]
 const ops = (option('ops') ?? 'get,list,put,post').split(',')
 const requests = Number(option('requests') ?? 20_000)
 const seedOnly = args.includes('--seed-only')
+/** Measured passes of each operation, the operations taking turns: a drift in the machine's load falls on each alike. */
+const turns = Number(option('turns') ?? 1)
+/** --no-profile: /proc's CPU figures alone, without the profiler's own cost in them (its thread and its samples' interruptions). */
+const profiled = !args.includes('--no-profile')
 const dirs = args.filter((a) => !a.startsWith('--')).map((d) => resolve(d))
 const PLANTS = 1000
 const CONNECTIONS = 16
+/** Pots counted at main on every plant before `sale`: more than any run sells. */
+const PLENTY = 100_000_000
+/** A pass's number, in each sale's Idempotency-Key: a key of an earlier pass would be a replay, not a sale. */
+let pass = 0
 if (dirs.length === 0) throw new Error('usage: profile-pair.ts [--ops=…] [--requests=N] [--seed-only] DIR [DIR…]')
 const log = (line: string): void => { process.stderr.write(`${line}\n`) }
 
@@ -37,6 +47,7 @@ async function preload (dir: string, dataDir: string, full: boolean): Promise<vo
   const { openSqliteStore } = await import(join(dir, 'src/store/sqlite/sqlite-plant-store.ts')) as { openSqliteStore: (o: object) => Promise<PlantStore> }
   const store = await openSqliteStore({ dataDir, feedRetentionMs: 7 * 86_400_000 })
   await Promise.all(Array.from({ length: PLANTS }, (_, i) => store.create(full ? plantFor(i) : seedPlantFor(i))))
+  if (ops.includes('sale')) await Promise.all(Array.from({ length: PLANTS }, (_, i) => store.stock.move(i + 1, { set: PLENTY, reason: 'count' })))
   await store.close()
 }
 
@@ -44,6 +55,18 @@ async function preload (dir: string, dataDir: string, full: boolean): Promise<vo
 function cpuUs (pid: number, mainThread = false): number {
   const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
   return (Number(fields[11]) + Number(fields[12])) * 1e6 / CLOCK_TICKS
+}
+/** CPU time so far of each of the process's threads, in µs, by thread id, with the thread's name. */
+function threadsUs (pid: number): Map<string, { name: string, us: number }> {
+  const out = new Map<string, { name: string, us: number }>()
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      const fields = stat.split(') ')[1].split(' ')
+      out.set(tid, { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), us: (Number(fields[11]) + Number(fields[12])) * 1e6 / CLOCK_TICKS })
+    } catch { /* the thread ended */ }
+  }
+  return out
 }
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
 
@@ -59,7 +82,9 @@ async function settled (pid: number): Promise<void> {
 }
 
 const json = { 'content-type': 'application/json' }
-function request (op: string, n: number, full: boolean): { method: 'GET' | 'PUT' | 'POST', path: string, headers?: Record<string, string>, body?: string } {
+const SALE = JSON.stringify({ delta: -1, reason: 'sale' })
+const STATUSES = ['available', 'pending', 'sold']
+function request (op: string, n: number, full: boolean): { method: 'GET' | 'PUT' | 'POST' | 'PATCH', path: string, headers?: Record<string, string>, body?: string } {
   const id = 1 + ((n * 7919) % PLANTS)
   const fields = (i: number): object => full ? { ...plantFor(i), sku: null } : seedPlantFor(i)
   switch (op) {
@@ -68,6 +93,8 @@ function request (op: string, n: number, full: boolean): { method: 'GET' | 'PUT'
     // The SKU is left out (null): a PUT of another plant's SKU would be a 409; the other store fields are sent.
     case 'put': return { method: 'PUT', path: '/v3/plant', headers: json, body: JSON.stringify({ id, ...fields(n) }) }
     case 'post': return { method: 'POST', path: '/v3/plant', headers: json, body: JSON.stringify(fields(n)) }
+    case 'patch': return { method: 'PATCH', path: `/v3/plant/${id}`, headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ status: STATUSES[n % 3] }) }
+    case 'sale': return { method: 'POST', path: `/v3/plant/${id}/stock/movements`, headers: { ...json, 'idempotency-key': `profile-${pass}-${n}` }, body: SALE }
     default: throw new Error(`unknown op ${op}`)
   }
 }
@@ -76,7 +103,8 @@ function request (op: string, n: number, full: boolean): { method: 'GET' | 'PUT'
 async function drive (url: string, op: string, full: boolean, pid: number): Promise<Window> {
   let next = 0
   let failed = 0
-  const [cpuBefore, loopBefore] = [cpuUs(pid), cpuUs(pid, true)]
+  pass++
+  const [cpuBefore, loopBefore, threadsBefore] = [cpuUs(pid), cpuUs(pid, true), threadsUs(pid)]
   const from = Number(process.hrtime.bigint() / 1000n)
   await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
     const client = new Client(url)
@@ -89,9 +117,18 @@ async function drive (url: string, op: string, full: boolean, pid: number): Prom
     await client.close()
   }))
   const to = Number(process.hrtime.bigint() / 1000n)
-  return { from, to, failed, cpuUs: (cpuUs(pid) - cpuBefore) / requests, loopUs: (cpuUs(pid, true) - loopBefore) / requests }
+  // Each thread's CPU but the event loop's: the writer's, the readers', the compiler's, the GC's.
+  const threads = new Map<string, number>()
+  for (const [tid, { name, us }] of threadsUs(pid)) {
+    if (tid === String(pid)) continue
+    const used = (us - (threadsBefore.get(tid)?.us ?? 0)) / requests
+    // One checkout: each thread apart (its id is the same through the run); several: by name, as ids differ between them.
+    const key = dirs.length === 1 ? `${name} ${tid}` : name
+    threads.set(key, (threads.get(key) ?? 0) + used)
+  }
+  return { from, to, failed, cpuUs: (cpuUs(pid) - cpuBefore) / requests, loopUs: (cpuUs(pid, true) - loopBefore) / requests, threads }
 }
-interface Window { from: number, to: number, failed: number, cpuUs: number, loopUs: number }
+interface Window { from: number, to: number, failed: number, cpuUs: number, loopUs: number, threads: Map<string, number> }
 
 interface Node { id: number, callFrame: { functionName: string, url: string, lineNumber: number } }
 interface Profile { nodes: Node[], samples: number[], timeDeltas: number[], startTime: number }
@@ -105,7 +142,7 @@ const place = (url: string): string => url.includes('/node_modules/')
  * not running at all (on a loaded machine, up to tens of ms), which would be charged to whatever
  * was on the stack when it was taken off the core (often a write).
  */
-function perRequest (profile: Profile, window: Window): Result {
+function perRequest (profile: Profile, windows: Window[]): Result {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]))
   const interval = [...profile.timeDeltas].sort((a, b) => a - b)[profile.timeDeltas.length >> 1]
   const fn = new Map<string, number>()
@@ -114,18 +151,20 @@ function perRequest (profile: Profile, window: Window): Result {
   let total = 0
   profile.samples.forEach((id, i) => {
     t += profile.timeDeltas[i] ?? 0
-    if (t < window.from || t > window.to) return
+    if (!windows.some((w) => t >= w.from && t <= w.to)) return
     const f = byId.get(id)!.callFrame
     if (f.functionName === '(idle)') return
-    const d = interval / requests
+    const d = interval / requests / windows.length
     total += d
     const key = `${f.functionName || '(anonymous)'} ${place(f.url)}:${f.lineNumber + 1}`
     fn.set(key, (fn.get(key) ?? 0) + d)
     places.set(place(f.url), (places.get(place(f.url)) ?? 0) + d)
   })
-  return { total, fn, place: places, cpuUs: window.cpuUs, loopUs: window.loopUs }
+  const mean = (of: (w: Window) => number): number => windows.reduce((sum, w) => sum + of(w), 0) / windows.length
+  const threads = new Map([...new Set(windows.flatMap((w) => [...w.threads.keys()]))].map((name) => [name, mean((w) => w.threads.get(name) ?? 0)]))
+  return { total, fn, place: places, cpuUs: mean((w) => w.cpuUs), loopUs: mean((w) => w.loopUs), threads }
 }
-interface Result { total: number, fn: Map<string, number>, place: Map<string, number>, cpuUs: number, loopUs: number }
+interface Result { total: number, fn: Map<string, number>, place: Map<string, number>, cpuUs: number, loopUs: number, threads: Map<string, number> }
 
 async function measure (dir: string, tmp: string): Promise<Map<string, Result>> {
   const build = spawnSync(process.execPath, [join(dir, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: dir, encoding: 'utf8' })
@@ -136,7 +175,7 @@ async function measure (dir: string, tmp: string): Promise<Map<string, Result>> 
   await preload(dir, dataDir, full)
   const profiles = join(tmp, `profiles-${readdirSync(tmp).length}`)
   const port = await freePort()
-  const child: ChildProcess = spawn('taskset', ['-c', '0', process.execPath, '--cpu-prof', `--cpu-prof-dir=${profiles}`, join(dir, 'dist/src/server.js')], {
+  const child: ChildProcess = spawn('taskset', ['-c', '0', process.execPath, ...(profiled ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []), join(dir, 'dist/src/server.js')], {
     cwd: dir,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info', NODE_ENV: 'production' },
     stdio: ['ignore', 'ignore', 'inherit']
@@ -151,21 +190,40 @@ async function measure (dir: string, tmp: string): Promise<Map<string, Result>> 
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   await settled(child.pid!)
-  const windows = new Map<string, Window>()
-  for (const op of ops) {
-    // A first pass warms the JIT and each route's lazily compiled schemas; the second is measured.
-    await drive(url, op, full, child.pid!)
-    const w = await drive(url, op, full, child.pid!)
-    if (w.failed > 0) log(`warning: ${dir} ${op}: ${w.failed} of ${requests} answers were not 2xx`)
-    windows.set(op, w)
+  const windows = new Map<string, Window[]>(ops.map((op) => [op, []]))
+  // A first pass warms the JIT and each route's lazily compiled schemas; the later ones are measured.
+  for (const op of ops) await drive(url, op, full, child.pid!)
+  for (let turn = 0; turn < turns; turn++) {
+    for (const op of ops) {
+      const w = await drive(url, op, full, child.pid!)
+      if (w.failed > 0) log(`warning: ${dir} ${op}: ${w.failed} of ${requests} answers were not 2xx`)
+      windows.get(op)!.push(w)
+    }
   }
   const exited = new Promise((resolve) => child.once('exit', resolve))
   child.kill('SIGTERM')
   await exited
-  const file = readdirSync(profiles).find((f) => f.endsWith('.cpuprofile'))!
-  const profile = JSON.parse(readFileSync(join(profiles, file), 'utf8')) as Profile
-  log(`${dir}: ${full ? 'store fields sent' : 'the seed\'s fields only'}; profile ${join(profiles, file)}`)
-  return new Map(ops.map((op) => [op, perRequest(profile, windows.get(op)!)]))
+  // CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile: thread 0 is the event loop, the others worker threads (the SQLite writer, readers).
+  const empty: Profile = { nodes: [], samples: [], timeDeltas: [], startTime: 0 }
+  if (!profiled) return new Map(ops.map((op) => [op, perRequest(empty, windows.get(op)!)]))
+  const files = readdirSync(profiles).filter((f) => f.endsWith('.cpuprofile')).sort()
+  const threadOf = (f: string): string => f.split('.').at(-3) ?? '?'
+  const main = files.find((f) => threadOf(f) === '0')!
+  const load = (f: string): Profile => JSON.parse(readFileSync(join(profiles, f), 'utf8')) as Profile
+  const profile = load(main)
+  const workers = files.filter((f) => f !== main).map((f) => ({ thread: threadOf(f), profile: load(f) }))
+  log(`${dir}: ${full ? 'store fields sent' : 'the seed\'s fields only'}; profiles ${files.map((f) => join(profiles, f)).join(', ')}`)
+  return new Map(ops.map((op) => {
+    const result = perRequest(profile, windows.get(op)!)
+    // A worker's samples join the tables under its thread's name; its total is a row of its own.
+    for (const { thread, profile: p } of workers) {
+      const w = perRequest(p, windows.get(op)!)
+      result.fn.set(`[worker ${thread}] (all)`, w.total)
+      for (const [name, us] of w.fn) result.fn.set(`[worker ${thread}] ${name}`, us)
+      for (const [name, us] of w.place) result.place.set(`[worker ${thread}] ${name}`, us)
+    }
+    return [op, result]
+  }))
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'profile-pair-'))
@@ -178,12 +236,34 @@ for (const op of ops) {
   console.log(`${of.map((r) => us(r.cpuUs)).join(' ')}  CPU per request, all threads (/proc)`)
   console.log(`${of.map((r) => us(r.loopUs)).join(' ')}  CPU per request, the event loop (/proc)`)
   console.log(`${of.map((r) => us(r.total)).join(' ')}  the event loop, from the profile's samples`)
+  for (const name of [...new Set(of.flatMap((r) => [...r.threads.keys()]))].sort()) {
+    console.log(`${of.map((r) => us(r.threads.get(name))).join(' ')}  CPU per request, thread ${name} (/proc)`)
+  }
   for (const key of ['place', 'fn'] as const) {
     const names = [...new Set(of.flatMap((r) => [...r[key].keys()]))]
     // The rows that differ most between the first and the last checkout, then the largest.
     const rows = names.map((name) => ({ name, values: of.map((r) => r[key].get(name) ?? 0) }))
       .sort((a, b) => Math.abs(b.values[0] - b.values[b.values.length - 1]) - Math.abs(a.values[0] - a.values[a.values.length - 1]))
       .slice(0, key === 'place' ? 15 : 30)
+    console.log(`\nby ${key === 'fn' ? 'function' : 'package or file'}, largest differences first:`)
+    for (const row of rows) console.log(`${row.values.map(us).join(' ')}  ${row.name}`)
+  }
+}
+// One checkout and several operations: the operations side by side, largest differences between the first and the last first.
+if (dirs.length === 1 && ops.length > 1) {
+  const of = ops.map((op) => results[0].get(op)!)
+  console.log(`\n## ${ops.join(' | ')}: µs of event-loop CPU per request, side by side (${dirs[0]})`)
+  console.log(`${of.map((r) => us(r.cpuUs)).join(' ')}  CPU per request, all threads (/proc)`)
+  console.log(`${of.map((r) => us(r.loopUs)).join(' ')}  CPU per request, the event loop (/proc)`)
+  console.log(`${of.map((r) => us(r.total)).join(' ')}  the event loop, from the profile's samples`)
+  for (const name of [...new Set(of.flatMap((r) => [...r.threads.keys()]))].sort()) {
+    console.log(`${of.map((r) => us(r.threads.get(name))).join(' ')}  CPU per request, thread ${name} (/proc)`)
+  }
+  for (const key of ['place', 'fn'] as const) {
+    const names = [...new Set(of.flatMap((r) => [...r[key].keys()]))]
+    const rows = names.map((name) => ({ name, values: of.map((r) => r[key].get(name) ?? 0) }))
+      .sort((a, b) => Math.abs(b.values[0] - b.values[b.values.length - 1]) - Math.abs(a.values[0] - a.values[a.values.length - 1]))
+      .slice(0, key === 'place' ? 30 : 70)
     console.log(`\nby ${key === 'fn' ? 'function' : 'package or file'}, largest differences first:`)
     for (const row of rows) console.log(`${row.values.map(us).join(' ')}  ${row.name}`)
   }
