@@ -27,7 +27,7 @@ const option = (name: string): string | undefined => args.find((a) => a.startsWi
 const ops = (option('ops') ?? 'get,list,put,post').split(',')
 const requests = Number(option('requests') ?? 20_000)
 const seedOnly = args.includes('--seed-only')
-/** Measured passes of each operation, the operations taking turns: a drift in the machine's load falls on each alike. */
+/** Measured passes of each operation, the checkouts and the operations taking turns: a drift in the machine's load falls on each alike. */
 const turns = Number(option('turns') ?? 1)
 /** --no-profile: /proc's CPU figures alone, without the profiler's own cost in them (its thread and its samples' interruptions). */
 const profiled = !args.includes('--no-profile')
@@ -166,7 +166,10 @@ function perRequest (profile: Profile, windows: Window[]): Result {
 }
 interface Result { total: number, fn: Map<string, number>, place: Map<string, number>, cpuUs: number, loopUs: number, threads: Map<string, number> }
 
-async function measure (dir: string, tmp: string): Promise<Map<string, Result>> {
+interface Running { dir: string, url: string, full: boolean, child: ChildProcess, profiles: string, windows: Map<string, Window[]> }
+
+/** Builds and preloads a checkout and starts its service; answers once start-up's compiles have settled. */
+async function start (dir: string, tmp: string): Promise<Running> {
   const build = spawnSync(process.execPath, [join(dir, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: dir, encoding: 'utf8' })
   if (build.status !== 0) log(`warning: ${dir}: tsc reported errors:\n${build.stdout.trim().split('\n').slice(0, 5).join('\n')}`)
   const full = hasStoreFields(dir)
@@ -190,16 +193,20 @@ async function measure (dir: string, tmp: string): Promise<Map<string, Result>> 
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   await settled(child.pid!)
-  const windows = new Map<string, Window[]>(ops.map((op) => [op, []]))
-  // A first pass warms the JIT and each route's lazily compiled schemas; the later ones are measured.
-  for (const op of ops) await drive(url, op, full, child.pid!)
-  for (let turn = 0; turn < turns; turn++) {
-    for (const op of ops) {
-      const w = await drive(url, op, full, child.pid!)
-      if (w.failed > 0) log(`warning: ${dir} ${op}: ${w.failed} of ${requests} answers were not 2xx`)
-      windows.get(op)!.push(w)
-    }
+  return { dir, url, full, child, profiles, windows: new Map(ops.map((op) => [op, []])) }
+}
+
+/** One measured pass of each operation on a running service. */
+async function measuredPass ({ dir, url, full, child, windows }: Running): Promise<void> {
+  for (const op of ops) {
+    const w = await drive(url, op, full, child.pid!)
+    if (w.failed > 0) log(`warning: ${dir} ${op}: ${w.failed} of ${requests} answers were not 2xx`)
+    windows.get(op)!.push(w)
   }
+}
+
+/** Stops a service and reads its profiles: µs a request by operation. */
+async function finish ({ dir, full, child, profiles, windows }: Running): Promise<Map<string, Result>> {
   const exited = new Promise((resolve) => child.once('exit', resolve))
   child.kill('SIGTERM')
   await exited
@@ -227,8 +234,16 @@ async function measure (dir: string, tmp: string): Promise<Map<string, Result>> 
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'profile-pair-'))
+// Every checkout's service runs through the whole measurement, the checkouts taking turns pass by
+// pass, so a change in the machine's load falls on each alike (measured one after the other, the
+// one measured while another job ran paid for it: 18 µs a sale of the event loop's CPU at load 15).
+const running: Running[] = []
+for (const dir of dirs) running.push(await start(dir, tmp))
+// A first pass warms the JIT and each route's lazily compiled schemas; the later ones are measured.
+for (const r of running) for (const op of ops) await drive(r.url, op, r.full, r.child.pid!)
+for (let turn = 0; turn < turns; turn++) for (const r of running) await measuredPass(r)
 const results: Array<Map<string, Result>> = []
-for (const dir of dirs) results.push(await measure(dir, tmp))
+for (const r of running) results.push(await finish(r))
 const us = (x: number | undefined): string => (x ?? 0).toFixed(1).padStart(7)
 for (const op of ops) {
   const of = results.map((r) => r.get(op)!)
