@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { PlantNotFound } from '../catalogue/errors.js'
-import { InsufficientStock, MAIN_LOCATION, MOVEMENTS_PAGE_DEFAULT, SELL_REASONS, type MovementInput, type Reason } from '../catalogue/stock.js'
+import { InsufficientStock, MAIN_LOCATION, MOVEMENTS_PAGE_DEFAULT, SELL_REASONS, type MovementInput, type MovementResult as MovementAnswer, type Reason } from '../catalogue/stock.js'
 import { securityFor, writeMetaOf, writeSecurity } from '../http/auth/auth.js'
 import { ref } from '../http/schemas/components.js'
 import { etagOf, ifMatchVersions } from '../http/resources/etag.js'
@@ -40,6 +40,16 @@ function scopeOfMovement (body: unknown): { scope: 'sell' | 'write', paths: stri
 }
 
 export const stockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store }) => {
+  /**
+   * A till that names no place sells at main: when the units are elsewhere, the refusal says where;
+   * a plant that tracks no stock has none anywhere, and is said so.
+   */
+  const sayWhereElse = async (err: InsufficientStock, id: number): Promise<void> => {
+    const levels = await store.stock.levels(id)
+    err.elsewhere = (levels ?? []).filter((l) => l.location !== err.location && l.available > 0)
+    err.untracked = levels !== undefined && (await store.get(id))?.stock === null
+  }
+
   app.get('/v3/locations', {
     schema: {
       operationId: 'list-locations',
@@ -163,18 +173,17 @@ export const stockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     const claim = key === undefined
       ? undefined
       : { key: idempotencyClaimKey(request, key), requestHash: hash('sha256', JSON.stringify(['stock', id, input, request.headers['if-match'] ?? null]), 'base64url') }
-    const { replayed, ...result } = await store.stock.move(id, input, claim, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request)).catch(async (err: unknown) => {
-      // A till that names no place sells at main: when the units are elsewhere, the refusal says where;
-      // a plant that tracks no stock has none anywhere, and is said so.
-      if (err instanceof InsufficientStock) {
-        const levels = await store.stock.levels(id)
-        err.elsewhere = (levels ?? []).filter((l) => l.location !== err.location && l.available > 0)
-        err.untracked = levels !== undefined && (await store.get(id))?.stock === null
-      }
+    let result: MovementAnswer
+    try {
+      result = await store.stock.move(id, input, claim, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request))
+    } catch (err) {
+      if (err instanceof InsufficientStock) await sayWhereElse(err, id)
       throw err
-    })
+    }
     reply.code(201).header('cache-control', 'no-store').header('etag', etagOf(result))
-    if (replayed) reply.header('idempotent-replayed', 'true')
+    if (result.replayed) reply.header('idempotent-replayed', 'true')
+    // Sent as the store answers it: the response's schema writes MovementResult's members alone, so
+    // `replayed` (said by the header) stays off the wire without a copy of the answer made to drop it.
     return result
   })
 
