@@ -1,5 +1,5 @@
 import { nameKey } from './name-key.js'
-import { foldKey } from './search-key.js'
+import { foldKey, isShortTerm } from './search-key.js'
 
 /**
  * The key sort=name orders by, stored by both engines beside the name and carried in its cursors:
@@ -27,6 +27,16 @@ export function orderKeyOfFolded (folded: string): string {
   })
   return zeros.every((z) => z === ZERO) ? main : `${main}\u0001${zeros.join('')}`
 }
+
+/**
+ * Whether a (folded) term is in a name's folded key exactly where it is in its name order key, so a
+ * walk of the name index can decide it on the index entry: a long term (a short one matches at word
+ * starts only) with no ASCII digit (digit runs are rewritten in the key) and no control character
+ * (the key's tie-break part follows U+0001). The key keeps every other character of the folded name
+ * as it is, in the same order, and each digit run stays a run of digits: a term without digits is
+ * found in a run of other characters, and those runs are the same in both.
+ */
+export const orderKeyDecides = (term: string): boolean => !isShortTerm(term) && !/[0-9\p{Cc}]/u.test(term)
 
 /** Digits without leading zeros, prefixed by their count's length and their count: code point order is numeric order. */
 const byValue = (digits: string): string => `${String(digits.length).length}${digits.length}${digits}`

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import { QueryTooSlow } from '../../catalogue/errors.js'
 import { sortKeyOf, UNPRICED } from '../../catalogue/query.js'
 import { foldKey, isShortTerm, keyHolds, startTrigram } from '../../catalogue/search-key.js'
+import { orderKeyDecides } from '../../catalogue/name-order.js'
 import { gtinKey, skuKey } from '../../catalogue/price-sku-barcode.js'
 import type { CountFilter, ListFilter } from '../plant-store.js'
 import { PLANT_COLUMNS } from './plant-rows.js'
@@ -206,6 +207,8 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
   const numbered = sortKeyOf(sort) === 'number'
   const keyExpr = byName ? 'p.name_order_key' : numbered ? NUMBER_KEYS[numberKey(sort)] : 'p.id'
   const desc = sort.startsWith('-')
+  // A walk of the sort's own index.
+  const order = driver.kind === 'order' || driver.kind === 'member'
   const args: unknown[] = []
   const where: string[] = []
   let from = 'plants p'
@@ -279,6 +282,14 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
       args.push(tag)
     }
   }
+  // By name, a term the name order key decides (name-order.ts) is checked on the index entry, before
+  // the guard: an entry whose name lacks it costs the key's comparison, not its plant's row.
+  const keyTerms = byName && order ? (filter.terms ?? []).filter(orderKeyDecides) : []
+  for (const term of keyTerms) {
+    // GLOB, which compares as instr() does but costs less an entry; the term's own signs escaped.
+    where.push('p.name_order_key GLOB ?')
+    args.push(`*${term.replace(/[*?[]/g, '[$&]')}*`)
+  }
   const guard = where.length
   for (const tag of (memberTags ? [] : filter.tags ?? [])) {
     // The driver's own tag holds already.
@@ -289,6 +300,7 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
     args.push(tag)
   }
   for (const term of filter.terms ?? []) {
+    if (keyTerms.includes(term)) continue
     // In JavaScript (search-key.ts), so the folding and the words are those of the other engine and the model.
     // A long term of printable ASCII found as written in the key is found in its folded form too:
     // SQLite's instr() settles those names without a call into JavaScript for each.
@@ -302,7 +314,6 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
   }
   // A column's term is left bare where its index does the walk: the column driver's own, the sort's
   // when it is the same column, or for an id order the status and category indexes (which hold the id).
-  const order = driver.kind === 'order' || driver.kind === 'member'
   const single = statuses(filter).length === 1 && filter.category === undefined
   const bare: Record<Column, boolean> = {
     updated: order && numbered && numberKey(sort) === 'updated',
@@ -328,7 +339,8 @@ function walk (filter: ListFilter, driver: Driver | { kind: 'pending' }, withKey
     where.push(term.text)
     args.push(...term.args)
   }
-  if (where.length > guard) where.splice(guard, 0, `query_guard(${id})`)
+  // A walk that checks terms on the key keeps its guard: the entries that pass are the rows it reads.
+  if (where.length > guard || keyTerms.length > 0) where.splice(guard, 0, `query_guard(${id})`)
   const dir = desc ? ' DESC' : ''
   const orderBy = sortKeyOf(sort) !== 'id' ? `${keyExpr}${dir}, ${id}${dir}` : `${id}${dir}`
   args.push(filter.limit)
