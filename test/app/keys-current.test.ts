@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { build } from '../helpers/app.js'
 import { ENGINES } from '../helpers/engines.js'
+import { logCollector, type LogLine } from '../helpers/log-lines.js'
 
 // GET /v3/keys/current: what the key a request is made with may do, so a client (the staff page)
 // turns off what its key may not do before trying it (issue 49).
@@ -26,6 +27,28 @@ for (const engine of ENGINES) {
         assert.equal(none.statusCode, 401, `READS=${readsNeedKey ? 'keys' : 'public'}: without a key`)
         assert.match(String(none.headers['www-authenticate']), /^Bearer/)
         assert.equal((await request({ method: 'GET', url: '/v3/keys/current', headers: bearer('not-a-key') })).statusCode, 401)
+      }
+    })
+
+    test('READS=public: no key, another header\'s key, an unknown or a revoked one is refused as by any route that needs a key (body, WWW-Authenticate, refusal line)', async (t) => {
+      // A fresh service a request: a reason's second refusal in a second is counted into a summary, not written.
+      const refusal = async (url: string, credentials: 'none' | 'foreign' | 'unknown' | 'revoked') => {
+        const log = logCollector()
+        const { request } = await build(t, engine, { apiKeys: [ADMIN], logLevel: 'info' }, {}, { logStream: log.stream })
+        const made = await request({ method: 'POST', url: '/v3/keys', headers: bearer(ADMIN), payload: { name: 'old-till', scope: 'sell' } })
+        assert.equal((await request({ method: 'DELETE', url: '/v3/keys/old-till', headers: bearer(ADMIN) })).statusCode, 204)
+        const headers = { none: {}, foreign: { 'x-api-key': 'some-key' }, unknown: bearer('not-a-key'), revoked: bearer(made.json().secret) }[credentials]
+        const res = await request({ method: 'GET', url, headers })
+        const { instance: _instance, requestId: _requestId, ...body } = res.json()
+        const lines = log.lines().filter((l: LogLine) => l.msg === 'request refused')
+        assert.equal(lines.length, 1)
+        const { level, status, type, detail, key } = lines[0]
+        return { status: res.statusCode, challenge: res.headers['www-authenticate'], body, line: { level, status, type, detail, key } }
+      }
+      for (const credentials of ['none', 'foreign', 'unknown', 'revoked'] as const) {
+        const current = await refusal('/v3/keys/current', credentials)
+        assert.equal(current.status, 401, credentials)
+        assert.deepEqual(current, await refusal('/v3/keys', credentials), credentials)
       }
     })
 

@@ -80,6 +80,11 @@ declare module 'fastify' {
      * once the body is valid; a batch also names the operations that need it (`/operations/1`).
      */
     scopeOfBody?: (body: unknown) => Scope | { scope: Scope, paths: string[] }
+    /**
+     * A read about the key itself (GET /v3/keys/current): it needs one once keys exist, even where
+     * reads are open, and is refused by the hook as every other route is.
+     */
+    needsKey?: boolean
   }
 }
 
@@ -94,6 +99,12 @@ export interface AuthOptions {
 
 const WHY = { unknown: 'The API key is not valid', revoked: 'The API key has been revoked', expired: 'The API key has expired' }
 const challenge = { 'www-authenticate': 'Bearer realm="plant-catalogue"' }
+/** Every 401 of the service: the same type and WWW-Authenticate, whatever was wrong with the key. */
+const unauthorized = (why: string): HttpProblem => new HttpProblem(401, 'unauthorized', why, undefined, challenge)
+
+/** The scope of the key the hook accepted for a request (undefined: no key was checked). */
+const heldScopes = new WeakMap<FastifyRequest, Scope>()
+export const heldScope = (request: FastifyRequest): Scope | undefined => heldScopes.get(request)
 
 /**
  * A key in the URL is refused by every route that reads keys, whether or not keys exist yet (a
@@ -102,7 +113,7 @@ const challenge = { 'www-authenticate': 'Bearer realm="plant-catalogue"' }
  */
 function keyInUrlRefusal (request: FastifyRequest): HttpProblem | undefined {
   const refusal = keyInUrl(request.url)
-  return refusal === undefined ? undefined : new HttpProblem(401, 'unauthorized', refusal, undefined, challenge)
+  return refusal === undefined ? undefined : unauthorized(refusal)
 }
 
 /** RFC 6750's answer to a key without the scope: the scope needed, in the body and in WWW-Authenticate. */
@@ -129,29 +140,30 @@ export interface KeyChecker {
 
 export function registerAuth (app: FastifyInstance, { keys, readsNeedKey }: AuthOptions): void {
   app.decorateRequest('writer', '')
-  const scopes = new WeakMap<FastifyRequest, Scope>()
 
   const authorize = async (request: FastifyRequest, needed: Scope, presented: Presented): Promise<void> => {
     if (!await keys.keysRequired()) return
-    if (presented.kind === 'foreign' || presented.kind === 'refused') throw new HttpProblem(401, 'unauthorized', presented.why, undefined, challenge)
+    if (presented.kind === 'foreign' || presented.kind === 'refused') throw unauthorized(presented.why)
     if (presented.kind === 'none') {
       // The one read behind a key without READS=keys is /metrics: say what needs it, not "writes".
       const what = request.method === 'GET' || request.method === 'HEAD' ? 'This resource needs' : 'Writes need'
-      throw new HttpProblem(401, 'unauthorized', `${what} an API key: send Authorization: Bearer <key> or api_key: <key>`, undefined, challenge)
+      throw unauthorized(`${what} an API key: send Authorization: Bearer <key> or api_key: <key>`)
     }
     const found = await keys.check(presented.secret)
     if (!found.ok) {
       // A known key, revoked or expired, is named in the access log (never its secret).
       if (found.why !== 'unknown') request.writer = found.name
-      throw new HttpProblem(401, 'unauthorized', WHY[found.why], undefined, challenge)
+      throw unauthorized(WHY[found.why])
     }
     request.writer = found.name
-    if (request.routeOptions.config.scopeOfBody !== undefined) scopes.set(request, found.scope)
-    else if (!scopeIncludes(found.scope, needed)) throw insufficient(needed, found.scope)
+    const config = request.routeOptions.config
+    if (config.needsKey === true || config.scopeOfBody !== undefined) heldScopes.set(request, found.scope)
+    if (config.scopeOfBody !== undefined) return
+    if (!scopeIncludes(found.scope, needed)) throw insufficient(needed, found.scope)
   }
   // The body decides, once it is valid: a typo is answered 400 naming it, never "ask for a broader key".
   const bodyScope = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
-    const held = scopes.get(request)
+    const held = heldScopes.get(request)
     const rule = request.routeOptions.config.scopeOfBody
     if (held === undefined || rule === undefined) return done()
     const answer = rule(request.body)
@@ -178,7 +190,7 @@ export function registerAuth (app: FastifyInstance, { keys, readsNeedKey }: Auth
     // The check is a hook of the routes that need one, a callback rather than a promise per request.
     // An open read (READS=public) checks only a key that is sent: a client with a mistyped or revoked
     // key learns it at its first read, not at its first write. Without one it pays a few lookups.
-    if (declared === 'read' && !readsNeedKey) {
+    if (declared === 'read' && !readsNeedKey && route.config?.needsKey !== true) {
       const checkSent = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
         const inUrl = keyInUrlRefusal(request)
         if (inUrl !== undefined) return done(inUrl)
