@@ -1,6 +1,13 @@
 import type { FastifyInstance } from 'fastify'
 import { HttpProblem } from '../problems/problem.js'
 
+/** A percent-encoded text decoded, or undefined when its encoding is malformed or not UTF-8. */
+function decoded (s: string): string | undefined {
+  try { return decodeURIComponent(s) } catch { return undefined }
+}
+
+const WHY = 'holds a malformed percent-encoding, or one that is not UTF-8'
+
 /**
  * A query whose percent-encoding is malformed or not UTF-8 (`?q=%ff`, `?category=%E0%A4`) is refused
  * as the path's is: the parser turned such bytes into U+FFFD and the list answered 200 with no
@@ -12,12 +19,12 @@ export function registerQueryEncodingCheck (app: FastifyInstance): void {
     if (at < 0 || !request.url.includes('%', at)) return done()
     // Parameter by parameter, so the answer names the one to mend, as every other 400 of a query does.
     for (const pair of request.url.slice(at + 1).split('&')) {
+      if (!pair.includes('%')) continue
       const [name, value = ''] = pair.split('=', 2)
-      const decodes = (s: string): boolean => { try { decodeURIComponent(s); return true } catch { return false } }
-      if (decodes(name) && decodes(value)) continue
-      const shown = decodes(name) ? decodeURIComponent(name) : name
-      const why = 'holds a malformed percent-encoding, or one that is not UTF-8'
-      return done(new HttpProblem(400, 'invalid-input', `querystring /${shown} ${why}`, [{ path: `/${shown}`, message: why }]))
+      const shown = decoded(name)
+      if (shown !== undefined && decoded(value) !== undefined) continue
+      const path = `/${shown ?? name}`
+      return done(new HttpProblem(400, 'invalid-input', `querystring ${path} ${WHY}`, [{ path, message: WHY }]))
     }
     done()
   })
