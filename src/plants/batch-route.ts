@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { BatchRefused, type BatchOperation, type BatchRefusal, type BatchResult } from '../catalogue/batch.js'
@@ -17,7 +16,7 @@ import { batchBodyValidator } from './batch-validator.js'
 import { BatchResults, PlantBatch } from './batch-schemas.js'
 import { statusOnlyIsSelling } from './patch-route.js'
 import { guardStatuses, type RouteOptions } from '../http/resources/route-parts.js'
-import { idempotencyClaimKey, SKU_TAKEN } from './routes.js'
+import { idempotencyClaimKey, requestHash, SKU_TAKEN } from './routes.js'
 import { tags } from './record.js'
 import { WriteHeaders, type PlantFields, type PlantUpdate } from './schemas.js'
 import { Plant } from './record.js'
@@ -62,14 +61,14 @@ function scopeOfBatch (body: unknown): { scope: Scope, paths: string[] } {
 }
 
 /** What the Idempotency-Key's hash covers: each operation's validated, defaulted content, members in a fixed order. */
-function identityOf (operations: Operation[]): string {
-  return JSON.stringify(['batch', ...operations.map((o) => o.op === 'create'
+function identityOf (operations: Operation[]): unknown[] {
+  return ['batch', ...operations.map((o) => o.op === 'create'
     ? [o.op, identityFields(o.plant)]
     : o.op === 'update'
       ? [o.op, o.plant.id, identityFields(o.plant), o.ifMatch ?? null]
       : o.op === 'patch'
         ? [o.op, o.id, Object.entries(o.patch).sort(([a], [b]) => a < b ? -1 : 1), o.ifMatch ?? null]
-        : [o.op, o.id, o.ifMatch ?? null])])
+        : [o.op, o.id, o.ifMatch ?? null])]
 }
 
 /** The schema each result's plant is serialised by: one object, so Fastify compiles its serialiser once (and caches it by this object). */
@@ -167,7 +166,7 @@ export const batchRoute: FastifyPluginAsyncTypebox<RouteOptions> = async (app, o
     const key = request.headers['idempotency-key'] as string | undefined
     const claim = key === undefined
       ? undefined
-      : { key: idempotencyClaimKey(request, key), requestHash: hash('sha256', identityOf(operations), 'base64url') }
+      : { key: idempotencyClaimKey(request, key), requestHash: requestHash(identityOf(operations)) }
     const written = store.batch(operations.map(toOperation), claim, writeMetaOf(request))
     request.body = undefined
     return { named: operations.map(namedOf), written }

@@ -30,6 +30,12 @@ export const SKU_TAKEN: [number, string] = [409, 'sku-taken: another plant has t
 /** An Idempotency-Key as stored: scoped per API key by a prefix, so one client's key never replays another's response. */
 export const idempotencyClaimKey = (request: FastifyRequest, key: string): string => request.writer === '' ? key : `${request.writer}:${key}`
 
+/**
+ * What an Idempotency-Key's request was, as stored beside the key: the SHA-256 of `parts` as JSON.
+ * A retry is matched by comparing it as a string, also across upgrades: its form never changes.
+ */
+export const requestHash = (parts: unknown): string => hash('sha256', JSON.stringify(parts), 'base64url')
+
 export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
   const { store, queued } = options
   // Declared on every write; enforced only when keys are configured (src/http/auth/auth.ts).
@@ -59,7 +65,7 @@ export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
       : {
           key: idempotencyClaimKey(request, key),
           // The validated, defaulted fields in a fixed order: the same plant sent with its members reordered is the same request.
-          requestHash: hash('sha256', JSON.stringify(identityFields(fields)), 'base64url')
+          requestHash: requestHash(identityFields(fields))
         }
     const { plant, replayed } = await store.create(fields, claim, writeMetaOf(request))
     reply.header('cache-control', 'no-store')

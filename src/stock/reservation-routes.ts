@@ -1,4 +1,4 @@
-import { hash, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { plantsOf, type PlantCounts, type ReservationLine } from '../catalogue/reservation.js'
@@ -8,7 +8,7 @@ import { ref } from '../http/schemas/components.js'
 import { methodNotAllowed } from '../http/problems/unserved.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problems/problem.js'
 import { guardStatuses, type RouteOptions } from '../http/resources/route-parts.js'
-import { idempotencyClaimKey } from '../plants/routes.js'
+import { idempotencyClaimKey, requestHash } from '../plants/routes.js'
 import { WriteHeaders } from '../plants/schemas.js'
 import type { IdempotencyClaim } from '../store/idempotency.js'
 import { CommitResult, HeldReservation, NewReservation, Reservation, ReservationParams } from './reservation-schemas.js'
@@ -26,7 +26,7 @@ const location = { location: { type: 'string', description: '/v3/reservations/{i
 /** The claim of an Idempotency-Key over what the request asks (`what`): a retry with the same key and request answers the first result. */
 function claimOf (request: Parameters<typeof idempotencyClaimKey>[0], what: unknown): IdempotencyClaim | undefined {
   const key = request.headers['idempotency-key']
-  return typeof key !== 'string' ? undefined : { key: idempotencyClaimKey(request, key), requestHash: hash('sha256', JSON.stringify(what), 'base64url') }
+  return typeof key !== 'string' ? undefined : { key: idempotencyClaimKey(request, key), requestHash: requestHash(what) }
 }
 
 /** The plants' counts as they are now (by id), for a replayed answer that did not keep them. */

@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -11,7 +10,7 @@ import { methodNotAllowed } from '../http/problems/unserved.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problems/problem.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/resources/route-parts.js'
 import { Plant, sendPlant } from '../plants/record.js'
-import { idempotencyClaimKey } from '../plants/routes.js'
+import { idempotencyClaimKey, requestHash } from '../plants/routes.js'
 import { IdParams, UpdateHeaders, WriteHeaders } from '../plants/schemas.js'
 import { Location, LocationList, LocationParams, MovementBody, MovementPage, MovementQuery, MovementResult, NewLocation, StockLevels } from './schemas.js'
 
@@ -172,7 +171,7 @@ export const stockRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
     const key = request.headers['idempotency-key']
     const claim = key === undefined
       ? undefined
-      : { key: idempotencyClaimKey(request, key), requestHash: hash('sha256', JSON.stringify(['stock', id, input, request.headers['if-match'] ?? null]), 'base64url') }
+      : { key: idempotencyClaimKey(request, key), requestHash: requestHash(['stock', id, input, request.headers['if-match'] ?? null]) }
     let result: MovementAnswer
     try {
       result = await store.stock.move(id, input, claim, ifMatchVersions(request.headers['if-match'], id), writeMetaOf(request))
