@@ -20,6 +20,8 @@ export interface HistoryEntry {
   reason?: string
   /** The place a movement moved stock at (a reservation's step: when its lines name one; none for an entry kept before places were). */
   location?: string
+  /** The units a movement moved, or a reservation's step held or let go (none when nothing moved). */
+  quantity?: number
 }
 
 interface Stock { onHand: number, reserved: number, available: number }
@@ -101,14 +103,8 @@ function photoLines (before: string[], after: string[]): string[] {
   return lines
 }
 
-/** The units a movement moved (or a reservation held or let go), from the totals before and after it. */
-function unitsMoved (entry: HistoryEntry): string | undefined {
-  const [before, after] = entry.changes.stock ?? [null, null]
-  if (after === null) return undefined
-  const which = HOLDS.includes(entry.reason ?? '') ? 'reserved' : 'onHand'
-  const n = Math.abs(after[which] - (before?.[which] ?? 0))
-  return n === 0 ? undefined : n.toLocaleString()
-}
+/** The units a movement moved (or a reservation's step held or let go), as the service counted them. */
+const unitsMoved = (entry: HistoryEntry): string | undefined => entry.quantity?.toLocaleString()
 
 /** "Sold 1 at greenhouse", "2 held at greenhouse for a checkout": a movement's reason, its units and its place. */
 function movementWords (entry: HistoryEntry, reason: string): string {
