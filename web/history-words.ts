@@ -22,6 +22,8 @@ export interface HistoryEntry {
   location?: string
   /** The units a movement moved, or a reservation's step held or let go (none when nothing moved). */
   quantity?: number
+  /** A reservation's step at several places: each place and its units (`location` is then absent). */
+  places?: Array<{ location: string, quantity: number }>
 }
 
 interface Stock { onHand: number, reserved: number, available: number }
@@ -106,9 +108,17 @@ function photoLines (before: string[], after: string[]): string[] {
 /** The units a movement moved (or a reservation's step held or let go), as the service counted them. */
 const unitsMoved = (entry: HistoryEntry): string | undefined => entry.quantity?.toLocaleString()
 
+/** " at greenhouse"; a step at several places, " at main (1) and greenhouse (2)"; nothing when no place is known. */
+function placeWords ({ location, places }: HistoryEntry): string {
+  if (location !== undefined) return ` at ${location}`
+  if (places === undefined || places.length === 0) return ''
+  const each = places.map((p) => `${p.location} (${p.quantity.toLocaleString()})`)
+  return ` at ${each.slice(0, -1).join(', ')} and ${each[each.length - 1]}`
+}
+
 /** "Sold 1 at greenhouse", "2 held at greenhouse for a checkout": a movement's reason, its units and its place. */
 function movementWords (entry: HistoryEntry, reason: string): string {
-  const at = entry.location === undefined ? '' : ` at ${entry.location}`
+  const at = placeWords(entry)
   if (HOLDS.includes(reason)) return MOVEMENTS[reason]!(unitsMoved(entry), at)
   return (MOVEMENTS[reason]?.(unitsMoved(entry), at) ?? 'Stock moved') + at
 }

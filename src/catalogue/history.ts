@@ -44,14 +44,19 @@ export interface HistoryEntry {
   reservation?: string
   /** The units a movement or a reservation's step moved (unitsMoved). */
   quantity?: number
+  /** A reservation's step that held the plant at several places: each place and its units (`location` names one place only). */
+  places?: PlaceUnits[]
 }
 
-/** What a movement's or a reservation step's entry says beside its changes: where, and which reservation. */
-export interface MovementAbout { location?: string, reservation?: string }
+/** A place a reservation's step moved units at, and how many. */
+export interface PlaceUnits { location: string, quantity: number }
+
+/** What a movement's or a reservation step's entry says beside its changes: where (one place, or each of several), and which reservation. */
+export interface MovementAbout { location?: string, reservation?: string, places?: PlaceUnits[] }
 
 /**
  * A movement's entry as stored: the fields it changed and its reason, location and reservation
- * beside them, as members no plant field is named (reason, location, reservation).
+ * beside them, as members no plant field is named (reason, location, reservation, places).
  */
 export const movementChanges = (changes: FieldChanges, reason: string, about: MovementAbout = {}): string =>
   JSON.stringify({ ...changes, reason, ...about })
@@ -74,15 +79,16 @@ export function unitsMoved (changes: FieldChanges, reason: string): number | und
 }
 
 /** A stored entry's changes (JSON) as the entry shows them: a movement's reason, location and reservation apart from the fields, and the units it moved. */
-export function entryOf (json: string): { changes: FieldChanges, reason?: string, location?: string, reservation?: string, quantity?: number } {
-  const { reason, location, reservation, ...changes } = JSON.parse(json) as FieldChanges & { reason?: string, location?: string, reservation?: string }
+export function entryOf (json: string): { changes: FieldChanges, reason?: string, location?: string, reservation?: string, quantity?: number, places?: PlaceUnits[] } {
+  const { reason, location, reservation, places, ...changes } = JSON.parse(json) as FieldChanges & MovementAbout & { reason?: string }
   const quantity = reason === undefined ? undefined : unitsMoved(changes, reason)
   return {
     changes,
     ...(reason === undefined ? {} : { reason }),
     ...(location === undefined ? {} : { location }),
     ...(reservation === undefined ? {} : { reservation }),
-    ...(quantity === undefined ? {} : { quantity })
+    ...(quantity === undefined ? {} : { quantity }),
+    ...(places === undefined ? {} : { places })
   }
 }
 

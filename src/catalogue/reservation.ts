@@ -86,10 +86,11 @@ export function unitsByPlace (lines: ReservationLine[]): Map<number, Map<string,
 
 /**
  * What a step's history entry says beside its reservation: the place, when the plant's lines name
- * one (a checkout's usual case: "Sold 2 at greenhouse"); lines at several places name none.
+ * one (a checkout's usual case: "Sold 2 at greenhouse"); lines at several places name each, with its units.
  */
 export function stepAbout (reservation: string, places: Map<string, number>): MovementAbout {
-  return places.size === 1 ? { reservation, location: [...places.keys()][0] } : { reservation }
+  if (places.size === 1) return { reservation, location: [...places.keys()][0] }
+  return { reservation, places: [...places].map(([location, quantity]) => ({ location, quantity })) }
 }
 
 /**

@@ -43,7 +43,14 @@ export const HistoryEntry = component('HistoryEntry', Type.Object({
   }),
   changes: ref(FieldChanges),
   reason: Type.Optional(Type.String({ description: 'A stock movement\'s reason (received, sale, return, damaged, count, correction), or a reservation\'s step (reserve, release, expire; a commit\'s versions are sales): the version it made, with `stock` among its changes.' })),
-  location: Type.Optional(Type.String({ description: 'The location a stock movement moved stock at (for a reservation\'s step, the place when the plant\'s lines in it name one; absent when they name several, and for entries written before it was kept).' })),
+  location: Type.Optional(Type.String({ description: 'The location a stock movement moved stock at (for a reservation\'s step, the place when the plant\'s lines in it name one; absent when they name several, which `places` then names, and for entries written before it was kept).' })),
+  places: Type.Optional(Type.Array(Type.Object({
+    location: Type.String({ description: 'A place the step held (or let go, or sold) the plant\'s units at.' }),
+    quantity: Type.Integer({ minimum: 1, description: 'The plant\'s units of the step there: its lines at that place together.' })
+  }, { additionalProperties: false }), {
+    minItems: 2,
+    description: 'A reservation\'s step whose lines hold the plant at several places: each place and its units, in the order the lines name them (`location` is then absent). Absent on every other entry, and on such steps written before it was kept.'
+  })),
   reservation: Type.Optional(Type.String({ description: 'The reservation whose step (reserve, sale on its commit, release, expire) made the version (absent for entries written before it was kept).' })),
   quantity: Type.Optional(Type.Integer({
     minimum: 1,

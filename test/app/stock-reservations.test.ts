@@ -92,6 +92,13 @@ for (const engine of ENGINES) {
         [1, undefined, undefined, undefined]
       ])
       assert.deepEqual(Object.keys(history[5].changes), ['stock'], 'the changes name the fields alone')
+      // Held at two places, the step's entries name each, with its units; a one-place step names none this way.
+      assert.deepEqual(history.map((h: { places?: unknown }) => h.places), [
+        undefined, undefined, undefined,
+        [{ location: 'main', quantity: 1 }, { location: 'shop', quantity: 1 }],
+        [{ location: 'main', quantity: 1 }, { location: 'shop', quantity: 1 }],
+        undefined, undefined, undefined
+      ])
     })
 
     test('a count or a movement that would take units a reservation holds is refused, saying what is held and how it is let go', async (t) => {

@@ -975,8 +975,15 @@ export interface components {
              * @enum {string}
              */
             kind: "created" | "updated" | "deleted" | "reverted" | "restored";
-            /** @description The location a stock movement moved stock at (for a reservation's step, the place when the plant's lines in it name one; absent when they name several, and for entries written before it was kept). */
+            /** @description The location a stock movement moved stock at (for a reservation's step, the place when the plant's lines in it name one; absent when they name several, which `places` then names, and for entries written before it was kept). */
             location?: string;
+            /** @description A reservation's step whose lines hold the plant at several places: each place and its units, in the order the lines name them (`location` is then absent). Absent on every other entry, and on such steps written before it was kept. */
+            places?: {
+                /** @description A place the step held (or let go, or sold) the plant's units at. */
+                location: string;
+                /** @description The plant's units of the step there: its lines at that place together. */
+                quantity: number;
+            }[];
             /** @description The units a stock movement or a reservation's step moved, a count (the reason says which way; for a count or a correction, `changes.stock` does): how far `onHand` moved (received, sale, return, damaged, count, correction; a commit's sales, all the plant's lines together), or `reserved` (reserve, release, expire). Present on every entry with a `reason` that moved units, older ones included (it is read from `changes.stock`), so a client need not work it out; `location` is the place. */
             quantity?: number;
             /** @description A stock movement's reason (received, sale, return, damaged, count, correction), or a reservation's step (reserve, release, expire; a commit's versions are sales): the version it made, with `stock` among its changes. */
