@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
 import { writeSecurity } from '../http/auth/auth.js'
 import { COMMIT_SIZE_BUCKETS, commitSizes } from '../store/commit-sizes.js'
-import { StorageUnavailable } from '../catalogue/errors.js'
+import { QueryTooSlow, StorageUnavailable } from '../catalogue/errors.js'
+import { HttpProblem } from '../http/problems/problem.js'
 import { clusterMetricsReader, exposition } from './cluster-metrics.js'
 import { parserRefusals } from './malformed-requests.js'
 
@@ -106,7 +107,7 @@ export function registerMetrics (app: FastifyInstance): Registry {
   return registry
 }
 
-/** Storage failures answered 503, by engine and cause; writes per group commit, by engine. */
+/** Storage failures answered 503, by engine and cause; reads refused for their cost; writes per group commit, by engine. */
 function registerStorageMetrics (app: FastifyInstance, registry: Registry): void {
   const errors = new Counter({
     name: 'storage_errors_total',
@@ -114,10 +115,27 @@ function registerStorageMetrics (app: FastifyInstance, registry: Registry): void
     labelNames: ['engine', 'cause'],
     registers: [registry]
   })
-  app.addHook('onError', (_request, _reply, error, done) => {
+  // Reads refused for what they cost: a client over its budget (429), a query past its time limit (503).
+  const overBudget = new Counter({
+    name: 'read_budget_refusals_total',
+    help: 'Lists, counts, searches, feed, history and trash pages refused 429 because the client had READ_BUDGET of them running, by client (address, or key: a budget per API key)',
+    labelNames: ['client'],
+    registers: [registry]
+  })
+  const tooSlow = new Counter({
+    name: 'query_too_slow_total',
+    help: 'Reads answered 503 query-too-slow (past the query time limit, or a search that rejected too many names), by engine',
+    labelNames: ['engine'],
+    registers: [registry]
+  })
+  app.addHook('onError', (request, _reply, error, done) => {
     if (error instanceof StorageUnavailable) {
       const code = (error.cause as { code?: unknown } | undefined)?.code
       errors.inc({ engine: app.store.engine, cause: typeof code === 'string' ? code : /within/.test(error.message) ? 'timeout' : 'unavailable' })
+    } else if (error instanceof QueryTooSlow) {
+      tooSlow.inc({ engine: app.store.engine })
+    } else if (error instanceof HttpProblem && error.limit === 'read budget') {
+      overBudget.inc({ client: request.writer === '' ? 'address' : 'key' })
     }
     done()
   })

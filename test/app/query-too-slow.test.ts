@@ -50,6 +50,14 @@ test('query-too-slow after no wait to speak of says the query itself is slow, an
   assert.match(detail, /after waiting 3 ms for a reader thread.*: the query itself is slow; narrow it \(a rarer tag, a longer q\) or retry/)
 })
 
+test('/metrics counts the reads answered query-too-slow, by engine', async (t) => {
+  const store = await sqliteEngine.open()
+  const app = await buildApp(testConfig({}), { store: overriding(store, { list: async () => { throw new QueryTooSlow('the query ran past its time limit of 2000 ms', 0) } }) })
+  t.after(async () => { await app.close(); await store.close() })
+  for (let i = 0; i < 2; i++) assert.equal((await app.inject({ method: 'GET', url: '/v3/plant?category=x' })).statusCode, 503)
+  assert.match((await app.inject({ method: 'GET', url: '/metrics' })).body, /^query_too_slow_total\{engine="sqlite"\} 2$/m)
+})
+
 test('the OpenAPI 503 of a list and of a count names query-too-slow among its codes', async (t) => {
   const store = await sqliteEngine.open()
   const app = await buildApp(testConfig({}), { store })

@@ -67,3 +67,18 @@ test('a client with an API key has four times the address budget, counted by its
   release()
   for (const res of await Promise.all([...running, anonymous])) assert.equal(res.statusCode, 200)
 })
+
+test('/metrics counts the read-budget refusals by client: an address over its budget, a key over its', async (t) => {
+  const { app, holding, release } = await heldApp(t, { readBudget: 1, apiKeys: [ENV_KEY] })
+  const key = { authorization: `Bearer ${ENV_KEY}` }
+  const running = [app.inject({ method: 'GET', url: '/v3/plant', remoteAddress: '192.0.2.1' }), ...[1, 2, 3, 4].map(() => app.inject({ method: 'GET', url: '/v3/plant', headers: key }))]
+  await holding(5)
+  assert.equal((await app.inject({ method: 'GET', url: '/v3/plant/count', remoteAddress: '192.0.2.1' })).statusCode, 429)
+  assert.equal((await app.inject({ method: 'GET', url: '/v3/plant/changes?after=0', remoteAddress: '192.0.2.1' })).statusCode, 429)
+  assert.equal((await app.inject({ method: 'GET', url: '/v3/plant', headers: key })).statusCode, 429)
+  release()
+  for (const res of await Promise.all(running)) assert.equal(res.statusCode, 200)
+  const text = (await app.inject({ method: 'GET', url: '/metrics', headers: key })).body
+  assert.match(text, /^read_budget_refusals_total\{client="address"\} 2$/m)
+  assert.match(text, /^read_budget_refusals_total\{client="key"\} 1$/m)
+})
