@@ -20,7 +20,10 @@ export function registerQueryEncodingCheck (app: FastifyInstance): void {
     // Parameter by parameter, so the answer names the one to mend, as every other 400 of a query does.
     for (const pair of request.url.slice(at + 1).split('&')) {
       if (!pair.includes('%')) continue
-      const [name, value = ''] = pair.split('=', 2)
+      // The value is all after the first '=' (split('=', 2) would drop what follows a second one).
+      const eq = pair.indexOf('=')
+      const name = eq < 0 ? pair : pair.slice(0, eq)
+      const value = eq < 0 ? '' : pair.slice(eq + 1)
       const shown = decoded(name)
       if (shown !== undefined && decoded(value) !== undefined) continue
       const path = `/${shown ?? name}`
