@@ -1,7 +1,6 @@
-import { hash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply } from 'fastify'
 import { writeMetaOf, writeSecurity } from '../http/auth/auth.js'
 import { ref } from '../http/schemas/components.js'
 import { etagOf, ifMatchVersions, ifNoneMatchHits } from '../http/resources/etag.js'
@@ -10,6 +9,7 @@ import { HEADERS, problemResponses } from '../http/problems/problem.js'
 import { admitLargePages } from '../http/connections/queued-bytes.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/resources/route-parts.js'
 import { feedPositionHook } from '../http/resources/positions.js'
+import { idempotencyClaimKey, requestHash } from '../http/resources/idempotency.js'
 import { PlantNotFound } from '../catalogue/errors.js'
 import { toRecord } from '../catalogue/plant.js'
 import { identityFields } from '../catalogue/price-sku-barcode.js'
@@ -26,15 +26,6 @@ const LIST_UNAVAILABLE = 'Storage unavailable (storage-unavailable) or shutting 
 const COLLECTION_ALLOW = allowHeader(['GET', 'POST', 'PUT'])
 /** The 409 of a write that gives a plant another plant's SKU. */
 export const SKU_TAKEN: [number, string] = [409, 'sku-taken: another plant has this SKU (ignoring case); `holder` is its id']
-
-/** An Idempotency-Key as stored: scoped per API key by a prefix, so one client's key never replays another's response. */
-export const idempotencyClaimKey = (request: FastifyRequest, key: string): string => request.writer === '' ? key : `${request.writer}:${key}`
-
-/**
- * What an Idempotency-Key's request was, as stored beside the key: the SHA-256 of `parts` as JSON.
- * A retry is matched by comparing it as a string, also across upgrades: its form never changes.
- */
-export const requestHash = (parts: unknown): string => hash('sha256', JSON.stringify(parts), 'base64url')
 
 export const plantRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, options) => {
   const { store, queued } = options

@@ -10,7 +10,7 @@ import { methodNotAllowed } from '../http/problems/unserved.js'
 import { HEADERS, HttpProblem, problemResponses } from '../http/problems/problem.js'
 import { canonicalId, guardStatuses, type RouteOptions } from '../http/resources/route-parts.js'
 import { Plant, sendPlant } from '../plants/record.js'
-import { idempotencyClaimKey, requestHash } from '../plants/routes.js'
+import { idempotencyClaimKey, requestHash } from '../http/resources/idempotency.js'
 import { IdParams, UpdateHeaders, WriteHeaders } from '../plants/schemas.js'
 import { Location, LocationList, LocationParams, MovementBody, MovementPage, MovementQuery, MovementResult, NewLocation, StockLevels } from './schemas.js'
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { requestHash } from '../../src/plants/routes.js'
+import { requestHash } from '../../src/http/resources/idempotency.js'
 
 // A stored Idempotency-Key keeps its request's hash, compared as a string when the key is sent again:
 // a retry that spans an upgrade must find the digest the earlier version wrote. These are the digests
