@@ -245,9 +245,9 @@ for (let turn = 0; turn < turns; turn++) for (const r of running) await measured
 const results: Array<Map<string, Result>> = []
 for (const r of running) results.push(await finish(r))
 const us = (x: number | undefined): string => (x ?? 0).toFixed(1).padStart(7)
-for (const op of ops) {
-  const of = results.map((r) => r.get(op)!)
-  console.log(`\n## ${op}: µs of event-loop CPU per request, ${requests} requests (${dirs.join(' | ')})`)
+/** Figures of several results side by side: the threads' CPU, then the rows that differ most between the first and the last. */
+function sideBySide (title: string, of: Result[], places: number, fns: number): void {
+  console.log(`\n## ${title}`)
   console.log(`${of.map((r) => us(r.cpuUs)).join(' ')}  CPU per request, all threads (/proc)`)
   console.log(`${of.map((r) => us(r.loopUs)).join(' ')}  CPU per request, the event loop (/proc)`)
   console.log(`${of.map((r) => us(r.total)).join(' ')}  the event loop, from the profile's samples`)
@@ -256,31 +256,19 @@ for (const op of ops) {
   }
   for (const key of ['place', 'fn'] as const) {
     const names = [...new Set(of.flatMap((r) => [...r[key].keys()]))]
-    // The rows that differ most between the first and the last checkout, then the largest.
+    // The rows that differ most between the first and the last, then the largest.
     const rows = names.map((name) => ({ name, values: of.map((r) => r[key].get(name) ?? 0) }))
       .sort((a, b) => Math.abs(b.values[0] - b.values[b.values.length - 1]) - Math.abs(a.values[0] - a.values[a.values.length - 1]))
-      .slice(0, key === 'place' ? 15 : 30)
+      .slice(0, key === 'place' ? places : fns)
     console.log(`\nby ${key === 'fn' ? 'function' : 'package or file'}, largest differences first:`)
     for (const row of rows) console.log(`${row.values.map(us).join(' ')}  ${row.name}`)
   }
 }
-// One checkout and several operations: the operations side by side, largest differences between the first and the last first.
+for (const op of ops) {
+  sideBySide(`${op}: µs of event-loop CPU per request, ${requests} requests (${dirs.join(' | ')})`, results.map((r) => r.get(op)!), 15, 30)
+}
+// One checkout and several operations: the operations side by side.
 if (dirs.length === 1 && ops.length > 1) {
-  const of = ops.map((op) => results[0].get(op)!)
-  console.log(`\n## ${ops.join(' | ')}: µs of event-loop CPU per request, side by side (${dirs[0]})`)
-  console.log(`${of.map((r) => us(r.cpuUs)).join(' ')}  CPU per request, all threads (/proc)`)
-  console.log(`${of.map((r) => us(r.loopUs)).join(' ')}  CPU per request, the event loop (/proc)`)
-  console.log(`${of.map((r) => us(r.total)).join(' ')}  the event loop, from the profile's samples`)
-  for (const name of [...new Set(of.flatMap((r) => [...r.threads.keys()]))].sort()) {
-    console.log(`${of.map((r) => us(r.threads.get(name))).join(' ')}  CPU per request, thread ${name} (/proc)`)
-  }
-  for (const key of ['place', 'fn'] as const) {
-    const names = [...new Set(of.flatMap((r) => [...r[key].keys()]))]
-    const rows = names.map((name) => ({ name, values: of.map((r) => r[key].get(name) ?? 0) }))
-      .sort((a, b) => Math.abs(b.values[0] - b.values[b.values.length - 1]) - Math.abs(a.values[0] - a.values[a.values.length - 1]))
-      .slice(0, key === 'place' ? 30 : 70)
-    console.log(`\nby ${key === 'fn' ? 'function' : 'package or file'}, largest differences first:`)
-    for (const row of rows) console.log(`${row.values.map(us).join(' ')}  ${row.name}`)
-  }
+  sideBySide(`${ops.join(' | ')}: µs of event-loop CPU per request, side by side (${dirs[0]})`, ops.map((op) => results[0].get(op)!), 30, 70)
 }
 log(`profiles kept in ${tmp}`)
