@@ -11,6 +11,7 @@ import { ReservationGone, ReservationLineUnknown, ReservationNotFound, stockCros
 import type { IdempotencyClaim } from '../idempotency.js'
 import type { PlantContext } from './plant-context.js'
 import { INSERT_MOVEMENT } from './stock-ledger.js'
+import { stockStateOf } from './stock-migration.js'
 
 // Reservations on SQLite, inside the writer's transaction (writes.ts): each step reads the
 // reservation, the plants and their levels and writes them back in the one transaction the single
@@ -57,6 +58,8 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
     level: db.prepare<[number, string], { on_hand: number, reserved: number }>('SELECT on_hand, reserved FROM stock_levels WHERE plant_id = ? AND location = ?'),
     moveLevel: db.prepare('UPDATE stock_levels SET on_hand = on_hand - ?, reserved = max(0, reserved + ?) WHERE plant_id = ? AND location = ?'),
     setPlant: db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, status = ?, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
+    // A step keeps the plant's stock_state (stock-migration.ts, migration 32), named only when it changes.
+    setPlantState: db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, status = ?, version = ?, updated_at = ?, history_seq = ?, stock_state = ? WHERE id = ?'),
     trashed: db.prepare<[number], string>('SELECT plant FROM trash WHERE id = ?').pluck(),
     setTrashed: db.prepare('UPDATE trash SET plant = ? WHERE id = ?'),
     ledger: db.prepare(INSERT_MOVEMENT),
@@ -100,7 +103,10 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
       plants.count(plant.status, -1)
       plants.count(after.status, 1)
     }
-    s.setPlant.run(after.stock!.onHand, after.stock!.reserved, after.stock!.available, after.status, after.version, now, head, after.id)
+    const { onHand, reserved, available } = after.stock!
+    const state = stockStateOf(available, after.lowStockAt)
+    if (state === stockStateOf(plant.stock?.available ?? null, plant.lowStockAt)) s.setPlant.run(onHand, reserved, available, after.status, after.version, now, head, after.id)
+    else s.setPlantState.run(onHand, reserved, available, after.status, after.version, now, head, state, after.id)
     return after
   }
 

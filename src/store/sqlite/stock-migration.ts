@@ -91,3 +91,18 @@ export const stockStateOf = (available: number | null, lowStockAt: number | null
  * trash, writes its state itself (stockStateOf).
  */
 export const NO_INSERT_TRIGGER_MIGRATION = 'DROP TRIGGER IF EXISTS plants_stock_state_insert;'
+
+/**
+ * Migration 32: the trigger keeps the state after a change of the threshold alone. The writes that
+ * set `available` (a movement, a reservation's step, stopping tracking: stock-writes.ts and
+ * reservation-writes.ts) name stock_state themselves when it changes (stockStateOf). SQLite runs a
+ * trigger as a sub-program on every UPDATE that names one of its columns, whether its WHEN holds or
+ * not: that cost every sale's UPDATE about 4 µs of the writer's CPU (bench/results/issue-49-stock.md,
+ * "Stop 63"). A PATCH names low_stock_at, as before, and keeps the trigger.
+ */
+export const THRESHOLD_TRIGGER_MIGRATION = `
+  DROP TRIGGER plants_stock_state;
+  CREATE TRIGGER plants_stock_state AFTER UPDATE OF low_stock_at ON plants
+    WHEN new.stock_state IS NOT ${stockState('new.')}
+    BEGIN UPDATE plants SET stock_state = ${stockState('new.')} WHERE id = new.id; END;
+`

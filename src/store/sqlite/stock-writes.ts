@@ -7,6 +7,7 @@ import { applyMovement, stockCrossings, LocationNameTaken, LocationNotEmpty, Loc
 import type { IdempotencyClaim } from '../idempotency.js'
 import type { PlantContext } from './plant-context.js'
 import { INSERT_MOVEMENT } from './stock-ledger.js'
+import { stockStateOf } from './stock-migration.js'
 import { packMovement, unpackMovement } from './movement-answer.js'
 import { RESERVATION_KINDS, reservationWriter, type ReservationWriteOp, type ReservationWriteResult } from './reservation-writes.js'
 
@@ -31,6 +32,7 @@ export type { PlantContext } from './plant-context.js'
 
 export function stockWriter (db: Database.Database, idempotencyTtlMs: number, plants: PlantContext): (op: StockWriteOp) => StockWriteResult {
   const reservations = reservationWriter(db, idempotencyTtlMs, plants)
+  const setTotals = totalsWriter(db)
   const s = {
     location: db.prepare<[string], { name: string }>('SELECT name FROM locations WHERE name = ?'),
     addLocation: db.prepare('INSERT INTO locations (name, created_at) VALUES (?, ?)'),
@@ -39,13 +41,8 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     dropLocation: db.prepare('DELETE FROM locations WHERE name = ?'),
     level: db.prepare<[number, string], { on_hand: number, reserved: number }>('SELECT on_hand, reserved FROM stock_levels WHERE plant_id = ? AND location = ?'),
     setLevel: db.prepare('INSERT INTO stock_levels (plant_id, location, on_hand, reserved) VALUES (?, ?, ?, ?) ON CONFLICT (plant_id, location) DO UPDATE SET on_hand = excluded.on_hand'),
-    // Status is named only when it changes (a crossing into or out of stock), as writes.ts's updates
-    // name an indexed column: an unchanged one costs no index pages, and most sales cross nothing.
-    // The movement is the plant's newest (ledger_seq): the ledger is a chain per plant (stock-ledger.ts).
-    setPlant: db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, status = ?, version = ?, updated_at = ?, history_seq = ?, ledger_seq = ? WHERE id = ?'),
-    setTotals: db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, version = ?, updated_at = ?, history_seq = ?, ledger_seq = ? WHERE id = ?'),
     setLedgerHead: db.prepare('UPDATE plants SET ledger_seq = ? WHERE id = ?'),
-    untrack: db.prepare('UPDATE plants SET on_hand = NULL, reserved = NULL, available = NULL, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
+    untrack: db.prepare('UPDATE plants SET on_hand = NULL, reserved = NULL, available = NULL, stock_state = NULL, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
     dropPlantLevels: db.prepare('DELETE FROM stock_levels WHERE plant_id = ?'),
     ledger: db.prepare(INSERT_MOVEMENT),
     // A crossing into low or no stock rides on the movement's change (webhooks stock.low / stock.out).
@@ -88,8 +85,7 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     const [head, changeSeq] = applied.changes ? version(plant, after, historySeq, changes, op) : [historySeq, 0]
     const seq = Number(s.ledger.run(op.id, now, op.actor, location, applied.delta, input.reason, input.reference ?? null, applied.level.onHand, ledgerSeq).lastInsertRowid)
     if (!applied.changes) s.setLedgerHead.run(seq, op.id)
-    else if (applied.status === plant.status) s.setTotals.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, after.version, now, head, seq, op.id)
-    else s.setPlant.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, applied.status, after.version, now, head, seq, op.id)
+    else setTotals(plant, after, now, head, seq)
     s.setLevel.run(op.id, location, applied.level.onHand, applied.level.reserved)
     plants.units(applied.delta)
     const result: MovementResult = {
@@ -137,5 +133,31 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
         return undefined
       default: return reservations(op)
     }
+  }
+}
+
+/**
+ * The plant's row after a movement: its totals, version, history head and newest movement (ledger_seq:
+ * the ledger is a chain per plant, stock-ledger.ts). Status and stock_state are named only when they
+ * change (a crossing into or out of stock or low stock), as writes.ts's updates name an indexed
+ * column: an unchanged one costs no index pages, and most sales cross nothing. stock_state is the
+ * movement's to keep (stock-migration.ts, migration 32).
+ */
+function totalsWriter (db: Database.Database): (before: StoredPlant, after: StoredPlant, at: number, head: number | null, seq: number) => void {
+  const sql = (status: boolean, state: boolean): string => 'UPDATE plants SET on_hand = ?, reserved = ?, available = ?, version = ?, updated_at = ?, history_seq = ?, ledger_seq = ?' +
+    `${status ? ', status = ?' : ''}${state ? ', stock_state = ?' : ''} WHERE id = ?`
+  const totals = db.prepare(sql(false, false))
+  const withStatus = db.prepare(sql(true, false))
+  const withState = db.prepare(sql(false, true))
+  const withBoth = db.prepare(sql(true, true))
+  return (before, after, at, head, seq) => {
+    const { onHand, reserved, available } = after.stock!
+    const state = stockStateOf(available, after.lowStockAt)
+    const stateChanged = state !== stockStateOf(before.stock?.available ?? null, before.lowStockAt)
+    if (after.status === before.status) {
+      if (stateChanged) withState.run(onHand, reserved, available, after.version, at, head, seq, state, after.id)
+      else totals.run(onHand, reserved, available, after.version, at, head, seq, after.id)
+    } else if (stateChanged) withBoth.run(onHand, reserved, available, after.version, at, head, seq, after.status, state, after.id)
+    else withStatus.run(onHand, reserved, available, after.version, at, head, seq, after.status, after.id)
   }
 }
