@@ -61,6 +61,23 @@ export interface MovementAbout { location?: string, reservation?: string, places
 export const movementChanges = (changes: FieldChanges, reason: string, about: MovementAbout = {}): string =>
   JSON.stringify({ ...changes, reason, ...about })
 
+/**
+ * A movement's entry as stored: what movementChanges(fieldChanges(before, after), reason, about)
+ * writes, from the two fields a movement changes (status and stock) rather than a comparison of
+ * every field (in fieldChanges' order: status before stock). The writer builds one a sale.
+ */
+export function movementEntry (before: Plant, after: Plant, reason: string, about: MovementAbout): string {
+  const changes: FieldChanges = {}
+  if (before.status !== after.status) changes.status = [before.status, after.status]
+  const was = before.stock ?? null
+  const now = after.stock ?? null
+  if (!sameTotals(was, now)) changes.stock = [was, now]
+  return movementChanges(changes, reason, about)
+}
+
+const sameTotals = (a: StockTotals | null, b: StockTotals | null): boolean =>
+  a === null || b === null ? a === b : a.onHand === b.onHand && a.reserved === b.reserved && a.available === b.available
+
 /** A reservation's steps that hold units or let them go: they move `reserved`, every other reason `onHand`. */
 const HOLD_REASONS = ['reserve', 'release', 'expire']
 

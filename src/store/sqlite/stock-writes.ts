@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
 import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
-import { fieldChanges, movementChanges, NO_CHANGES, type FieldChanges } from '../../catalogue/history.js'
+import { fieldChanges, movementEntry, NO_CHANGES, type FieldChanges } from '../../catalogue/history.js'
 import type { PlantStatus, StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import { applyMovement, stockCrossings, LocationNameTaken, LocationNotEmpty, LocationNotFound, StockHeld, type Location, type MovementInput, type MovementResult, type StockCrossing } from '../../catalogue/stock.js'
@@ -80,9 +80,8 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     if (row === undefined && !s.location.get(location)) throw new LocationNotFound(location)
     const applied = applyMovement(input, location, row && { onHand: row.on_hand, reserved: row.reserved }, plant.stock, plant.status as PlantStatus)
     const after: StoredPlant = applied.changes ? { ...plant, stock: applied.stock, status: applied.status, version: plant.version + 1, updatedAt: timestamp(now) } : plant
-    const changes = movementChanges(fieldChanges(plant, after), input.reason, { location })
     // A count that finds the level as it is changes no plant (no version, change or history entry): the ledger keeps it.
-    const [head, changeSeq] = applied.changes ? version(plant, after, historySeq, changes, op) : [historySeq, 0]
+    const [head, changeSeq] = applied.changes ? version(plant, after, historySeq, movementEntry(plant, after, input.reason, { location }), op) : [historySeq, 0]
     const seq = Number(s.ledger.run(op.id, now, op.actor, location, applied.delta, input.reason, input.reference ?? null, applied.level.onHand, ledgerSeq).lastInsertRowid)
     if (!applied.changes) s.setLedgerHead.run(seq, op.id)
     else setTotals(plant, after, now, head, seq)
