@@ -55,28 +55,27 @@ export interface PlaceUnits { location: string, quantity: number }
 export interface MovementAbout { location?: string, reservation?: string, places?: PlaceUnits[] }
 
 /**
- * A movement's entry as stored: the fields it changed and its reason, location and reservation
- * beside them, as members no plant field is named (reason, location, reservation, places).
- */
-export const movementChanges = (changes: FieldChanges, reason: string, about: MovementAbout = {}): string =>
-  JSON.stringify({ ...changes, reason, ...about })
-
-/**
- * A movement's entry as stored: what movementChanges(fieldChanges(before, after), reason, about)
- * writes, from the two fields a movement changes (status and stock) rather than a comparison of
- * every field (in fieldChanges' order: status before stock). The writer builds one a sale.
+ * A movement's entry as stored: the fields it changed (fieldChanges: a movement changes status and
+ * stock alone, in that order) with its reason, location, reservation and places beside them, as
+ * members no plant field is named. Written by hand, not by JSON.stringify of that object: the writer
+ * builds one a sale, and the object's stringify took about 2 µs of it (the same text: its test).
  */
 export function movementEntry (before: Plant, after: Plant, reason: string, about: MovementAbout): string {
-  const changes: FieldChanges = {}
-  if (before.status !== after.status) changes.status = [before.status, after.status]
+  let text = '{'
+  if (before.status !== after.status) text += `"status":[${JSON.stringify(before.status)},${JSON.stringify(after.status)}],`
   const was = before.stock ?? null
   const now = after.stock ?? null
-  if (!sameTotals(was, now)) changes.stock = [was, now]
-  return movementChanges(changes, reason, about)
+  if (!sameTotals(was, now)) text += `"stock":[${totalsText(was)},${totalsText(now)}],`
+  text += `"reason":${JSON.stringify(reason)}`
+  for (const [name, value] of Object.entries(about)) if (value !== undefined) text += `,"${name}":${JSON.stringify(value)}`
+  return `${text}}`
 }
 
 const sameTotals = (a: StockTotals | null, b: StockTotals | null): boolean =>
   a === null || b === null ? a === b : a.onHand === b.onHand && a.reserved === b.reserved && a.available === b.available
+
+/** The totals as JSON.stringify writes them (their members in StockTotals' order). */
+const totalsText = (t: StockTotals | null): string => t === null ? 'null' : `{"onHand":${t.onHand},"reserved":${t.reserved},"available":${t.available}}`
 
 /** A reservation's steps that hold units or let them go: they move `reserved`, every other reason `onHand`. */
 const HOLD_REASONS = ['reserve', 'release', 'expire']

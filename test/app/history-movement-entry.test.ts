@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { fieldChanges, movementChanges, movementEntry } from '../../src/catalogue/history.js'
+import { fieldChanges, movementEntry, type FieldChanges, type MovementAbout } from '../../src/catalogue/history.js'
 import type { Plant, StockTotals } from '../../src/catalogue/plant.js'
 
-// A movement's history entry is built from the two fields a movement changes (movementEntry), not by
-// comparing every field: its text must be exactly what the comparison writes, byte for byte, as
-// every entry stored before was written that way and is read back by the same parser.
+// A movement's history entry is written by hand from the two fields a movement changes
+// (movementEntry): its text must be exactly what JSON.stringify of the changes found by comparing
+// every field writes, with the reason and the rest beside them, as every entry stored before was.
+
+const movementChanges = (changes: FieldChanges, reason: string, about: MovementAbout): string => JSON.stringify({ ...changes, reason, ...about })
 
 const plant = (stock: StockTotals | null, status: string): Plant => ({
   id: 7,
@@ -42,5 +44,13 @@ test('a movement\'s entry is the text the field-by-field comparison writes, for 
         assert.equal(movementEntry(before, after2, reason, about), movementChanges(fieldChanges(before, after2), reason, about), JSON.stringify({ before, after2, reason, about }))
       }
     }
+  }
+})
+
+test('a reservation step\'s places and reservation are written as the comparison writes them', () => {
+  const before = plant({ onHand: 5, reserved: 0, available: 5 }, 'available')
+  const after = { ...plant({ onHand: 5, reserved: 3, available: 2 }, 'available'), version: 5 }
+  for (const about of [{ reservation: 'r-1', places: [{ location: 'main', quantity: 1 }, { location: 'shop', quantity: 2 }] }, { reservation: 'r-2', location: undefined }]) {
+    assert.equal(movementEntry(before, after, 'reserve', about), movementChanges(fieldChanges(before, after), 'reserve', about))
   }
 })

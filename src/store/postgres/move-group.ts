@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
-import { fieldChanges, movementChanges } from '../../catalogue/history.js'
+import { movementEntry } from '../../catalogue/history.js'
 import { toRecord, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import { applyMovement, LocationNotFound, MAIN_LOCATION, stockCrossings, type MovementInput, type MovementResult, type StockCrossing } from '../../catalogue/stock.js'
@@ -181,7 +181,7 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
         op: move,
         result,
         record: JSON.stringify(toRecord(after)),
-        changes: moved.changes ? movementChanges(fieldChanges(plant, after), input.reason, { location }) : undefined,
+        changes: moved.changes ? movementEntry(plant, after, input.reason, { location }) : undefined,
         crossing: events.length > 0 ? { events, movement: result.movement, level: result.level } : undefined
       }
       applied.push(done)

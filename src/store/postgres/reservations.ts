@@ -1,6 +1,6 @@
 import { ANONYMOUS_WRITE } from '../../catalogue/changes.js'
 import { IdempotencyKeyReused } from '../../catalogue/errors.js'
-import { fieldChanges, movementChanges, type FieldChanges } from '../../catalogue/history.js'
+import { movementEntry, type FieldChanges } from '../../catalogue/history.js'
 import { toRecord, type StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import {
@@ -59,7 +59,7 @@ export function postgresReservations ({ session, work, now, idempotencyTtlMs }: 
     // A hold takes available down as a sale does: a crossing into low or no stock is sent as a movement's is.
     const events = stockCrossings(plant.stock, after.stock!, plant.lowStockAt)
     const crossing: StockCrossing | undefined = events.length > 0 ? { events, movement: null, level: null, reservation } : undefined
-    tx.change('updated', after.id, after.version, toRecord(after), at, actor, JSON.parse(movementChanges(fieldChanges(plant, after), reason, stepAbout(reservation, places))) as FieldChanges, undefined, crossing)
+    tx.change('updated', after.id, after.version, toRecord(after), at, actor, JSON.parse(movementEntry(plant, after, reason, stepAbout(reservation, places))) as FieldChanges, undefined, crossing)
     if (after.status !== plant.status) {
       tx.count(plant.status, -1)
       tx.count(after.status, 1)

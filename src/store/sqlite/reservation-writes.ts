@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
 import { IdempotencyKeyReused } from '../../catalogue/errors.js'
-import { fieldChanges, movementChanges } from '../../catalogue/history.js'
+import { movementEntry } from '../../catalogue/history.js'
 import type { StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import {
@@ -94,7 +94,7 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
     const units = [...places.values()].reduce((a, b) => a + b, 0)
     const { plant, historySeq } = live
     const after = plantAfter(step, plant, units, now)
-    const head = plants.record(after.id, after.version, now, actor, movementChanges(fieldChanges(plant, after), reason, stepAbout(reservation, places)), historySeq)
+    const head = plants.record(after.id, after.version, now, actor, movementEntry(plant, after, reason, stepAbout(reservation, places)), historySeq)
     const changeSeq = plants.change(after, now, actor)
     // A hold takes available down as a sale does: a crossing into low or no stock is sent as a movement's is.
     const events = stockCrossings(plant.stock, after.stock!, plant.lowStockAt)
