@@ -32,6 +32,7 @@ test('SQLite: a movement\'s key keeps its answer packed, a third of the JSON or 
   const kept = db.prepare("SELECT response FROM recent_keys WHERE key = 'till-1'").pluck().get() as string
   assert.ok(kept.length * 3 <= JSON.stringify(sale).length, `kept ${kept.length} bytes, the JSON ${JSON.stringify(sale).length}`)
   assert.throws(() => JSON.parse(kept), 'not JSON: never read as another write\'s answer')
+  assert.equal(kept.slice(1), JSON.stringify(JSON.parse(kept.slice(1))), 'the packed values are the text JSON.stringify writes of them')
   db.close()
 
   const second = openSqliteStore({ dataDir: dir.path, ...FEED, now: () => now })
