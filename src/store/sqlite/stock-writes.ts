@@ -79,7 +79,8 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     const row = s.level.get(op.id, location)
     if (row === undefined && !s.location.get(location)) throw new LocationNotFound(location)
     const applied = applyMovement(input, location, row && { onHand: row.on_hand, reserved: row.reserved }, plant.stock, plant.status as PlantStatus)
-    const after: StoredPlant = applied.changes ? { ...plant, stock: applied.stock, status: applied.status, version: plant.version + 1, updatedAt: timestamp(now) } : plant
+    const at = timestamp(now)
+    const after: StoredPlant = applied.changes ? { ...plant, stock: applied.stock, status: applied.status, version: plant.version + 1, updatedAt: at } : plant
     // A count that finds the level as it is changes no plant (no version, change or history entry): the ledger keeps it.
     const [head, changeSeq] = applied.changes ? version(plant, after, historySeq, movementEntry(plant, after, input.reason, { location }), op) : [historySeq, 0]
     const seq = Number(s.ledger.run(op.id, now, op.actor, location, applied.delta, input.reason, input.reference ?? null, applied.level.onHand, ledgerSeq).lastInsertRowid)
@@ -88,7 +89,7 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     s.setLevel.run(op.id, location, applied.level.onHand, applied.level.reserved)
     plants.units(applied.delta)
     const result: MovementResult = {
-      movement: { seq, at: timestamp(now), actor: op.actor, location, delta: applied.delta, reason: input.reason, reference: input.reference ?? null, onHandAfter: applied.level.onHand },
+      movement: { seq, at, actor: op.actor, location, delta: applied.delta, reason: input.reason, reference: input.reference ?? null, onHandAfter: applied.level.onHand },
       level: applied.level,
       stock: applied.stock,
       id: op.id,
