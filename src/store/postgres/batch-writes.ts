@@ -4,6 +4,7 @@ import { completeFields, type StoredPlant } from '../../catalogue/plant.js'
 import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
 import type { Tx } from './group-commit.js'
 import { writeGroup, type Outcome, type WriteOp } from './group-writes.js'
+import { sameRequest } from '../idempotency.js'
 
 // A batch on PostgreSQL: the same set-based writes as a group of single writes (group-writes.ts),
 // run as one unit of work in the group commit's transaction, inside a savepoint, so that any
@@ -43,7 +44,7 @@ export async function writeBatch (tx: Tx, ops: WriteOp[], idempotency: Idempoten
     if (rows.length === 0) {
       await tx.query('RELEASE SAVEPOINT batch')
       const { rows: [earlier] } = await tx.query<{ request_hash: string, response: string | null, created_at: string }>(EARLIER, [idempotency.key])
-      if (earlier?.request_hash !== idempotency.requestHash || earlier.response === null) {
+      if (earlier === undefined || !sameRequest(earlier.request_hash, idempotency.requestHash) || earlier.response === null) {
         // created_at is a BIGINT (a string from pg); a key purged meanwhile is dated now.
         const usedAt = earlier === undefined ? now : Number(earlier.created_at)
         throw new IdempotencyKeyReused(usedAt, usedAt + idempotencyTtlMs)

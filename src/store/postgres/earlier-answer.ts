@@ -1,5 +1,5 @@
 import { IdempotencyKeyReused } from '../../catalogue/errors.js'
-import type { IdempotencyClaim } from '../idempotency.js'
+import { sameRequest, type IdempotencyClaim } from '../idempotency.js'
 import type { Tx } from './group-commit.js'
 
 /**
@@ -12,6 +12,6 @@ export async function earlierAnswer<T> (tx: Tx, claim: IdempotencyClaim, at: num
     'SELECT request_hash, response, created_at FROM idempotency_keys WHERE key = $1 AND created_at > $2', [claim.key, at - ttlMs])
   if (!row) return undefined
   const usedAt = Number(row.created_at)
-  if (row.request_hash !== claim.requestHash || row.response === null) throw new IdempotencyKeyReused(usedAt, usedAt + ttlMs)
+  if (!sameRequest(row.request_hash, claim.requestHash) || row.response === null) throw new IdempotencyKeyReused(usedAt, usedAt + ttlMs)
   return { ...JSON.parse(row.response) as T, replayed: true }
 }

@@ -7,6 +7,7 @@ import { canonicalPrice, formatCents, skuKey, timestamp } from '../../catalogue/
 import type { CreateResult, IdempotencyClaim } from '../plant-store.js'
 import { WRITE, writeValues, type ChangeRow, type TrashRow } from './group-statement.js'
 import { fromPostgresText as fromDb } from './text-escape.js'
+import { sameRequest } from '../idempotency.js'
 
 // The plant writes of one group commit, set-based: whatever the number of writes, a group costs a
 // fixed number of statements. Creates alone: one statement (no transaction needed). With updates,
@@ -216,7 +217,7 @@ export async function writeGroup (client: Pick<pg.PoolClient, 'query'>, ops: Arr
           if (!claimed.has(claim.key)) {
             const before = earlier.get(claim.key)
             // Gone between the two statements (purged): refuse rather than create twice; rare, and a retry succeeds.
-            if (!before || before.request_hash !== claim.requestHash) {
+            if (!before || !sameRequest(before.request_hash, claim.requestHash)) {
               const usedAt = before === undefined ? now : Number(before.created_at)
               throw new IdempotencyKeyReused(usedAt, usedAt + idempotencyTtlMs)
             }

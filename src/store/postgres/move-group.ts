@@ -4,7 +4,7 @@ import { movementEntry } from '../../catalogue/history.js'
 import { toRecord, type PlantStatus, type StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import { applyMovement, LocationNotFound, MAIN_LOCATION, stockCrossings, type MovementInput, type MovementResult, type StockCrossing } from '../../catalogue/stock.js'
-import type { IdempotencyClaim } from '../idempotency.js'
+import { sameRequest, type IdempotencyClaim } from '../idempotency.js'
 import { jsonParam } from './group-statement.js'
 import { ANY_AGE, LEVELS, LOCK_MAIN, PREPARE, WRITE_AGAIN, WRITE_NEW } from './move-statements.js'
 import { toPlant, type Outcome, type PlantRow } from './group-writes.js'
@@ -152,7 +152,7 @@ export async function moveGroup (client: Pick<pg.PoolClient, 'query'>, moves: Ar
         const before = earlier.get(claim.key)
         if (before) {
           const usedAt = Number(before.created_at)
-          if (before.request_hash !== claim.requestHash || before.response === null) throw new IdempotencyKeyReused(usedAt, usedAt + idempotencyTtlMs)
+          if (!sameRequest(before.request_hash, claim.requestHash) || before.response === null) throw new IdempotencyKeyReused(usedAt, usedAt + idempotencyTtlMs)
           outcomes[index] = { ok: true, value: { ...JSON.parse(before.response) as MovementResult, replayed: true } }
           return
         }

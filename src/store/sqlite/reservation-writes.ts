@@ -8,7 +8,7 @@ import {
   type CommitResult, type NewReservation, type PlantCounts, type ReservationLine, type ReservationResult, type ReservationRow
 } from '../../catalogue/reservation.js'
 import { ReservationGone, ReservationLineUnknown, ReservationNotFound, stockCrossings, type StockCrossing } from '../../catalogue/stock.js'
-import type { IdempotencyClaim } from '../idempotency.js'
+import { sameRequest, type IdempotencyClaim } from '../idempotency.js'
 import type { PlantContext } from './plant-context.js'
 import { INSERT_MOVEMENT } from './stock-ledger.js'
 import { stockStateOf } from './stock-migration.js'
@@ -77,7 +77,7 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
     if (!claim) return undefined
     const row = plants.keys.find(claim.key, now - idempotencyTtlMs)
     if (!row) return undefined
-    if (row.request_hash !== claim.requestHash) throw new IdempotencyKeyReused(row.created_at, row.created_at + idempotencyTtlMs)
+    if (!sameRequest(row.request_hash, claim.requestHash)) throw new IdempotencyKeyReused(row.created_at, row.created_at + idempotencyTtlMs)
     return { ...JSON.parse(row.response) as T, replayed: true }
   }
 

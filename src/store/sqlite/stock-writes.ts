@@ -4,7 +4,7 @@ import { fieldChanges, movementEntry, NO_CHANGES, type FieldChanges } from '../.
 import type { PlantStatus, StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
 import { applyMovement, stockCrossings, LocationNameTaken, LocationNotEmpty, LocationNotFound, StockHeld, type Location, type MovementInput, type MovementResult, type StockCrossing } from '../../catalogue/stock.js'
-import type { IdempotencyClaim } from '../idempotency.js'
+import { sameRequest, type IdempotencyClaim } from '../idempotency.js'
 import type { PlantContext } from './plant-context.js'
 import { INSERT_MOVEMENT } from './stock-ledger.js'
 import { stockStateOf } from './stock-migration.js'
@@ -65,7 +65,7 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     if (idempotency) {
       const earlier = plants.keys.find(idempotency.key, now - idempotencyTtlMs)
       if (earlier) {
-        if (earlier.request_hash !== idempotency.requestHash) throw new IdempotencyKeyReused(earlier.created_at, earlier.created_at + idempotencyTtlMs)
+        if (!sameRequest(earlier.request_hash, idempotency.requestHash)) throw new IdempotencyKeyReused(earlier.created_at, earlier.created_at + idempotencyTtlMs)
         return unpackMovement(earlier.response)
       }
     }

@@ -19,6 +19,7 @@ import { isStockWrite, stockWriter, type StockWriteOp, type StockWriteResult } f
 import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
 import { stockRefusalOf, type StockRefusal } from '../../catalogue/stock.js'
 import { boundsWidener } from './category-name-bounds.js'
+import { sameRequest } from '../idempotency.js'
 
 // The write side of the SQLite store as plain data in, plain data out, so the same code commits
 // in the calling thread (an in-memory database) or in the writer thread (a database file).
@@ -255,7 +256,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
       if (idempotency) {
         const earlier = keys.find(idempotency.key, now - idempotencyTtlMs)
         if (earlier) {
-          if (earlier.request_hash !== idempotency.requestHash) throw reused(earlier.created_at)
+          if (!sameRequest(earlier.request_hash, idempotency.requestHash)) throw reused(earlier.created_at)
           return { plant: JSON.parse(earlier.response) as StoredPlant, replayed: true }
         }
       }
@@ -416,7 +417,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (idempotency) {
       const earlier = keys.find(idempotency.key, now - idempotencyTtlMs)
       if (earlier) {
-        if (earlier.request_hash !== idempotency.requestHash) throw reused(earlier.created_at)
+        if (!sameRequest(earlier.request_hash, idempotency.requestHash)) throw reused(earlier.created_at)
         return { plants: op.results === false ? [] : JSON.parse(earlier.response) as Array<StoredPlant | null>, replayed: true }
       }
     }
