@@ -3,9 +3,9 @@ import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../cata
 import { fieldChanges, movementChanges, NO_CHANGES, type FieldChanges } from '../../catalogue/history.js'
 import type { PlantStatus, StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
-import { applyMovement, stockCrossings, LocationNameTaken, LocationNotEmpty, LocationNotFound, StockHeld, type Location, type MovementInput, type MovementResult, type StockCrossing } from '../../catalogue/stock.js'
+import { applyMovement, stockCrossings, LocationNameTaken, MAIN_LOCATION, LocationNotEmpty, LocationNotFound, StockHeld, type Location, type MovementInput, type MovementResult, type StockCrossing } from '../../catalogue/stock.js'
 import type { IdempotencyClaim } from '../idempotency.js'
-import type { PlantContext } from './plant-context.js'
+import type { LevelCounts, PlantContext } from './plant-context.js'
 import { INSERT_MOVEMENT } from './stock-ledger.js'
 import { packMovement, unpackMovement } from './movement-answer.js'
 import { RESERVATION_KINDS, reservationWriter, type ReservationWriteOp, type ReservationWriteResult } from './reservation-writes.js'
@@ -29,6 +29,10 @@ export const isStockWrite = (op: { kind: string }): op is StockWriteOp => KINDS.
 
 export type { PlantContext } from './plant-context.js'
 
+/** The plant's UPDATE as it is, and with main's level set too (`main_on_hand = ?, main_reserved = ?` before the id). */
+const withMain = (db: Database.Database, sql: string): [Database.Statement, Database.Statement] =>
+  [db.prepare(sql), db.prepare(sql.replace(' WHERE id = ?', ', main_on_hand = ?, main_reserved = ? WHERE id = ?'))]
+
 export function stockWriter (db: Database.Database, idempotencyTtlMs: number, plants: PlantContext): (op: StockWriteOp) => StockWriteResult {
   const reservations = reservationWriter(db, idempotencyTtlMs, plants)
   const s = {
@@ -42,14 +46,21 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     // Status is named only when it changes (a crossing into or out of stock), as writes.ts's updates
     // name an indexed column: an unchanged one costs no index pages, and most sales cross nothing.
     // The movement is the plant's newest (ledger_seq): the ledger is a chain per plant (stock-ledger.ts).
-    setPlant: db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, status = ?, version = ?, updated_at = ?, history_seq = ?, ledger_seq = ? WHERE id = ?'),
-    setTotals: db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, version = ?, updated_at = ?, history_seq = ?, ledger_seq = ? WHERE id = ?'),
-    setLedgerHead: db.prepare('UPDATE plants SET ledger_seq = ? WHERE id = ?'),
-    untrack: db.prepare('UPDATE plants SET on_hand = NULL, reserved = NULL, available = NULL, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
+    // A movement at main sets main's level in the same UPDATE (the second of each pair).
+    setPlant: withMain(db, 'UPDATE plants SET on_hand = ?, reserved = ?, available = ?, status = ?, version = ?, updated_at = ?, history_seq = ?, ledger_seq = ? WHERE id = ?'),
+    setTotals: withMain(db, 'UPDATE plants SET on_hand = ?, reserved = ?, available = ?, version = ?, updated_at = ?, history_seq = ?, ledger_seq = ? WHERE id = ?'),
+    setLedgerHead: withMain(db, 'UPDATE plants SET ledger_seq = ? WHERE id = ?'),
+    untrack: db.prepare('UPDATE plants SET on_hand = NULL, reserved = NULL, available = NULL, main_on_hand = NULL, main_reserved = NULL, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
     dropPlantLevels: db.prepare('DELETE FROM stock_levels WHERE plant_id = ?'),
     ledger: db.prepare(INSERT_MOVEMENT),
     // A crossing into low or no stock rides on the movement's change (webhooks stock.low / stock.out).
     crossing: db.prepare('UPDATE changes SET stock_events = ? WHERE seq = ?')
+  }
+
+  /** A level at another location than main, in stock_levels. */
+  const levelAt = (id: number, location: string): LevelCounts | undefined => {
+    const row = s.level.get(id, location)
+    return row && { onHand: row.on_hand, reserved: row.reserved }
   }
 
   /** The plant's new version: its row, one change, one history entry. Answers the history's head and the change's seq. */
@@ -74,23 +85,27 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     }
     const found = plants.load(op.id)
     if (!found) throw new PlantNotFound()
-    const { plant, historySeq, ledgerSeq } = found
+    const { plant, historySeq, ledgerSeq, main } = found
     if (op.expectedVersions && !op.expectedVersions.includes(plant.version)) throw new VersionMismatch()
-    const location = input.location ?? 'main'
+    const location = input.location ?? MAIN_LOCATION
+    // Main's level is on the plant's row, read with it (stock-migration.ts mainLevelMigration).
+    const atMain = location === MAIN_LOCATION
+    const row = atMain ? main : levelAt(op.id, location)
     // A level is only ever at a known location (a location's delete takes its levels): the location
     // is looked up only for the plant's first movement there.
-    const row = s.level.get(op.id, location)
     if (row === undefined && !s.location.get(location)) throw new LocationNotFound(location)
-    const applied = applyMovement(input, location, row && { onHand: row.on_hand, reserved: row.reserved }, plant.stock, plant.status as PlantStatus)
+    const applied = applyMovement(input, location, row, plant.stock, plant.status as PlantStatus)
     const after: StoredPlant = applied.changes ? { ...plant, stock: applied.stock, status: applied.status, version: plant.version + 1, updatedAt: timestamp(now) } : plant
     const changes = movementChanges(fieldChanges(plant, after), input.reason, { location })
     // A count that finds the level as it is changes no plant (no version, change or history entry): the ledger keeps it.
     const [head, changeSeq] = applied.changes ? version(plant, after, historySeq, changes, op) : [historySeq, 0]
     const seq = Number(s.ledger.run(op.id, now, op.actor, location, applied.delta, input.reason, input.reference ?? null, applied.level.onHand, ledgerSeq).lastInsertRowid)
-    if (!applied.changes) s.setLedgerHead.run(seq, op.id)
-    else if (applied.status === plant.status) s.setTotals.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, after.version, now, head, seq, op.id)
-    else s.setPlant.run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, applied.status, after.version, now, head, seq, op.id)
-    s.setLevel.run(op.id, location, applied.level.onHand, applied.level.reserved)
+    const mainLevel = atMain ? [applied.level.onHand, applied.level.reserved] : []
+    const which = atMain ? 1 : 0
+    if (!applied.changes) s.setLedgerHead[which].run(seq, ...mainLevel, op.id)
+    else if (applied.status === plant.status) s.setTotals[which].run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, after.version, now, head, seq, ...mainLevel, op.id)
+    else s.setPlant[which].run(applied.stock.onHand, applied.stock.reserved, applied.stock.available, applied.status, after.version, now, head, seq, ...mainLevel, op.id)
+    if (!atMain) s.setLevel.run(op.id, location, applied.level.onHand, applied.level.reserved)
     plants.units(applied.delta)
     const result: MovementResult = {
       movement: { seq, at: timestamp(now), actor: op.actor, location, delta: applied.delta, reason: input.reason, reference: input.reference ?? null, onHandAfter: applied.level.onHand },

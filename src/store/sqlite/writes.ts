@@ -17,7 +17,7 @@ import { searchBacklog } from './search-backlog.js'
 import { isWebhookWrite, webhookWriter, type WebhookWriteOp } from './webhook-writes.js'
 import { isStockWrite, stockWriter, type StockWriteOp, type StockWriteResult } from './stock-writes.js'
 import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
-import { stockRefusalOf, type StockRefusal } from '../../catalogue/stock.js'
+import { MAIN_LOCATION, stockRefusalOf, type StockRefusal } from '../../catalogue/stock.js'
 import { boundsWidener } from './category-name-bounds.js'
 
 // The write side of the SQLite store as plain data in, plain data out, so the same code commits
@@ -105,7 +105,10 @@ interface CurrentRow {
   /** The seq of its newest history entry (history.ts), null before history was kept. */
   history_seq: number | null,
   /** The seq of its newest movement (stock-ledger.ts), null before its first. */
-  ledger_seq: number | null
+  ledger_seq: number | null,
+  /** Its level at main (stock-migration.ts mainLevelMigration), null while it has none. */
+  main_on_hand: number | null,
+  main_reserved: number | null
 }
 
 /** The stored plant a write answers: its fields (price as the record shows it) and times. */
@@ -142,7 +145,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     release: db.prepare('RELEASE batch'),
     rollbackTo: db.prepare('ROLLBACK TO batch'),
     current: db.prepare<[number], CurrentRow>(
-      'SELECT version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at, low_stock_at, on_hand, reserved, available, history_seq, ledger_seq FROM plants WHERE id = ?'),
+      'SELECT version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at, low_stock_at, on_hand, reserved, available, history_seq, ledger_seq, main_on_hand, main_reserved FROM plants WHERE id = ?'),
     // The plant holding a SKU (ignoring case): the unique index plants_sku answers it.
     skuHolder: db.prepare<[string], number>('SELECT id FROM plants WHERE sku IS NOT NULL AND lower(sku) = ?').pluck(),
     setPhotos: db.prepare('UPDATE plants SET photos = ?, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
@@ -161,7 +164,10 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     trash: db.prepare('INSERT INTO trash (id, plant, version, trashed_at, trashed_by, history_seq, ledger_seq) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     trashed: db.prepare<[number], { plant: string, version: number, history_seq: number | null, ledger_seq: number | null }>('SELECT plant, version, history_seq, ledger_seq FROM trash WHERE id = ?'),
     untrash: db.prepare('DELETE FROM trash WHERE id = ?'),
-    insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at, history_seq, low_stock_at, on_hand, reserved, available, ledger_seq, stock_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at, history_seq, low_stock_at, on_hand, reserved, available, ledger_seq, stock_state, main_on_hand, main_reserved) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    // A live plant's main level is on its row; one in the trash keeps it in stock_levels, as its other levels (stock-migration.ts).
+    trashMain: db.prepare(`INSERT INTO stock_levels (plant_id, location, on_hand, reserved) VALUES (?, '${MAIN_LOCATION}', ?, ?)`),
+    trashedMain: db.prepare<[number], { on_hand: number, reserved: number }>(`DELETE FROM stock_levels WHERE plant_id = ? AND location = '${MAIN_LOCATION}' RETURNING on_hand, reserved`),
     // index_remove / index_add: what the write changes in the name search index (search-backlog.ts).
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     // Every change records its version in the plant's history (history.ts), in the same transaction.
@@ -182,7 +188,9 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   const stockWrite = stockWriter(db, idempotencyTtlMs, {
     load: (id) => {
       const row = s.current.get(id)
-      return row && { plant: storedPlant(id, fieldsOf(row), JSON.parse(row.photos) as Photo[], row.version, row.created_at, row.updated_at, stockOfRow(row)), historySeq: row.history_seq, ledgerSeq: row.ledger_seq }
+      if (row === undefined) return undefined
+      const main = row.main_on_hand === null ? undefined : { onHand: row.main_on_hand, reserved: row.main_reserved! }
+      return { plant: storedPlant(id, fieldsOf(row), JSON.parse(row.photos) as Photo[], row.version, row.created_at, row.updated_at, stockOfRow(row)), historySeq: row.history_seq, ledgerSeq: row.ledger_seq, main }
     },
     record: (id, version, now, actor, changes, prev) => Number(s.insertHistory.run(id, version, KIND_CODES.updated, now, actor, changes, prev).lastInsertRowid),
     change: (plant, now, actor) => Number(s.insertChange.run('updated', plant.id, plant.version, JSON.stringify(toRecord(plant)), now, null, null, actor).lastInsertRowid),
@@ -280,6 +288,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
     if (op.kind === 'remove') {
       s.delete.run(op.id)
+      if (current.main_on_hand !== null) s.trashMain.run(op.id, current.main_on_hand, current.main_reserved)
       for (const tag of JSON.parse(current.tags) as string[]) s.deleteTag.run(filterKey(tag), tag, op.id)
       // The photos' files keep their references: the trash names them until the plant is purged.
       const was = storedPlant(op.id, fieldsOf(current), JSON.parse(current.photos) as Photo[], current.version, current.created_at, current.updated_at, stockOfRow(current))
@@ -377,8 +386,9 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const head = record('restored', op.id, version, op.now, op.actor, NO_CHANGES, entry.history_seq)
     const orderKey = nameOrderKey(name)
     widenBounds(category, orderKey)
+    const main = s.trashedMain.get(op.id)
     s.insertAgain.run(op.id, name, key, orderKey, category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, JSON.stringify(was.photos), version, createdAt, op.now, head,
-      lowStockAt, stock?.onHand ?? null, stock?.reserved ?? null, stock?.available ?? null, entry.ledger_seq, stockStateOf(stock?.available ?? null, lowStockAt))
+      lowStockAt, stock?.onHand ?? null, stock?.reserved ?? null, stock?.available ?? null, entry.ledger_seq, stockStateOf(stock?.available ?? null, lowStockAt), main?.on_hand ?? null, main?.reserved ?? null)
     for (const tag of tags) s.insertTag.run(filterKey(tag), tag, op.id)
     count(status, 1)
     moveUnits(stock, 1)
