@@ -105,11 +105,13 @@ interface CurrentRow {
   /** The seq of its newest history entry (history.ts), null before history was kept. */
   history_seq: number | null,
   /** The seq of its newest movement (stock-ledger.ts), null before its first. */
-  ledger_seq: number | null,
-  /** Its level at main (stock-migration.ts mainLevelMigration), null while it has none. */
-  main_on_hand: number | null,
-  main_reserved: number | null
+  ledger_seq: number | null
 }
+
+/** The row as a stock write reads it: with its level at main (stock-migration.ts mainLevelMigration), null while it has none. */
+interface StockRow extends CurrentRow { main_on_hand: number | null, main_reserved: number | null }
+
+const CURRENT_COLUMNS = 'version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at, low_stock_at, on_hand, reserved, available, history_seq, ledger_seq'
 
 /** The stored plant a write answers: its fields (price as the record shows it) and times. */
 function storedPlant (id: number, fields: PlantFields, photos: Photo[], version: number, createdAt: number, updatedAt: number, stock: StockTotals | null): StoredPlant {
@@ -144,8 +146,10 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     savepoint: db.prepare('SAVEPOINT batch'),
     release: db.prepare('RELEASE batch'),
     rollbackTo: db.prepare('ROLLBACK TO batch'),
-    current: db.prepare<[number], CurrentRow>(
-      'SELECT version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at, low_stock_at, on_hand, reserved, available, history_seq, ledger_seq, main_on_hand, main_reserved FROM plants WHERE id = ?'),
+    current: db.prepare<[number], CurrentRow>(`SELECT ${CURRENT_COLUMNS} FROM plants WHERE id = ?`),
+    // Only a stock write reads main's level: each column a row object carries costs the read about
+    // a µs (better-sqlite3 builds it property by property), which every PATCH would pay.
+    stockCurrent: db.prepare<[number], StockRow>(`SELECT ${CURRENT_COLUMNS}, main_on_hand, main_reserved FROM plants WHERE id = ?`),
     // The plant holding a SKU (ignoring case): the unique index plants_sku answers it.
     skuHolder: db.prepare<[string], number>('SELECT id FROM plants WHERE sku IS NOT NULL AND lower(sku) = ?').pluck(),
     setPhotos: db.prepare('UPDATE plants SET photos = ?, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
@@ -166,7 +170,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     untrash: db.prepare('DELETE FROM trash WHERE id = ?'),
     insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at, history_seq, low_stock_at, on_hand, reserved, available, ledger_seq, stock_state, main_on_hand, main_reserved) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     // A live plant's main level is on its row; one in the trash keeps it in stock_levels, as its other levels (stock-migration.ts).
-    trashMain: db.prepare(`INSERT INTO stock_levels (plant_id, location, on_hand, reserved) VALUES (?, '${MAIN_LOCATION}', ?, ?)`),
+    trashMain: db.prepare(`INSERT INTO stock_levels (plant_id, location, on_hand, reserved) SELECT id, '${MAIN_LOCATION}', main_on_hand, main_reserved FROM plants WHERE id = ? AND main_on_hand IS NOT NULL`),
     trashedMain: db.prepare<[number], { on_hand: number, reserved: number }>(`DELETE FROM stock_levels WHERE plant_id = ? AND location = '${MAIN_LOCATION}' RETURNING on_hand, reserved`),
     // index_remove / index_add: what the write changes in the name search index (search-backlog.ts).
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
@@ -187,7 +191,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   const webhooks = webhookWriter(db)
   const stockWrite = stockWriter(db, idempotencyTtlMs, {
     load: (id) => {
-      const row = s.current.get(id)
+      const row = s.stockCurrent.get(id)
       if (row === undefined) return undefined
       const main = row.main_on_hand === null ? undefined : { onHand: row.main_on_hand, reserved: row.main_reserved! }
       return { plant: storedPlant(id, fieldsOf(row), JSON.parse(row.photos) as Photo[], row.version, row.created_at, row.updated_at, stockOfRow(row)), historySeq: row.history_seq, ledgerSeq: row.ledger_seq, main }
@@ -287,8 +291,8 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (!current) throw new Refused('not-found')
     if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
     if (op.kind === 'remove') {
+      s.trashMain.run(op.id)
       s.delete.run(op.id)
-      if (current.main_on_hand !== null) s.trashMain.run(op.id, current.main_on_hand, current.main_reserved)
       for (const tag of JSON.parse(current.tags) as string[]) s.deleteTag.run(filterKey(tag), tag, op.id)
       // The photos' files keep their references: the trash names them until the plant is purged.
       const was = storedPlant(op.id, fieldsOf(current), JSON.parse(current.photos) as Photo[], current.version, current.created_at, current.updated_at, stockOfRow(current))
