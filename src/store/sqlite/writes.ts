@@ -19,6 +19,7 @@ import { isStockWrite, stockWriter, type StockWriteOp, type StockWriteResult } f
 import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
 import { MAIN_LOCATION, stockRefusalOf, type StockRefusal } from '../../catalogue/stock.js'
 import { boundsWidener } from './category-name-bounds.js'
+import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from './plant-rows.js'
 
 // The write side of the SQLite store as plain data in, plain data out, so the same code commits
 // in the calling thread (an in-memory database) or in the writer thread (a database file).
@@ -108,10 +109,8 @@ interface CurrentRow {
   ledger_seq: number | null
 }
 
-/** The row as a stock write reads it: with its level at main (stock-migration.ts mainLevelMigration), null while it has none. */
-interface StockRow extends CurrentRow { main_on_hand: number | null, main_reserved: number | null }
-
-const CURRENT_COLUMNS = 'version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at, low_stock_at, on_hand, reserved, available, history_seq, ledger_seq'
+/** The plant as a stock write reads it: PlantTuple, then history_seq, ledger_seq and its level at main (main_on_hand, main_reserved: null while it has none). */
+type StockTuple = PlantTuple & { 17: number | null, 18: number | null, 19: number | null, 20: number | null }
 
 /** The stored plant a write answers: its fields (price as the record shows it) and times. */
 function storedPlant (id: number, fields: PlantFields, photos: Photo[], version: number, createdAt: number, updatedAt: number, stock: StockTotals | null): StoredPlant {
@@ -146,10 +145,12 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     savepoint: db.prepare('SAVEPOINT batch'),
     release: db.prepare('RELEASE batch'),
     rollbackTo: db.prepare('ROLLBACK TO batch'),
-    current: db.prepare<[number], CurrentRow>(`SELECT ${CURRENT_COLUMNS} FROM plants WHERE id = ?`),
-    // Only a stock write reads main's level: each column a row object carries costs the read about
-    // a µs (better-sqlite3 builds it property by property), which every PATCH would pay.
-    stockCurrent: db.prepare<[number], StockRow>(`SELECT ${CURRENT_COLUMNS}, main_on_hand, main_reserved FROM plants WHERE id = ?`),
+    current: db.prepare<[number], CurrentRow>(
+      'SELECT version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at, low_stock_at, on_hand, reserved, available, history_seq, ledger_seq FROM plants WHERE id = ?'),
+    // A stock write reads the plant as an array, as a list does (plant-rows.ts), with main's level
+    // beside it: a keyed row object, built by better-sqlite3 a property at a time, cost a sale's
+    // read ~1 µs a column and made every later read of it slower (bench/results/issue-49-stock.md, stop 63).
+    stockCurrent: db.prepare<[number], StockTuple>(`SELECT ${PLANT_COLUMNS}, p.history_seq, p.ledger_seq, p.main_on_hand, p.main_reserved FROM plants p WHERE p.id = ?`).raw(true),
     // The plant holding a SKU (ignoring case): the unique index plants_sku answers it.
     skuHolder: db.prepare<[string], number>('SELECT id FROM plants WHERE sku IS NOT NULL AND lower(sku) = ?').pluck(),
     setPhotos: db.prepare('UPDATE plants SET photos = ?, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
@@ -193,8 +194,8 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     load: (id) => {
       const row = s.stockCurrent.get(id)
       if (row === undefined) return undefined
-      const main = row.main_on_hand === null ? undefined : { onHand: row.main_on_hand, reserved: row.main_reserved! }
-      return { plant: storedPlant(id, fieldsOf(row), JSON.parse(row.photos) as Photo[], row.version, row.created_at, row.updated_at, stockOfRow(row)), historySeq: row.history_seq, ledgerSeq: row.ledger_seq, main }
+      const main = row[19] === null ? undefined : { onHand: row[19], reserved: row[20]! }
+      return { plant: tupleToPlant(row), historySeq: row[17], ledgerSeq: row[18], main }
     },
     record: (id, version, now, actor, changes, prev) => Number(s.insertHistory.run(id, version, KIND_CODES.updated, now, actor, changes, prev).lastInsertRowid),
     change: (plant, now, actor) => Number(s.insertChange.run('updated', plant.id, plant.version, JSON.stringify(toRecord(plant)), now, null, null, actor).lastInsertRowid),
