@@ -100,7 +100,7 @@ export const NO_INSERT_TRIGGER_MIGRATION = 'DROP TRIGGER IF EXISTS plants_stock_
  * B-tree's pages besides the plant's: on the row the movement already reads and updates, they cost
  * neither. stock_levels keeps the other locations' levels and, for a plant in the trash, its main
  * level as before (writes.ts moves it there on delete and back on restore): it never holds a main
- * row of a live plant, and LEVELS reads both as the one table. Re-runnable (a test sets an older
+ * row of a live plant, and levelsSql reads both as the one table. Re-runnable (a test sets an older
  * user_version on a catalogue already so): only the main rows still in stock_levels move.
  */
 export function mainLevelMigration (db: Database.Database, progress: (message: string) => void): void {
