@@ -7,6 +7,7 @@ import { migrate } from './migrations.js'
 import { DANGLING_PHOTO_FILES } from './photo-writes.js'
 import { applyMarks, readMarks } from './restore-marks.js'
 import { hasTable } from './snapshot.js'
+import { mainOnRow } from './stock-migration.js'
 import { connect } from './writes.js'
 
 // Backups of a data folder's catalogue and restores from them (plants backup, plants restore).
@@ -63,7 +64,9 @@ export function verifyBackup (file: string): BackupCheck {
     if (dangling > 0) throw new AdminRefused(`the copy names ${dangling.toLocaleString('en')} photo file${dangling === 1 ? '' : 's'} it does not hold`)
     // The stock rides in it too (none in a backup from before stock): counted for the summary.
     const rows = (table: string): number => hasTable(db, table) ? db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number : 0
-    const stock = { locations: rows('locations'), levels: rows('stock_levels'), movements: rows('stock_movements') }
+    // Main's levels of live plants are on their rows (migration 32; a backup from before has them in stock_levels).
+    const mainLevels = mainOnRow(db) ? db.prepare('SELECT count(*) FROM plants WHERE main_on_hand IS NOT NULL').pluck().get() as number : 0
+    const stock = { locations: rows('locations'), levels: rows('stock_levels') + mainLevels, movements: rows('stock_movements') }
     return { plants, maxId, userVersion: db.pragma('user_version', { simple: true }) as number, photoFiles, stock }
   } finally {
     db.close()

@@ -9,7 +9,7 @@ import { WEBHOOK_EVENTS_MIGRATION, WEBHOOK_RESPONSES_MIGRATION, WEBHOOKS_MIGRATI
 import { API_KEYS_MIGRATION } from './sqlite-key-store.js'
 import { TRASH_MIGRATION } from './trash.js'
 import { HISTORY_KINDS_MIGRATION, HISTORY_MIGRATION } from './history.js'
-import { NO_INSERT_TRIGGER_MIGRATION, STOCK_EVENTS_MIGRATION, STOCK_MIGRATION, stockStateMigration, THRESHOLD_TRIGGER_MIGRATION } from './stock-migration.js'
+import { mainLevelMigration, NO_INSERT_TRIGGER_MIGRATION, STOCK_EVENTS_MIGRATION, STOCK_MIGRATION, stockStateMigration, THRESHOLD_TRIGGER_MIGRATION } from './stock-migration.js'
 import { RESERVATIONS_MIGRATION } from './reservation-writes.js'
 import { ledgerChainMigration } from './stock-ledger.js'
 import { RECENT_KEYS_MIGRATION } from './key-book.js'
@@ -130,7 +130,8 @@ const MIGRATIONS: Array<string | ((db: Database.Database, progress: (message: st
   saleWrites,
   NO_INSERT_TRIGGER_MIGRATION,
   CATEGORY_NAME_BOUNDS_MIGRATION,
-  THRESHOLD_TRIGGER_MIGRATION
+  THRESHOLD_TRIGGER_MIGRATION,
+  mainLevelMigration
 ]
 
 /**
@@ -375,6 +376,8 @@ export const MAIN_TIME_VERSION = MIGRATIONS.indexOf(webhookEventsAndMainTime)
 export const CATEGORY_NAME_BOUNDS_VERSION = MIGRATIONS.indexOf(CATEGORY_NAME_BOUNDS_MIGRATION)
 /** The user_version before the migration that leaves the stock state of a movement's plant to the movement (stock-migration.ts). */
 export const THRESHOLD_TRIGGER_VERSION = MIGRATIONS.indexOf(THRESHOLD_TRIGGER_MIGRATION)
+/** The user_version before the migration that keeps main's level on the plant's row (stock-migration.ts mainLevelMigration). */
+export const MAIN_LEVEL_VERSION = MIGRATIONS.indexOf(mainLevelMigration)
 /** The user_version before the search texts' migration (accents, word starts). */
 export const SEARCH_TEXT_VERSION = MIGRATIONS.indexOf(searchTextMigration)
 

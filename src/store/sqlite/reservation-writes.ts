@@ -7,7 +7,7 @@ import {
   checkHold, countsOf, ENDED_KEPT_MS, EXPIRY_ACTOR, linesOf, plantAfter, plantsOf, reservationOf, RESERVATION_COLUMNS, STEP_REASONS, stepAbout, unitsByPlace,
   type CommitResult, type NewReservation, type PlantCounts, type ReservationLine, type ReservationResult, type ReservationRow
 } from '../../catalogue/reservation.js'
-import { ReservationGone, ReservationLineUnknown, ReservationNotFound, stockCrossings, type StockCrossing } from '../../catalogue/stock.js'
+import { MAIN_LOCATION, ReservationGone, ReservationLineUnknown, ReservationNotFound, stockCrossings, type StockCrossing } from '../../catalogue/stock.js'
 import { sameRequest, type IdempotencyClaim } from '../idempotency.js'
 import type { PlantContext } from './plant-context.js'
 import { INSERT_MOVEMENT } from './stock-ledger.js'
@@ -57,6 +57,9 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
     location: db.prepare<[string], number>('SELECT 1 FROM locations WHERE name = ?').pluck(),
     level: db.prepare<[number, string], { on_hand: number, reserved: number }>('SELECT on_hand, reserved FROM stock_levels WHERE plant_id = ? AND location = ?'),
     moveLevel: db.prepare('UPDATE stock_levels SET on_hand = on_hand - ?, reserved = max(0, reserved + ?) WHERE plant_id = ? AND location = ?'),
+    // A live plant's main level is on its row (stock-migration.ts mainLevelMigration); null columns stay null, as a missing level row stays missing.
+    mainLevel: db.prepare<[number], { on_hand: number, reserved: number }>('SELECT main_on_hand AS on_hand, main_reserved AS reserved FROM plants WHERE id = ? AND main_on_hand IS NOT NULL'),
+    moveMain: db.prepare('UPDATE plants SET main_on_hand = main_on_hand - ?, main_reserved = max(0, main_reserved + ?) WHERE id = ?'),
     setPlant: db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, status = ?, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
     // A step keeps the plant's stock_state (stock-migration.ts, migration 32), named only when it changes.
     setPlantState: db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, status = ?, version = ?, updated_at = ?, history_seq = ?, stock_state = ? WHERE id = ?'),
@@ -70,6 +73,15 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
     lease: db.prepare("UPDATE leases SET owner = ?, lease_until = ? WHERE name = 'reservation-expirer' AND (owner IS NULL OR owner = ? OR lease_until < ?)"),
     release: db.prepare("UPDATE leases SET owner = NULL, lease_until = NULL WHERE name = 'reservation-expirer' AND owner = ?"),
     crossing: db.prepare('UPDATE changes SET stock_events = ? WHERE seq = ?')
+  }
+
+  /** A live plant's level at a location: main's on its row, the others' in stock_levels. */
+  const level = (plant: number, location: string): { on_hand: number, reserved: number } | undefined =>
+    location === MAIN_LOCATION ? s.mainLevel.get(plant) : s.level.get(plant, location)
+  /** Moves a level by `sold` units on hand and `held` reserved: a live plant's main on its row, the others' (and a trashed plant's main) in stock_levels. */
+  const moveLevel = (live: boolean, sold: number, held: number, plant: number, location: string): void => {
+    if (live && location === MAIN_LOCATION) s.moveMain.run(sold, held, plant)
+    else s.moveLevel.run(sold, held, plant, location)
   }
 
   /** The answer kept under the claim, or undefined when it was not used (refused: another request used it). */
@@ -127,15 +139,15 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
     const nowhere = lines.flatMap((l, i) => s.location.get(l.location) === undefined ? [i] : [])
     if (nowhere.length > 0) throw new ReservationLineUnknown('location', nowhere)
     checkHold(lines, (plant, location) => {
-      const level = s.level.get(plant, location)
-      return level === undefined ? 0 : Math.max(0, level.on_hand - level.reserved)
+      const at = level(plant, location)
+      return at === undefined ? 0 : Math.max(0, at.on_hand - at.reserved)
     })
     let units = 0
     const counts: PlantCounts[] = []
     for (const [id, places] of unitsByPlace(lines)) {
       let total = 0
       for (const [location, n] of places) {
-        s.moveLevel.run(0, n, id, location)
+        moveLevel(true, 0, n, id, location)
         total += n
       }
       counts.push(countsOf(version('hold', STEP_REASONS.hold, live.get(id)!, places, op.now, op.actor, op.input.id)))
@@ -155,8 +167,8 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
     let units = 0
     for (const [id, places] of unitsByPlace(lines)) {
       const total = [...places.values()].reduce((a, b) => a + b, 0)
-      for (const [location, n] of places) s.moveLevel.run(0, -n, id, location)
       const live = plants.load(id)
+      for (const [location, n] of places) moveLevel(live !== undefined, 0, -n, id, location)
       if (live) {
         version('release', STEP_REASONS[state === 'released' ? 'release' : 'expire'], live, places, now, actor, row.id)
         units += total
@@ -184,15 +196,15 @@ export function reservationWriter (db: Database.Database, idempotencyTtlMs: numb
       after.set(id, version('commit', STEP_REASONS.commit, live.get(id)!, places, op.now, op.actor, op.id))
     }
     lines.forEach((l, line) => {
-      s.moveLevel.run(l.quantity, -l.quantity, l.plant, l.location)
-      const level = s.level.get(l.plant, l.location)!
-      const seq = Number(s.ledger.run(l.plant, op.now, op.actor, l.location, -l.quantity, 'sale', op.id, level.on_hand, s.ledgerHead.get(l.plant) ?? null).lastInsertRowid)
+      moveLevel(true, l.quantity, -l.quantity, l.plant, l.location)
+      const left = level(l.plant, l.location)!
+      const seq = Number(s.ledger.run(l.plant, op.now, op.actor, l.location, -l.quantity, 'sale', op.id, left.on_hand, s.ledgerHead.get(l.plant) ?? null).lastInsertRowid)
       s.setLedgerHead.run(seq, l.plant)
       sales.push({
         line,
         plant: l.plant,
-        movement: { seq, at: timestamp(op.now), actor: op.actor, location: l.location, delta: -l.quantity, reason: 'sale', reference: op.id, onHandAfter: level.on_hand },
-        level: { location: l.location, onHand: level.on_hand, reserved: level.reserved, available: Math.max(0, level.on_hand - level.reserved) }
+        movement: { seq, at: timestamp(op.now), actor: op.actor, location: l.location, delta: -l.quantity, reason: 'sale', reference: op.id, onHandAfter: left.on_hand },
+        level: { location: l.location, onHand: left.on_hand, reserved: left.reserved, available: Math.max(0, left.on_hand - left.reserved) }
       })
     })
     const units = lines.reduce((a, l) => a + l.quantity, 0)

@@ -9,6 +9,7 @@ import { listSql, searchFunctions } from './list-query.js'
 import { storedPhotoFiles } from './photo-writes.js'
 import { keptAnswerAsJson } from './movement-answer.js'
 import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from './plant-rows.js'
+import { levelsSql, mainOnRow } from './stock-migration.js'
 
 // A data folder read without the store: one read-only connection with a small page cache, inside one
 // read transaction, so a whole export or copy is a single consistent snapshot and its memory stays
@@ -103,10 +104,7 @@ export class SqliteSnapshot implements CatalogueSnapshot {
     }
     const { table, sql } = KIND_SQL[kind as Exclude<Kind, 'photoFiles'>]
     if (!hasTable(this.db, table)) return
-    // The history in the order it was written, for a copy whose retention purge meets the oldest first.
-    const text = kind === 'history' && order === 'written'
-      ? sql.replace('ORDER BY plant_id, version', 'ORDER BY seq')
-      : kind === 'idempotencyKeys' && hasTable(this.db, 'recent_keys') ? KEYS_WITH_RECENT : sql
+    const text = this.sqlOf(kind, sql, order)
     const plants = kind === 'plants'
     // A movement's answer is kept packed on SQLite (movement-answer.ts): a copy gets it as JSON.
     const keys = kind === 'idempotencyKeys'
@@ -119,6 +117,16 @@ export class SqliteSnapshot implements CatalogueSnapshot {
       }
     }
     if (page.length > 0) yield page
+  }
+
+  /** A kind's query as this catalogue's version needs it. */
+  private sqlOf (kind: Kind, sql: string, order: 'written' | 'key'): string {
+    // The history in the order it was written, for a copy whose retention purge meets the oldest first.
+    if (kind === 'history' && order === 'written') return sql.replace('ORDER BY plant_id, version', 'ORDER BY seq')
+    if (kind === 'idempotencyKeys' && hasTable(this.db, 'recent_keys')) return KEYS_WITH_RECENT
+    // Main's level on the plant's row (migration 32): the rows and their order as stock_levels alone gave them before.
+    if (kind === 'stockLevels' && mainOnRow(this.db)) return levelsSql()
+    return sql
   }
 
   async tallies (): Promise<CatalogueTallies> {
@@ -144,8 +152,9 @@ export class SqliteSnapshot implements CatalogueSnapshot {
 
   async levels (ids: number[]): Promise<StockLevelRow[]> {
     if (ids.length === 0 || !hasTable(this.db, 'stock_levels')) return []
-    return this.db.prepare(`SELECT plant_id, location, on_hand, reserved FROM stock_levels
-      WHERE plant_id IN (SELECT value FROM json_each(?)) ORDER BY plant_id, location`).all(JSON.stringify(ids)) as StockLevelRow[]
+    const these = 'IN (SELECT value FROM json_each(@ids))'
+    const sql = mainOnRow(this.db) ? levelsSql(these) : `SELECT plant_id, location, on_hand, reserved FROM stock_levels WHERE plant_id ${these} ORDER BY plant_id, location`
+    return this.db.prepare(sql).all({ ids: JSON.stringify(ids) }) as StockLevelRow[]
   }
 
   async close (): Promise<void> {

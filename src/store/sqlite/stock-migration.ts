@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { MAIN_LOCATION } from '../../catalogue/stock.js'
 
 // Stock on SQLite (catalogue/stock.ts): the totals live on the plant's row, so the finding filters
 // and sorts walk indexes of the plants table; the levels per location and the ledger beside it.
@@ -106,3 +107,38 @@ export const THRESHOLD_TRIGGER_MIGRATION = `
     WHEN new.stock_state IS NOT ${stockState('new.')}
     BEGIN UPDATE plants SET stock_state = ${stockState('new.')} WHERE id = new.id; END;
 `
+
+/**
+ * Migration 33: main's level on the plant's own row (main_on_hand, main_reserved; null while the
+ * plant has no level at main). Nearly every sale is at main, and its level's read and upsert in
+ * stock_levels were two of the nine statements a sale's writer ran (against a PATCH's four), and a
+ * B-tree's pages besides the plant's: on the row the movement already reads and updates, they cost
+ * neither. stock_levels keeps the other locations' levels and, for a plant in the trash, its main
+ * level as before (writes.ts moves it there on delete and back on restore): it never holds a main
+ * row of a live plant, and levelsSql reads both as the one table. Re-runnable (a test sets an older
+ * user_version on a catalogue already so): only the main rows still in stock_levels move.
+ */
+export function mainLevelMigration (db: Database.Database, progress: (message: string) => void): void {
+  if (!mainOnRow(db)) db.exec('ALTER TABLE plants ADD COLUMN main_on_hand INTEGER; ALTER TABLE plants ADD COLUMN main_reserved INTEGER;')
+  const levels = db.prepare("SELECT count(*) FROM stock_levels WHERE location = 'main'").pluck().get() as number
+  if (levels > 100_000) progress(`migration 33: main's level onto the plant's row for ${levels} plants`)
+  db.exec(`
+  UPDATE plants SET main_on_hand = l.on_hand, main_reserved = l.reserved FROM stock_levels l WHERE l.plant_id = plants.id AND l.location = 'main';
+  DELETE FROM stock_levels WHERE location = 'main' AND plant_id IN (SELECT id FROM plants);
+  `)
+}
+
+/** Whether the catalogue keeps main's level on the plant's row (migration 33; a backup or copy may be older). */
+export const mainOnRow = (db: Database.Database): boolean =>
+  db.prepare("SELECT 1 FROM pragma_table_info('plants') WHERE name = 'main_on_hand'").get() !== undefined
+
+/**
+ * Every level as the one table stock_levels was before migration 33, in (plant_id, location)
+ * order: stock_levels and the live plants' main levels, merged as both are read in that order (no
+ * sort). `plants`, when given, narrows both to the plant ids an SQL condition names (`= @id`).
+ */
+export const levelsSql = (plants?: string): string => `
+  SELECT plant_id, location, on_hand, reserved FROM stock_levels${plants === undefined ? '' : ` WHERE plant_id ${plants}`}
+  UNION ALL
+  SELECT id, '${MAIN_LOCATION}', main_on_hand, main_reserved FROM plants WHERE main_on_hand IS NOT NULL${plants === undefined ? '' : ` AND id ${plants}`}
+  ORDER BY plant_id, location`

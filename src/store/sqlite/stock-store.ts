@@ -7,6 +7,7 @@ import type { StockStore } from '../stock-store.js'
 import type { StockWriteOp } from './stock-writes.js'
 import { sqliteReservations } from './reservation-store.js'
 import { ledgerReader } from './stock-ledger.js'
+import { levelsSql } from './stock-migration.js'
 
 // The SQLite store's stock (store/stock-store.ts): writes through the group commit (stock-writes.ts),
 // reads on the store's read snapshot of the turn.
@@ -15,7 +16,8 @@ export function sqliteStockStore (db: Database.Database, read: <T>(fn: () => T) 
   const s = {
     locations: db.prepare<[], { name: string, created_at: number }>('SELECT name, created_at FROM locations ORDER BY name'),
     known: db.prepare<[number, number], number>('SELECT 1 FROM plants WHERE id = ? UNION ALL SELECT 1 FROM trash WHERE id = ?').pluck(),
-    levels: db.prepare<[number], { location: string, on_hand: number, reserved: number }>('SELECT location, on_hand, reserved FROM stock_levels WHERE plant_id = ? ORDER BY location')
+    // Main's level is on the plant's row, the others in stock_levels (stock-migration.ts levelsSql).
+    levels: db.prepare<[{ id: number }], { location: string, on_hand: number, reserved: number }>(levelsSql('= @id'))
   }
   // The ledger is a chain per plant, walked from the plant's newest movement (stock-ledger.ts).
   const ledger = ledgerReader(db)
@@ -26,7 +28,7 @@ export function sqliteStockStore (db: Database.Database, read: <T>(fn: () => T) 
     removeLocation: async (name) => { await write<undefined>({ kind: 'location-remove', name, now: now(), actor: ANONYMOUS_WRITE.actor }) },
     levels: async (id) => read(() => {
       if (s.known.get(id, id) === undefined) return undefined
-      return s.levels.all(id).map((r): StockLevel => ({ location: r.location, onHand: r.on_hand, reserved: r.reserved, available: Math.max(0, r.on_hand - r.reserved) }))
+      return s.levels.all({ id }).map((r): StockLevel => ({ location: r.location, onHand: r.on_hand, reserved: r.reserved, available: Math.max(0, r.on_hand - r.reserved) }))
     }),
     move: async (id, input, idempotency, expectedVersions, { actor } = ANONYMOUS_WRITE) =>
       await write<MovementResult>({ kind: 'stock-move', id, input, idempotency, expectedVersions, now: now(), actor }),

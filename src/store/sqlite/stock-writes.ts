@@ -3,9 +3,9 @@ import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../cata
 import { fieldChanges, movementEntry, NO_CHANGES, type FieldChanges } from '../../catalogue/history.js'
 import type { PlantStatus, StoredPlant } from '../../catalogue/plant.js'
 import { timestamp } from '../../catalogue/price-sku-barcode.js'
-import { applyMovement, stockCrossings, LocationNameTaken, LocationNotEmpty, LocationNotFound, StockHeld, type Location, type MovementInput, type MovementResult, type StockCrossing } from '../../catalogue/stock.js'
+import { applyMovement, stockCrossings, LocationNameTaken, MAIN_LOCATION, LocationNotEmpty, LocationNotFound, StockHeld, type Location, type MovementInput, type MovementResult, type StockCrossing } from '../../catalogue/stock.js'
 import { sameRequest, type IdempotencyClaim } from '../idempotency.js'
-import type { PlantContext } from './plant-context.js'
+import type { LevelCounts, PlantContext } from './plant-context.js'
 import { INSERT_MOVEMENT } from './stock-ledger.js'
 import { stockStateOf } from './stock-migration.js'
 import { packMovement, unpackMovement } from './movement-answer.js'
@@ -30,6 +30,10 @@ export const isStockWrite = (op: { kind: string }): op is StockWriteOp => KINDS.
 
 export type { PlantContext } from './plant-context.js'
 
+/** The plant's UPDATE as it is, and with main's level set too (`main_on_hand = ?, main_reserved = ?` before the id). */
+const withMain = (db: Database.Database, sql: string): [Database.Statement, Database.Statement] =>
+  [db.prepare(sql), db.prepare(sql.replace(' WHERE id = ?', ', main_on_hand = ?, main_reserved = ? WHERE id = ?'))]
+
 export function stockWriter (db: Database.Database, idempotencyTtlMs: number, plants: PlantContext): (op: StockWriteOp) => StockWriteResult {
   const reservations = reservationWriter(db, idempotencyTtlMs, plants)
   const setTotals = totalsWriter(db)
@@ -41,12 +45,19 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     dropLocation: db.prepare('DELETE FROM locations WHERE name = ?'),
     level: db.prepare<[number, string], { on_hand: number, reserved: number }>('SELECT on_hand, reserved FROM stock_levels WHERE plant_id = ? AND location = ?'),
     setLevel: db.prepare('INSERT INTO stock_levels (plant_id, location, on_hand, reserved) VALUES (?, ?, ?, ?) ON CONFLICT (plant_id, location) DO UPDATE SET on_hand = excluded.on_hand'),
-    setLedgerHead: db.prepare('UPDATE plants SET ledger_seq = ? WHERE id = ?'),
-    untrack: db.prepare('UPDATE plants SET on_hand = NULL, reserved = NULL, available = NULL, stock_state = NULL, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
+    // A count that changes nothing names the plant's newest movement, and at main its level (the second of the pair).
+    setLedgerHead: withMain(db, 'UPDATE plants SET ledger_seq = ? WHERE id = ?'),
+    untrack: db.prepare('UPDATE plants SET on_hand = NULL, reserved = NULL, available = NULL, stock_state = NULL, main_on_hand = NULL, main_reserved = NULL, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
     dropPlantLevels: db.prepare('DELETE FROM stock_levels WHERE plant_id = ?'),
     ledger: db.prepare(INSERT_MOVEMENT),
     // A crossing into low or no stock rides on the movement's change (webhooks stock.low / stock.out).
     crossing: db.prepare('UPDATE changes SET stock_events = ? WHERE seq = ?')
+  }
+
+  /** A level at another location than main, in stock_levels. */
+  const levelAt = (id: number, location: string): LevelCounts | undefined => {
+    const row = s.level.get(id, location)
+    return row && { onHand: row.on_hand, reserved: row.reserved }
   }
 
   /** The plant's new version: its row, one change, one history entry. Answers the history's head and the change's seq. */
@@ -71,22 +82,24 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
     }
     const found = plants.load(op.id)
     if (!found) throw new PlantNotFound()
-    const { plant, historySeq, ledgerSeq } = found
+    const { plant, historySeq, ledgerSeq, main } = found
     if (op.expectedVersions && !op.expectedVersions.includes(plant.version)) throw new VersionMismatch()
-    const location = input.location ?? 'main'
+    const location = input.location ?? MAIN_LOCATION
+    // Main's level is on the plant's row, read with it (stock-migration.ts mainLevelMigration).
+    const atMain = location === MAIN_LOCATION
+    const row = atMain ? main : levelAt(op.id, location)
     // A level is only ever at a known location (a location's delete takes its levels): the location
     // is looked up only for the plant's first movement there.
-    const row = s.level.get(op.id, location)
     if (row === undefined && !s.location.get(location)) throw new LocationNotFound(location)
-    const applied = applyMovement(input, location, row && { onHand: row.on_hand, reserved: row.reserved }, plant.stock, plant.status as PlantStatus)
+    const applied = applyMovement(input, location, row, plant.stock, plant.status as PlantStatus)
     const at = timestamp(now)
     const after: StoredPlant = applied.changes ? { ...plant, stock: applied.stock, status: applied.status, version: plant.version + 1, updatedAt: at } : plant
     // A count that finds the level as it is changes no plant (no version, change or history entry): the ledger keeps it.
     const [head, changeSeq] = applied.changes ? version(plant, after, historySeq, movementEntry(plant, after, input.reason, { location }), op) : [historySeq, 0]
     const seq = Number(s.ledger.run(op.id, now, op.actor, location, applied.delta, input.reason, input.reference ?? null, applied.level.onHand, ledgerSeq).lastInsertRowid)
-    if (!applied.changes) s.setLedgerHead.run(seq, op.id)
-    else setTotals(plant, after, now, head, seq)
-    s.setLevel.run(op.id, location, applied.level.onHand, applied.level.reserved)
+    if (!applied.changes) s.setLedgerHead[atMain ? 1 : 0].run(seq, ...(atMain ? [applied.level.onHand, applied.level.reserved] : []), op.id)
+    else setTotals(plant, after, now, head, seq, atMain ? applied.level : undefined)
+    if (!atMain) s.setLevel.run(op.id, location, applied.level.onHand, applied.level.reserved)
     plants.units(applied.delta)
     const result: MovementResult = {
       movement: { seq, at, actor: op.actor, location, delta: applied.delta, reason: input.reason, reference: input.reference ?? null, onHandAfter: applied.level.onHand },
@@ -138,26 +151,33 @@ export function stockWriter (db: Database.Database, idempotencyTtlMs: number, pl
 
 /**
  * The plant's row after a movement: its totals, version, history head and newest movement (ledger_seq:
- * the ledger is a chain per plant, stock-ledger.ts). Status and stock_state are named only when they
- * change (a crossing into or out of stock or low stock), as writes.ts's updates name an indexed
- * column: an unchanged one costs no index pages, and most sales cross nothing. stock_state is the
- * movement's to keep (stock-migration.ts, migration 32).
+ * the ledger is a chain per plant, stock-ledger.ts), and at main its level (stock-migration.ts
+ * mainLevelMigration). Status and stock_state are named only when they change (a crossing into or
+ * out of stock or low stock), as writes.ts's updates name an indexed column: an unchanged one costs
+ * no index pages, and most sales cross nothing. stock_state is the movement's to keep (migration 32).
  */
-function totalsWriter (db: Database.Database): (before: StoredPlant, after: StoredPlant, at: number, head: number | null, seq: number) => void {
-  const sql = (status: boolean, state: boolean): string => 'UPDATE plants SET on_hand = ?, reserved = ?, available = ?, version = ?, updated_at = ?, history_seq = ?, ledger_seq = ?' +
-    `${status ? ', status = ?' : ''}${state ? ', stock_state = ?' : ''} WHERE id = ?`
-  const totals = db.prepare(sql(false, false))
-  const withStatus = db.prepare(sql(true, false))
-  const withState = db.prepare(sql(false, true))
-  const withBoth = db.prepare(sql(true, true))
-  return (before, after, at, head, seq) => {
+function totalsWriter (db: Database.Database): (before: StoredPlant, after: StoredPlant, at: number, head: number | null, seq: number, main?: LevelCounts) => void {
+  const statements = new Map<number, Database.Statement>()
+  const statement = (status: boolean, state: boolean, main: boolean): Database.Statement => {
+    const shape = (status ? 1 : 0) | (state ? 2 : 0) | (main ? 4 : 0)
+    let found = statements.get(shape)
+    if (found === undefined) {
+      found = db.prepare('UPDATE plants SET on_hand = ?, reserved = ?, available = ?, version = ?, updated_at = ?, history_seq = ?, ledger_seq = ?' +
+        `${status ? ', status = ?' : ''}${state ? ', stock_state = ?' : ''}${main ? ', main_on_hand = ?, main_reserved = ?' : ''} WHERE id = ?`)
+      statements.set(shape, found)
+    }
+    return found
+  }
+  return (before, after, at, head, seq, main) => {
     const { onHand, reserved, available } = after.stock!
+    const args: unknown[] = [onHand, reserved, available, after.version, at, head, seq]
+    const status = after.status !== before.status
+    if (status) args.push(after.status)
     const state = stockStateOf(available, after.lowStockAt)
     const stateChanged = state !== stockStateOf(before.stock?.available ?? null, before.lowStockAt)
-    if (after.status === before.status) {
-      if (stateChanged) withState.run(onHand, reserved, available, after.version, at, head, seq, state, after.id)
-      else totals.run(onHand, reserved, available, after.version, at, head, seq, after.id)
-    } else if (stateChanged) withBoth.run(onHand, reserved, available, after.version, at, head, seq, after.status, state, after.id)
-    else withStatus.run(onHand, reserved, available, after.version, at, head, seq, after.status, after.id)
+    if (stateChanged) args.push(state)
+    if (main !== undefined) args.push(main.onHand, main.reserved)
+    args.push(after.id)
+    statement(status, stateChanged, main !== undefined).run(args)
   }
 }

@@ -17,9 +17,10 @@ import { searchBacklog } from './search-backlog.js'
 import { isWebhookWrite, webhookWriter, type WebhookWriteOp } from './webhook-writes.js'
 import { isStockWrite, stockWriter, type StockWriteOp, type StockWriteResult } from './stock-writes.js'
 import { IdempotencyKeyReused, PlantNotFound, VersionMismatch } from '../../catalogue/errors.js'
-import { stockRefusalOf, type StockRefusal } from '../../catalogue/stock.js'
+import { MAIN_LOCATION, stockRefusalOf, type StockRefusal } from '../../catalogue/stock.js'
 import { boundsWidener } from './category-name-bounds.js'
 import { sameRequest } from '../idempotency.js'
+import { PLANT_COLUMNS, tupleToPlant, type PlantTuple } from './plant-rows.js'
 
 // The write side of the SQLite store as plain data in, plain data out, so the same code commits
 // in the calling thread (an in-memory database) or in the writer thread (a database file).
@@ -109,6 +110,9 @@ interface CurrentRow {
   ledger_seq: number | null
 }
 
+/** The plant as a stock write reads it: PlantTuple, then history_seq, ledger_seq and its level at main (main_on_hand, main_reserved: null while it has none). */
+type StockTuple = PlantTuple & { 17: number | null, 18: number | null, 19: number | null, 20: number | null }
+
 /** The stored plant a write answers: its fields (price as the record shows it) and times. */
 function storedPlant (id: number, fields: PlantFields, photos: Photo[], version: number, createdAt: number, updatedAt: number, stock: StockTotals | null): StoredPlant {
   const { name, category, tags, status, description, price, sku, barcode, lowStockAt } = fields
@@ -144,6 +148,10 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     rollbackTo: db.prepare('ROLLBACK TO batch'),
     current: db.prepare<[number], CurrentRow>(
       'SELECT version, name, category, tags, status, photos, description, price, sku, barcode, created_at, updated_at, low_stock_at, on_hand, reserved, available, history_seq, ledger_seq FROM plants WHERE id = ?'),
+    // A stock write reads the plant as an array, as a list does (plant-rows.ts), with main's level
+    // beside it: a keyed row object, built by better-sqlite3 a property at a time, cost a sale's
+    // read ~1 µs a column and made every later read of it slower (bench/results/issue-49-stock.md, stop 63).
+    stockCurrent: db.prepare<[number], StockTuple>(`SELECT ${PLANT_COLUMNS}, p.history_seq, p.ledger_seq, p.main_on_hand, p.main_reserved FROM plants p WHERE p.id = ?`).raw(true),
     // The plant holding a SKU (ignoring case): the unique index plants_sku answers it.
     skuHolder: db.prepare<[string], number>('SELECT id FROM plants WHERE sku IS NOT NULL AND lower(sku) = ?').pluck(),
     setPhotos: db.prepare('UPDATE plants SET photos = ?, version = ?, updated_at = ?, history_seq = ? WHERE id = ?'),
@@ -162,7 +170,10 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     trash: db.prepare('INSERT INTO trash (id, plant, version, trashed_at, trashed_by, history_seq, ledger_seq) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     trashed: db.prepare<[number], { plant: string, version: number, history_seq: number | null, ledger_seq: number | null }>('SELECT plant, version, history_seq, ledger_seq FROM trash WHERE id = ?'),
     untrash: db.prepare('DELETE FROM trash WHERE id = ?'),
-    insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at, history_seq, low_stock_at, on_hand, reserved, available, ledger_seq, stock_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    insertAgain: db.prepare('INSERT INTO plants (id, name, name_key, name_order_key, category, tags, status, description, price, sku, barcode, photos, version, created_at, updated_at, history_seq, low_stock_at, on_hand, reserved, available, ledger_seq, stock_state, main_on_hand, main_reserved) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    // A live plant's main level is on its row; one in the trash keeps it in stock_levels, as its other levels (stock-migration.ts).
+    trashMain: db.prepare(`INSERT INTO stock_levels (plant_id, location, on_hand, reserved) SELECT id, '${MAIN_LOCATION}', main_on_hand, main_reserved FROM plants WHERE id = ? AND main_on_hand IS NOT NULL`),
+    trashedMain: db.prepare<[number], { on_hand: number, reserved: number }>(`DELETE FROM stock_levels WHERE plant_id = ? AND location = '${MAIN_LOCATION}' RETURNING on_hand, reserved`),
     // index_remove / index_add: what the write changes in the name search index (search-backlog.ts).
     insertChange: db.prepare('INSERT INTO changes (kind, plant_id, version, plant, at, index_remove, index_add, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     // Every change records its version in the plant's history (history.ts), in the same transaction.
@@ -182,8 +193,10 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
   const webhooks = webhookWriter(db)
   const stockWrite = stockWriter(db, idempotencyTtlMs, {
     load: (id) => {
-      const row = s.current.get(id)
-      return row && { plant: storedPlant(id, fieldsOf(row), JSON.parse(row.photos) as Photo[], row.version, row.created_at, row.updated_at, stockOfRow(row)), historySeq: row.history_seq, ledgerSeq: row.ledger_seq }
+      const row = s.stockCurrent.get(id)
+      if (row === undefined) return undefined
+      const main = row[19] === null ? undefined : { onHand: row[19], reserved: row[20]! }
+      return { plant: tupleToPlant(row), historySeq: row[17], ledgerSeq: row[18], main }
     },
     record: (id, version, now, actor, changes, prev) => Number(s.insertHistory.run(id, version, KIND_CODES.updated, now, actor, changes, prev).lastInsertRowid),
     change: (plant, now, actor) => Number(s.insertChange.run('updated', plant.id, plant.version, JSON.stringify(toRecord(plant)), now, null, null, actor).lastInsertRowid),
@@ -280,6 +293,7 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     if (!current) throw new Refused('not-found')
     if (op.expectedVersions && !op.expectedVersions.includes(current.version)) throw new Refused('version-mismatch')
     if (op.kind === 'remove') {
+      s.trashMain.run(op.id)
       s.delete.run(op.id)
       for (const tag of JSON.parse(current.tags) as string[]) s.deleteTag.run(filterKey(tag), tag, op.id)
       // The photos' files keep their references: the trash names them until the plant is purged.
@@ -378,8 +392,9 @@ export function batchWriter (db: Database.Database, idempotencyTtlMs: number): (
     const head = record('restored', op.id, version, op.now, op.actor, NO_CHANGES, entry.history_seq)
     const orderKey = nameOrderKey(name)
     widenBounds(category, orderKey)
+    const main = s.trashedMain.get(op.id)
     s.insertAgain.run(op.id, name, key, orderKey, category, JSON.stringify(tags), status, description, centsOf(price), sku, barcode, JSON.stringify(was.photos), version, createdAt, op.now, head,
-      lowStockAt, stock?.onHand ?? null, stock?.reserved ?? null, stock?.available ?? null, entry.ledger_seq, stockStateOf(stock?.available ?? null, lowStockAt))
+      lowStockAt, stock?.onHand ?? null, stock?.reserved ?? null, stock?.available ?? null, entry.ledger_seq, stockStateOf(stock?.available ?? null, lowStockAt), main?.on_hand ?? null, main?.reserved ?? null)
     for (const tag of tags) s.insertTag.run(filterKey(tag), tag, op.id)
     count(status, 1)
     moveUnits(stock, 1)
