@@ -28,6 +28,22 @@ for (const engine of ENGINES) {
       assert.equal((await api.request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json().stock, null)
     })
 
+    test('a movement\'s path id is checked before its body: a non-canonical or too long id is 400 invalid-id, even with delta and set both sent', async (t) => {
+      const api = await build(t, engine)
+      const plant = await api.add({ name: 'Fern' })
+      const cases = [[`0${plant.id}`, '/id must be a positive integer written in decimal digits'], ['1e3', '/id must be a positive integer written in decimal digits'],
+        ['99999999999999999999999', `/id must be at most ${Number.MAX_SAFE_INTEGER}`]]
+      for (const [id, detail] of cases) {
+        for (const body of [{ delta: -1, reason: 'sale' }, { delta: 3, set: 4, reason: 'received' }]) {
+          const res = await api.request({ method: 'POST', url: `/v3/plant/${id}/stock/movements`, payload: body })
+          assert.equal(res.statusCode, 400, res.body)
+          assert.match(res.json().type, /invalid-id$/)
+          assert.equal(res.json().detail, detail, id)
+        }
+      }
+      assert.equal((await api.request({ method: 'GET', url: `/v3/plant/${plant.id}` })).json().stock, null)
+    })
+
     test('reserving a plant that does not track stock is 409 insufficient-stock saying it does not track stock (not "0 available")', async (t) => {
       const api = await build(t, engine)
       const untracked = await api.add({ name: 'Ivy' })

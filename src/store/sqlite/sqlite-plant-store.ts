@@ -158,7 +158,7 @@ class SqlitePlantStore implements PlantStore {
     this.readPhotoFile = photoFileReader(db)
     this.readTrashEntry = trashEntryReader(db)
     this.webhooks = new SqliteWebhookStore(db, this.endSnapshot, async (op) => await this.commits.run(op))
-    this.stock = sqliteStockStore(db, (fn) => this.read(fn), async (op) => await this.commits.run(op), () => this.now())
+    this.stock = sqliteStockStore(db, (fn) => this.read(fn), (op) => this.commits.run(op), () => this.now())
     const readers = filename === ':memory:' ? 0 : options.readers ?? 1
     const searchRejectBudget = options.searchRejectBudget
     const onLoop = sqliteReads(db, { queryTimeoutMs: options.queryTimeoutMs ?? 250, searchRejectBudget })

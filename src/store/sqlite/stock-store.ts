@@ -30,8 +30,10 @@ export function sqliteStockStore (db: Database.Database, read: <T>(fn: () => T) 
       if (s.known.get(id, id) === undefined) return undefined
       return s.levels.all({ id }).map((r): StockLevel => ({ location: r.location, onHand: r.on_hand, reserved: r.reserved, available: Math.max(0, r.on_hand - r.reserved) }))
     }),
-    move: async (id, input, idempotency, expectedVersions, { actor } = ANONYMOUS_WRITE) =>
-      await write<MovementResult>({ kind: 'stock-move', id, input, idempotency, expectedVersions, now: now(), actor }),
+    // The write's own promise, not one wrapped in an async function's: a sale is a till's hot path,
+    // and each wrapper is promise turns on the event loop (write() never throws, it rejects).
+    move: (id, input, idempotency, expectedVersions, { actor } = ANONYMOUS_WRITE) =>
+      write<MovementResult>({ kind: 'stock-move', id, input, idempotency, expectedVersions, now: now(), actor }),
     movements: async (id, before, limit) => read(() => ledger(id, before, limit)?.map((r): Movement => ({
       seq: r.seq, at: timestamp(r.at), actor: r.actor, location: r.location, delta: r.delta, reason: r.reason as Reason, reference: r.reference, onHandAfter: r.on_hand_after
     }))),
