@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { hash } from 'node:crypto'
 import { requestHash, sameRequest } from '../../src/store/idempotency.js'
+import { migrate } from '../../src/store/postgres/migrate.js'
+import { openPostgresStore } from '../../src/store/postgres/postgres-plant-store.js'
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-plant-store.js'
+import { connect } from '../../src/store/sqlite/writes.js'
 import { ENGINES } from '../helpers/engines.js'
+import { adminQuery, freshSchema, TEST_DATABASE_URL } from '../helpers/postgres-engine.js'
+import { tempDir } from '../helpers/process.js'
 
 // A stored Idempotency-Key keeps what its request was, compared when the key is sent again: a short
 // request (a till's sale) as its JSON text, a longer one as the SHA-256 of it. A retry that spans an
@@ -40,7 +47,7 @@ for (const engine of ENGINES) {
     await store.stock.move(id, { set: 5, reason: 'count' })
     const parts = ['stock', id, { delta: -1, reason: 'sale' }, null]
     // As the release before kept it: the key's row holds the digest of the request's text.
-    const before = { key: 'till-7', requestHash: (await import('node:crypto')).hash('sha256', JSON.stringify(parts), 'base64url') }
+    const before = { key: 'till-7', requestHash: hash('sha256', JSON.stringify(parts), 'base64url') }
     const first = await store.stock.move(id, { delta: -1, reason: 'sale' }, before)
     assert.equal(first.replayed, false)
     const retry = await store.stock.move(id, { delta: -1, reason: 'sale' }, { key: 'till-7', requestHash: requestHash(parts) })
@@ -50,3 +57,40 @@ for (const engine of ENGINES) {
     assert.equal((await store.get(id))?.stock?.onHand, 4, 'sold once')
   })
 }
+
+const SALE = ['stock', 1, { delta: -1, reason: 'sale' }, null]
+const FERN = { name: 'Fern', category: null, tags: [], status: 'available' as const }
+
+test('SQLite: a short request is kept as its text (one service: no instance of an older release reads it)', async (t) => {
+  const dir = tempDir('plants-request-text')
+  t.after(dir.remove)
+  const store = openSqliteStore({ dataDir: dir.path, feedRetentionMs: 86_400_000 })
+  const { id } = (await store.create(FERN)).plant
+  await store.stock.move(id, { set: 5, reason: 'count' })
+  await store.stock.move(id, { delta: -1, reason: 'sale' }, { key: 'till-1', requestHash: requestHash(SALE) })
+  await store.close()
+  const db = connect(`${dir.path}/catalogue.db`)
+  t.after(() => db.close())
+  assert.equal(db.prepare("SELECT request_hash FROM recent_keys WHERE key = 'till-1'").pluck().get(), JSON.stringify(SALE))
+})
+
+test('PostgreSQL: a short request is kept as its digest, which an instance of the release before compares during a rolling upgrade', { skip: TEST_DATABASE_URL === undefined ? 'TEST_DATABASE_URL is not set' : false }, async (t) => {
+  const scratch = await freshSchema()
+  t.after(scratch.drop)
+  await migrate({ connectionString: scratch.url }, undefined, () => {})
+  const store = await openPostgresStore({ connectionString: scratch.url, feedRetentionMs: 86_400_000, operationTimeoutMs: 10_000 })
+  t.after(() => store.close())
+  const { id } = (await store.create(FERN)).plant
+  await store.stock.move(id, { set: 5, reason: 'count' })
+  const sale = ['stock', id, { delta: -1, reason: 'sale' }, null]
+  await store.stock.move(id, { delta: -1, reason: 'sale' }, { key: 'till-1', requestHash: requestHash(sale) })
+  await store.stock.reserve({ id: 'r-1', lines: [{ plant: id, quantity: 1 }], ttlSeconds: 900 }, { key: 'web-1', requestHash: requestHash(['reserve', 1]) })
+  await store.stock.commitReservation('r-1', { key: 'web-2', requestHash: requestHash(['commit', 'r-1']) })
+  await store.create(FERN, { key: 'shop-1', requestHash: requestHash({ name: 'Fern' }) })
+  const kept = await adminQuery<{ key: string, request_hash: string }>(`SELECT key, request_hash FROM ${scratch.name}.idempotency_keys ORDER BY key`)
+  const digest = (parts: unknown): string => hash('sha256', JSON.stringify(parts), 'base64url')
+  assert.deepEqual(kept.map((r) => [r.key, r.request_hash]), [
+    ['shop-1', digest({ name: 'Fern' })], ['till-1', digest(sale)], ['web-1', digest(['reserve', 1])], ['web-2', digest(['commit', 'r-1'])]])
+  // And the retry, with this release's claim, replays.
+  assert.equal((await store.stock.move(id, { delta: -1, reason: 'sale' }, { key: 'till-1', requestHash: requestHash(sale) })).replayed, true)
+})

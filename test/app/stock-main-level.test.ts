@@ -13,7 +13,7 @@ import type { Engine } from '../helpers/engines.js'
 import { tempDir } from '../helpers/process.js'
 
 // SQLite keeps a live plant's level at main on its own row (main_on_hand, main_reserved: migration
-// 32), so a sale at main reads and writes only the plant's row; stock_levels keeps the other
+// 33), so a sale at main reads and writes only the plant's row; stock_levels keeps the other
 // locations' levels and a trashed plant's main level. Every reader sees the levels as before.
 
 const DAY = 86_400_000

@@ -12,6 +12,7 @@ import type { KeyStore } from '../key-store.js'
 import type { StockStore } from '../stock-store.js'
 import { postgresStockStore } from './stock-store.js'
 import type { CountFilter, CreateResult, IdempotencyClaim, ListFilter, PlantStore, RevertOptions } from '../plant-store.js'
+import { digestedClaim } from '../idempotency.js'
 import { toWriteOp, writeBatch } from './batch-writes.js'
 import { purgeExpiredHistory, readHistory, revertPlant } from './history.js'
 import { ChangeWatcher } from './change-watcher.js'
@@ -202,7 +203,7 @@ class PostgresPlantStore implements PlantStore {
   }
 
   create (fields: PlantInput, idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<CreateResult> {
-    return this.write({ kind: 'create', fields: completeFields(fields), idempotency, actor })
+    return this.write({ kind: 'create', fields: completeFields(fields), idempotency: digestedClaim(idempotency), actor })
   }
 
   update (id: number, fields: PlantInput, expectedVersions?: number[], { actor }: WriteMeta = ANONYMOUS_WRITE): Promise<StoredPlant> {
@@ -247,7 +248,7 @@ class PostgresPlantStore implements PlantStore {
 
   async batch (operations: BatchOperation[], idempotency?: IdempotencyClaim, { actor }: WriteMeta = ANONYMOUS_WRITE, { results = true, after }: BatchOptions = {}): Promise<BatchResult> {
     const ops = operations.map((o) => toWriteOp(o, actor))
-    const write = (tx: Tx): Promise<BatchResult> => writeBatch(tx, ops, idempotency, this.now(), this.idempotencyTtlMs, after)
+    const write = (tx: Tx): Promise<BatchResult> => writeBatch(tx, ops, digestedClaim(idempotency), this.now(), this.idempotencyTtlMs, after)
     // A unit of work of the group commit: one transaction, the batch in a savepoint of it (batch-writes.ts);
     // one that follows a batch handed over before it is prepared beside that one, and written after it.
     const result = after === undefined ? await this.work(write, ops.length) : await this.beside(write, ops.length)

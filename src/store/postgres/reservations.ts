@@ -8,7 +8,7 @@ import {
   type CommitResult, type PlantCounts, type ReservationLine, type ReservationResult, type ReservationRow
 } from '../../catalogue/reservation.js'
 import { ReservationGone, ReservationLineUnknown, ReservationNotFound, stockCrossings, type StockCrossing } from '../../catalogue/stock.js'
-import type { IdempotencyClaim } from '../idempotency.js'
+import { digestedClaim, type IdempotencyClaim } from '../idempotency.js'
 import type { ReservationStore } from '../reservation-store.js'
 import type { Session } from './connection.js'
 import type { Tx } from './group-commit.js'
@@ -116,7 +116,8 @@ export function postgresReservations ({ session, work, now, idempotencyTtlMs }: 
   })
 
   return {
-    reserve: async (input, idempotency, { actor } = ANONYMOUS_WRITE) => await work(async (tx) => {
+    reserve: async (input, claimed, { actor } = ANONYMOUS_WRITE) => await work(async (tx) => {
+      const idempotency = digestedClaim(claimed)
       const at = now()
       const replay = await earlier<ReservationResult>(tx, idempotency, at)
       if (replay) return replay
@@ -160,7 +161,8 @@ export function postgresReservations ({ session, work, now, idempotencyTtlMs }: 
       return row === undefined ? undefined : reservationOf(row, now())
     },
 
-    commitReservation: async (id, idempotency, { actor } = ANONYMOUS_WRITE) => await work(async (tx) => {
+    commitReservation: async (id, claimed, { actor } = ANONYMOUS_WRITE) => await work(async (tx) => {
+      const idempotency = digestedClaim(claimed)
       const at = now()
       const replay = await earlier<CommitResult>(tx, idempotency, at)
       if (replay) return replay

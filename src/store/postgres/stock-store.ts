@@ -12,6 +12,7 @@ import type { Tx } from './group-commit.js'
 import type { MoveOp } from './move-group.js'
 import { ROW_COLUMNS, toPlant, type PlantRow } from './group-writes.js'
 import { postgresReservations } from './reservations.js'
+import { digestedClaim } from '../idempotency.js'
 
 // The PostgreSQL store's stock (store/stock-store.ts). Movements are written by the group commit,
 // set-based (move-group.ts): a group locks its plants' rows first (FOR UPDATE), so every movement of
@@ -92,7 +93,7 @@ export function postgresStockStore ({ session, work, move, now, idempotencyTtlMs
       return rows.map((r): StockLevel => ({ location: r.location, onHand: Number(r.on_hand), reserved: Number(r.reserved), available: Math.max(0, Number(r.on_hand) - Number(r.reserved)) }))
     },
     move: async (id, input, idempotency, expectedVersions, { actor } = ANONYMOUS_WRITE) =>
-      await move({ id, input, idempotency, expectedVersions, actor }),
+      await move({ id, input, idempotency: digestedClaim(idempotency), expectedVersions, actor }),
     movements: async (id, before, limit) => {
       if (!await known(id)) return undefined
       const { rows } = await session.run((c) => c.query<MovementRow>(

@@ -64,7 +64,7 @@ export function verifyBackup (file: string): BackupCheck {
     if (dangling > 0) throw new AdminRefused(`the copy names ${dangling.toLocaleString('en')} photo file${dangling === 1 ? '' : 's'} it does not hold`)
     // The stock rides in it too (none in a backup from before stock): counted for the summary.
     const rows = (table: string): number => hasTable(db, table) ? db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number : 0
-    // Main's levels of live plants are on their rows (migration 32; a backup from before has them in stock_levels).
+    // Main's levels of live plants are on their rows (migration 33; a backup from before has them in stock_levels).
     const mainLevels = mainOnRow(db) ? db.prepare('SELECT count(*) FROM plants WHERE main_on_hand IS NOT NULL').pluck().get() as number : 0
     const stock = { locations: rows('locations'), levels: rows('stock_levels') + mainLevels, movements: rows('stock_movements') }
     return { plants, maxId, userVersion: db.pragma('user_version', { simple: true }) as number, photoFiles, stock }

@@ -124,7 +124,7 @@ export class SqliteSnapshot implements CatalogueSnapshot {
     // The history in the order it was written, for a copy whose retention purge meets the oldest first.
     if (kind === 'history' && order === 'written') return sql.replace('ORDER BY plant_id, version', 'ORDER BY seq')
     if (kind === 'idempotencyKeys' && hasTable(this.db, 'recent_keys')) return KEYS_WITH_RECENT
-    // Main's level on the plant's row (migration 32): the rows and their order as stock_levels alone gave them before.
+    // Main's level on the plant's row (migration 33): the rows and their order as stock_levels alone gave them before.
     if (kind === 'stockLevels' && mainOnRow(this.db)) return levelsSql()
     return sql
   }
